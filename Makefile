@@ -1,0 +1,42 @@
+# Assay: `make up` runs the platform locally, `make test` runs every test.
+SHELL := /bin/bash
+MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer
+SERVICES := gateway registry runtime tracing writer
+TEST_FLAGS ?= -race -count=1 -timeout 15m
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+up: ## install what is missing, start dependencies and the five services, print URL and admin key
+	@scripts/platform.sh up
+
+down: ## stop what `make up` started
+	@scripts/platform.sh down
+
+deps-up: ## start PostgreSQL, ClickHouse and NATS only (data in .run/)
+	@scripts/deps.sh up
+
+test: deps-up ## start the dependencies and run go test -race over every module
+	@eval "$$(scripts/deps.sh env)" && go test $(TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(MODULES)))
+
+build: ## build the five binaries into bin/
+	@for s in $(SERVICES); do go build -trimpath -o bin/$$s ./services/$$s/cmd/$$s || exit 1; done
+
+vet: ## go vet every module
+	@go vet $(addprefix ./,$(addsuffix /...,$(MODULES)))
+
+fmt: ## gofmt every module
+	@gofmt -l -w pkg services
+
+tidy: ## go mod tidy per module, then go work sync
+	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy) || exit 1; done; go work sync
+
+config-docs: ## print every service's environment variables as Markdown tables
+	@for s in $(SERVICES); do echo "### $$s"; echo; echo '| variable | default | meaning |'; echo '|---|---|---|'; go run ./services/$$s/cmd/$$s env; echo; done
+
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+	@scripts/fuzz.sh $${FUZZTIME:-30s}
+
+.PHONY: help up down deps-up test build vet fmt tidy config-docs fuzz

@@ -1,0 +1,156 @@
+package httpx
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/logx"
+)
+
+// HeaderRequestID carries the request id between clients, the gateway and services.
+const HeaderRequestID = "X-Request-Id"
+
+// NormalizePath rewrites the request path to its canonical form before
+// routing: any number of leading "/api" segments are removed and a trailing
+// slash is dropped, so "/api/api/keys/" and "/keys" reach the same route and
+// no request is ever redirected. Routes are registered in canonical form.
+func NormalizePath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		r.URL.Path = CanonicalPath(r.URL.Path)
+		r.URL.RawPath = ""
+		return next(c)
+	}
+}
+
+// CanonicalPath strips leading "/api" segments and a trailing slash.
+func CanonicalPath(p string) string {
+	for p == "/api" || strings.HasPrefix(p, "/api/") {
+		p = p[len("/api"):]
+	}
+	if len(p) > 1 {
+		p = strings.TrimRight(p, "/")
+	}
+	if p == "" {
+		p = "/"
+	}
+	return p
+}
+
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(HeaderRequestID)
+		if id == "" || len(id) > 128 {
+			id = uuid.NewString()
+			c.Request().Header.Set(HeaderRequestID, id)
+		}
+		c.Response().Header().Set(HeaderRequestID, id)
+		ctx := logx.With(c.Request().Context(), slog.String("request_id", id))
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
+}
+
+// recoverer turns a panic into a logged 500 instead of a dropped connection.
+func recoverer(log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					if r == http.ErrAbortHandler {
+						panic(r)
+					}
+					log.ErrorContext(c.Request().Context(), "panic in handler", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return next(c)
+		}
+	}
+}
+
+func accessLog(log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if isOperational(c) {
+				return next(c)
+			}
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				c.Error(err) // render now so the logged status is the real one
+			}
+			req := c.Request()
+			log.InfoContext(req.Context(), "request",
+				"method", req.Method,
+				"path", req.URL.Path,
+				"route", c.Path(),
+				"status", c.Response().Status,
+				"bytes_out", c.Response().Size,
+				"duration_ms", float64(time.Since(start).Microseconds())/1000,
+			)
+			return nil
+		}
+	}
+}
+
+func instrument(reg *prometheus.Registry, service string) echo.MiddlewareFunc {
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name:        "http_requests_total",
+		Help:        "HTTP requests by route and status code.",
+		ConstLabels: prometheus.Labels{"service": service},
+	}, []string{"method", "route", "code"})
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:        "http_request_duration_seconds",
+		Help:        "HTTP request latency by route.",
+		ConstLabels: prometheus.Labels{"service": service},
+		Buckets:     []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"method", "route"})
+	reg.MustRegister(requests, duration)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				c.Error(err)
+			}
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			m := c.Request().Method
+			requests.WithLabelValues(m, route, strconv.Itoa(c.Response().Status)).Inc()
+			duration.WithLabelValues(m, route).Observe(time.Since(start).Seconds())
+			return nil
+		}
+	}
+}
+
+// bodyLimit rejects bodies over limit with a 413 that names the limit.
+func bodyLimit(limit string) echo.MiddlewareFunc {
+	inner := middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: limit, Skipper: isOperational})
+	tooLarge := errs.Message(errs.TooLarge, "request.too_large", "request body is larger than the limit of "+limit, map[string]any{"limit": limit})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		h := inner(next)
+		return func(c echo.Context) error {
+			err := h(c)
+			var he *echo.HTTPError
+			if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+				return tooLarge
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,184 @@
+// Package httpx is the echo server every service runs: middleware, the single
+// error renderer, /health, /ready, /metrics and a draining shutdown.
+package httpx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config is the HTTP server's configuration. Variables: <PREFIX>_HTTP_*.
+// The listen address is each service's own <PREFIX>_ADDR, since its default
+// differs per service.
+type Config struct {
+	ReadHeaderTimeout time.Duration `split_words:"true" default:"10s" desc:"time allowed to read request headers"`
+	ReadTimeout       time.Duration `split_words:"true" default:"60s" desc:"time allowed to read a whole request, body included"`
+	WriteTimeout      time.Duration `split_words:"true" default:"300s" desc:"time allowed to write a response (long for LLM calls and streams)"`
+	IdleTimeout       time.Duration `split_words:"true" default:"120s" desc:"keep-alive idle timeout"`
+	ShutdownTimeout   time.Duration `split_words:"true" default:"20s" desc:"how long shutdown waits for in-flight requests to drain"`
+	BodyLimit         string        `split_words:"true" default:"128M" desc:"largest request body accepted (echo size syntax: 10M, 1G)"`
+}
+
+// Check reports whether one dependency is usable; it must honour ctx.
+type Check func(ctx context.Context) error
+
+// Server is an echo instance with the shared middleware and operational routes.
+type Server struct {
+	Echo    *echo.Echo
+	Metrics *prometheus.Registry // services register their own collectors here
+
+	cfg      Config
+	log      *slog.Logger
+	mu       sync.Mutex
+	checks   map[string]Check
+	draining atomic.Bool
+	addr     chan string
+}
+
+// NewServer builds a server for the named service. Routes are added to
+// s.Echo; readiness checks with AddCheck.
+func NewServer(cfg Config, log *slog.Logger, service string) *Server {
+	s := &Server{
+		Echo:    echo.New(),
+		Metrics: prometheus.NewRegistry(),
+		cfg:     cfg,
+		log:     log,
+		checks:  map[string]Check{},
+		addr:    make(chan string, 1),
+	}
+	s.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e := s.Echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = ErrorHandler(log)
+	e.Pre(NormalizePath)
+	e.Use(recoverer(log), requestID, accessLog(log), instrument(s.Metrics, service))
+	if cfg.BodyLimit != "" {
+		e.Use(bodyLimit(cfg.BodyLimit))
+	}
+	e.GET("/health", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	e.GET("/ready", s.ready)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{})))
+	return s
+}
+
+// AddCheck registers a readiness check; /ready answers 503 while any fails.
+func (s *Server) AddCheck(name string, c Check) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checks[name] = c
+}
+
+func (s *Server) ready(c echo.Context) error {
+	if s.draining.Load() {
+		return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": "draining"})
+	}
+	s.mu.Lock()
+	checks := make(map[string]Check, len(s.checks))
+	for k, v := range s.checks {
+		checks[k] = v
+	}
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	type result struct {
+		name string
+		err  error
+	}
+	results := make(chan result, len(checks))
+	for name, check := range checks {
+		go func() { results <- result{name, check(ctx)} }()
+	}
+	status, failed := http.StatusOK, map[string]string{}
+	for range checks {
+		r := <-results
+		if r.err != nil {
+			status = http.StatusServiceUnavailable
+			failed[r.name] = r.err.Error()
+		}
+	}
+	if status != http.StatusOK {
+		s.log.WarnContext(c.Request().Context(), "not ready", "failed", failed)
+		return c.JSON(status, map[string]any{"status": "unavailable", "failed": failed})
+	}
+	return c.JSON(status, map[string]any{"status": "ready"})
+}
+
+// Addr returns the address the server listens on once Run has bound it.
+// Tests that listen on port 0 use it.
+func (s *Server) Addr(ctx context.Context) (string, error) {
+	select {
+	case a := <-s.addr:
+		s.addr <- a
+		return a, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Run listens on addr and serves until ctx is done, then stops reporting
+// ready and drains in-flight requests for at most ShutdownTimeout.
+func (s *Server) Run(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on an existing listener.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Echo,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.addr <- ln.Addr().String()
+	s.log.Info("http server listening", "addr", ln.Addr().String())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	s.draining.Store(true)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	s.log.Info("http server draining", "timeout", s.cfg.ShutdownTimeout.String())
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("drain http: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve http: %w", err)
+	}
+	s.log.Info("http server stopped")
+	return nil
+}
+
+// isOperational is true for the routes that skip auth, body limits and logs.
+func isOperational(c echo.Context) bool {
+	switch c.Request().URL.Path {
+	case "/health", "/ready", "/metrics":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,68 @@
+// Package pgxutil opens PostgreSQL pools and applies a service's embedded
+// goose migrations.
+package pgxutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/assayhq/assay/pkg/migrate"
+)
+
+// Config is a PostgreSQL connection. Variables: <PREFIX>_POSTGRES_*.
+type Config struct {
+	URL      string `default:"postgres://postgres@127.0.0.1:55432/assay?sslmode=disable" desc:"PostgreSQL connection URL"`
+	MaxConns int32  `split_words:"true" default:"10" desc:"largest number of pooled connections"`
+	Migrate  bool   `default:"true" desc:"apply this service's migrations at start (under an advisory lock, safe with replicas)"`
+}
+
+// Open connects a pool and checks the server answers.
+func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("parse postgres url: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping postgres: %w", err)
+	}
+	return pool, nil
+}
+
+// Migrate applies the service's embedded migrations (see package migrate).
+func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, table string, log *slog.Logger) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	return migrate.Up(ctx, db, goose.DialectPostgres, fsys, table, log)
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation.
+func IsUniqueViolation(err error) bool { return hasCode(err, "23505") }
+
+// IsForeignKeyViolation reports whether err is a foreign-key violation.
+func IsForeignKeyViolation(err error) bool { return hasCode(err, "23503") }
+
+func hasCode(err error, code string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == code
+}
+
+// Check is a readiness check that pings the pool.
+func Check(pool *pgxpool.Pool) func(context.Context) error {
+	return func(ctx context.Context) error { return pool.Ping(ctx) }
+}

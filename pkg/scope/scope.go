@@ -1,0 +1,79 @@
+// Package scope carries the caller's project and user from the gateway to the
+// services: in internal HTTP headers on the wire, in the context inside a
+// process. The headers are trusted only together with the internal token.
+package scope
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+
+	"github.com/google/uuid"
+)
+
+// Internal headers set by the gateway. The gateway strips them from every
+// incoming request, so a client can never forge them.
+const (
+	HeaderToken   = "X-Assay-Internal-Token"
+	HeaderProject = "X-Assay-Project-Id"
+	HeaderUser    = "X-Assay-User-Id"
+)
+
+// Scope is who is calling and on which project.
+type Scope struct {
+	ProjectID uuid.UUID
+	UserID    uuid.UUID
+}
+
+type ctxKey struct{}
+
+// With returns ctx carrying s.
+func With(ctx context.Context, s Scope) context.Context {
+	return context.WithValue(ctx, ctxKey{}, s)
+}
+
+// From returns the scope in ctx and whether there is one.
+func From(ctx context.Context) (Scope, bool) {
+	s, ok := ctx.Value(ctxKey{}).(Scope)
+	return s, ok
+}
+
+// Set writes the internal headers for s onto h, replacing any present.
+func Set(h http.Header, token string, s Scope) {
+	h.Set(HeaderToken, token)
+	h.Set(HeaderProject, s.ProjectID.String())
+	if s.UserID != uuid.Nil {
+		h.Set(HeaderUser, s.UserID.String())
+	} else {
+		h.Del(HeaderUser)
+	}
+}
+
+// Strip removes every internal header from h.
+func Strip(h http.Header) {
+	h.Del(HeaderToken)
+	h.Del(HeaderProject)
+	h.Del(HeaderUser)
+}
+
+// Parse checks the internal token in h against token (in constant time) and
+// returns the scope the headers carry. ok is false when the token is missing
+// or wrong or a header is not a UUID.
+func Parse(h http.Header, token string) (s Scope, ok bool) {
+	got := h.Get(HeaderToken)
+	if token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		return Scope{}, false
+	}
+	var err error
+	if p := h.Get(HeaderProject); p != "" {
+		if s.ProjectID, err = uuid.Parse(p); err != nil {
+			return Scope{}, false
+		}
+	}
+	if u := h.Get(HeaderUser); u != "" {
+		if s.UserID, err = uuid.Parse(u); err != nil {
+			return Scope{}, false
+		}
+	}
+	return s, true
+}

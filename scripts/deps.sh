@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Installs (when missing) and starts the platform's dependencies natively, with
+# their data under .run/ and on non-default loopback ports, so they never clash
+# with a system PostgreSQL or ClickHouse:
+#   PostgreSQL  127.0.0.1:${ASSAY_PG_PORT:-55432}   (user postgres, trust auth)
+#   ClickHouse  127.0.0.1:${ASSAY_CH_PORT:-59000}   (native; HTTP on ${ASSAY_CH_HTTP_PORT:-58123})
+#   NATS        127.0.0.1:${ASSAY_NATS_PORT:-54222} (JetStream, store in .run/nats)
+# Usage: scripts/deps.sh up|down|env
+# Idempotent: "up" reuses servers that already answer; "down" stops only what
+# runs from this .run/ folder.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUN=${ASSAY_RUN_DIR:-$ROOT/.run}
+PG_PORT=${ASSAY_PG_PORT:-55432}
+CH_PORT=${ASSAY_CH_PORT:-59000}
+CH_HTTP_PORT=${ASSAY_CH_HTTP_PORT:-58123}
+NATS_PORT=${ASSAY_NATS_PORT:-54222}
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+install_missing() {
+  local pkgs=()
+  [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || pkgs+=(postgresql)
+  [ -x /usr/sbin/clickhouse-server ] || command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
+  command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-client)
+  command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || pkgs+=(nats-server)
+  if [ ${#pkgs[@]} -gt 0 ]; then
+    log "installing ${pkgs[*]} (Debian packages)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  fi
+}
+
+wait_for() { # name, tries, command...
+  local name=$1 tries=$2; shift 2
+  for _ in $(seq "$tries"); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  log "$name did not come up; see its log under $RUN"
+  return 1
+}
+
+tcp_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# PostgreSQL refuses to run as root: as root, run it as the postgres user,
+# which must be able to reach the data folder (mktemp folders are 0700).
+pg_user_run() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+  local bin; bin=$(pg_bin)
+  if "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; then return 0; fi
+  mkdir -p "$RUN/pg"
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres: "$RUN/pg"
+    local d=$RUN
+    while [ "$d" != / ]; do chmod o+x "$d" 2>/dev/null || true; d=$(dirname "$d"); done
+  fi
+  if [ ! -f "$RUN/pg/data/PG_VERSION" ]; then
+    log "initialising PostgreSQL in $RUN/pg/data"
+    pg_user_run "$bin/initdb" -D "$RUN/pg/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$RUN/pg/initdb.log"
+  fi
+  log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+  pg_user_run "$bin/pg_ctl" -D "$RUN/pg/data" -l "$RUN/pg/postgres.log" -w -t 60 start \
+    -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=300 -c shared_buffers=256MB" >/dev/null
+  wait_for postgres 60 "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"
+}
+
+start_clickhouse() {
+  if clickhouse-client --port "$CH_PORT" -q 'SELECT 1' >/dev/null 2>&1; then return 0; fi
+  local dir=$RUN/clickhouse
+  mkdir -p "$dir/data"
+  cat >"$dir/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$dir/server.log</log><errorlog>$dir/server.err.log</errorlog></logger>
+  <http_port>$CH_HTTP_PORT</http_port>
+  <tcp_port>$CH_PORT</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$dir/data/</path>
+  <tmp_path>$dir/data/tmp/</tmp_path>
+  <user_files_path>$dir/data/user_files/</user_files_path>
+  <format_schema_path>$dir/data/format_schemas/</format_schema_path>
+  <users_config>$dir/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>268435456</mark_cache_size>
+  <max_concurrent_queries>200</max_concurrent_queries>
+  <timezone>UTC</timezone>
+</yandex>
+XML
+  cat >"$dir/users.xml" <<'XML'
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>8000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+XML
+  log "starting ClickHouse on 127.0.0.1:$CH_PORT"
+  local server; server=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
+  "$server" --config-file="$dir/config.xml" --pid-file="$dir/clickhouse.pid" --daemon
+  wait_for clickhouse 120 clickhouse-client --port "$CH_PORT" -q 'SELECT 1'
+}
+
+start_nats() {
+  if tcp_open "$NATS_PORT"; then return 0; fi
+  mkdir -p "$RUN/nats"
+  log "starting NATS JetStream on 127.0.0.1:$NATS_PORT"
+  local server; server=$(command -v nats-server || echo /usr/sbin/nats-server)
+  setsid nohup "$server" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$RUN/nats/data" \
+    -P "$RUN/nats/nats.pid" -l "$RUN/nats/nats.log" </dev/null >/dev/null 2>&1 &
+  wait_for nats 60 tcp_open "$NATS_PORT"
+}
+
+stop_pidfile() { # name, pidfile
+  [ -f "$2" ] || return 0
+  local pid; pid=$(cat "$2")
+  if kill "$pid" 2>/dev/null; then
+    log "stopping $1 ($pid)"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$2"
+}
+
+case ${1:-} in
+  up)
+    install_missing
+    start_postgres
+    start_clickhouse
+    start_nats
+    ;;
+  down)
+    stop_pidfile nats "$RUN/nats/nats.pid"
+    stop_pidfile clickhouse "$RUN/clickhouse/clickhouse.pid"
+    if [ -f "$RUN/pg/data/postmaster.pid" ]; then
+      log "stopping PostgreSQL"
+      pg_user_run "$(pg_bin)/pg_ctl" -D "$RUN/pg/data" -m fast -w stop >/dev/null || true
+    fi
+    ;;
+  env)
+    echo "export TEST_POSTGRES_URL='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'"
+    echo "export TEST_CLICKHOUSE_URL='clickhouse://default@127.0.0.1:$CH_PORT/default'"
+    ;;
+  *) echo "usage: $0 up|down|env" >&2; exit 2 ;;
+esac

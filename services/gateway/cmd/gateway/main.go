@@ -1,0 +1,89 @@
+// Command gateway is the platform's public entry: it authenticates every
+// request, provisions accounts, manages API keys, serves the OpenAPI document
+// and forwards the API to the owning services.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/assayhq/assay/pkg/apikey"
+	"github.com/assayhq/assay/pkg/app"
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/httpapi"
+	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/migrations"
+)
+
+// Config is the gateway's configuration, read from GATEWAY_* variables.
+type Config struct {
+	Addr            string        `default:":8080" desc:"listen address of the public API"`
+	AdminKey        string        `split_words:"true" required:"true" desc:"secret for Authorization: Access <key> on /api/admin/ (make up: ASSAY_ADMIN_KEY or .run/admin.key)"`
+	InternalToken   string        `split_words:"true" required:"true" desc:"token the gateway sends to the services with the caller's scope; must match theirs"`
+	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry service"`
+	RuntimeURL      string        `split_words:"true" default:"http://127.0.0.1:8082" desc:"base URL of the runtime service"`
+	TracingURL      string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service"`
+	UpstreamTimeout time.Duration `split_words:"true" default:"300s" desc:"how long to wait for a service's response headers"`
+	HTTP            httpx.Config
+	Postgres        pgxutil.Config
+	APIKey          apikey.Config
+	Log             logx.Config
+}
+
+// Validate checks what tags cannot.
+func (c *Config) Validate() error {
+	if len(c.AdminKey) < 16 {
+		return errors.New("GATEWAY_ADMIN_KEY must be at least 16 characters")
+	}
+	if len(c.InternalToken) < 16 {
+		return errors.New("GATEWAY_INTERNAL_TOKEN must be at least 16 characters")
+	}
+	return nil
+}
+
+func main() {
+	var cfg Config
+	app.Main("gateway", "GATEWAY", &cfg, func(ctx context.Context) error { return run(ctx, cfg) })
+}
+
+func run(ctx context.Context, cfg Config) error {
+	log := logx.New(cfg.Log).With("service", "gateway")
+	pool, err := pgxutil.Open(ctx, cfg.Postgres)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if cfg.Postgres.Migrate {
+		if err := pgxutil.Migrate(ctx, pool, migrations.FS, "gateway_schema_version", log); err != nil {
+			return fmt.Errorf("migrate gateway: %w", err)
+		}
+	}
+
+	verifier := apikey.NewVerifier(pool, cfg.APIKey, log)
+	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
+	srv.AddCheck("postgres", pgxutil.Check(pool))
+	err = httpapi.Register(srv.Echo, httpapi.Deps{
+		Accounts:        accounts.NewService(pgstore.New(pool), nil),
+		Verifier:        verifier,
+		AdminKey:        cfg.AdminKey,
+		InternalToken:   cfg.InternalToken,
+		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL},
+		UpstreamTimeout: cfg.UpstreamTimeout,
+		Log:             log,
+	})
+	if err != nil {
+		return err
+	}
+
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return verifier.Run(ctx) })
+	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	return g.Wait()
+}

@@ -1,0 +1,410 @@
+// Package accounts provisions users with their organization, workspace,
+// project, memberships and first API key, and manages a project's API keys.
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/assayhq/assay/pkg/apikey"
+	"github.com/assayhq/assay/pkg/errs"
+)
+
+// Options are the provisioning switches of the reference admin API. A nil
+// field takes its default.
+type Options struct {
+	DryRun           *bool   `json:"dry_run,omitempty"`
+	IdempotencyKey   *string `json:"idempotency_key,omitempty"`
+	CreateIdentities *bool   `json:"create_identities,omitempty"`
+	CreateAPIKeys    *bool   `json:"create_api_keys,omitempty"`
+	ReturnAPIKeys    *bool   `json:"return_api_keys,omitempty"`
+	SeedDefaults     *bool   `json:"seed_defaults,omitempty"`
+	Reason           *string `json:"reason,omitempty"`
+}
+
+func on(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}
+
+// UserSpec describes the user to create.
+type UserSpec struct {
+	Email    string         `json:"email"`
+	Username *string        `json:"username,omitempty"`
+	Name     *string        `json:"name,omitempty"`
+	IsAdmin  *bool          `json:"is_admin,omitempty"`
+	IsRoot   *bool          `json:"is_root,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// NamedSpec overrides the name of the organization, workspace or project.
+type NamedSpec struct {
+	Name        *string `json:"name,omitempty"`
+	Slug        *string `json:"slug,omitempty"`
+	Description *string `json:"description,omitempty"`
+}
+
+// IdentitySpec is a login identity (email:password or email:otp).
+type IdentitySpec struct {
+	Method   string  `json:"method"`
+	Subject  string  `json:"subject"`
+	Email    *string `json:"email,omitempty"`
+	Password *string `json:"password,omitempty"`
+	Verified *bool   `json:"verified,omitempty"`
+}
+
+// Spec is one account of a provisioning request.
+type Spec struct {
+	User           UserSpec       `json:"user"`
+	Options        *Options       `json:"options,omitempty"`
+	Organization   *NamedSpec     `json:"organization,omitempty"`
+	Workspace      *NamedSpec     `json:"workspace,omitempty"`
+	Project        *NamedSpec     `json:"project,omitempty"`
+	UserIdentities []IdentitySpec `json:"user_identities,omitempty"`
+}
+
+// User, Organization, ... are the created records.
+type (
+	User struct {
+		ID        uuid.UUID
+		Email     string
+		Username  *string
+		Name      *string
+		IsAdmin   bool
+		IsRoot    bool
+		Metadata  map[string]any
+		CreatedAt time.Time
+	}
+	Organization struct {
+		ID          uuid.UUID
+		Name        string
+		Slug        *string
+		Description *string
+		OwnerUserID uuid.UUID
+		CreatedAt   time.Time
+	}
+	Workspace struct {
+		ID             uuid.UUID
+		OrganizationID uuid.UUID
+		Name           string
+		Description    *string
+		CreatedAt      time.Time
+	}
+	Project struct {
+		ID             uuid.UUID
+		OrganizationID uuid.UUID
+		WorkspaceID    uuid.UUID
+		Name           string
+		Description    *string
+		IsDefault      bool
+		CreatedAt      time.Time
+	}
+	// Membership links the user to the organization, workspace or project
+	// named by TargetID.
+	Membership struct {
+		ID        uuid.UUID
+		TargetID  uuid.UUID
+		UserID    uuid.UUID
+		Role      string
+		CreatedAt time.Time
+	}
+	Identity struct {
+		ID           uuid.UUID
+		UserID       uuid.UUID
+		Method       string
+		Subject      string
+		Email        *string
+		PasswordHash *string
+		Verified     bool
+		CreatedAt    time.Time
+	}
+)
+
+// Account is everything one provisioned account consists of.
+type Account struct {
+	User         User
+	Organization Organization
+	Workspace    Workspace
+	Project      Project
+	Memberships  [3]Membership // organization, workspace, project
+	Identities   []Identity
+	Key          *APIKey // nil when create_api_keys is false
+	RawKey       string  // empty unless return_api_keys
+	SeedDefaults bool
+}
+
+// UserRef selects a user to delete, by id or email.
+type UserRef struct {
+	ID    *uuid.UUID `json:"id,omitempty"`
+	Email *string    `json:"email,omitempty"`
+}
+
+// APIKey is a stored key; the secret itself is never kept.
+type APIKey struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	Prefix      string
+	SecretHash  string
+	Name        *string
+	CreatedByID *uuid.UUID
+	CreatedAt   time.Time
+	ExpiresAt   *time.Time
+}
+
+// Store persists accounts and keys. Each method is one transaction.
+type Store interface {
+	// CreateAccounts inserts all accounts or none. With commit false it rolls
+	// back after the inserts (a dry run that still checks constraints).
+	// A taken email is ErrEmailTaken.
+	CreateAccounts(ctx context.Context, accounts []*Account, commit bool) error
+	// DeleteUsers removes the users and the organizations they own, with
+	// everything below them. Unknown users are skipped.
+	DeleteUsers(ctx context.Context, refs []UserRef) error
+	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
+	ListKeys(ctx context.Context, projectID uuid.UUID) ([]APIKey, error)
+	CreateKey(ctx context.Context, k APIKey) error
+	// RevokeKey marks a key of the project revoked; false when there is none.
+	RevokeKey(ctx context.Context, projectID, id uuid.UUID) (bool, error)
+}
+
+// Seeder creates a new project's default environments and evaluators. The
+// registry owns those; until it offers seeding, Service runs without one.
+type Seeder interface {
+	SeedProject(ctx context.Context, projectID, userID uuid.UUID) error
+}
+
+// Service implements provisioning and key management over a Store.
+type Service struct {
+	store  Store
+	seeder Seeder
+	now    func() time.Time
+}
+
+// NewService returns a service; seeder may be nil.
+func NewService(store Store, seeder Seeder) *Service {
+	return &Service{store: store, seeder: seeder, now: time.Now}
+}
+
+// ErrEmailTaken is returned by CreateAccounts for an existing email.
+func ErrEmailTaken(email string) error {
+	return errs.Message(errs.Conflict, "accounts.email_taken",
+		fmt.Sprintf("User with email '%s' already exists.", email), map[string]any{"email": email})
+}
+
+func invalid(field, msg string) error {
+	return errs.Message(errs.Invalid, "accounts.invalid", field+": "+msg, map[string]any{"field": field})
+}
+
+// Provision creates every account in specs (keyed by the caller's reference)
+// in one transaction. Per-account options replace the top-level ones.
+func (s *Service) Provision(ctx context.Context, top *Options, specs map[string]Spec) (map[string]*Account, error) {
+	if len(specs) == 0 {
+		return nil, invalid("accounts", "at least one account is required")
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	out := make(map[string]*Account, len(specs))
+	list := make([]*Account, 0, len(specs))
+	dryRun := true
+	seen := map[string]string{}
+	for ref, spec := range specs {
+		opts := top
+		if spec.Options != nil {
+			opts = spec.Options
+		}
+		if opts == nil {
+			opts = &Options{}
+		}
+		acc, err := build(ref, spec, opts, now)
+		if err != nil {
+			return nil, err
+		}
+		email := strings.ToLower(acc.User.Email)
+		if other, dup := seen[email]; dup {
+			return nil, invalid("accounts."+ref+".user.email", fmt.Sprintf("same email as account '%s'", other))
+		}
+		seen[email] = ref
+		dryRun = dryRun && on(opts.DryRun, false)
+		out[ref], list = acc, append(list, acc)
+	}
+	if err := s.store.CreateAccounts(ctx, list, !dryRun); err != nil {
+		return nil, err
+	}
+	if dryRun {
+		for _, a := range list {
+			a.RawKey = "" // the rolled-back key would not work
+		}
+		return out, nil
+	}
+	for _, a := range list {
+		if a.SeedDefaults && s.seeder != nil {
+			if err := s.seeder.SeedProject(ctx, a.Project.ID, a.User.ID); err != nil {
+				return nil, fmt.Errorf("seed project %s: %w", a.Project.ID, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func build(ref string, spec Spec, opts *Options, now time.Time) (*Account, error) {
+	field := "accounts." + ref
+	email := strings.TrimSpace(spec.User.Email)
+	if email == "" {
+		return nil, invalid(field+".user.email", "is required")
+	}
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
+		return nil, invalid(field+".user.email", fmt.Sprintf("'%s' is not a valid email address", email))
+	}
+	u := User{ID: newID(), Email: email, Username: spec.User.Username, Name: spec.User.Name,
+		IsAdmin: on(spec.User.IsAdmin, false), IsRoot: on(spec.User.IsRoot, false), Metadata: spec.User.Metadata, CreatedAt: now}
+
+	owner := email[:strings.IndexByte(email, '@')]
+	switch {
+	case u.Name != nil && *u.Name != "":
+		owner = *u.Name
+	case u.Username != nil && *u.Username != "":
+		owner = *u.Username
+	}
+	org := Organization{ID: newID(), Name: owner + "'s Organization", OwnerUserID: u.ID, CreatedAt: now}
+	if o := spec.Organization; o != nil {
+		org.Slug, org.Description = o.Slug, o.Description
+		if o.Name != nil && *o.Name != "" {
+			org.Name = *o.Name
+		}
+	}
+	wrk := Workspace{ID: newID(), OrganizationID: org.ID, Name: "Default", CreatedAt: now}
+	if w := spec.Workspace; w != nil {
+		wrk.Description = w.Description
+		if w.Name != nil && *w.Name != "" {
+			wrk.Name = *w.Name
+		}
+	}
+	prj := Project{ID: newID(), OrganizationID: org.ID, WorkspaceID: wrk.ID, Name: "Default", IsDefault: true, CreatedAt: now}
+	if p := spec.Project; p != nil {
+		prj.Description = p.Description
+		if p.Name != nil && *p.Name != "" {
+			prj.Name = *p.Name
+		}
+	}
+	acc := &Account{User: u, Organization: org, Workspace: wrk, Project: prj, SeedDefaults: on(opts.SeedDefaults, true)}
+	for i, target := range []uuid.UUID{org.ID, wrk.ID, prj.ID} {
+		acc.Memberships[i] = Membership{ID: newID(), TargetID: target, UserID: u.ID, Role: "owner", CreatedAt: now}
+	}
+	if on(opts.CreateIdentities, len(spec.UserIdentities) > 0) {
+		for i, is := range spec.UserIdentities {
+			id, err := buildIdentity(fmt.Sprintf("%s.user_identities[%d]", field, i), is, u.ID, now)
+			if err != nil {
+				return nil, err
+			}
+			acc.Identities = append(acc.Identities, id)
+		}
+	}
+	if on(opts.CreateAPIKeys, true) {
+		k := apikey.Generate()
+		acc.Key = &APIKey{ID: newID(), ProjectID: prj.ID, Prefix: k.Prefix, SecretHash: k.Hash(), CreatedByID: &u.ID, CreatedAt: now}
+		if on(opts.ReturnAPIKeys, true) {
+			acc.RawKey = k.String()
+		}
+	}
+	return acc, nil
+}
+
+func buildIdentity(field string, is IdentitySpec, user uuid.UUID, now time.Time) (Identity, error) {
+	if is.Method != "email:password" && is.Method != "email:otp" {
+		return Identity{}, invalid(field+".method", fmt.Sprintf("'%s' is not one of email:password, email:otp", is.Method))
+	}
+	if strings.TrimSpace(is.Subject) == "" {
+		return Identity{}, invalid(field+".subject", "is required")
+	}
+	id := Identity{ID: newID(), UserID: user, Method: is.Method, Subject: is.Subject, Email: is.Email, Verified: on(is.Verified, false), CreatedAt: now}
+	if is.Password != nil {
+		if is.Method != "email:password" {
+			return Identity{}, invalid(field+".password", "only email:password identities take a password")
+		}
+		h, err := bcrypt.GenerateFromPassword([]byte(*is.Password), bcrypt.DefaultCost)
+		if err != nil {
+			return Identity{}, invalid(field+".password", err.Error())
+		}
+		hs := string(h)
+		id.PasswordHash = &hs
+	}
+	return id, nil
+}
+
+// Delete removes the referenced users and what they own; unknown users are
+// a no-op, so the call is idempotent.
+func (s *Service) Delete(ctx context.Context, refs map[string]UserRef) error {
+	list := make([]UserRef, 0, len(refs))
+	for ref, r := range refs {
+		if r.ID == nil && (r.Email == nil || *r.Email == "") {
+			return invalid("accounts."+ref+".user", "an id or an email is required")
+		}
+		list = append(list, r)
+	}
+	return s.store.DeleteUsers(ctx, list)
+}
+
+// ErrKeyNotFound is the answer for a key that is not in the caller's project.
+var ErrKeyNotFound = errs.New(errs.NotFound, "keys.not_found", "API key not found.")
+
+var errNotMember = errs.Message(errs.Forbidden, "keys.not_member", "Only members of the project can manage its API keys.", nil)
+
+func (s *Service) member(ctx context.Context, projectID, userID uuid.UUID) error {
+	ok, err := s.store.IsProjectMember(ctx, projectID, userID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNotMember
+	}
+	return nil
+}
+
+// ListKeys returns the project's active keys, oldest first.
+func (s *Service) ListKeys(ctx context.Context, projectID, userID uuid.UUID) ([]APIKey, error) {
+	if err := s.member(ctx, projectID, userID); err != nil {
+		return nil, err
+	}
+	return s.store.ListKeys(ctx, projectID)
+}
+
+// CreateKey issues a key for the project; the raw key is returned only here.
+func (s *Service) CreateKey(ctx context.Context, projectID, userID uuid.UUID, name *string, expiresAt *time.Time) (APIKey, string, error) {
+	if err := s.member(ctx, projectID, userID); err != nil {
+		return APIKey{}, "", err
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	if expiresAt != nil && !expiresAt.After(now) {
+		return APIKey{}, "", errs.Field("must be in the future", expiresAt.Format(time.RFC3339), "body", "api_key", "expires_at")
+	}
+	k := apikey.Generate()
+	rec := APIKey{ID: newID(), ProjectID: projectID, Prefix: k.Prefix, SecretHash: k.Hash(), Name: name, CreatedByID: &userID, CreatedAt: now, ExpiresAt: expiresAt}
+	if err := s.store.CreateKey(ctx, rec); err != nil {
+		return APIKey{}, "", err
+	}
+	return rec, k.String(), nil
+}
+
+// RevokeKey revokes a key of the project; it stops working at once.
+func (s *Service) RevokeKey(ctx context.Context, projectID, userID, id uuid.UUID) error {
+	if err := s.member(ctx, projectID, userID); err != nil {
+		return err
+	}
+	ok, err := s.store.RevokeKey(ctx, projectID, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrKeyNotFound
+	}
+	return nil
+}
+
+func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }

@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
+)
+
+// keyOut is a key as listed: never the secret, only its prefix.
+type keyOut struct {
+	ID          uuid.UUID  `json:"id"`
+	Prefix      string     `json:"prefix"`
+	Name        *string    `json:"name,omitempty"`
+	ProjectID   uuid.UUID  `json:"project_id"`
+	CreatedByID *uuid.UUID `json:"created_by_id,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	Key         string     `json:"key,omitempty"` // the raw key, on create only
+}
+
+func toKeyOut(k accounts.APIKey) keyOut {
+	return keyOut{ID: k.ID, Prefix: k.Prefix, Name: k.Name, ProjectID: k.ProjectID, CreatedByID: k.CreatedByID, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt}
+}
+
+type createKeyRequest struct {
+	APIKey struct {
+		Name      *string    `json:"name"`
+		ExpiresAt *time.Time `json:"expires_at"`
+	} `json:"api_key"`
+}
+
+func (h *handler) listKeys(c echo.Context) error {
+	s, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	keys, err := h.accounts.ListKeys(c.Request().Context(), s.ProjectID, s.UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]keyOut, len(keys))
+	for i, k := range keys {
+		out[i] = toKeyOut(k)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"count": len(out), "api_keys": out})
+}
+
+func (h *handler) createKey(c echo.Context) error {
+	s, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	var req createKeyRequest
+	if c.Request().ContentLength != 0 {
+		if err := httpx.Bind(c, &req); err != nil {
+			return err
+		}
+	}
+	k, raw, err := h.accounts.CreateKey(c.Request().Context(), s.ProjectID, s.UserID, req.APIKey.Name, req.APIKey.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	out := toKeyOut(k)
+	out.Key = raw
+	return c.JSON(http.StatusOK, map[string]any{"count": 1, "api_key": out})
+}
+
+func (h *handler) revokeKey(c echo.Context) error {
+	s, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	id, err := httpx.UUIDParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.accounts.RevokeKey(c.Request().Context(), s.ProjectID, s.UserID, id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

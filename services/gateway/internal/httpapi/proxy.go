@@ -1,0 +1,138 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+)
+
+// Upstreams are the base URLs of the services behind the gateway.
+type Upstreams struct {
+	Registry string
+	Runtime  string
+	Tracing  string
+}
+
+// owners maps the first API path segment (or "simple/<x>") to the service
+// that owns it. Anything not listed is a 404 at the gateway.
+var owners = map[string]string{
+	"testsets": "registry", "testcases": "registry", "workflows": "registry",
+	"applications": "registry", "evaluators": "registry", "environments": "registry",
+	"queries": "registry", "evaluations": "registry", "folders": "registry",
+	"simple/testsets": "registry", "simple/workflows": "registry", "simple/applications": "registry",
+	"simple/evaluators": "registry", "simple/environments": "registry", "simple/queries": "registry",
+	"simple/evaluations": "registry", "simple/queues": "registry",
+
+	"otlp": "tracing", "tracing": "tracing", "traces": "tracing", "spans": "tracing",
+	"annotations": "tracing", "invocations": "tracing",
+	"simple/traces": "tracing", "simple/spans": "tracing",
+
+	"services": "runtime",
+}
+
+// proxy forwards API requests to the owning service with the caller's scope
+// in the internal headers.
+type proxy struct {
+	targets map[string]*httputil.ReverseProxy
+}
+
+func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logger) (*proxy, error) {
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: timeout,
+	}
+	p := &proxy{targets: map[string]*httputil.ReverseProxy{}}
+	for name, raw := range map[string]string{"registry": up.Registry, "runtime": up.Runtime, "tracing": up.Tracing} {
+		target, err := url.Parse(raw)
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, "gateway.bad_upstream", err)
+		}
+		p.targets[name] = &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				path := pr.Out.URL.Path
+				pr.SetURL(target)
+				pr.Out.URL.Path, pr.Out.URL.RawPath = path, ""
+				pr.SetXForwarded()
+				// The client's credentials stop here; the service trusts the
+				// internal headers, which the client cannot forge.
+				pr.Out.Header.Del(echo.HeaderAuthorization)
+				scope.Strip(pr.Out.Header)
+				s, _ := scope.From(pr.In.Context())
+				scope.Set(pr.Out.Header, token, s)
+			},
+			Transport:     transport,
+			FlushInterval: -1, // stream responses (SSE, chunked) as they come
+			ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+				status, msg := http.StatusServiceUnavailable, name+" is unavailable"
+				if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+					status, msg = http.StatusGatewayTimeout, name+" did not answer in time"
+				}
+				if errors.Is(err, context.Canceled) {
+					return // the client went away
+				}
+				log.WarnContext(r.Context(), "upstream failed", "upstream", name, "err", err)
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(status)
+				_, _ = w.Write([]byte(`{"detail":{"message":"` + msg + `"}}`))
+			},
+		}
+	}
+	return p, nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// route returns the owning service and the path to forward for a canonical path.
+func route(path string) (service, forward string, ok bool) {
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	if segs[0] == "preview" { // the reference mounts every router at /preview/X too
+		segs = segs[1:]
+	}
+	if len(segs) == 0 || segs[0] == "" {
+		return "", "", false
+	}
+	key := segs[0]
+	if key == "simple" && len(segs) > 1 {
+		key += "/" + segs[1]
+	}
+	service, ok = owners[key]
+	if !ok {
+		return "", "", false
+	}
+	rest := "/" + strings.Join(segs, "/")
+	if service == "runtime" {
+		return service, rest, true
+	}
+	return service, "/api" + rest, true
+}
+
+func (p *proxy) handle(c echo.Context) error {
+	service, forward, ok := route(c.Request().URL.Path)
+	if !ok {
+		return errs.New(errs.NotFound, "gateway.no_route", "Not Found")
+	}
+	r := c.Request()
+	r.URL.Path, r.URL.RawPath = forward, ""
+	p.targets[service].ServeHTTP(c.Response(), r)
+	return nil
+}

@@ -1,0 +1,66 @@
+// Package httpapi is the gateway's HTTP surface: authentication, the admin
+// and API-key endpoints, the OpenAPI document, and the proxy to the services.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
+)
+
+// Deps is what the routes need.
+type Deps struct {
+	Accounts        *accounts.Service
+	Verifier        Verifier
+	AdminKey        string
+	InternalToken   string
+	Upstreams       Upstreams
+	UpstreamTimeout time.Duration
+	Log             *slog.Logger
+}
+
+type handler struct {
+	accounts *accounts.Service
+}
+
+// Register adds the gateway's routes and middleware to e.
+func Register(e *echo.Echo, d Deps) error {
+	p, err := newProxy(d.Upstreams, d.InternalToken, d.UpstreamTimeout, d.Log)
+	if err != nil {
+		return err
+	}
+	h := &handler{accounts: d.Accounts}
+	e.Use(authenticate(d.Verifier, d.AdminKey))
+
+	e.GET("/openapi.json", openapi)
+	e.GET("/docs", docs)
+	e.POST("/admin/simple/accounts", h.provisionAccounts)
+	e.DELETE("/admin/simple/accounts", h.deleteAccounts)
+	e.GET("/keys", h.listKeys)
+	e.POST("/keys", h.createKey)
+	e.DELETE("/keys/:id", h.revokeKey)
+
+	e.Any("/*", p.handle)
+	return nil
+}
+
+func openapi(c echo.Context) error {
+	b, err := apidoc.Document()
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, "application/json", b)
+}
+
+func docs(c echo.Context) error {
+	b, err := apidoc.HTML()
+	if err != nil {
+		return err
+	}
+	return c.HTMLBlob(http.StatusOK, b)
+}

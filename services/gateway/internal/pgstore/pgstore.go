@@ -1,0 +1,170 @@
+// Package pgstore implements accounts.Store on PostgreSQL.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
+)
+
+// Store is the PostgreSQL accounts store.
+type Store struct{ pool *pgxpool.Pool }
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+var _ accounts.Store = (*Store)(nil)
+
+var errRollback = errors.New("dry run")
+
+// CreateAccounts inserts every account in one transaction.
+func (s *Store) CreateAccounts(ctx context.Context, list []*accounts.Account, commit bool) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, a := range list {
+			if err := insertAccount(ctx, tx, a); err != nil {
+				return err
+			}
+		}
+		if !commit {
+			return errRollback
+		}
+		return nil
+	})
+	if errors.Is(err, errRollback) {
+		return nil
+	}
+	return err
+}
+
+func insertAccount(ctx context.Context, tx pgx.Tx, a *accounts.Account) error {
+	u := a.User
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1))`, u.Email).Scan(&exists); err != nil {
+		return fmt.Errorf("check email: %w", err)
+	}
+	if exists {
+		return accounts.ErrEmailTaken(u.Email)
+	}
+	o, w, p := a.Organization, a.Workspace, a.Project
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO users (id, email, username, name, is_admin, is_root, metadata, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, u.ID, u.Email, u.Username, u.Name, u.IsAdmin, u.IsRoot, u.Metadata, u.CreatedAt)
+	b.Queue(`INSERT INTO organizations (id, name, slug, description, owner_user_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, o.ID, o.Name, o.Slug, o.Description, o.OwnerUserID, o.CreatedAt)
+	b.Queue(`INSERT INTO workspaces (id, organization_id, name, description, created_at)
+		VALUES ($1, $2, $3, $4, $5)`, w.ID, w.OrganizationID, w.Name, w.Description, w.CreatedAt)
+	b.Queue(`INSERT INTO projects (id, organization_id, workspace_id, name, description, is_default, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, p.ID, p.OrganizationID, p.WorkspaceID, p.Name, p.Description, p.IsDefault, p.CreatedAt)
+	for i, table := range []string{"organization_memberships (id, organization_id", "workspace_memberships (id, workspace_id", "project_memberships (id, project_id"} {
+		m := a.Memberships[i]
+		b.Queue(`INSERT INTO `+table+`, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)`, m.ID, m.TargetID, m.UserID, m.Role, m.CreatedAt)
+	}
+	for _, id := range a.Identities {
+		b.Queue(`INSERT INTO user_identities (id, user_id, method, subject, email, password_hash, verified, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id.ID, id.UserID, id.Method, id.Subject, id.Email, id.PasswordHash, id.Verified, id.CreatedAt)
+	}
+	if k := a.Key; k != nil {
+		queueKey(b, *k)
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		var pe *pgconn.PgError
+		switch {
+		case pgxutil.IsUniqueViolation(err) && errors.As(err, &pe) && pe.ConstraintName == "users_email_key":
+			return accounts.ErrEmailTaken(u.Email)
+		case pgxutil.IsUniqueViolation(err) && errors.As(err, &pe) && pe.ConstraintName == "organizations_slug_key":
+			return conflict(fmt.Sprintf("An organization with slug '%s' already exists.", deref(o.Slug)), "slug", deref(o.Slug))
+		case pgxutil.IsUniqueViolation(err) && errors.As(err, &pe) && pe.ConstraintName == "user_identities_method_subject_key":
+			return conflict("An identity with this method and subject already exists.", "subject", pe.Detail)
+		}
+		return fmt.Errorf("insert account %s: %w", u.Email, err)
+	}
+	return nil
+}
+
+func queueKey(b *pgx.Batch, k accounts.APIKey) {
+	b.Queue(`INSERT INTO api_keys (id, project_id, prefix, secret_hash, name, created_by_id, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.ProjectID, k.Prefix, k.SecretHash, k.Name, k.CreatedByID, k.CreatedAt, k.ExpiresAt)
+}
+
+// DeleteUsers deletes the users. The foreign keys cascade to the
+// organizations they own and everything below them (workspaces, projects,
+// memberships, keys), and the api_keys trigger tells every verifier.
+func (s *Store) DeleteUsers(ctx context.Context, refs []accounts.UserRef) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, r := range refs {
+			if _, err := tx.Exec(ctx, `DELETE FROM users WHERE id = $1 OR lower(email) = lower($2)`, r.ID, r.Email); err != nil {
+				return fmt.Errorf("delete user: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// IsProjectMember reports whether the user belongs to the project.
+func (s *Store) IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM project_memberships WHERE project_id = $1 AND user_id = $2)`,
+		projectID, userID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("check membership: %w", err)
+	}
+	return ok, nil
+}
+
+// ListKeys returns the project's unrevoked keys, oldest first.
+func (s *Store) ListKeys(ctx context.Context, projectID uuid.UUID) ([]accounts.APIKey, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, project_id, prefix, secret_hash, name, created_by_id, created_at, expires_at
+		FROM api_keys WHERE project_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.APIKey, error) {
+		var k accounts.APIKey
+		err := r.Scan(&k.ID, &k.ProjectID, &k.Prefix, &k.SecretHash, &k.Name, &k.CreatedByID, &k.CreatedAt, &k.ExpiresAt)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	return keys, nil
+}
+
+// CreateKey stores a new key.
+func (s *Store) CreateKey(ctx context.Context, k accounts.APIKey) error {
+	b := &pgx.Batch{}
+	queueKey(b, k)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("insert key: %w", err)
+	}
+	return nil
+}
+
+// RevokeKey marks the key revoked if it belongs to the project.
+func (s *Store) RevokeKey(ctx context.Context, projectID, id uuid.UUID) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL`, id, projectID)
+	if err != nil {
+		return false, fmt.Errorf("revoke key: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func conflict(msg, key, value string) error {
+	return errs.Message(errs.Conflict, "accounts.conflict", msg, map[string]any{"conflict": map[string]any{key: value}})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,15 @@
+// Package httpapi is the registry's HTTP surface. Every route sits behind the
+// gateway's internal token; its operations are listed in pkg/apidoc's
+// registry fragment, which a test keeps in step with the routes.
+package httpapi
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/httpx"
+)
+
+// Register adds the registry's middleware and routes to e.
+func Register(e *echo.Echo, internalToken string) {
+	e.Use(httpx.RequireInternal(internalToken))
+}
