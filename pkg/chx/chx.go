@@ -10,14 +10,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"github.com/pressly/goose/v3"
-
-	"github.com/assayhq/assay/pkg/migrate"
 )
 
 // Config is a ClickHouse connection. Variables: <PREFIX>_CLICKHOUSE_*.
@@ -75,19 +74,96 @@ func ensureDatabase(ctx context.Context, opts clickhouse.Options) error {
 	return nil
 }
 
-// Migrate applies the goose migrations in fsys (each file marked
-// "-- +goose NO TRANSACTION": ClickHouse has none).
+// Migrate applies the migrations in fsys that are not yet recorded in table.
+//
+// Files are goose-style (NNNNN_name.sql, "-- +goose Up" ... "-- +goose Down")
+// but applied here over the native protocol: goose records versions with an
+// inline INSERT ... VALUES, which ClickHouse 18.16 never answers through
+// clickhouse-go, while batch inserts work on every version. ClickHouse has no
+// transactions or locks, so every statement must be idempotent (IF NOT
+// EXISTS): replicas starting at once may both apply a file.
 func Migrate(ctx context.Context, cfg Config, fsys fs.FS, table string, log *slog.Logger) error {
-	opts, err := Options(cfg)
+	conn, err := Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	if err := ensureDatabase(ctx, *opts); err != nil {
-		return err
+	defer conn.Close()
+	if err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+quoteIdent(table)+
+		" (version_id Int64, applied_at DateTime) ENGINE = MergeTree() ORDER BY version_id"); err != nil {
+		return fmt.Errorf("create %s: %w", table, err)
 	}
-	db := clickhouse.OpenDB(opts)
-	defer db.Close()
-	return migrate.Up(ctx, db, goose.DialectClickHouse, fsys, table, log)
+	var current int64
+	if err := conn.QueryRow(ctx, "SELECT toInt64(max(version_id)) FROM "+quoteIdent(table)).Scan(&current); err != nil {
+		return fmt.Errorf("read %s: %w", table, err)
+	}
+	files, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(files)
+	for _, name := range files {
+		digits := name[:strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' })]
+		version, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil {
+			return fmt.Errorf("migration %s: no version prefix", name)
+		}
+		if version <= current {
+			continue
+		}
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("read migration %s: %w", name, err)
+		}
+		start := time.Now()
+		for _, stmt := range upStatements(string(body)) {
+			if err := conn.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %s: %w", name, err)
+			}
+		}
+		b, err := conn.PrepareBatch(ctx, "INSERT INTO "+quoteIdent(table)+" (version_id, applied_at)")
+		if err != nil {
+			return fmt.Errorf("record migration %s: %w", name, err)
+		}
+		if err := b.Append(version, time.Now().UTC()); err != nil {
+			return fmt.Errorf("record migration %s: %w", name, err)
+		}
+		if err := b.Send(); err != nil {
+			return fmt.Errorf("record migration %s: %w", name, err)
+		}
+		log.Info("migration applied", "table", table, "version", version, "duration_ms", time.Since(start).Milliseconds())
+	}
+	return nil
+}
+
+// upStatements returns the statements of the file's Up section, split on
+// semicolons that end a line, without comment lines.
+func upStatements(sql string) []string {
+	var stmts []string
+	var cur strings.Builder
+	up := !strings.Contains(sql, "-- +goose Up")
+	for _, line := range strings.Split(sql, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "-- +goose Up"):
+			up = true
+			continue
+		case strings.HasPrefix(trimmed, "-- +goose Down"):
+			up = false
+			continue
+		case !up || strings.HasPrefix(trimmed, "--") || trimmed == "":
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteString("\n")
+		if strings.HasSuffix(trimmed, ";") {
+			stmts = append(stmts, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
+			cur.Reset()
+		}
+	}
+	if rest := strings.TrimSpace(cur.String()); rest != "" {
+		stmts = append(stmts, rest)
+	}
+	return stmts
 }
 
 // Check is a readiness check that pings the server.

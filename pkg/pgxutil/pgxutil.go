@@ -4,6 +4,7 @@ package pgxutil
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,8 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
-
-	"github.com/assayhq/assay/pkg/migrate"
+	"github.com/pressly/goose/v3/lock"
 )
 
 // Config is a PostgreSQL connection. Variables: <PREFIX>_POSTGRES_*.
@@ -44,11 +44,11 @@ func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// Migrate applies the service's embedded migrations (see package migrate).
+// Migrate applies the service's embedded goose migrations (see migrate).
 func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, table string, log *slog.Logger) error {
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
-	return migrate.Up(ctx, db, goose.DialectPostgres, fsys, table, log)
+	return migrate(ctx, db, fsys, table, log)
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation.
@@ -65,4 +65,28 @@ func hasCode(err error, code string) bool {
 // Check is a readiness check that pings the pool.
 func Check(pool *pgxpool.Pool) func(context.Context) error {
 	return func(ctx context.Context) error { return pool.Ping(ctx) }
+}
+
+// migrate applies the *.sql migrations in fsys that are not yet applied. Each
+// service keeps its own version table, so services sharing a database migrate
+// independently. A session advisory lock makes concurrent
+// replicas wait for each other instead of racing.
+func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, table string, log *slog.Logger) error {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("create migration lock: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys,
+		goose.WithTableName(table), goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	for _, r := range res {
+		log.Info("migration applied", "table", table, "version", r.Source.Version, "duration_ms", r.Duration.Milliseconds())
+	}
+	return nil
 }

@@ -39,7 +39,9 @@ func New(t testing.TB) *Server {
 }
 
 // URL is the client URL of the server.
-func (s *Server) URL() string { return "nats://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port)) }
+func (s *Server) URL() string {
+	return "nats://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+}
 
 // Start starts (or restarts) the server and waits until it accepts clients.
 func (s *Server) Start() {

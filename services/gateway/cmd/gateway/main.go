@@ -70,7 +70,7 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts:        accounts.NewService(pgstore.New(pool), nil),
+		Accounts:        accounts.NewService(pgstore.New(pool), verifier, nil),
 		Verifier:        verifier,
 		AdminKey:        cfg.AdminKey,
 		InternalToken:   cfg.InternalToken,

@@ -166,13 +166,15 @@ type Store interface {
 	// A taken email is ErrEmailTaken.
 	CreateAccounts(ctx context.Context, accounts []*Account, commit bool) error
 	// DeleteUsers removes the users and the organizations they own, with
-	// everything below them. Unknown users are skipped.
-	DeleteUsers(ctx context.Context, refs []UserRef) error
+	// everything below them, and returns the prefixes of the keys that went
+	// with them. Unknown users are skipped.
+	DeleteUsers(ctx context.Context, refs []UserRef) ([]string, error)
 	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
 	ListKeys(ctx context.Context, projectID uuid.UUID) ([]APIKey, error)
 	CreateKey(ctx context.Context, k APIKey) error
-	// RevokeKey marks a key of the project revoked; false when there is none.
-	RevokeKey(ctx context.Context, projectID, id uuid.UUID) (bool, error)
+	// RevokeKey marks a key of the project revoked and returns its prefix;
+	// "" when the project has no such key.
+	RevokeKey(ctx context.Context, projectID, id uuid.UUID) (string, error)
 }
 
 // Seeder creates a new project's default environments and evaluators. The
@@ -181,16 +183,24 @@ type Seeder interface {
 	SeedProject(ctx context.Context, projectID, userID uuid.UUID) error
 }
 
+// Forgetter drops a key from this replica's verifier cache (apikey.Verifier).
+// Other replicas learn of the change through the api_keys NOTIFY trigger a
+// few milliseconds later; this replica must not wait for it.
+type Forgetter interface {
+	Forget(prefix string)
+}
+
 // Service implements provisioning and key management over a Store.
 type Service struct {
 	store  Store
 	seeder Seeder
+	keys   Forgetter
 	now    func() time.Time
 }
 
 // NewService returns a service; seeder may be nil.
-func NewService(store Store, seeder Seeder) *Service {
-	return &Service{store: store, seeder: seeder, now: time.Now}
+func NewService(store Store, keys Forgetter, seeder Seeder) *Service {
+	return &Service{store: store, keys: keys, seeder: seeder, now: time.Now}
 }
 
 // ErrEmailTaken is returned by CreateAccounts for an existing email.
@@ -348,7 +358,11 @@ func (s *Service) Delete(ctx context.Context, refs map[string]UserRef) error {
 		}
 		list = append(list, r)
 	}
-	return s.store.DeleteUsers(ctx, list)
+	prefixes, err := s.store.DeleteUsers(ctx, list)
+	for _, p := range prefixes {
+		s.keys.Forget(p)
+	}
+	return err
 }
 
 // ErrKeyNotFound is the answer for a key that is not in the caller's project.
@@ -397,13 +411,14 @@ func (s *Service) RevokeKey(ctx context.Context, projectID, userID, id uuid.UUID
 	if err := s.member(ctx, projectID, userID); err != nil {
 		return err
 	}
-	ok, err := s.store.RevokeKey(ctx, projectID, id)
+	prefix, err := s.store.RevokeKey(ctx, projectID, id)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if prefix == "" {
 		return ErrKeyNotFound
 	}
+	s.keys.Forget(prefix)
 	return nil
 }
 

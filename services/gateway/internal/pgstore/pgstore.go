@@ -98,15 +98,27 @@ func queueKey(b *pgx.Batch, k accounts.APIKey) {
 // DeleteUsers deletes the users. The foreign keys cascade to the
 // organizations they own and everything below them (workspaces, projects,
 // memberships, keys), and the api_keys trigger tells every verifier.
-func (s *Store) DeleteUsers(ctx context.Context, refs []accounts.UserRef) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+func (s *Store) DeleteUsers(ctx context.Context, refs []accounts.UserRef) ([]string, error) {
+	var prefixes []string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, r := range refs {
-			if _, err := tx.Exec(ctx, `DELETE FROM users WHERE id = $1 OR lower(email) = lower($2)`, r.ID, r.Email); err != nil {
+			rows, err := tx.Query(ctx, `
+				WITH target AS (DELETE FROM users WHERE id = $1 OR lower(email) = lower($2) RETURNING id)
+				SELECT k.prefix FROM api_keys k JOIN projects p ON p.id = k.project_id
+				JOIN organizations o ON o.id = p.organization_id
+				WHERE o.owner_user_id IN (SELECT id FROM target)`, r.ID, r.Email)
+			if err != nil {
 				return fmt.Errorf("delete user: %w", err)
 			}
+			ps, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return fmt.Errorf("delete user: %w", err)
+			}
+			prefixes = append(prefixes, ps...)
 		}
 		return nil
 	})
+	return prefixes, err
 }
 
 // IsProjectMember reports whether the user belongs to the project.
@@ -150,12 +162,17 @@ func (s *Store) CreateKey(ctx context.Context, k accounts.APIKey) error {
 }
 
 // RevokeKey marks the key revoked if it belongs to the project.
-func (s *Store) RevokeKey(ctx context.Context, projectID, id uuid.UUID) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL`, id, projectID)
-	if err != nil {
-		return false, fmt.Errorf("revoke key: %w", err)
+func (s *Store) RevokeKey(ctx context.Context, projectID, id uuid.UUID) (string, error) {
+	var prefix string
+	err := s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = now()
+		WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL RETURNING prefix`, id, projectID).Scan(&prefix)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
 	}
-	return tag.RowsAffected() == 1, nil
+	if err != nil {
+		return "", fmt.Errorf("revoke key: %w", err)
+	}
+	return prefix, nil
 }
 
 func conflict(msg, key, value string) error {

@@ -1,0 +1,187 @@
+package httpx_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
+)
+
+func TestCanonicalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/api/keys/": "/keys", "/api/api/keys": "/keys", "/keys": "/keys", "/": "/", "/api": "/",
+		"/api/": "/", "/apis/x": "/apis/x", "/services/a/v0/invoke/": "/services/a/v0/invoke", "/api/x//": "/api/x"[4:],
+	} {
+		assert.Equal(t, want, httpx.CanonicalPath(in), in)
+	}
+}
+
+// serve runs s on a loopback port until the test ends and returns its base URL.
+func serve(t *testing.T, s *httpx.Server) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	return "http://" + ln.Addr().String()
+}
+
+func newServer() *httpx.Server {
+	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
+	return httpx.NewServer(httpx.Config{ReadHeaderTimeout: time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: "1K"}, log, "test")
+}
+
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func TestRequireInternal(t *testing.T) {
+	s := newServer()
+	s.Echo.Use(httpx.RequireInternal("internal-token-0123456789"))
+	s.Echo.GET("/whoami", func(c echo.Context) error {
+		sc, err := httpx.ProjectScope(c)
+		if err != nil {
+			return err
+		}
+		return c.String(http.StatusOK, sc.ProjectID.String()+" "+sc.UserID.String())
+	})
+	url := serve(t, s)
+	project, user := "0192d3a0-0000-7000-8000-000000000001", "0192d3a0-0000-7000-8000-000000000002"
+
+	for _, tc := range []struct {
+		name    string
+		headers []string
+		status  int
+	}{
+		{"no token", []string{scope.HeaderProject, project}, http.StatusUnauthorized},
+		{"wrong token", []string{scope.HeaderToken, "internal-token-0123456780", scope.HeaderProject, project}, http.StatusUnauthorized},
+		{"bad project header", []string{scope.HeaderToken, "internal-token-0123456789", scope.HeaderProject, "x"}, http.StatusUnauthorized},
+		{"token without project", []string{scope.HeaderToken, "internal-token-0123456789"}, http.StatusUnauthorized},
+		{"token and scope", []string{scope.HeaderToken, "internal-token-0123456789", scope.HeaderProject, project, scope.HeaderUser, user}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := get(t, url+"/api/whoami/", tc.headers...)
+			require.Equal(t, tc.status, status, body)
+			if status == http.StatusOK {
+				assert.Equal(t, project+" "+user, body)
+			} else {
+				assert.JSONEq(t, `{"detail":{"message":"Unauthorized"}}`, body)
+			}
+		})
+	}
+	for _, p := range []string{"/health", "/ready", "/metrics"} {
+		status, _ := get(t, url+p)
+		assert.Equal(t, http.StatusOK, status, p)
+	}
+}
+
+func TestErrorRendering(t *testing.T) {
+	s := newServer()
+	s.Echo.GET("/conflict", func(echo.Context) error {
+		return errs.Message(errs.Conflict, "x.conflict", "taken", map[string]any{"slug": "a"})
+	})
+	s.Echo.GET("/plain", func(echo.Context) error { return errs.New(errs.Invalid, "x.bad", "bad input") })
+	s.Echo.GET("/bug", func(echo.Context) error { return io.ErrUnexpectedEOF })
+	s.Echo.GET("/panic", func(echo.Context) error { panic("boom") })
+	s.Echo.GET("/down", func(echo.Context) error { return errs.New(errs.Unavailable, "x.down", "later") })
+	s.Echo.POST("/echo", func(c echo.Context) error { _, err := io.ReadAll(c.Request().Body); return err })
+	url := serve(t, s)
+
+	for path, want := range map[string]struct {
+		status int
+		body   string
+	}{
+		"/conflict": {409, `{"detail":{"message":"taken","slug":"a"}}`},
+		"/plain":    {400, `{"detail":"bad input"}`},
+		"/bug":      {500, `{"detail":{"message":"An unexpected error occurred. Please try again later or contact support."}}`},
+		"/panic":    {500, `{"detail":{"message":"An unexpected error occurred. Please try again later or contact support."}}`},
+		"/down":     {503, `{"detail":"later"}`},
+		"/nothing":  {404, `{"detail":"Not Found"}`},
+	} {
+		status, body := get(t, url+path)
+		assert.Equal(t, want.status, status, path)
+		assert.JSONEq(t, want.body, body, path)
+	}
+	res, err := http.Post(url+"/echo", "application/json", strings.NewReader(strings.Repeat("x", 2048)))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+	assert.JSONEq(t, `{"detail":{"message":"request body is larger than the limit of 1K","limit":"1K"}}`, string(b))
+}
+
+// TestReadinessFollowsNATS stops a real JetStream server under a service and
+// starts it again: /ready answers 503 while it is down, then 200.
+func TestReadinessFollowsNATS(t *testing.T) {
+	ns := natstest.New(t)
+	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
+	nc, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: time.Second}, "test", log)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Drain() })
+
+	s := newServer()
+	s.AddCheck("nats", nc.Check)
+	url := serve(t, s)
+	ready := func() int { status, _ := get(t, url+"/ready"); return status }
+
+	require.Eventually(t, func() bool { return ready() == http.StatusOK }, 10*time.Second, 50*time.Millisecond)
+	ns.Shutdown()
+	require.Eventually(t, func() bool { return ready() == http.StatusServiceUnavailable }, 10*time.Second, 50*time.Millisecond)
+	status, body := get(t, url+"/ready")
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Contains(t, body, `"nats"`, "the failing check is named")
+	ns.Start()
+	require.Eventually(t, func() bool { return ready() == http.StatusOK }, 10*time.Second, 50*time.Millisecond)
+}
+
+// TestShutdownDrains checks that a request in flight when shutdown starts
+// completes, and that /ready reports draining meanwhile.
+func TestShutdownDrains(t *testing.T) {
+	s := newServer()
+	started := make(chan struct{})
+	s.Echo.GET("/slow", func(c echo.Context) error {
+		close(started)
+		time.Sleep(300 * time.Millisecond)
+		return c.String(http.StatusOK, "done")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+
+	result := make(chan string, 1)
+	go func() { _, body := get(t, url+"/slow"); result <- body }()
+	<-started
+	cancel()
+	assert.Equal(t, "done", <-result)
+	require.NoError(t, <-done)
+}

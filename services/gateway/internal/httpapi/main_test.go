@@ -1,0 +1,169 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/apikey"
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/httpapi"
+	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/migrations"
+)
+
+const (
+	adminKey      = "test-admin-key-0123456789"
+	internalToken = "test-internal-token-0123456789"
+)
+
+// stack is a gateway on a real port over a fresh PostgreSQL database, with a
+// recording upstream standing in for the registry, runtime and tracing.
+type stack struct {
+	url      string
+	upstream *recorder
+	pool     *pgxpool.Pool
+}
+
+// recorder is an HTTP server that answers every request with what it received.
+type recorder struct {
+	*httptest.Server
+	mu   sync.Mutex
+	last *http.Request
+}
+
+func newRecorder(t *testing.T) *recorder {
+	r := &recorder{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.last = req.Clone(context.Background())
+		r.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"path": req.URL.Path, "query": req.URL.RawQuery, "headers": req.Header, "body": string(body)})
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func startStack(t *testing.T, pgURL string) *stack {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
+	pool, err := pgxpool.New(ctx, pgURL)
+	require.NoError(t, err)
+	require.NoError(t, pgxutil.Migrate(ctx, pool, migrations.FS, "gateway_schema_version", log))
+
+	up := newRecorder(t)
+	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
+	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: "1M"}, log, "gateway")
+	srv.AddCheck("postgres", pgxutil.Check(pool))
+	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
+		Accounts: accounts.NewService(pgstore.New(pool), verifier, nil), Verifier: verifier,
+		AdminKey: adminKey, InternalToken: internalToken,
+		Upstreams:       httpapi.Upstreams{Registry: up.URL, Runtime: up.URL, Tracing: up.URL},
+		UpstreamTimeout: 5 * time.Second, Log: log,
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{}, 2)
+	go func() { _ = verifier.Run(ctx); done <- struct{}{} }()
+	go func() { _ = srv.Serve(ctx, ln); done <- struct{}{} }()
+	t.Cleanup(func() { cancel(); <-done; <-done; pool.Close() })
+	waitListening(t, verifier, pool)
+	return &stack{url: "http://" + ln.Addr().String(), upstream: up, pool: pool}
+}
+
+// waitListening waits until the verifier's LISTEN is in place, so that a
+// revocation in the test is pushed to it.
+func waitListening(t *testing.T, _ *apikey.Verifier, pool *pgxpool.Pool) {
+	require.Eventually(t, func() bool {
+		var n int
+		_ = pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'`).Scan(&n)
+		return n > 0
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &m), string(r.body))
+	return m
+}
+
+func (s *stack) do(t *testing.T, method, path, auth string, body any, headers ...string) resp {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return resp{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// account provisions one account and returns its parsed record.
+func (s *stack) account(t *testing.T, email string) account {
+	t.Helper()
+	r := s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey,
+		map[string]any{"accounts": map[string]any{"a": map[string]any{"user": map[string]any{"email": email}}}})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	var out struct {
+		Accounts map[string]struct {
+			User     struct{ ID string }            `json:"user"`
+			Projects map[string]struct{ ID string } `json:"projects"`
+			APIKeys  map[string]string              `json:"api_keys"`
+		} `json:"accounts"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &out))
+	a := out.Accounts["a"]
+	return account{userID: a.User.ID, projectID: a.Projects["prj"].ID, key: a.APIKeys["key"]}
+}
+
+type account struct{ userID, projectID, key string }
+
+func (a account) auth() string { return "ApiKey " + a.key }
+
+var unauthorized = `{"detail":{"message":"Unauthorized"}}`
+
+func newStack(t *testing.T) *stack { return startStack(t, pgtest.NewURL(t)) }

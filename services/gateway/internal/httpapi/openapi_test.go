@@ -1,0 +1,51 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/gateway/internal/httpapi"
+)
+
+// TestOpenAPIMatchesRoutes keeps the gateway's fragment of the OpenAPI
+// document and its echo routes in step: a route without documentation, or
+// documentation without a route, fails.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	ops, err := apidoc.Operations("gateway")
+	require.NoError(t, err)
+	var documented []string
+	for _, op := range ops {
+		documented = append(documented, op.Method+" "+apidoc.RoutePath(op.Path))
+	}
+	served := httpapi.Routes(t)
+	sort.Strings(documented)
+	sort.Strings(served)
+	assert.Equal(t, served, documented)
+}
+
+func TestOpenAPIDocumentAndDocsPage(t *testing.T) {
+	s := newStack(t)
+	r := s.do(t, "GET", "/api/openapi.json", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var doc struct {
+		OpenAPI string                     `json:"openapi"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &doc))
+	assert.Equal(t, "3.1.0", doc.OpenAPI)
+	assert.Contains(t, doc.Paths, "/api/admin/simple/accounts/")
+	assert.Contains(t, doc.Paths, "/api/keys/{id}")
+
+	r = s.do(t, "GET", "/api/docs", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.True(t, strings.HasPrefix(r.header.Get("Content-Type"), "text/html"))
+	assert.Contains(t, string(r.body), "/api/admin/simple/accounts/")
+	assert.Contains(t, string(r.body), "Revoke an API key")
+}
