@@ -21,7 +21,7 @@ import (
 //go:embed testdata/migrations/*.sql
 var testMigrations embed.FS
 
-// TestMigrateAndInsert runs goose migrations and a named-column batch insert
+// TestMigrateAndInsert runs chx migrations (twice) and a named-column batch insert
 // against the real server (ClickHouse 18.16 under `make test`).
 func TestMigrateAndInsert(t *testing.T) {
 	ctx := context.Background()
