@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"golang.org/x/sync/errgroup"
 
@@ -12,15 +13,28 @@ import (
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
+	"github.com/assayhq/assay/services/registry/internal/pgstore"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/tcfile"
+	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/migrations"
 )
 
 // Config is the registry's configuration, read from REGISTRY_* variables.
 type Config struct {
 	Addr          string `default:"127.0.0.1:8081" desc:"listen address (internal; the gateway is the public entry)"`
 	InternalToken string `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	Testsets      TestsetLimits
 	HTTP          httpx.Config
 	Postgres      pgxutil.Config
 	Log           logx.Config
+}
+
+// TestsetLimits bound what one testset commit or file may hold: ten times
+// the reference's limits by default. Over a limit the request gets a 413.
+type TestsetLimits struct {
+	MaxRows      int   `split_words:"true" default:"100000" desc:"most testcases one testset revision, upload or commit may hold"`
+	MaxFileBytes int64 `split_words:"true" default:"104857600" desc:"largest testset file accepted by an upload, in bytes"`
 }
 
 func main() {
@@ -35,10 +49,19 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer pool.Close()
+	if cfg.Postgres.Migrate {
+		if err := pgxutil.Migrate(ctx, pool, migrations.FS, "registry_schema_version", log); err != nil {
+			return fmt.Errorf("migrate registry: %w", err)
+		}
+	}
 
+	reg := registry.NewService(pgstore.New(pool))
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
-	httpapi.Register(srv.Echo, cfg.InternalToken)
+	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
+		Registry: reg,
+		Testsets: testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes}),
+	})
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })

@@ -7,9 +7,18 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/testsets"
 )
 
+// Services are the use cases the routes call.
+type Services struct {
+	Registry *registry.Service
+	Testsets *testsets.Service
+}
+
 // Register adds the registry's middleware and routes to e.
-func Register(e *echo.Echo, internalToken string) {
+func Register(e *echo.Echo, internalToken string, s Services) {
 	e.Use(httpx.RequireInternal(internalToken))
+	newTestsetAPI(s.Registry, s.Testsets).route(e)
 }

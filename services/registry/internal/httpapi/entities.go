@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// kind describes one family's wire names: the entity key ("testset") and
+// its plural, and which alias ids its revisions carry.
+type kind struct {
+	fam    registry.Family
+	key    string // testset, workflow, application, evaluator, environment, query
+	plural string
+	// generic: revisions and variants also carry artifact_id/variant_id
+	// (every family but testsets).
+	generic bool
+}
+
+var testsetKind = kind{fam: registry.Testsets, key: "testset", plural: "testsets"}
+
+func header(o *obj, h registry.Header) {
+	o.put("name", h.Name).put("description", h.Description).put("flags", h.Flags).put("tags", h.Tags).put("meta", h.Meta)
+}
+
+func lifecycle(o *obj, l registry.Lifecycle) {
+	o.put("created_at", l.CreatedAt).put("updated_at", l.UpdatedAt).put("deleted_at", l.DeletedAt)
+	o.put("created_by_id", l.CreatedByID).put("updated_by_id", l.UpdatedByID).put("deleted_by_id", l.DeletedByID)
+}
+
+func (k kind) artifact(a *registry.Artifact) *obj {
+	o := newObj().put("id", a.ID).put("slug", a.Slug)
+	header(o, a.Header)
+	o.put("folder_id", a.FolderID)
+	lifecycle(o, a.Lifecycle)
+	return o
+}
+
+func (k kind) variant(v *registry.Variant) *obj {
+	o := newObj().put("id", v.ID).put("slug", v.Slug)
+	o.put(k.key+"_id", v.ArtifactID).put(k.key+"_slug", v.ArtifactSlug)
+	o.put("artifact_id", v.ArtifactID).put("artifact_slug", v.ArtifactSlug)
+	header(o, v.Header)
+	lifecycle(o, v.Lifecycle)
+	return o
+}
+
+// revision renders a revision without its data; withSlugs adds the slug
+// aliases that fetch, query and commit fill (log leaves them out).
+func (k kind) revision(r *registry.Revision, withSlugs bool) *obj {
+	o := newObj().put("id", r.ID).put("slug", r.Slug).put("version", strconv.Itoa(r.Version))
+	o.put(k.key+"_id", r.ArtifactID).put(k.key+"_variant_id", r.VariantID)
+	if k.generic {
+		o.put("artifact_id", r.ArtifactID).put("variant_id", r.VariantID)
+	}
+	if withSlugs {
+		o.put(k.key+"_slug", r.ArtifactSlug).put(k.key+"_variant_slug", r.VariantSlug)
+		o.put("artifact_slug", r.ArtifactSlug).put("variant_slug", r.VariantSlug)
+	}
+	header(o, r.Header)
+	o.put("message", r.Message).put("author", r.Author).put("date", r.Date)
+	lifecycle(o, r.Lifecycle)
+	return o
+}
+
+// envelope renders {"count": n, key: v}, or {"count": 0} when v is nil.
+func envelope(key string, v *obj) json.RawMessage {
+	e := newObj()
+	if v == nil {
+		return e.put("count", 0).done()
+	}
+	return e.put("count", 1).put(key, json.RawMessage(v.done())).done()
+}
+
+// list renders {"count": n, key: [...], "windowing"?: w}.
+func list(key string, items []json.RawMessage, win json.RawMessage) json.RawMessage {
+	e := newObj().put("count", len(items))
+	e.key(key)
+	e.b = append(e.b, '[')
+	for i, it := range items {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = append(e.b, it...)
+	}
+	e.b = append(e.b, ']')
+	return e.put("windowing", win).done()
+}
+
+// nextWindow is the response windowing of a git query: sent when a limit
+// was asked and the page is full, so the client resends next = last id.
+func nextWindow(win *registry.Windowing, n int, lastID func() string) json.RawMessage {
+	if win == nil || win.Limit == nil || n < win.LimitValue() || n == 0 {
+		return nil
+	}
+	o := newObj().put("next", lastID()).put("limit", win.LimitValue())
+	o.put("order", win.Order).put("newest", win.Newest).put("oldest", win.Oldest)
+	return o.done()
+}

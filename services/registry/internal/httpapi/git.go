@@ -1,0 +1,515 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// git serves the artifact, variant and revision routes every family shares.
+// Families plug in how a revision's data is rendered.
+type git struct {
+	k   kind
+	reg *registry.Service
+	// revisionData adds the family's data to a rendered revision; b is the
+	// request body (nil for GET) and carries the family's read options.
+	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *registry.Revision, opts readOpts) error
+}
+
+// readOpts are the options a request gives for rendering revisions.
+type readOpts struct {
+	includeTestcases   bool
+	includeTestcaseIDs bool
+	window             *registry.Windowing
+	withSlugs          bool
+}
+
+// route registers the shared routes under /<plural>.
+func (g *git) route(e *echo.Echo) {
+	p := "/" + g.k.plural
+	e.POST(p, g.createArtifact)
+	e.GET(p+"/:id", g.fetchArtifact)
+	e.PUT(p+"/:id", g.editArtifact)
+	e.POST(p+"/:id/archive", g.archiveArtifact(true))
+	e.POST(p+"/:id/unarchive", g.archiveArtifact(false))
+	e.POST(p+"/query", g.queryArtifacts)
+
+	e.POST(p+"/variants", g.createVariant)
+	e.GET(p+"/variants/:id", g.fetchVariant)
+	e.PUT(p+"/variants/:id", g.editVariant)
+	e.POST(p+"/variants/:id/archive", g.archiveVariant(true))
+	e.POST(p+"/variants/:id/unarchive", g.archiveVariant(false))
+	e.POST(p+"/variants/query", g.queryVariants)
+	e.POST(p+"/variants/fork", g.forkVariant)
+
+	e.GET(p+"/revisions/:id", g.fetchRevision)
+	e.PUT(p+"/revisions/:id", g.editRevision)
+	e.POST(p+"/revisions/:id/archive", g.archiveRevision(true))
+	e.POST(p+"/revisions/:id/unarchive", g.archiveRevision(false))
+	e.POST(p+"/revisions/query", g.queryRevisions)
+	e.POST(p+"/revisions/log", g.logRevisions)
+}
+
+// request reads the scope, the optional path id and the body.
+func request(c echo.Context, withID bool) (scope.Scope, uuid.UUID, *body, error) {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return sc, uuid.Nil, nil, err
+	}
+	var id uuid.UUID
+	if withID {
+		if id, err = httpx.UUIDParam(c, "id"); err != nil {
+			return sc, id, nil, err
+		}
+	}
+	b, err := readBody(c)
+	return sc, id, b, err
+}
+
+// scopeOnly reads the caller's scope.
+func scopeOnly(c echo.Context) (scope.Scope, error) { return httpx.ProjectScope(c) }
+
+// requestNoBody reads the scope and path id, leaving the body unread.
+func requestNoBody(c echo.Context) (scope.Scope, uuid.UUID, *body, error) {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return sc, uuid.Nil, nil, err
+	}
+	id, err := httpx.UUIDParam(c, "id")
+	return sc, id, nil, err
+}
+
+func send(c echo.Context, raw json.RawMessage) error {
+	return c.JSONBlob(http.StatusOK, raw)
+}
+
+// ---- artifacts
+
+func (g *git) createArtifact(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in := b.require(g.k.key)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	a := &registry.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
+	slug := in.slug("slug")
+	if forced := c.QueryParam(g.k.key + "_id"); forced != "" {
+		id, err := uuid.Parse(forced)
+		if err != nil {
+			return fieldInvalid("Input should be a valid UUID", forced, "query", g.k.key+"_id")
+		}
+		a.ID = id
+	}
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if slug == nil { // the reference's NOT NULL failure is swallowed into an empty envelope
+		return send(c, envelope(g.k.key, nil))
+	}
+	a.Slug = *slug
+	out, err := g.reg.CreateArtifact(c.Request().Context(), sc, g.k.fam, a)
+	if err != nil {
+		return err
+	}
+	return send(c, envelope(g.k.key, g.k.artifact(out)))
+}
+
+func (g *git) fetchArtifact(c echo.Context) error {
+	sc, id, _, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	a, err := g.reg.Artifact(c.Request().Context(), sc, g.k.fam, id)
+	return g.sendArtifact(c, a, err)
+}
+
+func (g *git) sendArtifact(c echo.Context, a *registry.Artifact, err error) error {
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return send(c, envelope(g.k.key, nil))
+	}
+	return send(c, envelope(g.k.key, g.k.artifact(a)))
+}
+
+// editArtifact full-replaces the header (testsets, environments, queries);
+// an id that differs from the path gives the empty envelope.
+func (g *git) editArtifact(c echo.Context) error {
+	sc, id, b, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	in := b.require(g.k.key)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	a := &registry.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
+	bid := in.id("id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if bid == nil || *bid != id {
+		return send(c, envelope(g.k.key, nil))
+	}
+	out, err := g.reg.EditArtifact(c.Request().Context(), sc, g.k.fam, a)
+	return g.sendArtifact(c, out, err)
+}
+
+func (g *git) archiveArtifact(archived bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, id, _, err := request(c, true)
+		if err != nil {
+			return err
+		}
+		a, err := g.reg.ArchiveArtifact(c.Request().Context(), sc, g.k.fam, id, archived)
+		return g.sendArtifact(c, a, err)
+	}
+}
+
+// query reads the shared query body: filter, refs, archive and windowing.
+func (g *git) query(b *body, level string) registry.Query {
+	q := registry.Query{
+		ArtifactRefs:    b.refs(g.k.key + "_refs"),
+		VariantRefs:     b.refs(g.k.key + "_variant_refs"),
+		RevisionRefs:    b.refs(g.k.key + "_revision_refs"),
+		IncludeArchived: b.boolean(false, "include_archived"),
+		Windowing:       b.windowing(),
+	}
+	if f := b.sub(level); f != nil {
+		q.Filter = f.filter()
+		if b.err == nil {
+			b.err = f.err
+		}
+	}
+	return q
+}
+
+func (g *git) queryArtifacts(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	q := g.query(b, g.k.key)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	as, err := g.reg.QueryArtifacts(c.Request().Context(), sc, g.k.fam, q)
+	if err != nil {
+		return err
+	}
+	items := make([]json.RawMessage, len(as))
+	for i := range as {
+		items[i] = g.k.artifact(&as[i]).done()
+	}
+	return send(c, list(g.k.plural, items, nextWindow(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
+}
+
+// ---- variants
+
+func (g *git) variantKey() string { return g.k.key + "_variant" }
+
+func (g *git) sendVariant(c echo.Context, v *registry.Variant, err error) error {
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return send(c, envelope(g.variantKey(), nil))
+	}
+	return send(c, envelope(g.variantKey(), g.k.variant(v)))
+}
+
+func (g *git) createVariant(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in := b.require(g.variantKey())
+	if err := errOf(b); err != nil {
+		return err
+	}
+	v := &registry.Variant{Header: in.header()}
+	slug := in.slug("slug")
+	artifactID := in.id(g.k.key+"_id", "artifact_id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if slug == nil {
+		return send(c, envelope(g.variantKey(), nil))
+	}
+	if artifactID == nil {
+		return fieldMissing("body", g.variantKey(), g.k.key+"_id")
+	}
+	v.Slug, v.ArtifactID = *slug, *artifactID
+	if v.Name == nil {
+		v.Name = slug
+	}
+	out, err := g.reg.CreateVariant(c.Request().Context(), sc, g.k.fam, v)
+	return g.sendVariant(c, out, err)
+}
+
+func (g *git) fetchVariant(c echo.Context) error {
+	sc, id, _, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	v, err := g.reg.Variant(c.Request().Context(), sc, g.k.fam, id)
+	return g.sendVariant(c, v, err)
+}
+
+func (g *git) editVariant(c echo.Context) error {
+	sc, id, b, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	in := b.require(g.variantKey())
+	if err := errOf(b); err != nil {
+		return err
+	}
+	v := &registry.Variant{ID: id, Header: in.header()}
+	bid := in.id("id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if bid == nil || *bid != id {
+		return send(c, envelope(g.variantKey(), nil))
+	}
+	out, err := g.reg.EditVariant(c.Request().Context(), sc, g.k.fam, v)
+	return g.sendVariant(c, out, err)
+}
+
+func (g *git) archiveVariant(archived bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, id, _, err := request(c, true)
+		if err != nil {
+			return err
+		}
+		v, err := g.reg.ArchiveVariant(c.Request().Context(), sc, g.k.fam, id, archived)
+		return g.sendVariant(c, v, err)
+	}
+}
+
+func (g *git) queryVariants(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	q := g.query(b, g.variantKey())
+	if err := errOf(b); err != nil {
+		return err
+	}
+	vs, err := g.reg.QueryVariants(c.Request().Context(), sc, g.k.fam, q)
+	if err != nil {
+		return err
+	}
+	items := make([]json.RawMessage, len(vs))
+	for i := range vs {
+		items[i] = g.k.variant(&vs[i]).done()
+	}
+	return send(c, list(g.k.key+"_variants", items, nil))
+}
+
+func (g *git) forkVariant(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in := b.require(g.variantKey())
+	src := b.ref(g.variantKey() + "_ref")
+	upTo := b.ref(g.k.key + "_revision_ref")
+	if err := errOf(b); err != nil {
+		return err
+	}
+	if src == nil {
+		return fieldMissing("body", g.variantKey()+"_ref")
+	}
+	v := &registry.Variant{Header: in.header()}
+	slug := in.slug("slug")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if slug == nil {
+		return fieldMissing("body", g.variantKey(), "slug")
+	}
+	v.Slug = *slug
+	if v.Name == nil {
+		v.Name = slug
+	}
+	out, err := g.reg.Fork(c.Request().Context(), sc, g.k.fam, v, src, upTo)
+	return g.sendVariant(c, out, err)
+}
+
+// ---- revisions
+
+func (g *git) revisionKey() string { return g.k.key + "_revision" }
+
+// renderRevision renders r with its data as the family shows it.
+func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *registry.Revision, opts readOpts) (*obj, error) {
+	o := g.k.revision(r, opts.withSlugs)
+	if g.revisionData != nil {
+		if err := g.revisionData(ctx, sc, o, r, opts); err != nil {
+			return nil, err
+		}
+	} else {
+		o.put("data", r.Data)
+	}
+	return o, nil
+}
+
+// sendRevision answers {count, <e>_revision, ...extra}.
+func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *registry.Revision, opts readOpts, extra ...func(*obj)) error {
+	if r == nil {
+		return send(c, envelope(g.revisionKey(), nil))
+	}
+	o, err := g.renderRevision(c.Request().Context(), sc, r, opts)
+	if err != nil {
+		return err
+	}
+	e := newObj().put("count", 1).put(g.revisionKey(), json.RawMessage(o.done()))
+	for _, f := range extra {
+		f(e)
+	}
+	return send(c, e.done())
+}
+
+// testcaseOpts reads include_testcases (default true) from the query
+// string or the body.
+func testcaseOpts(c echo.Context, b *body) readOpts {
+	opts := readOpts{includeTestcases: true, includeTestcaseIDs: true, withSlugs: true}
+	if q := c.QueryParam("include_testcases"); q != "" {
+		opts.includeTestcases = q != "false" && q != "0"
+	}
+	if b != nil {
+		opts.includeTestcases = b.boolean(opts.includeTestcases, "include_testcases")
+	}
+	return opts
+}
+
+func (g *git) fetchRevision(c echo.Context) error {
+	sc, id, _, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	r, err := g.reg.Revision(c.Request().Context(), sc, g.k.fam, id)
+	if err != nil {
+		return err
+	}
+	return g.sendRevision(c, sc, r, testcaseOpts(c, nil))
+}
+
+func (g *git) editRevision(c echo.Context) error {
+	sc, id, b, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	in := b.require(g.revisionKey())
+	opts := testcaseOpts(c, b)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	r := &registry.Revision{ID: id, Header: in.header()}
+	bid := in.id("id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if bid == nil || *bid != id {
+		return send(c, envelope(g.revisionKey(), nil))
+	}
+	out, err := g.reg.EditRevision(c.Request().Context(), sc, g.k.fam, r)
+	if err != nil {
+		return err
+	}
+	return g.sendRevision(c, sc, out, opts)
+}
+
+func (g *git) archiveRevision(archived bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, id, b, err := request(c, true)
+		if err != nil {
+			return err
+		}
+		r, err := g.reg.ArchiveRevision(c.Request().Context(), sc, g.k.fam, id, archived)
+		if err != nil {
+			return err
+		}
+		return g.sendRevision(c, sc, r, testcaseOpts(c, b))
+	}
+}
+
+func (g *git) queryRevisions(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	q := g.query(b, g.revisionKey())
+	opts := testcaseOpts(c, b)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	rs, err := g.reg.QueryRevisions(c.Request().Context(), sc, g.k.fam, q)
+	if err != nil {
+		return err
+	}
+	return g.sendRevisions(c, sc, rs, opts, nextWindow(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
+}
+
+func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []registry.Revision, opts readOpts, win json.RawMessage) error {
+	items := make([]json.RawMessage, len(rs))
+	for i := range rs {
+		o, err := g.renderRevision(c.Request().Context(), sc, &rs[i], opts)
+		if err != nil {
+			return err
+		}
+		items[i] = o.done()
+	}
+	return send(c, list(g.k.key+"_revisions", items, win))
+}
+
+func (g *git) logRevisions(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in := b.require(g.k.key + "_revisions")
+	opts := testcaseOpts(c, b)
+	opts.withSlugs = false
+	if err := errOf(b); err != nil {
+		return err
+	}
+	t := registry.LogTarget{
+		ArtifactID: in.id(g.k.key+"_id", "artifact_id"),
+		VariantID:  in.id(g.k.key+"_variant_id", "variant_id"),
+		RevisionID: in.id(g.k.key+"_revision_id", "revision_id"),
+		Depth:      in.integer("depth"),
+	}
+	if err := errOf(in); err != nil {
+		return err
+	}
+	rs, err := g.reg.Log(c.Request().Context(), sc, g.k.fam, t)
+	if err != nil {
+		return err
+	}
+	return g.sendRevisions(c, sc, rs, opts, nil)
+}
+
+// retrievalInfo renders {"references": {...}} for a resolved revision.
+func (g *git) retrievalInfo(r *registry.Revision) func(*obj) {
+	return func(e *obj) {
+		v := strconvVersion(r.Version)
+		refs := newObj().
+			put(g.k.key, registry.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
+			put(g.k.key+"_variant", registry.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
+			put(g.k.key+"_revision", registry.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
+		e.put("retrieval_info", json.RawMessage(newObj().put("references", json.RawMessage(refs.done())).done()))
+	}
+}

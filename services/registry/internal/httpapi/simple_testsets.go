@@ -1,0 +1,386 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/tcfile"
+	"github.com/assayhq/assay/services/registry/internal/testsets"
+)
+
+// simpleTestset renders the flat record. Unlike the reference we always
+// include variant_id and revision_id: a client polling the record needs
+// them to pin what it read.
+func simpleTestset(rec *testsets.Simple, withData bool) *obj {
+	a := rec.Artifact
+	o := newObj().put("id", a.ID).put("slug", a.Slug)
+	header(o, a.Header)
+	lifecycle(o, a.Lifecycle)
+	if rec.Variant != nil {
+		o.put("variant_id", rec.Variant.ID)
+	}
+	if rec.Revision != nil {
+		o.put("revision_id", rec.Revision.ID)
+		if withData && rec.Revision.TestcaseIDs != nil {
+			o.put("data", testcaseData(rec.Revision.TestcaseIDs, rec.Testcases, true, true))
+		}
+	}
+	return o
+}
+
+func sendSimple(c echo.Context, rec *testsets.Simple, err error) error {
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return send(c, envelope("testset", nil))
+	}
+	return send(c, envelope("testset", simpleTestset(rec, true)))
+}
+
+// simpleInput reads {"testset": {slug?, name, description, tags, meta, data: {testcases}}}.
+func simpleInput(b *body) (*body, testsets.SimpleInput, error) {
+	in := b.require("testset")
+	if err := errOf(b); err != nil {
+		return nil, testsets.SimpleInput{}, err
+	}
+	si := testsets.SimpleInput{Header: in.header(), JSONBody: true}
+	si.Header.Flags = nil // the simple surface has no testset flags
+	if data := in.sub("data"); data != nil {
+		rows, ids, err := commitData(data, append(in.loc, "data"))
+		if err != nil {
+			return nil, si, err
+		}
+		if ids != nil {
+			return nil, si, errs.Field("The simple surface takes rows under data.testcases", nil, append(in.loc, "data", "testcase_ids")...)
+		}
+		si.Rows = rows
+	}
+	return in, si, errOf(in)
+}
+
+func (a *testsetAPI) createSimple(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in, si, err := simpleInput(b)
+	if err != nil {
+		return err
+	}
+	slug := in.slug("slug")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if slug == nil {
+		return fieldMissing("body", "testset", "slug")
+	}
+	si.Slug = *slug
+	if si.ID, err = forcedID(c, "testset_id"); err != nil {
+		return err
+	}
+	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, si)
+	return sendSimple(c, rec, err)
+}
+
+// forcedID reads the optional ?<name>= that forces a new artifact's id.
+func forcedID(c echo.Context, name string) (*uuid.UUID, error) {
+	raw := c.QueryParam(name)
+	if raw == "" {
+		return nil, nil
+	}
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return nil, fieldInvalid("Input should be a valid UUID", raw, "query", name)
+	}
+	return &id, nil
+}
+
+func (a *testsetAPI) fetchSimple(c echo.Context) error {
+	sc, id, _, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	rec, err := a.ts.GetSimple(c.Request().Context(), sc, id)
+	return sendSimple(c, rec, err)
+}
+
+func (a *testsetAPI) editSimple(c echo.Context) error {
+	sc, id, b, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	in, si, err := simpleInput(b)
+	if err != nil {
+		return err
+	}
+	bid := in.id("id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if bid == nil || *bid != id {
+		return registry.Invalid("The testset id in the path and in the body must match.")
+	}
+	rec, err := a.ts.EditSimple(c.Request().Context(), sc, id, si)
+	if err == nil && rec == nil {
+		return registry.NotFound("Testset not found.")
+	}
+	return sendSimple(c, rec, err)
+}
+
+func (a *testsetAPI) archiveSimple(archived bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, id, _, err := request(c, true)
+		if err != nil {
+			return err
+		}
+		art, err := a.ts.ArchiveSimple(c.Request().Context(), sc, id, archived)
+		if err != nil || art == nil {
+			return sendSimple(c, nil, err)
+		}
+		return send(c, envelope("testset", simpleTestset(&testsets.Simple{Artifact: art}, false)))
+	}
+}
+
+func (a *testsetAPI) querySimple(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	q := a.git.query(b, "testset")
+	if err := errOf(b); err != nil {
+		return err
+	}
+	recs, err := a.ts.QuerySimple(c.Request().Context(), sc, q)
+	if err != nil {
+		return err
+	}
+	items := make([]json.RawMessage, len(recs))
+	for i := range recs {
+		items[i] = simpleTestset(&recs[i], true).done()
+	}
+	return send(c, list("testsets", items, nil))
+}
+
+// uploadHeader reads testset_name, _description, _tags and _meta from an
+// upload form over the stored header (nil for a create).
+func uploadHeader(form *fileForm, cur *registry.Header) (registry.Header, error) {
+	var h registry.Header
+	if cur != nil {
+		h = *cur
+	}
+	if v, ok := form.fields["testset_name"]; ok {
+		h.Name = &v
+	}
+	if v, ok := form.fields["testset_description"]; ok {
+		h.Description = &v
+	}
+	for _, f := range []struct {
+		key string
+		dst *json.RawMessage
+	}{{"testset_tags", &h.Tags}, {"testset_meta", &h.Meta}} {
+		v, ok := form.fields[f.key]
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
+			return h, errs.New(errs.Invalid, "testsets.bad_form", f.key+" must be a JSON object.")
+		}
+		if f.key == "testset_tags" && !validTags(m) {
+			return h, errs.New(errs.Invalid, "testsets.bad_form", "testset_tags values must be booleans, strings or nested objects of them.")
+		}
+		*f.dst = compact(json.RawMessage(v))
+	}
+	return h, nil
+}
+
+func (a *testsetAPI) uploadSimple(c echo.Context) error {
+	sc, err := scopeOnly(c)
+	if err != nil {
+		return err
+	}
+	form, err := readUpload(c, a.ts.Limits())
+	if err != nil {
+		return err
+	}
+	h, err := uploadHeader(form, nil)
+	if err != nil {
+		return err
+	}
+	slug := form.fields["testset_slug"]
+	if slug == "" {
+		slug = registry.NewSlug()
+	} else if !slugRE.MatchString(slug) {
+		return fieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
+	}
+	if h.Name == nil {
+		h.Name = &slug
+	}
+	id, err := forcedID(c, "testset_id")
+	if err != nil {
+		return err
+	}
+	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, testsets.SimpleInput{ID: id, Slug: slug, Header: h, Rows: form.rows})
+	return sendSimple(c, rec, err)
+}
+
+func (a *testsetAPI) uploadSimpleEdit(c echo.Context) error {
+	sc, id, err := scopeAndID(c)
+	if err != nil {
+		return err
+	}
+	form, err := readUpload(c, a.ts.Limits())
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	cur, err := a.reg.Artifact(ctx, sc, registry.Testsets, id)
+	if err != nil {
+		return err
+	}
+	if cur == nil {
+		return registry.NotFound("Testset not found.")
+	}
+	h, err := uploadHeader(form, &cur.Header)
+	if err != nil {
+		return err
+	}
+	rec, err := a.ts.EditSimple(ctx, sc, id, testsets.SimpleInput{Header: h, Rows: form.rows})
+	if err == nil && rec == nil {
+		return registry.NotFound("Testset not found.")
+	}
+	return sendSimple(c, rec, err)
+}
+
+func (a *testsetAPI) downloadSimple(c echo.Context) error {
+	sc, id, err := scopeAndID(c)
+	if err != nil {
+		return err
+	}
+	fileType := c.QueryParam("file_type")
+	if fileType != "csv" && fileType != "json" {
+		return registry.Invalid("file_type is required and must be 'csv' or 'json'.")
+	}
+	rec, err := a.ts.GetSimple(c.Request().Context(), sc, id)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return registry.NotFound("Testset not found.")
+	}
+	rows, err := testsets.ToRows(rec.Testcases)
+	if err != nil {
+		return err
+	}
+	return sendFile(c, rows, fileType, tcfile.FileName(c.QueryParam("file_name"), "testset_"+id.String(), fileType))
+}
+
+// ---- testcases
+
+func (a *testsetAPI) testcasesByID(c echo.Context) error {
+	sc, err := scopeOnly(c)
+	if err != nil {
+		return err
+	}
+	var ids []uuid.UUID
+	raw := c.QueryParams()["testcase_id"]
+	for _, v := range c.QueryParams()["testcase_ids"] {
+		raw = append(raw, strings.Split(v, ",")...)
+	}
+	for _, v := range raw {
+		id, err := uuid.Parse(strings.TrimSpace(v))
+		if err != nil {
+			return fieldInvalid("Input should be a valid UUID", v, "query", "testcase_id")
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return registry.Invalid("At least one testcase_id query parameter is required.")
+	}
+	tcs, err := a.reg.Testcases(c.Request().Context(), sc, ids)
+	if err != nil {
+		return err
+	}
+	return sendTestcases(c, tcs, nil)
+}
+
+func sendTestcases(c echo.Context, tcs []registry.Testcase, win json.RawMessage) error {
+	o := newObj().put("count", len(tcs))
+	o.key("testcases")
+	o.b = appendTestcases(o.b, tcs, true)
+	return send(c, o.put("windowing", win).done())
+}
+
+func (a *testsetAPI) testcase(c echo.Context) error {
+	sc, id, _, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	tcs, err := a.reg.Testcases(c.Request().Context(), sc, []uuid.UUID{id})
+	if err != nil {
+		return err
+	}
+	if len(tcs) == 0 {
+		return send(c, envelope("testcase", nil))
+	}
+	o := newObj().put("count", 1)
+	o.key("testcase")
+	o.b = appendTestcase(o.b, &tcs[0], true)
+	return send(c, o.done())
+}
+
+func (a *testsetAPI) queryTestcases(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	var ids []uuid.UUID
+	hasIDs := b.decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
+	setID := b.id("testset_id")
+	refs := registry.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
+	win := b.windowing()
+	if err := errOf(b); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	switch {
+	case !refs.Empty():
+		r, err := a.reg.Resolve(ctx, sc, registry.Testsets, "testset", refs)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return send(c, newObj().put("count", 0).done())
+		}
+		page, more := pageIDs(r.TestcaseIDs, win)
+		tcs, err := a.reg.Testcases(ctx, sc, page)
+		if err != nil {
+			return err
+		}
+		return sendTestcases(c, tcs, listWindow(win, page, more))
+	case hasIDs:
+		tcs, err := a.reg.Testcases(ctx, sc, ids)
+		if err != nil {
+			return err
+		}
+		return sendTestcases(c, tcs, nil)
+	case setID != nil:
+		tcs, err := a.reg.TestcasesBySet(ctx, sc, *setID, win)
+		if err != nil {
+			return err
+		}
+		var next json.RawMessage
+		if n := win.LimitValue(); n > 0 && len(tcs) >= n {
+			last := tcs[len(tcs)-1]
+			next = newObj().put("next", last.ID).put("oldest", last.CreatedAt).put("limit", n).put("order", win.Order).done()
+		}
+		return sendTestcases(c, tcs, next)
+	}
+	return registry.Invalid("Provide testcase_ids, testset_id or a testset, variant or revision reference.")
+}

@@ -1,0 +1,479 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/tcfile"
+	"github.com/assayhq/assay/services/registry/internal/testcases"
+	"github.com/assayhq/assay/services/registry/internal/testsets"
+)
+
+// testsetAPI serves /testsets, /simple/testsets and /testcases.
+type testsetAPI struct {
+	git *git
+	reg *registry.Service
+	ts  *testsets.Service
+}
+
+func newTestsetAPI(reg *registry.Service, ts *testsets.Service) *testsetAPI {
+	a := &testsetAPI{reg: reg, ts: ts}
+	a.git = &git{k: testsetKind, reg: reg, revisionData: a.revisionData}
+	return a
+}
+
+func (a *testsetAPI) route(e *echo.Echo) {
+	a.git.route(e)
+	e.POST("/testsets/revisions", a.createRevision)
+	e.POST("/testsets/revisions/commit", a.commit)
+	e.POST("/testsets/revisions/retrieve", a.retrieve)
+	e.POST("/testsets/revisions/:id/upload", a.uploadRevision)
+	e.POST("/testsets/revisions/:id/download", a.downloadRevision)
+
+	e.POST("/simple/testsets", a.createSimple)
+	e.GET("/simple/testsets/:id", a.fetchSimple)
+	e.PUT("/simple/testsets/:id", a.editSimple)
+	e.POST("/simple/testsets/:id/archive", a.archiveSimple(true))
+	e.POST("/simple/testsets/:id/unarchive", a.archiveSimple(false))
+	e.POST("/simple/testsets/query", a.querySimple)
+	e.POST("/simple/testsets/upload", a.uploadSimple)
+	e.POST("/simple/testsets/:id/upload", a.uploadSimpleEdit)
+	e.POST("/simple/testsets/:id/download", a.downloadSimple)
+
+	e.GET("/testcases", a.testcasesByID)
+	e.GET("/testcases/:id", a.testcase)
+	e.POST("/testcases/query", a.queryTestcases)
+}
+
+// ---- rendering
+
+// appendTestcase renders one testcase; withSetID adds set_id, which only
+// the /testcases routes show.
+func appendTestcase(b []byte, tc *registry.Testcase, withSetID bool) []byte {
+	o := obj{b: append(b, '{')}
+	o.put("id", tc.ID)
+	if tc.SetID != nil {
+		o.put("testset_id", *tc.SetID)
+		if withSetID {
+			o.put("set_id", *tc.SetID)
+		}
+	}
+	o.put("data", tc.Data).put("flags", tc.Flags).put("tags", tc.Tags).put("meta", tc.Meta)
+	o.put("created_at", tc.CreatedAt).put("created_by_id", tc.CreatedByID)
+	return append(o.b, '}')
+}
+
+func appendTestcases(b []byte, tcs []registry.Testcase, withSetID bool) []byte {
+	b = append(b, '[')
+	for i := range tcs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendTestcase(b, &tcs[i], withSetID)
+	}
+	return append(b, ']')
+}
+
+func appendIDs(b []byte, ids []uuid.UUID) []byte {
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), id.String()...), '"')
+	}
+	return append(b, ']')
+}
+
+// testcaseData renders {"testcase_ids": [...], "testcases": [...]}.
+func testcaseData(ids []uuid.UUID, tcs []registry.Testcase, withIDs, withTestcases bool) json.RawMessage {
+	o := newObj()
+	if withIDs {
+		o.key("testcase_ids")
+		o.b = appendIDs(o.b, ids)
+	}
+	if withTestcases {
+		o.key("testcases")
+		o.b = appendTestcases(o.b, tcs, false)
+	}
+	return o.done()
+}
+
+// revisionData adds a testset revision's data, paging its id list when the
+// request carries windowing.
+func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r *registry.Revision, opts readOpts) error {
+	if r.TestcaseIDs == nil {
+		return nil
+	}
+	ids, _ := pageIDs(r.TestcaseIDs, opts.window)
+	var tcs []registry.Testcase
+	if opts.includeTestcases {
+		var err error
+		if tcs, err = a.reg.Testcases(ctx, sc, ids); err != nil {
+			return err
+		}
+	}
+	o.put("data", testcaseData(ids, tcs, opts.includeTestcaseIDs, opts.includeTestcases))
+	return nil
+}
+
+// pageIDs applies list windowing to an ordered id list: descending
+// reverses it, next starts after that id (unknown: empty), limit cuts.
+func pageIDs(ids []uuid.UUID, w *registry.Windowing) (page []uuid.UUID, more bool) {
+	if w == nil {
+		return ids, false
+	}
+	page = ids
+	if w.Order != nil && *w.Order == "descending" {
+		page = make([]uuid.UUID, len(ids))
+		for i, id := range ids {
+			page[len(ids)-1-i] = id
+		}
+	}
+	if w.Next != nil {
+		at := -1
+		for i, id := range page {
+			if id == *w.Next {
+				at = i
+				break
+			}
+		}
+		page = page[at+1:]
+		if at < 0 {
+			page = nil
+		}
+	}
+	if n := w.LimitValue(); n > 0 && len(page) > n {
+		return page[:n], true
+	}
+	return page, false
+}
+
+func listWindow(w *registry.Windowing, page []uuid.UUID, more bool) json.RawMessage {
+	if !more || len(page) == 0 {
+		return nil
+	}
+	return newObj().put("next", page[len(page)-1]).put("limit", w.LimitValue()).
+		put("order", w.Order).put("newest", w.Newest).put("oldest", w.Oldest).done()
+}
+
+// ---- revisions
+
+func (a *testsetAPI) createRevision(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in := b.require("testset_revision")
+	opts := testcaseOpts(c, b)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	cm := testsets.Commit{Header: in.header(), Initial: true}
+	slug := in.slug("slug")
+	artifactID := in.id("testset_id", "artifact_id")
+	cm.VariantID = in.id("testset_variant_id", "variant_id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if artifactID == nil || cm.VariantID == nil {
+		return send(c, envelope("testset_revision", nil))
+	}
+	cm.ArtifactID = *artifactID
+	if slug != nil {
+		cm.Slug = *slug
+	}
+	msg := "Initial revision"
+	cm.Message = &msg
+	r, err := a.ts.Commit(c.Request().Context(), sc, cm)
+	if err != nil {
+		return err
+	}
+	return a.git.sendRevision(c, sc, r, opts)
+}
+
+// commitBody reads the commit shape shared by commit and the upload paths.
+func (a *testsetAPI) commit(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	key := "testset_revision"
+	if !b.has(key) && b.has("testset_revision_commit") {
+		key = "testset_revision_commit" // the spec's name for the same object
+	}
+	in := b.require(key)
+	opts := testcaseOpts(c, b)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	cm := testsets.Commit{Header: in.header(), Message: in.str("message")}
+	slug := in.slug("slug")
+	artifactID := in.id("testset_id", "artifact_id")
+	cm.VariantID = in.id("testset_variant_id", "variant_id")
+	cm.BaseRevisionID = in.id("testset_revision_id", "revision_id")
+	data, delta := in.sub("data"), in.m["delta"]
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if slug != nil {
+		cm.Slug = *slug
+	}
+	hasDelta := !isNull(delta)
+	switch {
+	case data != nil && hasDelta:
+		return registry.Invalid("Provide either data or delta for a commit, not both.")
+	case data == nil && !hasDelta:
+		return registry.Invalid("Provide either data or delta for a commit.")
+	}
+	ctx := c.Request().Context()
+	if artifactID == nil && cm.BaseRevisionID != nil {
+		if base, err := a.reg.Revision(ctx, sc, registry.Testsets, *cm.BaseRevisionID); err != nil {
+			return err
+		} else if base != nil {
+			artifactID = &base.ArtifactID
+		}
+	}
+	if artifactID == nil {
+		return fieldMissing("body", key, "testset_id")
+	}
+	cm.ArtifactID = *artifactID
+	if hasDelta {
+		var d testcases.Delta
+		if err := json.Unmarshal(delta, &d); err != nil {
+			return fieldInvalid("Invalid delta: "+err.Error(), delta, "body", key, "delta")
+		}
+		cm.Delta = &d
+	} else {
+		rows, ids, err := commitData(data, append(in.loc, "data"))
+		if err != nil {
+			return err
+		}
+		cm.HasData, cm.Rows = true, rows
+		if rows == nil && ids != nil {
+			if cm.Rows, err = a.existingRows(ctx, sc, ids); err != nil {
+				return err
+			}
+		}
+	}
+	r, err := a.ts.Commit(ctx, sc, cm)
+	if err != nil {
+		return err
+	}
+	return a.git.sendRevision(c, sc, r, opts)
+}
+
+// commitData reads {"testcases": [...], "testcase_ids": [...]}; any other
+// key is a 422, as the reference's data model forbids extras.
+func commitData(data *body, loc []any) (rows []testcases.Row, ids []uuid.UUID, err error) {
+	for k := range data.m {
+		if k != "testcases" && k != "testcase_ids" {
+			return nil, nil, errs.Field("Extra inputs are not permitted", json.RawMessage(data.m[k]), append(loc, k)...)
+		}
+	}
+	if raw, ok := data.m["testcases"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &rows); err != nil {
+			return nil, nil, errs.Field("Input should be a list of testcases: "+err.Error(), nil, append(loc, "testcases")...)
+		}
+		if rows == nil {
+			rows = []testcases.Row{}
+		}
+		return rows, nil, nil
+	}
+	if raw, ok := data.m["testcase_ids"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &ids); err != nil {
+			return nil, nil, errs.Field("Input should be a list of UUIDs", json.RawMessage(raw), append(loc, "testcase_ids")...)
+		}
+		if ids == nil {
+			ids = []uuid.UUID{}
+		}
+		return nil, ids, nil
+	}
+	return []testcases.Row{}, nil, nil
+}
+
+// existingRows loads the blobs a commit names by id; an unknown id is a 400
+// rather than a revision pointing at nothing.
+func (a *testsetAPI) existingRows(ctx context.Context, sc scope.Scope, ids []uuid.UUID) ([]testcases.Row, error) {
+	tcs, err := a.reg.Testcases(ctx, sc, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(tcs) != len(ids) {
+		return nil, registry.Invalid("data.testcase_ids names testcases that do not exist in this project.")
+	}
+	return testsets.ToRows(tcs)
+}
+
+func (a *testsetAPI) retrieve(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	refs := registry.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
+	opts := readOpts{includeTestcases: b.boolean(true, "include_testcases"), includeTestcaseIDs: b.boolean(true, "include_testcase_ids"),
+		window: b.windowing(), withSlugs: true}
+	if err := errOf(b); err != nil {
+		return err
+	}
+	r, err := a.reg.Resolve(c.Request().Context(), sc, registry.Testsets, "testset", refs)
+	if err != nil || r == nil {
+		if err == nil {
+			return send(c, envelope("testset_revision", nil))
+		}
+		return err
+	}
+	page, more := pageIDs(r.TestcaseIDs, opts.window)
+	return a.git.sendRevision(c, sc, r, opts, a.git.retrievalInfo(r), func(e *obj) {
+		e.put("windowing", listWindow(opts.window, page, more))
+	})
+}
+
+// ---- files
+
+// fileForm is a multipart upload read as a stream: fields before the
+// file part are known when the file is parsed; the file is never buffered.
+type fileForm struct {
+	fields map[string]string
+	rows   []testcases.Row
+	found  bool
+}
+
+// readUpload parses the multipart form, importing the "file" part with
+// the type given by file_type (sent before the file, as every HTTP client
+// library orders fields), else the file name's extension.
+func readUpload(c echo.Context, limits tcfile.Limits) (*fileForm, error) {
+	mr, err := c.Request().MultipartReader()
+	if err != nil {
+		return nil, errs.New(errs.Invalid, "testsets.bad_form", "Expected a multipart/form-data body with a 'file' part.")
+	}
+	f := &fileForm{fields: map[string]string{}}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
+		}
+		if part.FormName() == "file" {
+			if f.rows, err = importPart(part, f.fields["file_type"], limits); err != nil {
+				return nil, err
+			}
+			f.found = true
+			continue
+		}
+		v, err := io.ReadAll(io.LimitReader(part, 1<<20))
+		if err != nil {
+			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
+		}
+		f.fields[part.FormName()] = string(v)
+	}
+	if !f.found {
+		return nil, errs.Field("Field required", nil, "body", "file")
+	}
+	if ft, ok := f.fields["file_type"]; ok && ft != "csv" && ft != "json" {
+		return nil, errs.Field("Input should be 'csv' or 'json'", ft, "body", "file_type")
+	}
+	return f, nil
+}
+
+func importPart(part *multipart.Part, fileType string, limits tcfile.Limits) ([]testcases.Row, error) {
+	if fileType == "" {
+		fileType = "csv"
+		if strings.EqualFold(path.Ext(part.FileName()), ".json") {
+			fileType = "json"
+		}
+	}
+	switch fileType {
+	case "csv":
+		return tcfile.ReadCSV(part, limits)
+	case "json":
+		return tcfile.ReadJSON(part, limits)
+	}
+	return nil, errs.Field("Input should be 'csv' or 'json'", fileType, "body", "file_type")
+}
+
+func (a *testsetAPI) uploadRevision(c echo.Context) error {
+	sc, id, err := scopeAndID(c)
+	if err != nil {
+		return err
+	}
+	form, err := readUpload(c, a.ts.Limits())
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	base, err := a.reg.Revision(ctx, sc, registry.Testsets, id)
+	if err != nil {
+		return err
+	}
+	if base == nil {
+		return registry.NotFound("Testset revision not found.")
+	}
+	msg := "Uploaded testset file"
+	r, err := a.ts.Commit(ctx, sc, testsets.Commit{ArtifactID: base.ArtifactID, VariantID: &base.VariantID, Header: base.Header,
+		Message: &msg, HasData: true, Rows: form.rows, Dedup: true})
+	if err != nil {
+		return err
+	}
+	opts := readOpts{includeTestcases: form.fields["include_testcases"] != "false", includeTestcaseIDs: true, withSlugs: true}
+	return a.git.sendRevision(c, sc, r, opts)
+}
+
+func scopeAndID(c echo.Context) (scope.Scope, uuid.UUID, error) {
+	sc, id, _, err := requestNoBody(c)
+	return sc, id, err
+}
+
+func (a *testsetAPI) downloadRevision(c echo.Context) error {
+	sc, id, err := scopeAndID(c)
+	if err != nil {
+		return err
+	}
+	fileType := c.QueryParam("file_type")
+	if fileType == "" {
+		fileType = "csv"
+	}
+	if fileType != "csv" && fileType != "json" {
+		return registry.Invalid("file_type must be 'csv' or 'json'.")
+	}
+	ctx := c.Request().Context()
+	r, err := a.reg.Revision(ctx, sc, registry.Testsets, id)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return registry.NotFound("Testset revision not found.")
+	}
+	rows, err := a.ts.Rows(ctx, sc, r)
+	if err != nil {
+		return err
+	}
+	return sendFile(c, rows, fileType, tcfile.FileName(c.QueryParam("file_name"), "revision_"+id.String(), fileType))
+}
+
+// sendFile streams rows as a CSV or JSON attachment.
+func sendFile(c echo.Context, rows []testcases.Row, fileType, name string) error {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(name, `"`, "")+`"`)
+	if fileType == "json" {
+		h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		c.Response().WriteHeader(http.StatusOK)
+		return tcfile.WriteJSON(c.Response(), rows)
+	}
+	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	c.Response().WriteHeader(http.StatusOK)
+	return tcfile.WriteCSV(c.Response(), rows)
+}

@@ -1,0 +1,550 @@
+// Package pgstore implements the registry's stores on PostgreSQL.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// db is what a pool and a transaction have in common.
+type db interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Store is the PostgreSQL registry store.
+type Store struct{ pool db }
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// InTx runs fn with a store whose every call belongs to one transaction
+// (a savepoint when already inside one): a use case that writes several
+// rows, like a simple create, lands whole or not at all.
+func (s *Store) InTx(ctx context.Context, fn func(registry.Store) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&Store{pool: tx}) })
+}
+
+var _ registry.Store = (*Store)(nil)
+
+const lifecycleCols = `created_at, updated_at, deleted_at, created_by_id, updated_by_id, deleted_by_id`
+
+func lifecycleDest(l *registry.Lifecycle) []any {
+	return []any{&l.CreatedAt, &l.UpdatedAt, &l.DeletedAt, &l.CreatedByID, &l.UpdatedByID, &l.DeletedByID}
+}
+
+func headerDest(h *registry.Header) []any {
+	return []any{&h.Name, &h.Description, &h.Flags, &h.Tags, &h.Meta}
+}
+
+// mapWriteErr turns constraint violations into the registry's conflicts.
+func mapWriteErr(err error, slug string, parent uuid.UUID, parentKey string) error {
+	switch {
+	case err == nil:
+		return nil
+	case pgxutil.IsUniqueViolation(err):
+		return registry.ErrSlugTaken(slug)
+	case pgxutil.IsForeignKeyViolation(err):
+		return registry.ErrParentMissing(parentKey, parent)
+	}
+	return err
+}
+
+// ---- artifacts
+
+const artifactCols = `a.id, a.slug, a.folder_id, a.name, a.description, a.flags, a.tags, a.meta, ` +
+	`a.created_at, a.updated_at, a.deleted_at, a.created_by_id, a.updated_by_id, a.deleted_by_id`
+
+func scanArtifact(row pgx.Row) (*registry.Artifact, error) {
+	var a registry.Artifact
+	dest := append([]any{&a.ID, &a.Slug, &a.FolderID}, headerDest(&a.Header)...)
+	if err := row.Scan(append(dest, lifecycleDest(&a.Lifecycle)...)...); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &a, nil
+}
+
+// CreateArtifact inserts a.
+func (s *Store) CreateArtifact(ctx context.Context, p uuid.UUID, f registry.Family, a *registry.Artifact) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO artifacts (project_id, family, id, slug, folder_id, name, description, flags, tags, meta, created_at, created_by_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		p, f, a.ID, a.Slug, a.FolderID, a.Name, a.Description, a.Flags, a.Tags, a.Meta, a.CreatedAt, a.CreatedByID)
+	return mapWriteErr(err, a.Slug, uuid.Nil, "")
+}
+
+// Artifact returns the artifact with id, or nil.
+func (s *Store) Artifact(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID) (*registry.Artifact, error) {
+	return scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE a.project_id = $1 AND a.family = $2 AND a.id = $3`, p, f, id))
+}
+
+// ArtifactBySlug returns the artifact with slug, or nil.
+func (s *Store) ArtifactBySlug(ctx context.Context, p uuid.UUID, f registry.Family, slug string) (*registry.Artifact, error) {
+	return scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE a.project_id = $1 AND a.family = $2 AND a.slug = $3`, p, f, slug))
+}
+
+// UpdateArtifact replaces the header and folder of the artifact a.ID.
+func (s *Store) UpdateArtifact(ctx context.Context, p uuid.UUID, f registry.Family, a *registry.Artifact) (*registry.Artifact, error) {
+	return scanArtifact(s.pool.QueryRow(ctx, `UPDATE artifacts a SET name = $4, description = $5, flags = $6, tags = $7, meta = $8, folder_id = $9,
+		updated_at = now(), updated_by_id = $10
+		WHERE a.project_id = $1 AND a.family = $2 AND a.id = $3 RETURNING `+artifactCols,
+		p, f, a.ID, a.Name, a.Description, a.Flags, a.Tags, a.Meta, a.FolderID, a.UpdatedByID))
+}
+
+// ArchiveArtifact sets or clears deleted_at of the artifact only.
+func (s *Store) ArchiveArtifact(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*registry.Artifact, error) {
+	return scanArtifact(s.pool.QueryRow(ctx, `UPDATE artifacts a SET
+		deleted_at = CASE WHEN $4 THEN now() END, deleted_by_id = CASE WHEN $4 THEN $5::uuid END,
+		updated_at = now(), updated_by_id = $5
+		WHERE a.project_id = $1 AND a.family = $2 AND a.id = $3 RETURNING `+artifactCols, p, f, id, archived, by))
+}
+
+// QueryArtifacts lists artifacts matching q.
+func (s *Store) QueryArtifacts(ctx context.Context, p uuid.UUID, f registry.Family, q registry.Query) ([]registry.Artifact, error) {
+	w := newWhere(p, f, "a")
+	w.filter("a", q.Filter)
+	if q.Filter.HasFolder {
+		if q.Filter.FolderID == nil {
+			w.add("a.folder_id IS NULL")
+		} else {
+			w.add("a.folder_id = " + w.arg(*q.Filter.FolderID))
+		}
+	}
+	// On the artifact query, ids and slugs are both applied (AND).
+	ids, slugs := refKeys(q.ArtifactRefs)
+	if len(ids) > 0 {
+		w.add("a.id = ANY(" + w.arg(ids) + ")")
+	}
+	if len(slugs) > 0 {
+		w.add("a.slug = ANY(" + w.arg(slugs) + ")")
+	}
+	if !q.IncludeArchived {
+		w.add("a.deleted_at IS NULL")
+	}
+	sql := `SELECT ` + artifactCols + ` FROM artifacts a WHERE ` + w.windowed("a", q.Windowing)
+	rows, err := s.pool.Query(ctx, sql, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("query artifacts: %w", err)
+	}
+	return collect(rows, scanArtifact)
+}
+
+// ---- variants
+
+const variantCols = `v.id, v.artifact_id, a.slug, v.slug, v.name, v.description, v.flags, v.tags, v.meta, ` +
+	`v.created_at, v.updated_at, v.deleted_at, v.created_by_id, v.updated_by_id, v.deleted_by_id`
+
+const variantFrom = ` FROM variants v JOIN artifacts a ON a.project_id = v.project_id AND a.id = v.artifact_id`
+
+func scanVariant(row pgx.Row) (*registry.Variant, error) {
+	var v registry.Variant
+	dest := append([]any{&v.ID, &v.ArtifactID, &v.ArtifactSlug, &v.Slug}, headerDest(&v.Header)...)
+	if err := row.Scan(append(dest, lifecycleDest(&v.Lifecycle)...)...); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &v, nil
+}
+
+// CreateVariant inserts v; a missing artifact is a conflict as in the reference.
+func (s *Store) CreateVariant(ctx context.Context, p uuid.UUID, f registry.Family, v *registry.Variant) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO variants (project_id, family, id, artifact_id, slug, name, description, flags, tags, meta, created_at, created_by_id)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+		WHERE EXISTS (SELECT 1 FROM artifacts WHERE project_id = $1 AND family = $2 AND id = $4)`,
+		p, f, v.ID, v.ArtifactID, v.Slug, v.Name, v.Description, v.Flags, v.Tags, v.Meta, v.CreatedAt, v.CreatedByID)
+	if err != nil {
+		return mapWriteErr(err, v.Slug, v.ArtifactID, "artifact_id")
+	}
+	got, err := s.Variant(ctx, p, f, v.ID)
+	if err != nil {
+		return err
+	}
+	if got == nil {
+		return registry.ErrParentMissing("artifact_id", v.ArtifactID)
+	}
+	*v = *got
+	return nil
+}
+
+// Variant returns the variant with id, or nil.
+func (s *Store) Variant(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID) (*registry.Variant, error) {
+	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+` WHERE v.project_id = $1 AND v.family = $2 AND v.id = $3`, p, f, id))
+}
+
+// VariantBySlug returns the variant with slug, or nil.
+func (s *Store) VariantBySlug(ctx context.Context, p uuid.UUID, f registry.Family, slug string) (*registry.Variant, error) {
+	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+` WHERE v.project_id = $1 AND v.family = $2 AND v.slug = $3`, p, f, slug))
+}
+
+// DefaultVariant returns the artifact's first variant, or nil.
+func (s *Store) DefaultVariant(ctx context.Context, p uuid.UUID, f registry.Family, artifactID uuid.UUID) (*registry.Variant, error) {
+	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+`
+		WHERE v.project_id = $1 AND v.family = $2 AND v.artifact_id = $3 ORDER BY v.created_at, v.id LIMIT 1`, p, f, artifactID))
+}
+
+// UpdateVariant replaces the header of the variant v.ID.
+func (s *Store) UpdateVariant(ctx context.Context, p uuid.UUID, f registry.Family, v *registry.Variant) (*registry.Variant, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE variants SET name = $4, description = $5, flags = $6, tags = $7, meta = $8,
+		updated_at = now(), updated_by_id = $9 WHERE project_id = $1 AND family = $2 AND id = $3`,
+		p, f, v.ID, v.Name, v.Description, v.Flags, v.Tags, v.Meta, v.UpdatedByID)
+	if err != nil || tag.RowsAffected() == 0 {
+		return nil, err
+	}
+	return s.Variant(ctx, p, f, v.ID)
+}
+
+// ArchiveVariant sets or clears deleted_at of the variant and its revisions.
+func (s *Store) ArchiveVariant(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*registry.Variant, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, table := range []string{"variants", "revisions"} {
+			col := "id"
+			if table == "revisions" {
+				col = "variant_id"
+			}
+			if _, err := tx.Exec(ctx, `UPDATE `+table+` SET
+				deleted_at = CASE WHEN $4 THEN now() END, deleted_by_id = CASE WHEN $4 THEN $5::uuid END,
+				updated_at = now(), updated_by_id = $5
+				WHERE project_id = $1 AND family = $2 AND `+col+` = $3`, p, f, id, archived, by); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive variant: %w", err)
+	}
+	return s.Variant(ctx, p, f, id)
+}
+
+// QueryVariants lists variants matching q.
+func (s *Store) QueryVariants(ctx context.Context, p uuid.UUID, f registry.Family, q registry.Query) ([]registry.Variant, error) {
+	w := newWhere(p, f, "v")
+	w.filter("v", q.Filter)
+	w.parentRefs("a", q.ArtifactRefs)
+	w.parentRefs("v", q.VariantRefs)
+	if !q.IncludeArchived {
+		w.add("v.deleted_at IS NULL")
+	}
+	sql := `SELECT ` + variantCols + variantFrom + ` WHERE ` + w.windowed("v", q.Windowing)
+	rows, err := s.pool.Query(ctx, sql, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("query variants: %w", err)
+	}
+	return collect(rows, scanVariant)
+}
+
+// ---- revisions
+
+const revisionCols = `r.id, r.artifact_id, a.slug, r.variant_id, v.slug, r.slug, r.version, r.message, r.author, r.date, r.data, r.testcase_ids, ` +
+	`r.name, r.description, r.flags, r.tags, r.meta, ` +
+	`r.created_at, r.updated_at, r.deleted_at, r.created_by_id, r.updated_by_id, r.deleted_by_id`
+
+const revisionFrom = ` FROM revisions r JOIN variants v ON v.project_id = r.project_id AND v.id = r.variant_id
+	JOIN artifacts a ON a.project_id = r.project_id AND a.id = r.artifact_id`
+
+func scanRevision(row pgx.Row) (*registry.Revision, error) {
+	var r registry.Revision
+	var ids []pgtype.UUID
+	dest := []any{&r.ID, &r.ArtifactID, &r.ArtifactSlug, &r.VariantID, &r.VariantSlug, &r.Slug, &r.Version,
+		&r.Message, &r.Author, &r.Date, &r.Data, &ids}
+	dest = append(dest, headerDest(&r.Header)...)
+	if err := row.Scan(append(dest, lifecycleDest(&r.Lifecycle)...)...); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	r.TestcaseIDs = fromPG(ids)
+	return &r, nil
+}
+
+func (s *Store) revisionWhere(ctx context.Context, q pgx.Tx, cond string, args ...any) (*registry.Revision, error) {
+	sql := `SELECT ` + revisionCols + revisionFrom + ` WHERE r.project_id = $1 AND r.family = $2 AND ` + cond
+	if q != nil {
+		return scanRevision(q.QueryRow(ctx, sql, args...))
+	}
+	return scanRevision(s.pool.QueryRow(ctx, sql, args...))
+}
+
+// Revision returns the revision with id, or nil.
+func (s *Store) Revision(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID) (*registry.Revision, error) {
+	return s.revisionWhere(ctx, nil, `r.id = $3`, p, f, id)
+}
+
+// RevisionBySlug returns the revision with slug, or nil.
+func (s *Store) RevisionBySlug(ctx context.Context, p uuid.UUID, f registry.Family, slug string) (*registry.Revision, error) {
+	return s.revisionWhere(ctx, nil, `r.slug = $3`, p, f, slug)
+}
+
+// RevisionByVersion returns the variant's revision with version, or nil.
+func (s *Store) RevisionByVersion(ctx context.Context, p uuid.UUID, f registry.Family, variantID uuid.UUID, version int) (*registry.Revision, error) {
+	return s.revisionWhere(ctx, nil, `r.variant_id = $3 AND r.version = $4`, p, f, variantID, version)
+}
+
+// LatestRevision returns the variant's newest revision (archived included), or nil.
+func (s *Store) LatestRevision(ctx context.Context, p uuid.UUID, f registry.Family, variantID uuid.UUID) (*registry.Revision, error) {
+	return s.revisionWhere(ctx, nil, `r.variant_id = $3 ORDER BY r.created_at DESC, r.id DESC LIMIT 1`, p, f, variantID)
+}
+
+// UpdateRevision replaces the header of the revision r.ID; data never changes.
+func (s *Store) UpdateRevision(ctx context.Context, p uuid.UUID, f registry.Family, r *registry.Revision) (*registry.Revision, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE revisions SET name = $4, description = $5, flags = $6, tags = $7, meta = $8,
+		updated_at = now(), updated_by_id = $9 WHERE project_id = $1 AND family = $2 AND id = $3`,
+		p, f, r.ID, r.Name, r.Description, r.Flags, r.Tags, r.Meta, r.UpdatedByID)
+	if err != nil || tag.RowsAffected() == 0 {
+		return nil, err
+	}
+	return s.Revision(ctx, p, f, r.ID)
+}
+
+// ArchiveRevision sets or clears deleted_at of one revision.
+func (s *Store) ArchiveRevision(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*registry.Revision, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE revisions SET
+		deleted_at = CASE WHEN $4 THEN now() END, deleted_by_id = CASE WHEN $4 THEN $5::uuid END,
+		updated_at = now(), updated_by_id = $5 WHERE project_id = $1 AND family = $2 AND id = $3`, p, f, id, archived, by)
+	if err != nil || tag.RowsAffected() == 0 {
+		return nil, err
+	}
+	return s.Revision(ctx, p, f, id)
+}
+
+// QueryRevisions lists revisions matching q.
+func (s *Store) QueryRevisions(ctx context.Context, p uuid.UUID, f registry.Family, q registry.Query) ([]registry.Revision, error) {
+	w := newWhere(p, f, "r")
+	w.filter("r", q.Filter)
+	w.parentRefs("a", q.ArtifactRefs)
+	w.parentRefs("v", q.VariantRefs)
+	ids, slugs := refKeys(q.RevisionRefs)
+	if len(ids) > 0 {
+		w.add("r.id = ANY(" + w.arg(ids) + ")")
+	}
+	if len(slugs) > 0 {
+		w.add("r.slug = ANY(" + w.arg(slugs) + ")")
+	}
+	if !q.IncludeArchived {
+		w.add("r.deleted_at IS NULL")
+	}
+	sql := `SELECT ` + revisionCols + revisionFrom + ` WHERE ` + w.windowed("r", q.Windowing)
+	rows, err := s.pool.Query(ctx, sql, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("query revisions: %w", err)
+	}
+	return collect(rows, scanRevision)
+}
+
+// Log returns up to depth revisions of the variant, newest first, starting
+// at the revision from and skipping archived ones other than from itself.
+func (s *Store) Log(ctx context.Context, p uuid.UUID, f registry.Family, from *registry.Revision, depth int) ([]registry.Revision, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+revisionCols+revisionFrom+`
+		WHERE r.project_id = $1 AND r.family = $2 AND r.variant_id = $3
+		  AND (r.id = $4 OR (r.id < $4 AND r.deleted_at IS NULL))
+		ORDER BY r.id DESC LIMIT $5`, p, f, from.VariantID, from.ID, depth)
+	if err != nil {
+		return nil, fmt.Errorf("log revisions: %w", err)
+	}
+	return collect(rows, scanRevision)
+}
+
+// Commit inserts r as the next revision of its variant. The variant row is
+// locked so versions stay dense and the head checks hold; check runs under
+// that lock with the current non-archived head (nil if none) and may refuse
+// the commit. Testcase blobs in tcs are inserted if absent, in the same
+// transaction.
+func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *registry.Revision, tcs []registry.Testcase, check func(head *registry.Revision, count int) error) (*registry.Revision, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var artifactID uuid.UUID
+		if err := tx.QueryRow(ctx, `SELECT artifact_id FROM variants WHERE project_id = $1 AND family = $2 AND id = $3 FOR UPDATE`,
+			p, f, r.VariantID).Scan(&artifactID); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return registry.ErrParentMissing("variant_id", r.VariantID)
+			}
+			return err
+		}
+		if r.ArtifactID == uuid.Nil {
+			r.ArtifactID = artifactID
+		}
+		if r.ArtifactID != artifactID {
+			return registry.ErrParentMissing("artifact_id", r.ArtifactID)
+		}
+		var count int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM revisions WHERE project_id = $1 AND variant_id = $2`, p, r.VariantID).Scan(&count); err != nil {
+			return err
+		}
+		if check != nil {
+			head, err := s.revisionWhere(ctx, tx, `r.variant_id = $3 AND r.deleted_at IS NULL ORDER BY r.created_at DESC, r.id DESC LIMIT 1`, p, f, r.VariantID)
+			if err != nil {
+				return err
+			}
+			if err := check(head, count); err != nil {
+				return err
+			}
+		}
+		if err := insertTestcases(ctx, tx, p, tcs); err != nil {
+			return err
+		}
+		r.Version = count
+		_, err := tx.Exec(ctx, `INSERT INTO revisions (project_id, family, id, artifact_id, variant_id, slug, version,
+			name, description, flags, tags, meta, message, author, date, data, testcase_ids, created_at, created_by_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			p, f, r.ID, r.ArtifactID, r.VariantID, r.Slug, r.Version, r.Name, r.Description, r.Flags, r.Tags, r.Meta,
+			r.Message, r.Author, r.Date, r.Data, toPG(r.TestcaseIDs), r.CreatedAt, r.CreatedByID)
+		return mapWriteErr(err, r.Slug, r.VariantID, "variant_id")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Revision(ctx, p, f, r.ID)
+}
+
+// ---- query helpers
+
+// where builds a WHERE clause with numbered arguments.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func newWhere(p uuid.UUID, f registry.Family, alias string) *where {
+	return &where{conds: []string{alias + ".project_id = $1", alias + ".family = $2"}, args: []any{p, f}}
+}
+
+func (w *where) arg(v any) string {
+	w.args = append(w.args, v)
+	return fmt.Sprintf("$%d", len(w.args))
+}
+
+func (w *where) add(cond string) { w.conds = append(w.conds, cond) }
+
+func (w *where) sql() string { return strings.Join(w.conds, " AND ") }
+
+func (w *where) filter(alias string, f registry.Filter) {
+	col := func(c string) string { return alias + "." + c }
+	if f.Name != nil {
+		w.add(col("name") + " ILIKE " + w.arg("%"+likeEscape(*f.Name)+"%"))
+	}
+	if f.Description != nil {
+		w.add(col("description") + " ILIKE " + w.arg("%"+likeEscape(*f.Description)+"%"))
+	}
+	if f.Slug != nil {
+		w.add(col("slug") + " = " + w.arg(*f.Slug))
+	}
+	if f.Slugs != nil {
+		w.add(col("slug") + " = ANY(" + w.arg(f.Slugs) + ")")
+	}
+	if f.Flags != nil {
+		w.add(col("flags") + " @> " + w.arg(f.Flags) + "::jsonb")
+	}
+	if f.Tags != nil {
+		w.add(col("tags") + " @> " + w.arg(f.Tags) + "::jsonb")
+	}
+	if f.Author != nil {
+		w.add(col("author") + " = " + w.arg(*f.Author))
+	}
+	if f.Authors != nil {
+		w.add(col("author") + " = ANY(" + w.arg(f.Authors) + ")")
+	}
+	if f.Date != nil {
+		w.add(col("date") + " = " + w.arg(*f.Date))
+	}
+	if f.Dates != nil {
+		w.add(col("date") + " = ANY(" + w.arg(f.Dates) + ")")
+	}
+	if f.Message != nil {
+		w.add(col("message") + " ILIKE " + w.arg("%"+likeEscape(*f.Message)+"%"))
+	}
+}
+
+// parentRefs keeps rows whose parent (alias a or v) matches any ref by id or slug.
+func (w *where) parentRefs(alias string, refs []registry.Ref) {
+	ids, slugs := refKeys(refs)
+	switch {
+	case len(ids) > 0 && len(slugs) > 0:
+		w.add("(" + alias + ".id = ANY(" + w.arg(ids) + ") OR " + alias + ".slug = ANY(" + w.arg(slugs) + "))")
+	case len(ids) > 0:
+		w.add(alias + ".id = ANY(" + w.arg(ids) + ")")
+	case len(slugs) > 0:
+		w.add(alias + ".slug = ANY(" + w.arg(slugs) + ")")
+	}
+}
+
+// window adds the cursor conditions, order and limit; without windowing the
+// reference applies none.
+func (w *where) window(alias string, win *registry.Windowing) string {
+	if win == nil {
+		return ""
+	}
+	asc := win.Ascending()
+	if win.Next != nil {
+		op := " < "
+		if asc {
+			op = " > "
+		}
+		w.add(alias + ".id" + op + w.arg(*win.Next))
+	}
+	if win.Newest != nil {
+		w.add(alias + ".created_at <= " + w.arg(*win.Newest))
+	}
+	if win.Oldest != nil {
+		w.add(alias + ".created_at >= " + w.arg(*win.Oldest))
+	}
+	tail := " ORDER BY " + alias + ".id DESC"
+	if asc {
+		tail = " ORDER BY " + alias + ".id ASC"
+	}
+	if n := win.LimitValue(); n > 0 {
+		tail += fmt.Sprintf(" LIMIT %d", n)
+	}
+	return tail
+}
+
+// windowed is the WHERE clause plus the windowing tail.
+func (w *where) windowed(alias string, win *registry.Windowing) string {
+	tail := w.window(alias, win)
+	return w.sql() + tail
+}
+
+func refKeys(refs []registry.Ref) (ids []uuid.UUID, slugs []string) {
+	for _, r := range refs {
+		if r.ID != nil {
+			ids = append(ids, *r.ID)
+		}
+		if r.Slug != nil {
+			slugs = append(slugs, *r.Slug)
+		}
+	}
+	return ids, slugs
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func collect[T any](rows pgx.Rows, scan func(pgx.Row) (*T, error)) ([]T, error) {
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *v)
+	}
+	return out, rows.Err()
+}

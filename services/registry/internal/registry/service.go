@@ -1,0 +1,444 @@
+package registry
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+)
+
+// Store is the persistence the registry needs; pgstore implements it. Every
+// method is scoped to a project and a family; getters return nil, nil when
+// the row does not exist.
+type Store interface {
+	CreateArtifact(ctx context.Context, p uuid.UUID, f Family, a *Artifact) error
+	Artifact(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Artifact, error)
+	ArtifactBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Artifact, error)
+	UpdateArtifact(ctx context.Context, p uuid.UUID, f Family, a *Artifact) (*Artifact, error)
+	ArchiveArtifact(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Artifact, error)
+	QueryArtifacts(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Artifact, error)
+
+	CreateVariant(ctx context.Context, p uuid.UUID, f Family, v *Variant) error
+	Variant(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Variant, error)
+	VariantBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Variant, error)
+	DefaultVariant(ctx context.Context, p uuid.UUID, f Family, artifactID uuid.UUID) (*Variant, error)
+	UpdateVariant(ctx context.Context, p uuid.UUID, f Family, v *Variant) (*Variant, error)
+	ArchiveVariant(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Variant, error)
+	QueryVariants(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Variant, error)
+
+	// Commit inserts r as the variant's next revision under a lock on the
+	// variant; check sees the non-archived head and the revision count
+	// first and may refuse. Testcase blobs are inserted if absent.
+	Commit(ctx context.Context, p uuid.UUID, f Family, r *Revision, tcs []Testcase, check func(head *Revision, count int) error) (*Revision, error)
+	Revision(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Revision, error)
+	RevisionBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Revision, error)
+	RevisionByVersion(ctx context.Context, p uuid.UUID, f Family, variantID uuid.UUID, version int) (*Revision, error)
+	LatestRevision(ctx context.Context, p uuid.UUID, f Family, variantID uuid.UUID) (*Revision, error)
+	UpdateRevision(ctx context.Context, p uuid.UUID, f Family, r *Revision) (*Revision, error)
+	ArchiveRevision(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Revision, error)
+	QueryRevisions(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Revision, error)
+	Log(ctx context.Context, p uuid.UUID, f Family, from *Revision, depth int) ([]Revision, error)
+
+	Testcases(ctx context.Context, p uuid.UUID, ids []uuid.UUID) ([]Testcase, error)
+	// InTx runs fn on a store bound to one transaction.
+	InTx(ctx context.Context, fn func(Store) error) error
+	TestcasesBySet(ctx context.Context, p, setID uuid.UUID, win *Windowing) ([]Testcase, error)
+}
+
+// Service implements the git model over a Store.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns a service over store.
+func NewService(store Store) *Service { return &Service{store: store, now: time.Now} }
+
+// InTx runs fn with a service whose writes form one transaction.
+func (s *Service) InTx(ctx context.Context, fn func(*Service) error) error {
+	return s.store.InTx(ctx, func(st Store) error { return fn(&Service{store: st, now: s.now}) })
+}
+
+// Now is the service clock, truncated to the microseconds PostgreSQL keeps.
+func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// NewID returns a UUIDv7, so ids sort by creation.
+func NewID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
+
+// NewSlug returns a server-generated slug: 12 hex characters, as the
+// reference derives from uuid4().hex[-12:].
+func NewSlug() string {
+	id := uuid.New()
+	return hex.EncodeToString(id[10:])
+}
+
+func userOf(sc scope.Scope) *uuid.UUID {
+	if sc.UserID == uuid.Nil {
+		return nil
+	}
+	u := sc.UserID
+	return &u
+}
+
+// ---- artifacts
+
+// CreateArtifact stores a new artifact; a.ID is generated unless set.
+func (s *Service) CreateArtifact(ctx context.Context, sc scope.Scope, f Family, a *Artifact) (*Artifact, error) {
+	if a.ID == uuid.Nil {
+		a.ID = NewID()
+	}
+	a.Lifecycle = Lifecycle{CreatedAt: s.Now(), CreatedByID: userOf(sc)}
+	if err := s.store.CreateArtifact(ctx, sc.ProjectID, f, a); err != nil {
+		return nil, err
+	}
+	return s.store.Artifact(ctx, sc.ProjectID, f, a.ID)
+}
+
+// Artifact returns the artifact, or nil.
+func (s *Service) Artifact(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID) (*Artifact, error) {
+	return s.store.Artifact(ctx, sc.ProjectID, f, id)
+}
+
+// EditArtifact replaces the artifact's header and folder; nil if missing.
+func (s *Service) EditArtifact(ctx context.Context, sc scope.Scope, f Family, a *Artifact) (*Artifact, error) {
+	a.UpdatedByID = userOf(sc)
+	return s.store.UpdateArtifact(ctx, sc.ProjectID, f, a)
+}
+
+// ArchiveArtifact sets or clears the artifact's archive marker; nil if missing.
+func (s *Service) ArchiveArtifact(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID, archived bool) (*Artifact, error) {
+	return s.store.ArchiveArtifact(ctx, sc.ProjectID, f, id, archived, userOf(sc))
+}
+
+// QueryArtifacts lists artifacts.
+func (s *Service) QueryArtifacts(ctx context.Context, sc scope.Scope, f Family, q Query) ([]Artifact, error) {
+	return s.store.QueryArtifacts(ctx, sc.ProjectID, f, q)
+}
+
+// ---- variants
+
+// CreateVariant stores a new variant of v.ArtifactID.
+func (s *Service) CreateVariant(ctx context.Context, sc scope.Scope, f Family, v *Variant) (*Variant, error) {
+	if v.ID == uuid.Nil {
+		v.ID = NewID()
+	}
+	v.Lifecycle = Lifecycle{CreatedAt: s.Now(), CreatedByID: userOf(sc)}
+	if err := s.store.CreateVariant(ctx, sc.ProjectID, f, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Variant returns the variant, or nil.
+func (s *Service) Variant(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID) (*Variant, error) {
+	return s.store.Variant(ctx, sc.ProjectID, f, id)
+}
+
+// DefaultVariant returns the artifact's first variant, or nil.
+func (s *Service) DefaultVariant(ctx context.Context, sc scope.Scope, f Family, artifactID uuid.UUID) (*Variant, error) {
+	return s.store.DefaultVariant(ctx, sc.ProjectID, f, artifactID)
+}
+
+// EditVariant replaces the variant's header; nil if missing.
+func (s *Service) EditVariant(ctx context.Context, sc scope.Scope, f Family, v *Variant) (*Variant, error) {
+	v.UpdatedByID = userOf(sc)
+	return s.store.UpdateVariant(ctx, sc.ProjectID, f, v)
+}
+
+// ArchiveVariant (un)archives the variant and its revisions; nil if missing.
+func (s *Service) ArchiveVariant(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID, archived bool) (*Variant, error) {
+	return s.store.ArchiveVariant(ctx, sc.ProjectID, f, id, archived, userOf(sc))
+}
+
+// QueryVariants lists variants.
+func (s *Service) QueryVariants(ctx context.Context, sc scope.Scope, f Family, q Query) ([]Variant, error) {
+	return s.store.QueryVariants(ctx, sc.ProjectID, f, q)
+}
+
+// ---- revisions
+
+// Commit is one commit: the new revision's header, parents and payload, the
+// testcase blobs it points at, and whether it must be the variant's first.
+type Commit struct {
+	Revision  Revision
+	Testcases []Testcase
+	Initial   bool
+	// Check, if set, runs under the variant lock with the current head.
+	Check func(head *Revision, count int) error
+}
+
+// ErrInitialExists is the 409 of an initial commit on a variant that has one.
+var ErrInitialExists = errs.New(errs.Conflict, "registry.initial_exists", "An initial revision already exists for this variant.")
+
+// Commit stores the next revision of the variant.
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, f Family, c Commit) (*Revision, error) {
+	r := c.Revision
+	r.ID = NewID()
+	if r.Slug == "" {
+		r.Slug = NewSlug()
+	}
+	now := s.Now()
+	r.Date, r.Author = now, userOf(sc)
+	r.Lifecycle = Lifecycle{CreatedAt: now, CreatedByID: userOf(sc)}
+	for i := range c.Testcases {
+		c.Testcases[i].CreatedAt, c.Testcases[i].CreatedByID = now, userOf(sc)
+	}
+	check := c.Check
+	if c.Initial {
+		check = func(head *Revision, count int) error {
+			if count > 0 {
+				return ErrInitialExists
+			}
+			if c.Check != nil {
+				return c.Check(head, count)
+			}
+			return nil
+		}
+	}
+	return s.store.Commit(ctx, sc.ProjectID, f, &r, c.Testcases, check)
+}
+
+// Revision returns the revision, or nil.
+func (s *Service) Revision(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID) (*Revision, error) {
+	return s.store.Revision(ctx, sc.ProjectID, f, id)
+}
+
+// LatestRevision returns the variant's newest revision, or nil.
+func (s *Service) LatestRevision(ctx context.Context, sc scope.Scope, f Family, variantID uuid.UUID) (*Revision, error) {
+	return s.store.LatestRevision(ctx, sc.ProjectID, f, variantID)
+}
+
+// EditRevision replaces the revision's header; nil if missing.
+func (s *Service) EditRevision(ctx context.Context, sc scope.Scope, f Family, r *Revision) (*Revision, error) {
+	r.UpdatedByID = userOf(sc)
+	return s.store.UpdateRevision(ctx, sc.ProjectID, f, r)
+}
+
+// ArchiveRevision (un)archives one revision; nil if missing.
+func (s *Service) ArchiveRevision(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID, archived bool) (*Revision, error) {
+	return s.store.ArchiveRevision(ctx, sc.ProjectID, f, id, archived, userOf(sc))
+}
+
+// QueryRevisions lists revisions.
+func (s *Service) QueryRevisions(ctx context.Context, sc scope.Scope, f Family, q Query) ([]Revision, error) {
+	return s.store.QueryRevisions(ctx, sc.ProjectID, f, q)
+}
+
+// Testcases returns blobs in the order of ids.
+func (s *Service) Testcases(ctx context.Context, sc scope.Scope, ids []uuid.UUID) ([]Testcase, error) {
+	return s.store.Testcases(ctx, sc.ProjectID, ids)
+}
+
+// TestcasesBySet pages every blob of a testset.
+func (s *Service) TestcasesBySet(ctx context.Context, sc scope.Scope, setID uuid.UUID, win *Windowing) ([]Testcase, error) {
+	return s.store.TestcasesBySet(ctx, sc.ProjectID, setID, win)
+}
+
+// ---- lookups
+
+// Refs names a revision by any combination of artifact, variant and
+// revision references.
+type Refs struct {
+	Artifact, Variant, Revision *Ref
+}
+
+// Empty reports whether no ref names anything.
+func (r Refs) Empty() bool { return r.Artifact.Empty() && r.Variant.Empty() && r.Revision.Empty() }
+
+// Resolve applies the reference's lookup rules (§1.2) to find one revision;
+// key is the family's wire name ("testset", "workflow", ...) used in
+// messages. It returns nil when nothing is named or nothing matches.
+func (s *Service) Resolve(ctx context.Context, sc scope.Scope, f Family, key string, refs Refs) (*Revision, error) {
+	if refs.Empty() {
+		return nil, nil
+	}
+	if refs.Variant != nil && !refs.Variant.identifies() && refs.Variant.Version != nil {
+		return nil, Invalid(fmt.Sprintf("%s_variant_ref needs an id or a slug; a version alone cannot identify a variant.", key))
+	}
+	if refs.Revision != nil && !refs.Revision.identifies() && refs.Revision.Version != nil &&
+		!refs.Variant.identifies() && !refs.Artifact.identifies() {
+		return nil, Invalid(fmt.Sprintf("%s_revision_ref.version needs a %s_variant_ref or %s_ref with an id or a slug.", key, key, key))
+	}
+	r, err := s.lookup(ctx, sc, f, refs)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	if err := consistent(key, refs, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (s *Service) lookup(ctx context.Context, sc scope.Scope, f Family, refs Refs) (*Revision, error) {
+	p := sc.ProjectID
+	if rr := refs.Revision; rr != nil && rr.ID != nil {
+		return s.store.Revision(ctx, p, f, *rr.ID)
+	}
+	if rr := refs.Revision; rr != nil && rr.Slug != nil {
+		return s.store.RevisionBySlug(ctx, p, f, *rr.Slug)
+	}
+	v, err := s.ResolveVariant(ctx, sc, f, refs.Artifact, refs.Variant)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if rr := refs.Revision; rr != nil && rr.Version != nil {
+		n, err := strconv.Atoi(*rr.Version)
+		if err != nil || n < 0 {
+			return nil, nil
+		}
+		return s.store.RevisionByVersion(ctx, p, f, v.ID, n)
+	}
+	return s.store.LatestRevision(ctx, p, f, v.ID)
+}
+
+// ResolveVariant finds the variant named by variant, else the default
+// variant of the artifact named by artifact; nil if none.
+func (s *Service) ResolveVariant(ctx context.Context, sc scope.Scope, f Family, artifact, variant *Ref) (*Variant, error) {
+	p := sc.ProjectID
+	switch {
+	case variant != nil && variant.ID != nil:
+		return s.store.Variant(ctx, p, f, *variant.ID)
+	case variant != nil && variant.Slug != nil:
+		return s.store.VariantBySlug(ctx, p, f, *variant.Slug)
+	}
+	a, err := s.ResolveArtifact(ctx, sc, f, artifact)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	return s.store.DefaultVariant(ctx, p, f, a.ID)
+}
+
+// ResolveArtifact finds the artifact named by ref; nil if none.
+func (s *Service) ResolveArtifact(ctx context.Context, sc scope.Scope, f Family, ref *Ref) (*Artifact, error) {
+	switch {
+	case ref != nil && ref.ID != nil:
+		return s.store.Artifact(ctx, sc.ProjectID, f, *ref.ID)
+	case ref != nil && ref.Slug != nil:
+		return s.store.ArtifactBySlug(ctx, sc.ProjectID, f, *ref.Slug)
+	}
+	return nil, nil
+}
+
+// consistent checks every supplied id, slug and version against the
+// resolved revision (rule 5).
+func consistent(key string, refs Refs, r *Revision) error {
+	var msgs []string
+	check := func(refName, field string, ref *Ref, id uuid.UUID, slug string) {
+		if ref == nil {
+			return
+		}
+		if ref.ID != nil && *ref.ID != id {
+			msgs = append(msgs, fmt.Sprintf("%s.id='%s' does not match resolved revision's %s_id='%s'", refName, *ref.ID, field, id))
+		}
+		if ref.Slug != nil && *ref.Slug != slug {
+			msgs = append(msgs, fmt.Sprintf("%s.slug='%s' does not match resolved revision's %s_slug='%s'", refName, *ref.Slug, field, slug))
+		}
+	}
+	check(key+"_ref", "artifact", refs.Artifact, r.ArtifactID, r.ArtifactSlug)
+	check(key+"_variant_ref", "variant", refs.Variant, r.VariantID, r.VariantSlug)
+	if rr := refs.Revision; rr != nil {
+		if rr.ID != nil && *rr.ID != r.ID {
+			msgs = append(msgs, fmt.Sprintf("%s_revision_ref.id='%s' does not match resolved revision's id='%s'", key, *rr.ID, r.ID))
+		}
+		if rr.Slug != nil && *rr.Slug != r.Slug {
+			msgs = append(msgs, fmt.Sprintf("%s_revision_ref.slug='%s' does not match resolved revision's slug='%s'", key, *rr.Slug, r.Slug))
+		}
+		if rr.Version != nil && *rr.Version != strconv.Itoa(r.Version) {
+			msgs = append(msgs, fmt.Sprintf("%s_revision_ref.version='%s' does not match resolved revision's version='%d'", key, *rr.Version, r.Version))
+		}
+	}
+	if len(msgs) > 0 {
+		return Invalid(strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// LogTarget names where a log starts: a revision, else a variant's latest,
+// else an artifact's default variant's latest.
+type LogTarget struct {
+	ArtifactID, VariantID, RevisionID *uuid.UUID
+	Depth                             *int
+}
+
+// Log returns the target revision and its older non-archived siblings,
+// newest first, limited to Depth.
+func (s *Service) Log(ctx context.Context, sc scope.Scope, f Family, t LogTarget) ([]Revision, error) {
+	if t.Depth != nil && *t.Depth < 1 {
+		return []Revision{}, nil
+	}
+	var from *Revision
+	var err error
+	switch {
+	case t.RevisionID != nil:
+		from, err = s.store.Revision(ctx, sc.ProjectID, f, *t.RevisionID)
+	case t.VariantID != nil:
+		from, err = s.store.LatestRevision(ctx, sc.ProjectID, f, *t.VariantID)
+	case t.ArtifactID != nil:
+		var v *Variant
+		if v, err = s.store.DefaultVariant(ctx, sc.ProjectID, f, *t.ArtifactID); v != nil {
+			from, err = s.store.LatestRevision(ctx, sc.ProjectID, f, v.ID)
+		}
+	}
+	if err != nil || from == nil {
+		return []Revision{}, err
+	}
+	depth := 1 << 30
+	if t.Depth != nil {
+		depth = *t.Depth
+	}
+	return s.store.Log(ctx, sc.ProjectID, f, from, depth)
+}
+
+// Fork creates v on the source variant's artifact and re-commits the
+// source lineage, oldest first, up to and including the source revision
+// (or the source head): versions restart at 0, slugs get the new variant's
+// id as a suffix, data and metadata are copied.
+func (s *Service) Fork(ctx context.Context, sc scope.Scope, f Family, v *Variant, source *Ref, upTo *Ref) (*Variant, error) {
+	src, err := s.ResolveVariant(ctx, sc, f, nil, source)
+	if err != nil {
+		return nil, err
+	}
+	if src == nil {
+		return nil, Invalid("Fork source variant could not be resolved.")
+	}
+	lineage, err := s.store.QueryRevisions(ctx, sc.ProjectID, f, Query{VariantRefs: []Ref{{ID: &src.ID}}})
+	if err != nil {
+		return nil, err
+	}
+	// QueryRevisions without windowing has no order; sort oldest first.
+	sortByID(lineage)
+	if upTo != nil && !upTo.Empty() {
+		cut := -1
+		for i, r := range lineage {
+			if (upTo.ID == nil || *upTo.ID == r.ID) && (upTo.Slug == nil || *upTo.Slug == r.Slug) &&
+				(upTo.Version == nil || *upTo.Version == strconv.Itoa(r.Version)) {
+				cut = i
+			}
+		}
+		if cut < 0 {
+			return nil, Invalid("Fork source revision could not be resolved in the source variant.")
+		}
+		lineage = lineage[:cut+1]
+	}
+	v.ArtifactID = src.ArtifactID
+	nv, err := s.CreateVariant(ctx, sc, f, v)
+	if err != nil {
+		return nil, err
+	}
+	suffix := "_" + hex.EncodeToString(nv.ID[:])
+	for _, r := range lineage {
+		c := r
+		c.VariantID, c.Slug = nv.ID, r.Slug+suffix
+		if _, err := s.Commit(ctx, sc, f, Commit{Revision: c}); err != nil {
+			return nil, err
+		}
+	}
+	return nv, nil
+}

@@ -1,0 +1,210 @@
+package testsets
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/testcases"
+)
+
+// Simple is the flat record of the simple surface: a testset, its default
+// variant and that variant's latest revision with its testcases.
+type Simple struct {
+	Artifact  *registry.Artifact
+	Variant   *registry.Variant
+	Revision  *registry.Revision
+	Testcases []registry.Testcase
+}
+
+// SimpleInput creates or edits a simple testset.
+type SimpleInput struct {
+	ID     *uuid.UUID
+	Slug   string
+	Header registry.Header
+	Rows   []testcases.Row
+	// JSONBody marks rows from a JSON request body (not a file).
+	JSONBody bool
+}
+
+// CreateSimple creates the artifact, a variant with the same header, an
+// empty "Initial commit" v0 and v1 with the rows, in one transaction.
+func (s *Service) CreateSimple(ctx context.Context, sc scope.Scope, in SimpleInput) (*Simple, error) {
+	if s.limits.MaxRows > 0 && len(in.Rows) > s.limits.MaxRows {
+		return nil, s.errTooManyRows()
+	}
+	var out *Simple
+	err := s.inTx(ctx, func(tx *Service) error {
+		a := &registry.Artifact{Slug: in.Slug, Header: in.Header}
+		if in.ID != nil {
+			a.ID = *in.ID
+		}
+		a, err := tx.reg.CreateArtifact(ctx, sc, fam, a)
+		if err != nil {
+			return err
+		}
+		v, err := tx.reg.CreateVariant(ctx, sc, fam, &registry.Variant{ArtifactID: a.ID, Slug: registry.NewSlug(), Header: in.Header})
+		if err != nil {
+			return err
+		}
+		msg := "Initial commit"
+		if _, err := tx.Commit(ctx, sc, Commit{ArtifactID: a.ID, VariantID: &v.ID, Header: in.Header, Message: &msg, Initial: true}); err != nil {
+			return err
+		}
+		r, blobs, err := tx.commit(ctx, sc, Commit{ArtifactID: a.ID, VariantID: &v.ID, Header: in.Header,
+			HasData: true, Rows: in.Rows, Dedup: true, JSONBody: in.JSONBody})
+		if err != nil {
+			return err
+		}
+		// The testset is new, so every blob (its id hashes the testset id)
+		// was written by this commit: answer from memory, not a re-read.
+		out = &Simple{Artifact: a, Variant: v, Revision: r, Testcases: blobs}
+		return nil
+	})
+	return out, err
+}
+
+// GetSimple returns the simple record, or nil when the testset, its
+// default variant or a revision is missing.
+func (s *Service) GetSimple(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Simple, error) {
+	a, err := s.reg.Artifact(ctx, sc, fam, id)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	return s.simpleOf(ctx, sc, a)
+}
+
+func (s *Service) simpleOf(ctx context.Context, sc scope.Scope, a *registry.Artifact) (*Simple, error) {
+	v, err := s.reg.DefaultVariant(ctx, sc, fam, a.ID)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	r, err := s.reg.LatestRevision(ctx, sc, fam, v.ID)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	return s.load(ctx, sc, a, v, r)
+}
+
+func (s *Service) load(ctx context.Context, sc scope.Scope, a *registry.Artifact, v *registry.Variant, r *registry.Revision) (*Simple, error) {
+	tcs, err := s.Testcases(ctx, sc, r)
+	if err != nil {
+		return nil, err
+	}
+	return &Simple{Artifact: a, Variant: v, Revision: r, Testcases: tcs}, nil
+}
+
+// EditSimple full-replaces the header of the artifact and its default
+// variant and commits the rows when the header or the rows changed. A
+// missing testset gives nil.
+func (s *Service) EditSimple(ctx context.Context, sc scope.Scope, id uuid.UUID, in SimpleInput) (*Simple, error) {
+	if s.limits.MaxRows > 0 && len(in.Rows) > s.limits.MaxRows {
+		return nil, s.errTooManyRows()
+	}
+	var out *Simple
+	err := s.inTx(ctx, func(tx *Service) error {
+		cur, err := tx.reg.Artifact(ctx, sc, fam, id)
+		if err != nil || cur == nil {
+			return err
+		}
+		changed := !sameHeader(cur.Header, in.Header)
+		a := *cur
+		a.Name, a.Description, a.Tags, a.Meta = in.Header.Name, in.Header.Description, in.Header.Tags, in.Header.Meta
+		if changed {
+			if _, err := tx.reg.EditArtifact(ctx, sc, fam, &a); err != nil {
+				return err
+			}
+		}
+		v, err := tx.reg.DefaultVariant(ctx, sc, fam, id)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			if v, err = tx.reg.CreateVariant(ctx, sc, fam, &registry.Variant{ArtifactID: id, Slug: registry.NewSlug(), Header: in.Header}); err != nil {
+				return err
+			}
+		} else if changed {
+			nv := *v
+			nv.Name, nv.Description, nv.Tags, nv.Meta = in.Header.Name, in.Header.Description, in.Header.Tags, in.Header.Meta
+			if v, err = tx.reg.EditVariant(ctx, sc, fam, &nv); err != nil {
+				return err
+			}
+		}
+		head, err := tx.reg.LatestRevision(ctx, sc, fam, v.ID)
+		if err != nil {
+			return err
+		}
+		rows := testcases.AssignDedup(in.Rows, in.JSONBody)
+		testcases.AssignIDs(id, rows)
+		ids := make([]uuid.UUID, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		if changed || !sameIDs(head, ids) {
+			// Dedup ids are already in the rows, so Commit keeps them.
+			head, err = tx.Commit(ctx, sc, Commit{ArtifactID: id, VariantID: &v.ID, Header: in.Header, HasData: true, Rows: rows})
+			if err != nil {
+				return err
+			}
+		}
+		fresh, err := tx.reg.Artifact(ctx, sc, fam, id)
+		if err != nil {
+			return err
+		}
+		out, err = tx.load(ctx, sc, fresh, v, head)
+		return err
+	})
+	return out, err
+}
+
+func sameHeader(a, b registry.Header) bool {
+	return eqStr(a.Name, b.Name) && eqStr(a.Description, b.Description) && eqJSON(a.Tags, b.Tags) && eqJSON(a.Meta, b.Meta)
+}
+
+func eqStr(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+
+// eqJSON compares two JSON objects by value.
+func eqJSON(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// QuerySimple lists simple records; testsets lacking a variant or a
+// revision are skipped.
+func (s *Service) QuerySimple(ctx context.Context, sc scope.Scope, q registry.Query) ([]Simple, error) {
+	as, err := s.reg.QueryArtifacts(ctx, sc, fam, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Simple, 0, len(as))
+	for i := range as {
+		rec, err := s.simpleOf(ctx, sc, &as[i])
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			out = append(out, *rec)
+		}
+	}
+	return out, nil
+}
+
+// ArchiveSimple (un)archives the artifact only; nil if missing.
+func (s *Service) ArchiveSimple(ctx context.Context, sc scope.Scope, id uuid.UUID, archived bool) (*registry.Artifact, error) {
+	return s.reg.ArchiveArtifact(ctx, sc, fam, id, archived)
+}

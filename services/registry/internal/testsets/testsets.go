@@ -1,0 +1,186 @@
+// Package testsets holds what is particular to testsets on top of the
+// registry's git model: commits of testcase rows (full data or deltas),
+// content-addressed blobs, file import and export, and the simple surface
+// that merges a testset, its default variant and latest revision.
+package testsets
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/canon"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/tcfile"
+	"github.com/assayhq/assay/services/registry/internal/testcases"
+)
+
+const fam = registry.Testsets
+
+// Service implements the testset use cases.
+type Service struct {
+	reg    *registry.Service
+	limits tcfile.Limits
+}
+
+// NewService returns a testset service; limits bound uploads and commits.
+func NewService(reg *registry.Service, limits tcfile.Limits) *Service {
+	return &Service{reg: reg, limits: limits}
+}
+
+// Limits returns the configured row and size limits.
+func (s *Service) Limits() tcfile.Limits { return s.limits }
+
+// Commit is a testset commit: either full rows or a delta against a base.
+type Commit struct {
+	ArtifactID uuid.UUID
+	VariantID  *uuid.UUID
+	Slug       string
+	Header     registry.Header
+	Message    *string
+	// Rows is the full data when HasData; nil rows with HasData commit an
+	// empty revision ({"testcases": []} counts as data).
+	HasData bool
+	Rows    []testcases.Row
+	// Delta applies to BaseRevisionID, else the default variant's latest.
+	Delta          *testcases.Delta
+	BaseRevisionID *uuid.UUID
+	// Dedup assigns testcase_dedup_id to every row (simple and upload
+	// paths); JSONBody also moves a body's __dedup_id__ first.
+	Dedup, JSONBody bool
+	Initial         bool
+}
+
+// ErrTooManyRows is the 413 for a commit over the row limit.
+func (s *Service) errTooManyRows() error {
+	return errs.New(errs.TooLarge, "testsets.too_large",
+		"Testset exceeds the maximum count of "+itoa(s.limits.MaxRows)+" testcases per testset.")
+}
+
+// Commit stores a new revision. A delta without a base gives nil.
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, error) {
+	r, _, err := s.commit(ctx, sc, c)
+	return r, err
+}
+
+// commit also returns the blobs of the revision as committed, in order.
+func (s *Service) commit(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, []registry.Testcase, error) {
+	rows := c.Rows
+	if c.Delta != nil {
+		base, err := s.base(ctx, sc, c)
+		if err != nil || base == nil {
+			return nil, nil, err
+		}
+		baseRows, err := s.Rows(ctx, sc, base)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = testcases.ApplyDelta(baseRows, *c.Delta)
+		if c.VariantID == nil {
+			c.VariantID = &base.VariantID
+		}
+		if c.Message == nil {
+			m := "Patched testset revision"
+			c.Message = &m
+		}
+		if c.Header.Description == nil {
+			c.Header.Description = base.Description
+		}
+		c.HasData = true
+	}
+	if c.VariantID == nil {
+		return nil, nil, registry.Invalid("testset_revision.testset_variant_id is required.")
+	}
+	if s.limits.MaxRows > 0 && len(rows) > s.limits.MaxRows {
+		return nil, nil, s.errTooManyRows()
+	}
+	rev := registry.Revision{ArtifactID: c.ArtifactID, VariantID: *c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
+	var blobs []registry.Testcase
+	if c.HasData {
+		if c.Dedup {
+			rows = testcases.AssignDedup(rows, c.JSONBody)
+		}
+		testcases.AssignIDs(c.ArtifactID, rows)
+		rev.TestcaseIDs = make([]uuid.UUID, len(rows))
+		blobs = make([]registry.Testcase, len(rows))
+		setID := c.ArtifactID
+		for i, r := range rows {
+			rev.TestcaseIDs[i] = r.ID
+			blobs[i] = registry.Testcase{ID: r.ID, SetID: &setID, Data: canon.AppendCompact(nil, r.Data),
+				Flags: rawObject(r.Flags), Tags: rawObject(r.Tags), Meta: rawObject(r.Meta)}
+		}
+	}
+	r, err := s.reg.Commit(ctx, sc, fam, registry.Commit{Revision: rev, Testcases: blobs, Initial: c.Initial})
+	return r, blobs, err
+}
+
+func (s *Service) base(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, error) {
+	if c.BaseRevisionID != nil {
+		return s.reg.Revision(ctx, sc, fam, *c.BaseRevisionID)
+	}
+	v, err := s.reg.DefaultVariant(ctx, sc, fam, c.ArtifactID)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return s.reg.LatestRevision(ctx, sc, fam, v.ID)
+}
+
+// Testcases loads the revision's testcases in order.
+func (s *Service) Testcases(ctx context.Context, sc scope.Scope, r *registry.Revision) ([]registry.Testcase, error) {
+	return s.reg.Testcases(ctx, sc, r.TestcaseIDs)
+}
+
+// Rows loads the revision's testcases as editable rows.
+func (s *Service) Rows(ctx context.Context, sc scope.Scope, r *registry.Revision) ([]testcases.Row, error) {
+	tcs, err := s.Testcases(ctx, sc, r)
+	if err != nil {
+		return nil, err
+	}
+	return ToRows(tcs)
+}
+
+// ToRows parses stored testcases back into editable rows.
+func ToRows(tcs []registry.Testcase) ([]testcases.Row, error) {
+	rows := make([]testcases.Row, len(tcs))
+	for i, tc := range tcs {
+		data, err := canon.ParseObject(tc.Data)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = testcases.Row{ID: tc.ID, Data: data}
+		for _, m := range []struct {
+			raw []byte
+			dst **canon.Object
+		}{{tc.Flags, &rows[i].Flags}, {tc.Tags, &rows[i].Tags}, {tc.Meta, &rows[i].Meta}} {
+			if m.raw != nil {
+				if *m.dst, err = canon.ParseObject(m.raw); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return rows, nil
+}
+
+// sameIDs reports whether a revision already holds exactly ids.
+func sameIDs(r *registry.Revision, ids []uuid.UUID) bool {
+	return r != nil && r.TestcaseIDs != nil && slices.Equal(r.TestcaseIDs, ids)
+}
+
+func rawObject(o *canon.Object) []byte {
+	if o == nil {
+		return nil
+	}
+	return canon.AppendCompact(nil, o)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// inTx runs fn with a service whose writes form one transaction.
+func (s *Service) inTx(ctx context.Context, fn func(*Service) error) error {
+	return s.reg.InTx(ctx, func(r *registry.Service) error { return fn(&Service{reg: r, limits: s.limits}) })
+}
