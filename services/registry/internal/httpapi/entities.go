@@ -66,11 +66,12 @@ func (k kind) revision(r *registry.Revision, withSlugs bool) *obj {
 
 // envelope renders {"count": n, key: v}, or {"count": 0} when v is nil.
 func envelope(key string, v *obj) json.RawMessage {
-	e := newObj()
 	if v == nil {
-		return e.put("count", 0).done()
+		return newObj().put("count", 0).done()
 	}
-	return e.put("count", 1).put(key, json.RawMessage(v.done())).done()
+	inner := v.done()
+	e := &obj{b: append(make([]byte, 0, len(inner)+len(key)+32), '{')}
+	return e.put("count", 1).put(key, json.RawMessage(inner)).done()
 }
 
 // list renders {"count": n, key: [...], "windowing"?: w}.

@@ -311,7 +311,7 @@ func (a *testsetAPI) testcasesByID(c echo.Context) error {
 }
 
 func sendTestcases(c echo.Context, tcs []registry.Testcase, win json.RawMessage) error {
-	o := newObj().put("count", len(tcs))
+	o := (&obj{b: append(make([]byte, 0, testcasesSize(tcs)+64), '{')}).put("count", len(tcs))
 	o.key("testcases")
 	o.b = appendTestcases(o.b, tcs, true)
 	return send(c, o.put("windowing", win).done())

@@ -41,8 +41,8 @@ func insertTestcases(ctx context.Context, tx pgx.Tx, p uuid.UUID, tcs []registry
 	}
 	first := tcs[0]
 	_, err := tx.Exec(ctx, `INSERT INTO testcases (project_id, id, set_id, data, flags, tags, meta, created_at, created_by_id)
-		SELECT $1, t.id, $2, t.data, t.flags, t.tags, t.meta, $7, $8
-		FROM unnest($3::uuid[], $4::json[], $5::jsonb[], $6::jsonb[], $9::jsonb[]) AS t(id, data, flags, tags, meta)
+		SELECT $1, t.id, $2, t.data::json, t.flags::jsonb, t.tags::jsonb, t.meta::jsonb, $7, $8
+		FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $9::text[]) AS t(id, data, flags, tags, meta)
 		ON CONFLICT (project_id, id) DO NOTHING`, p, first.SetID, ids, data, flags, tags, first.CreatedAt, first.CreatedByID, meta)
 	if err != nil {
 		return fmt.Errorf("insert testcases: %w", err)
