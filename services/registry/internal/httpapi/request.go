@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"regexp"
 	"time"
@@ -307,7 +306,5 @@ func compact(v json.RawMessage) json.RawMessage {
 }
 
 func fieldMissing(loc ...any) error { return errs.Field("Field required", nil, loc...) }
-
-var _ = fmt.Sprint
 
 func fieldInvalid(msg string, input any, loc ...any) error { return errs.Field(msg, input, loc...) }

@@ -428,17 +428,23 @@ func (s *Service) Fork(ctx context.Context, sc scope.Scope, f Family, v *Variant
 		lineage = lineage[:cut+1]
 	}
 	v.ArtifactID = src.ArtifactID
-	nv, err := s.CreateVariant(ctx, sc, f, v)
+	var nv *Variant
+	err = s.InTx(ctx, func(tx *Service) error {
+		if nv, err = tx.CreateVariant(ctx, sc, f, v); err != nil {
+			return err
+		}
+		suffix := "_" + hex.EncodeToString(nv.ID[:])
+		for _, r := range lineage {
+			c := r
+			c.VariantID, c.Slug = nv.ID, r.Slug+suffix
+			if _, err := tx.Commit(ctx, sc, f, Commit{Revision: c}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	suffix := "_" + hex.EncodeToString(nv.ID[:])
-	for _, r := range lineage {
-		c := r
-		c.VariantID, c.Slug = nv.ID, r.Slug+suffix
-		if _, err := s.Commit(ctx, sc, f, Commit{Revision: c}); err != nil {
-			return nil, err
-		}
 	}
 	return nv, nil
 }
