@@ -88,10 +88,12 @@ const testcaseCols = `id, set_id, data::text, flags, tags, meta, created_at, cre
 func scanTestcase(row pgx.Row) (*registry.Testcase, error) {
 	var tc registry.Testcase
 	var data string
-	if err := row.Scan(&tc.ID, &tc.SetID, &data, &tc.Flags, &tc.Tags, &tc.Meta, &tc.CreatedAt, &tc.CreatedByID); err != nil {
+	var id, set, by pgtype.UUID // binary; uuid.UUID would be scanned from text
+	if err := row.Scan(&id, &set, &data, &tc.Flags, &tc.Tags, &tc.Meta, &tc.CreatedAt, &by); err != nil {
 		return nil, err
 	}
-	tc.Data = json.RawMessage(data)
+	tc.ID, tc.Data = id.Bytes, json.RawMessage(data)
+	tc.SetID, tc.CreatedByID = optUUID(set), optUUID(by)
 	return &tc, nil
 }
 
@@ -159,4 +161,12 @@ func (s *Store) TestcasesBySet(ctx context.Context, p, setID uuid.UUID, win *reg
 		return nil, fmt.Errorf("query testcases: %w", err)
 	}
 	return collect(rows, scanTestcase)
+}
+
+func optUUID(u pgtype.UUID) *uuid.UUID {
+	if !u.Valid {
+		return nil
+	}
+	id := uuid.UUID(u.Bytes)
+	return &id
 }
