@@ -507,4 +507,3 @@ func (a *workflowAPI) harness(c echo.Context) error {
 	}
 	return sendJSON(c, map[string]any{"count": 1, "harness": h})
 }
-

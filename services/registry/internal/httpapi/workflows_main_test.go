@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"net/http"
 	"sync"
 
 	"github.com/assayhq/assay/pkg/scope"
@@ -41,4 +42,9 @@ func (f *fakeTracing) Run(_ context.Context, sc scope.Scope, q tracingclient.Que
 	f.scopes = append(f.scopes, sc)
 	r := f.result
 	return &r, nil
+}
+
+// setScope adds the internal token and the test project's scope.
+func setScope(req *http.Request, s *server) {
+	scope.Set(req.Header, token, scope.Scope{ProjectID: s.project, UserID: s.user})
 }
