@@ -42,7 +42,9 @@ func ParseURI(s, provider string) (URI, bool) {
 func (u URI) String() string { return u.Provider + ":" + u.Kind + ":" + u.Key + ":" + u.Version }
 
 // Managed reports whether the URI names one of our own handlers.
-func (u URI) Managed(provider string) bool { return u.Provider == provider || u.Provider == AliasProvider }
+func (u URI) Managed(provider string) bool {
+	return u.Provider == provider || u.Provider == AliasProvider
+}
 
 // Normalize rewrites the alias provider of a full URI to ours, leaving
 // every other URI exactly as sent.
