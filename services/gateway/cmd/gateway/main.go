@@ -19,6 +19,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/internal/seeder"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -70,7 +71,7 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts:        accounts.NewService(pgstore.New(pool), verifier, nil),
+		Accounts:        accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout)),
 		Verifier:        verifier,
 		AdminKey:        cfg.AdminKey,
 		InternalToken:   cfg.InternalToken,

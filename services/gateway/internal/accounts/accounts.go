@@ -178,7 +178,7 @@ type Store interface {
 }
 
 // Seeder creates a new project's default environments and evaluators. The
-// registry owns those; until it offers seeding, Service runs without one.
+// registry owns those; the gateway's seeder package calls it over HTTP.
 type Seeder interface {
 	SeedProject(ctx context.Context, projectID, userID uuid.UUID) error
 }

@@ -16,6 +16,16 @@ type kind struct {
 	// generic: revisions and variants also carry artifact_id/variant_id
 	// (every family but testsets).
 	generic bool
+	// alias is a second entity prefix the ids are also sent under
+	// ("workflow" for applications and evaluators).
+	alias string
+	// revFlags and varFlags, when set, compute the flags a revision or a
+	// variant shows (workflow revisions merge the artifact's role flags;
+	// workflow variants show the artifact's flags as their own).
+	revFlags func(r *registry.Revision) json.RawMessage
+	varFlags func(v *registry.Variant) json.RawMessage
+	// noWindowing: list responses never carry windowing.
+	noWindowing bool
 }
 
 var testsetKind = kind{fam: registry.Testsets, key: "testset", plural: "testsets"}
@@ -41,7 +51,14 @@ func (k kind) variant(v *registry.Variant) *obj {
 	o := newObj().put("id", v.ID).put("slug", v.Slug)
 	o.put(k.key+"_id", v.ArtifactID).put(k.key+"_slug", v.ArtifactSlug)
 	o.put("artifact_id", v.ArtifactID).put("artifact_slug", v.ArtifactSlug)
-	header(o, v.Header)
+	if k.alias != "" {
+		o.put(k.alias+"_id", v.ArtifactID).put(k.alias+"_slug", v.ArtifactSlug)
+	}
+	h := v.Header
+	if k.varFlags != nil {
+		h.Flags = k.varFlags(v)
+	}
+	header(o, h)
 	lifecycle(o, v.Lifecycle)
 	return o
 }
@@ -54,11 +71,21 @@ func (k kind) revision(r *registry.Revision, withSlugs bool) *obj {
 	if k.generic {
 		o.put("artifact_id", r.ArtifactID).put("variant_id", r.VariantID)
 	}
+	if k.alias != "" {
+		o.put(k.alias+"_id", r.ArtifactID).put(k.alias+"_variant_id", r.VariantID)
+	}
 	if withSlugs {
 		o.put(k.key+"_slug", r.ArtifactSlug).put(k.key+"_variant_slug", r.VariantSlug)
 		o.put("artifact_slug", r.ArtifactSlug).put("variant_slug", r.VariantSlug)
+		if k.alias != "" {
+			o.put(k.alias+"_slug", r.ArtifactSlug).put(k.alias+"_variant_slug", r.VariantSlug)
+		}
 	}
-	header(o, r.Header)
+	h := r.Header
+	if k.revFlags != nil {
+		h.Flags = k.revFlags(r)
+	}
+	header(o, h)
 	o.put("message", r.Message).put("author", r.Author).put("date", r.Date)
 	lifecycle(o, r.Lifecycle)
 	return o

@@ -21,6 +21,17 @@ type git struct {
 	// revisionData adds the family's data to a rendered revision; b is the
 	// request body (nil for GET) and carries the family's read options.
 	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *registry.Revision, opts readOpts) error
+	// artifactIn, if set, checks and narrows an artifact before it is
+	// created or edited (role flags, reserved slugs).
+	artifactIn func(a *registry.Artifact) error
+	// slugIn, if set, checks the slug of a new variant (fork included).
+	slugIn func(slug string) error
+	// editArtifactFn, if set, replaces the full-replace artifact edit
+	// (the workflow family edits partially).
+	editArtifactFn echo.HandlerFunc
+	// forceFlags, if set, is always part of the artifact query's flag
+	// filter (applications and evaluators list only their role).
+	forceFlags json.RawMessage
 }
 
 // readOpts are the options a request gives for rendering revisions.
@@ -36,7 +47,11 @@ func (g *git) route(e *echo.Echo) {
 	p := "/" + g.k.plural
 	e.POST(p, g.createArtifact)
 	e.GET(p+"/:id", g.fetchArtifact)
-	e.PUT(p+"/:id", g.editArtifact)
+	edit := g.editArtifact
+	if g.editArtifactFn != nil {
+		edit = g.editArtifactFn
+	}
+	e.PUT(p+"/:id", edit)
 	e.POST(p+"/:id/archive", g.archiveArtifact(true))
 	e.POST(p+"/:id/unarchive", g.archiveArtifact(false))
 	e.POST(p+"/query", g.queryArtifacts)
@@ -117,6 +132,11 @@ func (g *git) createArtifact(c echo.Context) error {
 		return send(c, envelope(g.k.key, nil))
 	}
 	a.Slug = *slug
+	if g.artifactIn != nil {
+		if err := g.artifactIn(a); err != nil {
+			return err
+		}
+	}
 	out, err := g.reg.CreateArtifact(c.Request().Context(), sc, g.k.fam, a)
 	if err != nil {
 		return err
@@ -162,6 +182,11 @@ func (g *git) editArtifact(c echo.Context) error {
 	if bid == nil || *bid != id {
 		return send(c, envelope(g.k.key, nil))
 	}
+	if g.artifactIn != nil {
+		if err := g.artifactIn(a); err != nil {
+			return err
+		}
+	}
 	out, err := g.reg.EditArtifact(c.Request().Context(), sc, g.k.fam, a)
 	return g.sendArtifact(c, out, err)
 }
@@ -204,6 +229,9 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
+	if g.forceFlags != nil {
+		q.Filter.Flags = mergeFlags(q.Filter.Flags, g.forceFlags)
+	}
 	as, err := g.reg.QueryArtifacts(c.Request().Context(), sc, g.k.fam, q)
 	if err != nil {
 		return err
@@ -212,7 +240,7 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	for i := range as {
 		items[i] = g.k.artifact(&as[i]).done()
 	}
-	return send(c, list(g.k.plural, items, nextWindow(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
+	return send(c, list(g.k.plural, items, g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
 }
 
 // ---- variants
@@ -246,6 +274,11 @@ func (g *git) createVariant(c echo.Context) error {
 	}
 	if slug == nil {
 		return send(c, envelope(g.variantKey(), nil))
+	}
+	if g.slugIn != nil {
+		if err := g.slugIn(*slug); err != nil {
+			return err
+		}
 	}
 	if artifactID == nil {
 		return fieldMissing("body", g.variantKey(), g.k.key+"_id")
@@ -340,6 +373,11 @@ func (g *git) forkVariant(c echo.Context) error {
 	}
 	if slug == nil {
 		return fieldMissing("body", g.variantKey(), "slug")
+	}
+	if g.slugIn != nil {
+		if err := g.slugIn(*slug); err != nil {
+			return err
+		}
 	}
 	v.Slug = *slug
 	if v.Name == nil {
@@ -460,7 +498,7 @@ func (g *git) queryRevisions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return g.sendRevisions(c, sc, rs, opts, nextWindow(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
+	return g.sendRevisions(c, sc, rs, opts, g.window(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
 }
 
 func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []registry.Revision, opts readOpts, win json.RawMessage) error {
@@ -512,4 +550,26 @@ func (g *git) retrievalInfo(r *registry.Revision) func(*obj) {
 			put(g.k.key+"_revision", registry.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
 		e.put("retrieval_info", json.RawMessage(newObj().put("references", json.RawMessage(refs.done())).done()))
 	}
+}
+
+// window is the response windowing of a list, unless the family never
+// sends one.
+func (g *git) window(win *registry.Windowing, n int, lastID func() string) json.RawMessage {
+	if g.k.noWindowing {
+		return nil
+	}
+	return nextWindow(win, n, lastID)
+}
+
+// mergeFlags adds the members of force to a flag filter object.
+func mergeFlags(filter, force json.RawMessage) json.RawMessage {
+	m := map[string]any{}
+	_ = json.Unmarshal(filter, &m)
+	var f map[string]any
+	_ = json.Unmarshal(force, &f)
+	for k, v := range f {
+		m[k] = v
+	}
+	out, _ := json.Marshal(m)
+	return out
 }

@@ -34,6 +34,7 @@ type server struct {
 	url     string
 	project uuid.UUID
 	user    uuid.UUID
+	tracing *fakeTracing // records the queries /queries retrieve runs
 }
 
 func newServer(t *testing.T, limits ...tcfile.Limits) *server {
@@ -47,10 +48,11 @@ func newServer(t *testing.T, limits ...tcfile.Limits) *server {
 	}
 	reg := registry.NewService(pgstore.New(pool))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
-	httpapi.Register(srv.Echo, token, httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, lim)})
+	tr := &fakeTracing{}
+	httpapi.Register(srv.Echo, token, withWorkflows(httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, lim)}, tr))
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
-	return &server{url: ts.URL, project: uuid.New(), user: uuid.New()}
+	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr}
 }
 
 type resp struct {

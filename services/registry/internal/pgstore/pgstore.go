@@ -146,14 +146,14 @@ func (s *Store) QueryArtifacts(ctx context.Context, p uuid.UUID, f registry.Fami
 
 // ---- variants
 
-const variantCols = `v.id, v.artifact_id, a.slug, v.slug, v.name, v.description, v.flags, v.tags, v.meta, ` +
+const variantCols = `v.id, v.artifact_id, a.slug, a.flags, v.slug, v.name, v.description, v.flags, v.tags, v.meta, ` +
 	`v.created_at, v.updated_at, v.deleted_at, v.created_by_id, v.updated_by_id, v.deleted_by_id`
 
 const variantFrom = ` FROM variants v JOIN artifacts a ON a.project_id = v.project_id AND a.id = v.artifact_id`
 
 func scanVariant(row pgx.Row) (*registry.Variant, error) {
 	var v registry.Variant
-	dest := append([]any{&v.ID, &v.ArtifactID, &v.ArtifactSlug, &v.Slug}, headerDest(&v.Header)...)
+	dest := append([]any{&v.ID, &v.ArtifactID, &v.ArtifactSlug, &v.ArtifactFlags, &v.Slug}, headerDest(&v.Header)...)
 	if err := row.Scan(append(dest, lifecycleDest(&v.Lifecycle)...)...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, nil
@@ -252,7 +252,7 @@ func (s *Store) QueryVariants(ctx context.Context, p uuid.UUID, f registry.Famil
 
 // ---- revisions
 
-const revisionCols = `r.id, r.artifact_id, a.slug, r.variant_id, v.slug, r.slug, r.version, r.message, r.author, r.date, r.data, r.testcase_ids, ` +
+const revisionCols = `r.id, r.artifact_id, a.slug, r.variant_id, v.slug, r.slug, r.version, r.message, r.author, r.date, r.data, r.testcase_ids, a.flags, ` +
 	`r.name, r.description, r.flags, r.tags, r.meta, ` +
 	`r.created_at, r.updated_at, r.deleted_at, r.created_by_id, r.updated_by_id, r.deleted_by_id`
 
@@ -263,7 +263,7 @@ func scanRevision(row pgx.Row) (*registry.Revision, error) {
 	var r registry.Revision
 	var ids []pgtype.UUID
 	dest := []any{&r.ID, &r.ArtifactID, &r.ArtifactSlug, &r.VariantID, &r.VariantSlug, &r.Slug, &r.Version,
-		&r.Message, &r.Author, &r.Date, &r.Data, &ids}
+		&r.Message, &r.Author, &r.Date, &r.Data, &ids, &r.ArtifactFlags}
 	dest = append(dest, headerDest(&r.Header)...)
 	if err := row.Scan(append(dest, lifecycleDest(&r.Lifecycle)...)...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -59,7 +59,10 @@ type Variant struct {
 	ID           uuid.UUID
 	ArtifactID   uuid.UUID
 	ArtifactSlug string
-	Slug         string
+	// ArtifactFlags are the parent artifact's flags, read with the variant:
+	// workflow-family variants show them as their own.
+	ArtifactFlags json.RawMessage
+	Slug          string
 	Header
 	Lifecycle
 }
@@ -80,6 +83,9 @@ type Revision struct {
 	Date         time.Time
 	Data         json.RawMessage
 	TestcaseIDs  []uuid.UUID
+	// ArtifactFlags are the parent artifact's flags: workflow-family
+	// revisions merge the role flags from there on read.
+	ArtifactFlags json.RawMessage
 	Header
 	Lifecycle
 }

@@ -172,6 +172,10 @@ type Commit struct {
 	Initial   bool
 	// Check, if set, runs under the variant lock with the current head.
 	Check func(head *Revision, count int) error
+	// Prepare, if set, runs under the variant lock after Check and may
+	// complete the revision from the head (a delta applied to the head must
+	// see the head no concurrent commit can change).
+	Prepare func(r *Revision, head *Revision, count int) error
 }
 
 // ErrInitialExists is the 409 of an initial commit on a variant that has one.
@@ -191,13 +195,25 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, f Family, c Commit
 		c.Testcases[i].CreatedAt, c.Testcases[i].CreatedByID = now, userOf(sc)
 	}
 	check := c.Check
+	if c.Prepare != nil {
+		inner := check
+		check = func(head *Revision, count int) error {
+			if inner != nil {
+				if err := inner(head, count); err != nil {
+					return err
+				}
+			}
+			return c.Prepare(&r, head, count)
+		}
+	}
 	if c.Initial {
+		inner := check
 		check = func(head *Revision, count int) error {
 			if count > 0 {
 				return ErrInitialExists
 			}
-			if c.Check != nil {
-				return c.Check(head, count)
+			if inner != nil {
+				return inner(head, count)
 			}
 			return nil
 		}
@@ -448,3 +464,8 @@ func (s *Service) Fork(ctx context.Context, sc scope.Scope, f Family, v *Variant
 	}
 	return nv, nil
 }
+
+// Consistent checks every id, slug and version in refs against r, as
+// Resolve does (rule 5); environment-backed lookups use it on the revision
+// an environment names.
+func Consistent(key string, refs Refs, r *Revision) error { return consistent(key, refs, r) }

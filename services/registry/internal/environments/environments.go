@@ -1,0 +1,218 @@
+// Package environments holds the environment use cases: revisions whose
+// data is a map of deployment keys to reference groups, commits by full
+// data or by a set/remove delta, and lookups of what a key deploys.
+package environments
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// Group is one deployment: entity type ("application", "application_variant",
+// "application_revision", ...) to reference.
+type Group map[string]registry.Ref
+
+// References maps a deployment key ("my-app.revision") to its group.
+type References map[string]Group
+
+// Data is an environment revision's data.
+type Data struct {
+	References References `json:"references"`
+}
+
+// Delta sets and removes keys of the newest references.
+type Delta struct {
+	Set    References `json:"set,omitempty"`
+	Remove []string   `json:"remove,omitempty"`
+}
+
+// Service implements environment commits over the registry.
+type Service struct{ reg *registry.Service }
+
+// NewService returns a service.
+func NewService(reg *registry.Service) *Service { return &Service{reg: reg} }
+
+// ParseData checks raw against the data model: only "references", a map
+// of groups of references. loc prefixes 422 locations.
+func ParseData(raw json.RawMessage, loc ...any) (*Data, error) {
+	at := func(k ...any) []any { return append(append([]any{}, loc...), k...) }
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errs.Field("Input should be a valid dictionary", json.RawMessage(raw), loc...)
+	}
+	for k, v := range m {
+		if k != "references" {
+			return nil, errs.Field("Extra inputs are not permitted", v, at(k)...)
+		}
+	}
+	d := &Data{}
+	if v, ok := m["references"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		refs, err := parseRefs(v, at("references")...)
+		if err != nil {
+			return nil, err
+		}
+		d.References = refs
+	}
+	return d, nil
+}
+
+func parseRefs(raw json.RawMessage, loc ...any) (References, error) {
+	at := func(k ...any) []any { return append(append([]any{}, loc...), k...) }
+	var groups map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &groups); err != nil {
+		return nil, errs.Field("Input should be a map of keys to reference groups", json.RawMessage(raw), loc...)
+	}
+	out := References{}
+	for key, g := range groups {
+		grp := Group{}
+		for typ, rv := range g {
+			var ref registry.Ref
+			if err := json.Unmarshal(rv, &ref); err != nil {
+				return nil, errs.Field("Input should be a valid reference", rv, at(key, typ)...)
+			}
+			grp[typ] = ref
+		}
+		out[key] = grp
+	}
+	return out, nil
+}
+
+// ParseDelta reads {"set": {...}, "remove": [...]}.
+func ParseDelta(raw json.RawMessage, loc ...any) (*Delta, error) {
+	at := func(k ...any) []any { return append(append([]any{}, loc...), k...) }
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errs.Field("Input should be a valid dictionary", json.RawMessage(raw), loc...)
+	}
+	d := &Delta{}
+	for k, v := range m {
+		switch k {
+		case "set":
+			refs, err := parseRefs(v, at("set")...)
+			if err != nil {
+				return nil, err
+			}
+			d.Set = refs
+		case "remove":
+			if err := json.Unmarshal(v, &d.Remove); err != nil {
+				return nil, errs.Field("Input should be a list of keys", v, at("remove")...)
+			}
+		default:
+			return nil, errs.Field("Extra inputs are not permitted", v, at(k)...)
+		}
+	}
+	return d, nil
+}
+
+// Encode renders the data; nil references are null.
+func (d *Data) Encode() json.RawMessage {
+	if d == nil {
+		return nil
+	}
+	if d.References == nil {
+		return json.RawMessage(`{"references":null}`)
+	}
+	raw, _ := json.Marshal(d)
+	return raw
+}
+
+// Commit is one environment commit: Data replaces, Delta patches the
+// newest references of the variant. Neither: the revision has no data.
+type Commit struct {
+	ArtifactID uuid.UUID
+	VariantID  uuid.UUID
+	Slug       string
+	Header     registry.Header
+	Message    *string
+	Data       *Data
+	Delta      *Delta
+	Initial    bool
+}
+
+// Commit stores the next revision. A delta is applied under the variant
+// lock to the newest revision that has references, so concurrent deploys
+// never lose each other's keys.
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, error) {
+	rev := registry.Revision{ArtifactID: c.ArtifactID, VariantID: c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
+	// Environment revisions have no typed flags.
+	rev.Flags = nil
+	if c.Data != nil {
+		rev.Data = c.Data.Encode()
+	}
+	cm := registry.Commit{Revision: rev, Initial: c.Initial}
+	if c.Delta != nil {
+		cm.Prepare = func(r *registry.Revision, head *registry.Revision, _ int) error {
+			base, err := s.newestReferences(ctx, sc, head, c.VariantID)
+			if err != nil {
+				return err
+			}
+			for _, k := range c.Delta.Remove {
+				delete(base, k)
+			}
+			for k, g := range c.Delta.Set {
+				base[k] = g
+			}
+			if len(base) == 0 { // an emptied map is stored as null, as the reference does
+				base = nil
+			}
+			r.Data = (&Data{References: base}).Encode()
+			return nil
+		}
+	}
+	return s.reg.Commit(ctx, sc, registry.Environments, cm)
+}
+
+// newestReferences returns a copy of the references of the newest
+// non-archived revision that has any: the head in the common case.
+func (s *Service) newestReferences(ctx context.Context, sc scope.Scope, head *registry.Revision, variantID uuid.UUID) (References, error) {
+	if refs := referencesOf(head); len(refs) > 0 {
+		return refs, nil
+	}
+	order, limit := "descending", 100
+	var next *uuid.UUID
+	for {
+		rs, err := s.reg.QueryRevisions(ctx, sc, registry.Environments, registry.Query{
+			VariantRefs: []registry.Ref{{ID: &variantID}}, Windowing: &registry.Windowing{Order: &order, Limit: &limit, Next: next}})
+		if err != nil {
+			return nil, err
+		}
+		for i := range rs {
+			if refs := referencesOf(&rs[i]); len(refs) > 0 {
+				return refs, nil
+			}
+		}
+		if len(rs) < limit {
+			return References{}, nil
+		}
+		next = &rs[len(rs)-1].ID
+	}
+}
+
+// ReferencesOf decodes a revision's references; empty when it has none.
+func ReferencesOf(r *registry.Revision) References { return referencesOf(r) }
+
+func referencesOf(r *registry.Revision) References {
+	out := References{}
+	if r == nil || r.Data == nil {
+		return out
+	}
+	var d Data
+	if json.Unmarshal(r.Data, &d) != nil {
+		return out
+	}
+	for k, g := range d.References {
+		out[k] = g
+	}
+	return out
+}
+
+// With returns the service over another registry service (one bound to a
+// transaction).
+func (s *Service) With(reg *registry.Service) *Service { return &Service{reg: reg} }

@@ -1,0 +1,222 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true}
+
+// guardFlags narrows environment artifact flags to {is_guarded}.
+func guardFlags(f json.RawMessage) json.RawMessage {
+	if f == nil {
+		return nil
+	}
+	var m map[string]any
+	_ = json.Unmarshal(f, &m)
+	g, _ := m["is_guarded"].(bool)
+	if g {
+		return json.RawMessage(`{"is_guarded":true}`)
+	}
+	return json.RawMessage(`{"is_guarded":false}`)
+}
+
+// environmentAPI serves /environments and /simple/environments.
+type environmentAPI struct {
+	git    *git
+	reg    *registry.Service
+	envs   *environments.Service
+	simple *simpleAPI
+}
+
+func newEnvironmentAPI(reg *registry.Service, envs *environments.Service) *environmentAPI {
+	a := &environmentAPI{reg: reg, envs: envs}
+	a.git = &git{k: environmentKind, reg: reg, artifactIn: func(ar *registry.Artifact) error {
+		ar.Flags = guardFlags(ar.Flags)
+		return nil
+	}}
+	a.simple = &simpleAPI{k: environmentKind, reg: reg, narrow: guardFlags, archiveVariant: true,
+		parse: func(raw json.RawMessage, loc []any) (any, error) {
+			if isNull(raw) {
+				return nil, nil
+			}
+			return environments.ParseData(raw, loc...)
+		},
+		commit: func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error) {
+			cm := environments.Commit{VariantID: variantID}
+			if msg != "" {
+				cm.Message = &msg
+			} else {
+				// An edit without data leaves the head with no references,
+				// as the reference does; create without data likewise.
+				cm.Data = &environments.Data{}
+			}
+			if d, ok := data.(*environments.Data); ok {
+				cm.Data = d
+			}
+			return envs.With(tx).Commit(ctx, sc, cm)
+		}}
+	return a
+}
+
+func (a *environmentAPI) route(e *echo.Echo) {
+	a.git.route(e)
+	e.POST("/environments/revisions", a.createRevision)
+	e.POST("/environments/revisions/commit", a.commit)
+	e.POST("/environments/revisions/retrieve", a.retrieve(false))
+	e.POST("/environments/revisions/resolve", a.retrieve(true))
+	a.simple.route(e)
+	e.POST("/simple/environments/:id/guard", a.guard(true))
+	e.POST("/simple/environments/:id/unguard", a.guard(false))
+}
+
+func (a *environmentAPI) createRevision(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in := b.require("environment_revision")
+	if err := errOf(b); err != nil {
+		return err
+	}
+	cm := environments.Commit{Header: in.header(), Initial: true}
+	slug := in.slug("slug")
+	art := in.id("environment_id", "artifact_id")
+	v := in.id("environment_variant_id", "variant_id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if v == nil {
+		return send(c, envelope("environment_revision", nil))
+	}
+	if art != nil {
+		cm.ArtifactID = *art
+	}
+	cm.VariantID = *v
+	if slug != nil {
+		cm.Slug = *slug
+	}
+	msg := "Initial revision"
+	cm.Message = &msg
+	r, err := a.envs.Commit(c.Request().Context(), sc, cm)
+	if err != nil {
+		return err
+	}
+	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
+}
+
+func (a *environmentAPI) commit(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	key := "environment_revision"
+	if !b.has(key) && b.has(key+"_commit") {
+		key += "_commit"
+	}
+	in := b.require(key)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	cm := environments.Commit{Header: in.header(), Message: in.str("message")}
+	cm.Header.Flags = nil
+	slug := in.slug("slug")
+	art := in.id("environment_id", "artifact_id")
+	v := in.id("environment_variant_id", "variant_id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	data, delta := in.m["data"], in.m["delta"]
+	switch {
+	case !isNull(data) && !isNull(delta):
+		return registry.Invalid("Provide either data or delta for a commit, not both.")
+	case isNull(data) && isNull(delta):
+		return registry.Invalid("Provide either data or delta for a commit.")
+	}
+	if v == nil {
+		return fieldMissing("body", key, "environment_variant_id")
+	}
+	// The reference needs environment_id too and answers {count:0} without
+	// it; the variant names its artifact, so we derive it instead.
+	if art != nil {
+		cm.ArtifactID = *art
+	}
+	cm.VariantID = *v
+	if slug != nil {
+		cm.Slug = *slug
+	}
+	if !isNull(data) {
+		if cm.Data, err = environments.ParseData(data, "body", key, "data"); err != nil {
+			return err
+		}
+	} else if cm.Delta, err = environments.ParseDelta(delta, "body", key, "delta"); err != nil {
+		return err
+	}
+	r, err := a.envs.Commit(c.Request().Context(), sc, cm)
+	if err != nil {
+		return err
+	}
+	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
+}
+
+func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, _, b, err := request(c, false)
+		if err != nil {
+			return err
+		}
+		refs := registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+		if err := errOf(b); err != nil {
+			return err
+		}
+		r, err := a.reg.Resolve(c.Request().Context(), sc, registry.Environments, "environment", refs)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return send(c, envelope("environment_revision", nil))
+		}
+		extra := []func(*obj){a.git.retrievalInfo(r)}
+		if resolve {
+			extra = append(extra, func(e *obj) {
+				e.put("resolution_info", map[string]any{"references_used": []any{}, "depth_reached": 0, "embeds_resolved": 0, "errors": []any{}})
+			})
+		}
+		return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, extra...)
+	}
+}
+
+// guard sets or clears is_guarded, rewriting the other fields unchanged.
+func (a *environmentAPI) guard(on bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, id, _, err := request(c, true)
+		if err != nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		cur, v, r, err := a.simple.current(ctx, sc, a.reg, id)
+		if err != nil || cur == nil {
+			if err == nil {
+				return send(c, envelope("environment", nil))
+			}
+			return err
+		}
+		next := *cur
+		next.Flags = guardFlags(json.RawMessage(`{}`))
+		if on {
+			next.Flags = json.RawMessage(`{"is_guarded":true}`)
+		}
+		out, err := a.reg.EditArtifact(ctx, sc, registry.Environments, &next)
+		if err != nil {
+			return err
+		}
+		return a.simple.sendRecord(c, out, v, r)
+	}
+}

@@ -1,0 +1,509 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/catalog"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/workflows"
+)
+
+// workflowKind is the kind of one role of the workflow family: plain
+// workflows, applications or evaluators share the tables and slugs.
+func workflowKind(key, plural string) kind {
+	k := kind{fam: registry.Workflows, key: key, plural: plural, generic: true,
+		revFlags: workflows.RevisionFlags,
+		varFlags: func(v *registry.Variant) json.RawMessage { return v.ArtifactFlags }}
+	if key != "workflow" {
+		k.alias = "workflow"
+	}
+	if key == "evaluator" {
+		k.noWindowing = true
+	}
+	return k
+}
+
+// workflowAPI serves /workflows, /applications or /evaluators and their
+// catalogs.
+type workflowAPI struct {
+	git  *git
+	reg  *registry.Service
+	wf   *workflows.Service
+	role string // "" for workflows, else the flag the role forces
+}
+
+func newWorkflowAPI(reg *registry.Service, wf *workflows.Service, key, plural string) *workflowAPI {
+	a := &workflowAPI{reg: reg, wf: wf}
+	switch key {
+	case "application":
+		a.role = "is_application"
+	case "evaluator":
+		a.role = "is_evaluator"
+	}
+	a.git = &git{k: workflowKind(key, plural), reg: reg, slugIn: workflows.CheckSlug,
+		artifactIn: func(ar *registry.Artifact) error {
+			if err := workflows.CheckSlug(ar.Slug); ar.Slug != "" && err != nil {
+				return err
+			}
+			ar.Flags = workflows.ArtifactFlags(ar.Flags, a.role)
+			return nil
+		}}
+	a.git.editArtifactFn = a.editArtifact
+	if a.role != "" {
+		a.git.forceFlags = json.RawMessage(`{"` + a.role + `":true}`)
+	}
+	return a
+}
+
+func (a *workflowAPI) key() string { return a.git.k.key }
+
+func (a *workflowAPI) route(e *echo.Echo) {
+	a.git.route(e)
+	p := "/" + a.git.k.plural
+	e.POST(p+"/revisions", a.createRevision)
+	e.POST(p+"/revisions/commit", a.commit)
+	e.POST(p+"/revisions/retrieve", a.retrieve)
+	e.POST(p+"/revisions/resolve", a.resolve)
+	e.POST(p+"/revisions/deploy", a.deploy)
+
+	e.GET(p+"/catalog/types", a.types)
+	if a.role != "is_application" {
+		e.GET(p+"/catalog/types/:key", a.typeByKey)
+	}
+	e.GET(p+"/catalog/templates", a.templates)
+	e.GET(p+"/catalog/templates/:key", a.template)
+	e.GET(p+"/catalog/templates/:key/presets", a.presets)
+	e.GET(p+"/catalog/templates/:key/presets/:preset", a.preset)
+	if a.role == "" {
+		e.GET(p+"/catalog/harnesses", a.harnesses)
+		e.GET(p+"/catalog/harnesses/:key", a.harness)
+	}
+}
+
+// ---- artifact edit
+
+// editArtifact is the workflow family's partial edit: only fields present
+// and non-null change. Applications and evaluators always replace flags
+// (omitting them clears them, as the reference does); evaluators may not be
+// renamed.
+func (a *workflowAPI) editArtifact(c echo.Context) error {
+	sc, id, b, err := request(c, true)
+	if err != nil {
+		return err
+	}
+	key := a.key()
+	in := b.require(key)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	bid := in.id("id")
+	h := in.header()
+	folder := in.id("folder_id")
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if bid == nil || *bid != id {
+		if key == "evaluator" {
+			return send(c, envelope(key, nil))
+		}
+		return registry.Invalid("The " + key + " id in the path does not match the id in the body.")
+	}
+	if h.Name != nil && strings.TrimSpace(*h.Name) == "" {
+		return fieldInvalid("String should not be blank", *h.Name, "body", key, "name")
+	}
+	ctx := c.Request().Context()
+	cur, err := a.reg.Artifact(ctx, sc, registry.Workflows, id)
+	if err != nil {
+		return err
+	}
+	if cur == nil || key == "workflow" && cur.DeletedAt != nil {
+		if key == "workflow" {
+			return registry.NotFound("Workflow not found.")
+		}
+		return send(c, envelope(key, nil))
+	}
+	if key == "evaluator" && h.Name != nil && cur.Name != nil && *h.Name != *cur.Name {
+		return registry.Invalid("Renaming evaluators is temporarily disabled. Current evaluator name is '" + *cur.Name + "'.")
+	}
+	next := *cur
+	if h.Name != nil {
+		next.Name = h.Name
+	}
+	if h.Description != nil {
+		next.Description = h.Description
+	}
+	if h.Tags != nil {
+		next.Tags = h.Tags
+	}
+	if h.Meta != nil {
+		next.Meta = h.Meta
+	}
+	if folder != nil {
+		next.FolderID = folder
+	}
+	if a.role != "" || in.has("flags") {
+		next.Flags = workflows.ArtifactFlags(h.Flags, a.role)
+		if h.Flags == nil && a.role != "" {
+			next.Flags = nil
+		}
+	}
+	out, err := a.reg.EditArtifact(ctx, sc, registry.Workflows, &next)
+	return a.git.sendArtifact(c, out, err)
+}
+
+// ---- revisions
+
+func (a *workflowAPI) revisionKey() string { return a.key() + "_revision" }
+
+// ids reads the variant and artifact ids of a commit under any of their
+// names; the artifact is derived from the variant.
+func (a *workflowAPI) ids(in *body) (variant, artifact *uuid.UUID) {
+	k := a.key()
+	return in.id(k+"_variant_id", "workflow_variant_id", "variant_id"), in.id(k+"_id", "workflow_id", "artifact_id")
+}
+
+func (a *workflowAPI) createRevision(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	in := b.require(a.revisionKey())
+	if err := errOf(b); err != nil {
+		return err
+	}
+	slug := in.slug("slug")
+	h := in.header()
+	v, _ := a.ids(in)
+	if err := errOf(in); err != nil {
+		return err
+	}
+	if v == nil {
+		return send(c, envelope(a.revisionKey(), nil))
+	}
+	ci := workflows.CommitInput{Key: a.key(), VariantID: *v, Header: h, Initial: true}
+	ci.Header.Flags = nil
+	msg := "Initial revision"
+	ci.Message = &msg
+	if slug != nil {
+		ci.Slug = *slug
+	}
+	r, _, err := a.wf.Commit(c.Request().Context(), sc, ci)
+	if err != nil {
+		return err
+	}
+	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
+}
+
+// commitInput reads a commit body: data and delta are exclusive; data is
+// validated against the model, the delta's shape is checked.
+func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, error) {
+	ci := workflows.CommitInput{Key: a.key(), Header: in.header(), Message: in.str("message")}
+	ci.Header.Flags = nil // revision flags are inferred from data, never sent
+	slug := in.slug("slug")
+	v, _ := a.ids(in)
+	ci.BaseRevisionID = in.id("base_revision_id")
+	if err := errOf(in); err != nil {
+		return ci, err
+	}
+	if slug != nil {
+		ci.Slug = *slug
+	}
+	if v == nil {
+		return ci, registry.Invalid(a.revisionKey() + "." + a.key() + "_variant_id is required.")
+	}
+	ci.VariantID = *v
+	data, delta := in.m["data"], in.m["delta"]
+	if !isNull(data) && !isNull(delta) {
+		return ci, registry.Invalid("Provide either data or delta for a commit, not both.")
+	}
+	if !isNull(data) {
+		d, err := workflows.Decode(data)
+		if err != nil || d == nil {
+			return ci, fieldInvalid("Input should be a valid dictionary", data, append(loc, "data")...)
+		}
+		if err := workflows.Validate(d, append(loc, "data")...); err != nil {
+			return ci, err
+		}
+		ci.Data = d
+	}
+	if !isNull(delta) {
+		d, err := workflows.ParseDelta(delta, append(loc, "delta")...)
+		if err != nil {
+			return ci, err
+		}
+		ci.Delta = d
+	}
+	return ci, nil
+}
+
+func (a *workflowAPI) commit(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	key := a.revisionKey()
+	if !b.has(key) && b.has(key+"_commit") {
+		key += "_commit" // the spec's name for the same object
+	}
+	in := b.require(key)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	ci, err := a.commitInput(in, []any{"body", key})
+	if err != nil {
+		return err
+	}
+	ci.Strict = a.key() == "workflow"
+	r, noChange, err := a.wf.Commit(c.Request().Context(), sc, ci)
+	if err != nil {
+		return err
+	}
+	if !ci.Strict {
+		return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
+	}
+	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, func(e *obj) {
+		if noChange {
+			e.put("status", "no_change").put("warnings", []map[string]string{{"code": "no_change",
+				"message": "The data and flags equal the head's; no revision was committed."}})
+			return
+		}
+		e.put("status", "committed")
+	})
+}
+
+// refs reads the entity and environment refs of a retrieve or deploy.
+func (a *workflowAPI) refs(b *body) (refs, env registry.Refs) {
+	k := a.key()
+	refs = registry.Refs{Artifact: b.ref(k+"_ref", "workflow_ref"), Variant: b.ref(k+"_variant_ref", "workflow_variant_ref"),
+		Revision: b.ref(k+"_revision_ref", "workflow_revision_ref")}
+	env = registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+	return refs, env
+}
+
+// retrieved is the outcome of a retrieve: the revision and, when read
+// through an environment, the deployment.
+func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*registry.Revision, *workflows.Deployment, error) {
+	refs, env := a.refs(b)
+	key := b.str("key")
+	if err := errOf(b); err != nil {
+		return nil, nil, err
+	}
+	if refs.Empty() && env.Empty() {
+		return nil, nil, registry.Invalid("Provide " + a.key() + " refs or environment refs with key to retrieve a(n) " + a.key() + " revision.")
+	}
+	if !env.Empty() || key != nil {
+		d, err := a.wf.RetrieveByEnvironment(ctx, sc, a.key(), refs, env, key)
+		if err != nil || d == nil {
+			return nil, nil, err
+		}
+		return d.Revision, d, nil
+	}
+	r, err := a.reg.Resolve(ctx, sc, registry.Workflows, a.key(), refs)
+	return r, nil, err
+}
+
+// retrieve answers the revision named by refs or deployed in an
+// environment. The answer carries an ETag over its bytes: runtimes poll it
+// on every request, and an unchanged deployment costs them a 304.
+func (a *workflowAPI) retrieve(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	r, d, err := a.find(c.Request().Context(), sc, b)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return send(c, envelope(a.revisionKey(), nil))
+	}
+	o, err := a.git.renderRevision(c.Request().Context(), sc, r, readOpts{withSlugs: true})
+	if err != nil {
+		return err
+	}
+	e := newObj().put("count", 1).put(a.revisionKey(), json.RawMessage(o.done()))
+	a.retrievalInfo(e, r, d)
+	return sendTagged(c, e.done())
+}
+
+func (a *workflowAPI) retrievalInfo(e *obj, r *registry.Revision, d *workflows.Deployment) {
+	refs := newObj()
+	if d != nil {
+		env := d.Environment
+		ev := strconvVersion(env.Version)
+		refs.put("environment", registry.Ref{ID: &env.ArtifactID, Slug: &env.ArtifactSlug}).
+			put("environment_variant", registry.Ref{ID: &env.VariantID, Slug: &env.VariantSlug}).
+			put("environment_revision", registry.Ref{ID: &env.ID, Slug: &env.Slug, Version: &ev})
+	}
+	k := a.key()
+	v := strconvVersion(r.Version)
+	refs.put(k, registry.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
+		put(k+"_variant", registry.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
+		put(k+"_revision", registry.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
+	info := newObj().put("references", json.RawMessage(refs.done()))
+	if d != nil {
+		info.put("selector", map[string]string{"key": d.Key})
+	}
+	e.put("retrieval_info", json.RawMessage(info.done()))
+}
+
+// sendTagged answers raw with a strong ETag over its bytes, or 304 when
+// the client already holds them.
+func sendTagged(c echo.Context, raw json.RawMessage) error {
+	sum := sha256.Sum256(raw)
+	tag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+	c.Response().Header().Set("ETag", tag)
+	if inm := c.Request().Header.Get("If-None-Match"); inm != "" {
+		for _, t := range strings.Split(inm, ",") {
+			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+			if t == tag || t == "*" {
+				return c.NoContent(http.StatusNotModified)
+			}
+		}
+	}
+	return send(c, raw)
+}
+
+// resolve is retrieve plus resolution_info. Our revision data carries no
+// embedded references to expand yet, so the data is returned as stored.
+func (a *workflowAPI) resolve(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	if inline := b.sub(a.revisionKey()); inline != nil {
+		if isNull(inline.m["data"]) {
+			return registry.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
+		}
+	}
+	r, d, err := a.find(c.Request().Context(), sc, b)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return send(c, envelope(a.revisionKey(), nil))
+	}
+	o, err := a.git.renderRevision(c.Request().Context(), sc, r, readOpts{withSlugs: true})
+	if err != nil {
+		return err
+	}
+	e := newObj().put("count", 1).put(a.revisionKey(), json.RawMessage(o.done()))
+	e.put("resolution_info", map[string]any{"references_used": []any{}, "depth_reached": 0, "embeds_resolved": 0, "errors": []any{}})
+	a.retrievalInfo(e, r, d)
+	return send(c, e.done())
+}
+
+func (a *workflowAPI) deploy(c echo.Context) error {
+	sc, _, b, err := request(c, false)
+	if err != nil {
+		return err
+	}
+	refs, env := a.refs(b)
+	key, msg := b.str("key"), b.str("message")
+	if err := errOf(b); err != nil {
+		return err
+	}
+	r, err := a.wf.Deploy(c.Request().Context(), sc, a.key(), refs, env, key, msg)
+	if err != nil {
+		return err
+	}
+	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
+}
+
+// ---- catalog
+
+func (a *workflowAPI) catalogRole(c echo.Context) catalog.Role {
+	var r catalog.Role
+	t := true
+	switch a.role {
+	case "is_application":
+		r.IsApplication = &t
+	case "is_evaluator":
+		r.IsEvaluator = &t
+	default:
+		flag := func(name string) *bool {
+			v := c.QueryParam(name)
+			if v == "" {
+				return nil
+			}
+			b := v == "true" || v == "1"
+			return &b
+		}
+		r.IsApplication, r.IsEvaluator, r.IsSnippet = flag("is_application"), flag("is_evaluator"), flag("is_snippet")
+	}
+	return r
+}
+
+func includeArchived(c echo.Context) bool {
+	v := c.QueryParam("include_archived")
+	return v == "true" || v == "1"
+}
+
+func sendJSON(c echo.Context, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return send(c, raw)
+}
+
+func (a *workflowAPI) types(c echo.Context) error {
+	ts := a.wf.Catalog().Types()
+	return sendJSON(c, map[string]any{"count": len(ts), "types": ts})
+}
+
+func (a *workflowAPI) typeByKey(c echo.Context) error {
+	t := a.wf.Catalog().Type(c.Param("key"))
+	if t == nil {
+		return registry.NotFound("Unknown ag-type: " + c.Param("key"))
+	}
+	return sendJSON(c, map[string]any{"count": 1, "type": t})
+}
+
+func (a *workflowAPI) templates(c echo.Context) error {
+	ts := a.wf.Catalog().Templates(a.catalogRole(c), includeArchived(c))
+	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
+}
+
+func (a *workflowAPI) template(c echo.Context) error {
+	t := a.wf.Catalog().Template(a.catalogRole(c), c.Param("key"))
+	if t == nil {
+		return sendJSON(c, map[string]any{"count": 0})
+	}
+	return sendJSON(c, map[string]any{"count": 1, "template": t})
+}
+
+func (a *workflowAPI) presets(c echo.Context) error {
+	ps := a.wf.Catalog().Presets(a.catalogRole(c), c.Param("key"), includeArchived(c))
+	return sendJSON(c, map[string]any{"count": len(ps), "presets": ps})
+}
+
+func (a *workflowAPI) preset(c echo.Context) error {
+	p := a.wf.Catalog().Preset(a.catalogRole(c), c.Param("key"), c.Param("preset"))
+	if p == nil {
+		return sendJSON(c, map[string]any{"count": 0})
+	}
+	return sendJSON(c, map[string]any{"count": 1, "preset": p})
+}
+
+func (a *workflowAPI) harnesses(c echo.Context) error {
+	hs := a.wf.Catalog().Harnesses()
+	return sendJSON(c, map[string]any{"count": len(hs), "harnesses": hs})
+}
+
+func (a *workflowAPI) harness(c echo.Context) error {
+	h := a.wf.Catalog().Harness(c.Param("key"))
+	if h == nil {
+		return registry.NotFound("Unknown harness: " + c.Param("key"))
+	}
+	return sendJSON(c, map[string]any{"count": 1, "harness": h})
+}
