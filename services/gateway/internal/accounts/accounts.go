@@ -256,11 +256,30 @@ func (s *Service) Provision(ctx context.Context, top *Options, specs map[string]
 	for _, a := range list {
 		if a.SeedDefaults && s.seeder != nil {
 			if err := s.seeder.SeedProject(ctx, a.Project.ID, a.User.ID); err != nil {
-				return nil, fmt.Errorf("seed project %s: %w", a.Project.ID, err)
+				return nil, s.undo(list, err)
 			}
 		}
 	}
 	return out, nil
+}
+
+// undo deletes the accounts of a request whose seeding failed, so the
+// caller sees all or nothing: an account without its default environments
+// would break the first deploy. Seeding is idempotent, so a retry is safe.
+func (s *Service) undo(list []*Account, cause error) error {
+	refs := make([]UserRef, len(list))
+	for i, a := range list {
+		refs[i] = UserRef{ID: &a.User.ID}
+	}
+	// The request may be cancelled already; the cleanup must still run.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.store.DeleteUsers(ctx, refs); err != nil {
+		return fmt.Errorf("seed defaults: %w; undo accounts: %w", cause, err)
+	}
+	return &errs.Error{Kind: errs.Unavailable, Code: "accounts.seed_failed", Err: cause,
+		Msg:    "The registry could not seed the default environments and evaluators; no account was created. Retry later.",
+		Detail: map[string]any{"message": "The registry could not seed the default environments and evaluators; no account was created. Retry later."}}
 }
 
 func build(ref string, spec Spec, opts *Options, now time.Time) (*Account, error) {

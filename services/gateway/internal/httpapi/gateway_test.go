@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +13,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/services/gateway/internal/seeder"
 )
 
 var keyShape = regexp.MustCompile(`^[A-Za-z0-9]{8}\.[0-9a-f]{64}$`)
@@ -327,4 +331,25 @@ func TestBodyLimit(t *testing.T) {
 	r := s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey, `{"pad":"`+strings.Repeat("x", 2<<20)+`"}`)
 	require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
 	assert.Equal(t, "1M", r.json(t)["detail"].(map[string]any)["limit"])
+}
+
+// TestSeedingFailureCreatesNothing provisions while the registry is down:
+// the caller gets a 503 and no half-made account is left behind.
+func TestSeedingFailureCreatesNothing(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // a port nobody listens on
+	s := startStackSeeding(t, pgtest.NewURL(t), seeder.New(dead.URL, internalToken, time.Second))
+	body := map[string]any{"accounts": map[string]any{"a": map[string]any{"user": map[string]any{"email": "seed@example.com"}}}}
+	r := s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey, body)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, string(r.body))
+	assert.Contains(t, string(r.body), "no account was created")
+	for _, table := range []string{"users", "organizations", "projects", "api_keys"} {
+		var n int
+		require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n))
+		assert.Zero(t, n, table)
+	}
+	// Without seeding the same email is free.
+	body["options"] = map[string]any{"seed_defaults": false}
+	r = s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey, body)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
 }

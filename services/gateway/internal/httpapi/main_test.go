@@ -60,7 +60,11 @@ func newRecorder(t *testing.T) *recorder {
 	return r
 }
 
-func startStack(t *testing.T, pgURL string) *stack {
+func startStack(t *testing.T, pgURL string) *stack { return startStackSeeding(t, pgURL, nil) }
+
+// startStackSeeding starts a stack whose account provisioning seeds new
+// projects with seed (nil: no seeding).
+func startStackSeeding(t *testing.T, pgURL string, seed accounts.Seeder) *stack {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
@@ -73,7 +77,7 @@ func startStack(t *testing.T, pgURL string) *stack {
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: "1M"}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts: accounts.NewService(pgstore.New(pool), verifier, nil), Verifier: verifier,
+		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed), Verifier: verifier,
 		AdminKey: adminKey, InternalToken: internalToken,
 		Upstreams:       httpapi.Upstreams{Registry: up.URL, Runtime: up.URL, Tracing: up.URL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
