@@ -277,9 +277,10 @@ func (s *Service) undo(list []*Account, cause error) error {
 	if _, err := s.store.DeleteUsers(ctx, refs); err != nil {
 		return fmt.Errorf("seed defaults: %w; undo accounts: %w", cause, err)
 	}
-	return &errs.Error{Kind: errs.Unavailable, Code: "accounts.seed_failed", Err: cause,
-		Msg:    "The registry could not seed the default environments and evaluators; no account was created. Retry later.",
-		Detail: map[string]any{"message": "The registry could not seed the default environments and evaluators; no account was created. Retry later."}}
+	e := errs.Message(errs.Unavailable, "accounts.seed_failed",
+		"The registry could not seed the default environments and evaluators; no account was created. Retry later.", nil)
+	e.Err = cause
+	return e
 }
 
 func build(ref string, spec Spec, opts *Options, now time.Time) (*Account, error) {
