@@ -50,6 +50,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/spans/users/query", h.distinct("user_id", "user_ids"))
 
 	e.GET("/traces", h.listTraces)
+	// The reference answers 405 for GET on its POST-only trace routes,
+	// which would otherwise be read as a trace id.
+	e.GET("/traces/query", methodNotAllowed)
+	e.GET("/traces/ingest", methodNotAllowed)
 	e.POST("/traces/query", h.queryTraces)
 	e.POST("/traces/ingest", h.ingestTraces)
 	e.POST("/traces", h.createListTrace)
@@ -63,6 +67,14 @@ func (h *Handler) Register(e *echo.Echo) {
 // RegisterOTLP adds the standard OTLP/HTTP route (port 4318).
 func (h *Handler) RegisterOTLP(e *echo.Echo) {
 	e.POST("/v1/traces", h.otlp)
+}
+
+func methodNotAllowed(echo.Context) error { return echo.ErrMethodNotAllowed }
+
+// requestKey identifies a request for JetStream's duplicate detection: the
+// same body sent again to the same route (a client retry) is stored once.
+func requestKey(c echo.Context, body []byte) []byte {
+	return append([]byte(c.Request().Method+" "+c.Request().URL.Path+"\n"), body...)
 }
 
 func (h *Handler) otlpReady(c echo.Context) error {
@@ -146,7 +158,7 @@ func (h *Handler) ingestSpans(c echo.Context) error {
 		return errs.WithDetail(errs.Invalid, "tracing.missing_spans", "Missing spans", "body needs \"spans\" (a list) or \"traces\" (an object)")
 	}
 	raws, parseRejected := ingest.NativeSpans(m)
-	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, body)
+	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
 	if err != nil {
 		return err
 	}
@@ -224,7 +236,7 @@ func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, str
 	if err != nil {
 		return ingest.Result{}, "", err
 	}
-	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, body)
+	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
 	if err != nil {
 		return ingest.Result{}, "", err
 	}
@@ -481,7 +493,7 @@ func (h *Handler) ingestTraces(c echo.Context) error {
 		r, _ := ingest.NestedSpans(tm, tid)
 		raws = append(raws, r...)
 	}
-	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, body)
+	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
 	if err != nil {
 		return err
 	}

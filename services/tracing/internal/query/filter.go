@@ -201,8 +201,8 @@ func (c *compiler) condition(cond Condition, path string) (string, error) {
 		if !ok || s == "" {
 			return "", invalid(path, "content contains needs a non-empty string value")
 		}
-		a := c.arg(s)
-		return "(positionCaseInsensitiveUTF8(attributes, " + a + ") > 0 OR positionCaseInsensitiveUTF8(events, " + a + ") > 0)", nil
+		a1 := c.arg(s)
+		return "(positionCaseInsensitiveUTF8(attributes, " + a1 + ") > 0 OR positionCaseInsensitiveUTF8(events, " + c.arg(s) + ") > 0)", nil
 	}
 	col := spec.column
 	conv := func(v any) (any, error) { return v, nil }
@@ -363,11 +363,13 @@ var reSpecial = regexp.MustCompile(`[\\.+*?()|\[\]{}^$]`)
 
 func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 	key := cond.Key
-	leaf := "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]"
-	has := "has(attr_keys, " + c.arg(key) + ")"
+	// Built on use: every placeholder must match an argument, in order.
+	leafExpr := func() string { return "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]" }
+	hasExpr := func() string { return "has(attr_keys, " + c.arg(key) + ")" }
 	switch op {
 	case "exists", "not_exists":
-		e := "arrayExists(k -> k = " + c.arg(key) + " OR position(k, " + c.arg(key+".") + ") = 1, attr_keys)"
+		a1 := c.arg(key)
+		e := "arrayExists(k -> k = " + a1 + " OR position(k, " + c.arg(key+".") + ") = 1, attr_keys)"
 		if op == "not_exists" {
 			return "NOT " + e, nil
 		}
@@ -384,7 +386,9 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			}
 			e = join(parts, " AND ", "1")
 		} else {
-			e = has + " AND " + leaf + " = " + c.arg(normalize.LeafText(cond.Value))
+			h := hasExpr()
+			l := leafExpr()
+			e = h + " AND " + l + " = " + c.arg(normalize.LeafText(cond.Value))
 		}
 		if op == "is_not" {
 			return "NOT (" + e + ")", nil
@@ -392,13 +396,15 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 		return e, nil
 	case "eq", "neq", "gt", "lt", "gte", "lte":
 		sym := map[string]string{"eq": "=", "neq": "!=", "gt": ">", "lt": "<", "gte": ">=", "lte": "<="}[op]
-		if f, ok := cond.Value.(float64); ok {
-			return has + " AND toFloat64OrZero(" + leaf + ") " + sym + " " + c.arg(f), nil
-		}
 		if cond.Value == nil {
 			return "", invalid(path, "%s needs a value", op)
 		}
-		return has + " AND " + leaf + " " + sym + " " + c.arg(normalize.LeafText(cond.Value)), nil
+		h := hasExpr()
+		l := leafExpr()
+		if f, ok := cond.Value.(float64); ok {
+			return h + " AND toFloat64OrZero(" + l + ") " + sym + " " + c.arg(f), nil
+		}
+		return h + " AND " + l + " " + sym + " " + c.arg(normalize.LeafText(cond.Value)), nil
 	case "btwn":
 		list, ok := cond.Value.([]any)
 		if !ok || len(list) != 2 {
@@ -406,16 +412,24 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 		}
 		lo, lok := list[0].(float64)
 		hi, hok := list[1].(float64)
+		h := hasExpr()
 		if lok && hok {
-			return has + " AND toFloat64OrZero(" + leaf + ") >= " + c.arg(lo) + " AND toFloat64OrZero(" + leaf + ") <= " + c.arg(hi), nil
+			l1 := leafExpr()
+			a1 := c.arg(lo)
+			l2 := leafExpr()
+			return h + " AND toFloat64OrZero(" + l1 + ") >= " + a1 + " AND toFloat64OrZero(" + l2 + ") <= " + c.arg(hi), nil
 		}
-		return has + " AND " + leaf + " >= " + c.arg(normalize.LeafText(list[0])) + " AND " + leaf + " <= " + c.arg(normalize.LeafText(list[1])), nil
+		l1 := leafExpr()
+		a1 := c.arg(normalize.LeafText(list[0]))
+		l2 := leafExpr()
+		return h + " AND " + l1 + " >= " + a1 + " AND " + l2 + " <= " + c.arg(normalize.LeafText(list[1])), nil
 	case "startswith", "endswith", "contains", "matches", "like":
 		s, ok := cond.Value.(string)
 		if !ok {
 			return "", invalid(path, "%s needs a string value", op)
 		}
-		return has + " AND " + c.textMatch(leaf, op, s, cond.Options), nil
+		h := hasExpr()
+		return h + " AND " + c.textMatch(leafExpr(), op, s, cond.Options), nil
 	case "in", "not_in":
 		list, ok := cond.Value.([]any)
 		if !ok {
@@ -439,7 +453,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 	case "has", "has_not":
 		// The reference produces no clause for dict operators on attributes;
 		// we read "has" as "the key exists".
-		e := has
+		e := hasExpr()
 		if op == "has_not" {
 			return "NOT " + e, nil
 		}
