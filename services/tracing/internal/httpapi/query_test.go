@@ -30,7 +30,7 @@ func seed(t *testing.T, s *stack) time.Time {
 			"status_code": "STATUS_CODE_ERROR",
 			"attributes": map[string]any{"ag": map[string]any{"type": map[string]any{"span": "chat"},
 				"metrics": map[string]any{"tokens": map[string]any{"incremental": map[string]any{"prompt": 10, "completion": 5}}},
-				"meta": map[string]any{"response": map[string]any{"model": "gpt-4o"}}, "bogus": 1}}},
+				"meta":    map[string]any{"response": map[string]any{"model": "gpt-4o"}}, "bogus": 1}}},
 		"not a span",
 	}}
 	r := s.doJSON(t, "POST", "/api/tracing/spans/ingest", flat)
@@ -41,7 +41,7 @@ func seed(t *testing.T, s *stack) time.Time {
 
 	nested := map[string]any{"traces": map[string]any{tidB: map[string]any{"spans": map[string]any{
 		"annotate": map[string]any{"span_id": "b000000000000001", "start_time": ts(2 * time.Second), "end_time": ts(3 * time.Second),
-			"links": []any{map[string]any{"trace_id": tidA, "span_id": "a000000000000001", "attributes": map[string]any{"key": "invocation"}}},
+			"links":      []any{map[string]any{"trace_id": tidA, "span_id": "a000000000000001", "attributes": map[string]any{"key": "invocation"}}},
 			"attributes": map[string]any{"ag": map[string]any{"references": map[string]any{"evaluator": map[string]any{"slug": "exact-match", "id": "0193e8a0-0000-7000-8000-000000000001"}}}},
 			"spans": map[string]any{"step": []any{
 				map[string]any{"span_id": "b000000000000002", "parent_id": "b000000000000001", "start_time": ts(2100 * time.Millisecond)},

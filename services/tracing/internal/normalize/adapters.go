@@ -179,7 +179,7 @@ func openInference(raw, ag map[string]any) {
 		"llm.provider": "meta.provider", "llm.system": "meta.system", "llm.function_call": "data.outputs.function_call",
 		"embedding.model_name": "meta.request.model", "embedding.text": "data.inputs.embedding.text",
 		"embedding.vector": "data.outputs.embedding.vector",
-		"session.id": "session.id", "user.id": "user.id", "tag.tags": "meta.tags", "metadata": "meta.metadata",
+		"session.id":       "session.id", "user.id": "user.id", "tag.tags": "meta.tags", "metadata": "meta.metadata",
 		"image.url": "data.multimedia.image.url", "audio.url": "data.multimedia.audio.url",
 		"audio.transcript": "data.multimedia.audio.transcript", "audio.mime_type": "meta.multimedia.audio.mime_type",
 		"tool_call.function.arguments": "data.inputs.tool_call.function.arguments",
@@ -250,12 +250,12 @@ func genAI(raw, ag map[string]any) {
 		"gen_ai.usage.output_tokens": "metrics.unit.tokens.completion", "gen_ai.usage.completion_tokens": "metrics.unit.tokens.completion",
 		"gen_ai.usage.total_tokens": "metrics.unit.tokens.total", "gen_ai.usage.cache_read.input_tokens": "metrics.unit.tokens.cache_read",
 		"gen_ai.usage.cache_creation.input_tokens": "metrics.unit.tokens.cache_creation",
-		"gen_ai.tool.name": "meta.tool.name", "gen_ai.tool.call.id": "meta.tool.call.id",
+		"gen_ai.tool.name":                         "meta.tool.name", "gen_ai.tool.call.id": "meta.tool.call.id",
 		"gen_ai.tool.call.arguments": "meta.tool.call.arguments", "gen_ai.tool.call.result": "meta.tool.call.result",
 		"tool_arguments": "meta.tool_arguments", "tool_response": "meta.tool_response", "agent_name": "meta.agent_name",
 		"model_name": "meta.model_name", "final_result": "meta.final_result",
 		"gen_ai.system_instructions": "meta.system_instructions",
-		"gen_ai.agent.id": "agent.id", "gen_ai.agent.description": "meta.agent.description",
+		"gen_ai.agent.id":            "agent.id", "gen_ai.agent.description": "meta.agent.description",
 	})
 	op, _ := raw["gen_ai.operation.name"].(string)
 	if op != "" {
@@ -379,7 +379,7 @@ func vercelAI(raw, ag map[string]any) {
 		"ai.usage.completionTokens": "metrics.unit.tokens.completion", "ai.usage.outputTokens": "metrics.unit.tokens.completion",
 		"ai.usage.totalTokens": "metrics.unit.tokens.total", "ai.usage.reasoningTokens": "metrics.unit.tokens.reasoning",
 		"ai.usage.cachedInputTokens": "metrics.unit.tokens.cached",
-		"ai.response.text": "data.outputs", "ai.response.reasoning": "data.outputs.reasoning",
+		"ai.response.text":           "data.outputs", "ai.response.reasoning": "data.outputs.reasoning",
 		"ai.telemetry.metadata.userId": "user.id", "ai.telemetry.metadata.sessionId": "session.id",
 	})
 	for k, to := range map[string]string{"ai.prompt": "data.inputs", "ai.prompt.messages": "data.inputs.prompt",

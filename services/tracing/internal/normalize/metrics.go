@@ -254,4 +254,3 @@ func sortedJSON(v any) []byte {
 	b, _ := json.Marshal(v) // encoding/json sorts map keys
 	return []byte(strings.ReplaceAll(string(b), " ", ""))
 }
-

@@ -14,7 +14,7 @@ import (
 
 // Row is a stored span as read back.
 type Row struct {
-	TraceID, SpanID, ParentID              string
+	TraceID, SpanID, ParentID               string
 	TraceType, SpanType, SpanKind, SpanName string
 	StartUS, EndUS                          int64
 	StatusCode, StatusMessage               string
@@ -180,5 +180,3 @@ func parseRows(rows []Row) ([]Parsed, error) {
 	}
 	return out, nil
 }
-
-
