@@ -9,8 +9,6 @@ import (
 	"encoding/hex"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/model"
@@ -86,7 +84,7 @@ func (s *Service) PublishBatch(ctx context.Context, batch *spanspb.SpanBatch, ke
 }
 
 func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []byte) error {
-	data, err := proto.Marshal(batch)
+	data, err := model.EncodeBatch(batch)
 	if err != nil {
 		return errs.Wrap(errs.Internal, "tracing.encode_batch", err)
 	}

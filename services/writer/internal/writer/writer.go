@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/model"
@@ -148,15 +147,15 @@ func (w *Writer) Run(ctx context.Context) error {
 			w.log.Warn("fetch span batch", "err", err)
 			continue
 		}
-		var b spanspb.SpanBatch
-		if err := proto.Unmarshal(msg.Data(), &b); err != nil {
-			w.deadLetterMsg(ctx, msg, "", fmt.Errorf("decode span batch: %w", err))
+		b, err := model.DecodeBatch(msg.Data())
+		if err != nil {
+			w.deadLetterMsg(ctx, msg, "", err)
 			continue
 		}
 		if len(pending) == 0 {
 			first = time.Now()
 		}
-		pending = append(pending, item{msg: msg, batch: &b})
+		pending = append(pending, item{msg: msg, batch: b})
 		rows += len(b.Spans)
 		if rows >= w.cfg.BatchRows {
 			flush()
