@@ -27,7 +27,7 @@ func otlpTraces(traceID [16]byte, n int, mutate func(i int, sp ptrace.Span)) ptr
 	for i := 0; i < n; i++ {
 		sp := ss.Spans().AppendEmpty()
 		sp.SetTraceID(traceID)
-		sp.SetSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, byte(i >> 8), byte(i) + 1})
+		sp.SetSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, byte((i + 1) >> 8), byte(i + 1)})
 		if i > 0 {
 			sp.SetParentSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, 1})
 		}
@@ -201,4 +201,23 @@ func TestRetriedRequestIsStoredOnce(t *testing.T) {
 	info, err := st.Info(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), info.State.Msgs, "Nats-Msg-Id dedups the retries")
+}
+
+func TestOneMalformedSpanAmongThousandCostsOnlyItself(t *testing.T) {
+	s := newStack(t)
+	tid := [16]byte{0xee, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	td := otlpTraces(tid, 1000, func(i int, sp ptrace.Span) {
+		if i == 500 {
+			sp.SetTraceID(pcommon.TraceID{}) // an empty trace id: this span alone is rejected
+		}
+	})
+	r := s.do(t, "POST", "/api/otlp/v1/traces", protoBody(t, td), map[string]string{"Content-Type": "application/x-protobuf"})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	resp := ptraceotlp.NewExportResponse()
+	require.NoError(t, resp.UnmarshalProto(r.body))
+	assert.Equal(t, int64(1), resp.PartialSuccess().RejectedSpans())
+	eventually(t, "999 spans stored", func() bool {
+		r := s.do(t, "GET", "/api/spans/?trace_id=ee0102030405060708090a0b0c0d0e0f", nil, nil)
+		return r.json(t)["count"] == 999.0
+	})
 }

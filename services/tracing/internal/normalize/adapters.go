@@ -103,9 +103,11 @@ func translatePath(p string) string {
 // mapExact copies raw[k] to ag[table[k]] for every key present.
 func mapExact(raw, ag map[string]any, table map[string]string) bool {
 	hit := false
-	for from, to := range table {
+	// Sorted, so that two raw keys mapping to one path resolve the same way
+	// every time.
+	for _, from := range sortedKeys(table) {
 		if v, ok := raw[from]; ok {
-			ag[to] = v
+			ag[table[from]] = v
 			hit = true
 		}
 	}
@@ -141,11 +143,18 @@ func parseJSON(v any) any {
 
 func openLLMetry(raw, ag map[string]any) {
 	mapExact(raw, ag, map[string]string{
-		"llm.headers": "meta.request.headers", "llm.request.type": "type.node", "traceloop.span.kind": "type.node",
+		"llm.headers": "meta.request.headers", "llm.request.type": "type.node",
 		"llm.top_k": "meta.request.top_k", "db.vector.query.top_k": "meta.request.top_k", "pinecone.query.top_k": "meta.request.top_k",
 		"llm.is_streaming": "meta.request.streaming", "llm.usage.total_tokens": "metrics.unit.tokens.total",
 		"gen_ai.openai.api_base": "meta.request.base_url", "db.system": "meta.system",
 	})
+	if _, ok := raw["llm.request.type"]; !ok {
+		// The span kind (workflow, task, agent, tool) is the type only when
+		// the span is not an LLM request, which says more.
+		if v, ok := raw["traceloop.span.kind"]; ok {
+			ag["type.node"] = v
+		}
+	}
 	mapPrefix(raw, ag, "gen_ai.prompt", "data.inputs.prompt", nil)
 	mapPrefix(raw, ag, "gen_ai.completion", "data.outputs.completion", nil)
 	mapPrefix(raw, ag, "llm.request.functions", "data.inputs.functions", nil)
