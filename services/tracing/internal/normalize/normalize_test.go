@@ -54,7 +54,7 @@ func TestAdapters(t *testing.T) {
 			"gen_ai.usage.input_tokens": 1000.0, "gen_ai.usage.output_tokens": 500.0, "gen_ai.conversation.id": "conv-9",
 			"gen_ai.input.messages": `[{"role":"user","parts":[{"type":"text","content":"2+2?"}]}]`},
 			"chat", map[string]any{"metrics.tokens.incremental.total": 1500.0, "session.id": "conv-9",
-				"data.inputs.prompt": []any{map[string]any{"role": "user", "content": "2+2?"}},
+				"data.inputs.prompt":              []any{map[string]any{"role": "user", "content": "2+2?"}},
 				"metrics.costs.incremental.total": 0.00045}},
 		{"Vercel AI", map[string]any{"ai.operationId": "ai.toolCall", "ai.toolCall.name": "weather", "ai.toolCall.args": `{"city":"Paris"}`,
 			"ai.usage.promptTokens": 4.0, "ai.telemetry.metadata.userId": "u1"},
