@@ -40,3 +40,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
 
 .PHONY: help up down deps-up test build vet fmt tidy config-docs fuzz
+
+generate: ## regenerate pkg/genproto from proto/ (needs protoc and protoc-gen-go)
+	@protoc -I proto --go_out=pkg/genproto --go_opt=module=github.com/assayhq/assay/pkg/genproto $$(find proto -name '*.proto')
+.PHONY: generate

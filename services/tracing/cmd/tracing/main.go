@@ -4,24 +4,55 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/app"
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/services/tracing/internal/httpapi"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/services/tracing/internal/otlpserver"
+	"github.com/assayhq/assay/services/tracing/internal/query"
 )
 
 // Config is the tracing service's configuration, read from TRACING_* variables.
 type Config struct {
-	Addr          string `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
-	InternalToken string `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	Addr          string        `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
+	InternalToken string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	ModelPrices   string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
+	QueryTimeout  time.Duration `split_words:"true" default:"15s" desc:"longest a span or trace query may run"`
+	QueryMaxSpans int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit"`
+	OTLP          otlpConfig
+	Postgres      keysPostgres
+	APIKey        apikey.Config
+	Stream        model.StreamSettings
 	HTTP          httpx.Config
 	NATS          natsx.Config
 	ClickHouse    chx.Config
 	Log           logx.Config
+}
+
+// otlpConfig is the OTLP ports and limits. Variables: TRACING_OTLP_*.
+type otlpConfig struct {
+	ingest.Limits
+	HTTPAddr string `split_words:"true" default:"127.0.0.1:4318" desc:"listen address of OTLP/HTTP (/v1/traces, API-key auth); empty turns it off"`
+	GRPCAddr string `split_words:"true" default:"127.0.0.1:4317" desc:"listen address of OTLP/gRPC (API key in the authorization metadata); empty turns it off"`
+}
+
+// keysPostgres is the gateway's database, read for API keys on the OTLP
+// ports. Variables: TRACING_POSTGRES_*.
+type keysPostgres struct {
+	URL      string `default:"postgres://postgres@127.0.0.1:55432/assay?sslmode=disable" desc:"the gateway's PostgreSQL (api_keys is read, never written); used by the OTLP ports"`
+	MaxConns int32  `split_words:"true" default:"4" desc:"largest number of pooled connections for key lookups"`
 }
 
 func main() {
@@ -31,23 +62,63 @@ func main() {
 
 func run(ctx context.Context, cfg Config) error {
 	log := logx.New(cfg.Log).With("service", "tracing")
+	prices, err := normalize.LoadPrices(cfg.ModelPrices)
+	if err != nil {
+		return err
+	}
+	if cfg.ClickHouse.Migrate {
+		if err := chspans.Migrate(ctx, cfg.ClickHouse, log); err != nil {
+			return err
+		}
+	}
 	nc, err := natsx.Connect(cfg.NATS, "tracing", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Drain()
+	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+		return err
+	}
 	ch, err := chx.Open(ctx, cfg.ClickHouse)
 	if err != nil {
 		return err
 	}
 	defer ch.Close()
 
+	h := &httpapi.Handler{
+		Ingest: ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, &normalize.Normalizer{Prices: prices}),
+		Query:  query.NewService(query.NewStore(ch, cfg.QueryTimeout), cfg.QueryMaxSpans),
+		Limits: cfg.OTLP.Limits,
+		Log:    log,
+	}
 	srv := httpx.NewServer(cfg.HTTP, log, "tracing")
 	srv.AddCheck("nats", nc.Check)
 	srv.AddCheck("clickhouse", chx.Check(ch))
 	srv.Echo.Use(httpx.RequireInternal(cfg.InternalToken))
+	h.Register(srv.Echo)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	if cfg.OTLP.HTTPAddr != "" || cfg.OTLP.GRPCAddr != "" {
+		pool, err := pgxutil.Open(ctx, pgxutil.Config{URL: cfg.Postgres.URL, MaxConns: cfg.Postgres.MaxConns})
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		keys := apikey.NewVerifier(pool, cfg.APIKey, log)
+		g.Go(func() error { return keys.Run(ctx) })
+		if cfg.OTLP.HTTPAddr != "" {
+			otlpHTTP := httpx.NewServer(cfg.HTTP, log, "tracing_otlp")
+			otlpHTTP.AddCheck("nats", nc.Check)
+			otlpHTTP.AddCheck("postgres", pgxutil.Check(pool))
+			otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
+			h.RegisterOTLP(otlpHTTP.Echo)
+			g.Go(func() error { return otlpHTTP.Run(ctx, cfg.OTLP.HTTPAddr) })
+		}
+		if cfg.OTLP.GRPCAddr != "" {
+			grpcSrv := otlpserver.NewGRPC(h.Ingest, keys, int(cfg.OTLP.MaxDecompressed), log)
+			g.Go(func() error { return grpcSrv.Run(ctx, cfg.OTLP.GRPCAddr) })
+		}
+	}
 	return g.Wait()
 }

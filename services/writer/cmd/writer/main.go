@@ -7,15 +7,22 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/app"
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/services/writer/internal/chstore"
+	"github.com/assayhq/assay/services/writer/internal/writer"
 )
 
 // Config is the writer's configuration, read from WRITER_* variables.
 type Config struct {
-	Addr       string `default:"127.0.0.1:8084" desc:"listen address of /health, /ready and /metrics"`
+	Addr string `default:"127.0.0.1:8084" desc:"listen address of /health, /ready and /metrics"`
+	writer.Config
+	Retention  chstore.RetentionConfig
+	Stream     model.StreamSettings
 	HTTP       httpx.Config
 	NATS       natsx.Config
 	ClickHouse chx.Config
@@ -29,22 +36,40 @@ func main() {
 
 func run(ctx context.Context, cfg Config) error {
 	log := logx.New(cfg.Log).With("service", "writer")
+	if cfg.ClickHouse.Migrate {
+		if err := chspans.Migrate(ctx, cfg.ClickHouse, log); err != nil {
+			return err
+		}
+	}
 	nc, err := natsx.Connect(cfg.NATS, "writer", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Drain()
+	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+		return err
+	}
+	if _, err := nc.EnsureStream(ctx, model.DeadLetterStreamConfig()); err != nil {
+		return err
+	}
 	ch, err := chx.Open(ctx, cfg.ClickHouse)
 	if err != nil {
 		return err
 	}
 	defer ch.Close()
+	store, err := chstore.New(ch, cfg.Retention, log)
+	if err != nil {
+		return err
+	}
 
 	srv := httpx.NewServer(cfg.HTTP, log, "writer")
 	srv.AddCheck("nats", nc.Check)
 	srv.AddCheck("clickhouse", chx.Check(ch))
+	w := writer.New(cfg.Config, nc.JS, store, natsx.NewPublisher(nc, cfg.NATS), srv.Metrics, log)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return w.Run(ctx) })
+	g.Go(func() error { return store.RunRetention(ctx, cfg.Retention.Interval) })
 	return g.Wait()
 }

@@ -1,0 +1,148 @@
+// Package chserver runs a private ClickHouse server for one test, on free
+// ports with its data in the test's temp folder, so the test can stop and
+// restart it without disturbing the shared server other tests use.
+package chserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// Server is a clickhouse-server child process.
+type Server struct {
+	t       testing.TB
+	dir     string
+	tcpPort int
+	cmd     *exec.Cmd
+	done    chan struct{}
+}
+
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Start launches a server (the binary scripts/deps.sh installs) and waits
+// until it answers; it is stopped when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	s := &Server{t: t, dir: dir, tcpPort: freePort(t)}
+	httpPort := freePort(t)
+	config := fmt.Sprintf(`<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>%[1]s/server.log</log><errorlog>%[1]s/server.err.log</errorlog></logger>
+  <http_port>%[2]d</http_port>
+  <tcp_port>%[3]d</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>%[1]s/data/</path>
+  <tmp_path>%[1]s/data/tmp/</tmp_path>
+  <user_files_path>%[1]s/data/user_files/</user_files_path>
+  <format_schema_path>%[1]s/data/format_schemas/</format_schema_path>
+  <users_config>%[1]s/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>67108864</mark_cache_size>
+  <timezone>UTC</timezone>
+</yandex>
+`, dir, httpPort, s.tcpPort)
+	users := `<?xml version="1.0"?>
+<yandex>
+  <profiles><default></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default></default></quotas>
+</yandex>
+`
+	if err := os.WriteFile(filepath.Join(dir, "config.xml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "users.xml"), []byte(users), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Restart()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// URL is the native-protocol URL of database db on this server.
+func (s *Server) URL(db string) string {
+	return fmt.Sprintf("clickhouse://default@127.0.0.1:%d/%s", s.tcpPort, db)
+}
+
+func binary() string {
+	if p, err := exec.LookPath("clickhouse-server"); err == nil {
+		return p
+	}
+	return "/usr/sbin/clickhouse-server"
+}
+
+// Restart starts the server again on the same ports and data, and waits
+// until it answers queries.
+func (s *Server) Restart() {
+	s.t.Helper()
+	cmd := exec.Command(binary(), "--config-file="+filepath.Join(s.dir, "config.xml"))
+	cmd.Dir = s.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("chserver: start clickhouse-server: %v (run scripts/deps.sh up to install it)", err)
+	}
+	s.cmd = cmd
+	s.done = make(chan struct{})
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if s.ping() == nil {
+			return
+		}
+		select {
+		case <-s.done:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "server.err.log"))
+			s.t.Fatalf("chserver: clickhouse-server exited at start:\n%s", log)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	s.t.Fatal("chserver: clickhouse-server did not answer within 60s")
+}
+
+func (s *Server) ping() error {
+	opts, err := clickhouse.ParseDSN(s.URL("default"))
+	if err != nil {
+		return err
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return conn.Ping(ctx)
+}
+
+// Stop terminates the server and waits for it to exit.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd = nil
+}

@@ -1,0 +1,235 @@
+// Command loadgen drives the tracing pipeline for scripts/bench/load.sh:
+// OTLP/HTTP protobuf requests of ~1 KB spans at a target rate, measuring
+// ingest latency, freshness (accepted → visible in a query) and end-to-end
+// throughput, and the raw ClickHouse insert rate of the same rows as the
+// ceiling.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/uuid"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/assayhq/assay/pkg/chspans"
+	"github.com/assayhq/assay/pkg/genproto/spanspb"
+)
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:18083", "tracing API base URL")
+	token := flag.String("token", "bench-token", "internal token")
+	chURL := flag.String("clickhouse", "clickhouse://default@127.0.0.1:59000/bench", "ClickHouse URL (for counting and the raw insert ceiling)")
+	rate := flag.Int("rate", 0, "target spans/s (0: as fast as possible)")
+	dur := flag.Duration("duration", 20*time.Second, "how long to send")
+	batch := flag.Int("batch", 500, "spans per request")
+	workers := flag.Int("workers", 4, "concurrent senders")
+	raw := flag.Int("raw", 0, "also measure raw ClickHouse inserts of this many rows (50k per insert)")
+	flag.Parse()
+
+	project := uuid.New()
+	ctx := context.Background()
+	opts, err := clickhouse.ParseDSN(*chURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ch, err := clickhouse.Open(opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	var sent, accepted atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var fresh []time.Duration
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	post := func(body []byte) (time.Duration, bool) {
+		req, _ := http.NewRequest("POST", *url+"/api/otlp/v1/traces", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("X-Assay-Internal-Token", *token)
+		req.Header.Set("X-Assay-Project-Id", project.String())
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, false
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(start), resp.StatusCode == 200
+	}
+
+	deadline := time.Now().Add(*dur)
+	start := time.Now()
+	var wg sync.WaitGroup
+	perWorker := 0.0
+	if *rate > 0 {
+		perWorker = float64(*rate) / float64(*workers) / float64(*batch) // requests/s per worker
+	}
+	var seq atomic.Int64
+	for w := 0; w < *workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := time.Now()
+			for time.Now().Before(deadline) {
+				if perWorker > 0 {
+					if d := time.Until(next); d > 0 {
+						time.Sleep(d)
+					}
+					next = next.Add(time.Duration(float64(time.Second) / perWorker))
+				}
+				body := request(seq.Add(1), *batch)
+				d, ok := post(body)
+				sent.Add(int64(*batch))
+				if ok {
+					accepted.Add(int64(*batch))
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	// Freshness probes: one small trace every 250 ms, polled until visible.
+	var fwg sync.WaitGroup
+	for time.Now().Before(deadline) {
+		id := seq.Add(1)
+		body := request(id, 1)
+		if _, ok := post(body); ok {
+			accepted.Add(1)
+			sent.Add(1)
+			t0 := time.Now()
+			fwg.Add(1)
+			go func() {
+				defer fwg.Done()
+				tid := fmt.Sprintf("%032x", id)
+				for time.Since(t0) < 60*time.Second {
+					if visible(client, *url, *token, project.String(), tid) {
+						mu.Lock()
+						fresh = append(fresh, time.Since(t0))
+						mu.Unlock()
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	wg.Wait()
+	sendTime := time.Since(start)
+	fwg.Wait()
+	want := uint64(accepted.Load())
+	var stored uint64
+	for time.Since(start) < *dur+2*time.Minute {
+		_ = ch.QueryRow(ctx, "SELECT count() FROM spans WHERE project_id = ?", project.String()).Scan(&stored)
+		if stored >= want {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	total := time.Since(start)
+	fmt.Printf("spans sent %d, accepted %d, stored %d\n", sent.Load(), want, stored)
+	fmt.Printf("ingest: %.0f spans/s offered over %.1fs\n", float64(want)/sendTime.Seconds(), sendTime.Seconds())
+	fmt.Printf("end-to-end: %.0f spans/s (accepted → all visible in ClickHouse after %.1fs)\n", float64(stored)/total.Seconds(), total.Seconds())
+	fmt.Printf("ingest latency (request of %d spans): p50 %s p99 %s (n=%d)\n", *batch, pct(lat, 50), pct(lat, 99), len(lat))
+	fmt.Printf("freshness (202 → visible through GET /traces/{id}): p50 %s p99 %s (n=%d)\n", pct(fresh, 50), pct(fresh, 99), len(fresh))
+	if *raw > 0 {
+		rawInsert(ctx, ch, *raw)
+	}
+}
+
+var pad = strings.Repeat("lorem ipsum ", 60) // ~700 bytes: ~1 KB spans
+
+func request(id int64, n int) []byte {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "loadgen")
+	ss := rs.ScopeSpans().AppendEmpty()
+	var tid pcommon.TraceID
+	copy(tid[8:], []byte{byte(id >> 56), byte(id >> 48), byte(id >> 40), byte(id >> 32), byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id)})
+	now := time.Now()
+	for i := 0; i < n; i++ {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(tid)
+		sp.SetSpanID(pcommon.SpanID{0, 0, 0, 0, byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i) + 1})
+		if i > 0 {
+			sp.SetParentSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, 1})
+		}
+		sp.SetName("llm.call")
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(time.Millisecond)))
+		a := sp.Attributes()
+		a.PutStr("gen_ai.operation.name", "chat")
+		a.PutStr("gen_ai.request.model", "gpt-4o-mini")
+		a.PutInt("gen_ai.usage.input_tokens", 120)
+		a.PutInt("gen_ai.usage.output_tokens", 40)
+		a.PutStr("input.value", pad)
+	}
+	b, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	return b
+}
+
+func visible(c *http.Client, url, token, project, tid string) bool {
+	req, _ := http.NewRequest("GET", url+"/api/traces/"+tid, nil)
+	req.Header.Set("X-Assay-Internal-Token", token)
+	req.Header.Set("X-Assay-Project-Id", project)
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Count int `json:"count"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return out.Count == 1
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
+}
+
+// rawInsert writes rows shaped like ours straight into ClickHouse with the
+// same insert path the writer uses, 50k rows per insert: the ceiling.
+func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
+	project := uuid.NewString()
+	attrs := []byte(`{"ag":{"data":{"inputs":"` + pad + `"},"type":{"span":"chat","trace":"invocation"}}}`)
+	start := time.Now()
+	done := 0
+	for done < rows {
+		n := min(50000, rows-done)
+		b := &spanspb.SpanBatch{ProjectId: project, ReceivedUnixNano: time.Now().UnixNano()}
+		for i := 0; i < n; i++ {
+			b.Spans = append(b.Spans, &spanspb.Span{TraceId: fmt.Sprintf("%032x", done+i), SpanId: "0000000000000001", SpanName: "llm.call",
+				StartUnixMicro: time.Now().UnixMicro(), AttributesJson: attrs,
+				AttrKeys: []string{"ag.data.inputs", "ag.type.span", "ag.type.trace"}, AttrValues: []string{pad, "chat", "invocation"}})
+		}
+		if _, err := chspans.Insert(ctx, ch, []*spanspb.SpanBatch{b}, func(string, time.Time) time.Time { return time.Now().Add(48 * time.Hour) }); err != nil {
+			fmt.Fprintln(os.Stderr, "raw insert:", err)
+			return
+		}
+		done += n
+	}
+	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows, 50k per insert)\n", float64(rows)/time.Since(start).Seconds(), rows)
+}

@@ -1,0 +1,751 @@
+// Package httpapi is the tracing service's HTTP surface: OTLP, native
+// ingest, trace CRUD and queries. Handlers bind, call a service, render.
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/services/tracing/internal/query"
+)
+
+// Handler holds the services the routes call.
+type Handler struct {
+	Ingest *ingest.Service
+	Query  *query.Service
+	Limits ingest.Limits
+	Log    *slog.Logger
+}
+
+// Register adds every route of the internal API (behind the gateway).
+func (h *Handler) Register(e *echo.Echo) {
+	e.GET("/otlp/v1/traces", h.otlpReady)
+	e.POST("/otlp/v1/traces", h.otlp)
+
+	e.POST("/tracing/spans/ingest", h.ingestSpans)
+	e.POST("/tracing/spans/query", h.legacyQuery)
+	e.POST("/tracing/traces", h.createTrace)
+	e.PUT("/tracing/traces/:id", h.editTrace)
+	e.GET("/tracing/traces/:id", h.getTraceTree)
+	e.DELETE("/tracing/traces/:id", h.deleteTraceLinks)
+	e.POST("/tracing/sessions/query", h.distinct("session_id", "session_ids"))
+	e.POST("/tracing/users/query", h.distinct("user_id", "user_ids"))
+
+	e.GET("/spans", h.listSpans)
+	e.POST("/spans/query", h.querySpans)
+	e.POST("/spans/ingest", h.ingestSpans)
+	e.GET("/spans/:trace_id/:span_id", h.getSpan)
+	e.POST("/spans/sessions/query", h.distinct("session_id", "session_ids"))
+	e.POST("/spans/users/query", h.distinct("user_id", "user_ids"))
+
+	e.GET("/traces", h.listTraces)
+	// The reference answers 405 for GET on its POST-only trace routes,
+	// which would otherwise be read as a trace id.
+	e.GET("/traces/query", methodNotAllowed)
+	e.GET("/traces/ingest", methodNotAllowed)
+	e.POST("/traces/query", h.queryTraces)
+	e.POST("/traces/ingest", h.ingestTraces)
+	e.POST("/traces", h.createListTrace)
+	e.GET("/traces/:id", h.getTrace)
+	e.PUT("/traces/:id", h.editListTrace)
+	e.DELETE("/traces/:id", h.deleteTrace)
+
+	h.registerSimple(e)
+}
+
+// RegisterOTLP adds the standard OTLP/HTTP route (port 4318).
+func (h *Handler) RegisterOTLP(e *echo.Echo) {
+	e.POST("/v1/traces", h.otlp)
+}
+
+func methodNotAllowed(echo.Context) error { return echo.ErrMethodNotAllowed }
+
+// requestKey identifies a request for JetStream's duplicate detection: the
+// same body sent again to the same route (a client retry) is stored once.
+func requestKey(c echo.Context, body []byte) []byte {
+	return append([]byte(c.Request().Method+" "+c.Request().URL.Path+"\n"), body...)
+}
+
+func (h *Handler) otlpReady(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// otlp ingests an ExportTraceServiceRequest. Bad spans are dropped alone and
+// reported as an OTLP partial success; the rest is stored before 200.
+func (h *Handler) otlp(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	r := c.Request()
+	body, err := ingest.ReadBody(r.Body, r.Header.Get("Content-Encoding"), h.Limits)
+	if err != nil {
+		return err
+	}
+	isJSON := ingest.IsJSON(r.Header.Get("Content-Type"))
+	td, err := ingest.DecodeOTLP(body, isJSON)
+	if err != nil {
+		return err
+	}
+	res, err := h.Ingest.Ingest(r.Context(), sc, ingest.RawSpans(td), body)
+	if err != nil {
+		return err
+	}
+	out, err := ingest.Response(res.Rejected, isJSON)
+	if err != nil {
+		return errs.Wrap(errs.Internal, "tracing.encode_response", err)
+	}
+	ct := "application/x-protobuf"
+	if isJSON {
+		ct = "application/json"
+	}
+	return c.Blob(http.StatusOK, ct, out)
+}
+
+func readJSON(c echo.Context) ([]byte, map[string]any, error) {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return nil, nil, errs.Wrap(errs.Invalid, "request.unreadable_body", err)
+	}
+	m, err := ingest.DecodeJSON(body)
+	return body, m, err
+}
+
+type ingestResponse struct {
+	Count    int               `json:"count"`
+	Links    []ingest.Link     `json:"links"`
+	Rejected []rejectedSpanOut `json:"rejected,omitempty"`
+}
+
+type rejectedSpanOut struct {
+	Index  int    `json:"index"`
+	Detail string `json:"detail"`
+}
+
+func rejectedOut(rs []normalize.Error) []rejectedSpanOut {
+	out := make([]rejectedSpanOut, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, rejectedSpanOut{Index: r.Index, Detail: r.Msg})
+	}
+	return out
+}
+
+// ingestSpans takes the flat and nested native forms; 202 with the
+// accepted spans, and (beyond the reference) the rejected ones with why.
+func (h *Handler) ingestSpans(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	body, m, err := readJSON(c)
+	if err != nil {
+		return err
+	}
+	_, hasSpans := m["spans"]
+	_, hasTraces := m["traces"]
+	if !hasSpans && !hasTraces {
+		return errs.WithDetail(errs.Invalid, "tracing.missing_spans", "Missing spans", "body needs \"spans\" (a list) or \"traces\" (an object)")
+	}
+	raws, parseRejected := ingest.NativeSpans(m)
+	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, ingestResponse{Count: len(res.Links), Links: res.Links, Rejected: rejectedOut(append(parseRejected, res.Rejected...))})
+}
+
+// oneTrace checks the create/edit rule: one trace, exactly one root.
+func oneTrace(raws []normalize.Raw, pathID string) (string, error) {
+	if len(raws) == 0 {
+		return "", errs.New(errs.Invalid, "tracing.missing_spans", "Missing spans")
+	}
+	ids := map[string]bool{}
+	roots := 0
+	for _, r := range raws {
+		id, err := normalize.TraceID(r.TraceID)
+		if err != nil {
+			return "", errs.WithDetail(errs.Invalid, "tracing.invalid_trace_id", err.Error(), err.Error())
+		}
+		ids[id] = true
+		if r.ParentID == "" {
+			roots++
+		}
+	}
+	if len(ids) > 1 {
+		return "", errs.New(errs.Invalid, "tracing.too_many_traces", "Too many traces")
+	}
+	var id string
+	for k := range ids {
+		id = k
+	}
+	if pathID != "" {
+		want, err := normalize.TraceID(pathID)
+		if err != nil || want != id {
+			return "", errs.New(errs.Invalid, "tracing.trace_id_mismatch", fmt.Sprintf("trace_id %s in the body does not match the path", id))
+		}
+	}
+	switch {
+	case roots == 0:
+		return "", errs.New(errs.Invalid, "tracing.missing_root", "Missing root span")
+	case roots > 1:
+		return "", errs.New(errs.Invalid, "tracing.too_many_roots", "Too many root spans")
+	}
+	return id, nil
+}
+
+func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, string, error) {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return ingest.Result{}, "", err
+	}
+	body, m, err := readJSON(c)
+	if err != nil {
+		return ingest.Result{}, "", err
+	}
+	var raws []normalize.Raw
+	var rejected []normalize.Error
+	if t, ok := m["trace"].(map[string]any); ok {
+		tid, _ := t["trace_id"].(string)
+		if tid == "" {
+			tid = pathID
+		}
+		raws, rejected = ingest.NestedSpans(t, tid)
+	} else {
+		if _, ok := m["traces"]; !ok {
+			if _, ok := m["spans"]; !ok {
+				return ingest.Result{}, "", errs.New(errs.Invalid, "tracing.missing_trace", "Missing trace")
+			}
+		}
+		raws, rejected = ingest.NativeSpans(m)
+	}
+	if len(rejected) > 0 {
+		return ingest.Result{}, "", errs.WithDetail(errs.Invalid, "tracing.invalid_span", rejected[0].Error(), rejected[0].Error())
+	}
+	id, err := oneTrace(raws, pathID)
+	if err != nil {
+		return ingest.Result{}, "", err
+	}
+	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
+	if err != nil {
+		return ingest.Result{}, "", err
+	}
+	if len(res.Rejected) > 0 {
+		// Creating a trace is all or nothing: the root rule needs every span.
+		return ingest.Result{}, "", errs.WithDetail(errs.Invalid, "tracing.invalid_span", res.Rejected[0].Error(), res.Rejected[0].Error())
+	}
+	return res, id, nil
+}
+
+func (h *Handler) createTrace(c echo.Context) error {
+	res, _, err := h.upsertTrace(c, "")
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, ingestResponse{Count: len(res.Links), Links: res.Links})
+}
+
+func (h *Handler) editTrace(c echo.Context) error {
+	res, _, err := h.upsertTrace(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, ingestResponse{Count: len(res.Links), Links: res.Links})
+}
+
+func (h *Handler) createListTrace(c echo.Context) error {
+	res, id, err := h.upsertTrace(c, "")
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"count": len(res.Links), "trace_id": id})
+}
+
+func (h *Handler) editListTrace(c echo.Context) error {
+	res, id, err := h.upsertTrace(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"count": len(res.Links), "trace_id": id})
+}
+
+func pathTraceID(c echo.Context, name string) (string, error) {
+	id, err := normalize.TraceID(c.Param(name))
+	if err != nil {
+		return "", errs.WithDetail(errs.Invalid, "tracing.invalid_trace_id", err.Error(), err.Error())
+	}
+	return id, nil
+}
+
+func (h *Handler) getTraceTree(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathTraceID(c, "id")
+	if err != nil {
+		return err
+	}
+	spans, err := h.Query.Traces(c.Request().Context(), sc.ProjectID.String(), []string{id})
+	if err != nil {
+		return err
+	}
+	if len(spans) == 0 {
+		return c.JSON(http.StatusOK, map[string]any{"count": 0})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"count": 1, "traces": query.Trees(spans)})
+}
+
+func (h *Handler) getTrace(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathTraceID(c, "id")
+	if err != nil {
+		return err
+	}
+	spans, err := h.Query.Traces(c.Request().Context(), sc.ProjectID.String(), []string{id})
+	if err != nil {
+		return err
+	}
+	if len(spans) == 0 {
+		return c.JSON(http.StatusOK, map[string]any{"count": 0})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"count": 1, "trace": traceList(spans)[0]})
+}
+
+// deleteSpans tombstones every live span of the trace.
+func (h *Handler) deleteSpans(c echo.Context) (string, []ingest.Link, error) {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := pathTraceID(c, "id")
+	if err != nil {
+		return "", nil, err
+	}
+	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), []string{id}, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	keys := make([]ingest.SpanKey, 0, len(spans))
+	links := make([]ingest.Link, 0, len(spans))
+	for _, s := range spans {
+		keys = append(keys, ingest.SpanKey{TraceID: s.TraceID, SpanID: s.SpanID, StartUnixMicro: s.StartUS})
+		links = append(links, ingest.Link{TraceID: s.TraceID, SpanID: s.SpanID})
+	}
+	if err := h.Ingest.Delete(c.Request().Context(), sc, keys); err != nil {
+		return "", nil, err
+	}
+	return id, links, nil
+}
+
+func (h *Handler) deleteTraceLinks(c echo.Context) error {
+	_, links, err := h.deleteSpans(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, ingestResponse{Count: len(links), Links: links})
+}
+
+func (h *Handler) deleteTrace(c echo.Context) error {
+	id, links, err := h.deleteSpans(c)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"count": len(links)}
+	if len(links) > 0 {
+		out["trace_id"] = id
+	}
+	return c.JSON(http.StatusAccepted, out)
+}
+
+// traceList renders spans grouped by trace as [{trace_id, spans}].
+func traceList(spans []query.Parsed) []map[string]any {
+	trees := query.Trees(spans)
+	out := []map[string]any{}
+	for _, id := range query.TraceOrder(spans) {
+		out = append(out, map[string]any{"trace_id": id, "spans": trees[id]["spans"]})
+	}
+	return out
+}
+
+func idList(c echo.Context, one, many string, parse func(string) (string, error)) ([]string, error) {
+	var raw []string
+	if v := c.QueryParam(one); v != "" {
+		raw = append(raw, v)
+	}
+	for _, v := range c.QueryParams()[many] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				raw = append(raw, p)
+			}
+		}
+	}
+	out := make([]string, 0, len(raw))
+	for _, r := range raw {
+		id, err := parse(r)
+		if err != nil {
+			return nil, errs.WithDetail(errs.Invalid, "tracing.invalid_id", err.Error(), err.Error())
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+func (h *Handler) listSpans(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	tids, err := idList(c, "trace_id", "trace_ids", normalize.TraceID)
+	if err != nil {
+		return err
+	}
+	sids, err := idList(c, "span_id", "span_ids", normalize.SpanID)
+	if err != nil {
+		return err
+	}
+	if len(tids) == 0 && len(sids) == 0 {
+		return errs.New(errs.Invalid, "tracing.missing_ids", "give trace_id, trace_ids, span_id or span_ids")
+	}
+	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), tids, sids)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"count": len(spans), "spans": query.Spans(spans)})
+}
+
+func (h *Handler) listTraces(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	tids, err := idList(c, "trace_id", "trace_ids", normalize.TraceID)
+	if err != nil {
+		return err
+	}
+	if len(tids) == 0 {
+		return errs.New(errs.Invalid, "tracing.missing_ids", "give trace_id or trace_ids")
+	}
+	spans, err := h.Query.Traces(c.Request().Context(), sc.ProjectID.String(), tids)
+	if err != nil {
+		return err
+	}
+	list := traceList(spans)
+	return c.JSON(http.StatusOK, map[string]any{"count": len(list), "traces": list})
+}
+
+func (h *Handler) getSpan(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	tid, err := pathTraceID(c, "trace_id")
+	if err != nil {
+		return err
+	}
+	sid, err := normalize.SpanID(c.Param("span_id"))
+	if err != nil {
+		return errs.WithDetail(errs.Invalid, "tracing.invalid_span_id", err.Error(), err.Error())
+	}
+	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), []string{tid}, []string{sid})
+	if err != nil {
+		return err
+	}
+	if len(spans) == 0 {
+		return c.JSON(http.StatusOK, map[string]any{"count": 0})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"count": 1, "span": query.SpanJSON(spans[0])})
+}
+
+func (h *Handler) ingestTraces(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	body, m, err := readJSON(c)
+	if err != nil {
+		return err
+	}
+	list, _ := m["traces"].([]any)
+	if len(list) == 0 {
+		return errs.New(errs.Invalid, "tracing.missing_traces", "Missing traces")
+	}
+	var raws []normalize.Raw
+	for i, t := range list {
+		tm, ok := t.(map[string]any)
+		if !ok {
+			return errs.New(errs.Invalid, "tracing.invalid_trace", fmt.Sprintf("traces[%d] is not an object", i))
+		}
+		tid, _ := tm["trace_id"].(string)
+		r, _ := ingest.NestedSpans(tm, tid)
+		raws = append(raws, r...)
+	}
+	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
+	if err != nil {
+		return err
+	}
+	ids := []string{}
+	seen := map[string]bool{}
+	for _, l := range res.Links {
+		if !seen[l.TraceID] {
+			seen[l.TraceID] = true
+			ids = append(ids, l.TraceID)
+		}
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"count": len(ids), "trace_ids": ids})
+}
+
+// queryBody is the body of /spans/query and /traces/query.
+type queryBody struct {
+	Filtering        json.RawMessage     `json:"filtering"`
+	Windowing        *query.RawWindowing `json:"windowing"`
+	QueryRef         json.RawMessage     `json:"query_ref"`
+	QueryVariantRef  json.RawMessage     `json:"query_variant_ref"`
+	QueryRevisionRef json.RawMessage     `json:"query_revision_ref"`
+}
+
+func (h *Handler) bindQuery(c echo.Context, focus string) (query.Request, error) {
+	var b queryBody
+	if c.Request().ContentLength != 0 {
+		dec := json.NewDecoder(c.Request().Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil && err != io.EOF {
+			msg := fmt.Sprintf("malformed query body: %v", err)
+			return query.Request{}, errs.WithDetail(errs.Invalid, "request.malformed_body", msg, msg)
+		}
+	}
+	for _, ref := range []json.RawMessage{b.QueryRef, b.QueryVariantRef, b.QueryRevisionRef} {
+		if len(ref) > 0 && string(ref) != "null" {
+			return query.Request{}, errs.New(errs.NotImplemented, "tracing.query_refs", "saved query references are not supported yet; send filtering and windowing")
+		}
+	}
+	w, err := b.Windowing.Parse("windowing")
+	if err != nil {
+		return query.Request{}, err
+	}
+	return query.Request{Focus: focus, Filter: b.Filtering, Windowing: w}, nil
+}
+
+func (h *Handler) querySpans(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	req, err := h.bindQuery(c, "span")
+	if err != nil {
+		return err
+	}
+	res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), req)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"count": len(res.Spans), "spans": query.Spans(res.Spans)}
+	if res.Next != nil {
+		out["windowing"] = res.Next
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handler) queryTraces(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	req, err := h.bindQuery(c, "trace")
+	if err != nil {
+		return err
+	}
+	res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), req)
+	if err != nil {
+		return err
+	}
+	list := traceList(res.Spans)
+	out := map[string]any{"count": len(list), "traces": list}
+	if res.Next != nil {
+		out["windowing"] = res.Next
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// legacyQuery is /tracing/spans/query: the flat body (or query string),
+// with "filter" as an object or a JSON string.
+func (h *Handler) legacyQuery(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	params := map[string]any{}
+	for k, v := range c.QueryParams() {
+		if len(v) > 0 {
+			params[k] = v[0]
+		}
+	}
+	if c.Request().ContentLength != 0 {
+		body, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return errs.Wrap(errs.Invalid, "request.unreadable_body", err)
+		}
+		if len(strings.TrimSpace(string(body))) > 0 {
+			m, err := ingest.DecodeJSON(body)
+			if err != nil {
+				return err
+			}
+			for k, v := range m {
+				params[k] = v
+			}
+		}
+	}
+	allowed := map[string]bool{"focus": true, "format": true, "oldest": true, "newest": true, "limit": true, "interval": true, "rate": true, "filter": true, "next": true, "order": true}
+	for k := range params {
+		if !allowed[k] {
+			return errs.WithDetail(errs.Invalid, "tracing.unknown_key", "unknown query key "+k,
+				fmt.Sprintf("unknown query key %q (known: focus, format, oldest, newest, limit, interval, rate, filter)", k))
+		}
+	}
+	focus := fmt.Sprint(orDefault(params["focus"], "trace"))
+	if focus != "trace" && focus != "span" {
+		return errs.WithDetail(errs.Invalid, "tracing.invalid_focus", "focus", fmt.Sprintf("focus %q is not trace or span", focus))
+	}
+	format := fmt.Sprint(orDefault(params["format"], "agenta"))
+	if format != "agenta" && format != "opentelemetry" {
+		return errs.WithDetail(errs.Invalid, "tracing.invalid_format", "format", fmt.Sprintf("format %q is not agenta or opentelemetry", format))
+	}
+	var filter json.RawMessage
+	switch f := params["filter"].(type) {
+	case nil:
+	case string:
+		filter = json.RawMessage(f)
+	default:
+		filter, _ = json.Marshal(numbersToFloat(f))
+	}
+	var rw *query.RawWindowing
+	if params["oldest"] != nil || params["newest"] != nil || params["limit"] != nil || params["rate"] != nil || params["next"] != nil || params["order"] != nil {
+		rw = &query.RawWindowing{Newest: jsonScalar(params["newest"]), Oldest: jsonScalar(params["oldest"]), Order: str(params["order"]), Next: str(params["next"])}
+		if v, ok := toFloat(params["limit"]); ok {
+			n := int(v)
+			rw.Limit = &n
+		}
+		if v, ok := toFloat(params["rate"]); ok {
+			rw.Rate = &v
+		}
+	}
+	w, err := rw.Parse("windowing")
+	if err != nil {
+		return err
+	}
+	res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), query.Request{Focus: focus, Filter: filter, Windowing: w})
+	if err != nil {
+		return err
+	}
+	if focus == "span" || format == "opentelemetry" {
+		return c.JSON(http.StatusOK, map[string]any{"count": len(res.Spans), "spans": query.Spans(res.Spans)})
+	}
+	trees := query.Trees(res.Spans)
+	return c.JSON(http.StatusOK, map[string]any{"count": len(trees), "traces": trees})
+}
+
+func (h *Handler) distinct(column, key string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, err := httpx.ProjectScope(c)
+		if err != nil {
+			return err
+		}
+		var b struct {
+			Realtime  bool                `json:"realtime"`
+			Windowing *query.RawWindowing `json:"windowing"`
+		}
+		if c.Request().ContentLength != 0 {
+			if err := httpx.Bind(c, &b); err != nil {
+				return err
+			}
+		}
+		w, err := b.Windowing.Parse("windowing")
+		if err != nil {
+			return err
+		}
+		ids, next, err := h.Query.Distinct(c.Request().Context(), sc.ProjectID.String(), column, b.Realtime, w)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"count": len(ids), key: nonNil(ids)}
+		if next != nil {
+			out["windowing"] = next
+		}
+		return c.JSON(http.StatusOK, out)
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func orDefault(v any, d string) any {
+	if v == nil || v == "" {
+		return d
+	}
+	return v
+}
+
+func str(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func jsonScalar(v any) any {
+	if n, ok := v.(json.Number); ok {
+		return n.String()
+	}
+	return v
+}
+
+func toFloat(v any) (float64, bool) {
+	switch t := v.(type) {
+	case json.Number:
+		f, err := t.Float64()
+		return f, err == nil
+	case string:
+		var f float64
+		_, err := fmt.Sscan(t, &f)
+		return f, err == nil
+	case float64:
+		return t, true
+	}
+	return 0, false
+}
+
+func numbersToFloat(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, x := range t {
+			t[k] = numbersToFloat(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = numbersToFloat(x)
+		}
+	}
+	return v
+}
+
+var _ = scope.Scope{}

@@ -1,0 +1,34 @@
+package httpapi_test
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/tracing/internal/httpapi"
+)
+
+// TestOpenAPIMatchesRoutes keeps pkg/apidoc/tracing.json and the echo
+// routes in step: an undocumented route, or a documented one that is not
+// served, fails.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	ops, err := apidoc.Operations("tracing")
+	require.NoError(t, err)
+	var documented []string
+	for _, op := range ops {
+		documented = append(documented, op.Method+" "+apidoc.RoutePath(op.Path))
+	}
+	e := echo.New()
+	(&httpapi.Handler{}).Register(e)
+	var served []string
+	for _, r := range e.Routes() {
+		served = append(served, r.Method+" "+r.Path)
+	}
+	sort.Strings(documented)
+	sort.Strings(served)
+	assert.Equal(t, served, documented)
+}

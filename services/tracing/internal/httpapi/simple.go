@@ -1,0 +1,500 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/services/tracing/internal/query"
+)
+
+// simpleKind is one of the one-span trace families of reference §1.8:
+// simple traces, annotations and invocations share everything but their
+// envelope key and what they require.
+type simpleKind struct {
+	prefix   string // route prefix
+	item     string // envelope key of one item
+	items    string
+	linksKey string // query key for the batch GET by links
+	refKey   string // reference that must be present ("" for none)
+	flags    map[string]any
+	// traceType restricts queries: annotation, invocation or both.
+	traceTypes []string
+}
+
+var simpleKinds = []simpleKind{
+	{prefix: "/simple/traces", item: "trace", items: "traces", linksKey: "links", traceTypes: []string{"invocation", "annotation"}},
+	{prefix: "/annotations", item: "annotation", items: "annotations", linksKey: "annotation_links", refKey: "evaluator",
+		flags: map[string]any{"is_evaluator": true}, traceTypes: []string{"annotation"}},
+	{prefix: "/invocations", item: "invocation", items: "invocations", linksKey: "invocation_links", refKey: "application",
+		traceTypes: []string{"invocation"}},
+}
+
+func (h *Handler) registerSimple(e *echo.Echo) {
+	for _, k := range simpleKinds {
+		e.POST(k.prefix, h.simpleCreate(k))
+		e.POST(k.prefix+"/query", h.simpleQuery(k))
+		e.GET(k.prefix+"/:id", h.simpleGet(k))
+		e.PATCH(k.prefix+"/:id", h.simpleEdit(k))
+		e.DELETE(k.prefix+"/:id", h.simpleDelete(k))
+	}
+}
+
+type simpleIn struct {
+	Origin     string         `json:"origin"`
+	Kind       string         `json:"kind"`
+	Channel    string         `json:"channel"`
+	Tags       map[string]any `json:"tags"`
+	Meta       map[string]any `json:"meta"`
+	Data       map[string]any `json:"data"`
+	References map[string]any `json:"references"`
+	Links      any            `json:"links"`
+}
+
+func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
+	var body map[string]json.RawMessage
+	if err := httpx.Bind(c, &body); err != nil {
+		return simpleIn{}, err
+	}
+	raw, ok := body[k.item]
+	if !ok {
+		return simpleIn{}, errs.Field("Field required", nil, "body", k.item)
+	}
+	var in simpleIn
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return simpleIn{}, errs.Field(err.Error(), nil, "body", k.item)
+	}
+	in.Origin, in.Kind, in.Channel = or(in.Origin, "custom"), or(in.Kind, "adhoc"), or(in.Channel, "api")
+	for field, allowed := range map[string][]string{"origin": {"custom", "human", "auto"}, "kind": {"adhoc", "eval", "play"}, "channel": {"api", "sdk", "web", "otlp"}} {
+		v := map[string]string{"origin": in.Origin, "kind": in.Kind, "channel": in.Channel}[field]
+		if !containsStr(allowed, v) {
+			return simpleIn{}, errs.Field("Input should be one of "+joinQuoted(allowed), v, "body", k.item, field)
+		}
+	}
+	if in.Data == nil {
+		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "data")
+	}
+	if requireLinks && in.Links == nil && k.item != "invocation" {
+		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "links")
+	}
+	if k.refKey != "" {
+		if _, ok := in.References[k.refKey]; !ok {
+			return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "references", k.refKey)
+		}
+	}
+	return in, nil
+}
+
+func or(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+func containsStr(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func joinQuoted(l []string) string {
+	out := ""
+	for i, s := range l {
+		if i > 0 {
+			out += ", "
+		}
+		out += "'" + s + "'"
+	}
+	return out
+}
+
+// raw builds the one span of a simple trace.
+func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
+	flags := map[string]any{}
+	for f, v := range k.flags {
+		flags[f] = v
+	}
+	for cond, flag := range map[bool]string{in.Origin == "human": "is_feedback", in.Origin == "custom": "is_custom",
+		in.Kind == "eval": "is_evaluation", in.Channel == "sdk": "is_sdk", in.Channel == "web": "is_web"} {
+		if cond {
+			flags[flag] = true
+		}
+	}
+	ag := map[string]any{"type": map[string]any{"span": "task"}, "flags": flags, "data": in.Data}
+	if in.Tags != nil {
+		ag["tags"] = in.Tags
+	}
+	if in.Meta != nil {
+		ag["meta"] = in.Meta
+	}
+	if in.References != nil {
+		ag["references"] = in.References
+	}
+	name := "annotation"
+	if k.item == "invocation" {
+		name = "invocation"
+	}
+	if ev, ok := in.References[k.refKey].(map[string]any); ok {
+		if slug, ok := ev["slug"].(string); ok && slug != "" {
+			name = slug
+		}
+	}
+	now := time.Now().UTC()
+	r := normalize.Raw{TraceID: traceID, SpanID: spanID, Name: name, Start: now, End: now,
+		Attributes: map[string]any{"ag": ag}}
+	switch l := in.Links.(type) {
+	case map[string]any:
+		r.LinksSet = true
+		for _, key := range sortedMapKeys(l) {
+			if m, ok := l[key].(map[string]any); ok {
+				r.Links = append(r.Links, normalize.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": key}})
+			}
+		}
+	case []any:
+		r.LinksSet = true
+		for _, e := range l {
+			if m, ok := e.(map[string]any); ok && m["trace_id"] != nil && m["span_id"] != nil {
+				r.Links = append(r.Links, normalize.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": "key"}})
+			}
+		}
+	}
+	return r
+}
+
+func newIDs() (string, string) {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	h := hex.EncodeToString(b)
+	return h[:32], h[32:]
+}
+
+func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, err := httpx.ProjectScope(c)
+		if err != nil {
+			return err
+		}
+		in, err := k.bind(c, true)
+		if err != nil {
+			return err
+		}
+		tid, sid := newIDs()
+		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []normalize.Raw{k.raw(in, tid, sid)}, nil)
+		if err != nil {
+			return err
+		}
+		if len(res.Rejected) > 0 {
+			return errs.WithDetail(errs.Invalid, "tracing.invalid_"+k.item, res.Rejected[0].Msg, res.Rejected[0].Msg)
+		}
+		out := k.out(in, tid, sid)
+		status := http.StatusOK
+		if k.item == "trace" {
+			status = http.StatusAccepted
+		}
+		return c.JSON(status, map[string]any{"count": 1, k.item: out})
+	}
+}
+
+func (k simpleKind) out(in simpleIn, tid, sid string) map[string]any {
+	out := map[string]any{"trace_id": tid, "span_id": sid, "origin": in.Origin, "kind": in.Kind, "channel": in.Channel, "data": in.Data}
+	if in.Tags != nil {
+		out["tags"] = in.Tags
+	}
+	if in.Meta != nil {
+		out["meta"] = in.Meta
+	}
+	if in.References != nil {
+		out["references"] = in.References
+	}
+	if in.Links != nil {
+		out["links"] = in.Links
+	}
+	return out
+}
+
+// fromSpan rebuilds the simple view of a stored span.
+func (k simpleKind) fromSpan(p query.Parsed) map[string]any {
+	ag, _ := p.Attrs["ag"].(map[string]any)
+	flags, _ := ag["flags"].(map[string]any)
+	origin, kind, channel := "auto", "adhoc", "api"
+	switch {
+	case flags["is_feedback"] == true:
+		origin = "human"
+	case flags["is_custom"] == true:
+		origin = "custom"
+	}
+	if flags["is_evaluation"] == true {
+		kind = "eval"
+	}
+	if flags["is_sdk"] == true {
+		channel = "sdk"
+	} else if flags["is_web"] == true {
+		channel = "web"
+	}
+	out := map[string]any{"trace_id": p.TraceID, "span_id": p.SpanID, "origin": origin, "kind": kind, "channel": channel,
+		"created_at": query.SpanJSON(p)["created_at"]}
+	for _, f := range []string{"tags", "meta", "data", "references"} {
+		if v, ok := ag[f]; ok {
+			out[f] = v
+		}
+	}
+	if p.Links != "" {
+		var links []struct {
+			TraceID    string         `json:"trace_id"`
+			SpanID     string         `json:"span_id"`
+			Attributes map[string]any `json:"attributes"`
+		}
+		if json.Unmarshal([]byte(p.Links), &links) == nil {
+			m := map[string]any{}
+			for _, l := range links {
+				m[str(l.Attributes["key"])] = map[string]any{"trace_id": l.TraceID, "span_id": l.SpanID}
+			}
+			out["links"] = m
+		}
+	}
+	return out
+}
+
+func (h *Handler) simpleFetch(c echo.Context, k simpleKind) (query.Parsed, bool, error) {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return query.Parsed{}, false, err
+	}
+	id, err := pathTraceID(c, "id")
+	if err != nil {
+		return query.Parsed{}, false, err
+	}
+	var sids []string
+	if sid := c.QueryParam("span_id"); sid != "" {
+		s, err := normalize.SpanID(sid)
+		if err != nil {
+			return query.Parsed{}, false, errs.WithDetail(errs.Invalid, "tracing.invalid_span_id", err.Error(), err.Error())
+		}
+		sids = []string{s}
+	}
+	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), []string{id}, sids)
+	if err != nil {
+		return query.Parsed{}, false, err
+	}
+	for _, s := range spans {
+		if s.ParentID == "" {
+			ag, _ := s.Attrs["ag"].(map[string]any)
+			if d, ok := ag["data"].(map[string]any); ok && len(d) > 0 && containsStr(k.traceTypes, s.TraceType) {
+				return s, true, nil
+			}
+		}
+	}
+	return query.Parsed{}, false, nil
+}
+
+func (h *Handler) simpleGet(k simpleKind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		p, ok, err := h.simpleFetch(c, k)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return c.JSON(http.StatusOK, map[string]any{"count": 0})
+		}
+		return c.JSON(http.StatusOK, map[string]any{"count": 1, k.item: k.fromSpan(p)})
+	}
+}
+
+// simpleEdit re-ingests the same ids with the new content, as the
+// reference does (keeping the name and start time, unlike it).
+func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, err := httpx.ProjectScope(c)
+		if err != nil {
+			return err
+		}
+		p, ok, err := h.simpleFetch(c, k)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return c.JSON(http.StatusOK, map[string]any{"count": 0})
+		}
+		in, err := k.bind(c, false)
+		if err != nil {
+			return err
+		}
+		raw := k.raw(in, p.TraceID, p.SpanID)
+		raw.Name = p.SpanName
+		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []normalize.Raw{raw}, nil)
+		if err != nil {
+			return err
+		}
+		if len(res.Rejected) > 0 {
+			return errs.WithDetail(errs.Invalid, "tracing.invalid_"+k.item, res.Rejected[0].Msg, res.Rejected[0].Msg)
+		}
+		return c.JSON(http.StatusOK, map[string]any{"count": 1, k.item: k.out(in, p.TraceID, p.SpanID)})
+	}
+}
+
+func (h *Handler) simpleDelete(k simpleKind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		_, links, err := h.deleteSpans(c)
+		if err != nil {
+			return err
+		}
+		if len(links) == 0 {
+			return c.JSON(http.StatusOK, map[string]any{"count": 0})
+		}
+		return c.JSON(http.StatusOK, map[string]any{"count": 1, "link": links[0]})
+	}
+}
+
+func (h *Handler) simpleQuery(k simpleKind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, err := httpx.ProjectScope(c)
+		if err != nil {
+			return err
+		}
+		var body map[string]json.RawMessage
+		if c.Request().ContentLength != 0 {
+			if err := httpx.Bind(c, &body); err != nil {
+				return err
+			}
+		}
+		conds := []any{map[string]any{"field": "trace_type", "operator": "in", "value": toAny(k.traceTypes)},
+			map[string]any{"field": "parent_id", "value": nil}}
+		if raw, ok := body[k.item]; ok && string(raw) != "null" {
+			var in simpleIn
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return errs.Field(err.Error(), nil, "body", k.item)
+			}
+			conds = append(conds, simpleConditions(in)...)
+		}
+		if raw, ok := body[k.linksKey]; ok && string(raw) != "null" {
+			var links []struct {
+				TraceID string `json:"trace_id"`
+			}
+			if err := json.Unmarshal(raw, &links); err != nil {
+				return errs.Field(err.Error(), nil, "body", k.linksKey)
+			}
+			ids := []any{}
+			for _, l := range links {
+				ids = append(ids, l.TraceID)
+			}
+			conds = append(conds, map[string]any{"field": "trace_id", "operator": "in", "value": ids})
+		}
+		var rw *query.RawWindowing
+		if raw, ok := body["windowing"]; ok {
+			if err := json.Unmarshal(raw, &rw); err != nil {
+				return errs.Field(err.Error(), nil, "body", "windowing")
+			}
+		}
+		w, err := rw.Parse("windowing")
+		if err != nil {
+			return err
+		}
+		filter, _ := json.Marshal(map[string]any{"conditions": conds})
+		res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), query.Request{Focus: "span", Filter: filter, Windowing: w})
+		if err != nil {
+			return err
+		}
+		out := []map[string]any{}
+		for _, p := range res.Spans {
+			ag, _ := p.Attrs["ag"].(map[string]any)
+			if d, ok := ag["data"].(map[string]any); ok && len(d) > 0 {
+				out = append(out, k.fromSpan(p))
+			}
+		}
+		return c.JSON(http.StatusOK, map[string]any{"count": len(out), k.items: out})
+	}
+}
+
+func simpleConditions(in simpleIn) []any {
+	var conds []any
+	flag := func(name string, v bool) {
+		conds = append(conds, map[string]any{"field": "attributes", "key": "ag.flags." + name, "value": v})
+	}
+	notFlag := func(name string) {
+		conds = append(conds, map[string]any{"operator": "not", "conditions": []any{map[string]any{"field": "attributes", "key": "ag.flags." + name, "value": true}}})
+	}
+	switch in.Origin {
+	case "human":
+		flag("is_feedback", true)
+	case "custom":
+		flag("is_custom", true)
+	case "auto":
+		notFlag("is_feedback")
+		notFlag("is_custom")
+	}
+	switch in.Kind {
+	case "eval":
+		flag("is_evaluation", true)
+	case "adhoc":
+		notFlag("is_evaluation")
+	}
+	switch in.Channel {
+	case "sdk":
+		flag("is_sdk", true)
+	case "web":
+		flag("is_web", true)
+	case "api":
+		notFlag("is_sdk")
+		notFlag("is_web")
+	}
+	for _, k := range sortedMapKeys(in.Tags) {
+		conds = append(conds, map[string]any{"field": "attributes", "key": "ag.tags." + k, "value": in.Tags[k]})
+	}
+	for _, k := range sortedMapKeys(in.Meta) {
+		conds = append(conds, map[string]any{"field": "attributes", "key": "ag.meta." + k, "value": in.Meta[k]})
+	}
+	for _, k := range sortedMapKeys(in.References) {
+		if ref, ok := in.References[k].(map[string]any); ok {
+			probe := map[string]any{"attributes": map[string]any{"key": k}}
+			for _, f := range []string{"id", "slug", "version"} {
+				if v, ok := ref[f]; ok {
+					probe[f] = v
+				}
+			}
+			conds = append(conds, map[string]any{"field": "references", "operator": "in", "value": []any{probe}})
+		}
+	}
+	switch l := in.Links.(type) {
+	case map[string]any:
+		for _, k := range sortedMapKeys(l) {
+			conds = append(conds, map[string]any{"field": "links", "operator": "in", "value": []any{l[k]}})
+		}
+	case []any:
+		if len(l) > 0 {
+			conds = append(conds, map[string]any{"field": "links", "operator": "in", "value": l})
+		}
+	}
+	return conds
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}

@@ -1,0 +1,234 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+)
+
+// Limits bound an OTLP request body. Variables: TRACING_OTLP_*.
+type Limits struct {
+	MaxBody         int64 `split_words:"true" default:"10485760" desc:"largest OTLP request body as sent (possibly compressed), in bytes; larger → 413"`
+	MaxDecompressed int64 `split_words:"true" default:"10485760" desc:"largest OTLP request body after decompression, in bytes; larger → 413"`
+}
+
+// ErrTooLarge is a body over a limit.
+var ErrTooLarge = errs.New(errs.TooLarge, "tracing.body_too_large", "request body exceeds the size limit")
+
+// ReadBody reads a request body within the limits, decompressing gzip,
+// zstd or deflate as Content-Encoding says, or as the first bytes show when
+// it says nothing (some SDKs compress without the header).
+func ReadBody(r io.Reader, encoding string, lim Limits) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, lim.MaxBody+1))
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, "tracing.unreadable_body", err)
+	}
+	if int64(len(raw)) > lim.MaxBody {
+		return nil, errs.New(errs.TooLarge, ErrTooLarge.Code, fmt.Sprintf("request body exceeds %d bytes", lim.MaxBody))
+	}
+	enc := strings.ToLower(strings.TrimSpace(encoding))
+	if enc == "" || enc == "identity" {
+		switch {
+		case len(raw) >= 2 && raw[0] == 0x1f && raw[1] == 0x8b:
+			enc = "gzip"
+		case len(raw) >= 4 && bytes.Equal(raw[:4], []byte{0x28, 0xb5, 0x2f, 0xfd}):
+			enc = "zstd"
+		case len(raw) >= 2 && raw[0] == 0x78 && (raw[1] == 0x01 || raw[1] == 0x9c || raw[1] == 0xda):
+			enc = "deflate"
+		default:
+			return raw, nil
+		}
+	}
+	var dr io.Reader
+	switch enc {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, "tracing.bad_gzip", fmt.Errorf("gzip body: %w", err))
+		}
+		dr = zr
+	case "zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(raw), zstd.WithDecoderMaxMemory(uint64(lim.MaxDecompressed)+1), zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, "tracing.bad_zstd", fmt.Errorf("zstd body: %w", err))
+		}
+		defer zr.Close()
+		dr = zr
+	case "deflate":
+		zr, err := zlib.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, "tracing.bad_deflate", fmt.Errorf("deflate body: %w", err))
+		}
+		dr = zr
+	default:
+		return nil, errs.New(errs.Invalid, "tracing.bad_encoding", fmt.Sprintf("Content-Encoding %q is not gzip, zstd or deflate", encoding))
+	}
+	out, err := io.ReadAll(io.LimitReader(dr, lim.MaxDecompressed+1))
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, "tracing.bad_compression", fmt.Errorf("decompress %s body: %w", enc, err))
+	}
+	if int64(len(out)) > lim.MaxDecompressed {
+		return nil, errs.New(errs.TooLarge, ErrTooLarge.Code, fmt.Sprintf("decompressed request body exceeds %d bytes", lim.MaxDecompressed))
+	}
+	return out, nil
+}
+
+// IsJSON says whether a content type is OTLP/JSON rather than protobuf.
+func IsJSON(contentType string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "application/json")
+}
+
+// DecodeOTLP decodes an ExportTraceServiceRequest (protobuf or OTLP/JSON)
+// with the collector's pdata, the only decoder that reads OTLP/JSON's hex ids
+// correctly.
+func DecodeOTLP(body []byte, json bool) (ptrace.Traces, error) {
+	req := ptraceotlp.NewExportRequest()
+	var err error
+	if json {
+		err = req.UnmarshalJSON(body)
+	} else {
+		err = req.UnmarshalProto(body)
+	}
+	if err != nil {
+		return ptrace.Traces{}, errs.WithDetail(errs.Invalid, "tracing.bad_otlp", "malformed OTLP body",
+			fmt.Sprintf("the body is not an OTLP ExportTraceServiceRequest (%s): %v", map[bool]string{true: "JSON", false: "protobuf"}[json], err))
+	}
+	return req.Traces(), nil
+}
+
+// RawSpans converts OTLP traces into raw spans for normalisation.
+func RawSpans(td ptrace.Traces) []normalize.Raw {
+	raws := make([]normalize.Raw, 0, td.SpanCount())
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		resource := rs.Resource().Attributes().AsRaw()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				raws = append(raws, rawSpan(spans.At(k), resource, ss.Scope()))
+			}
+		}
+	}
+	return raws
+}
+
+func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.InstrumentationScope) normalize.Raw {
+	r := normalize.Raw{
+		TraceID:       traceHex(sp.TraceID()),
+		SpanID:        spanHex(sp.SpanID()),
+		Name:          sp.Name(),
+		Kind:          fmt.Sprint(int(sp.Kind())),
+		StatusCode:    fmt.Sprint(int(sp.Status().Code())),
+		StatusMessage: sp.Status().Message(),
+		Attributes:    sp.Attributes().AsRaw(),
+		OTLP:          true,
+		Resource:      resource,
+		ScopeName:     scope.Name(),
+		ScopeVersion:  scope.Version(),
+	}
+	if !sp.ParentSpanID().IsEmpty() {
+		r.ParentID = spanHex(sp.ParentSpanID())
+	}
+	if sp.StartTimestamp() != 0 {
+		r.Start = sp.StartTimestamp().AsTime()
+	}
+	if sp.EndTimestamp() != 0 {
+		r.End = sp.EndTimestamp().AsTime()
+	}
+	evs := sp.Events()
+	for i := 0; i < evs.Len(); i++ {
+		e := evs.At(i)
+		re := normalize.RawEvent{Name: e.Name(), Attributes: e.Attributes().AsRaw()}
+		if e.Timestamp() != 0 {
+			re.Time = e.Timestamp().AsTime()
+		}
+		r.Events = append(r.Events, re)
+	}
+	links := sp.Links()
+	for i := 0; i < links.Len(); i++ {
+		l := links.At(i)
+		r.Links = append(r.Links, normalize.RawLink{TraceID: traceHex(l.TraceID()), SpanID: spanHex(l.SpanID()), Attributes: l.Attributes().AsRaw()})
+	}
+	// Numbers from pdata come as int64; the canonical attributes are JSON
+	// numbers (float64), like the native path's.
+	normalizeNumbers(r.Attributes)
+	normalizeNumbers(r.Resource)
+	for i := range r.Events {
+		normalizeNumbers(r.Events[i].Attributes)
+	}
+	return r
+}
+
+func normalizeNumbers(m map[string]any) {
+	for k, v := range m {
+		m[k] = jsonValue(v)
+	}
+}
+
+func jsonValue(v any) any {
+	switch t := v.(type) {
+	case int64:
+		return float64(t)
+	case []byte:
+		return hex.EncodeToString(t)
+	case map[string]any:
+		normalizeNumbers(t)
+	case []any:
+		for i := range t {
+			t[i] = jsonValue(t[i])
+		}
+	}
+	return v
+}
+
+func traceHex(id pcommon.TraceID) string {
+	if id.IsEmpty() {
+		return ""
+	}
+	return hex.EncodeToString(id[:])
+}
+
+func spanHex(id pcommon.SpanID) string {
+	if id.IsEmpty() {
+		return ""
+	}
+	return hex.EncodeToString(id[:])
+}
+
+// Response is the OTLP answer: empty on full success, partial success
+// naming how many spans were rejected and why otherwise.
+func Response(rejected []normalize.Error, json bool) ([]byte, error) {
+	resp := ptraceotlp.NewExportResponse()
+	if len(rejected) > 0 {
+		ps := resp.PartialSuccess()
+		ps.SetRejectedSpans(int64(len(rejected)))
+		msgs := make([]string, 0, 3)
+		for i, r := range rejected {
+			if i == 3 {
+				msgs = append(msgs, fmt.Sprintf("and %d more", len(rejected)-3))
+				break
+			}
+			msgs = append(msgs, r.Error())
+		}
+		ps.SetErrorMessage(strings.Join(msgs, "; "))
+	}
+	if json {
+		return resp.MarshalJSON()
+	}
+	return resp.MarshalProto()
+}

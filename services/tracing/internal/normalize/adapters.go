@@ -1,0 +1,414 @@
+package normalize
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// adapt maps the flat attributes of an OTLP span into the ag namespace with
+// the semantic-convention adapters, in the reference's order (OpenLLMetry,
+// OpenInference, OTel gen_ai, Vercel AI, then the span's own ag.* keys,
+// which win). Every non-ag attribute is kept as it is, un-flattened.
+func adapt(raw map[string]any) map[string]any {
+	ag := map[string]any{}
+	rest := map[string]any{}
+	for k, v := range raw {
+		if !strings.HasPrefix(k, "ag.") && k != "ag" {
+			rest[k] = v
+		}
+	}
+	openLLMetry(raw, ag)
+	openInference(raw, ag)
+	genAI(raw, ag)
+	vercelAI(raw, ag)
+	var explicit map[string]any
+	for k, v := range raw {
+		switch {
+		case k == "ag":
+			explicit, _ = v.(map[string]any)
+		case strings.HasPrefix(k, "ag."):
+			ag[k[3:]] = decodeAgValue(v)
+		}
+	}
+	translated := map[string]any{}
+	for p, v := range ag {
+		if tp := translatePath(p); tp != "" {
+			if tp == "type.span" {
+				if s, ok := v.(string); ok {
+					v = strings.ToLower(s)
+				}
+			}
+			translated[tp] = v
+		}
+	}
+	out := Unflatten(rest)
+	agTree := Unflatten(translated)
+	if explicit != nil {
+		merge(agTree, Unflatten(explicit))
+	}
+	if len(agTree) > 0 || len(raw) > 0 {
+		out["ag"] = agTree
+	}
+	return out
+}
+
+// decodeAgValue reads the SDK's typed string encoding.
+func decodeAgValue(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	switch {
+	case s == "@ag.type=none:":
+		return nil
+	case strings.HasPrefix(s, "@ag.type=json:"):
+		var out any
+		if json.Unmarshal([]byte(s[len("@ag.type=json:"):]), &out) == nil {
+			return out
+		}
+	}
+	return s
+}
+
+var legacyRefs = map[string]string{
+	"variant.id": "application_variant.id", "variant.slug": "application_variant.slug",
+	"variant.version": "application_revision.version", "environment.version": "environment_revision.version",
+}
+
+func translatePath(p string) string {
+	switch {
+	case p == "type.node":
+		return "type.span"
+	case p == "node.name", p == "metrics.acc.duration.total":
+		return ""
+	case strings.HasPrefix(p, "refs."):
+		r := p[len("refs."):]
+		if n, ok := legacyRefs[r]; ok {
+			r = n
+		}
+		return "references." + r
+	}
+	for from, to := range map[string]string{
+		"metrics.acc.costs.": "metrics.costs.cumulative.", "metrics.unit.costs.": "metrics.costs.incremental.",
+		"metrics.acc.tokens.": "metrics.tokens.cumulative.", "metrics.unit.tokens.": "metrics.tokens.incremental.",
+	} {
+		if strings.HasPrefix(p, from) {
+			return to + p[len(from):]
+		}
+	}
+	return p
+}
+
+// mapExact copies raw[k] to ag[table[k]] for every key present.
+func mapExact(raw, ag map[string]any, table map[string]string) bool {
+	hit := false
+	// Sorted, so that two raw keys mapping to one path resolve the same way
+	// every time.
+	for _, from := range sortedKeys(table) {
+		if v, ok := raw[from]; ok {
+			ag[table[from]] = v
+			hit = true
+		}
+	}
+	return hit
+}
+
+// mapPrefix copies raw keys under a prefix to the target path, keeping the rest
+// of the key (so gen_ai.prompt.0.role becomes data.inputs.prompt.0.role).
+func mapPrefix(raw, ag map[string]any, prefix, to string, rewrite func(string) string) bool {
+	hit := false
+	for k, v := range raw {
+		if k == prefix || strings.HasPrefix(k, prefix+".") {
+			rest := k[len(prefix):]
+			if rewrite != nil {
+				rest = rewrite(rest)
+			}
+			ag[to+rest] = v
+			hit = true
+		}
+	}
+	return hit
+}
+
+func parseJSON(v any) any {
+	if s, ok := v.(string); ok {
+		var out any
+		if json.Unmarshal([]byte(s), &out) == nil {
+			return out
+		}
+	}
+	return v
+}
+
+func openLLMetry(raw, ag map[string]any) {
+	mapExact(raw, ag, map[string]string{
+		"llm.headers": "meta.request.headers", "llm.request.type": "type.node",
+		"llm.top_k": "meta.request.top_k", "db.vector.query.top_k": "meta.request.top_k", "pinecone.query.top_k": "meta.request.top_k",
+		"llm.is_streaming": "meta.request.streaming", "llm.usage.total_tokens": "metrics.unit.tokens.total",
+		"gen_ai.openai.api_base": "meta.request.base_url", "db.system": "meta.system",
+	})
+	if _, ok := raw["llm.request.type"]; !ok {
+		// The span kind (workflow, task, agent, tool) is the type only when
+		// the span is not an LLM request, which says more.
+		if v, ok := raw["traceloop.span.kind"]; ok {
+			ag["type.node"] = v
+		}
+	}
+	mapPrefix(raw, ag, "gen_ai.prompt", "data.inputs.prompt", nil)
+	mapPrefix(raw, ag, "gen_ai.completion", "data.outputs.completion", nil)
+	mapPrefix(raw, ag, "llm.request.functions", "data.inputs.functions", nil)
+	mapPrefix(raw, ag, "llm.request.tools", "data.inputs.tools", nil)
+	for k, to := range map[string]string{"traceloop.entity.input": "inputs", "traceloop.entity.output": "outputs"} {
+		if v, ok := raw[k]; ok {
+			p := parseJSON(v)
+			if m, ok := p.(map[string]any); ok {
+				if inner, ok := m[to]; ok {
+					p = inner
+				}
+			}
+			ag["data."+to] = p
+		}
+	}
+}
+
+var (
+	oiKinds = map[string]string{"CHAIN": "chain", "RETRIEVER": "query", "RERANKER": "rerank", "LLM": "chat",
+		"EMBEDDING": "embedding", "AGENT": "agent", "TOOL": "tool", "GUARDRAIL": "task", "EVALUATOR": "task"}
+	oiMessage  = regexp.MustCompile(`\.(\d+)\.message\.`)
+	oiToolCall = regexp.MustCompile(`\.tool_calls\.(\d+)\.tool_call\.`)
+	oiToolJSON = regexp.MustCompile(`^llm\.tools\.(\d+)\.tool\.json_schema$`)
+)
+
+func openInference(raw, ag map[string]any) {
+	mapExact(raw, ag, map[string]string{
+		"input.value": "data.inputs", "output.value": "data.outputs",
+		"input.mime_type": "meta.input.mime_type", "output.mime_type": "meta.output.mime_type",
+		"llm.model_name": "meta.response.model", "llm.invocation_parameters": "meta.request",
+		"llm.provider": "meta.provider", "llm.system": "meta.system", "llm.function_call": "data.outputs.function_call",
+		"embedding.model_name": "meta.request.model", "embedding.text": "data.inputs.embedding.text",
+		"embedding.vector": "data.outputs.embedding.vector",
+		"session.id":       "session.id", "user.id": "user.id", "tag.tags": "meta.tags", "metadata": "meta.metadata",
+		"image.url": "data.multimedia.image.url", "audio.url": "data.multimedia.audio.url",
+		"audio.transcript": "data.multimedia.audio.transcript", "audio.mime_type": "meta.multimedia.audio.mime_type",
+		"tool_call.function.arguments": "data.inputs.tool_call.function.arguments",
+	})
+	if v, ok := raw["llm.invocation_parameters"]; ok {
+		ag["meta.request"] = parseJSON(v)
+	}
+	for _, p := range []struct{ from, to string }{
+		{"exception", "exception"}, {"llm.prompt_template", "meta.prompt_template"}, {"reranker.model_name", "meta.reranker.model_name"},
+		{"reranker.query", "meta.reranker.query"}, {"reranker.top_k", "meta.reranker.top_k"}, {"tool", "meta.tool"},
+		{"document", "data.internals.document"}, {"llm.token_count", "metrics.unit.tokens"},
+		{"embedding.embeddings", "data.inputs.embeddings"}, {"reranker.input_documents", "data.inputs.reranker.input_documents"},
+		{"reranker.output_documents", "data.outputs.reranker.output_documents"}, {"retrieval.documents", "data.outputs.retrieval.documents"},
+		{"message.contents", "data.inputs.message_contents"},
+	} {
+		mapPrefix(raw, ag, p.from, p.to, nil)
+	}
+	for k, v := range raw {
+		if strings.HasPrefix(k, "tool_call.") && k != "tool_call.function.arguments" {
+			ag["meta."+k] = v
+		}
+		if m := oiToolJSON.FindStringSubmatch(k); m != nil {
+			if obj, ok := parseJSON(v).(map[string]any); ok {
+				ag["data.inputs.tools."+m[1]] = obj
+			} else {
+				ag["data.inputs.tools."+m[1]+".tool.json_schema"] = v
+			}
+		}
+	}
+	rewrite := func(s string) string {
+		s = oiMessage.ReplaceAllString(s, ".$1.")
+		return oiToolCall.ReplaceAllString(s, ".tool_calls.$1.")
+	}
+	in := mapPrefix(raw, ag, "llm.input_messages", "data.inputs.prompt", rewrite)
+	out := mapPrefix(raw, ag, "llm.output_messages", "data.outputs.completion", rewrite)
+	// The OpenInference span kind is upper-case by convention; be lenient.
+	if v, ok := raw["openinference.span.kind"].(string); ok {
+		if t, ok := oiKinds[strings.ToUpper(v)]; ok {
+			ag["type.node"] = t
+			if (t == "chat" || t == "completion") && (in || out) {
+				// The messages say it better than the generic values.
+				if in {
+					delete(ag, "data.inputs")
+				}
+				if out {
+					delete(ag, "data.outputs")
+				}
+			}
+		}
+	}
+}
+
+var genAIOps = map[string]string{"chat": "chat", "create_agent": "agent", "invoke_agent": "agent", "embeddings": "embedding",
+	"execute_tool": "tool", "generate_content": "completion", "text_completion": "completion"}
+
+func genAI(raw, ag map[string]any) {
+	hit := mapExact(raw, ag, map[string]string{
+		"gen_ai.request.model": "meta.request.model", "gen_ai.response.model": "meta.response.model",
+		"gen_ai.system": "meta.system", "gen_ai.provider.name": "meta.provider.name",
+		"gen_ai.conversation.id": "session.id", "gen_ai.output.type": "meta.output.type",
+		"gen_ai.request.max_tokens": "meta.request.max_tokens", "gen_ai.request.temperature": "meta.request.temperature",
+		"gen_ai.request.presence_penalty": "meta.request.presence_penalty", "gen_ai.request.stop_sequences": "meta.request.stop_sequences",
+		"gen_ai.request.top_p": "meta.request.top_p", "gen_ai.request.top_k": "meta.request.top_k",
+		"gen_ai.request.base_url": "meta.request.base_url", "gen_ai.request.endpoint": "meta.request.endpoint",
+		"gen_ai.request.headers": "meta.request.headers", "gen_ai.request.streaming": "meta.request.streaming",
+		"gen_ai.request.type": "type.node", "gen_ai.response.finish_reasons": "meta.response.finish_reasons",
+		"gen_ai.usage.input_tokens": "metrics.unit.tokens.prompt", "gen_ai.usage.prompt_tokens": "metrics.unit.tokens.prompt",
+		"gen_ai.usage.output_tokens": "metrics.unit.tokens.completion", "gen_ai.usage.completion_tokens": "metrics.unit.tokens.completion",
+		"gen_ai.usage.total_tokens": "metrics.unit.tokens.total", "gen_ai.usage.cache_read.input_tokens": "metrics.unit.tokens.cache_read",
+		"gen_ai.usage.cache_creation.input_tokens": "metrics.unit.tokens.cache_creation",
+		"gen_ai.tool.name":                         "meta.tool.name", "gen_ai.tool.call.id": "meta.tool.call.id",
+		"gen_ai.tool.call.arguments": "meta.tool.call.arguments", "gen_ai.tool.call.result": "meta.tool.call.result",
+		"tool_arguments": "meta.tool_arguments", "tool_response": "meta.tool_response", "agent_name": "meta.agent_name",
+		"model_name": "meta.model_name", "final_result": "meta.final_result",
+		"gen_ai.system_instructions": "meta.system_instructions",
+		"gen_ai.agent.id":            "agent.id", "gen_ai.agent.description": "meta.agent.description",
+	})
+	op, _ := raw["gen_ai.operation.name"].(string)
+	if op != "" {
+		hit = true
+		t, ok := genAIOps[op]
+		if !ok {
+			t = "task"
+		}
+		ag["type.node"] = t
+	}
+	if !hit {
+		return
+	}
+	_, hasTotal := ag["metrics.unit.tokens.total"]
+	p, okp := num(ag["metrics.unit.tokens.prompt"])
+	c, okc := num(ag["metrics.unit.tokens.completion"])
+	if okp && okc && !hasTotal {
+		ag["metrics.unit.tokens.total"] = p + c
+	}
+	switch ag["type.node"] {
+	case "chat", "completion":
+		if v, ok := raw["gen_ai.input.messages"]; ok {
+			ag["data.inputs.prompt"] = messages(parseJSON(v))
+		}
+		if v, ok := raw["gen_ai.output.messages"]; ok {
+			ag["data.outputs.completion"] = messages(parseJSON(v))
+		}
+	case "tool":
+		if _, ok := ag["data.inputs"]; !ok {
+			in := map[string]any{}
+			if v, ok := raw["gen_ai.tool.name"]; ok {
+				in["name"] = v
+			}
+			if v, ok := raw["gen_ai.tool.call.arguments"]; ok {
+				in["arguments"] = parseJSON(v)
+			}
+			if len(in) > 0 {
+				ag["data.inputs"] = in
+			}
+			if v, ok := raw["gen_ai.tool.call.result"]; ok {
+				ag["data.outputs"] = parseJSON(v)
+			}
+		}
+	}
+}
+
+// messages turns PydanticAI {role, parts} messages into {role, content,
+// tool_calls}; other message shapes pass through.
+func messages(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, 0, len(list))
+	for _, e := range list {
+		m, ok := e.(map[string]any)
+		parts, hasParts := m["parts"].([]any)
+		if !ok || !hasParts {
+			out = append(out, e)
+			continue
+		}
+		msg := map[string]any{"role": m["role"]}
+		var text []string
+		var calls []any
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			switch pm["type"] {
+			case "text":
+				if s, ok := pm["content"].(string); ok {
+					text = append(text, s)
+				}
+			case "tool_call":
+				args := pm["arguments"]
+				if _, isString := args.(string); !isString && args != nil {
+					b, _ := json.Marshal(args)
+					args = string(b)
+				}
+				calls = append(calls, map[string]any{"id": pm["id"], "type": "function",
+					"function": map[string]any{"name": pm["name"], "arguments": args}})
+			case "tool_call_response":
+				out = append(out, map[string]any{"role": "tool", "tool_call_id": pm["id"], "content": pm["result"]})
+			case "thinking":
+				msg["thinking"] = pm["content"]
+			}
+		}
+		if len(text) > 0 {
+			msg["content"] = strings.Join(text, "\n")
+		}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+		}
+		if fr, ok := m["finish_reason"]; ok {
+			msg["finish_reason"] = fr
+		}
+		if len(msg) > 1 {
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+func vercelAI(raw, ag map[string]any) {
+	found := false
+	for k := range raw {
+		if strings.HasPrefix(k, "ai.") {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	mapExact(raw, ag, map[string]string{
+		"ai.model.id": "meta.request.model", "ai.model.provider": "meta.system",
+		"ai.response.model": "meta.response.model", "ai.response.id": "meta.response.id", "ai.response.timestamp": "meta.response.timestamp",
+		"ai.settings.temperature": "meta.request.temperature", "ai.settings.topP": "meta.request.top_p", "ai.settings.topK": "meta.request.top_k",
+		"ai.settings.maxOutputTokens": "meta.request.max_tokens", "ai.settings.frequencyPenalty": "meta.request.frequency_penalty",
+		"ai.settings.presencePenalty": "meta.request.presence_penalty", "ai.settings.stopSequences": "meta.request.stop_sequences",
+		"ai.settings.seed": "meta.request.seed", "ai.settings.maxRetries": "meta.request.max_retries",
+		"ai.usage.promptTokens": "metrics.unit.tokens.prompt", "ai.usage.inputTokens": "metrics.unit.tokens.prompt",
+		"ai.usage.completionTokens": "metrics.unit.tokens.completion", "ai.usage.outputTokens": "metrics.unit.tokens.completion",
+		"ai.usage.totalTokens": "metrics.unit.tokens.total", "ai.usage.reasoningTokens": "metrics.unit.tokens.reasoning",
+		"ai.usage.cachedInputTokens": "metrics.unit.tokens.cached",
+		"ai.response.text":           "data.outputs", "ai.response.reasoning": "data.outputs.reasoning",
+		"ai.telemetry.metadata.userId": "user.id", "ai.telemetry.metadata.sessionId": "session.id",
+	})
+	for k, to := range map[string]string{"ai.prompt": "data.inputs", "ai.prompt.messages": "data.inputs.prompt",
+		"ai.response.object": "data.outputs", "ai.response.toolCalls": "data.outputs.toolCalls",
+		"ai.toolCall.name": "data.inputs.name", "ai.toolCall.args": "data.inputs.args", "ai.toolCall.result": "data.outputs"} {
+		if v, ok := raw[k]; ok {
+			ag[to] = parseJSON(v)
+		}
+	}
+	if v, ok := raw["ai.response.finishReason"]; ok {
+		ag["meta.response.finish_reasons"] = []any{v}
+	}
+	if op, ok := raw["ai.operationId"].(string); ok {
+		switch {
+		case op == "ai.toolCall":
+			ag["type.node"] = "tool"
+		case strings.HasPrefix(op, "ai.embed"):
+			ag["type.node"] = "embedding"
+		default:
+			ag["type.node"] = "task"
+		}
+	}
+}

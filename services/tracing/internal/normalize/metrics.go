@@ -1,0 +1,256 @@
+package normalize
+
+import (
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/blake2b"
+)
+
+// Price is a model's price in US dollars per million tokens.
+type Price struct {
+	Input       float64 `json:"input"`
+	Output      float64 `json:"output"`
+	CachedInput float64 `json:"cached_input"`
+}
+
+// Prices maps a model name to its price.
+type Prices map[string]Price
+
+//go:embed prices.json
+var defaultPrices []byte
+
+// LoadPrices returns the embedded price table with overrides (a JSON object
+// of model → {input, output, cached_input}) applied over it.
+func LoadPrices(overrides string) (Prices, error) {
+	p := Prices{}
+	if err := json.Unmarshal(defaultPrices, &p); err != nil {
+		return nil, fmt.Errorf("read embedded prices: %w", err)
+	}
+	if strings.TrimSpace(overrides) != "" {
+		var o Prices
+		if err := json.Unmarshal([]byte(overrides), &o); err != nil {
+			return nil, fmt.Errorf("model prices: %w", err)
+		}
+		for k, v := range o {
+			p[k] = v
+		}
+	}
+	return p, nil
+}
+
+// lookup finds a model's price, also when the provider prefixes it
+// ("openai/gpt-4o") or a dated suffix follows ("gpt-4o-2024-08-06").
+func (p Prices) lookup(model string) (Price, bool) {
+	model = strings.ToLower(model)
+	if i := strings.LastIndex(model, "/"); i >= 0 {
+		model = model[i+1:]
+	}
+	if pr, ok := p[model]; ok {
+		return pr, true
+	}
+	best := ""
+	for k := range p {
+		if strings.HasPrefix(model, k+"-") && len(k) > len(best) {
+			best = k
+		}
+	}
+	pr, ok := p[best]
+	return pr, ok && best != ""
+}
+
+var costTypes = map[string]bool{"embedding": true, "query": true, "completion": true, "chat": true, "rerank": true, "llm": true}
+
+// cost fills in tokens.incremental.total and, for model calls with a known
+// model, costs.incremental from the price table.
+func (p Prices) cost(spanType string, ag map[string]any) {
+	tokens, _ := get(ag, "metrics.tokens.incremental")
+	tm, ok := tokens.(map[string]any)
+	if !ok {
+		return
+	}
+	prompt, _ := num(tm["prompt"])
+	completion, _ := num(tm["completion"])
+	if _, ok := tm["total"]; !ok && (prompt != 0 || completion != 0) {
+		tm["total"] = prompt + completion
+	}
+	if !costTypes[spanType] {
+		return
+	}
+	var model string
+	for _, path := range []string{"meta.response.model", "meta.request.model", "data.parameters.model"} {
+		if v, ok := get(ag, path); ok {
+			if s, ok := v.(string); ok && s != "" {
+				model = s
+				break
+			}
+		}
+	}
+	price, ok := p.lookup(model)
+	if !ok {
+		return
+	}
+	cached, _ := num(tm["cache_read"])
+	if c, ok := num(tm["cached"]); ok && cached == 0 {
+		cached = c
+	}
+	if cached > prompt {
+		cached = prompt
+	}
+	pc := ((prompt-cached)*price.Input + cached*price.CachedInput) / 1e6
+	cc := completion * price.Output / 1e6
+	sub(ag, "metrics", "costs")["incremental"] = map[string]any{"prompt": pc, "completion": cc, "total": pc + cc}
+}
+
+// RollUp sets the cumulative tokens, costs and errors of every span to its
+// own incremental values plus its children's cumulative ones, per trace.
+// A span whose parent is not among spans is treated as a root, so partial
+// trees (spans of one trace sent in several requests) still get values; the
+// query side rolls up again over the whole stored trace.
+func RollUp(spans []*Span) {
+	byID := map[string]*Span{}
+	children := map[string][]*Span{}
+	for _, s := range spans {
+		byID[s.TraceID+s.SpanID] = s
+	}
+	var roots []*Span
+	for _, s := range spans {
+		if s.ParentID != "" && byID[s.TraceID+s.ParentID] != nil && s.ParentID != s.SpanID {
+			children[s.TraceID+s.ParentID] = append(children[s.TraceID+s.ParentID], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	done := map[*Span]bool{}
+	var walk func(s *Span) rolled
+	walk = func(s *Span) rolled {
+		done[s] = true
+		own := ownMetrics(s)
+		for _, c := range children[s.TraceID+s.SpanID] {
+			if !done[c] { // a cycle in bad input stops here
+				own.add(walk(c))
+			}
+		}
+		own.write(s)
+		return own
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+}
+
+var rollKeys = []string{"prompt", "completion", "total"}
+
+type rolled struct {
+	tokens, costs map[string]float64
+	errors        float64
+}
+
+func ownMetrics(s *Span) rolled {
+	r := rolled{tokens: map[string]float64{}, costs: map[string]float64{}}
+	for name, dst := range map[string]map[string]float64{"tokens": r.tokens, "costs": r.costs} {
+		v, _ := get(s.Attributes, "ag.metrics."+name+".incremental")
+		m, _ := v.(map[string]any)
+		for _, k := range rollKeys {
+			f, _ := num(m[k])
+			dst[k] = f
+		}
+	}
+	v, _ := get(s.Attributes, "ag.metrics.errors.incremental")
+	r.errors, _ = num(v)
+	return r
+}
+
+func (r *rolled) add(o rolled) {
+	for _, k := range rollKeys {
+		r.tokens[k] += o.tokens[k]
+		r.costs[k] += o.costs[k]
+	}
+	r.errors += o.errors
+}
+
+func (r rolled) write(s *Span) {
+	ag := sub(s.Attributes, "ag")
+	metrics, _ := ag["metrics"].(map[string]any)
+	if metrics == nil {
+		metrics = map[string]any{}
+	}
+	for name, vals := range map[string]map[string]float64{"tokens": r.tokens, "costs": r.costs} {
+		m, _ := metrics[name].(map[string]any)
+		nonzero := false
+		out := map[string]any{}
+		for _, k := range rollKeys {
+			out[k] = vals[k]
+			nonzero = nonzero || vals[k] != 0
+		}
+		if nonzero {
+			if m == nil {
+				m = map[string]any{}
+				metrics[name] = m
+			}
+			m["cumulative"] = out
+		} else if m != nil {
+			delete(m, "cumulative")
+		}
+	}
+	if e, ok := metrics["errors"].(map[string]any); ok || r.errors != 0 {
+		if !ok {
+			e = map[string]any{}
+			metrics["errors"] = e
+		}
+		if r.errors != 0 {
+			e["cumulative"] = r.errors
+		} else {
+			delete(e, "cumulative")
+		}
+	}
+	if len(metrics) > 0 {
+		ag["metrics"] = metrics
+	}
+}
+
+// hashes is the evaluation-cache hash of a span's references and keyed
+// links: blake2b-128 over the compact sorted JSON, as the reference does.
+func hashes(refs []Reference, links []Link) []Hash {
+	if len(refs) == 0 && len(links) == 0 {
+		return nil
+	}
+	payload := map[string]any{}
+	for _, r := range refs {
+		if r.Key == "testset_variant" || r.Key == "testset_revision" {
+			continue
+		}
+		m := map[string]any{}
+		putStr(m, "id", r.ID)
+		putStr(m, "slug", r.Slug)
+		putStr(m, "version", r.Version)
+		payload[r.Key] = m
+	}
+	for _, l := range links {
+		if l.Key != "" {
+			payload[l.Key] = map[string]any{"span_id": l.SpanID, "trace_id": l.TraceID}
+		}
+	}
+	if len(payload) == 0 {
+		return nil
+	}
+	b := sortedJSON(payload)
+	h, _ := blake2b.New(16, nil)
+	h.Write(b)
+	return []Hash{{ID: hex.EncodeToString(h.Sum(nil)), Key: "indirect"}}
+}
+
+func putStr(m map[string]any, k, v string) {
+	if v != "" {
+		m[k] = v
+	}
+}
+
+// sortedJSON is json.dumps(v, sort_keys=True) with every space removed.
+func sortedJSON(v any) []byte {
+	b, _ := json.Marshal(v) // encoding/json sorts map keys
+	return []byte(strings.ReplaceAll(string(b), " ", ""))
+}

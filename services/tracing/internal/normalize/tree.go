@@ -1,0 +1,182 @@
+package normalize
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Unflatten turns dotted keys into nested objects. Numeric segments index
+// lists (padded with nulls). Already-nested values pass through, so flat and
+// nested input are equivalent; on conflict, an existing scalar blocks deeper
+// keys and a later scalar replaces an object (keys are applied in sorted
+// order so the result does not depend on map iteration).
+func Unflatten(in map[string]any) map[string]any {
+	out := map[string]any{}
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := in[k]
+		if m, ok := v.(map[string]any); ok {
+			v = Unflatten(m)
+		}
+		setPath(out, strings.Split(k, "."), v)
+	}
+	return out
+}
+
+func setPath(m map[string]any, path []string, v any) {
+	if len(path) == 1 {
+		if old, ok := m[path[0]].(map[string]any); ok {
+			if nv, ok := v.(map[string]any); ok {
+				merge(old, nv)
+				return
+			}
+		}
+		m[path[0]] = v
+		return
+	}
+	next, exists := m[path[0]]
+	switch n := next.(type) {
+	case map[string]any:
+		setPath(n, path[1:], v)
+	case []any:
+		if i, err := strconv.Atoi(path[1]); err == nil && i >= 0 && i < 1024 {
+			for len(n) <= i {
+				n = append(n, nil)
+			}
+			if len(path) == 2 {
+				n[i] = v
+			} else {
+				child, ok := n[i].(map[string]any)
+				if !ok {
+					child = map[string]any{}
+					n[i] = child
+				}
+				setPath(child, path[2:], v)
+			}
+			m[path[0]] = n
+		}
+	default:
+		if exists && next != nil {
+			return // an existing scalar blocks deeper keys
+		}
+		if i, err := strconv.Atoi(path[1]); err == nil && i >= 0 && i < 1024 {
+			m[path[0]] = []any{}
+			setPath(m, path, v)
+			return
+		}
+		child := map[string]any{}
+		m[path[0]] = child
+		setPath(child, path[1:], v)
+	}
+}
+
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if dm, ok := dst[k].(map[string]any); ok {
+			if sm, ok := v.(map[string]any); ok {
+				merge(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// Flatten lists the leaves of a nested object as dotted keys and their text:
+// strings as they are, other values as JSON. A list is a leaf (its JSON) and
+// its elements are leaves too, under key.N, so `in` can match elements.
+func Flatten(m map[string]any) (keys, values []string) {
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			names := make([]string, 0, len(t))
+			for k := range t {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, t[k])
+			}
+		case []any:
+			keys, values = append(keys, prefix), append(values, LeafText(t))
+			for i, e := range t {
+				walk(prefix+"."+strconv.Itoa(i), e)
+			}
+		default:
+			keys, values = append(keys, prefix), append(values, LeafText(t))
+		}
+	}
+	walk("", m)
+	return keys, values
+}
+
+// LeafText is how a value is stored in attr_values and compared by filters.
+func LeafText(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(t)
+	case nil:
+		return "null"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// get returns the value at a dotted path.
+func get(m map[string]any, path string) (any, bool) {
+	var cur any = m
+	for _, p := range strings.Split(path, ".") {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = mm[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// sub returns the object at path, creating it.
+func sub(m map[string]any, path ...string) map[string]any {
+	cur := m
+	for _, p := range path {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[p] = next
+		}
+		cur = next
+	}
+	return cur
+}
+
+func num(v any) (float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return t, true
+	case int64:
+		return float64(t), true
+	case int:
+		return float64(t), true
+	case json.Number:
+		f, err := t.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}

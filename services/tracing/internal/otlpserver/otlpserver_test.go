@@ -1,0 +1,168 @@
+package otlpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+
+	"github.com/assayhq/assay/pkg/apikey"
+	"github.com/assayhq/assay/pkg/chspans"
+	"github.com/assayhq/assay/pkg/chx"
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/pkg/testutil/chtest"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/writertest"
+	"github.com/assayhq/assay/services/tracing/internal/httpapi"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/services/tracing/internal/otlpserver"
+	"github.com/assayhq/assay/services/tracing/internal/query"
+)
+
+// TestOTelSDKExporters sends traces with the real OpenTelemetry Go SDK
+// exporters to the OTLP ports and reads them back through the query API,
+// normalised.
+func TestOTelSDKExporters(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	pool := pgtest.New(t)
+	_, err := pool.Exec(ctx, `CREATE TABLE api_keys (id uuid PRIMARY KEY, project_id uuid NOT NULL, prefix text NOT NULL UNIQUE,
+		secret_hash text NOT NULL, created_by_id uuid, expires_at timestamptz, revoked_at timestamptz)`)
+	require.NoError(t, err)
+	project := uuid.New()
+	key := apikey.Generate()
+	_, err = pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash) VALUES ($1, $2, $3, $4)`,
+		uuid.New(), project, key.Prefix, key.Hash())
+	require.NoError(t, err)
+	keys := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 100}, log)
+
+	ns := natstest.New(t)
+	conn, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: 2 * time.Second}, "test", log)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Drain() })
+	_, err = conn.EnsureStream(ctx, model.StreamConfig(1<<30, time.Minute))
+	require.NoError(t, err)
+	chURL := chtest.NewURL(t)
+	chCfg := chx.Config{URL: chURL, DialTimeout: 5 * time.Second}
+	require.NoError(t, chspans.Migrate(ctx, chCfg, log))
+	ch, err := chx.Open(ctx, chCfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { ch.Close() })
+	writertest.Start(t, ns.URL(), chURL)
+
+	prices, _ := normalize.LoadPrices("")
+	svc := ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, &normalize.Normalizer{Prices: prices})
+	h := &httpapi.Handler{Ingest: svc, Query: query.NewService(query.NewStore(ch, 10*time.Second), 1000),
+		Limits: ingest.Limits{MaxBody: 10 << 20, MaxDecompressed: 10 << 20}, Log: log}
+
+	otlpHTTP := httpx.NewServer(httpx.Config{}, log, "otlp")
+	otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
+	h.RegisterOTLP(otlpHTTP.Echo)
+	hs := httptest.NewServer(otlpHTTP.Echo)
+	t.Cleanup(hs.Close)
+
+	grpcSrv := otlpserver.NewGRPC(svc, keys, 10<<20, log)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	gctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- grpcSrv.Serve(gctx, ln) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	auth := map[string]string{"Authorization": "ApiKey " + key.String()}
+	httpExp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(hs.URL+"/v1/traces"), otlptracehttp.WithHeaders(auth))
+	require.NoError(t, err)
+	grpcExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(ln.Addr().String()), otlptracegrpc.WithInsecure(),
+		otlptracegrpc.WithHeaders(map[string]string{"authorization": "ApiKey " + key.String()}))
+	require.NoError(t, err)
+
+	send := func(exp sdktrace.SpanExporter, name string) string {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
+			sdktrace.WithResource(resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("sdk-test"))))
+		tr := tp.Tracer("assay-test")
+		rctx, root := tr.Start(ctx, name)
+		_, llm := tr.Start(rctx, "openai.chat")
+		llm.SetAttributes(attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.request.model", "gpt-4o"),
+			attribute.Int("gen_ai.usage.input_tokens", 100), attribute.Int("gen_ai.usage.output_tokens", 20),
+			attribute.String("ag.type.trace", "invocation"))
+		llm.SetStatus(codes.Error, "rate limited")
+		llm.End()
+		root.End()
+		require.NoError(t, tp.Shutdown(ctx))
+		return root.SpanContext().TraceID().String()
+	}
+	ids := map[string]string{"http": send(httpExp, "via-http"), "grpc": send(grpcExp, "via-grpc")}
+
+	for via, id := range ids {
+		t.Run(via, func(t *testing.T) {
+			var trace map[string]any
+			require.Eventually(t, func() bool {
+				trace = fetch(t, h, project, id)
+				return trace != nil
+			}, 30*time.Second, 50*time.Millisecond)
+			root := trace["spans"].(map[string]any)["via-"+via].(map[string]any)
+			ag := root["attributes"].(map[string]any)["ag"].(map[string]any)
+			assert.Equal(t, map[string]any{"prompt": 100.0, "completion": 20.0, "total": 120.0}, ag["metrics"].(map[string]any)["tokens"].(map[string]any)["cumulative"])
+			child := root["spans"].(map[string]any)["openai.chat"].(map[string]any)
+			assert.Equal(t, "chat", child["span_type"])
+			assert.Equal(t, "STATUS_CODE_ERROR", child["status_code"])
+			assert.Equal(t, "rate limited", child["status_message"])
+		})
+	}
+
+	// A wrong key is refused on both ports.
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/traces", nil)
+	req.Header.Set("Authorization", "ApiKey nope")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	badExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(ln.Addr().String()), otlptracegrpc.WithInsecure(),
+		otlptracegrpc.WithHeaders(map[string]string{"authorization": "ApiKey nope"}), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider()
+	_, sp := tp.Tracer("x").Start(ctx, "x")
+	sp.End()
+	err = badExp.ExportSpans(ctx, []sdktrace.ReadOnlySpan{sp.(sdktrace.ReadOnlySpan)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Unauthenticated")
+}
+
+// fetch reads a trace through the internal API as the gateway would.
+func fetch(t *testing.T, h *httpapi.Handler, project uuid.UUID, id string) map[string]any {
+	srv := httpx.NewServer(httpx.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)), "tracing")
+	srv.Echo.Use(httpx.RequireInternal("tok"))
+	h.Register(srv.Echo)
+	req := httptest.NewRequest("GET", "/api/traces/"+id, nil)
+	req.Header.Set("X-Assay-Internal-Token", "tok")
+	req.Header.Set("X-Assay-Project-Id", project.String())
+	rec := httptest.NewRecorder()
+	srv.Echo.ServeHTTP(rec, req)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	if out["count"] != 1.0 {
+		return nil
+	}
+	return out["trace"].(map[string]any)
+}

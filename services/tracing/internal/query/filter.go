@@ -1,0 +1,613 @@
+// Package query answers span and trace queries from ClickHouse: the filter
+// language compiled to SQL, windowing and cursors, and the response shapes
+// (flat spans, trace trees).
+package query
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+)
+
+// Filtering is a tree of conditions (reference §1.5).
+type Filtering struct {
+	Operator   string `json:"operator,omitempty"`
+	Conditions []json.RawMessage
+}
+
+// Condition compares one field (or attribute key) with a value.
+type Condition struct {
+	Field    string         `json:"field"`
+	Key      string         `json:"key,omitempty"`
+	Value    any            `json:"value,omitempty"`
+	Operator string         `json:"operator,omitempty"`
+	Options  map[string]any `json:"options,omitempty"`
+}
+
+// Operator families.
+var (
+	comparison = []string{"is", "is_not"}
+	numeric    = []string{"eq", "neq", "gt", "lt", "gte", "lte", "btwn"}
+	stringOps  = []string{"startswith", "endswith", "contains", "matches", "like"}
+	listOps    = []string{"in", "not_in"}
+	dictOps    = []string{"has", "has_not"}
+	existence  = []string{"exists", "not_exists"}
+)
+
+func ops(families ...[]string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range families {
+		for _, o := range f {
+			m[o] = true
+		}
+	}
+	return m
+}
+
+type fieldSpec struct {
+	column string
+	ops    map[string]bool
+	kind   string // id, span_id, enum, text, time, attributes, array, content
+	enum   []string
+}
+
+var fields = map[string]fieldSpec{
+	"trace_id":       {column: "trace_id", ops: ops(comparison, listOps), kind: "trace_id"},
+	"span_id":        {column: "span_id", ops: ops(comparison, listOps), kind: "span_id"},
+	"parent_id":      {column: "parent_id", ops: ops(comparison, listOps), kind: "span_id"},
+	"trace_type":     {column: "trace_type", ops: ops(comparison, listOps), kind: "enum", enum: normalize.TraceTypes},
+	"span_type":      {column: "span_type", ops: ops(comparison, listOps), kind: "enum", enum: normalize.SpanTypes},
+	"span_kind":      {column: "span_kind", ops: ops(comparison, listOps), kind: "enum", enum: normalize.SpanKinds},
+	"status_code":    {column: "status_code", ops: ops(comparison, listOps), kind: "enum", enum: normalize.StatusCodes},
+	"span_name":      {column: "span_name", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
+	"status_message": {column: "status_message", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
+	"session_id":     {column: "session_id", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
+	"user_id":        {column: "user_id", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
+	"agent_id":       {column: "agent_id", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
+	"start_time":     {column: "start_us", ops: ops(comparison, numeric, listOps), kind: "time"},
+	"end_time":       {column: "end_us", ops: ops(comparison, numeric, listOps), kind: "time"},
+	"created_at":     {column: "created_us", ops: ops(comparison, numeric, listOps), kind: "time"},
+	"created_by_id":  {column: "created_by_id", ops: ops(comparison, listOps, existence), kind: "text"},
+	"attributes":     {ops: ops(comparison, numeric, stringOps, listOps, dictOps, existence), kind: "attributes"},
+	"references":     {ops: ops(listOps, dictOps, existence), kind: "references"},
+	"links":          {ops: ops(listOps, dictOps, existence), kind: "links"},
+	"events":         {ops: ops(listOps, dictOps, existence), kind: "events"},
+	"hashes":         {ops: ops(listOps, dictOps, existence), kind: "hashes"},
+	"content":        {ops: ops([]string{"contains"}), kind: "content"},
+}
+
+// Compiled is a WHERE clause with its positional arguments.
+type Compiled struct {
+	SQL  string
+	Args []any
+}
+
+type compiler struct {
+	args []any
+}
+
+func (c *compiler) arg(v any) string {
+	c.args = append(c.args, v)
+	return "?"
+}
+
+// Compile turns a filtering tree into SQL over the spans table. An invalid
+// tree, field, operator or value is a 400 whose detail names the condition
+// by its path (filtering.conditions[1].conditions[0]).
+func Compile(raw json.RawMessage, path string) (Compiled, error) {
+	c := &compiler{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return Compiled{SQL: "1"}, nil
+	}
+	sql, err := c.node(raw, path)
+	if err != nil {
+		return Compiled{}, err
+	}
+	return Compiled{SQL: sql, Args: c.args}, nil
+}
+
+func invalid(path, format string, a ...any) error {
+	msg := path + ": " + fmt.Sprintf(format, a...)
+	return errs.WithDetail(errs.Invalid, "tracing.invalid_filter", msg, msg)
+}
+
+func (c *compiler) node(raw json.RawMessage, path string) (string, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return "", invalid(path, "must be an object")
+	}
+	if _, ok := probe["field"]; ok {
+		var cond Condition
+		if err := json.Unmarshal(raw, &cond); err != nil {
+			return "", invalid(path, "malformed condition: %v", err)
+		}
+		return c.condition(cond, path)
+	}
+	for k := range probe {
+		if k != "operator" && k != "conditions" {
+			return "", invalid(path, "unknown key %q (a condition needs \"field\"; a group has \"operator\" and \"conditions\")", k)
+		}
+	}
+	var f struct {
+		Operator   string            `json:"operator"`
+		Conditions []json.RawMessage `json:"conditions"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return "", invalid(path, "malformed filtering: %v", err)
+	}
+	op := f.Operator
+	if op == "" {
+		op = "and"
+	}
+	parts := make([]string, 0, len(f.Conditions))
+	for i, sub := range f.Conditions {
+		s, err := c.node(sub, fmt.Sprintf("%s.conditions[%d]", path, i))
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, "("+s+")")
+	}
+	switch op {
+	case "and":
+		return join(parts, " AND ", "1"), nil
+	case "or":
+		return join(parts, " OR ", "0"), nil
+	case "nand":
+		return "NOT (" + join(parts, " AND ", "1") + ")", nil
+	case "nor":
+		return "NOT (" + join(parts, " OR ", "0") + ")", nil
+	case "not":
+		if len(parts) != 1 {
+			return "", invalid(path, "operator \"not\" needs exactly one condition, got %d", len(parts))
+		}
+		return "NOT " + parts[0], nil
+	}
+	return "", invalid(path, "operator %q is not one of and, or, not, nand, nor", op)
+}
+
+func join(parts []string, sep, empty string) string {
+	if len(parts) == 0 {
+		return empty
+	}
+	return strings.Join(parts, sep)
+}
+
+func (c *compiler) condition(cond Condition, path string) (string, error) {
+	spec, ok := fields[cond.Field]
+	if !ok {
+		return "", invalid(path, "unknown field %q", cond.Field)
+	}
+	op := cond.Operator
+	if op == "" {
+		op = "is"
+	}
+	if !spec.ops[op] {
+		return "", invalid(path, "operator %q is not valid for field %q", op, cond.Field)
+	}
+	switch spec.kind {
+	case "attributes":
+		if cond.Key == "" {
+			return "", invalid(path, "field \"attributes\" needs a key")
+		}
+		return c.attribute(cond, op, path)
+	case "references", "links", "events", "hashes":
+		return c.array(spec.kind, cond, op, path)
+	case "content":
+		s, ok := cond.Value.(string)
+		if !ok || s == "" {
+			return "", invalid(path, "content contains needs a non-empty string value")
+		}
+		a1 := c.arg(s)
+		return "(positionCaseInsensitiveUTF8(attributes, " + a1 + ") > 0 OR positionCaseInsensitiveUTF8(events, " + c.arg(s) + ") > 0)", nil
+	}
+	col := spec.column
+	conv := func(v any) (any, error) { return v, nil }
+	switch spec.kind {
+	case "trace_id":
+		conv = func(v any) (any, error) { return normalize.TraceID(fmt.Sprint(v)) }
+	case "span_id":
+		conv = func(v any) (any, error) {
+			if v == nil {
+				return "", nil
+			}
+			return normalize.SpanID(fmt.Sprint(v))
+		}
+	case "enum":
+		conv = func(v any) (any, error) {
+			s := fmt.Sprint(v)
+			if contains(spec.enum, s) {
+				return s, nil
+			}
+			return nil, fmt.Errorf("value %q is not one of %s", s, strings.Join(spec.enum, ", "))
+		}
+	case "text":
+		conv = func(v any) (any, error) {
+			if v == nil {
+				return "", nil
+			}
+			return normalize.LeafText(v), nil
+		}
+	case "time":
+		conv = func(v any) (any, error) {
+			if f, ok := v.(float64); ok {
+				v = fmt.Sprintf("%.0f", f)
+			}
+			t, err := normalize.Time(v)
+			if err != nil {
+				return nil, err
+			}
+			return t.UnixMicro(), nil
+		}
+	}
+	one := func() (any, error) {
+		if cond.Value == nil && spec.kind != "span_id" && spec.kind != "text" && !strings.Contains(op, "exists") {
+			return nil, fmt.Errorf("a value is required")
+		}
+		return conv(cond.Value)
+	}
+	switch op {
+	case "exists":
+		return col + " != ''", nil
+	case "not_exists":
+		return col + " = ''", nil
+	case "is", "is_not", "eq", "neq":
+		v, err := one()
+		if err != nil {
+			return "", invalid(path, "%v", err)
+		}
+		eq := "="
+		if op == "is_not" || op == "neq" {
+			eq = "!="
+		}
+		return col + " " + eq + " " + c.arg(v), nil
+	case "gt", "lt", "gte", "lte":
+		v, err := one()
+		if err != nil {
+			return "", invalid(path, "%v", err)
+		}
+		return col + " " + map[string]string{"gt": ">", "lt": "<", "gte": ">=", "lte": "<="}[op] + " " + c.arg(v), nil
+	case "btwn":
+		list, ok := cond.Value.([]any)
+		if !ok || len(list) != 2 {
+			return "", invalid(path, "btwn needs a [low, high] value")
+		}
+		lo, err := conv(list[0])
+		if err != nil {
+			return "", invalid(path, "%v", err)
+		}
+		hi, err := conv(list[1])
+		if err != nil {
+			return "", invalid(path, "%v", err)
+		}
+		return col + " >= " + c.arg(lo) + " AND " + col + " <= " + c.arg(hi), nil
+	case "in", "not_in":
+		list, ok := cond.Value.([]any)
+		if !ok {
+			return "", invalid(path, "%s needs a list value", op)
+		}
+		vals := make([]string, 0, len(list))
+		var ints []int64
+		for _, x := range list {
+			v, err := conv(x)
+			if err != nil {
+				return "", invalid(path, "%v", err)
+			}
+			if i, ok := v.(int64); ok {
+				ints = append(ints, i)
+			} else {
+				vals = append(vals, fmt.Sprint(v))
+			}
+		}
+		var expr string
+		if spec.kind == "time" {
+			expr = "has(" + c.arg(ints) + ", " + col + ")"
+		} else {
+			expr = "has(" + c.arg(vals) + ", " + col + ")"
+		}
+		if len(list) == 0 {
+			expr = "0"
+		}
+		if op == "not_in" {
+			return "NOT " + expr, nil
+		}
+		return expr, nil
+	case "startswith", "endswith", "contains", "matches", "like":
+		s, ok := cond.Value.(string)
+		if !ok {
+			return "", invalid(path, "%s needs a string value", op)
+		}
+		return c.textMatch(col, op, s, cond.Options), nil
+	}
+	return "", invalid(path, "operator %q is not valid for field %q", op, cond.Field)
+}
+
+func likeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}
+
+func (c *compiler) textMatch(expr, op, s string, opts map[string]any) string {
+	caseSensitive, _ := opts["case_sensitive"].(bool)
+	exact, _ := opts["exact_match"].(bool)
+	var pattern string
+	switch op {
+	case "startswith":
+		pattern = likeEscape(s) + "%"
+	case "endswith":
+		pattern = "%" + likeEscape(s)
+	case "contains":
+		pattern = "%" + likeEscape(s) + "%"
+	case "matches":
+		if exact {
+			if caseSensitive {
+				return expr + " = " + c.arg(s)
+			}
+			return "lowerUTF8(" + expr + ") = lowerUTF8(" + c.arg(s) + ")"
+		}
+		pattern = "%" + likeEscape(s) + "%"
+	case "like":
+		pattern = s
+	}
+	if caseSensitive {
+		return expr + " LIKE " + c.arg(pattern)
+	}
+	// ClickHouse 18.16 has no ILIKE.
+	return "lowerUTF8(" + expr + ") LIKE lowerUTF8(" + c.arg(pattern) + ")"
+}
+
+var reSpecial = regexp.MustCompile(`[\\.+*?()|\[\]{}^$]`)
+
+func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
+	key := cond.Key
+	// Built on use: every placeholder must match an argument, in order.
+	leafExpr := func() string { return "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]" }
+	hasExpr := func() string { return "has(attr_keys, " + c.arg(key) + ")" }
+	switch op {
+	case "exists", "not_exists":
+		a1 := c.arg(key)
+		e := "arrayExists(k -> k = " + a1 + " OR position(k, " + c.arg(key+".") + ") = 1, attr_keys)"
+		if op == "not_exists" {
+			return "NOT " + e, nil
+		}
+		return e, nil
+	case "is", "is_not":
+		var e string
+		if m, ok := cond.Value.(map[string]any); ok {
+			// Containment: every leaf of the value must be present.
+			keys, values := normalize.Flatten(m)
+			parts := []string{}
+			for i, k := range keys {
+				full := key + "." + k
+				parts = append(parts, "attr_values[indexOf(attr_keys, "+c.arg(full)+")] = "+c.arg(values[i])+" AND has(attr_keys, "+c.arg(full)+")")
+			}
+			e = join(parts, " AND ", "1")
+		} else {
+			h := hasExpr()
+			l := leafExpr()
+			e = h + " AND " + l + " = " + c.arg(normalize.LeafText(cond.Value))
+		}
+		if op == "is_not" {
+			return "NOT (" + e + ")", nil
+		}
+		return e, nil
+	case "eq", "neq", "gt", "lt", "gte", "lte":
+		sym := map[string]string{"eq": "=", "neq": "!=", "gt": ">", "lt": "<", "gte": ">=", "lte": "<="}[op]
+		if cond.Value == nil {
+			return "", invalid(path, "%s needs a value", op)
+		}
+		h := hasExpr()
+		l := leafExpr()
+		if f, ok := cond.Value.(float64); ok {
+			return h + " AND toFloat64OrZero(" + l + ") " + sym + " " + c.arg(f), nil
+		}
+		return h + " AND " + l + " " + sym + " " + c.arg(normalize.LeafText(cond.Value)), nil
+	case "btwn":
+		list, ok := cond.Value.([]any)
+		if !ok || len(list) != 2 {
+			return "", invalid(path, "btwn needs a [low, high] value")
+		}
+		lo, lok := list[0].(float64)
+		hi, hok := list[1].(float64)
+		h := hasExpr()
+		if lok && hok {
+			l1 := leafExpr()
+			a1 := c.arg(lo)
+			l2 := leafExpr()
+			return h + " AND toFloat64OrZero(" + l1 + ") >= " + a1 + " AND toFloat64OrZero(" + l2 + ") <= " + c.arg(hi), nil
+		}
+		l1 := leafExpr()
+		a1 := c.arg(normalize.LeafText(list[0]))
+		l2 := leafExpr()
+		return h + " AND " + l1 + " >= " + a1 + " AND " + l2 + " <= " + c.arg(normalize.LeafText(list[1])), nil
+	case "startswith", "endswith", "contains", "matches", "like":
+		s, ok := cond.Value.(string)
+		if !ok {
+			return "", invalid(path, "%s needs a string value", op)
+		}
+		h := hasExpr()
+		return h + " AND " + c.textMatch(leafExpr(), op, s, cond.Options), nil
+	case "in", "not_in":
+		list, ok := cond.Value.([]any)
+		if !ok {
+			return "", invalid(path, "%s needs a list value", op)
+		}
+		all, _ := cond.Options["all"].(bool)
+		re := "^" + reSpecial.ReplaceAllStringFunc(key, func(s string) string { return `\` + s }) + `\.[0-9]+$`
+		parts := []string{}
+		for _, v := range list {
+			parts = append(parts, "arrayExists((k, x) -> x = "+c.arg(normalize.LeafText(v))+" AND match(k, "+c.arg(re)+"), attr_keys, attr_values)")
+		}
+		sep := " OR "
+		if all {
+			sep = " AND "
+		}
+		e := "(" + join(parts, sep, "0") + ")"
+		if op == "not_in" {
+			return "NOT " + e, nil
+		}
+		return e, nil
+	case "has", "has_not":
+		// The reference produces no clause for dict operators on attributes;
+		// we read "has" as "the key exists".
+		e := hasExpr()
+		if op == "has_not" {
+			return "NOT " + e, nil
+		}
+		return e, nil
+	}
+	return "", invalid(path, "operator %q is not valid for field \"attributes\"", op)
+}
+
+func (c *compiler) array(kind string, cond Condition, op, path string) (string, error) {
+	nonEmpty := map[string]string{"references": "notEmpty(ref_keys)", "links": "notEmpty(link_trace_ids)",
+		"events": "notEmpty(event_names)", "hashes": "notEmpty(hash_ids)"}[kind]
+	switch op {
+	case "exists":
+		return nonEmpty, nil
+	case "not_exists":
+		return "NOT " + nonEmpty, nil
+	case "has", "has_not":
+		v := normalize.LeafText(cond.Value)
+		var e string
+		switch {
+		case cond.Key == "attributes.key" && kind == "references":
+			e = "has(ref_keys, " + c.arg(v) + ")"
+		case cond.Key == "attributes.key" && kind == "links":
+			e = "has(link_keys, " + c.arg(v) + ")"
+		case cond.Key == "id" && kind == "hashes", cond.Key == "" && kind == "hashes":
+			e = "has(hash_ids, " + c.arg(v) + ")"
+		case cond.Key == "id" && kind == "references":
+			e = "has(ref_ids, " + c.arg(v) + ")"
+		case cond.Key == "slug" && kind == "references":
+			e = "has(ref_slugs, " + c.arg(v) + ")"
+		case (cond.Key == "name" || cond.Key == "") && kind == "events":
+			e = "has(event_names, " + c.arg(v) + ")"
+		case cond.Key == "trace_id" && kind == "links":
+			e = "has(link_trace_ids, " + c.arg(v) + ")"
+		default:
+			return "", invalid(path, "key %q is not searchable on %s", cond.Key, kind)
+		}
+		if op == "has_not" {
+			return "NOT " + e, nil
+		}
+		return e, nil
+	}
+	list, ok := cond.Value.([]any)
+	if !ok {
+		return "", invalid(path, "%s needs a list value", op)
+	}
+	all, _ := cond.Options["all"].(bool)
+	var parts []string
+	for i, item := range list {
+		p, err := c.arrayItem(kind, item)
+		if err != nil {
+			return "", invalid(fmt.Sprintf("%s.value[%d]", path, i), "%v", err)
+		}
+		parts = append(parts, "("+p+")")
+	}
+	sep := " OR "
+	if all {
+		sep = " AND "
+	}
+	e := "(" + join(parts, sep, "0") + ")"
+	if op == "not_in" {
+		return "NOT " + e, nil
+	}
+	return e, nil
+}
+
+func (c *compiler) arrayItem(kind string, item any) (string, error) {
+	if kind == "hashes" {
+		if s, ok := item.(string); ok {
+			return "has(hash_ids, " + c.arg(s) + ")", nil
+		}
+	}
+	m, ok := item.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("must be an object")
+	}
+	str := func(k string) string {
+		if v, ok := m[k]; ok && v != nil {
+			return normalize.LeafText(v)
+		}
+		return ""
+	}
+	key := ""
+	if a, ok := m["attributes"].(map[string]any); ok {
+		key = str2(a["key"])
+	}
+	switch kind {
+	case "references":
+		var parts []string
+		for _, fc := range [][2]string{{"id", "ref_ids"}, {"slug", "ref_slugs"}, {"version", "ref_versions"}} {
+			field, col := fc[0], fc[1]
+			v := str(field)
+			if v == "" {
+				continue
+			}
+			if field == "id" {
+				if id, err := normalize.TraceID(v); err == nil {
+					v = id[:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:]
+				}
+			}
+			if key != "" {
+				parts = append(parts, "arrayExists((k, x) -> k = "+c.arg(key)+" AND x = "+c.arg(v)+", ref_keys, "+col+")")
+			} else {
+				parts = append(parts, "has("+col+", "+c.arg(v)+")")
+			}
+		}
+		if len(parts) == 0 {
+			if key == "" {
+				return "", fmt.Errorf("a reference needs id, slug, version or attributes.key")
+			}
+			return "has(ref_keys, " + c.arg(key) + ")", nil
+		}
+		return strings.Join(parts, " AND "), nil
+	case "links":
+		tid, err := normalize.TraceID(str("trace_id"))
+		if err != nil {
+			return "", err
+		}
+		if sid := str("span_id"); sid != "" {
+			sid, err := normalize.SpanID(sid)
+			if err != nil {
+				return "", err
+			}
+			return "arrayExists((t, s) -> t = " + c.arg(tid) + " AND s = " + c.arg(sid) + ", link_trace_ids, link_span_ids)", nil
+		}
+		return "has(link_trace_ids, " + c.arg(tid) + ")", nil
+	case "events":
+		name := str("name")
+		if name == "" {
+			return "", fmt.Errorf("an event needs a name")
+		}
+		return "has(event_names, " + c.arg(name) + ")", nil
+	case "hashes":
+		id := str("id")
+		if id == "" {
+			return "", fmt.Errorf("a hash needs an id")
+		}
+		return "has(hash_ids, " + c.arg(id) + ")", nil
+	}
+	return "", fmt.Errorf("unsupported")
+}
+
+func str2(v any) string {
+	if v == nil {
+		return ""
+	}
+	return normalize.LeafText(v)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

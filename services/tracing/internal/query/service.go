@@ -1,0 +1,376 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/assayhq/assay/pkg/chspans"
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+)
+
+// Windowing bounds and pages a query (reference §1.4).
+type Windowing struct {
+	Newest   *time.Time
+	Oldest   *time.Time
+	Next     string
+	Limit    int
+	Order    string // descending (default) or ascending
+	Rate     *float64
+	Interval int
+}
+
+// RawWindowing is the JSON form of Windowing.
+type RawWindowing struct {
+	Newest   any      `json:"newest,omitempty"`
+	Oldest   any      `json:"oldest,omitempty"`
+	Next     string   `json:"next,omitempty"`
+	Limit    *int     `json:"limit,omitempty"`
+	Order    string   `json:"order,omitempty"`
+	Rate     *float64 `json:"rate,omitempty"`
+	Interval *int     `json:"interval,omitempty"`
+}
+
+// Parse validates w; errors name the field under path.
+func (w *RawWindowing) Parse(path string) (*Windowing, error) {
+	if w == nil {
+		return nil, nil
+	}
+	out := &Windowing{Next: w.Next, Order: w.Order, Rate: w.Rate}
+	for _, f := range []struct {
+		name string
+		v    any
+		dst  **time.Time
+	}{{"newest", w.Newest, &out.Newest}, {"oldest", w.Oldest, &out.Oldest}} {
+		if f.v == nil {
+			continue
+		}
+		v := f.v
+		if n, ok := v.(float64); ok {
+			v = fmt.Sprintf("%.0f", n)
+		}
+		t, err := normalize.Time(v)
+		if err != nil {
+			return nil, invalid(path+"."+f.name, "%v", err)
+		}
+		*f.dst = &t
+	}
+	switch out.Order {
+	case "", "descending", "ascending":
+	default:
+		return nil, invalid(path+".order", "order %q is not ascending or descending", out.Order)
+	}
+	if w.Limit != nil {
+		out.Limit = *w.Limit
+		if out.Limit < 1 {
+			out.Limit = 1
+		}
+	}
+	if w.Rate != nil && (*w.Rate < 0 || *w.Rate > 1) {
+		return nil, invalid(path+".rate", "rate must be between 0 and 1")
+	}
+	if w.Interval != nil {
+		out.Interval = *w.Interval
+	}
+	return out, nil
+}
+
+// Request is a span or trace query.
+type Request struct {
+	Focus     string // span or trace
+	Filter    json.RawMessage
+	Windowing *Windowing
+}
+
+// Service answers queries.
+type Service struct {
+	store    *Store
+	maxSpans int
+}
+
+// NewService returns a query service; maxSpans caps a query without a limit.
+func NewService(store *Store, maxSpans int) *Service {
+	return &Service{store: store, maxSpans: maxSpans}
+}
+
+// Result holds the spans found, in order, and the next page's windowing
+// when the page was full.
+type Result struct {
+	Spans []Parsed
+	Next  *RawWindowing
+}
+
+// Query runs req for the project. With focus trace, all spans of the
+// selected traces are returned, each trace's spans by start time.
+func (s *Service) Query(ctx context.Context, project string, req Request) (Result, error) {
+	f, err := Compile(req.Filter, "filtering")
+	if err != nil {
+		return Result{}, err
+	}
+	if ids, ok := traceIDFastPath(req.Filter); ok {
+		rows, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "ORDER BY trace_id, start_us LIMIT "+fmt.Sprint(s.maxSpans))
+		if err != nil {
+			return Result{}, err
+		}
+		return s.result(rows, req.Focus == "trace")
+	}
+	where, args := f.SQL, f.Args
+	w := req.Windowing
+	desc := w == nil || w.Order != "ascending"
+	cmp, eqOrder := "<", "<"
+	if !desc {
+		cmp, eqOrder = ">", ">"
+	}
+	if w != nil && w.Rate != nil {
+		where += " AND reinterpretAsUInt32(reverse(unhex(substring(trace_id, 1, 8)))) % 100 < ?"
+		args = append(args, uint32(*w.Rate*100))
+	}
+	if req.Focus == "trace" {
+		var having []string
+		var hargs []any
+		if w != nil {
+			if w.Oldest != nil && desc || w.Newest != nil && !desc {
+				bound, op := w.Oldest, ">="
+				if !desc {
+					bound, op = w.Newest, "<="
+				}
+				having = append(having, "t "+op+" ?")
+				hargs = append(hargs, bound.UnixMicro())
+			}
+			if edge := edgeOf(w, desc); edge != nil {
+				if w.Next != "" {
+					having = append(having, "(t "+cmp+" ? OR (t = ? AND trace_id "+eqOrder+" ?))")
+					hargs = append(hargs, edge.UnixMicro(), edge.UnixMicro(), w.Next)
+				} else {
+					having = append(having, "t "+cmp+" ?")
+					hargs = append(hargs, edge.UnixMicro())
+				}
+			} else if w.Next != "" {
+				having = append(having, "trace_id "+eqOrder+" ?")
+				hargs = append(hargs, w.Next)
+			}
+		}
+		limit := s.maxSpans
+		order := "descending"
+		if w != nil {
+			if w.Limit > 0 {
+				limit = w.Limit
+			}
+			order = w.Order
+		}
+		ids, times, err := s.store.traceIDs(ctx, project, where, args, strings.Join(having, " AND "), hargs, order, limit)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(ids) == 0 {
+			return Result{}, nil
+		}
+		rows, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "ORDER BY start_us, span_id")
+		if err != nil {
+			return Result{}, err
+		}
+		// Keep the traces in their selected order.
+		rank := map[string]int{}
+		for i, id := range ids {
+			rank[id] = i
+		}
+		sort.SliceStable(rows, func(i, j int) bool { return rank[rows[i].TraceID] < rank[rows[j].TraceID] })
+		res, err := s.result(rows, true)
+		if err == nil && w != nil && w.Limit > 0 && len(ids) == w.Limit {
+			res.Next = nextWindow(w, times[len(times)-1], ids[len(ids)-1])
+		}
+		return res, err
+	}
+
+	tail := ""
+	if w != nil {
+		if w.Oldest != nil && desc || w.Newest != nil && !desc {
+			bound, op := w.Oldest, ">="
+			if !desc {
+				bound, op = w.Newest, "<="
+			}
+			where += " AND start_us " + op + " ?"
+			args = append(args, bound.UnixMicro())
+		}
+		if edge := edgeOf(w, desc); edge != nil {
+			if w.Next != "" {
+				where += " AND (start_us " + cmp + " ? OR (start_us = ? AND span_id " + eqOrder + " ?))"
+				args = append(args, edge.UnixMicro(), edge.UnixMicro(), w.Next)
+			} else {
+				where += " AND start_us " + cmp + " ?"
+				args = append(args, edge.UnixMicro())
+			}
+		}
+		dir := "DESC"
+		if !desc {
+			dir = "ASC"
+		}
+		limit := w.Limit
+		if limit <= 0 || limit > s.maxSpans {
+			limit = s.maxSpans
+		}
+		tail = fmt.Sprintf("ORDER BY start_us %s, span_id %s LIMIT %d", dir, dir, limit)
+	} else {
+		tail = fmt.Sprintf("LIMIT %d", s.maxSpans)
+	}
+	rows, err := s.store.spans(ctx, project, where, args, tail)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := s.result(rows, false)
+	if err == nil && w != nil && w.Limit > 0 && len(rows) == w.Limit {
+		last := rows[len(rows)-1]
+		res.Next = nextWindow(w, last.StartUS, last.SpanID)
+	}
+	return res, err
+}
+
+// edgeOf is the exclusive end the window starts from: newest when paging
+// backwards in time, oldest when paging forwards.
+func edgeOf(w *Windowing, desc bool) *time.Time {
+	if desc {
+		return w.Newest
+	}
+	return w.Oldest
+}
+
+func nextWindow(w *Windowing, lastUS int64, lastID string) *RawWindowing {
+	limit := w.Limit
+	next := &RawWindowing{Next: lastID, Limit: &limit, Order: w.Order}
+	if next.Order == "" {
+		next.Order = "descending"
+	}
+	edge := chspans.FormatTime(lastUS)
+	if next.Order == "descending" {
+		next.Newest = edge
+		if w.Oldest != nil {
+			next.Oldest = w.Oldest.Format(time.RFC3339Nano)
+		}
+	} else {
+		next.Oldest = edge
+		if w.Newest != nil {
+			next.Newest = w.Newest.Format(time.RFC3339Nano)
+		}
+	}
+	return next
+}
+
+func (s *Service) result(rows []Row, rollUp bool) (Result, error) {
+	parsed, err := parseRows(rows)
+	if err != nil {
+		return Result{}, errs.Wrap(errs.Internal, "tracing.corrupt_span", err)
+	}
+	if rollUp {
+		// Spans of one trace may have arrived in several requests: roll the
+		// metrics up again over the whole stored trace.
+		spans := make([]*normalize.Span, len(parsed))
+		for i := range parsed {
+			spans[i] = &normalize.Span{TraceID: parsed[i].TraceID, SpanID: parsed[i].SpanID, ParentID: parsed[i].ParentID, Attributes: parsed[i].Attrs}
+		}
+		normalize.RollUp(spans)
+	}
+	return Result{Spans: parsed}, nil
+}
+
+// traceIDFastPath recognises a filter that is exactly one trace_id is/in.
+func traceIDFastPath(raw json.RawMessage) ([]string, bool) {
+	var f struct {
+		Operator   string      `json:"operator"`
+		Conditions []Condition `json:"conditions"`
+	}
+	if json.Unmarshal(raw, &f) != nil || len(f.Conditions) != 1 || (f.Operator != "" && f.Operator != "and") {
+		return nil, false
+	}
+	c := f.Conditions[0]
+	if c.Field != "trace_id" || (c.Operator != "" && c.Operator != "is" && c.Operator != "in") {
+		return nil, false
+	}
+	var vals []any
+	if l, ok := c.Value.([]any); ok {
+		vals = l
+	} else {
+		vals = []any{c.Value}
+	}
+	var ids []string
+	for _, v := range vals {
+		id, err := normalize.TraceID(fmt.Sprint(v))
+		if err != nil {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, len(ids) > 0
+}
+
+// Traces returns the spans of the given traces.
+func (s *Service) Traces(ctx context.Context, project string, ids []string) ([]Parsed, error) {
+	rows, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "ORDER BY trace_id, start_us, span_id")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.result(rows, true)
+	return res.Spans, err
+}
+
+// Spans returns the given spans; spanIDs may be empty to take whole traces.
+func (s *Service) Spans(ctx context.Context, project string, traceIDs, spanIDs []string) ([]Parsed, error) {
+	where, args := "1", []any{}
+	if len(traceIDs) > 0 {
+		where += " AND has(?, trace_id)"
+		args = append(args, traceIDs)
+	}
+	if len(spanIDs) > 0 {
+		where += " AND has(?, span_id)"
+		args = append(args, spanIDs)
+	}
+	rows, err := s.store.spans(ctx, project, where, args, "ORDER BY start_us, span_id LIMIT "+fmt.Sprint(s.maxSpans))
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.result(rows, false)
+	return res.Spans, err
+}
+
+// Distinct lists session or user ids (reference §1.7).
+func (s *Service) Distinct(ctx context.Context, project, column string, realtime bool, w *Windowing) ([]string, *RawWindowing, error) {
+	desc := w == nil || w.Order != "ascending"
+	order, limit := "descending", 0
+	var having []string
+	var hargs []any
+	if w != nil {
+		order, limit = w.Order, w.Limit
+		if w.Newest != nil {
+			op := "<"
+			if !desc {
+				op = "<="
+			}
+			having = append(having, "t "+op+" ?")
+			hargs = append(hargs, w.Newest.UnixMicro())
+		}
+		if w.Oldest != nil {
+			op := ">="
+			if !desc {
+				op = ">"
+			}
+			having = append(having, "t "+op+" ?")
+			hargs = append(hargs, w.Oldest.UnixMicro())
+		}
+	}
+	if limit == 0 {
+		limit = s.maxSpans
+	}
+	ids, times, err := s.store.distinct(ctx, project, column, realtime, "1", nil, strings.Join(having, " AND "), hargs, order, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	var next *RawWindowing
+	if w != nil && w.Limit > 0 && len(ids) == w.Limit {
+		next = nextWindow(w, times[len(times)-1], "")
+		next.Next = ""
+	}
+	return ids, next, nil
+}

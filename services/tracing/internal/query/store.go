@@ -1,0 +1,182 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/assayhq/assay/pkg/errs"
+)
+
+// Row is a stored span as read back.
+type Row struct {
+	TraceID, SpanID, ParentID               string
+	TraceType, SpanType, SpanKind, SpanName string
+	StartUS, EndUS                          int64
+	StatusCode, StatusMessage               string
+	SessionID, UserID, AgentID              string
+	Attributes, Events, Links, Refs, Hashes string
+	LinksSet                                uint8
+	CreatedUS                               int64
+	CreatedByID                             string
+}
+
+const rowColumns = `trace_id, span_id, parent_id, trace_type, span_type, span_kind, span_name, start_us, end_us,
+status_code, status_message, session_id, user_id, agent_id, attributes, events, links, refs, hashes, links_set,
+created_us, created_by_id`
+
+// live is the condition every read adds: the project, no tombstones, not
+// expired. The table is read with FINAL so only the latest version of a span
+// counts, and PREWHERE must not move the tombstone test before the merge.
+const live = "project_id = ? AND deleted = 0 AND expires > today()"
+
+// Store reads spans from ClickHouse.
+type Store struct {
+	conn    driver.Conn
+	timeout time.Duration
+}
+
+// NewStore returns a store whose queries time out after timeout.
+func NewStore(conn driver.Conn, timeout time.Duration) *Store {
+	return &Store{conn: conn, timeout: timeout}
+}
+
+func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+		"optimize_move_to_prewhere": 0,
+		"max_execution_time":        int(s.timeout.Seconds()) + 1,
+	})), cancel
+}
+
+var errStorage = "tracing.storage_unavailable"
+
+func storageErr(op string, err error) error {
+	return &errs.Error{Kind: errs.Unavailable, Code: errStorage, Msg: "the span store did not answer; retry later", Err: fmt.Errorf("%s: %w", op, err)}
+}
+
+// spans runs a span query: where (with args) is added to the live condition.
+func (s *Store) spans(ctx context.Context, project, where string, args []any, tail string) ([]Row, error) {
+	ctx, cancel := s.ctx(ctx)
+	defer cancel()
+	q := "SELECT " + rowColumns + " FROM spans FINAL WHERE " + live + " AND (" + where + ") " + tail
+	rows, err := s.conn.Query(ctx, q, append([]any{project}, args...)...)
+	if err != nil {
+		return nil, storageErr("query spans", err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		var r Row
+		if err := rows.Scan(&r.TraceID, &r.SpanID, &r.ParentID, &r.TraceType, &r.SpanType, &r.SpanKind, &r.SpanName,
+			&r.StartUS, &r.EndUS, &r.StatusCode, &r.StatusMessage, &r.SessionID, &r.UserID, &r.AgentID,
+			&r.Attributes, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID); err != nil {
+			return nil, storageErr("read spans", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storageErr("read spans", err)
+	}
+	return out, nil
+}
+
+// traceIDs picks the traces whose spans match, newest (latest span start)
+// first, with the windowing's cursor applied to the trace's time.
+func (s *Store) traceIDs(ctx context.Context, project, where string, args []any, having string, havingArgs []any, order string, limit int) ([]string, []int64, error) {
+	ctx, cancel := s.ctx(ctx)
+	defer cancel()
+	dir := "DESC"
+	if order == "ascending" {
+		dir = "ASC"
+	}
+	q := "SELECT trace_id, max(start_us) AS t FROM spans FINAL WHERE " + live + " AND (" + where + ") GROUP BY trace_id"
+	if having != "" {
+		q += " HAVING " + having
+	}
+	q += " ORDER BY t " + dir + ", trace_id " + dir
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	all := append(append([]any{project}, args...), havingArgs...)
+	rows, err := s.conn.Query(ctx, q, all...)
+	if err != nil {
+		return nil, nil, storageErr("query traces", err)
+	}
+	defer rows.Close()
+	var ids []string
+	var times []int64
+	for rows.Next() {
+		var id string
+		var t int64
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, nil, storageErr("read traces", err)
+		}
+		ids, times = append(ids, id), append(times, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, storageErr("read traces", err)
+	}
+	return ids, times, nil
+}
+
+// distinct lists the distinct values of a column (session_id, user_id) over
+// matching spans with their first (or last) time.
+func (s *Store) distinct(ctx context.Context, project, column string, realtime bool, where string, args []any, having string, havingArgs []any, order string, limit int) ([]string, []int64, error) {
+	ctx, cancel := s.ctx(ctx)
+	defer cancel()
+	agg := "min(start_us)"
+	if realtime {
+		agg = "max(start_us)"
+	}
+	dir := "DESC"
+	if order == "ascending" {
+		dir = "ASC"
+	}
+	q := "SELECT " + column + ", " + agg + " AS t FROM spans FINAL WHERE " + live + " AND " + column + " != '' AND (" + where + ") GROUP BY " + column
+	if having != "" {
+		q += " HAVING " + having
+	}
+	q += " ORDER BY t " + dir + ", " + column + " " + dir
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.conn.Query(ctx, q, append(append([]any{project}, args...), havingArgs...)...)
+	if err != nil {
+		return nil, nil, storageErr("query "+column, err)
+	}
+	defer rows.Close()
+	var ids []string
+	var times []int64
+	for rows.Next() {
+		var id string
+		var t int64
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, nil, storageErr("read "+column, err)
+		}
+		ids, times = append(ids, id), append(times, t)
+	}
+	return ids, times, rows.Err()
+}
+
+// Parsed is a row with its JSON parts decoded.
+type Parsed struct {
+	Row
+	Attrs map[string]any
+}
+
+func parseRows(rows []Row) ([]Parsed, error) {
+	out := make([]Parsed, 0, len(rows))
+	for _, r := range rows {
+		p := Parsed{Row: r}
+		if err := json.Unmarshal([]byte(r.Attributes), &p.Attrs); err != nil {
+			return nil, fmt.Errorf("decode attributes of %s/%s: %w", r.TraceID, r.SpanID, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,138 @@
+// Package chstore is the writer's ClickHouse side: span inserts and the
+// retention schedule that drops expired partitions.
+package chstore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/chspans"
+	"github.com/assayhq/assay/pkg/genproto/spanspb"
+)
+
+// RetentionConfig is how long spans are kept. Variables: WRITER_RETENTION_*.
+type RetentionConfig struct {
+	Default  time.Duration `default:"720h" desc:"how long spans are kept unless the project has its own period"`
+	Projects string        `desc:"per-project periods: <project-uuid>=<duration>, comma separated (e.g. 0190…=168h)"`
+	Interval time.Duration `default:"1h" desc:"how often expired partitions are dropped"`
+}
+
+// Store writes spans to the ClickHouse spans table.
+type Store struct {
+	conn      driver.Conn
+	retention time.Duration
+	projects  map[string]time.Duration
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New returns a store; cfg's project list must parse.
+func New(conn driver.Conn, cfg RetentionConfig, log *slog.Logger) (*Store, error) {
+	projects, err := ParseProjects(cfg.Projects)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{conn: conn, retention: cfg.Default, projects: projects, log: log, now: time.Now}, nil
+}
+
+// ParseProjects reads "<uuid>=<duration>,..." into a map.
+func ParseProjects(s string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		id, d, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("retention projects: %q is not <project-uuid>=<duration>", part)
+		}
+		pid, err := uuid.Parse(strings.TrimSpace(id))
+		if err != nil {
+			return nil, fmt.Errorf("retention projects: %q: %w", id, err)
+		}
+		dur, err := time.ParseDuration(strings.TrimSpace(d))
+		if err != nil || dur <= 0 {
+			return nil, fmt.Errorf("retention projects: %q is not a positive duration", d)
+		}
+		out[pid.String()] = dur
+	}
+	return out, nil
+}
+
+// Expiry is the first day on which a span started at start is gone.
+func (s *Store) Expiry(project string, start time.Time) time.Time {
+	d, ok := s.projects[project]
+	if !ok {
+		d = s.retention
+	}
+	return start.Add(d).UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+}
+
+// Insert writes batches in one insert.
+func (s *Store) Insert(ctx context.Context, batches []*spanspb.SpanBatch) (int, error) {
+	return chspans.Insert(ctx, s.conn, batches, s.Expiry)
+}
+
+// Healthy pings ClickHouse.
+func (s *Store) Healthy(ctx context.Context) error { return s.conn.Ping(ctx) }
+
+// DropExpired drops every partition whose expiry day has come; it returns
+// the partitions dropped.
+func (s *Store) DropExpired(ctx context.Context) ([]string, error) {
+	today := s.now().UTC().Format("2006-01-02")
+	rows, err := s.conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts
+		WHERE database = currentDatabase() AND table = 'spans' AND active`)
+	if err != nil {
+		return nil, fmt.Errorf("list span partitions: %w", err)
+	}
+	var expired []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list span partitions: %w", err)
+		}
+		// The partition key is the expiry Date, shown as YYYY-MM-DD
+		// (quoted on newer servers).
+		p = strings.Trim(p, "'")
+		if len(p) == len(today) && p <= today {
+			expired = append(expired, p)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list span partitions: %w", err)
+	}
+	for _, p := range expired {
+		if err := s.conn.Exec(ctx, "ALTER TABLE spans DROP PARTITION '"+p+"'"); err != nil {
+			return nil, fmt.Errorf("drop span partition %s: %w", p, err)
+		}
+	}
+	return expired, nil
+}
+
+// RunRetention drops expired partitions every interval until ctx is done.
+func (s *Store) RunRetention(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		dropped, err := s.DropExpired(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("drop expired spans", "err", err)
+		} else if len(dropped) > 0 {
+			s.log.Info("expired span partitions dropped", "partitions", dropped)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

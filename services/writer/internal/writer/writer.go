@@ -1,0 +1,271 @@
+// Package writer moves span batches from the JetStream stream into ClickHouse:
+// a durable pull consumer, inserts of 20–50k rows or one second's worth, and
+// acks only after ClickHouse accepted the insert (at-least-once; the table's
+// version column makes a redelivery invisible).
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/assayhq/assay/pkg/genproto/spanspb"
+	"github.com/assayhq/assay/pkg/model"
+)
+
+// Config tunes batching and retries. Variables: WRITER_*.
+type Config struct {
+	BatchRows     int           `split_words:"true" default:"20000" desc:"rows that make an insert; a smaller batch is flushed after WRITER_FLUSH_INTERVAL"`
+	FlushInterval time.Duration `split_words:"true" default:"1s" desc:"longest a fetched span waits before it is inserted"`
+	Inserters     int           `default:"2" desc:"inserts in flight at once"`
+	AckWait       time.Duration `split_words:"true" default:"30s" desc:"how long JetStream waits for an ack before redelivering a batch (e.g. after a crash)"`
+	RetryDelay    time.Duration `split_words:"true" default:"2s" desc:"redelivery delay of a batch whose insert failed"`
+	MaxAttempts   int           `split_words:"true" default:"5" desc:"inserts of one batch, alone and with ClickHouse healthy, before it goes to the dead-letter stream"`
+}
+
+// Sink stores span batches; chstore implements it on ClickHouse.
+type Sink interface {
+	// Insert writes every span of batches in one insert, or none.
+	Insert(ctx context.Context, batches []*spanspb.SpanBatch) (int, error)
+	// Healthy tells a down server from a batch the server rejects.
+	Healthy(ctx context.Context) error
+}
+
+// Publisher parks a batch on the dead-letter stream.
+type Publisher interface {
+	Publish(ctx context.Context, subject string, data []byte, msgID string) (*jetstream.PubAck, error)
+}
+
+// Writer is the consume → insert → ack loop.
+type Writer struct {
+	cfg  Config
+	js   jetstream.JetStream
+	sink Sink
+	dead Publisher
+	log  *slog.Logger
+	m    metrics
+}
+
+type metrics struct {
+	spans      prometheus.Counter
+	inserts    prometheus.Counter
+	failures   prometheus.Counter
+	deadLetter prometheus.Counter
+	insertTime prometheus.Histogram
+	lag        prometheus.Histogram
+}
+
+// New returns a writer; its metrics are registered on reg.
+func New(cfg Config, js jetstream.JetStream, sink Sink, dead Publisher, reg prometheus.Registerer, log *slog.Logger) *Writer {
+	w := &Writer{cfg: cfg, js: js, sink: sink, dead: dead, log: log, m: metrics{
+		spans:      prometheus.NewCounter(prometheus.CounterOpts{Name: "writer_spans_written_total", Help: "Spans inserted into ClickHouse."}),
+		inserts:    prometheus.NewCounter(prometheus.CounterOpts{Name: "writer_inserts_total", Help: "ClickHouse inserts that succeeded."}),
+		failures:   prometheus.NewCounter(prometheus.CounterOpts{Name: "writer_insert_failures_total", Help: "ClickHouse inserts that failed (the batches are redelivered)."}),
+		deadLetter: prometheus.NewCounter(prometheus.CounterOpts{Name: "writer_dead_letter_total", Help: "Span batches moved to the dead-letter stream because they can never be written."}),
+		insertTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "writer_insert_seconds", Help: "Duration of one ClickHouse insert.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}),
+		lag:        prometheus.NewHistogram(prometheus.HistogramOpts{Name: "writer_freshness_seconds", Help: "Time from ingest acceptance to the ClickHouse insert of a batch.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
+	}}
+	if w.cfg.Inserters < 1 {
+		w.cfg.Inserters = 1
+	}
+	reg.MustRegister(w.m.spans, w.m.inserts, w.m.failures, w.m.deadLetter, w.m.insertTime, w.m.lag)
+	return w
+}
+
+type item struct {
+	msg   jetstream.Msg
+	batch *spanspb.SpanBatch
+}
+
+// Run consumes until ctx is done, then inserts what it holds and returns.
+func (w *Writer) Run(ctx context.Context) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, model.SpanStream, jetstream.ConsumerConfig{
+		Durable:       model.WriterConsumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.cfg.AckWait,
+		MaxDeliver:    -1, // a batch is never dropped by JetStream; dead-lettering is ours
+		MaxAckPending: 4096,
+	})
+	if err != nil {
+		return fmt.Errorf("create writer consumer: %w", err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(512))
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", model.SpanStream, err)
+	}
+	work := make(chan []item)
+	var wg sync.WaitGroup
+	for range w.cfg.Inserters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for items := range work {
+				w.write(ctx, items)
+			}
+		}()
+	}
+	defer func() {
+		close(work)
+		wg.Wait()
+	}()
+
+	var pending []item
+	rows := 0
+	var first time.Time
+	flush := func() {
+		if len(pending) > 0 {
+			work <- pending
+		}
+		pending, rows = nil, 0
+	}
+	go func() { <-ctx.Done(); it.Stop() }()
+	for {
+		wait := w.cfg.FlushInterval
+		if len(pending) > 0 {
+			wait = time.Until(first.Add(w.cfg.FlushInterval))
+		}
+		if wait <= 0 {
+			flush()
+			continue
+		}
+		msg, err := it.Next(jetstream.NextMaxWait(wait))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil:
+			flush()
+			return nil
+		case errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+			flush()
+			continue
+		case err != nil:
+			w.log.Warn("fetch span batch", "err", err)
+			continue
+		}
+		b, err := model.DecodeBatch(msg.Data())
+		if err != nil {
+			w.deadLetterMsg(ctx, msg, "", err)
+			continue
+		}
+		if len(pending) == 0 {
+			first = time.Now()
+		}
+		pending = append(pending, item{msg: msg, batch: b})
+		rows += len(b.Spans)
+		if rows >= w.cfg.BatchRows {
+			flush()
+		}
+	}
+}
+
+// write inserts items, then acks them; on failure it finds out whether
+// ClickHouse is down (everything is retried later) or rejects a batch (that
+// one alone is retried, and dead-lettered after MaxAttempts).
+func (w *Writer) write(ctx context.Context, items []item) {
+	// A fresh context lets the last insert finish during shutdown.
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.AckWait)
+	defer cancel()
+	err := w.insert(ictx, items)
+	if err == nil {
+		w.ack(items)
+		return
+	}
+	w.m.failures.Inc()
+	if herr := w.sink.Healthy(ictx); herr != nil {
+		w.log.Warn("clickhouse unavailable, batches will be redelivered", "err", err, "batches", len(items))
+		w.nak(items)
+		return
+	}
+	if len(items) == 1 {
+		w.retryOrDeadLetter(ctx, items[0], err)
+		return
+	}
+	// ClickHouse is up but refused the insert: isolate the batch at fault so
+	// it does not hold back its neighbours.
+	for _, it := range items {
+		single := []item{it}
+		if err := w.insert(ictx, single); err != nil {
+			w.m.failures.Inc()
+			w.retryOrDeadLetter(ctx, it, err)
+			continue
+		}
+		w.ack(single)
+	}
+}
+
+func (w *Writer) insert(ctx context.Context, items []item) error {
+	batches := make([]*spanspb.SpanBatch, len(items))
+	for i, it := range items {
+		batches[i] = it.batch
+	}
+	start := time.Now()
+	n, err := w.sink.Insert(ctx, batches)
+	if err != nil {
+		return err
+	}
+	w.m.insertTime.Observe(time.Since(start).Seconds())
+	w.m.inserts.Inc()
+	w.m.spans.Add(float64(n))
+	now := time.Now()
+	for _, b := range batches {
+		w.m.lag.Observe(now.Sub(time.Unix(0, b.ReceivedUnixNano)).Seconds())
+	}
+	return nil
+}
+
+func (w *Writer) ack(items []item) {
+	for _, it := range items {
+		// A lost ack means a redelivery, which the version column absorbs.
+		if err := it.msg.Ack(); err != nil {
+			w.log.Warn("ack span batch", "err", err)
+		}
+	}
+}
+
+func (w *Writer) nak(items []item) {
+	for _, it := range items {
+		if err := it.msg.NakWithDelay(w.cfg.RetryDelay); err != nil {
+			w.log.Warn("nak span batch", "err", err)
+		}
+	}
+}
+
+func (w *Writer) retryOrDeadLetter(ctx context.Context, it item, err error) {
+	md, mderr := it.msg.Metadata()
+	if mderr == nil && int(md.NumDelivered) < w.cfg.MaxAttempts {
+		w.log.Warn("span batch rejected, will retry", "err", err, "attempt", md.NumDelivered)
+		w.nak([]item{it})
+		return
+	}
+	w.deadLetterMsg(ctx, it.msg, it.batch.GetProjectId(), err)
+}
+
+// deadLetterMsg parks msg for an operator and removes it from the stream.
+// If even the dead-letter publish fails, the batch stays and is redelivered.
+func (w *Writer) deadLetterMsg(ctx context.Context, msg jetstream.Msg, project string, cause error) {
+	if project == "" {
+		project = "unknown"
+	}
+	md, _ := msg.Metadata()
+	msgID := ""
+	if md != nil {
+		msgID = fmt.Sprintf("dead-%d", md.Sequence.Stream)
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := w.dead.Publish(pctx, model.DeadLetterSubject(project), msg.Data(), msgID); err != nil {
+		w.log.Error("dead-letter span batch", "err", err, "cause", cause)
+		_ = msg.NakWithDelay(w.cfg.RetryDelay)
+		return
+	}
+	w.m.deadLetter.Inc()
+	w.log.Error("span batch dead-lettered", "err", cause, "project_id", project)
+	if err := msg.Term(); err != nil {
+		w.log.Warn("term span batch", "err", err)
+	}
+}
