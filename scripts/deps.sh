@@ -115,7 +115,10 @@ start_nats() {
   mkdir -p "$RUN/nats"
   log "starting NATS JetStream on 127.0.0.1:$NATS_PORT"
   local server; server=$(command -v nats-server || echo /usr/sbin/nats-server)
-  setsid nohup "$server" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$RUN/nats/data" \
+  # One JetStream message carries one ingest request (up to 10 MiB of OTLP,
+  # zstd-compressed); the 1 MiB default payload would refuse the largest.
+  echo 'max_payload: 16777216' >"$RUN/nats/nats.conf"
+  setsid nohup "$server" -c "$RUN/nats/nats.conf" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$RUN/nats/data" \
     -P "$RUN/nats/nats.pid" -l "$RUN/nats/nats.log" </dev/null >/dev/null 2>&1 &
   wait_for nats 60 tcp_open "$NATS_PORT"
 }
