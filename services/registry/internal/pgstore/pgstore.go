@@ -458,7 +458,7 @@ func (w *where) filter(alias string, f registry.Filter) {
 		w.add(col("author") + " = " + w.arg(*f.Author))
 	}
 	if f.Authors != nil {
-		w.add(col("author") + " = ANY(" + w.arg(f.Authors) + ")")
+		w.add(col("author") + " = ANY(" + w.arg(toPG(f.Authors)) + ")")
 	}
 	if f.Date != nil {
 		w.add(col("date") + " = " + w.arg(*f.Date))
@@ -520,10 +520,13 @@ func (w *where) windowed(alias string, win *registry.Windowing) string {
 	return w.sql() + tail
 }
 
-func refKeys(refs []registry.Ref) (ids []uuid.UUID, slugs []string) {
+// refKeys splits refs into ids and slugs. The ids go to pgx as
+// pgtype.UUID: a []uuid.UUID would be encoded element by element through
+// driver.Valuer as text, the slowest path for long lists.
+func refKeys(refs []registry.Ref) (ids []pgtype.UUID, slugs []string) {
 	for _, r := range refs {
 		if r.ID != nil {
-			ids = append(ids, *r.ID)
+			ids = append(ids, pgtype.UUID{Bytes: *r.ID, Valid: true})
 		}
 		if r.Slug != nil {
 			slugs = append(slugs, *r.Slug)
