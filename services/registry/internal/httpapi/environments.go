@@ -12,7 +12,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/registry"
 )
 
-var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true}
+var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
+	urlQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
 
 // guardFlags narrows environment artifact flags to {is_guarded}.
 func guardFlags(f json.RawMessage) json.RawMessage {

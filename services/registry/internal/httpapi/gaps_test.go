@@ -42,3 +42,132 @@ func TestCommitLockTimeout(t *testing.T) {
 	c := commitWF(t, s, "workflows", "workflow", vid, m{"uri": "code", "parameters": m{"a": 2}})
 	assert.Equal(t, "1", obj(t, c, "workflow_revision")["version"])
 }
+
+// Reference §1.4: the workflow, environment and query queries also take
+// URL query parameters; the body wins, and an unreadable body is ignored
+// there (not elsewhere).
+func TestQueryURLParameters(t *testing.T) {
+	s := newServer(t)
+	a1, _ := mkWorkflow(t, s, "workflows", "workflow", "url-a")
+	a2, _ := mkWorkflow(t, s, "workflows", "workflow", "url-b")
+	mkWorkflow(t, s, "workflows", "workflow", "url-c")
+
+	slugs := func(r map[string]any, key string) []string {
+		var out []string
+		for _, it := range list(t, r, key) {
+			out = append(out, str(it.(map[string]any)["slug"]))
+		}
+		return out
+	}
+	got := s.ok(t, "POST", "/workflows/query?workflow_slug=url-a&workflow_slugs=url-b", nil)
+	assert.ElementsMatch(t, []string{"url-a", "url-b"}, slugs(got, "workflows"))
+	got = s.ok(t, "POST", "/workflows/query?workflow_ids="+a1+","+a2+"&order=ascending&limit=1", nil)
+	assert.Equal(t, []string{"url-a"}, slugs(got, "workflows"))
+	assert.Equal(t, a1, obj(t, got, "windowing")["next"])
+	got = s.ok(t, "POST", "/workflows/query?name=URL-C", nil)
+	assert.Equal(t, []string{"url-c"}, slugs(got, "workflows"))
+	got = s.ok(t, "POST", "/workflows/query?tags="+`{"x":"1"}`, nil)
+	assert.Equal(t, float64(0), got["count"])
+
+	// The body wins over the URL, field by field.
+	got = s.ok(t, "POST", "/workflows/query?workflow_slug=url-a", m{"workflow_refs": []m{{"slug": "url-b"}}})
+	assert.Equal(t, []string{"url-b"}, slugs(got, "workflows"))
+	got = s.ok(t, "POST", "/workflows/query?name=url&limit=1&order=ascending", m{"windowing": m{"limit": 2}})
+	assert.Equal(t, []string{"url-a", "url-b"}, slugs(got, "workflows"), "body limit, URL order")
+
+	// Lenient body: malformed JSON or a wrong type is ignored here.
+	got = s.ok(t, "POST", "/workflows/query?workflow_slug=url-c", "{not json")
+	assert.Equal(t, []string{"url-c"}, slugs(got, "workflows"))
+	got = s.ok(t, "POST", "/workflows/query?workflow_slug=url-c", m{"include_archived": "maybe"})
+	assert.Equal(t, []string{"url-c"}, slugs(got, "workflows"))
+	// A bad URL parameter is still refused, naming it.
+	r := s.do(t, "POST", "/workflows/query?limit=ten", nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status)
+	assert.Contains(t, string(r.body), "limit")
+	r = s.do(t, "POST", "/workflows/query?flags={oops", nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status)
+	// Testsets take no URL form: their body is strict and the URL ignored.
+	assert.Equal(t, http.StatusBadRequest, s.do(t, "POST", "/testsets/query", "{not json").status)
+
+	// Variants and revisions: <e>_id names the parent artifact.
+	got = s.ok(t, "POST", "/workflows/variants/query?workflow_id="+a2, nil)
+	assert.Equal(t, []string{"url-b-main"}, slugs(got, "workflow_variants"))
+	ev, _ := mkWorkflow(t, s, "evaluators", "evaluator", "url-ev")
+	got = s.ok(t, "POST", "/evaluators/variants/query?evaluator_id="+ev, "{")
+	assert.Equal(t, []string{"url-ev-main"}, slugs(got, "evaluator_variants"))
+	// Evaluator artifact queries take no URL form (reference §1.4).
+	assert.Equal(t, http.StatusBadRequest, s.do(t, "POST", "/evaluators/query?evaluator_id="+ev, "{").status)
+
+	env := obj(t, s.ok(t, "POST", "/simple/environments", m{"environment": m{"slug": "url-env"}}), "environment")
+	got = s.ok(t, "POST", "/environments/revisions/query?environment_slug=url-env&include_archived=true", nil)
+	assert.Equal(t, float64(2), got["count"], "v0 and v1 of the simple environment")
+	_, hasWin := got["windowing"]
+	assert.False(t, hasWin)
+	got = s.ok(t, "POST", "/environments/query?environment_id="+str(env["id"]), nil)
+	assert.Equal(t, []string{"url-env"}, slugs(got, "environments"))
+	s.ok(t, "POST", "/simple/queries", m{"query": m{"slug": "url-q"}})
+	got = s.ok(t, "POST", "/queries/query?query_slug=url-q", "[")
+	assert.Equal(t, []string{"url-q"}, slugs(got, "queries"))
+}
+
+// Reference §1.4: response windowing on workflow artifact, variant and
+// revision lists (and applications'), never on evaluators', environments'
+// or testset variants'.
+func TestListWindowing(t *testing.T) {
+	s := newServer(t)
+	for _, slug := range []string{"w-1", "w-2"} {
+		_, vid := mkWorkflow(t, s, "workflows", "workflow", slug)
+		commitWF(t, s, "workflows", "workflow", vid, m{"uri": "code"})
+	}
+	win := m{"windowing": m{"limit": 1}}
+	for _, path := range []string{"/workflows/query", "/workflows/variants/query", "/workflows/revisions/query"} {
+		got := s.ok(t, "POST", path, win)
+		assert.Equal(t, float64(1), got["count"], path)
+		w := obj(t, got, "windowing")
+		assert.Equal(t, float64(1), w["limit"], path)
+		assert.NotEmpty(t, w["next"], path)
+		// Paging with next reaches the end: a full page, then an empty one.
+		got = s.ok(t, "POST", path, m{"windowing": m{"limit": 1, "next": w["next"]}})
+		w2 := obj(t, got, "windowing")
+		got = s.ok(t, "POST", path, m{"windowing": m{"limit": 1, "next": w2["next"]}})
+		assert.Equal(t, float64(0), got["count"], path)
+		_, has := got["windowing"]
+		assert.False(t, has, "no windowing on a short page: %s", path)
+	}
+	_, avid := mkWorkflow(t, s, "applications", "application", "app-w")
+	mkWorkflow(t, s, "applications", "application", "app-w2")
+	_ = avid
+	obj(t, s.ok(t, "POST", "/applications/variants/query", win), "windowing")
+	mkWorkflow(t, s, "evaluators", "evaluator", "ev-w")
+	mkWorkflow(t, s, "evaluators", "evaluator", "ev-w2")
+	for _, path := range []string{"/evaluators/query", "/evaluators/variants/query"} {
+		got := s.ok(t, "POST", path, win)
+		assert.Equal(t, float64(1), got["count"], path)
+		_, has := got["windowing"]
+		assert.False(t, has, path)
+	}
+	tsid, _ := newTestset(t, s, "ts-w")
+	s.ok(t, "POST", "/testsets/variants", m{"testset_variant": m{"slug": "ts-w-2", "testset_id": tsid}})
+	got := s.ok(t, "POST", "/testsets/variants/query", win)
+	assert.Equal(t, float64(1), got["count"])
+	_, has := got["windowing"]
+	assert.False(t, has)
+}
+
+// Reference §5: evaluator fork takes its source as ?evaluator_variant_id=.
+func TestEvaluatorForkByQueryParameter(t *testing.T) {
+	s := newServer(t)
+	_, vid := mkWorkflow(t, s, "evaluators", "evaluator", "fork-ev")
+	commitWF(t, s, "evaluators", "evaluator", vid, m{"uri": "svc:builtin:auto_exact_match:v0"})
+	commitWF(t, s, "evaluators", "evaluator", vid, m{"uri": "svc:builtin:auto_exact_match:v0", "parameters": m{"correct_answer_key": "gold"}})
+	got := s.ok(t, "POST", "/evaluators/variants/fork?evaluator_variant_id="+vid, m{"evaluator_variant": m{"slug": "fork-ev-copy"}})
+	nv := obj(t, got, "evaluator_variant")
+	assert.Equal(t, "fork-ev-copy", nv["slug"])
+	revs := s.ok(t, "POST", "/evaluators/revisions/query", m{"evaluator_variant_refs": []m{{"id": nv["id"]}}})
+	assert.Equal(t, float64(2), revs["count"], "the lineage was copied")
+	r := s.do(t, "POST", "/evaluators/variants/fork?evaluator_variant_id=nope", m{"evaluator_variant": m{"slug": "x"}})
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status)
+	// Without either source it is still a 422; workflows take no URL form.
+	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/evaluators/variants/fork", m{"evaluator_variant": m{"slug": "y"}}).status)
+	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/workflows/variants/fork?workflow_variant_id="+vid, m{"workflow_variant": m{"slug": "z"}}).status)
+}

@@ -23,11 +23,17 @@ func workflowKind(key, plural string) kind {
 	k := kind{fam: registry.Workflows, key: key, plural: plural, generic: true,
 		revFlags: workflows.RevisionFlags,
 		varFlags: func(v *registry.Variant) json.RawMessage { return v.ArtifactFlags }}
+	k.urlQuery = map[string]bool{"variant": true}
 	if key != "workflow" {
 		k.alias = "workflow"
+	} else {
+		k.urlQuery["artifact"], k.urlQuery["revision"] = true, true
 	}
-	if key == "evaluator" {
-		k.noWindowing = true
+	switch key {
+	case "evaluator":
+		k.noWindowing, k.forkByQuery = true, true
+	default:
+		k.variantWindowing = true
 	}
 	return k
 }
