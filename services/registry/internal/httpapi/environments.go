@@ -174,10 +174,16 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return err
 		}
 		refs := registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+		expand := resolve || b.boolean(false, "resolve")
 		if err := errOf(b); err != nil {
 			return err
 		}
-		r, err := a.reg.Resolve(c.Request().Context(), sc, registry.Environments, "environment", refs)
+		opts, err := resolveOptions(b)
+		if err != nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		r, err := a.reg.Resolve(ctx, sc, registry.Environments, "environment", refs)
 		if err != nil {
 			return err
 		}
@@ -185,10 +191,15 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return send(c, envelope("environment_revision", nil))
 		}
 		extra := []func(*obj){a.git.retrievalInfo(r)}
-		if resolve {
-			extra = append(extra, func(e *obj) {
-				e.put("resolution_info", map[string]any{"references_used": []any{}, "depth_reached": 0, "embeds_resolved": 0, "errors": []any{}})
-			})
+		if expand {
+			// Environment data is references only, so there is rarely a
+			// token to expand; the same resolver runs for the same answer.
+			rr, info, err := resolveRevision(ctx, a.reg, sc, r, opts)
+			if err != nil {
+				return err
+			}
+			r = rr
+			extra = append(extra, putResolution(info))
 		}
 		return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, extra...)
 	}
