@@ -171,3 +171,38 @@ func TestEvaluatorForkByQueryParameter(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/evaluators/variants/fork", m{"evaluator_variant": m{"slug": "y"}}).status)
 	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/workflows/variants/fork?workflow_variant_id="+vid, m{"workflow_variant": m{"slug": "z"}}).status)
 }
+
+// Reference §6: an environment commit rewrites the slugs a client sent in
+// each reference group from the real workflow lineage.
+func TestEnvironmentCommitRewritesSlugs(t *testing.T) {
+	s := newServer(t)
+	appID, appVar := mkWorkflow(t, s, "applications", "application", "slug-app")
+	rev := obj(t, commitWF(t, s, "applications", "application", appVar, m{"uri": "code"}), "application_revision")
+	env := obj(t, s.ok(t, "POST", "/simple/environments", m{"environment": m{"slug": "slug-env"}}), "environment")
+	ghost := "01900000-0000-7000-8000-0000000000ff"
+	got := s.ok(t, "POST", "/environments/revisions/commit", m{"environment_revision": m{
+		"environment_id": env["id"], "environment_variant_id": env["variant_id"],
+		"data": m{"references": m{
+			"slug-app.revision": m{
+				"application":          m{"id": appID, "slug": "wrong-app"},
+				"application_variant":  m{"id": appVar},
+				"application_revision": m{"id": rev["id"], "slug": "wrong-rev", "version": "0"},
+			},
+			"ghost.revision": m{"application_revision": m{"id": ghost, "slug": "kept"}},
+		}}}})
+	refs := obj(t, got, "environment_revision", "data", "references")
+	g := obj(t, refs, "slug-app.revision")
+	assert.Equal(t, m{"id": appID, "slug": "slug-app"}, g["application"])
+	assert.Equal(t, m{"id": appVar}, g["application_variant"], "no slug sent, none added")
+	assert.Equal(t, m{"id": rev["id"], "slug": rev["slug"], "version": "0"}, g["application_revision"])
+	assert.Equal(t, m{"id": ghost, "slug": "kept"}, obj(t, refs, "ghost.revision")["application_revision"], "unresolvable groups are kept as sent")
+
+	// The delta form is rewritten too.
+	got = s.ok(t, "POST", "/environments/revisions/commit", m{"environment_revision": m{
+		"environment_id": env["id"], "environment_variant_id": env["variant_id"],
+		"delta": m{"set": m{"other": m{"application_variant": m{"id": appVar, "slug": "stale"}, "application": m{"slug": "slug-app"}}}}}})
+	g = obj(t, got, "environment_revision", "data", "references", "other")
+	assert.Equal(t, m{"id": appVar, "slug": str(rev["application_variant_slug"])}, g["application_variant"])
+	assert.Equal(t, m{"slug": "slug-app"}, g["application"])
+	obj(t, got, "environment_revision", "data", "references", "ghost.revision")
+}
