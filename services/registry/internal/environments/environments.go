@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -302,3 +304,84 @@ func referencesOf(r *registry.Revision) References {
 // With returns the service over another registry service (one bound to a
 // transaction).
 func (s *Service) With(reg *registry.Service) *Service { return &Service{reg: reg} }
+
+// DeploymentChanged keeps the revisions of rs where the deployment of any
+// artifact named by artifacts changed against the previous revision of the
+// same variant (the reference's `references` filter on the environment
+// revision query, a UI helper for "deploy history of this app"). An
+// artifact matches a group's <e> reference by id or slug, <e> being any
+// workflow role; a group's deployment is its revision reference.
+func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []registry.Revision, artifacts []registry.Ref) ([]registry.Revision, error) {
+	// Deploys store ids only, so a slug-only artifact ref is matched
+	// through the artifact it names.
+	artifacts = append([]registry.Ref{}, artifacts...)
+	for i, a := range artifacts {
+		if a.ID == nil && a.Slug != nil {
+			art, err := s.reg.ResolveArtifact(ctx, sc, registry.Workflows, &a)
+			if err != nil {
+				return nil, fmt.Errorf("resolve artifact %q: %w", *a.Slug, err)
+			}
+			if art != nil {
+				artifacts[i].ID = &art.ID
+			}
+		}
+	}
+	prev := map[uuid.UUID]*registry.Revision{} // revision id -> previous revision in its variant
+	seen := map[uuid.UUID]bool{}
+	for _, r := range rs {
+		if seen[r.VariantID] {
+			continue
+		}
+		seen[r.VariantID] = true
+		id := r.VariantID
+		lineage, err := s.reg.QueryRevisions(ctx, sc, registry.Environments, registry.Query{VariantRefs: []registry.Ref{{ID: &id}}, IncludeArchived: true})
+		if err != nil {
+			return nil, fmt.Errorf("environment lineage: %w", err)
+		}
+		sort.Slice(lineage, func(i, j int) bool { return lineage[i].Version < lineage[j].Version })
+		for i := 1; i < len(lineage); i++ {
+			prev[lineage[i].ID] = &lineage[i-1]
+		}
+	}
+	out := []registry.Revision{}
+	for _, r := range rs {
+		if deployment(&r, artifacts) != deployment(prev[r.ID], artifacts) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// deployment renders what r deploys for the artifacts: each matching key
+// with its revision reference, in key order.
+func deployment(r *registry.Revision, artifacts []registry.Ref) string {
+	refs := referencesOf(r)
+	keys := make([]string, 0, len(refs))
+	for k := range refs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		g := refs[k]
+		for _, e := range Roles {
+			a, ok := g[e]
+			if !ok || !matchesAny(a, artifacts) {
+				continue
+			}
+			rev, _ := json.Marshal(g[e+"_revision"])
+			fmt.Fprintf(&b, "%q=%s;", k, rev)
+			break
+		}
+	}
+	return b.String()
+}
+
+func matchesAny(a registry.Ref, refs []registry.Ref) bool {
+	for _, r := range refs {
+		if r.ID != nil && a.ID != nil && *r.ID == *a.ID || r.Slug != nil && a.Slug != nil && *r.Slug == *a.Slug {
+			return true
+		}
+	}
+	return false
+}

@@ -43,6 +43,19 @@ func newEnvironmentAPI(reg *registry.Service, envs *environments.Service) *envir
 		ar.Flags = guardFlags(ar.Flags)
 		return nil
 	}}
+	// The revision query's extra `references: [Ref]` keeps the revisions
+	// where the deployment of those applications changed (reference §6).
+	// It applies after the query's own windowing.
+	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error) {
+		refs := b.refs("references")
+		if err := errOf(b); err != nil {
+			return nil, err
+		}
+		if refs == nil {
+			return rs, nil
+		}
+		return envs.DeploymentChanged(ctx, sc, rs, refs)
+	}
 	a.simple = &simpleAPI{k: environmentKind, reg: reg, narrow: guardFlags, archiveVariant: true,
 		parse: func(raw json.RawMessage, loc []any) (any, error) {
 			if isNull(raw) {

@@ -206,3 +206,38 @@ func TestEnvironmentCommitRewritesSlugs(t *testing.T) {
 	assert.Equal(t, m{"slug": "slug-app"}, g["application"])
 	obj(t, got, "environment_revision", "data", "references", "ghost.revision")
 }
+
+// Reference §6: /environments/revisions/query's `references` keeps the
+// revisions where the deployment of the listed applications changed.
+func TestEnvironmentRevisionsReferencesFilter(t *testing.T) {
+	s := newServer(t)
+	aID, aVar := mkWorkflow(t, s, "applications", "application", "hist-a")
+	bID, bVar := mkWorkflow(t, s, "applications", "application", "hist-b")
+	a0 := obj(t, commitWF(t, s, "applications", "application", aVar, m{"uri": "code"}), "application_revision")
+	b0 := obj(t, commitWF(t, s, "applications", "application", bVar, m{"uri": "code"}), "application_revision")
+	a1 := obj(t, commitWF(t, s, "applications", "application", aVar, m{"uri": "hook"}), "application_revision")
+	s.ok(t, "POST", "/simple/environments", m{"environment": m{"slug": "hist"}})
+	deploy := func(rev map[string]any) {
+		s.ok(t, "POST", "/applications/revisions/deploy", m{"application_revision_ref": m{"id": rev["id"]}, "environment_ref": m{"slug": "hist"}})
+	}
+	deploy(a0) // v2: a changes
+	deploy(b0) // v3: only b changes
+	deploy(a1) // v4: a changes
+	deploy(a1) // v5: same again, no change
+	versions := func(r map[string]any) []string {
+		var out []string
+		for _, it := range list(t, r, "environment_revisions") {
+			out = append(out, str(it.(map[string]any)["version"]))
+		}
+		return out
+	}
+	q := func(refs []m) map[string]any {
+		return s.ok(t, "POST", "/environments/revisions/query", m{"environment_refs": []m{{"slug": "hist"}}, "references": refs,
+			"windowing": m{"order": "ascending"}})
+	}
+	assert.Equal(t, []string{"2", "4"}, versions(q([]m{{"id": aID}})))
+	assert.Equal(t, []string{"3"}, versions(q([]m{{"id": bID}})))
+	assert.Equal(t, []string{"2", "3", "4"}, versions(q([]m{{"id": aID}, {"slug": "hist-b"}})))
+	assert.Len(t, versions(q(nil)), 6, "without references every revision")
+	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/environments/revisions/query", m{"references": "x"}).status)
+}

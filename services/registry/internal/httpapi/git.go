@@ -32,6 +32,9 @@ type git struct {
 	// forceFlags, if set, is always part of the artifact query's flag
 	// filter (applications and evaluators list only their role).
 	forceFlags json.RawMessage
+	// filterRevisions, if set, narrows a revision query's results by
+	// family-specific body fields (environments' references).
+	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error)
 }
 
 // readOpts are the options a request gives for rendering revisions.
@@ -501,6 +504,11 @@ func (g *git) queryRevisions(c echo.Context) error {
 	rs, err := g.reg.QueryRevisions(c.Request().Context(), sc, g.k.fam, q)
 	if err != nil {
 		return err
+	}
+	if g.filterRevisions != nil {
+		if rs, err = g.filterRevisions(c.Request().Context(), sc, b, rs); err != nil {
+			return err
+		}
 	}
 	return g.sendRevisions(c, sc, rs, opts, g.window(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
 }
