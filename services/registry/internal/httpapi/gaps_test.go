@@ -241,3 +241,37 @@ func TestEnvironmentRevisionsReferencesFilter(t *testing.T) {
 	assert.Len(t, versions(q(nil)), 6, "without references every revision")
 	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/environments/revisions/query", m{"references": "x"}).status)
 }
+
+// Reference §5: the legacy evaluator template list, derived from the
+// evaluator catalog.
+func TestLegacyEvaluatorTemplates(t *testing.T) {
+	s := newServer(t)
+	got := s.ok(t, "GET", "/simple/evaluators/templates?include_archived=false", nil)
+	ts := list(t, got, "templates")
+	assert.Equal(t, float64(len(ts)), got["count"])
+	assert.Len(t, ts, 18, "the evaluator catalog's visible templates")
+	all := s.ok(t, "GET", "/simple/evaluators/templates?include_archived=true", nil)
+	assert.Len(t, list(t, all, "templates"), 24)
+	byKey := map[string]map[string]any{}
+	for _, it := range ts {
+		tm := it.(map[string]any)
+		byKey[str(tm["key"])] = tm
+		for _, k := range []string{"name", "key", "direct_use", "settings_template", "tags"} {
+			assert.Contains(t, tm, k, tm["key"])
+		}
+		assert.NotContains(t, tm, "archived", "archived templates are hidden")
+	}
+	regex := byKey["auto_regex_test"]
+	assert.Equal(t, false, regex["direct_use"], "regex_pattern is required")
+	pat := obj(t, regex, "settings_template", "regex_pattern")
+	assert.Equal(t, true, pat["required"])
+	assert.Equal(t, "string", pat["type"])
+	assert.Equal(t, true, obj(t, regex, "settings_template", "regex_should_match")["default"])
+	assert.NotEmpty(t, list(t, regex, "settings_presets"))
+	assert.Equal(t, true, byKey["auto_contains_json"]["direct_use"])
+	assert.Equal(t, true, byKey["auto_ai_critique"]["requires_llm_api_keys"])
+	assert.Equal(t, []any{"classifiers"}, byKey["auto_exact_match"]["tags"])
+	assert.Equal(t, "correct_answer", obj(t, byKey["auto_exact_match"], "settings_template", "correct_answer_key")["default"])
+	// The route does not shadow GET /simple/evaluators/{id}.
+	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "GET", "/simple/evaluators/templatez", nil).status)
+}

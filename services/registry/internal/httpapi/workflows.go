@@ -89,6 +89,9 @@ func (a *workflowAPI) route(e *echo.Echo) {
 	e.GET(p+"/catalog/templates/:key", a.template)
 	e.GET(p+"/catalog/templates/:key/presets", a.presets)
 	e.GET(p+"/catalog/templates/:key/presets/:preset", a.preset)
+	if a.role == "is_evaluator" {
+		e.GET("/simple/evaluators/templates", a.legacyTemplates)
+	}
 	if a.role == "" {
 		e.GET(p+"/catalog/harnesses", a.harnesses)
 		e.GET(p+"/catalog/harnesses/:key", a.harness)
@@ -531,6 +534,16 @@ func (a *workflowAPI) preset(c echo.Context) error {
 		return sendJSON(c, map[string]any{"count": 0})
 	}
 	return sendJSON(c, map[string]any{"count": 1, "preset": p})
+}
+
+// legacyTemplates is GET /simple/evaluators/templates, the evaluator
+// catalog in the shape older clients read (catalog.LegacyTemplate).
+func (a *workflowAPI) legacyTemplates(c echo.Context) error {
+	if _, err := scopeOnly(c); err != nil {
+		return err
+	}
+	ts := a.wf.Catalog().Legacy(includeArchived(c))
+	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
 }
 
 func (a *workflowAPI) harnesses(c echo.Context) error {
