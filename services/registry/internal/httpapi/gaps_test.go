@@ -275,3 +275,22 @@ func TestLegacyEvaluatorTemplates(t *testing.T) {
 	// The route does not shadow GET /simple/evaluators/{id}.
 	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "GET", "/simple/evaluators/templatez", nil).status)
 }
+
+// Reference §4: GET /simple/applications/{id} adds additional_context with
+// the playground build kit; its overlay is a partial agent-template.
+func TestSimpleApplicationAdditionalContext(t *testing.T) {
+	s := newServer(t)
+	app := obj(t, s.ok(t, "POST", "/simple/applications", m{"application": m{"slug": "ctx-app", "data": m{"uri": "agent"}}}), "application")
+	got := s.ok(t, "GET", "/simple/applications/"+str(app["id"]), nil)
+	assert.Equal(t, app["id"], obj(t, got, "application")["id"])
+	overlay := obj(t, got, "additional_context", "playground_build_kit", "agent_template_overlay")
+	props := obj(t, s.ok(t, "GET", "/workflows/catalog/types/agent-template", nil), "type", "json_schema", "properties")
+	for k := range overlay {
+		assert.Contains(t, props, k, "overlay keys are agent-template properties")
+	}
+	// Only on the application fetch: not on create, evaluators or a miss.
+	assert.NotContains(t, s.ok(t, "POST", "/simple/applications", m{"application": m{"slug": "ctx-app2"}}), "additional_context")
+	ev := obj(t, s.ok(t, "POST", "/simple/evaluators", m{"evaluator": m{"slug": "ctx-ev"}}), "evaluator")
+	assert.NotContains(t, s.ok(t, "GET", "/simple/evaluators/"+str(ev["id"]), nil), "additional_context")
+	assert.Equal(t, m{"count": float64(0)}, s.ok(t, "GET", "/simple/applications/01900000-0000-7000-8000-000000000000", nil))
+}

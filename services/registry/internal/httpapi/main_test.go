@@ -35,7 +35,7 @@ type server struct {
 	url     string
 	project uuid.UUID
 	user    uuid.UUID
-	tracing *fakeTracing // records the queries /queries retrieve runs
+	tracing *fakeTracing  // records the queries /queries retrieve runs
 	pool    *pgxpool.Pool // the server's database, for tests that need a second connection
 }
 
