@@ -28,16 +28,17 @@ import (
 
 // Config is the registry's configuration, read from REGISTRY_* variables.
 type Config struct {
-	Addr           string `default:"127.0.0.1:8081" desc:"listen address (internal; the gateway is the public entry)"`
-	InternalToken  string `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
-	Testsets       TestsetLimits
-	URIProvider    string        `split_words:"true" default:"svc" desc:"provider segment of our handler URIs (svc:builtin:auto_exact_match:v0); agenta is accepted as an alias on input"`
-	ServicesURL    string        `split_words:"true" default:"http://127.0.0.1:8080/services" desc:"public base of the hosted runtime; application revisions get data.url = <this>/<key>/<version>"`
-	TracingURL     string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service, which runs saved queries on retrieve"`
-	TracingTimeout time.Duration `split_words:"true" default:"30s" desc:"how long a saved query may wait for the tracing service"`
-	HTTP           httpx.Config
-	Postgres       pgxutil.Config
-	Log            logx.Config
+	Addr              string `default:"127.0.0.1:8081" desc:"listen address (internal; the gateway is the public entry)"`
+	InternalToken     string `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	Testsets          TestsetLimits
+	URIProvider       string        `split_words:"true" default:"svc" desc:"provider segment of our handler URIs (svc:builtin:auto_exact_match:v0); agenta is accepted as an alias on input"`
+	ServicesURL       string        `split_words:"true" default:"http://127.0.0.1:8080/services" desc:"public base of the hosted runtime; application revisions get data.url = <this>/<key>/<version>"`
+	TracingURL        string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service, which runs saved queries on retrieve"`
+	TracingTimeout    time.Duration `split_words:"true" default:"30s" desc:"how long a saved query may wait for the tracing service"`
+	CommitLockTimeout time.Duration `split_words:"true" default:"5s" desc:"how long a commit waits for its variant's lock (held by a concurrent commit) before answering 503 commit_lock_timeout"`
+	HTTP              httpx.Config
+	Postgres          pgxutil.Config
+	Log               logx.Config
 }
 
 // TestsetLimits bound what one testset commit or file may hold: ten times
@@ -65,7 +66,7 @@ func run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	reg := registry.NewService(pgstore.New(pool))
+	reg := registry.NewService(pgstore.New(pool, pgstore.WithLockTimeout(cfg.CommitLockTimeout)))
 	cat, err := catalog.New(cfg.URIProvider)
 	if err != nil {
 		return err

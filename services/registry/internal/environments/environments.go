@@ -7,6 +7,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -143,6 +146,18 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 	rev := registry.Revision{ArtifactID: c.ArtifactID, VariantID: c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
 	// Environment revisions have no typed flags.
 	rev.Flags = nil
+	// Groups carried over by a delta were rewritten when they were set, so
+	// only the incoming groups need it (outside the variant lock).
+	if c.Data != nil {
+		if err := s.rewriteSlugs(ctx, sc, c.Data.References); err != nil {
+			return nil, err
+		}
+	}
+	if c.Delta != nil {
+		if err := s.rewriteSlugs(ctx, sc, c.Delta.Set); err != nil {
+			return nil, err
+		}
+	}
 	if c.Data != nil {
 		rev.Data = c.Data.Encode()
 	}
@@ -167,6 +182,79 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 		}
 	}
 	return s.reg.Commit(ctx, sc, registry.Environments, cm)
+}
+
+// Roles are the entity prefixes of workflow-family reference groups.
+var Roles = []string{"workflow", "application", "evaluator"}
+
+// rewriteSlugs replaces, in every group, the artifact, variant and revision
+// slugs a client sent with those of the real workflow lineage (reference
+// §6, commit): a group naming a revision by id with a stale or wrong slug
+// is stored with the true ones. Slugs that were not sent stay absent; a
+// group whose lineage cannot be resolved is kept as sent.
+func (s *Service) rewriteSlugs(ctx context.Context, sc scope.Scope, refs References) error {
+	for _, g := range refs {
+		for _, e := range Roles {
+			keys := []string{e, e + "_variant", e + "_revision"}
+			sent := false
+			for _, k := range keys {
+				if r, ok := g[k]; ok && r.Slug != nil {
+					sent = true
+				}
+			}
+			if !sent {
+				continue
+			}
+			rev, err := s.lineage(ctx, sc, e, g)
+			if err != nil {
+				return err
+			}
+			if rev == nil {
+				continue
+			}
+			real := []string{rev.ArtifactSlug, rev.VariantSlug, rev.Slug}
+			for i, k := range keys {
+				if r, ok := g[k]; ok && r.Slug != nil {
+					slug := real[i]
+					r.Slug = &slug
+					g[k] = r
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// lineage finds the revision a group names under prefix e. Ids are
+// trusted over slugs (the slugs are what is being corrected); references
+// that resolve to nothing or disagree give nil.
+func (s *Service) lineage(ctx context.Context, sc scope.Scope, e string, g Group) (*registry.Revision, error) {
+	pick := func(k string, withVersion bool) *registry.Ref {
+		r, ok := g[k]
+		if !ok {
+			return nil
+		}
+		out := registry.Ref{ID: r.ID}
+		if r.ID == nil {
+			out.Slug = r.Slug
+		}
+		if withVersion {
+			out.Version = r.Version
+		}
+		return &out
+	}
+	refs := registry.Refs{Artifact: pick(e, false), Variant: pick(e+"_variant", false), Revision: pick(e+"_revision", true)}
+	if rr := refs.Revision; rr != nil && rr.ID != nil {
+		rr.Version = nil // the id names the revision; a stale version must not block the rewrite
+	}
+	rev, err := s.reg.Resolve(ctx, sc, registry.Workflows, e, refs)
+	if err != nil {
+		if k := errs.KindOf(err); k == errs.Invalid || k == errs.NotFound {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("resolve %s lineage: %w", e, err)
+	}
+	return rev, nil
 }
 
 // newestReferences returns a copy of the references of the newest
@@ -216,3 +304,84 @@ func referencesOf(r *registry.Revision) References {
 // With returns the service over another registry service (one bound to a
 // transaction).
 func (s *Service) With(reg *registry.Service) *Service { return &Service{reg: reg} }
+
+// DeploymentChanged keeps the revisions of rs where the deployment of any
+// artifact named by artifacts changed against the previous revision of the
+// same variant (the reference's `references` filter on the environment
+// revision query, a UI helper for "deploy history of this app"). An
+// artifact matches a group's <e> reference by id or slug, <e> being any
+// workflow role; a group's deployment is its revision reference.
+func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []registry.Revision, artifacts []registry.Ref) ([]registry.Revision, error) {
+	// Deploys store ids only, so a slug-only artifact ref is matched
+	// through the artifact it names.
+	artifacts = append([]registry.Ref{}, artifacts...)
+	for i, a := range artifacts {
+		if a.ID == nil && a.Slug != nil {
+			art, err := s.reg.ResolveArtifact(ctx, sc, registry.Workflows, &a)
+			if err != nil {
+				return nil, fmt.Errorf("resolve artifact %q: %w", *a.Slug, err)
+			}
+			if art != nil {
+				artifacts[i].ID = &art.ID
+			}
+		}
+	}
+	prev := map[uuid.UUID]*registry.Revision{} // revision id -> previous revision in its variant
+	seen := map[uuid.UUID]bool{}
+	for _, r := range rs {
+		if seen[r.VariantID] {
+			continue
+		}
+		seen[r.VariantID] = true
+		id := r.VariantID
+		lineage, err := s.reg.QueryRevisions(ctx, sc, registry.Environments, registry.Query{VariantRefs: []registry.Ref{{ID: &id}}, IncludeArchived: true})
+		if err != nil {
+			return nil, fmt.Errorf("environment lineage: %w", err)
+		}
+		sort.Slice(lineage, func(i, j int) bool { return lineage[i].Version < lineage[j].Version })
+		for i := 1; i < len(lineage); i++ {
+			prev[lineage[i].ID] = &lineage[i-1]
+		}
+	}
+	out := []registry.Revision{}
+	for _, r := range rs {
+		if deployment(&r, artifacts) != deployment(prev[r.ID], artifacts) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// deployment renders what r deploys for the artifacts: each matching key
+// with its revision reference, in key order.
+func deployment(r *registry.Revision, artifacts []registry.Ref) string {
+	refs := referencesOf(r)
+	keys := make([]string, 0, len(refs))
+	for k := range refs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		g := refs[k]
+		for _, e := range Roles {
+			a, ok := g[e]
+			if !ok || !matchesAny(a, artifacts) {
+				continue
+			}
+			rev, _ := json.Marshal(g[e+"_revision"])
+			fmt.Fprintf(&b, "%q=%s;", k, rev)
+			break
+		}
+	}
+	return b.String()
+}
+
+func matchesAny(a registry.Ref, refs []registry.Ref) bool {
+	for _, r := range refs {
+		if r.ID != nil && a.ID != nil && *r.ID == *a.ID || r.Slug != nil && a.Slug != nil && *r.Slug == *a.Slug {
+			return true
+		}
+	}
+	return false
+}

@@ -26,6 +26,15 @@ type kind struct {
 	varFlags func(v *registry.Variant) json.RawMessage
 	// noWindowing: list responses never carry windowing.
 	noWindowing bool
+	// variantWindowing: variant lists carry windowing too (only the
+	// workflow family's, evaluators excepted; testset variant lists never do).
+	variantWindowing bool
+	// urlQuery names the query levels ("artifact", "variant", "revision")
+	// that also take URL query parameters (reference §1.4).
+	urlQuery map[string]bool
+	// forkByQuery: fork also takes the source variant as
+	// ?<e>_variant_id= (evaluators, reference §5); a body ref wins.
+	forkByQuery bool
 }
 
 var testsetKind = kind{fam: registry.Testsets, key: "testset", plural: "testsets"}

@@ -12,7 +12,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/registry"
 )
 
-var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true}
+var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
+	urlQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
 
 // guardFlags narrows environment artifact flags to {is_guarded}.
 func guardFlags(f json.RawMessage) json.RawMessage {
@@ -42,6 +43,19 @@ func newEnvironmentAPI(reg *registry.Service, envs *environments.Service) *envir
 		ar.Flags = guardFlags(ar.Flags)
 		return nil
 	}}
+	// The revision query's extra `references: [Ref]` keeps the revisions
+	// where the deployment of those applications changed (reference §6).
+	// It applies after the query's own windowing.
+	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error) {
+		refs := b.refs("references")
+		if err := errOf(b); err != nil {
+			return nil, err
+		}
+		if refs == nil {
+			return rs, nil
+		}
+		return envs.DeploymentChanged(ctx, sc, rs, refs)
+	}
 	a.simple = &simpleAPI{k: environmentKind, reg: reg, narrow: guardFlags, archiveVariant: true,
 		parse: func(raw json.RawMessage, loc []any) (any, error) {
 			if isNull(raw) {
@@ -173,10 +187,16 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return err
 		}
 		refs := registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+		expand := resolve || b.boolean(false, "resolve")
 		if err := errOf(b); err != nil {
 			return err
 		}
-		r, err := a.reg.Resolve(c.Request().Context(), sc, registry.Environments, "environment", refs)
+		opts, err := resolveOptions(b)
+		if err != nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		r, err := a.reg.Resolve(ctx, sc, registry.Environments, "environment", refs)
 		if err != nil {
 			return err
 		}
@@ -184,10 +204,15 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return send(c, envelope("environment_revision", nil))
 		}
 		extra := []func(*obj){a.git.retrievalInfo(r)}
-		if resolve {
-			extra = append(extra, func(e *obj) {
-				e.put("resolution_info", map[string]any{"references_used": []any{}, "depth_reached": 0, "embeds_resolved": 0, "errors": []any{}})
-			})
+		if expand {
+			// Environment data is references only, so there is rarely a
+			// token to expand; the same resolver runs for the same answer.
+			rr, info, err := resolveRevision(ctx, a.reg, sc, r, opts)
+			if err != nil {
+				return err
+			}
+			r = rr
+			extra = append(extra, putResolution(info))
 		}
 		return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, extra...)
 	}

@@ -32,6 +32,9 @@ type git struct {
 	// forceFlags, if set, is always part of the artifact query's flag
 	// filter (applications and evaluators list only their role).
 	forceFlags json.RawMessage
+	// filterRevisions, if set, narrows a revision query's results by
+	// family-specific body fields (environments' references).
+	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error)
 }
 
 // readOpts are the options a request gives for rendering revisions.
@@ -221,12 +224,8 @@ func (g *git) query(b *body, level string) registry.Query {
 }
 
 func (g *git) queryArtifacts(c echo.Context) error {
-	sc, _, b, err := request(c, false)
+	sc, _, q, err := g.queryRequest(c, "artifact", g.k.key)
 	if err != nil {
-		return err
-	}
-	q := g.query(b, g.k.key)
-	if err := errOf(b); err != nil {
 		return err
 	}
 	if g.forceFlags != nil {
@@ -333,12 +332,8 @@ func (g *git) archiveVariant(archived bool) echo.HandlerFunc {
 }
 
 func (g *git) queryVariants(c echo.Context) error {
-	sc, _, b, err := request(c, false)
+	sc, _, q, err := g.queryRequest(c, "variant", g.variantKey())
 	if err != nil {
-		return err
-	}
-	q := g.query(b, g.variantKey())
-	if err := errOf(b); err != nil {
 		return err
 	}
 	vs, err := g.reg.QueryVariants(c.Request().Context(), sc, g.k.fam, q)
@@ -349,7 +344,11 @@ func (g *git) queryVariants(c echo.Context) error {
 	for i := range vs {
 		items[i] = g.k.variant(&vs[i]).done()
 	}
-	return send(c, list(g.k.key+"_variants", items, nil))
+	var win json.RawMessage
+	if g.k.variantWindowing {
+		win = g.window(q.Windowing, len(vs), func() string { return vs[len(vs)-1].ID.String() })
+	}
+	return send(c, list(g.k.key+"_variants", items, win))
 }
 
 func (g *git) forkVariant(c echo.Context) error {
@@ -362,6 +361,15 @@ func (g *git) forkVariant(c echo.Context) error {
 	upTo := b.ref(g.k.key + "_revision_ref")
 	if err := errOf(b); err != nil {
 		return err
+	}
+	if src == nil && g.k.forkByQuery {
+		if q := c.QueryParam(g.variantKey() + "_id"); q != "" {
+			id, err := uuid.Parse(q)
+			if err != nil {
+				return fieldInvalid("Input should be a valid UUID", q, "query", g.variantKey()+"_id")
+			}
+			src = &registry.Ref{ID: &id}
+		}
 	}
 	if src == nil {
 		return fieldMissing("body", g.variantKey()+"_ref")
@@ -485,11 +493,10 @@ func (g *git) archiveRevision(archived bool) echo.HandlerFunc {
 }
 
 func (g *git) queryRevisions(c echo.Context) error {
-	sc, _, b, err := request(c, false)
+	sc, b, q, err := g.queryRequest(c, "revision", g.revisionKey())
 	if err != nil {
 		return err
 	}
-	q := g.query(b, g.revisionKey())
 	opts := testcaseOpts(c, b)
 	if err := errOf(b); err != nil {
 		return err
@@ -497,6 +504,11 @@ func (g *git) queryRevisions(c echo.Context) error {
 	rs, err := g.reg.QueryRevisions(c.Request().Context(), sc, g.k.fam, q)
 	if err != nil {
 		return err
+	}
+	if g.filterRevisions != nil {
+		if rs, err = g.filterRevisions(c.Request().Context(), sc, b, rs); err != nil {
+			return err
+		}
 	}
 	return g.sendRevisions(c, sc, rs, opts, g.window(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/httpx"
@@ -34,25 +35,32 @@ type server struct {
 	url     string
 	project uuid.UUID
 	user    uuid.UUID
-	tracing *fakeTracing // records the queries /queries retrieve runs
+	tracing *fakeTracing  // records the queries /queries retrieve runs
+	pool    *pgxpool.Pool // the server's database, for tests that need a second connection
 }
 
 func newServer(t *testing.T, limits ...tcfile.Limits) *server {
 	t.Helper()
-	pool := pgtest.New(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
 	lim := tcfile.Limits{MaxRows: 100000, MaxBytes: 100 << 20}
 	if len(limits) > 0 {
 		lim = limits[0]
 	}
-	reg := registry.NewService(pgstore.New(pool))
+	return newServerWith(t, lim)
+}
+
+// newServerWith is newServer with store options (the commit lock timeout).
+func newServerWith(t *testing.T, lim tcfile.Limits, opts ...pgstore.Option) *server {
+	t.Helper()
+	pool := pgtest.New(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
+	reg := registry.NewService(pgstore.New(pool, opts...))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
 	tr := &fakeTracing{}
 	httpapi.Register(srv.Echo, token, withWorkflows(httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, lim)}, tr))
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
-	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr}
+	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool}
 }
 
 type resp struct {

@@ -12,7 +12,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/registry"
 )
 
-var queryKind = kind{fam: registry.Queries, key: "query", plural: "queries", generic: true, noWindowing: true}
+var queryKind = kind{fam: registry.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
+	urlQuery: map[string]bool{"artifact": true}}
 
 // emptyFlags is the query flag model: it has no fields, so any flags
 // object is stored as {}.

@@ -43,6 +43,9 @@ type simpleAPI struct {
 	slugCheck func(string) error
 	// forceFlags is always part of the query's artifact flag filter.
 	forceFlags json.RawMessage
+	// additionalContext, if set, is sent beside the record on GET
+	// /simple/<plural>/{id} (applications' playground build kit).
+	additionalContext json.RawMessage
 }
 
 func (s *simpleAPI) route(e *echo.Echo) {
@@ -178,7 +181,11 @@ func (s *simpleAPI) fetch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.sendRecord(c, a, v, r)
+	if a == nil || s.additionalContext == nil {
+		return s.sendRecord(c, a, v, r)
+	}
+	e := newObj().put("count", 1).put(s.k.key, json.RawMessage(s.record(a, v, r, true).done()))
+	return send(c, e.put("additional_context", s.additionalContext).done())
 }
 
 func (s *simpleAPI) edit(c echo.Context) error {

@@ -11,6 +11,14 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
+// playgroundBuildKit is the additional_context of GET
+// /simple/applications/{id} (reference §4). agent_template_overlay is a
+// partial agent-template (catalog type "agent-template") the playground
+// merges over an agent application's configuration: the tools, skills
+// and MCP servers the platform itself contributes. We contribute none, so
+// the overlay names those lists empty; the shape stays what clients read.
+var playgroundBuildKit = json.RawMessage(`{"playground_build_kit":{"agent_template_overlay":{"tools":[],"skills":[],"mcps":[]}}}`)
+
 // newSimpleWorkflows returns the simple surface of one workflow role.
 // Evaluator data is hydrated from the catalog; application and workflow
 // records keep their data across edits that send none.
@@ -59,6 +67,9 @@ func newSimpleWorkflows(reg *registry.Service, wf *workflows.Service, a *workflo
 	switch key {
 	case "application", "workflow":
 		s.partialEdit, s.mismatch400 = true, true
+		if key == "application" {
+			s.additionalContext = playgroundBuildKit
+		}
 	case "evaluator":
 		s.archiveVariant, s.noRevisionIDs = true, true
 		s.editCheck = func(cur *registry.Artifact, h registry.Header) error {

@@ -23,11 +23,17 @@ func workflowKind(key, plural string) kind {
 	k := kind{fam: registry.Workflows, key: key, plural: plural, generic: true,
 		revFlags: workflows.RevisionFlags,
 		varFlags: func(v *registry.Variant) json.RawMessage { return v.ArtifactFlags }}
+	k.urlQuery = map[string]bool{"variant": true}
 	if key != "workflow" {
 		k.alias = "workflow"
+	} else {
+		k.urlQuery["artifact"], k.urlQuery["revision"] = true, true
 	}
-	if key == "evaluator" {
-		k.noWindowing = true
+	switch key {
+	case "evaluator":
+		k.noWindowing, k.forkByQuery = true, true
+	default:
+		k.variantWindowing = true
 	}
 	return k
 }
@@ -83,6 +89,9 @@ func (a *workflowAPI) route(e *echo.Echo) {
 	e.GET(p+"/catalog/templates/:key", a.template)
 	e.GET(p+"/catalog/templates/:key/presets", a.presets)
 	e.GET(p+"/catalog/templates/:key/presets/:preset", a.preset)
+	if a.role == "is_evaluator" {
+		e.GET("/simple/evaluators/templates", a.legacyTemplates)
+	}
 	if a.role == "" {
 		e.GET(p+"/catalog/harnesses", a.harnesses)
 		e.GET(p+"/catalog/harnesses/:key", a.harness)
@@ -319,19 +328,34 @@ func (a *workflowAPI) retrieve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, d, err := a.find(c.Request().Context(), sc, b)
+	resolve := b.boolean(false, "resolve")
+	opts, err := resolveOptions(b)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, d, err := a.find(ctx, sc, b)
 	if err != nil {
 		return err
 	}
 	if r == nil {
 		return send(c, envelope(a.revisionKey(), nil))
 	}
-	o, err := a.git.renderRevision(c.Request().Context(), sc, r, readOpts{withSlugs: true})
+	var info any
+	if resolve { // §3.3 point 7: resolved data plus resolution_info
+		rr, in, err := resolveRevision(ctx, a.reg, sc, r, opts)
+		if err != nil {
+			return err
+		}
+		r, info = rr, in
+	}
+	o, err := a.git.renderRevision(ctx, sc, r, readOpts{withSlugs: true})
 	if err != nil {
 		return err
 	}
 	e := newObj().put("count", 1).put(a.revisionKey(), json.RawMessage(o.done()))
 	a.retrievalInfo(e, r, d)
+	e.put("resolution_info", info)
 	return sendTagged(c, e.done())
 }
 
@@ -373,31 +397,48 @@ func sendTagged(c echo.Context, raw json.RawMessage) error {
 	return send(c, raw)
 }
 
-// resolve is retrieve plus resolution_info. Our revision data carries no
-// embedded references to expand yet, so the data is returned as stored.
+// resolve is retrieve with the data's embeds expanded (package embeds)
+// and resolution_info; an inline <e>_revision is resolved as sent.
 func (a *workflowAPI) resolve(c echo.Context) error {
 	sc, _, b, err := request(c, false)
 	if err != nil {
 		return err
 	}
+	opts, err := resolveOptions(b)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
 	if inline := b.sub(a.revisionKey()); inline != nil {
 		if isNull(inline.m["data"]) {
 			return registry.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
 		}
+		raw, err := resolveInline(ctx, a.reg, sc, a.revisionKey(), inline, opts)
+		if err != nil {
+			return err
+		}
+		return send(c, raw)
 	}
-	r, d, err := a.find(c.Request().Context(), sc, b)
+	if err := errOf(b); err != nil {
+		return err
+	}
+	r, d, err := a.find(ctx, sc, b)
 	if err != nil {
 		return err
 	}
 	if r == nil {
 		return send(c, envelope(a.revisionKey(), nil))
 	}
-	o, err := a.git.renderRevision(c.Request().Context(), sc, r, readOpts{withSlugs: true})
+	r, info, err := resolveRevision(ctx, a.reg, sc, r, opts)
+	if err != nil {
+		return err
+	}
+	o, err := a.git.renderRevision(ctx, sc, r, readOpts{withSlugs: true})
 	if err != nil {
 		return err
 	}
 	e := newObj().put("count", 1).put(a.revisionKey(), json.RawMessage(o.done()))
-	e.put("resolution_info", map[string]any{"references_used": []any{}, "depth_reached": 0, "embeds_resolved": 0, "errors": []any{}})
+	e.put("resolution_info", info)
 	a.retrievalInfo(e, r, d)
 	return send(c, e.done())
 }
@@ -493,6 +534,16 @@ func (a *workflowAPI) preset(c echo.Context) error {
 		return sendJSON(c, map[string]any{"count": 0})
 	}
 	return sendJSON(c, map[string]any{"count": 1, "preset": p})
+}
+
+// legacyTemplates is GET /simple/evaluators/templates, the evaluator
+// catalog in the shape older clients read (catalog.LegacyTemplate).
+func (a *workflowAPI) legacyTemplates(c echo.Context) error {
+	if _, err := scopeOnly(c); err != nil {
+		return err
+	}
+	ts := a.wf.Catalog().Legacy(includeArchived(c))
+	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
 }
 
 func (a *workflowAPI) harnesses(c echo.Context) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -26,16 +27,35 @@ type db interface {
 }
 
 // Store is the PostgreSQL registry store.
-type Store struct{ pool db }
+type Store struct {
+	pool db
+	// lockTimeout bounds how long a commit waits for its variant's row
+	// lock; 0 waits as long as PostgreSQL's own lock_timeout allows.
+	lockTimeout time.Duration
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithLockTimeout bounds the wait of a commit for the variant lock: past
+// it the commit fails with registry.ErrCommitLockTimeout (503) instead of
+// queueing behind a stuck writer.
+func WithLockTimeout(d time.Duration) Option { return func(s *Store) { s.lockTimeout = d } }
 
 // New returns a store over pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func New(pool *pgxpool.Pool, opts ...Option) *Store {
+	s := &Store{pool: pool}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // InTx runs fn with a store whose every call belongs to one transaction
 // (a savepoint when already inside one): a use case that writes several
 // rows, like a simple create, lands whole or not at all.
 func (s *Store) InTx(ctx context.Context, fn func(registry.Store) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&Store{pool: tx}) })
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&Store{pool: tx, lockTimeout: s.lockTimeout}) })
 }
 
 var _ registry.Store = (*Store)(nil)
@@ -369,13 +389,24 @@ func (s *Store) Log(ctx context.Context, p uuid.UUID, f registry.Family, from *r
 // transaction.
 func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *registry.Revision, tcs []registry.Testcase, check func(head *registry.Revision, count int) error) (*registry.Revision, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if s.lockTimeout > 0 {
+			// is_local: the setting ends with the transaction (or the outer
+			// one, when this commit is a savepoint of a larger use case).
+			if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`,
+				fmt.Sprintf("%dms", max(s.lockTimeout.Milliseconds(), 1))); err != nil {
+				return fmt.Errorf("set lock_timeout: %w", err)
+			}
+		}
 		var artifactID uuid.UUID
 		if err := tx.QueryRow(ctx, `SELECT artifact_id FROM variants WHERE project_id = $1 AND family = $2 AND id = $3 FOR UPDATE`,
 			p, f, r.VariantID).Scan(&artifactID); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return registry.ErrParentMissing("variant_id", r.VariantID)
 			}
-			return err
+			if isLockTimeout(err) {
+				return registry.ErrCommitLockTimeout
+			}
+			return fmt.Errorf("lock variant: %w", err)
 		}
 		if r.ArtifactID == uuid.Nil {
 			r.ArtifactID = artifactID
@@ -411,6 +442,13 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *r
 		return nil, err
 	}
 	return s.Revision(ctx, p, f, r.ID)
+}
+
+// isLockTimeout reports PostgreSQL's lock_not_available (55P03), raised
+// when lock_timeout expires.
+func isLockTimeout(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
 }
 
 // ---- query helpers
@@ -458,7 +496,7 @@ func (w *where) filter(alias string, f registry.Filter) {
 		w.add(col("author") + " = " + w.arg(*f.Author))
 	}
 	if f.Authors != nil {
-		w.add(col("author") + " = ANY(" + w.arg(f.Authors) + ")")
+		w.add(col("author") + " = ANY(" + w.arg(toPG(f.Authors)) + ")")
 	}
 	if f.Date != nil {
 		w.add(col("date") + " = " + w.arg(*f.Date))
@@ -520,10 +558,13 @@ func (w *where) windowed(alias string, win *registry.Windowing) string {
 	return w.sql() + tail
 }
 
-func refKeys(refs []registry.Ref) (ids []uuid.UUID, slugs []string) {
+// refKeys splits refs into ids and slugs. The ids go to pgx as
+// pgtype.UUID: a []uuid.UUID would be encoded element by element through
+// driver.Valuer as text, the slowest path for long lists.
+func refKeys(refs []registry.Ref) (ids []pgtype.UUID, slugs []string) {
 	for _, r := range refs {
 		if r.ID != nil {
-			ids = append(ids, *r.ID)
+			ids = append(ids, pgtype.UUID{Bytes: *r.ID, Valid: true})
 		}
 		if r.Slug != nil {
 			slugs = append(slugs, *r.Slug)

@@ -26,3 +26,10 @@ func Invalid(msg string) error { return errs.New(errs.Invalid, "registry.invalid
 
 // NotFound is a 404 whose detail is the plain message.
 func NotFound(msg string) error { return errs.New(errs.NotFound, "registry.not_found", msg) }
+
+// ErrCommitLockTimeout is the 503 of a commit that waited too long for the
+// variant lock (another commit on the same variant holds it): nothing was
+// written, and retrying later is safe.
+var ErrCommitLockTimeout = errs.Message(errs.Unavailable, "registry.commit_lock_timeout",
+	"Another commit on this variant is in progress. No revision was committed; retry shortly.",
+	map[string]any{"code": "commit_lock_timeout", "retryable": true})

@@ -1,0 +1,452 @@
+// Package embeds expands the embed tokens of a revision's data, as
+// POST /<e>/revisions/resolve and retrieve with resolve:true do
+// (reference §3.2, §3.3).
+//
+// The reference names the tokens (@ag.embed, @ag.references) but not their
+// syntax; catalog-types.json shows the object form (agent-template tools and
+// skills accept an item {"@ag.embed": {...}}). Our syntax:
+//
+// Object form: a JSON object whose only key is "@ag.embed":
+//
+//	{"@ag.embed": {
+//	    "@ag.references": {"workflow": {"slug": "tone"}, "workflow_revision": {"version": "2"}},
+//	    "@ag.selector": {"path": "parameters.prompt"}}}
+//
+// The whole object is replaced by the selected value, of any JSON type.
+//
+// String form, inside any string value:
+//
+//	@ag.embed[workflow.slug=tone,workflow_revision.version=2;path=parameters.prompt]
+//
+// i.e. "@ag.embed[" refs [";path=" path] "]", refs being comma-separated
+// <entity>.<id|slug|version>=<value>. The token is replaced by the selected
+// value: a string as is, anything else as compact JSON. Values cannot hold
+// ",", ";" or "]" (slugs, ids and versions never do).
+//
+// References: the entity keys are <e>, <e>_variant and <e>_revision with <e>
+// one of workflow, application or evaluator (one family: they name the same
+// rows). They are resolved with the retrieve rules of reference §1.2, so a
+// bare artifact ref means the latest revision of its default variant.
+//
+// Selector: a dotted path into the target revision's data; integer
+// segments index lists. The default path is "parameters".
+//
+// Embedded values are expanded in turn (depth 2, 3, ...; tokens in the
+// document itself are depth 1). Errors: a depth above max_depth, more than
+// max_embeds expansions, a cycle (a revision embedding itself, directly or
+// not), a malformed token, a reference that resolves to nothing, a path
+// that selects nothing. error_policy decides what an error does:
+// "exception" (default) fails the request with 400 and the error list;
+// "placeholder" puts the string "[unresolved @ag.embed: <code>]" in the
+// token's place; "keep" leaves the token as it was. Every error is listed
+// in resolution_info.errors either way.
+package embeds
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// Error policies.
+const (
+	Exception   = "exception"
+	Placeholder = "placeholder"
+	Keep        = "keep"
+)
+
+// Options bound a resolution.
+type Options struct {
+	MaxDepth  int
+	MaxEmbeds int
+	Policy    string
+}
+
+// Defaults are the reference's defaults.
+func Defaults() Options { return Options{MaxDepth: 10, MaxEmbeds: 100, Policy: Exception} }
+
+// Error is one token that could not be expanded.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Path locates the token: dotted path in the resolved document, and
+	// " > " then the path inside each embedded value it came through.
+	Path string `json:"path"`
+}
+
+// Info is resolution_info.
+type Info struct {
+	ReferencesUsed []map[string]registry.Ref `json:"references_used"`
+	DepthReached   int                       `json:"depth_reached"`
+	EmbedsResolved int                       `json:"embeds_resolved"`
+	Errors         []Error                   `json:"errors"`
+}
+
+// Lookup finds the revision a token's references name; nil if none.
+type Lookup func(ctx context.Context, refs map[string]registry.Ref) (*registry.Revision, error)
+
+// Families are the entity prefixes a token may use.
+var Families = []string{"workflow", "application", "evaluator"}
+
+// WorkflowLookup resolves token references in the workflow family with
+// the §1.2 retrieve rules.
+func WorkflowLookup(reg *registry.Service, sc scope.Scope) Lookup {
+	return func(ctx context.Context, refs map[string]registry.Ref) (*registry.Revision, error) {
+		for _, e := range Families {
+			rs := registry.Refs{Artifact: ptr(refs, e), Variant: ptr(refs, e+"_variant"), Revision: ptr(refs, e+"_revision")}
+			if !rs.Empty() {
+				return reg.Resolve(ctx, sc, registry.Workflows, e, rs)
+			}
+		}
+		return nil, nil
+	}
+}
+
+func ptr(m map[string]registry.Ref, k string) *registry.Ref {
+	if r, ok := m[k]; ok {
+		return &r
+	}
+	return nil
+}
+
+// Resolve expands the tokens of data. self, if set, is the revision data
+// belongs to (embedding it is a cycle). Under the exception policy the
+// first error is returned as a 400 carrying the errors.
+func Resolve(ctx context.Context, data json.RawMessage, self *uuid.UUID, lookup Lookup, o Options) (json.RawMessage, *Info, error) {
+	info := &Info{ReferencesUsed: []map[string]registry.Ref{}, Errors: []Error{}}
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		return data, info, nil
+	}
+	v, err := decode(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode data: %w", err)
+	}
+	r := &resolver{ctx: ctx, lookup: lookup, o: o, info: info, used: map[uuid.UUID]bool{}}
+	var stack []uuid.UUID
+	if self != nil {
+		stack = []uuid.UUID{*self}
+	}
+	out, err := r.walk(v, "", 1, stack)
+	if err != nil {
+		return nil, info, err
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode data: %w", err)
+	}
+	return raw, info, nil
+}
+
+type resolver struct {
+	ctx    context.Context
+	lookup Lookup
+	o      Options
+	info   *Info
+	used   map[uuid.UUID]bool
+	prefix string // where the embedded value being walked came from
+}
+
+// failure is a token error before the policy is applied.
+type failure struct{ code, msg string }
+
+func decode(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// walk expands the tokens in v, found at path and nesting depth.
+func (r *resolver) walk(v any, path string, depth int, stack []uuid.UUID) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		if spec, ok := x["@ag.embed"]; ok && len(x) == 1 {
+			return r.embed(x, spec, path, depth, stack)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // errors come in a stable order
+		out := make(map[string]any, len(x))
+		for _, k := range keys {
+			nv, err := r.walk(x[k], join(path, k), depth, stack)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = nv
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, it := range x {
+			nv, err := r.walk(it, join(path, strconv.Itoa(i)), depth, stack)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = nv
+		}
+		return out, nil
+	case string:
+		return r.text(x, path, depth, stack)
+	}
+	return v, nil
+}
+
+var tokenRE = regexp.MustCompile(`@ag\.embed\[([^\]]*)\]`)
+
+// text expands the string tokens of s.
+func (r *resolver) text(s, path string, depth int, stack []uuid.UUID) (any, error) {
+	if !strings.Contains(s, "@ag.embed[") {
+		return s, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range tokenRE.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(s[last:loc[0]])
+		last = loc[1]
+		token := s[loc[0]:loc[1]]
+		refs, sel, f := parseText(s[loc[2]:loc[3]])
+		var val any
+		var err error
+		if f == nil {
+			val, f, err = r.expand(refs, sel, path, depth, stack)
+			if err != nil {
+				return nil, err
+			}
+		}
+		if f != nil {
+			rep, err := r.fail(*f, path, token)
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(rep.(string))
+			continue
+		}
+		if str, ok := val.(string); ok {
+			b.WriteString(str)
+		} else {
+			raw, _ := json.Marshal(val)
+			b.Write(raw)
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String(), nil
+}
+
+// parseText reads "workflow.slug=x,workflow_revision.version=2;path=a.b".
+func parseText(in string) (map[string]registry.Ref, string, *failure) {
+	refPart, sel := in, "parameters"
+	if i := strings.Index(in, ";"); i >= 0 {
+		refPart = in[:i]
+		rest := strings.TrimSpace(in[i+1:])
+		p, ok := strings.CutPrefix(rest, "path=")
+		if !ok || p == "" {
+			return nil, "", &failure{"invalid_token", "the part after ';' must be path=<dotted path>"}
+		}
+		sel = p
+	}
+	refs := map[string]registry.Ref{}
+	for _, item := range strings.Split(refPart, ",") {
+		item = strings.TrimSpace(item)
+		lhs, val, ok := strings.Cut(item, "=")
+		ent, field, ok2 := strings.Cut(lhs, ".")
+		if !ok || !ok2 || val == "" {
+			return nil, "", &failure{"invalid_token", fmt.Sprintf("reference %q is not <entity>.<id|slug|version>=<value>", item)}
+		}
+		ref := refs[ent]
+		switch field {
+		case "id":
+			id, err := uuid.Parse(val)
+			if err != nil {
+				return nil, "", &failure{"invalid_token", fmt.Sprintf("%s.id %q is not a UUID", ent, val)}
+			}
+			ref.ID = &id
+		case "slug":
+			ref.Slug = &val
+		case "version":
+			ref.Version = &val
+		default:
+			return nil, "", &failure{"invalid_token", fmt.Sprintf("unknown reference field %q", field)}
+		}
+		refs[ent] = ref
+	}
+	return refs, sel, nil
+}
+
+// parseObject reads the value of an "@ag.embed" key.
+func parseObject(spec any) (map[string]registry.Ref, string, *failure) {
+	m, ok := spec.(map[string]any)
+	if !ok {
+		return nil, "", &failure{"invalid_token", "@ag.embed must be an object"}
+	}
+	rawRefs, ok := m["@ag.references"].(map[string]any)
+	if !ok || len(rawRefs) == 0 {
+		return nil, "", &failure{"invalid_token", "@ag.embed needs a non-empty @ag.references object"}
+	}
+	refs := map[string]registry.Ref{}
+	for ent, rv := range rawRefs {
+		raw, _ := json.Marshal(rv)
+		var ref registry.Ref
+		if err := json.Unmarshal(raw, &ref); err != nil {
+			return nil, "", &failure{"invalid_token", fmt.Sprintf("@ag.references.%s is not a reference: %v", ent, err)}
+		}
+		refs[ent] = ref
+	}
+	sel := "parameters"
+	if s, ok := m["@ag.selector"]; ok {
+		sm, _ := s.(map[string]any)
+		p, _ := sm["path"].(string)
+		if p == "" {
+			return nil, "", &failure{"invalid_token", "@ag.selector must be {\"path\": \"<dotted path>\"}"}
+		}
+		sel = p
+	}
+	for k := range m {
+		if k != "@ag.references" && k != "@ag.selector" {
+			return nil, "", &failure{"invalid_token", fmt.Sprintf("unknown @ag.embed key %q", k)}
+		}
+	}
+	return refs, sel, nil
+}
+
+func (r *resolver) embed(token map[string]any, spec any, path string, depth int, stack []uuid.UUID) (any, error) {
+	refs, sel, f := parseObject(spec)
+	var val any
+	var err error
+	if f == nil {
+		if val, f, err = r.expand(refs, sel, path, depth, stack); err != nil {
+			return nil, err
+		}
+	}
+	if f != nil {
+		return r.fail(*f, path, token)
+	}
+	return val, nil
+}
+
+// expand finds, selects and recursively resolves one token's target.
+func (r *resolver) expand(refs map[string]registry.Ref, sel, path string, depth int, stack []uuid.UUID) (any, *failure, error) {
+	for ent := range refs {
+		if !knownEntity(ent) {
+			return nil, &failure{"invalid_token", fmt.Sprintf("unknown entity %q; use <e>, <e>_variant or <e>_revision with <e> in %v", ent, Families)}, nil
+		}
+	}
+	if depth > r.o.MaxDepth {
+		return nil, &failure{"max_depth", fmt.Sprintf("embed depth %d exceeds max_depth %d", depth, r.o.MaxDepth)}, nil
+	}
+	if r.info.EmbedsResolved >= r.o.MaxEmbeds {
+		return nil, &failure{"max_embeds", fmt.Sprintf("more than max_embeds=%d embeds", r.o.MaxEmbeds)}, nil
+	}
+	rev, err := r.lookup(r.ctx, refs)
+	if err != nil {
+		if e := errs.From(err); e.Kind == errs.Invalid || e.Kind == errs.NotFound {
+			return nil, &failure{"invalid_reference", e.Msg}, nil
+		}
+		return nil, nil, err
+	}
+	if rev == nil {
+		return nil, &failure{"not_found", "the references resolve to no revision"}, nil
+	}
+	for _, id := range stack {
+		if id == rev.ID {
+			return nil, &failure{"cycle", fmt.Sprintf("revision %s embeds itself", rev.ID)}, nil
+		}
+	}
+	var data any
+	if rev.Data != nil {
+		if data, err = decode(rev.Data); err != nil {
+			return nil, nil, fmt.Errorf("decode embedded revision %s: %w", rev.ID, err)
+		}
+	}
+	val, ok := selectPath(data, sel)
+	if !ok {
+		return nil, &failure{"invalid_selector", fmt.Sprintf("path %q selects nothing in revision %s", sel, rev.ID)}, nil
+	}
+	r.info.EmbedsResolved++
+	r.info.DepthReached = max(r.info.DepthReached, depth)
+	if !r.used[rev.ID] {
+		r.used[rev.ID] = true
+		v := strconv.Itoa(rev.Version)
+		r.info.ReferencesUsed = append(r.info.ReferencesUsed, map[string]registry.Ref{
+			"workflow":          {ID: &rev.ArtifactID, Slug: &rev.ArtifactSlug},
+			"workflow_variant":  {ID: &rev.VariantID, Slug: &rev.VariantSlug},
+			"workflow_revision": {ID: &rev.ID, Slug: &rev.Slug, Version: &v},
+		})
+	}
+	// Errors inside the embedded value are located through this token.
+	inner := &resolver{ctx: r.ctx, lookup: r.lookup, o: r.o, info: r.info, used: r.used, prefix: r.prefix + path + " > "}
+	out, err := inner.walk(val, "", depth+1, append(append([]uuid.UUID{}, stack...), rev.ID))
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, nil, nil
+}
+
+func knownEntity(e string) bool {
+	for _, f := range Families {
+		if e == f || e == f+"_variant" || e == f+"_revision" {
+			return true
+		}
+	}
+	return false
+}
+
+// fail applies the error policy to a token.
+func (r *resolver) fail(f failure, path string, token any) (any, error) {
+	e := Error{Code: f.code, Message: f.msg, Path: r.prefix + path}
+	r.info.Errors = append(r.info.Errors, e)
+	switch r.o.Policy {
+	case Placeholder:
+		return "[unresolved @ag.embed: " + f.code + "]", nil
+	case Keep:
+		if s, ok := token.(string); ok {
+			return s, nil
+		}
+		return token, nil
+	}
+	return nil, errs.Message(errs.Invalid, "embeds.unresolved", "An embed could not be resolved: "+f.msg,
+		map[string]any{"code": "embed_unresolved", "errors": r.info.Errors})
+}
+
+// selectPath follows a dotted path; integer segments index lists.
+func selectPath(v any, path string) (any, bool) {
+	for _, seg := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			nv, ok := x[seg]
+			if !ok {
+				return nil, false
+			}
+			v = nv
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}

@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/embeds"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// resolveOptions reads max_depth, max_embeds and error_policy.
+func resolveOptions(b *body) (embeds.Options, error) {
+	o := embeds.Defaults()
+	if n := b.integer("max_depth"); n != nil {
+		o.MaxDepth = *n
+	}
+	if n := b.integer("max_embeds"); n != nil {
+		o.MaxEmbeds = *n
+	}
+	if p := b.str("error_policy"); p != nil {
+		switch *p {
+		case embeds.Exception, embeds.Placeholder, embeds.Keep:
+			o.Policy = *p
+		default:
+			b.fail("error_policy", "Input should be 'exception', 'placeholder' or 'keep'", b.m["error_policy"])
+		}
+	}
+	return o, errOf(b)
+}
+
+// resolveRevision returns a copy of r whose data has its embeds expanded
+// (see package embeds), with the resolution_info.
+func resolveRevision(ctx context.Context, reg *registry.Service, sc scope.Scope, r *registry.Revision, o embeds.Options) (*registry.Revision, *embeds.Info, error) {
+	data, info, err := embeds.Resolve(ctx, r.Data, &r.ID, embeds.WorkflowLookup(reg, sc), o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp := *r
+	cp.Data = data
+	return &cp, info, nil
+}
+
+func putResolution(info *embeds.Info) func(*obj) {
+	return func(e *obj) { e.put("resolution_info", info) }
+}
+
+// resolveInline expands the data of an inline revision (resolve's
+// <e>_revision body), answering it as sent with its data replaced.
+func resolveInline(ctx context.Context, reg *registry.Service, sc scope.Scope, key string, inline *body, o embeds.Options) (json.RawMessage, error) {
+	data, info, err := embeds.Resolve(ctx, inline.m["data"], nil, embeds.WorkflowLookup(reg, sc), o)
+	if err != nil {
+		return nil, err
+	}
+	rev := map[string]json.RawMessage{}
+	for k, v := range inline.m {
+		rev[k] = v
+	}
+	rev["data"] = data
+	raw, err := json.Marshal(rev)
+	if err != nil {
+		return nil, err
+	}
+	return newObj().put("count", 1).put(key, json.RawMessage(raw)).put("resolution_info", info).done(), nil
+}
