@@ -57,6 +57,7 @@ func newServerWith(t *testing.T, lim tcfile.Limits, opts ...pgstore.Option) *ser
 	reg := registry.NewService(pgstore.New(pool, opts...))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
 	tr := &fakeTracing{}
+	srv.Echo.Use(recordRoutes)
 	httpapi.Register(srv.Echo, token, withWorkflows(httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, lim)}, tr))
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
