@@ -18,14 +18,17 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
+	"github.com/assayhq/assay/services/tracing/internal/registryclient"
 )
 
 // Handler holds the services the routes call.
 type Handler struct {
 	Ingest *ingest.Service
 	Query  *query.Service
-	Limits ingest.Limits
-	Log    *slog.Logger
+	// SavedQueries resolves query refs (the registry); nil answers 503.
+	SavedQueries query.SavedQueries
+	Limits       ingest.Limits
+	Log          *slog.Logger
 }
 
 // Register adds every route of the internal API (behind the gateway).
@@ -517,26 +520,73 @@ type queryBody struct {
 	QueryRevisionRef json.RawMessage     `json:"query_revision_ref"`
 }
 
-func (h *Handler) bindQuery(c echo.Context, focus string) (query.Request, error) {
+// bindQuery reads a /spans/query or /traces/query body. found is false
+// when saved query refs resolve to nothing: the empty envelope answers.
+func (h *Handler) bindQuery(c echo.Context, focus string) (req query.Request, found bool, err error) {
 	var b queryBody
 	if c.Request().ContentLength != 0 {
 		dec := json.NewDecoder(c.Request().Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&b); err != nil && err != io.EOF {
 			msg := fmt.Sprintf("malformed query body: %v", err)
-			return query.Request{}, errs.WithDetail(errs.Invalid, "request.malformed_body", msg, msg)
+			return query.Request{}, false, errs.WithDetail(errs.Invalid, "request.malformed_body", msg, msg)
 		}
 	}
-	for _, ref := range []json.RawMessage{b.QueryRef, b.QueryVariantRef, b.QueryRevisionRef} {
-		if len(ref) > 0 && string(ref) != "null" {
-			return query.Request{}, errs.New(errs.NotImplemented, "tracing.query_refs", "saved query references are not supported yet; send filtering and windowing")
+	var refs registryclient.QueryRefs
+	for _, r := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  **registryclient.Ref
+	}{{"query_ref", b.QueryRef, &refs.Query}, {"query_variant_ref", b.QueryVariantRef, &refs.Variant}, {"query_revision_ref", b.QueryRevisionRef, &refs.Revision}} {
+		ref, err := parseRef(r.name, r.raw)
+		if err != nil {
+			return query.Request{}, false, err
 		}
+		*r.dst = ref
+	}
+	if !refs.IsZero() {
+		sc, err := httpx.ProjectScope(c)
+		if err != nil {
+			return query.Request{}, false, err
+		}
+		return query.Saved(c.Request().Context(), h.SavedQueries, sc, focus, refs, b.Windowing)
 	}
 	w, err := b.Windowing.Parse("windowing")
 	if err != nil {
-		return query.Request{}, err
+		return query.Request{}, false, err
 	}
-	return query.Request{Focus: focus, Filter: b.Filtering, Windowing: w}, nil
+	return query.Request{Focus: focus, Filter: b.Filtering, Windowing: w}, true, nil
+}
+
+// parseRef reads {id?, slug?, version?}; a version may come as a number.
+func parseRef(name string, raw json.RawMessage) (*registryclient.Ref, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		msg := fmt.Sprintf("%s must be an object {id, slug, version}", name)
+		return nil, errs.WithDetail(errs.Invalid, "tracing.invalid_ref", msg, msg)
+	}
+	ref := &registryclient.Ref{}
+	for k, v := range m {
+		if v == nil {
+			continue
+		}
+		s := fmt.Sprint(v)
+		switch k {
+		case "id":
+			ref.ID = s
+		case "slug":
+			ref.Slug = s
+		case "version":
+			ref.Version = s
+		default:
+			msg := fmt.Sprintf("%s.%s is not a ref field (id, slug, version)", name, k)
+			return nil, errs.WithDetail(errs.Invalid, "tracing.invalid_ref", msg, msg)
+		}
+	}
+	return ref, nil
 }
 
 func (h *Handler) querySpans(c echo.Context) error {
@@ -544,9 +594,12 @@ func (h *Handler) querySpans(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := h.bindQuery(c, "span")
+	req, found, err := h.bindQuery(c, "span")
 	if err != nil {
 		return err
+	}
+	if !found {
+		return c.JSON(http.StatusOK, map[string]any{"count": 0})
 	}
 	res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), req)
 	if err != nil {
@@ -564,9 +617,12 @@ func (h *Handler) queryTraces(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := h.bindQuery(c, "trace")
+	req, found, err := h.bindQuery(c, "trace")
 	if err != nil {
 		return err
+	}
+	if !found {
+		return c.JSON(http.StatusOK, map[string]any{"count": 0})
 	}
 	res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), req)
 	if err != nil {
