@@ -17,6 +17,7 @@ import (
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
@@ -88,13 +89,19 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	defer ch.Close()
 
+	deletes, err := dedup.Open(ctx, nc.JS, cfg.Stream.DedupWindow)
+	if err != nil {
+		return err
+	}
 	registry := registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout)
 	h := &httpapi.Handler{
 		SavedQueries: registry,
-		Ingest:       ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, &normalize.Normalizer{Prices: prices}),
-		Query:        query.NewService(query.NewStore(ch, cfg.QueryTimeout), cfg.QueryMaxSpans),
-		Limits:       cfg.OTLP.Limits,
-		Log:          log,
+		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Epochs: deletes},
+			&normalize.Normalizer{Prices: prices}),
+		Deletes: deletes,
+		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout), cfg.QueryMaxSpans),
+		Limits:  cfg.OTLP.Limits,
+		Log:     log,
 	}
 	srv := httpx.NewServer(cfg.HTTP, log, "tracing")
 	srv.AddCheck("nats", nc.Check)

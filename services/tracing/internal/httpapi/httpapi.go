@@ -15,6 +15,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
@@ -27,8 +28,11 @@ type Handler struct {
 	Query  *query.Service
 	// SavedQueries resolves query refs (the registry); nil answers 503.
 	SavedQueries query.SavedQueries
-	Limits       ingest.Limits
-	Log          *slog.Logger
+	// Deletes bumps the project's delete epoch so a re-send after a delete
+	// is not taken for a retry (package dedup); nil skips it.
+	Deletes *dedup.Epochs
+	Limits  ingest.Limits
+	Log     *slog.Logger
 }
 
 // Register adds every route of the internal API (behind the gateway).
@@ -337,6 +341,13 @@ func (h *Handler) deleteSpans(c echo.Context) (string, []ingest.Link, error) {
 	id, err := pathTraceID(c, "id")
 	if err != nil {
 		return "", nil, err
+	}
+	// Before the lookup: the same trace re-sent after this answer must get
+	// a new message id even if its first ingest is not stored yet.
+	if h.Deletes != nil {
+		if err := h.Deletes.Bump(c.Request().Context(), sc.ProjectID.String()); err != nil {
+			return "", nil, err
+		}
 	}
 	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), []string{id}, nil)
 	if err != nil {

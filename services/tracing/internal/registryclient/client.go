@@ -49,7 +49,9 @@ type QueryRefs struct {
 }
 
 // IsZero is true when no ref is set.
-func (q QueryRefs) IsZero() bool { return q.Query.IsZero() && q.Variant.IsZero() && q.Revision.IsZero() }
+func (q QueryRefs) IsZero() bool {
+	return q.Query.IsZero() && q.Variant.IsZero() && q.Revision.IsZero()
+}
 
 // QueryRevision is the stored part of a saved query revision.
 type QueryRevision struct {
