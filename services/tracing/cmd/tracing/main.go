@@ -17,6 +17,7 @@ import (
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
@@ -34,6 +35,7 @@ type Config struct {
 	QueryTimeout    time.Duration `split_words:"true" default:"15s" desc:"longest a span or trace query may run"`
 	QueryMaxSpans   int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit"`
 	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: saved query refs, and the evaluators and applications annotations and invocations refer to"`
+	URIProvider     string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
 	RegistryTimeout time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
 	OTLP            otlpConfig
 	Postgres        keysPostgres
@@ -96,6 +98,7 @@ func run(ctx context.Context, cfg Config) error {
 	registry := registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout)
 	h := &httpapi.Handler{
 		SavedQueries: registry,
+		Workflows:    &annotate.Resolver{Registry: registry, Provider: cfg.URIProvider},
 		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Epochs: deletes},
 			&normalize.Normalizer{Prices: prices}),
 		Deletes: deletes,

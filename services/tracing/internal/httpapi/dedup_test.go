@@ -47,7 +47,9 @@ func TestPostDeletePostKeepsTheTrace(t *testing.T) {
 	const tid = "dddddddddddddddddddddddddddddd01"
 	body := []byte(`{"spans":[{"trace_id":"` + tid + `","span_id":"d000000000000001","span_name":"root"},` +
 		`{"trace_id":"` + tid + `","span_id":"d000000000000002","parent_id":"d000000000000001","span_name":"child"}]}`)
-	count := func() float64 { return s.do(t, "GET", "/api/spans/?trace_id="+tid, nil, nil).json(t)["count"].(float64) }
+	count := func() float64 {
+		return s.do(t, "GET", "/api/spans/?trace_id="+tid, nil, nil).json(t)["count"].(float64)
+	}
 
 	r := s.do(t, "POST", "/api/tracing/spans/ingest", body, nil)
 	require.Equal(t, http.StatusAccepted, r.status, string(r.body))

@@ -15,6 +15,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
@@ -28,6 +29,9 @@ type Handler struct {
 	Query  *query.Service
 	// SavedQueries resolves query refs (the registry); nil answers 503.
 	SavedQueries query.SavedQueries
+	// Workflows resolves the evaluators and applications that annotations
+	// and invocations refer to; nil stores references as sent.
+	Workflows *annotate.Resolver
 	// Deletes bumps the project's delete epoch so a re-send after a delete
 	// is not taken for a retry (package dedup); nil skips it.
 	Deletes *dedup.Epochs

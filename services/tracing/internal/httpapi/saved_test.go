@@ -14,6 +14,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
+	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/registryclient"
 )
 
@@ -33,6 +34,7 @@ func startRegistry(t *testing.T, s *stack) string {
 	})
 	client := registryclient.New(reg.URL, token, 10*time.Second)
 	s.handler.SavedQueries = client
+	s.handler.Workflows = &annotate.Resolver{Registry: client, Provider: "svc"}
 	return reg.URL
 }
 
