@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -46,6 +47,9 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	e.POST("/tracing/spans/ingest", h.ingestSpans)
 	e.POST("/tracing/spans/query", h.legacyQuery)
+	e.POST("/tracing/spans/analytics", h.legacyAnalytics)
+	e.POST("/tracing/analytics/query", h.analytics)
+	e.POST("/spans/analytics/query", h.analytics)
 	e.POST("/tracing/traces", h.createTrace)
 	e.PUT("/tracing/traces/:id", h.editTrace)
 	e.GET("/tracing/traces/:id", h.getTraceTree)
@@ -658,33 +662,10 @@ func (h *Handler) legacyQuery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	params := map[string]any{}
-	for k, v := range c.QueryParams() {
-		if len(v) > 0 {
-			params[k] = v[0]
-		}
-	}
-	if c.Request().ContentLength != 0 {
-		body, err := io.ReadAll(c.Request().Body)
-		if err != nil {
-			return errs.Wrap(errs.Invalid, "request.unreadable_body", err)
-		}
-		if len(strings.TrimSpace(string(body))) > 0 {
-			m, err := ingest.DecodeJSON(body)
-			if err != nil {
-				return err
-			}
-			for k, v := range m {
-				params[k] = v
-			}
-		}
-	}
 	allowed := map[string]bool{"focus": true, "format": true, "oldest": true, "newest": true, "limit": true, "interval": true, "rate": true, "filter": true, "next": true, "order": true}
-	for k := range params {
-		if !allowed[k] {
-			return errs.WithDetail(errs.Invalid, "tracing.unknown_key", "unknown query key "+k,
-				fmt.Sprintf("unknown query key %q (known: focus, format, oldest, newest, limit, interval, rate, filter)", k))
-		}
+	params, err := readFlat(c, allowed)
+	if err != nil {
+		return err
 	}
 	focus := fmt.Sprint(orDefault(params["focus"], "trace"))
 	if focus != "trace" && focus != "span" {
@@ -726,6 +707,45 @@ func (h *Handler) legacyQuery(c echo.Context) error {
 	}
 	trees := query.Trees(res.Spans)
 	return c.JSON(http.StatusOK, map[string]any{"count": len(trees), "traces": trees})
+}
+
+// readFlat reads the legacy flat query: query-string keys, overridden by
+// the JSON body's. An unknown key is a 400 naming it: the reference ignores
+// the whole body then, which silently returns unfiltered data.
+func readFlat(c echo.Context, allowed map[string]bool) (map[string]any, error) {
+	params := map[string]any{}
+	for k, v := range c.QueryParams() {
+		if len(v) > 0 {
+			params[k] = v[0]
+		}
+	}
+	if c.Request().ContentLength != 0 {
+		body, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, "request.unreadable_body", err)
+		}
+		if len(strings.TrimSpace(string(body))) > 0 {
+			m, err := ingest.DecodeJSON(body)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range m {
+				params[k] = v
+			}
+		}
+	}
+	for k := range params {
+		if !allowed[k] {
+			known := make([]string, 0, len(allowed))
+			for a := range allowed {
+				known = append(known, a)
+			}
+			sort.Strings(known)
+			return nil, errs.WithDetail(errs.Invalid, "tracing.unknown_key", "unknown query key "+k,
+				fmt.Sprintf("unknown query key %q (known: %s)", k, strings.Join(known, ", ")))
+		}
+	}
+	return params, nil
 }
 
 func (h *Handler) distinct(column, key string) echo.HandlerFunc {

@@ -86,4 +86,12 @@ func TestCumulativeMetricsAcrossRequests(t *testing.T) {
 		"windowing": map[string]any{"oldest": base.Add(-time.Minute).Format(time.RFC3339), "newest": base.Add(time.Minute).Format(time.RFC3339), "limit": 10}})
 	require.Equal(t, 200, r.status, string(r.body))
 	assert.Equal(t, []string{"root"}, names(r.json(t)), "with a window, the roll-up is limited to the window's traces")
+
+	r = s.doJSON(t, "POST", "/api/tracing/analytics/query", map[string]any{"specs": []any{
+		map[string]any{"type": "numeric/continuous", "path": "attributes.ag.metrics.tokens.cumulative.total"},
+		map[string]any{"type": "numeric/continuous", "path": "attributes.ag.metrics.errors.cumulative"}}})
+	require.Equal(t, 200, r.status, string(r.body))
+	m := r.json(t)["buckets"].([]any)[0].(map[string]any)["metrics"].(map[string]any)
+	assert.Equal(t, 117.0, m["attributes.ag.metrics.tokens.cumulative.total"].(map[string]any)["sum"], "analytics read the roll-up too")
+	assert.Equal(t, 1.0, m["attributes.ag.metrics.errors.cumulative"].(map[string]any)["sum"])
 }
