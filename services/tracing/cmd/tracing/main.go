@@ -17,28 +17,34 @@ import (
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/services/tracing/internal/annotate"
+	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/otlpserver"
 	"github.com/assayhq/assay/services/tracing/internal/query"
+	"github.com/assayhq/assay/services/tracing/internal/registryclient"
 )
 
 // Config is the tracing service's configuration, read from TRACING_* variables.
 type Config struct {
-	Addr          string        `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
-	InternalToken string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
-	ModelPrices   string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
-	QueryTimeout  time.Duration `split_words:"true" default:"15s" desc:"longest a span or trace query may run"`
-	QueryMaxSpans int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit"`
-	OTLP          otlpConfig
-	Postgres      keysPostgres
-	APIKey        apikey.Config
-	Stream        model.StreamSettings
-	HTTP          httpx.Config
-	NATS          natsx.Config
-	ClickHouse    chx.Config
-	Log           logx.Config
+	Addr            string        `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
+	InternalToken   string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	ModelPrices     string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
+	QueryTimeout    time.Duration `split_words:"true" default:"15s" desc:"longest a span or trace query may run"`
+	QueryMaxSpans   int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit"`
+	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: saved query refs, and the evaluators and applications annotations and invocations refer to"`
+	URIProvider     string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
+	RegistryTimeout time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
+	OTLP            otlpConfig
+	Postgres        keysPostgres
+	APIKey          apikey.Config
+	Stream          model.StreamSettings
+	HTTP            httpx.Config
+	NATS            natsx.Config
+	ClickHouse      chx.Config
+	Log             logx.Config
 }
 
 // otlpConfig is the OTLP ports and limits. Variables: TRACING_OTLP_*.
@@ -85,11 +91,20 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	defer ch.Close()
 
+	deletes, err := dedup.Open(ctx, nc.JS, cfg.Stream.DedupWindow)
+	if err != nil {
+		return err
+	}
+	registry := registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout)
 	h := &httpapi.Handler{
-		Ingest: ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, &normalize.Normalizer{Prices: prices}),
-		Query:  query.NewService(query.NewStore(ch, cfg.QueryTimeout), cfg.QueryMaxSpans),
-		Limits: cfg.OTLP.Limits,
-		Log:    log,
+		SavedQueries: registry,
+		Workflows:    &annotate.Resolver{Registry: registry, Provider: cfg.URIProvider},
+		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Epochs: deletes},
+			&normalize.Normalizer{Prices: prices}),
+		Deletes: deletes,
+		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout), cfg.QueryMaxSpans),
+		Limits:  cfg.OTLP.Limits,
+		Log:     log,
 	}
 	srv := httpx.NewServer(cfg.HTTP, log, "tracing")
 	srv.AddCheck("nats", nc.Check)

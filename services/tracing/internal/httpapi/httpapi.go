@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -15,17 +16,28 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/tracing/internal/annotate"
+	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
+	"github.com/assayhq/assay/services/tracing/internal/registryclient"
 )
 
 // Handler holds the services the routes call.
 type Handler struct {
 	Ingest *ingest.Service
 	Query  *query.Service
-	Limits ingest.Limits
-	Log    *slog.Logger
+	// SavedQueries resolves query refs (the registry); nil answers 503.
+	SavedQueries query.SavedQueries
+	// Workflows resolves the evaluators and applications that annotations
+	// and invocations refer to; nil stores references as sent.
+	Workflows *annotate.Resolver
+	// Deletes bumps the project's delete epoch so a re-send after a delete
+	// is not taken for a retry (package dedup); nil skips it.
+	Deletes *dedup.Epochs
+	Limits  ingest.Limits
+	Log     *slog.Logger
 }
 
 // Register adds every route of the internal API (behind the gateway).
@@ -35,6 +47,9 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	e.POST("/tracing/spans/ingest", h.ingestSpans)
 	e.POST("/tracing/spans/query", h.legacyQuery)
+	e.POST("/tracing/spans/analytics", h.legacyAnalytics)
+	e.POST("/tracing/analytics/query", h.analytics)
+	e.POST("/spans/analytics/query", h.analytics)
 	e.POST("/tracing/traces", h.createTrace)
 	e.PUT("/tracing/traces/:id", h.editTrace)
 	e.GET("/tracing/traces/:id", h.getTraceTree)
@@ -335,6 +350,13 @@ func (h *Handler) deleteSpans(c echo.Context) (string, []ingest.Link, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	// Before the lookup: the same trace re-sent after this answer must get
+	// a new message id even if its first ingest is not stored yet.
+	if h.Deletes != nil {
+		if err := h.Deletes.Bump(c.Request().Context(), sc.ProjectID.String()); err != nil {
+			return "", nil, err
+		}
+	}
 	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), []string{id}, nil)
 	if err != nil {
 		return "", nil, err
@@ -517,26 +539,73 @@ type queryBody struct {
 	QueryRevisionRef json.RawMessage     `json:"query_revision_ref"`
 }
 
-func (h *Handler) bindQuery(c echo.Context, focus string) (query.Request, error) {
+// bindQuery reads a /spans/query or /traces/query body. found is false
+// when saved query refs resolve to nothing: the empty envelope answers.
+func (h *Handler) bindQuery(c echo.Context, focus string) (req query.Request, found bool, err error) {
 	var b queryBody
 	if c.Request().ContentLength != 0 {
 		dec := json.NewDecoder(c.Request().Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&b); err != nil && err != io.EOF {
 			msg := fmt.Sprintf("malformed query body: %v", err)
-			return query.Request{}, errs.WithDetail(errs.Invalid, "request.malformed_body", msg, msg)
+			return query.Request{}, false, errs.WithDetail(errs.Invalid, "request.malformed_body", msg, msg)
 		}
 	}
-	for _, ref := range []json.RawMessage{b.QueryRef, b.QueryVariantRef, b.QueryRevisionRef} {
-		if len(ref) > 0 && string(ref) != "null" {
-			return query.Request{}, errs.New(errs.NotImplemented, "tracing.query_refs", "saved query references are not supported yet; send filtering and windowing")
+	var refs registryclient.QueryRefs
+	for _, r := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  **registryclient.Ref
+	}{{"query_ref", b.QueryRef, &refs.Query}, {"query_variant_ref", b.QueryVariantRef, &refs.Variant}, {"query_revision_ref", b.QueryRevisionRef, &refs.Revision}} {
+		ref, err := parseRef(r.name, r.raw)
+		if err != nil {
+			return query.Request{}, false, err
 		}
+		*r.dst = ref
+	}
+	if !refs.IsZero() {
+		sc, err := httpx.ProjectScope(c)
+		if err != nil {
+			return query.Request{}, false, err
+		}
+		return query.Saved(c.Request().Context(), h.SavedQueries, sc, focus, refs, b.Windowing)
 	}
 	w, err := b.Windowing.Parse("windowing")
 	if err != nil {
-		return query.Request{}, err
+		return query.Request{}, false, err
 	}
-	return query.Request{Focus: focus, Filter: b.Filtering, Windowing: w}, nil
+	return query.Request{Focus: focus, Filter: b.Filtering, Windowing: w}, true, nil
+}
+
+// parseRef reads {id?, slug?, version?}; a version may come as a number.
+func parseRef(name string, raw json.RawMessage) (*registryclient.Ref, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		msg := fmt.Sprintf("%s must be an object {id, slug, version}", name)
+		return nil, errs.WithDetail(errs.Invalid, "tracing.invalid_ref", msg, msg)
+	}
+	ref := &registryclient.Ref{}
+	for k, v := range m {
+		if v == nil {
+			continue
+		}
+		s := fmt.Sprint(v)
+		switch k {
+		case "id":
+			ref.ID = s
+		case "slug":
+			ref.Slug = s
+		case "version":
+			ref.Version = s
+		default:
+			msg := fmt.Sprintf("%s.%s is not a ref field (id, slug, version)", name, k)
+			return nil, errs.WithDetail(errs.Invalid, "tracing.invalid_ref", msg, msg)
+		}
+	}
+	return ref, nil
 }
 
 func (h *Handler) querySpans(c echo.Context) error {
@@ -544,9 +613,12 @@ func (h *Handler) querySpans(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := h.bindQuery(c, "span")
+	req, found, err := h.bindQuery(c, "span")
 	if err != nil {
 		return err
+	}
+	if !found {
+		return c.JSON(http.StatusOK, map[string]any{"count": 0})
 	}
 	res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), req)
 	if err != nil {
@@ -564,9 +636,12 @@ func (h *Handler) queryTraces(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := h.bindQuery(c, "trace")
+	req, found, err := h.bindQuery(c, "trace")
 	if err != nil {
 		return err
+	}
+	if !found {
+		return c.JSON(http.StatusOK, map[string]any{"count": 0})
 	}
 	res, err := h.Query.Query(c.Request().Context(), sc.ProjectID.String(), req)
 	if err != nil {
@@ -587,33 +662,10 @@ func (h *Handler) legacyQuery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	params := map[string]any{}
-	for k, v := range c.QueryParams() {
-		if len(v) > 0 {
-			params[k] = v[0]
-		}
-	}
-	if c.Request().ContentLength != 0 {
-		body, err := io.ReadAll(c.Request().Body)
-		if err != nil {
-			return errs.Wrap(errs.Invalid, "request.unreadable_body", err)
-		}
-		if len(strings.TrimSpace(string(body))) > 0 {
-			m, err := ingest.DecodeJSON(body)
-			if err != nil {
-				return err
-			}
-			for k, v := range m {
-				params[k] = v
-			}
-		}
-	}
 	allowed := map[string]bool{"focus": true, "format": true, "oldest": true, "newest": true, "limit": true, "interval": true, "rate": true, "filter": true, "next": true, "order": true}
-	for k := range params {
-		if !allowed[k] {
-			return errs.WithDetail(errs.Invalid, "tracing.unknown_key", "unknown query key "+k,
-				fmt.Sprintf("unknown query key %q (known: focus, format, oldest, newest, limit, interval, rate, filter)", k))
-		}
+	params, err := readFlat(c, allowed)
+	if err != nil {
+		return err
 	}
 	focus := fmt.Sprint(orDefault(params["focus"], "trace"))
 	if focus != "trace" && focus != "span" {
@@ -655,6 +707,45 @@ func (h *Handler) legacyQuery(c echo.Context) error {
 	}
 	trees := query.Trees(res.Spans)
 	return c.JSON(http.StatusOK, map[string]any{"count": len(trees), "traces": trees})
+}
+
+// readFlat reads the legacy flat query: query-string keys, overridden by
+// the JSON body's. An unknown key is a 400 naming it: the reference ignores
+// the whole body then, which silently returns unfiltered data.
+func readFlat(c echo.Context, allowed map[string]bool) (map[string]any, error) {
+	params := map[string]any{}
+	for k, v := range c.QueryParams() {
+		if len(v) > 0 {
+			params[k] = v[0]
+		}
+	}
+	if c.Request().ContentLength != 0 {
+		body, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, "request.unreadable_body", err)
+		}
+		if len(strings.TrimSpace(string(body))) > 0 {
+			m, err := ingest.DecodeJSON(body)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range m {
+				params[k] = v
+			}
+		}
+	}
+	for k := range params {
+		if !allowed[k] {
+			known := make([]string, 0, len(allowed))
+			for a := range allowed {
+				known = append(known, a)
+			}
+			sort.Strings(known)
+			return nil, errs.WithDetail(errs.Invalid, "tracing.unknown_key", "unknown query key "+k,
+				fmt.Sprintf("unknown query key %q (known: %s)", k, strings.Join(known, ", ")))
+		}
+	}
+	return params, nil
 }
 
 func (h *Handler) distinct(column, key string) echo.HandlerFunc {

@@ -23,6 +23,7 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
+	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
@@ -75,11 +76,15 @@ func newStack(t *testing.T, opts ...func(*options)) *stack {
 
 	prices, err := normalize.LoadPrices("")
 	require.NoError(t, err)
+	deletes, err := dedup.Open(t.Context(), conn.JS, time.Minute)
+	require.NoError(t, err)
 	h := &httpapi.Handler{
-		Ingest: ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, &normalize.Normalizer{Prices: prices}),
-		Query:  query.NewService(query.NewStore(ch, 10*time.Second), 10000),
-		Limits: o.limits,
-		Log:    log,
+		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, Epochs: deletes},
+			&normalize.Normalizer{Prices: prices}),
+		Deletes: deletes,
+		Query:   query.NewService(query.NewStore(ch, 10*time.Second), 10000),
+		Limits:  o.limits,
+		Log:     log,
 	}
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "64M"}, log, "tracing")
 	srv.Echo.Use(httpx.RequireInternal(token))

@@ -11,6 +11,8 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
@@ -90,6 +92,34 @@ func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
 		}
 	}
 	return in, nil
+}
+
+// resolveWorkflow applies reference §1.8: annotations always resolve (or
+// create) their evaluator and check data against its outputs schema;
+// invocations resolve (or create) their application; a simple trace
+// resolves an evaluator only when it has one and non-empty links.
+func (h *Handler) resolveWorkflow(c echo.Context, k simpleKind, sc scope.Scope, in *simpleIn) error {
+	if h.Workflows == nil {
+		return nil
+	}
+	req := annotate.Request{Kind: k.refKey, References: in.References, Data: in.Data, Validate: k.item == "annotation", Loc: []any{"body", k.item}}
+	if k.refKey == "" {
+		if _, ok := in.References["evaluator"]; !ok || !nonEmptyLinks(in.Links) {
+			return nil
+		}
+		req.Kind = "evaluator"
+	}
+	return h.Workflows.Resolve(c.Request().Context(), sc, req)
+}
+
+func nonEmptyLinks(l any) bool {
+	switch t := l.(type) {
+	case map[string]any:
+		return len(t) > 0
+	case []any:
+		return len(t) > 0
+	}
+	return false
 }
 
 func or(v, d string) string {
@@ -187,6 +217,9 @@ func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
 		}
 		in, err := k.bind(c, true)
 		if err != nil {
+			return err
+		}
+		if err := h.resolveWorkflow(c, k, sc, &in); err != nil {
 			return err
 		}
 		tid, sid := newIDs()
@@ -328,6 +361,9 @@ func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
 		}
 		in, err := k.bind(c, false)
 		if err != nil {
+			return err
+		}
+		if err := h.resolveWorkflow(c, k, sc, &in); err != nil {
 			return err
 		}
 		raw := k.raw(in, p.TraceID, p.SpanID)

@@ -284,15 +284,49 @@ func genAI(raw, ag map[string]any) {
 	if okp && okc && !hasTotal {
 		ag["metrics.unit.tokens.total"] = p + c
 	}
-	switch ag["type.node"] {
-	case "chat", "completion":
-		if v, ok := raw["gen_ai.input.messages"]; ok {
-			ag["data.inputs.prompt"] = messages(parseJSON(v))
+	_, final := raw["final_result"]
+	switch {
+	case ag["type.node"] == "chat" || ag["type.node"] == "completion":
+		in, hasIn := raw["gen_ai.input.messages"]
+		out, hasOut := raw["gen_ai.output.messages"]
+		if hasIn {
+			ag["data.inputs.prompt"] = messages(parseJSON(in))
 		}
-		if v, ok := raw["gen_ai.output.messages"]; ok {
-			ag["data.outputs.completion"] = messages(parseJSON(v))
+		if hasOut {
+			ag["data.outputs.completion"] = messages(parseJSON(out))
 		}
-	case "tool":
+		if ev, ok := raw["events"]; ok && !hasIn && !hasOut {
+			// Semantic conventions v1 (PydanticAI before 1.0, Logfire):
+			// the messages are the span's "events" attribute, a JSON list.
+			prompt, completion := v1Events(parseJSON(ev))
+			if len(prompt) > 0 {
+				ag["data.inputs.prompt"] = prompt
+			}
+			if len(completion) > 0 {
+				ag["data.outputs.completion"] = completion
+			}
+		}
+	case op == "invoke_agent" || final:
+		// A PydanticAI agent run carries the whole conversation: what led
+		// up to the last user message is the prompt, the rest the answer.
+		// The split is on the stored roles, as the reference does: a tool
+		// result is a "user" message in PydanticAI's format, so the prompt
+		// runs up to the last tool result and the completion is the answer.
+		if list, ok := parseJSON(raw["pydantic_ai.all_messages"]).([]any); ok {
+			last := -1
+			for i, m := range list {
+				if mm, ok := m.(map[string]any); ok && mm["role"] == "user" {
+					last = i
+				}
+			}
+			if in := messages(list[:last+1]).([]any); len(in) > 0 {
+				ag["data.inputs.prompt"] = in
+			}
+			if out := messages(list[last+1:]).([]any); len(out) > 0 {
+				ag["data.outputs.completion"] = out
+			}
+		}
+	case ag["type.node"] == "tool":
 		if _, ok := ag["data.inputs"]; !ok {
 			in := map[string]any{}
 			if v, ok := raw["gen_ai.tool.name"]; ok {
@@ -309,6 +343,46 @@ func genAI(raw, ag map[string]any) {
 			}
 		}
 	}
+}
+
+// v1Events splits the v1 gen_ai events: gen_ai.choice events are the
+// completion (their message), the others the prompt, each without its
+// event.name (the role comes from it when missing: gen_ai.user.message).
+func v1Events(v any) (prompt, completion []any) {
+	list, _ := v.([]any)
+	for _, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["event.name"].(string)
+		if name == "gen_ai.choice" {
+			if msg, ok := m["message"].(map[string]any); ok {
+				msg = copyMap(msg)
+				if fr, ok := m["finish_reason"]; ok {
+					msg["finish_reason"] = fr
+				}
+				completion = append(completion, msg)
+			}
+			continue
+		}
+		msg := copyMap(m)
+		delete(msg, "event.name")
+		delete(msg, "gen_ai.system")
+		if _, ok := msg["role"]; !ok && strings.HasPrefix(name, "gen_ai.") && strings.HasSuffix(name, ".message") {
+			msg["role"] = strings.TrimSuffix(strings.TrimPrefix(name, "gen_ai."), ".message")
+		}
+		prompt = append(prompt, msg)
+	}
+	return prompt, completion
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // messages turns PydanticAI {role, parts} messages into {role, content,

@@ -77,6 +77,11 @@ func clean(v any) (ag, unsupported map[string]any) {
 				dv := m[dk]
 				switch dk {
 				case "parameters", "inputs", "internals":
+					if dv == nil {
+						// An explicit null (the SDK's "@ag.type=none:") is an
+						// absent field, as in the reference's dump.
+						continue
+					}
 					if obj, ok := asObject(dv); ok {
 						d[dk] = obj
 					} else {

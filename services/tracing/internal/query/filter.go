@@ -84,10 +84,14 @@ var fields = map[string]fieldSpec{
 type Compiled struct {
 	SQL  string
 	Args []any
+	// Rollup is set when the SQL reads cumulative metrics: the spans must
+	// be joined with the query-time roll-up (rollupJoin).
+	Rollup bool
 }
 
 type compiler struct {
-	args []any
+	args   []any
+	rollup bool
 }
 
 func (c *compiler) arg(v any) string {
@@ -107,7 +111,7 @@ func Compile(raw json.RawMessage, path string) (Compiled, error) {
 	if err != nil {
 		return Compiled{}, err
 	}
-	return Compiled{SQL: sql, Args: c.args}, nil
+	return Compiled{SQL: sql, Args: c.args, Rollup: c.rollup}, nil
 }
 
 func invalid(path, format string, a ...any) error {
@@ -364,10 +368,31 @@ var reSpecial = regexp.MustCompile(`[\\.+*?()|\[\]{}^$]`)
 func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 	key := cond.Key
 	// Built on use: every placeholder must match an argument, in order.
-	leafExpr := func() string { return "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]" }
-	hasExpr := func() string { return "has(attr_keys, " + c.arg(key) + ")" }
+	leafOf := func(k string) string {
+		if _, leaf, ok := cumulativeKey(k); ok {
+			c.rollup = true
+			return leaf
+		}
+		return "attr_values[indexOf(attr_keys, " + c.arg(k) + ")]"
+	}
+	hasOf := func(k string) string {
+		if has, _, ok := cumulativeKey(k); ok {
+			c.rollup = true
+			return has
+		}
+		return "has(attr_keys, " + c.arg(k) + ")"
+	}
+	leafExpr := func() string { return leafOf(key) }
+	hasExpr := func() string { return hasOf(key) }
 	switch op {
 	case "exists", "not_exists":
+		if has, _, ok := cumulativeKey(key); ok {
+			c.rollup = true
+			if op == "not_exists" {
+				return "NOT " + has, nil
+			}
+			return has, nil
+		}
 		a1 := c.arg(key)
 		e := "arrayExists(k -> k = " + a1 + " OR position(k, " + c.arg(key+".") + ") = 1, attr_keys)"
 		if op == "not_exists" {
@@ -382,7 +407,8 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			parts := []string{}
 			for i, k := range keys {
 				full := key + "." + k
-				parts = append(parts, "attr_values[indexOf(attr_keys, "+c.arg(full)+")] = "+c.arg(values[i])+" AND has(attr_keys, "+c.arg(full)+")")
+				l := leafOf(full)
+				parts = append(parts, l+" = "+c.arg(values[i])+" AND "+hasOf(full))
 			}
 			e = join(parts, " AND ", "1")
 		} else {

@@ -120,6 +120,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 	}
 	where, args := f.SQL, f.Args
 	w := req.Windowing
+	j := s.rollupFor(f, w)
 	desc := w == nil || w.Order != "ascending"
 	cmp, eqOrder := "<", "<"
 	if !desc {
@@ -162,7 +163,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 			}
 			order = w.Order
 		}
-		ids, times, err := s.store.traceIDs(ctx, project, where, args, strings.Join(having, " AND "), hargs, order, limit)
+		ids, times, err := s.store.traceIDs(ctx, project, j, where, args, strings.Join(having, " AND "), hargs, order, limit)
 		if err != nil {
 			return Result{}, err
 		}
@@ -217,11 +218,11 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 	} else {
 		tail = fmt.Sprintf("LIMIT %d", s.maxSpans)
 	}
-	rows, err := s.store.spans(ctx, project, where, args, tail)
+	rows, err := s.store.spansJoined(ctx, project, j, where, args, tail)
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := s.result(rows, false)
+	res, err := s.rolledSpans(ctx, project, rows)
 	if err == nil && w != nil && w.Limit > 0 && len(rows) == w.Limit {
 		last := rows[len(rows)-1]
 		res.Next = nextWindow(w, last.StartUS, last.SpanID)
@@ -331,8 +332,72 @@ func (s *Service) Spans(ctx context.Context, project string, traceIDs, spanIDs [
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.result(rows, false)
+	res, err := s.rolledSpans(ctx, project, rows)
 	return res.Spans, err
+}
+
+// rollupFor is the roll-up join a compiled filter needs (none when it reads
+// no cumulative metric), limited to the traces with a span in the window.
+func (s *Service) rollupFor(f Compiled, w *Windowing) joinClause {
+	if !f.Rollup {
+		return joinClause{}
+	}
+	scope, args := "", []any(nil)
+	if w != nil && (w.Oldest != nil || w.Newest != nil) {
+		scope = "trace_id IN (SELECT trace_id FROM spans WHERE project_id = ?"
+		args = append(args, nil)
+		if w.Oldest != nil {
+			scope += " AND start_us >= ?"
+			args = append(args, w.Oldest.UnixMicro())
+		}
+		if w.Newest != nil {
+			scope += " AND start_us <= ?"
+			args = append(args, w.Newest.UnixMicro())
+		}
+		scope += ")"
+	}
+	sql, jargs := rollupJoin(scope, args)
+	return joinClause{sql: sql, args: jargs}
+}
+
+// rolledSpans parses spans that are not whole traces and sets their
+// cumulative metrics from their whole stored traces, as trace reads do:
+// the stored values cover only the spans of one ingest request.
+func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (Result, error) {
+	res, err := s.result(rows, false)
+	if err != nil || len(rows) == 0 {
+		return res, err
+	}
+	ids := []string{}
+	seen := map[string]bool{}
+	page := map[string]bool{}
+	for _, r := range rows {
+		page[r.TraceID+r.SpanID] = true
+		if !seen[r.TraceID] {
+			seen[r.TraceID] = true
+			ids = append(ids, r.TraceID)
+		}
+	}
+	all, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "")
+	if err != nil {
+		return Result{}, err
+	}
+	others, err := parseRows(all)
+	if err != nil {
+		return Result{}, errs.Wrap(errs.Internal, "tracing.corrupt_span", err)
+	}
+	spans := make([]*normalize.Span, 0, len(others))
+	for i := range res.Spans {
+		p := &res.Spans[i]
+		spans = append(spans, &normalize.Span{TraceID: p.TraceID, SpanID: p.SpanID, ParentID: p.ParentID, Attributes: p.Attrs})
+	}
+	for i := range others {
+		if p := &others[i]; !page[p.TraceID+p.SpanID] {
+			spans = append(spans, &normalize.Span{TraceID: p.TraceID, SpanID: p.SpanID, ParentID: p.ParentID, Attributes: p.Attrs})
+		}
+	}
+	normalize.RollUp(spans)
+	return res, nil
 }
 
 // Distinct lists session or user ids (reference §1.7).

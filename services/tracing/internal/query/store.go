@@ -61,10 +61,34 @@ func storageErr(op string, err error) error {
 
 // spans runs a span query: where (with args) is added to the live condition.
 func (s *Store) spans(ctx context.Context, project, where string, args []any, tail string) ([]Row, error) {
+	return s.spansJoined(ctx, project, joinClause{}, where, args, tail)
+}
+
+// joinClause is an optional JOIN after "FROM spans FINAL" (the metric roll-up);
+// a nil in args stands for the project.
+type joinClause struct {
+	sql  string
+	args []any
+}
+
+func (j joinClause) from(project string) (string, []any) {
+	args := make([]any, len(j.args))
+	for i, a := range j.args {
+		if a == nil {
+			a = project
+		}
+		args[i] = a
+	}
+	return "spans FINAL " + j.sql, args
+}
+
+func (s *Store) spansJoined(ctx context.Context, project string, j joinClause, where string, args []any, tail string) ([]Row, error) {
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
-	q := "SELECT " + rowColumns + " FROM spans FINAL WHERE " + live + " AND (" + where + ") " + tail
-	rows, err := s.conn.Query(ctx, q, append([]any{project}, args...)...)
+	from, all := j.from(project)
+	q := "SELECT " + rowColumns + " FROM " + from + " WHERE " + live + " AND (" + where + ") " + tail
+	all = append(append(all, project), args...)
+	rows, err := s.conn.Query(ctx, q, all...)
 	if err != nil {
 		return nil, storageErr("query spans", err)
 	}
@@ -87,14 +111,15 @@ func (s *Store) spans(ctx context.Context, project, where string, args []any, ta
 
 // traceIDs picks the traces whose spans match, newest (latest span start)
 // first, with the windowing's cursor applied to the trace's time.
-func (s *Store) traceIDs(ctx context.Context, project, where string, args []any, having string, havingArgs []any, order string, limit int) ([]string, []int64, error) {
+func (s *Store) traceIDs(ctx context.Context, project string, j joinClause, where string, args []any, having string, havingArgs []any, order string, limit int) ([]string, []int64, error) {
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	dir := "DESC"
 	if order == "ascending" {
 		dir = "ASC"
 	}
-	q := "SELECT trace_id, max(start_us) AS t FROM spans FINAL WHERE " + live + " AND (" + where + ") GROUP BY trace_id"
+	from, jargs := j.from(project)
+	q := "SELECT trace_id, max(start_us) AS t FROM " + from + " WHERE " + live + " AND (" + where + ") GROUP BY trace_id"
 	if having != "" {
 		q += " HAVING " + having
 	}
@@ -102,7 +127,7 @@ func (s *Store) traceIDs(ctx context.Context, project, where string, args []any,
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	all := append(append([]any{project}, args...), havingArgs...)
+	all := append(append(append(jargs, project), args...), havingArgs...)
 	rows, err := s.conn.Query(ctx, q, all...)
 	if err != nil {
 		return nil, nil, storageErr("query traces", err)

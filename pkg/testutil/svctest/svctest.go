@@ -1,0 +1,207 @@
+// Package svctest builds a service binary of this repository once per test
+// process and runs it as a subprocess, so tests exercise the real binary
+// (configuration, migrations, middleware) over real HTTP, and can kill -9 it.
+package svctest
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildMu sync.Mutex
+	built   = map[string]string{} // package path → binary
+)
+
+// Binary builds ./<pkg> (for example "services/writer/cmd/writer") once per
+// test process and returns the binary's path.
+func Binary(t testing.TB, pkg string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if b, ok := built[pkg]; ok {
+		return b
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	dir, err := os.MkdirTemp("", "assay-svctest-")
+	if err != nil {
+		t.Fatalf("svctest: %v", err)
+	}
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, "./"+pkg)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("svctest: go build %s: %v\n%s", pkg, err, out)
+	}
+	built[pkg] = bin
+	return bin
+}
+
+// FreeAddr returns a loopback address that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Options describe one service process.
+type Options struct {
+	// Pkg is the main package, relative to the repository root.
+	Pkg string
+	// AddrVar is the variable that sets the listen address (WRITER_ADDR);
+	// Start picks a free port for it.
+	AddrVar string
+	// Env are more "K=V" variables; PATH is always passed on.
+	Env []string
+	// NoWait skips waiting for /ready (a test that starts the service while
+	// a dependency is down on purpose).
+	NoWait bool
+	// ReadyTimeout bounds the wait for /ready (default 60 s).
+	ReadyTimeout time.Duration
+}
+
+// Service is a running service process.
+type Service struct {
+	t    testing.TB
+	opts Options
+	env  []string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited (Wait returned)
+	log  *syncBuffer
+	// Addr is host:port of the service's HTTP listener; URL is http://Addr.
+	Addr string
+	URL  string
+}
+
+// Start runs the service and waits until its /ready answers 200 (unless
+// NoWait). It is stopped when the test ends.
+func Start(t testing.TB, o Options) *Service {
+	t.Helper()
+	addr := FreeAddr(t)
+	s := &Service{t: t, opts: o, Addr: addr, URL: "http://" + addr,
+		env: append([]string{o.AddrVar + "=" + addr, "PATH=" + os.Getenv("PATH")}, o.Env...)}
+	s.Restart()
+	t.Cleanup(s.Stop)
+	if !o.NoWait {
+		s.WaitReady()
+	}
+	return s
+}
+
+// Restart starts the process again (after Kill or Stop); it does not wait.
+func (s *Service) Restart() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = &syncBuffer{}
+	cmd := exec.Command(Binary(s.t, s.opts.Pkg))
+	cmd.Env = s.env
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("svctest: start %s: %v", s.opts.Pkg, err)
+	}
+	s.cmd = cmd
+	// One goroutine owns Wait, so readiness polling can see an early exit.
+	s.done = make(chan struct{})
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(s.done)
+}
+
+// WaitReady polls /ready until 200; it fails the test if the process exits
+// first or the timeout passes, showing the process's log.
+func (s *Service) WaitReady() {
+	s.t.Helper()
+	timeout := s.opts.ReadyTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	s.mu.Lock()
+	exited := s.done
+	s.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for time.Now().Before(deadline) {
+		if res, err := client.Get(s.URL + "/ready"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-exited:
+			s.t.Fatalf("svctest: %s exited before it was ready:\n%s", s.opts.Pkg, s.Log())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	s.t.Fatalf("svctest: %s not ready after %s:\n%s", s.opts.Pkg, timeout, s.Log())
+}
+
+// Kill sends SIGKILL: no flush, no ack, no goodbye.
+func (s *Service) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGKILL)
+		<-s.done
+		s.cmd = nil
+	}
+}
+
+// Stop sends SIGTERM and waits for the drain; the log is shown on failure.
+func (s *Service) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd = nil
+	if s.t.Failed() {
+		s.t.Logf("%s log:\n%s", s.opts.Pkg, s.log.String())
+	}
+}
+
+// Log returns what the current process wrote.
+func (s *Service) Log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+// syncBuffer is written by exec's copying goroutines and read by Log.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
