@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
 )
 
@@ -352,4 +355,47 @@ func TestSeedingFailureCreatesNothing(t *testing.T) {
 	body["options"] = map[string]any{"seed_defaults": false}
 	r = s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey, body)
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
+}
+
+// TestProvisioningSeedsTheRegistry provisions an account against the real
+// registry binary and reads the seeded defaults back from it.
+func TestProvisioningSeedsTheRegistry(t *testing.T) {
+	reg := svctest.Start(t, svctest.Options{
+		Pkg:     "services/registry/cmd/registry",
+		AddrVar: "REGISTRY_ADDR",
+		Env:     []string{"REGISTRY_INTERNAL_TOKEN=" + internalToken, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t), "REGISTRY_LOG_LEVEL=warn"},
+	})
+	s := startStackSeeding(t, pgtest.NewURL(t), seeder.New(reg.URL, internalToken, 10*time.Second))
+	r := s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey,
+		map[string]any{"accounts": map[string]any{"a": map[string]any{"user": map[string]any{"email": "seeded@example.com"}}}})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	var out struct {
+		Accounts map[string]struct {
+			Projects map[string]struct{ ID uuid.UUID } `json:"projects"`
+		} `json:"accounts"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &out))
+	project := out.Accounts["a"].Projects["prj"].ID
+
+	slugs := func(path, key string) []string {
+		req, err := http.NewRequest("POST", reg.URL+path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		scope.Set(req.Header, internalToken, scope.Scope{ProjectID: project})
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var body map[string]json.RawMessage
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
+		var items []struct{ Slug string }
+		require.NoError(t, json.Unmarshal(body[key], &items))
+		var got []string
+		for _, it := range items {
+			got = append(got, it.Slug)
+		}
+		sort.Strings(got)
+		return got
+	}
+	assert.Equal(t, []string{"development", "production", "staging"}, slugs("/simple/environments/query", "environments"))
+	assert.Equal(t, []string{"contains-json", "exact-match", "quality-rating"}, slugs("/simple/evaluators/query", "evaluators"))
 }

@@ -118,6 +118,30 @@ func TestSavedQueryRefs(t *testing.T) {
 	})
 }
 
+// TestRegistryRunsSavedQueriesHere is the other direction: the registry's
+// query retrieve with include_trace_ids and include_traces calls this
+// service (its REGISTRY_TRACING_URL is the stack) and answers what was
+// ingested.
+func TestRegistryRunsSavedQueriesHere(t *testing.T) {
+	s := newStack(t)
+	reg := startRegistry(t, s)
+	seed(t, s)
+	s.saveQuery(t, reg, "llm-only", map[string]any{"filtering": map[string]any{"conditions": []any{
+		map[string]any{"field": "span_name", "value": "llm"}}}})
+
+	plain := s.registryPost(t, reg, "/queries/revisions/retrieve", map[string]any{"query_ref": map[string]any{"slug": "llm-only"}})
+	data := plain["query_revision"].(map[string]any)["data"].(map[string]any)
+	assert.NotContains(t, data, "trace_ids", "the include flags are opt-in")
+
+	got := s.registryPost(t, reg, "/queries/revisions/retrieve", map[string]any{"query_ref": map[string]any{"slug": "llm-only"},
+		"include_trace_ids": true, "include_traces": true})
+	data = got["query_revision"].(map[string]any)["data"].(map[string]any)
+	assert.Equal(t, []any{tidA}, data["trace_ids"])
+	traces := data["traces"].([]any)
+	require.Len(t, traces, 1)
+	assert.Equal(t, tidA, traces[0].(map[string]any)["trace_id"])
+}
+
 func TestSavedQueryWithoutRegistryIs503(t *testing.T) {
 	s := newStack(t, func(o *options) { o.noWriter = true })
 	s.handler.SavedQueries = registryclient.New("http://127.0.0.1:1", token, time.Second)
