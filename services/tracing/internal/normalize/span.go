@@ -8,7 +8,6 @@ package normalize
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -401,7 +400,7 @@ func randomHex(n int) string {
 
 // Proto is s as it travels to the writer.
 func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
-	attrs, _ := json.Marshal(s.Attributes)
+	attrs, _ := marshalJSON(s.Attributes)
 	keys, values := Flatten(s.Attributes)
 	p := &spanspb.Span{
 		TraceId: s.TraceID, SpanId: s.SpanID, ParentId: s.ParentID,
@@ -413,13 +412,13 @@ func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
 		LinksSet: s.LinksSet, CreatedUnixMicro: created.UnixMicro(), CreatedById: createdBy,
 	}
 	for _, e := range s.Events {
-		a, _ := json.Marshal(e.Attributes)
+		a, _ := marshalJSON(e.Attributes)
 		p.Events = append(p.Events, &spanspb.Event{Name: e.Name, TimeUnixMicro: e.Time.UnixMicro(), AttributesJson: a})
 	}
 	for _, l := range s.Links {
 		var a []byte
 		if len(l.Attributes) > 0 {
-			a, _ = json.Marshal(l.Attributes)
+			a, _ = marshalJSON(l.Attributes)
 		}
 		p.Links = append(p.Links, &spanspb.Link{TraceId: l.TraceID, SpanId: l.SpanID, Key: l.Key, AttributesJson: a})
 	}
