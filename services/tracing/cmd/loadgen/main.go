@@ -27,9 +27,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
 )
 
 func main() {
@@ -233,20 +236,26 @@ func pct(d []time.Duration, p int) time.Duration {
 	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
 }
 
-// rawInsert writes rows shaped like ours straight into ClickHouse with the
-// same insert path the writer uses, 50k rows per insert: the ceiling.
+// rawInsert writes the very rows the pipeline stores (a loadgen request
+// normalised as tracing does) straight into ClickHouse with the writer's
+// insert path, 50k rows per insert: the ceiling.
 func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 	project := uuid.NewString()
-	attrs := []byte(`{"ag":{"data":{"inputs":"` + pad + `"},"type":{"span":"chat","trace":"invocation"}}}`)
+	td, err := ingest.DecodeOTLP(request(1, 1), false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	spans, _ := (&normalize.Normalizer{}).Batch(ingest.RawSpans(td))
+	proto := spans[0].Proto(time.Now(), "")
 	start := time.Now()
 	done := 0
 	for done < rows {
 		n := min(50000, rows-done)
 		b := &spanspb.SpanBatch{ProjectId: project, ReceivedUnixNano: time.Now().UnixNano()}
 		for i := 0; i < n; i++ {
-			b.Spans = append(b.Spans, &spanspb.Span{TraceId: fmt.Sprintf("%032x", done+i), SpanId: "0000000000000001", SpanName: "llm.call",
-				StartUnixMicro: time.Now().UnixMicro(), AttributesJson: attrs,
-				AttrKeys: []string{"ag.data.inputs", "ag.type.span", "ag.type.trace"}, AttrValues: []string{pad, "chat", "invocation"}})
+			s := gproto.Clone(proto).(*spanspb.Span)
+			s.TraceId, s.SpanId = fmt.Sprintf("%032x", done+i), "0000000000000001"
+			b.Spans = append(b.Spans, s)
 		}
 		if _, err := chspans.Insert(ctx, ch, []*spanspb.SpanBatch{b}, func(string, time.Time) time.Time { return time.Now().Add(48 * time.Hour) }); err != nil {
 			fmt.Fprintln(os.Stderr, "raw insert:", err)
@@ -254,5 +263,6 @@ func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 		}
 		done += n
 	}
-	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows, 50k per insert)\n", float64(rows)/time.Since(start).Seconds(), rows)
+	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows of %d bytes of attributes, 50k per insert)\n",
+		float64(rows)/time.Since(start).Seconds(), rows, len(proto.AttributesJson))
 }
