@@ -117,3 +117,98 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// encodeAttributes is marshalJSON(m) and Flatten(m) in one walk: the list
+// leaves' text is their JSON, which is already in the buffer.
+func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err error) {
+	e := flatEncoder{buf: make([]byte, 0, 1024)}
+	if err := e.value("", m); err != nil {
+		return nil, nil, nil, err
+	}
+	return e.buf, e.keys, e.values, nil
+}
+
+type flatEncoder struct {
+	buf          []byte
+	keys, values []string
+}
+
+func (e *flatEncoder) leaf(key, text string) {
+	e.keys, e.values = append(e.keys, key), append(e.values, text)
+}
+
+func (e *flatEncoder) value(prefix string, v any) error {
+	var err error
+	switch t := v.(type) {
+	case map[string]any:
+		if t == nil {
+			e.buf = append(e.buf, "null"...)
+			return nil
+		}
+		var stack [32]string
+		names := stack[:0]
+		for k := range t {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		e.buf = append(e.buf, '{')
+		for i, k := range names {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if e.buf, err = appendJSONString(e.buf, k); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, ':')
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if err := e.value(p, t[k]); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, '}')
+	case []any:
+		start, idx := len(e.buf), len(e.keys)
+		e.leaf(prefix, "")
+		if t == nil {
+			e.buf = append(e.buf, "null"...)
+		} else {
+			e.buf = append(e.buf, '[')
+			for i, el := range t {
+				if i > 0 {
+					e.buf = append(e.buf, ',')
+				}
+				if err := e.value(prefix+"."+strconv.Itoa(i), el); err != nil {
+					return err
+				}
+			}
+			e.buf = append(e.buf, ']')
+		}
+		e.values[idx] = string(e.buf[start:])
+	case string:
+		if e.buf, err = appendJSONString(e.buf, t); err != nil {
+			return err
+		}
+		e.leaf(prefix, t)
+	case float64:
+		if e.buf, err = appendJSONFloat(e.buf, t); err != nil {
+			return err
+		}
+		e.leaf(prefix, strconv.FormatFloat(t, 'f', -1, 64))
+	case bool:
+		e.buf = strconv.AppendBool(e.buf, t)
+		e.leaf(prefix, strconv.FormatBool(t))
+	case nil:
+		e.buf = append(e.buf, "null"...)
+		e.leaf(prefix, "null")
+	default:
+		start := len(e.buf)
+		if e.buf, err = appendJSON(e.buf, v); err != nil {
+			return err
+		}
+		e.leaf(prefix, string(e.buf[start:]))
+	}
+	return nil
+}

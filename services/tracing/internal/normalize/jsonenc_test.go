@@ -3,6 +3,7 @@ package normalize
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -38,5 +39,38 @@ func FuzzMarshalJSON(f *testing.F) {
 		if string(got) != string(want) {
 			t.Fatalf("got %s want %s", got, want)
 		}
+	})
+}
+
+func checkEncodeAttributes(t *testing.T, m map[string]any) {
+	t.Helper()
+	want, werr := json.Marshal(m)
+	wk, wv := Flatten(m)
+	got, gk, gv, gerr := encodeAttributes(m)
+	if werr != nil || gerr != nil {
+		if (werr != nil) != (gerr != nil) {
+			t.Fatalf("%v: errors differ: %v / %v", m, werr, gerr)
+		}
+		return
+	}
+	if string(got) != string(want) || !slices.Equal(gk, wk) || !slices.Equal(gv, wv) {
+		t.Fatalf("%v:\n got %s %q %q\nwant %s %q %q", m, got, gk, gv, want, wk, wv)
+	}
+}
+
+func TestEncodeAttributesIsMarshalAndFlatten(t *testing.T) {
+	checkEncodeAttributes(t, map[string]any{})
+	checkEncodeAttributes(t, map[string]any{"ag": map[string]any{"data": map[string]any{"inputs": []any{map[string]any{"role": "user", "n": 1e22}, "x", nil, []any{true}}},
+		"metrics": map[string]any{"tokens": 12.5, "empty": map[string]any{}, "list": []any{}}}, "k<": "v&", "int": int64(3), "nil": nil})
+}
+
+func FuzzEncodeAttributes(f *testing.F) {
+	f.Add(`{"a":[1,2.5,"x<y",{"b":[null]}],"b":{"c":null,"d":true,"e":1e-9},"":{"":1}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var m map[string]any
+		if json.Unmarshal([]byte(s), &m) != nil {
+			return
+		}
+		checkEncodeAttributes(t, m)
 	})
 }

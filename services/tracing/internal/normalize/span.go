@@ -400,8 +400,12 @@ func randomHex(n int) string {
 
 // Proto is s as it travels to the writer.
 func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
-	attrs, _ := marshalJSON(s.Attributes)
-	keys, values := Flatten(s.Attributes)
+	attrs, keys, values, err := encodeAttributes(s.Attributes)
+	if err != nil {
+		// What encoding/json refuses (NaN) was stored as no attributes.
+		attrs = nil
+		keys, values = Flatten(s.Attributes)
+	}
 	p := &spanspb.Span{
 		TraceId: s.TraceID, SpanId: s.SpanID, ParentId: s.ParentID,
 		TraceType: s.TraceType, SpanType: s.SpanType, SpanKind: s.SpanKind, SpanName: s.SpanName,
