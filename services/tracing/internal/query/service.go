@@ -112,7 +112,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		return Result{}, err
 	}
 	if ids, ok := traceIDFastPath(req.Filter); ok {
-		rows, err := s.store.spans(ctx, project, inList("trace_id", ids), anys(ids), "ORDER BY trace_id, start_us LIMIT "+fmt.Sprint(s.maxSpans))
+		rows, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "trace_id, start_us", s.maxSpans)
 		if err != nil {
 			return Result{}, err
 		}
@@ -169,7 +169,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		if len(ids) == 0 {
 			return Result{}, nil
 		}
-		rows, err := s.store.spans(ctx, project, inList("trace_id", ids), anys(ids), "ORDER BY start_us, span_id")
+		rows, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "start_us, span_id", 0)
 		if err != nil {
 			return Result{}, err
 		}
@@ -308,7 +308,7 @@ func traceIDFastPath(raw json.RawMessage) ([]string, bool) {
 
 // Traces returns the spans of the given traces.
 func (s *Service) Traces(ctx context.Context, project string, ids []string) ([]Parsed, error) {
-	rows, err := s.store.spans(ctx, project, inList("trace_id", ids), anys(ids), "ORDER BY trace_id, start_us, span_id")
+	rows, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "trace_id, start_us, span_id", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func (s *Service) Spans(ctx context.Context, project string, traceIDs, spanIDs [
 		where += " AND " + inList("span_id", spanIDs)
 		args = append(args, anys(spanIDs)...)
 	}
-	rows, err := s.store.spans(ctx, project, where, args, "ORDER BY start_us, span_id LIMIT "+fmt.Sprint(s.maxSpans))
+	rows, err := s.store.spansByKey(ctx, project, where, args, "start_us, span_id", s.maxSpans)
 	if err != nil {
 		return nil, err
 	}
