@@ -8,7 +8,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +47,14 @@ func main() {
 	batch := flag.Int("batch", 500, "spans per request")
 	workers := flag.Int("workers", 4, "concurrent senders")
 	raw := flag.Int("raw", 0, "also measure raw ClickHouse inserts of this many rows (50k per insert)")
+	queries := flag.String("queries", "", "instead of a load: time trace-by-id and one-day span queries through the API for this project (filled by scripts/bench/query.sh)")
+	repeat := flag.Int("repeat", 50, "queries of each kind with -queries")
+	traces := flag.Int("traces", 1000000, "traces stored, with -queries")
 	flag.Parse()
+	if *queries != "" {
+		timeQueries(*url, *token, *queries, *repeat, *traces)
+		return
+	}
 
 	project := uuid.New()
 	ctx := context.Background()
@@ -265,4 +275,58 @@ func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 	}
 	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows of %d bytes of attributes, 50k per insert)\n",
 		float64(rows)/time.Since(start).Seconds(), rows, len(proto.AttributesJson))
+}
+
+// timeQueries measures, through the API, GET /traces/{id} of random traces
+// and a filtered one-day POST /spans/query over random days of the last 30,
+// on the data scripts/bench/query.sh generated (trace t is md5(t), 10 spans
+// each, spread over 30 days).
+func timeQueries(url, token, project string, n, traces int) {
+	client := &http.Client{}
+	do := func(method, path string, body []byte) (time.Duration, int, []byte) {
+		req, _ := http.NewRequest(method, url+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Assay-Internal-Token", token)
+		req.Header.Set("X-Assay-Project-Id", project)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return time.Since(start), resp.StatusCode, out
+	}
+	var count struct {
+		Count int `json:"count"`
+	}
+	var byID, spans []time.Duration
+	for i := 0; i < n; i++ {
+		t := (i*7919 + 13) % traces
+		d, code, out := do("GET", "/api/traces/"+md5hex(t), nil)
+		_ = json.Unmarshal(out, &count)
+		if code != 200 || count.Count != 1 {
+			log.Fatalf("trace %d: %d %s", t, code, out[:min(len(out), 300)])
+		}
+		byID = append(byID, d)
+	}
+	for i := 0; i < n; i++ {
+		day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1-i%28)
+		body := fmt.Sprintf(`{"windowing":{"oldest":%q,"newest":%q,"limit":100},`+
+			`"filtering":{"operator":"and","conditions":[{"field":"span_type","value":"chat"},{"field":"attributes","key":"ag.meta.request.model","value":"gpt-4o-mini"}]}}`,
+			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
+		d, code, out := do("POST", "/api/spans/query", []byte(body))
+		_ = json.Unmarshal(out, &count)
+		if code != 200 || count.Count == 0 {
+			log.Fatalf("span query: %d %s", code, out[:min(len(out), 300)])
+		}
+		spans = append(spans, d)
+	}
+	fmt.Printf("trace by id (GET /traces/{id}, 10 spans): p50 %s p99 %s max %s (n=%d)\n", pct(byID, 50), pct(byID, 99), pct(byID, 100), n)
+	fmt.Printf("one-day filtered span query (POST /spans/query, limit 100): p50 %s p99 %s max %s (n=%d)\n", pct(spans, 50), pct(spans, 99), pct(spans, 100), n)
+}
+
+func md5hex(t int) string {
+	sum := md5.Sum([]byte(strconv.Itoa(t)))
+	return hex.EncodeToString(sum[:])
 }
