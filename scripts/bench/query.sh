@@ -40,7 +40,7 @@ pids+=($!)
 sleep 1
 TRACING_NATS_URL=nats://127.0.0.1:$nats_port TRACING_CLICKHOUSE_URL=$ch_url TRACING_ADDR=127.0.0.1:$api_port \
   TRACING_INTERNAL_TOKEN=bench-token TRACING_OTLP_HTTP_ADDR= TRACING_OTLP_GRPC_ADDR= TRACING_LOG_LEVEL=warn \
-  "$work/tracing" >"$work/tracing.log" 2>&1 &
+  TRACING_QUERY_TIMEOUT=120s "$work/tracing" >"$work/tracing.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$api_port/ready" >/dev/null && break; sleep 0.2; done
 
