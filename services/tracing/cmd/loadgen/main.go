@@ -8,6 +8,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,9 +30,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
 )
 
 func main() {
@@ -40,7 +47,14 @@ func main() {
 	batch := flag.Int("batch", 500, "spans per request")
 	workers := flag.Int("workers", 4, "concurrent senders")
 	raw := flag.Int("raw", 0, "also measure raw ClickHouse inserts of this many rows (50k per insert)")
+	queries := flag.String("queries", "", "instead of a load: time trace-by-id and one-day span queries through the API for this project (filled by scripts/bench/query.sh)")
+	repeat := flag.Int("repeat", 50, "queries of each kind with -queries")
+	traces := flag.Int("traces", 1000000, "traces stored, with -queries")
 	flag.Parse()
+	if *queries != "" {
+		timeQueries(*url, *token, *queries, *repeat, *traces)
+		return
+	}
 
 	project := uuid.New()
 	ctx := context.Background()
@@ -53,12 +67,14 @@ func main() {
 		log.Fatal(err)
 	}
 
-	var sent, accepted atomic.Int64
+	var sent, accepted, rejected atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
 	var fresh []time.Duration
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	post := func(body []byte) (time.Duration, bool) {
+	// post answers the latency and the spans the server accepted: an OTLP
+	// partial success names the spans it dropped.
+	post := func(body []byte, n int) (time.Duration, int) {
 		req, _ := http.NewRequest("POST", *url+"/api/otlp/v1/traces", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/x-protobuf")
 		req.Header.Set("X-Assay-Internal-Token", *token)
@@ -66,11 +82,22 @@ func main() {
 		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
-			return 0, false
+			return 0, 0
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		out, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return time.Since(start), resp.StatusCode == 200
+		d := time.Since(start)
+		if resp.StatusCode != 200 {
+			return d, 0
+		}
+		er := ptraceotlp.NewExportResponse()
+		if err := er.UnmarshalProto(out); err == nil {
+			if r := int(er.PartialSuccess().RejectedSpans()); r > 0 {
+				rejected.Add(int64(r))
+				n -= r
+			}
+		}
+		return d, n
 	}
 
 	deadline := time.Now().Add(*dur)
@@ -94,10 +121,10 @@ func main() {
 					next = next.Add(time.Duration(float64(time.Second) / perWorker))
 				}
 				body := request(seq.Add(1), *batch)
-				d, ok := post(body)
+				d, n := post(body, *batch)
 				sent.Add(int64(*batch))
-				if ok {
-					accepted.Add(int64(*batch))
+				if n > 0 {
+					accepted.Add(int64(n))
 					mu.Lock()
 					lat = append(lat, d)
 					mu.Unlock()
@@ -110,7 +137,7 @@ func main() {
 	for time.Now().Before(deadline) {
 		id := seq.Add(1)
 		body := request(id, 1)
-		if _, ok := post(body); ok {
+		if _, n := post(body, 1); n == 1 {
 			accepted.Add(1)
 			sent.Add(1)
 			t0 := time.Now()
@@ -144,7 +171,11 @@ func main() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	total := time.Since(start)
-	fmt.Printf("spans sent %d, accepted %d, stored %d\n", sent.Load(), want, stored)
+	// count() also counts a redelivered batch twice: check the distinct ids.
+	var distinct uint64
+	_ = ch.QueryRow(ctx, "SELECT uniqExact(trace_id, span_id) FROM spans WHERE project_id = ?", project.String()).Scan(&distinct)
+	fmt.Printf("distinct spans stored %d (missing %d)\n", distinct, int64(want)-int64(distinct))
+	fmt.Printf("spans sent %d, accepted %d (rejected by partial success %d), stored %d\n", sent.Load(), want, rejected.Load(), stored)
 	fmt.Printf("ingest: %.0f spans/s offered over %.1fs\n", float64(want)/sendTime.Seconds(), sendTime.Seconds())
 	fmt.Printf("end-to-end: %.0f spans/s (accepted → all visible in ClickHouse after %.1fs)\n", float64(stored)/total.Seconds(), total.Seconds())
 	fmt.Printf("ingest latency (request of %d spans): p50 %s p99 %s (n=%d)\n", *batch, pct(lat, 50), pct(lat, 99), len(lat))
@@ -167,7 +198,12 @@ func request(id int64, n int) []byte {
 	for i := 0; i < n; i++ {
 		sp := ss.Spans().AppendEmpty()
 		sp.SetTraceID(tid)
-		sp.SetSpanID(pcommon.SpanID{0, 0, 0, 0, byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i) + 1})
+		// i+1, never 0: an all-zero span id is invalid and dropped by the
+		// server (byte(i)+1 wrapped to 0 for i = 255, the "lost" spans of
+		// the first load runs).
+		var sid pcommon.SpanID
+		binary.BigEndian.PutUint64(sid[:], uint64(i)+1)
+		sp.SetSpanID(sid)
 		if i > 0 {
 			sp.SetParentSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, 1})
 		}
@@ -210,20 +246,26 @@ func pct(d []time.Duration, p int) time.Duration {
 	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
 }
 
-// rawInsert writes rows shaped like ours straight into ClickHouse with the
-// same insert path the writer uses, 50k rows per insert: the ceiling.
+// rawInsert writes the very rows the pipeline stores (a loadgen request
+// normalised as tracing does) straight into ClickHouse with the writer's
+// insert path, 50k rows per insert: the ceiling.
 func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 	project := uuid.NewString()
-	attrs := []byte(`{"ag":{"data":{"inputs":"` + pad + `"},"type":{"span":"chat","trace":"invocation"}}}`)
+	td, err := ingest.DecodeOTLP(request(1, 1), false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	spans, _ := (&normalize.Normalizer{}).Batch(ingest.RawSpans(td))
+	proto := spans[0].Proto(time.Now(), "")
 	start := time.Now()
 	done := 0
 	for done < rows {
 		n := min(50000, rows-done)
 		b := &spanspb.SpanBatch{ProjectId: project, ReceivedUnixNano: time.Now().UnixNano()}
 		for i := 0; i < n; i++ {
-			b.Spans = append(b.Spans, &spanspb.Span{TraceId: fmt.Sprintf("%032x", done+i), SpanId: "0000000000000001", SpanName: "llm.call",
-				StartUnixMicro: time.Now().UnixMicro(), AttributesJson: attrs,
-				AttrKeys: []string{"ag.data.inputs", "ag.type.span", "ag.type.trace"}, AttrValues: []string{pad, "chat", "invocation"}})
+			s := gproto.Clone(proto).(*spanspb.Span)
+			s.TraceId, s.SpanId = fmt.Sprintf("%032x", done+i), "0000000000000001"
+			b.Spans = append(b.Spans, s)
 		}
 		if _, err := chspans.Insert(ctx, ch, []*spanspb.SpanBatch{b}, func(string, time.Time) time.Time { return time.Now().Add(48 * time.Hour) }); err != nil {
 			fmt.Fprintln(os.Stderr, "raw insert:", err)
@@ -231,5 +273,61 @@ func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 		}
 		done += n
 	}
-	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows, 50k per insert)\n", float64(rows)/time.Since(start).Seconds(), rows)
+	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows of %d bytes of attributes, 50k per insert)\n",
+		float64(rows)/time.Since(start).Seconds(), rows, len(proto.AttributesJson))
+}
+
+// timeQueries measures, through the API, GET /traces/{id} of random traces
+// and a filtered one-day POST /spans/query over random days of the last 30,
+// on the data scripts/bench/query.sh generated (trace t is md5(t), 10 spans
+// each, spread over 30 days).
+func timeQueries(url, token, project string, n, traces int) {
+	client := &http.Client{}
+	do := func(method, path string, body []byte) (time.Duration, int, []byte) {
+		req, _ := http.NewRequest(method, url+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Assay-Internal-Token", token)
+		req.Header.Set("X-Assay-Project-Id", project)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return time.Since(start), resp.StatusCode, out
+	}
+	var count struct {
+		Count int `json:"count"`
+	}
+	var byID, spans []time.Duration
+	for i := 0; i < n; i++ {
+		t := (i*7919 + 13) % traces
+		d, code, out := do("GET", "/api/traces/"+md5hex(t), nil)
+		_ = json.Unmarshal(out, &count)
+		if code != 200 || count.Count != 1 {
+			log.Fatalf("trace %d: %d %s", t, code, out[:min(len(out), 300)])
+		}
+		byID = append(byID, d)
+	}
+	for i := 0; i < n; i++ {
+		day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1-i%28)
+		body := fmt.Sprintf(`{"windowing":{"oldest":%q,"newest":%q,"limit":100},`+
+			`"filtering":{"operator":"and","conditions":[{"field":"span_type","value":"chat"},{"field":"attributes","key":"ag.meta.request.model","value":"gpt-4o-mini"}]}}`,
+			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
+		d, code, out := do("POST", "/api/spans/query", []byte(body))
+		_ = json.Unmarshal(out, &count)
+		if code != 200 || count.Count == 0 {
+			fmt.Printf("span query failed after %s: %d %s\n", d.Round(time.Millisecond), code, out[:min(len(out), 300)])
+			continue
+		}
+		spans = append(spans, d)
+	}
+	fmt.Printf("trace by id (GET /traces/{id}, 10 spans): p50 %s p99 %s max %s (n=%d)\n", pct(byID, 50), pct(byID, 99), pct(byID, 100), n)
+	fmt.Printf("one-day filtered span query (POST /spans/query, limit 100): p50 %s p99 %s max %s (n=%d ok of %d)\n", pct(spans, 50), pct(spans, 99), pct(spans, 100), len(spans), n)
+}
+
+func md5hex(t int) string {
+	sum := md5.Sum([]byte(strconv.Itoa(t)))
+	return hex.EncodeToString(sum[:])
 }

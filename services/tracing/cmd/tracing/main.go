@@ -30,6 +30,7 @@ import (
 // Config is the tracing service's configuration, read from TRACING_* variables.
 type Config struct {
 	Addr            string        `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
+	PprofAddr       string        `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
 	InternalToken   string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
 	ModelPrices     string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
 	QueryTimeout    time.Duration `split_words:"true" default:"15s" desc:"longest a span or trace query may run"`
@@ -68,6 +69,7 @@ func main() {
 
 func run(ctx context.Context, cfg Config) error {
 	log := logx.New(cfg.Log).With("service", "tracing")
+	app.Pprof(cfg.PprofAddr, log)
 	prices, err := normalize.LoadPrices(cfg.ModelPrices)
 	if err != nil {
 		return err

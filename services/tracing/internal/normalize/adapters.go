@@ -76,6 +76,11 @@ var legacyRefs = map[string]string{
 	"variant.version": "application_revision.version", "environment.version": "environment_revision.version",
 }
 
+var metricRenames = []struct{ from, to string }{
+	{"metrics.acc.costs.", "metrics.costs.cumulative."}, {"metrics.unit.costs.", "metrics.costs.incremental."},
+	{"metrics.acc.tokens.", "metrics.tokens.cumulative."}, {"metrics.unit.tokens.", "metrics.tokens.incremental."},
+}
+
 func translatePath(p string) string {
 	switch {
 	case p == "type.node":
@@ -89,30 +94,91 @@ func translatePath(p string) string {
 		}
 		return "references." + r
 	}
-	for from, to := range map[string]string{
-		"metrics.acc.costs.": "metrics.costs.cumulative.", "metrics.unit.costs.": "metrics.costs.incremental.",
-		"metrics.acc.tokens.": "metrics.tokens.cumulative.", "metrics.unit.tokens.": "metrics.tokens.incremental.",
-	} {
-		if strings.HasPrefix(p, from) {
-			return to + p[len(from):]
+	for _, r := range metricRenames {
+		if strings.HasPrefix(p, r.from) {
+			return r.to + p[len(r.from):]
 		}
 	}
 	return p
 }
 
+// exactTable is a mapExact table with its keys sorted once.
+type exactTable struct {
+	keys []string
+	to   map[string]string
+}
+
+func newExactTable(m map[string]string) *exactTable {
+	return &exactTable{keys: sortedKeys(m), to: m}
+}
+
 // mapExact copies raw[k] to ag[table[k]] for every key present.
-func mapExact(raw, ag map[string]any, table map[string]string) bool {
+func mapExact(raw, ag map[string]any, table *exactTable) bool {
 	hit := false
 	// Sorted, so that two raw keys mapping to one path resolve the same way
 	// every time.
-	for _, from := range sortedKeys(table) {
+	for _, from := range table.keys {
 		if v, ok := raw[from]; ok {
-			ag[table[from]] = v
+			ag[table.to[from]] = v
 			hit = true
 		}
 	}
 	return hit
 }
+
+var openLLMetryExact = newExactTable(map[string]string{
+	"llm.headers": "meta.request.headers", "llm.request.type": "type.node",
+	"llm.top_k": "meta.request.top_k", "db.vector.query.top_k": "meta.request.top_k", "pinecone.query.top_k": "meta.request.top_k",
+	"llm.is_streaming": "meta.request.streaming", "llm.usage.total_tokens": "metrics.unit.tokens.total",
+	"gen_ai.openai.api_base": "meta.request.base_url", "db.system": "meta.system",
+})
+var openInferenceExact = newExactTable(map[string]string{
+	"input.value": "data.inputs", "output.value": "data.outputs",
+	"input.mime_type": "meta.input.mime_type", "output.mime_type": "meta.output.mime_type",
+	"llm.model_name": "meta.response.model", "llm.invocation_parameters": "meta.request",
+	"llm.provider": "meta.provider", "llm.system": "meta.system", "llm.function_call": "data.outputs.function_call",
+	"embedding.model_name": "meta.request.model", "embedding.text": "data.inputs.embedding.text",
+	"embedding.vector": "data.outputs.embedding.vector",
+	"session.id":       "session.id", "user.id": "user.id", "tag.tags": "meta.tags", "metadata": "meta.metadata",
+	"image.url": "data.multimedia.image.url", "audio.url": "data.multimedia.audio.url",
+	"audio.transcript": "data.multimedia.audio.transcript", "audio.mime_type": "meta.multimedia.audio.mime_type",
+	"tool_call.function.arguments": "data.inputs.tool_call.function.arguments",
+})
+var genAIExact = newExactTable(map[string]string{
+	"gen_ai.request.model": "meta.request.model", "gen_ai.response.model": "meta.response.model",
+	"gen_ai.system": "meta.system", "gen_ai.provider.name": "meta.provider.name",
+	"gen_ai.conversation.id": "session.id", "gen_ai.output.type": "meta.output.type",
+	"gen_ai.request.max_tokens": "meta.request.max_tokens", "gen_ai.request.temperature": "meta.request.temperature",
+	"gen_ai.request.presence_penalty": "meta.request.presence_penalty", "gen_ai.request.stop_sequences": "meta.request.stop_sequences",
+	"gen_ai.request.top_p": "meta.request.top_p", "gen_ai.request.top_k": "meta.request.top_k",
+	"gen_ai.request.base_url": "meta.request.base_url", "gen_ai.request.endpoint": "meta.request.endpoint",
+	"gen_ai.request.headers": "meta.request.headers", "gen_ai.request.streaming": "meta.request.streaming",
+	"gen_ai.request.type": "type.node", "gen_ai.response.finish_reasons": "meta.response.finish_reasons",
+	"gen_ai.usage.input_tokens": "metrics.unit.tokens.prompt", "gen_ai.usage.prompt_tokens": "metrics.unit.tokens.prompt",
+	"gen_ai.usage.output_tokens": "metrics.unit.tokens.completion", "gen_ai.usage.completion_tokens": "metrics.unit.tokens.completion",
+	"gen_ai.usage.total_tokens": "metrics.unit.tokens.total", "gen_ai.usage.cache_read.input_tokens": "metrics.unit.tokens.cache_read",
+	"gen_ai.usage.cache_creation.input_tokens": "metrics.unit.tokens.cache_creation",
+	"gen_ai.tool.name":                         "meta.tool.name", "gen_ai.tool.call.id": "meta.tool.call.id",
+	"gen_ai.tool.call.arguments": "meta.tool.call.arguments", "gen_ai.tool.call.result": "meta.tool.call.result",
+	"tool_arguments": "meta.tool_arguments", "tool_response": "meta.tool_response", "agent_name": "meta.agent_name",
+	"model_name": "meta.model_name", "final_result": "meta.final_result",
+	"gen_ai.system_instructions": "meta.system_instructions",
+	"gen_ai.agent.id":            "agent.id", "gen_ai.agent.description": "meta.agent.description",
+})
+var vercelAIExact = newExactTable(map[string]string{
+	"ai.model.id": "meta.request.model", "ai.model.provider": "meta.system",
+	"ai.response.model": "meta.response.model", "ai.response.id": "meta.response.id", "ai.response.timestamp": "meta.response.timestamp",
+	"ai.settings.temperature": "meta.request.temperature", "ai.settings.topP": "meta.request.top_p", "ai.settings.topK": "meta.request.top_k",
+	"ai.settings.maxOutputTokens": "meta.request.max_tokens", "ai.settings.frequencyPenalty": "meta.request.frequency_penalty",
+	"ai.settings.presencePenalty": "meta.request.presence_penalty", "ai.settings.stopSequences": "meta.request.stop_sequences",
+	"ai.settings.seed": "meta.request.seed", "ai.settings.maxRetries": "meta.request.max_retries",
+	"ai.usage.promptTokens": "metrics.unit.tokens.prompt", "ai.usage.inputTokens": "metrics.unit.tokens.prompt",
+	"ai.usage.completionTokens": "metrics.unit.tokens.completion", "ai.usage.outputTokens": "metrics.unit.tokens.completion",
+	"ai.usage.totalTokens": "metrics.unit.tokens.total", "ai.usage.reasoningTokens": "metrics.unit.tokens.reasoning",
+	"ai.usage.cachedInputTokens": "metrics.unit.tokens.cached",
+	"ai.response.text":           "data.outputs", "ai.response.reasoning": "data.outputs.reasoning",
+	"ai.telemetry.metadata.userId": "user.id", "ai.telemetry.metadata.sessionId": "session.id",
+})
 
 // mapPrefix copies raw keys under a prefix to the target path, keeping the rest
 // of the key (so gen_ai.prompt.0.role becomes data.inputs.prompt.0.role).
@@ -142,12 +208,7 @@ func parseJSON(v any) any {
 }
 
 func openLLMetry(raw, ag map[string]any) {
-	mapExact(raw, ag, map[string]string{
-		"llm.headers": "meta.request.headers", "llm.request.type": "type.node",
-		"llm.top_k": "meta.request.top_k", "db.vector.query.top_k": "meta.request.top_k", "pinecone.query.top_k": "meta.request.top_k",
-		"llm.is_streaming": "meta.request.streaming", "llm.usage.total_tokens": "metrics.unit.tokens.total",
-		"gen_ai.openai.api_base": "meta.request.base_url", "db.system": "meta.system",
-	})
+	mapExact(raw, ag, openLLMetryExact)
 	if _, ok := raw["llm.request.type"]; !ok {
 		// The span kind (workflow, task, agent, tool) is the type only when
 		// the span is not an LLM request, which says more.
@@ -181,18 +242,7 @@ var (
 )
 
 func openInference(raw, ag map[string]any) {
-	mapExact(raw, ag, map[string]string{
-		"input.value": "data.inputs", "output.value": "data.outputs",
-		"input.mime_type": "meta.input.mime_type", "output.mime_type": "meta.output.mime_type",
-		"llm.model_name": "meta.response.model", "llm.invocation_parameters": "meta.request",
-		"llm.provider": "meta.provider", "llm.system": "meta.system", "llm.function_call": "data.outputs.function_call",
-		"embedding.model_name": "meta.request.model", "embedding.text": "data.inputs.embedding.text",
-		"embedding.vector": "data.outputs.embedding.vector",
-		"session.id":       "session.id", "user.id": "user.id", "tag.tags": "meta.tags", "metadata": "meta.metadata",
-		"image.url": "data.multimedia.image.url", "audio.url": "data.multimedia.audio.url",
-		"audio.transcript": "data.multimedia.audio.transcript", "audio.mime_type": "meta.multimedia.audio.mime_type",
-		"tool_call.function.arguments": "data.inputs.tool_call.function.arguments",
-	})
+	mapExact(raw, ag, openInferenceExact)
 	if v, ok := raw["llm.invocation_parameters"]; ok {
 		ag["meta.request"] = parseJSON(v)
 	}
@@ -209,6 +259,9 @@ func openInference(raw, ag map[string]any) {
 	for k, v := range raw {
 		if strings.HasPrefix(k, "tool_call.") && k != "tool_call.function.arguments" {
 			ag["meta."+k] = v
+		}
+		if !strings.HasPrefix(k, "llm.tools.") {
+			continue
 		}
 		if m := oiToolJSON.FindStringSubmatch(k); m != nil {
 			if obj, ok := parseJSON(v).(map[string]any); ok {
@@ -245,27 +298,7 @@ var genAIOps = map[string]string{"chat": "chat", "create_agent": "agent", "invok
 	"execute_tool": "tool", "generate_content": "completion", "text_completion": "completion"}
 
 func genAI(raw, ag map[string]any) {
-	hit := mapExact(raw, ag, map[string]string{
-		"gen_ai.request.model": "meta.request.model", "gen_ai.response.model": "meta.response.model",
-		"gen_ai.system": "meta.system", "gen_ai.provider.name": "meta.provider.name",
-		"gen_ai.conversation.id": "session.id", "gen_ai.output.type": "meta.output.type",
-		"gen_ai.request.max_tokens": "meta.request.max_tokens", "gen_ai.request.temperature": "meta.request.temperature",
-		"gen_ai.request.presence_penalty": "meta.request.presence_penalty", "gen_ai.request.stop_sequences": "meta.request.stop_sequences",
-		"gen_ai.request.top_p": "meta.request.top_p", "gen_ai.request.top_k": "meta.request.top_k",
-		"gen_ai.request.base_url": "meta.request.base_url", "gen_ai.request.endpoint": "meta.request.endpoint",
-		"gen_ai.request.headers": "meta.request.headers", "gen_ai.request.streaming": "meta.request.streaming",
-		"gen_ai.request.type": "type.node", "gen_ai.response.finish_reasons": "meta.response.finish_reasons",
-		"gen_ai.usage.input_tokens": "metrics.unit.tokens.prompt", "gen_ai.usage.prompt_tokens": "metrics.unit.tokens.prompt",
-		"gen_ai.usage.output_tokens": "metrics.unit.tokens.completion", "gen_ai.usage.completion_tokens": "metrics.unit.tokens.completion",
-		"gen_ai.usage.total_tokens": "metrics.unit.tokens.total", "gen_ai.usage.cache_read.input_tokens": "metrics.unit.tokens.cache_read",
-		"gen_ai.usage.cache_creation.input_tokens": "metrics.unit.tokens.cache_creation",
-		"gen_ai.tool.name":                         "meta.tool.name", "gen_ai.tool.call.id": "meta.tool.call.id",
-		"gen_ai.tool.call.arguments": "meta.tool.call.arguments", "gen_ai.tool.call.result": "meta.tool.call.result",
-		"tool_arguments": "meta.tool_arguments", "tool_response": "meta.tool_response", "agent_name": "meta.agent_name",
-		"model_name": "meta.model_name", "final_result": "meta.final_result",
-		"gen_ai.system_instructions": "meta.system_instructions",
-		"gen_ai.agent.id":            "agent.id", "gen_ai.agent.description": "meta.agent.description",
-	})
+	hit := mapExact(raw, ag, genAIExact)
 	op, _ := raw["gen_ai.operation.name"].(string)
 	if op != "" {
 		hit = true
@@ -451,20 +484,7 @@ func vercelAI(raw, ag map[string]any) {
 	if !found {
 		return
 	}
-	mapExact(raw, ag, map[string]string{
-		"ai.model.id": "meta.request.model", "ai.model.provider": "meta.system",
-		"ai.response.model": "meta.response.model", "ai.response.id": "meta.response.id", "ai.response.timestamp": "meta.response.timestamp",
-		"ai.settings.temperature": "meta.request.temperature", "ai.settings.topP": "meta.request.top_p", "ai.settings.topK": "meta.request.top_k",
-		"ai.settings.maxOutputTokens": "meta.request.max_tokens", "ai.settings.frequencyPenalty": "meta.request.frequency_penalty",
-		"ai.settings.presencePenalty": "meta.request.presence_penalty", "ai.settings.stopSequences": "meta.request.stop_sequences",
-		"ai.settings.seed": "meta.request.seed", "ai.settings.maxRetries": "meta.request.max_retries",
-		"ai.usage.promptTokens": "metrics.unit.tokens.prompt", "ai.usage.inputTokens": "metrics.unit.tokens.prompt",
-		"ai.usage.completionTokens": "metrics.unit.tokens.completion", "ai.usage.outputTokens": "metrics.unit.tokens.completion",
-		"ai.usage.totalTokens": "metrics.unit.tokens.total", "ai.usage.reasoningTokens": "metrics.unit.tokens.reasoning",
-		"ai.usage.cachedInputTokens": "metrics.unit.tokens.cached",
-		"ai.response.text":           "data.outputs", "ai.response.reasoning": "data.outputs.reasoning",
-		"ai.telemetry.metadata.userId": "user.id", "ai.telemetry.metadata.sessionId": "session.id",
-	})
+	mapExact(raw, ag, vercelAIExact)
 	for k, to := range map[string]string{"ai.prompt": "data.inputs", "ai.prompt.messages": "data.inputs.prompt",
 		"ai.response.object": "data.outputs", "ai.response.toolCalls": "data.outputs.toolCalls",
 		"ai.toolCall.name": "data.inputs.name", "ai.toolCall.args": "data.inputs.args", "ai.toolCall.result": "data.outputs"} {

@@ -8,7 +8,6 @@ package normalize
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -401,8 +400,12 @@ func randomHex(n int) string {
 
 // Proto is s as it travels to the writer.
 func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
-	attrs, _ := json.Marshal(s.Attributes)
-	keys, values := Flatten(s.Attributes)
+	attrs, keys, values, err := encodeAttributes(s.Attributes)
+	if err != nil {
+		// What encoding/json refuses (NaN) was stored as no attributes.
+		attrs = nil
+		keys, values = Flatten(s.Attributes)
+	}
 	p := &spanspb.Span{
 		TraceId: s.TraceID, SpanId: s.SpanID, ParentId: s.ParentID,
 		TraceType: s.TraceType, SpanType: s.SpanType, SpanKind: s.SpanKind, SpanName: s.SpanName,
@@ -413,13 +416,13 @@ func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
 		LinksSet: s.LinksSet, CreatedUnixMicro: created.UnixMicro(), CreatedById: createdBy,
 	}
 	for _, e := range s.Events {
-		a, _ := json.Marshal(e.Attributes)
+		a, _ := marshalJSON(e.Attributes)
 		p.Events = append(p.Events, &spanspb.Event{Name: e.Name, TimeUnixMicro: e.Time.UnixMicro(), AttributesJson: a})
 	}
 	for _, l := range s.Links {
 		var a []byte
 		if len(l.Attributes) > 0 {
-			a, _ = json.Marshal(l.Attributes)
+			a, _ = marshalJSON(l.Attributes)
 		}
 		p.Links = append(p.Links, &spanspb.Link{TraceId: l.TraceID, SpanId: l.SpanID, Key: l.Key, AttributesJson: a})
 	}

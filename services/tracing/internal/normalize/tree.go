@@ -133,7 +133,7 @@ func LeafText(v any) string {
 	case nil:
 		return "null"
 	}
-	b, _ := json.Marshal(v)
+	b, _ := marshalJSON(v)
 	return string(b)
 }
 

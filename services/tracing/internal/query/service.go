@@ -112,7 +112,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		return Result{}, err
 	}
 	if ids, ok := traceIDFastPath(req.Filter); ok {
-		rows, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "ORDER BY trace_id, start_us LIMIT "+fmt.Sprint(s.maxSpans))
+		rows, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "trace_id, start_us", s.maxSpans)
 		if err != nil {
 			return Result{}, err
 		}
@@ -170,7 +170,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		if len(ids) == 0 {
 			return Result{}, nil
 		}
-		rows, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "ORDER BY start_us, span_id")
+		rows, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "start_us, span_id", 0)
 		if err != nil {
 			return Result{}, err
 		}
@@ -309,7 +309,7 @@ func traceIDFastPath(raw json.RawMessage) ([]string, bool) {
 
 // Traces returns the spans of the given traces.
 func (s *Service) Traces(ctx context.Context, project string, ids []string) ([]Parsed, error) {
-	rows, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "ORDER BY trace_id, start_us, span_id")
+	rows, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "trace_id, start_us, span_id", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -321,14 +321,14 @@ func (s *Service) Traces(ctx context.Context, project string, ids []string) ([]P
 func (s *Service) Spans(ctx context.Context, project string, traceIDs, spanIDs []string) ([]Parsed, error) {
 	where, args := "1", []any{}
 	if len(traceIDs) > 0 {
-		where += " AND has(?, trace_id)"
-		args = append(args, traceIDs)
+		where += " AND " + inList("trace_id", traceIDs)
+		args = append(args, anys(traceIDs)...)
 	}
 	if len(spanIDs) > 0 {
-		where += " AND has(?, span_id)"
-		args = append(args, spanIDs)
+		where += " AND " + inList("span_id", spanIDs)
+		args = append(args, anys(spanIDs)...)
 	}
-	rows, err := s.store.spans(ctx, project, where, args, "ORDER BY start_us, span_id LIMIT "+fmt.Sprint(s.maxSpans))
+	rows, err := s.store.spansByKey(ctx, project, where, args, "start_us, span_id", s.maxSpans)
 	if err != nil {
 		return nil, err
 	}

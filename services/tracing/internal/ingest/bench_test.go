@@ -1,0 +1,98 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+)
+
+// benchRequest is the load script's request: n ~1 KB GenAI spans.
+func benchRequest(n int) []byte {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "loadgen")
+	ss := rs.ScopeSpans().AppendEmpty()
+	tid := pcommon.TraceID(uuid.New())
+	now := time.Now()
+	pad := strings.Repeat("lorem ipsum ", 60)
+	for i := 0; i < n; i++ {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(tid)
+		var sid pcommon.SpanID
+		binary.BigEndian.PutUint64(sid[:], uint64(i)+1)
+		sp.SetSpanID(sid)
+		if i > 0 {
+			sp.SetParentSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, 1})
+		}
+		sp.SetName("llm.call")
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(time.Millisecond)))
+		a := sp.Attributes()
+		a.PutStr("gen_ai.operation.name", "chat")
+		a.PutStr("gen_ai.request.model", "gpt-4o-mini")
+		a.PutInt("gen_ai.usage.input_tokens", 120)
+		a.PutInt("gen_ai.usage.output_tokens", 40)
+		a.PutStr("input.value", pad)
+	}
+	b, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	return b
+}
+
+type discardPublisher struct{ bytes int }
+
+func (d *discardPublisher) Publish(_ context.Context, _ string, data []byte, _ string) error {
+	d.bytes += len(data)
+	return nil
+}
+
+// BenchmarkOTLPIngest is tracing's CPU per request of 500 spans: decode,
+// normalise, encode (publish is a no-op).
+func BenchmarkOTLPIngest(b *testing.B) {
+	body := benchRequest(500)
+	pub := &discardPublisher{}
+	svc := NewService(pub, &normalize.Normalizer{})
+	sc := scope.Scope{ProjectID: uuid.New()}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		td, err := DecodeOTLP(body, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := svc.Ingest(context.Background(), sc, RawSpans(td), body)
+		if err != nil || len(res.Rejected) > 0 {
+			b.Fatal(err, res.Rejected)
+		}
+	}
+	b.ReportMetric(float64(b.N*500)/b.Elapsed().Seconds(), "spans/s")
+	b.ReportMetric(float64(pub.bytes)/float64(b.N*500), "msgB/span")
+}
+
+func TestBenchSpanShape(t *testing.T) {
+	td, _ := DecodeOTLP(benchRequest(2), false)
+	spans, rej := (&normalize.Normalizer{}).Batch(RawSpans(td))
+	if len(rej) > 0 {
+		t.Fatal(rej)
+	}
+	p := spans[1].Proto(time.Now(), "")
+	t.Logf("attrs %d bytes: %s", len(p.AttributesJson), p.AttributesJson)
+	t.Logf("keys %q", p.AttrKeys)
+	sz := 0
+	for _, v := range p.AttrValues {
+		sz += len(v)
+	}
+	t.Logf("values %d bytes", sz)
+	data, _ := model.EncodeBatch(nil)
+	_ = data
+}

@@ -1,0 +1,214 @@
+package normalize
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// marshalJSON encodes a decoded-JSON-shaped value (maps, lists, strings,
+// numbers, bools, nil) exactly as encoding/json does (sorted keys, HTML
+// escaping), without reflection: it is most of the CPU an ingest request
+// costs. Anything else, and strings that need escaping, go through
+// encoding/json.
+func marshalJSON(v any) ([]byte, error) {
+	return appendJSON(make([]byte, 0, 512), v)
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendJSONString(b, t)
+	case bool:
+		return strconv.AppendBool(b, t), nil
+	case float64:
+		return appendJSONFloat(b, t)
+	case int64:
+		return strconv.AppendInt(b, t, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(t), 10), nil
+	case map[string]any:
+		if t == nil {
+			return append(b, "null"...), nil
+		}
+		var stack [32]string
+		keys := stack[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		var err error
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendJSONString(b, k); err != nil {
+				return nil, err
+			}
+			b = append(b, ':')
+			if b, err = appendJSON(b, t[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		if t == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		var err error
+		for i, e := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendJSON(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, out...), nil
+}
+
+// appendJSONString writes plain printable ASCII directly; anything
+// encoding/json would escape takes its path.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			out, err := json.Marshal(s)
+			if err != nil {
+				return nil, err
+			}
+			return append(b, out...), nil
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), nil
+}
+
+// appendJSONFloat is encoding/json's float64 format.
+func appendJSONFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return json.Marshal(f) // the same error
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// encodeAttributes is marshalJSON(m) and Flatten(m) in one walk: the list
+// leaves' text is their JSON, which is already in the buffer.
+func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err error) {
+	e := flatEncoder{buf: make([]byte, 0, 1024)}
+	if err := e.value("", m); err != nil {
+		return nil, nil, nil, err
+	}
+	return e.buf, e.keys, e.values, nil
+}
+
+type flatEncoder struct {
+	buf          []byte
+	keys, values []string
+}
+
+func (e *flatEncoder) leaf(key, text string) {
+	e.keys, e.values = append(e.keys, key), append(e.values, text)
+}
+
+func (e *flatEncoder) value(prefix string, v any) error {
+	var err error
+	switch t := v.(type) {
+	case map[string]any:
+		if t == nil {
+			e.buf = append(e.buf, "null"...)
+			return nil
+		}
+		var stack [32]string
+		names := stack[:0]
+		for k := range t {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		e.buf = append(e.buf, '{')
+		for i, k := range names {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if e.buf, err = appendJSONString(e.buf, k); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, ':')
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if err := e.value(p, t[k]); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, '}')
+	case []any:
+		start, idx := len(e.buf), len(e.keys)
+		e.leaf(prefix, "")
+		if t == nil {
+			e.buf = append(e.buf, "null"...)
+		} else {
+			e.buf = append(e.buf, '[')
+			for i, el := range t {
+				if i > 0 {
+					e.buf = append(e.buf, ',')
+				}
+				if err := e.value(prefix+"."+strconv.Itoa(i), el); err != nil {
+					return err
+				}
+			}
+			e.buf = append(e.buf, ']')
+		}
+		e.values[idx] = string(e.buf[start:])
+	case string:
+		if e.buf, err = appendJSONString(e.buf, t); err != nil {
+			return err
+		}
+		e.leaf(prefix, t)
+	case float64:
+		if e.buf, err = appendJSONFloat(e.buf, t); err != nil {
+			return err
+		}
+		e.leaf(prefix, strconv.FormatFloat(t, 'f', -1, 64))
+	case bool:
+		e.buf = strconv.AppendBool(e.buf, t)
+		e.leaf(prefix, strconv.FormatBool(t))
+	case nil:
+		e.buf = append(e.buf, "null"...)
+		e.leaf(prefix, "null")
+	default:
+		start := len(e.buf)
+		if e.buf, err = appendJSON(e.buf, v); err != nil {
+			return err
+		}
+		e.leaf(prefix, string(e.buf[start:]))
+	}
+	return nil
+}
