@@ -66,6 +66,7 @@ Assay is running.
   URL:        http://127.0.0.1:8080
   Admin key:  $admin
   Docs:       http://127.0.0.1:8080/api/docs
+  OTLP:       http://127.0.0.1:4318/v1/traces (HTTP), 127.0.0.1:4317 (gRPC); Authorization: ApiKey <key>
   Logs:       $RUN/logs/
 
 Create an account and its first API key:
