@@ -506,18 +506,35 @@ func (h *Handler) ingestTraces(c echo.Context) error {
 		return errs.New(errs.Invalid, "tracing.missing_traces", "Missing traces")
 	}
 	var raws []normalize.Raw
+	var traceOf []int // the position in traces of each raw span
+	var rejected []rejectedSpanOut
 	for i, t := range list {
 		tm, ok := t.(map[string]any)
 		if !ok {
 			return errs.New(errs.Invalid, "tracing.invalid_trace", fmt.Sprintf("traces[%d] is not an object", i))
 		}
 		tid, _ := tm["trace_id"].(string)
-		r, _ := ingest.NestedSpans(tm, tid)
+		r, bad := ingest.NestedSpans(tm, tid)
+		for _, b := range bad {
+			rejected = append(rejected, rejectedSpanOut{Index: b.Index, Detail: fmt.Sprintf("traces[%d]: %s", i, b.Msg)})
+		}
 		raws = append(raws, r...)
+		for range r {
+			traceOf = append(traceOf, i)
+		}
 	}
 	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
 	if err != nil {
 		return err
+	}
+	// A bad span costs only itself, and the caller learns which and why
+	// (the reference drops it silently).
+	for _, b := range res.Rejected {
+		at := -1
+		if b.Index >= 0 && b.Index < len(traceOf) {
+			at = traceOf[b.Index]
+		}
+		rejected = append(rejected, rejectedSpanOut{Index: b.Index, Detail: fmt.Sprintf("traces[%d]: %s", at, b.Msg)})
 	}
 	ids := []string{}
 	seen := map[string]bool{}
@@ -527,7 +544,11 @@ func (h *Handler) ingestTraces(c echo.Context) error {
 			ids = append(ids, l.TraceID)
 		}
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"count": len(ids), "trace_ids": ids})
+	out := map[string]any{"count": len(ids), "trace_ids": ids}
+	if len(rejected) > 0 {
+		out["rejected"] = rejected
+	}
+	return c.JSON(http.StatusAccepted, out)
 }
 
 // queryBody is the body of /spans/query and /traces/query.

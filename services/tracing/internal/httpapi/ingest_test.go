@@ -221,3 +221,27 @@ func TestOneMalformedSpanAmongThousandCostsOnlyItself(t *testing.T) {
 		return r.json(t)["count"] == 999.0
 	})
 }
+
+// TestTracesIngestReportsRejectedSpans: the list-shaped /traces/ingest
+// stores the good spans and names the bad one, with its trace.
+func TestTracesIngestReportsRejectedSpans(t *testing.T) {
+	s := newStack(t)
+	good := "cccccccccccccccccccccccccccccc01"
+	body := map[string]any{"traces": []any{
+		map[string]any{"trace_id": good, "spans": map[string]any{
+			"root": map[string]any{"span_id": "cccccccccccccc01", "start_time": "2026-11-21T10:00:00Z", "end_time": "2026-11-21T10:00:01Z"}}},
+		map[string]any{"trace_id": "cccccccccccccccccccccccccccccc02", "spans": map[string]any{
+			"broken": map[string]any{"span_id": "not-a-span-id", "start_time": "2026-11-21T10:00:00Z", "end_time": "2026-11-21T10:00:01Z"}}},
+	}}
+	r := s.doJSON(t, "POST", "/api/traces/ingest", body)
+	require.Equal(t, http.StatusAccepted, r.status, string(r.body))
+	out := r.json(t)
+	assert.Equal(t, []any{good}, out["trace_ids"])
+	rejected, ok := out["rejected"].([]any)
+	require.True(t, ok, string(r.body))
+	require.Len(t, rejected, 1)
+	assert.Contains(t, rejected[0].(map[string]any)["detail"], "traces[1]")
+	eventually(t, "the good trace stored", func() bool {
+		return s.do(t, "GET", "/api/traces/"+good, nil, nil).json(t)["count"] == 1.0
+	})
+}
