@@ -133,6 +133,13 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 	if req.Focus == "trace" {
 		var having []string
 		var hargs []any
+		if w != nil && w.Oldest != nil {
+			// t (a trace's latest matching start) >= oldest exactly when a
+			// matching span starts at or after oldest: said in WHERE too, it
+			// prunes the partitions before the window.
+			where += " AND start_us >= ?"
+			args = append(args, w.Oldest.UnixMicro())
+		}
 		if w != nil {
 			if w.Oldest != nil && desc || w.Newest != nil && !desc {
 				bound, op := w.Oldest, ">="
@@ -218,7 +225,13 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 	} else {
 		tail = fmt.Sprintf("LIMIT %d", s.maxSpans)
 	}
-	rows, err := s.store.spansJoined(ctx, project, j, where, args, tail)
+	// Two phases: the keys of the page over the filter's columns only, then
+	// the page's full rows by key.
+	keys, err := s.store.keys(ctx, project, j, where, args, tail)
+	if err != nil {
+		return Result{}, err
+	}
+	rows, err := s.store.rowsOf(ctx, project, keys)
 	if err != nil {
 		return Result{}, err
 	}
@@ -378,7 +391,7 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 			ids = append(ids, r.TraceID)
 		}
 	}
-	all, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "")
+	all, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "trace_id", 0)
 	if err != nil {
 		return Result{}, err
 	}
