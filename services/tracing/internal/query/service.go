@@ -194,7 +194,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		return res, err
 	}
 
-	tail := ""
+	order, limit := "", s.maxSpans
 	if w != nil {
 		if w.Oldest != nil && desc || w.Newest != nil && !desc {
 			bound, op := w.Oldest, ">="
@@ -217,23 +217,41 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		if !desc {
 			dir = "ASC"
 		}
-		limit := w.Limit
-		if limit <= 0 || limit > s.maxSpans {
-			limit = s.maxSpans
+		if w.Limit > 0 {
+			limit = w.Limit
 		}
-		tail = fmt.Sprintf("ORDER BY start_us %s, span_id %s LIMIT %d", dir, dir, limit)
-	} else {
-		tail = fmt.Sprintf("LIMIT %d", s.maxSpans)
+		order = fmt.Sprintf("ORDER BY start_us %s, span_id %s", dir, dir)
+		limit = min(limit, s.maxSpans)
 	}
 	// Two phases: the keys of the page over the filter's columns only, then
-	// the page's full rows by key.
-	keys, err := s.store.keys(ctx, project, j, where, args, tail)
-	if err != nil {
-		return Result{}, err
+	// the page's full rows by key (rowsOf keeps a key only when its latest
+	// version is the one that matched). Without a roll-up join the first
+	// phase reads unmerged rows, a little more than the page: stale
+	// versions and duplicates take room; if too few keys survive while more
+	// were there, it is redone with FINAL.
+	var rows []Row
+	done := false
+	if j.sql == "" {
+		over := limit + limit/4 + 8
+		keys, n, err := s.store.keysUnmerged(ctx, project, where, args, fmt.Sprintf("%s LIMIT %d", order, over))
+		if err != nil {
+			return Result{}, err
+		}
+		if rows, err = s.store.rowsOf(ctx, project, keys); err != nil {
+			return Result{}, err
+		}
+		if len(rows) >= limit || n < over {
+			rows, done = rows[:min(len(rows), limit)], true
+		}
 	}
-	rows, err := s.store.rowsOf(ctx, project, keys)
-	if err != nil {
-		return Result{}, err
+	if !done {
+		keys, err := s.store.keys(ctx, project, j, where, args, fmt.Sprintf("%s LIMIT %d", order, limit))
+		if err != nil {
+			return Result{}, err
+		}
+		if rows, err = s.store.rowsOf(ctx, project, keys); err != nil {
+			return Result{}, err
+		}
 	}
 	res, err := s.rolledSpans(ctx, project, rows)
 	if err == nil && w != nil && w.Limit > 0 && len(rows) == w.Limit {

@@ -275,9 +275,31 @@ type spanKey struct {
 // columns), not the wide JSON ones, and a window on start_us prunes the
 // partitions outside it.
 func (s *Store) keys(ctx context.Context, project string, j joinClause, where string, args []any, tail string) ([]spanKey, error) {
+	from, all := j.from(project)
+	return s.keysFrom(ctx, from, all, project, where, args, tail)
+}
+
+// keysUnmerged is keys without FINAL: every stored version that matches,
+// each key once per version. On 18.16 FINAL costs ~10× when the filter
+// reads the attribute arrays (0.63 s instead of 0.07 s for a day of 333k
+// spans); rowsOf then keeps only the keys whose latest version matched.
+func (s *Store) keysUnmerged(ctx context.Context, project, where string, args []any, tail string) ([]spanKey, int, error) {
+	keys, err := s.keysFrom(ctx, "spans", nil, project, where, args, tail)
+	n := len(keys)
+	seen := make(map[spanKey]bool, n)
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out, n, err
+}
+
+func (s *Store) keysFrom(ctx context.Context, from string, all []any, project, where string, args []any, tail string) ([]spanKey, error) {
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
-	from, all := j.from(project)
 	q := "SELECT trace_id, span_id, start_us, version FROM " + from + " WHERE " + live + " AND (" + where + ") " + tail
 	all = append(append(all, project), args...)
 	rows, err := s.conn.Query(ctx, q, all...)
