@@ -199,6 +199,11 @@ func mapPrefix(raw, ag map[string]any, prefix, to string, rewrite func(string) s
 
 func parseJSON(v any) any {
 	if s, ok := v.(string); ok {
+		// Only these first bytes start a JSON value: skip the parser for
+		// plain text.
+		if c := firstByte(s); c == 0 || !strings.ContainsRune(`{["-0123456789tfn`, rune(c)) {
+			return v
+		}
 		var out any
 		if json.Unmarshal([]byte(s), &out) == nil {
 			return out

@@ -24,6 +24,10 @@ func Unflatten(in map[string]any) map[string]any {
 		if m, ok := v.(map[string]any); ok {
 			v = Unflatten(m)
 		}
+		if strings.IndexByte(k, '.') < 0 {
+			setPath(out, []string{k}, v)
+			continue
+		}
 		setPath(out, strings.Split(k, "."), v)
 	}
 	return out
@@ -45,7 +49,7 @@ func setPath(m map[string]any, path []string, v any) {
 	case map[string]any:
 		setPath(n, path[1:], v)
 	case []any:
-		if i, err := strconv.Atoi(path[1]); err == nil && i >= 0 && i < 1024 {
+		if i, ok := listIndex(path[1]); ok {
 			for len(n) <= i {
 				n = append(n, nil)
 			}
@@ -65,7 +69,7 @@ func setPath(m map[string]any, path []string, v any) {
 		if exists && next != nil {
 			return // an existing scalar blocks deeper keys
 		}
-		if i, err := strconv.Atoi(path[1]); err == nil && i >= 0 && i < 1024 {
+		if _, ok := listIndex(path[1]); ok {
 			m[path[0]] = []any{}
 			setPath(m, path, v)
 			return
@@ -74,6 +78,17 @@ func setPath(m map[string]any, path []string, v any) {
 		m[path[0]] = child
 		setPath(child, path[1:], v)
 	}
+}
+
+// listIndex is a path segment read as a list index (0..1023), as
+// strconv.Atoi reads it, without Atoi's error allocation for the common
+// non-numeric segment.
+func listIndex(s string) (int, bool) {
+	if s == "" || (s[0] < '0' || s[0] > '9') && s[0] != '+' && s[0] != '-' {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	return i, err == nil && i >= 0 && i < 1024
 }
 
 func merge(dst, src map[string]any) {
