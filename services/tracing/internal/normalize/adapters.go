@@ -185,7 +185,8 @@ var vercelAIExact = newExactTable(map[string]string{
 func mapPrefix(raw, ag map[string]any, prefix, to string, rewrite func(string) string) bool {
 	hit := false
 	for k, v := range raw {
-		if k == prefix || strings.HasPrefix(k, prefix+".") {
+		// k == prefix or k starts with prefix + "." (without building it).
+		if strings.HasPrefix(k, prefix) && (len(k) == len(prefix) || k[len(prefix)] == '.') {
 			rest := k[len(prefix):]
 			if rewrite != nil {
 				rest = rewrite(rest)
