@@ -37,7 +37,7 @@ func clean(v any) (ag, unsupported map[string]any) {
 			unsupported["_unsupported"] = u
 		}
 	}
-	park := func(path string, v any) { setPath(unsupported, strings.Split(path, "."), v) }
+	park := func(path string, v any) { setPath(unsupported, path, v) }
 	for _, k := range sortedKeys(in) {
 		v := in[k]
 		switch k {
