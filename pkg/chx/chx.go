@@ -92,15 +92,28 @@ func Migrate(ctx context.Context, cfg Config, fsys fs.FS, table string, log *slo
 		" (version_id Int64, applied_at DateTime) ENGINE = MergeTree() ORDER BY version_id"); err != nil {
 		return fmt.Errorf("create %s: %w", table, err)
 	}
-	var current int64
-	if err := conn.QueryRow(ctx, "SELECT toInt64(max(version_id)) FROM "+quoteIdent(table)).Scan(&current); err != nil {
-		return fmt.Errorf("read %s: %w", table, err)
-	}
 	files, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return fmt.Errorf("list migrations: %w", err)
 	}
 	sort.Strings(files)
+	current, err := appliedVersion(ctx, conn, table)
+	if err != nil {
+		return err
+	}
+	if last := fileVersion(files); last <= current {
+		return nil
+	}
+	// Pending migrations: take the lock (two services starting at once must
+	// not both run a table swap), then read the version again.
+	unlock, err := lock(ctx, conn, table, log)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if current, err = appliedVersion(ctx, conn, table); err != nil {
+		return err
+	}
 	for _, name := range files {
 		digits := name[:strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' })]
 		version, err := strconv.ParseInt(digits, 10, 64)
@@ -133,6 +146,60 @@ func Migrate(ctx context.Context, cfg Config, fsys fs.FS, table string, log *slo
 		log.Info("migration applied", "table", table, "version", version, "duration_ms", time.Since(start).Milliseconds())
 	}
 	return nil
+}
+
+func appliedVersion(ctx context.Context, conn driver.Conn, table string) (int64, error) {
+	var current int64
+	if err := conn.QueryRow(ctx, "SELECT toInt64(max(version_id)) FROM "+quoteIdent(table)).Scan(&current); err != nil {
+		return 0, fmt.Errorf("read %s: %w", table, err)
+	}
+	return current, nil
+}
+
+// fileVersion is the highest version among migration file names.
+func fileVersion(files []string) int64 {
+	var last int64
+	for _, name := range files {
+		digits := name[:strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' })]
+		if v, err := strconv.ParseInt(digits, 10, 64); err == nil && v > last {
+			last = v
+		}
+	}
+	return last
+}
+
+// lockStale is how old a migration lock may get before another process
+// takes it over (its holder died mid-migration).
+const lockStale = 30 * time.Minute
+
+// lock serialises migrations of table across processes: ClickHouse has no
+// locks, but CREATE TABLE without IF NOT EXISTS succeeds for one caller only.
+func lock(ctx context.Context, conn driver.Conn, table string, log *slog.Logger) (func(), error) {
+	name := quoteIdent(table + "_lock")
+	drop := func() { _ = conn.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+name) }
+	for waited := false; ; waited = true {
+		err := conn.Exec(ctx, "CREATE TABLE "+name+" (x UInt8) ENGINE = Memory")
+		if err == nil {
+			return drop, nil
+		}
+		if !strings.Contains(err.Error(), "already exists") {
+			return nil, fmt.Errorf("lock %s: %w", table, err)
+		}
+		var age int64
+		if err := conn.QueryRow(ctx, "SELECT toInt64(now() - metadata_modification_time) FROM system.tables WHERE database = currentDatabase() AND name = ?", table+"_lock").Scan(&age); err == nil && time.Duration(age)*time.Second > lockStale {
+			log.Warn("taking over a stale migration lock", "table", table, "age_s", age)
+			drop()
+			continue
+		}
+		if !waited {
+			log.Info("waiting for another process's migration", "table", table)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // upStatements returns the statements of the file's Up section, split on

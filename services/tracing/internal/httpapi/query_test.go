@@ -246,3 +246,37 @@ func TestTraceCRUD(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.status, string(r.body))
 	eventually(t, "trace back", func() bool { return s.trace(t, tid)["count"] == 1.0 })
 }
+
+// TestFilterSeesOnlyTheLatestVersion: a filtered span query matches a
+// span's latest version only, before ClickHouse has merged the old one
+// away, and not at all once it is deleted (the query's first phase reads
+// unmerged rows; the second keeps a key only if its latest version matched).
+func TestFilterSeesOnlyTheLatestVersion(t *testing.T) {
+	s := newStack(t)
+	tid := "dddddddddddddddddddddddddddddd04"
+	start := time.Now().Add(-time.Minute).UTC().Truncate(time.Millisecond)
+	ingest := func(env string) {
+		r := s.doJSON(t, "POST", "/api/tracing/spans/ingest", map[string]any{"spans": []any{map[string]any{
+			"trace_id": tid, "span_id": "d000000000000001", "span_name": "root", "start_time": start.Format(time.RFC3339Nano),
+			"attributes": map[string]any{"env": env}}}})
+		require.Equal(t, http.StatusAccepted, r.status, string(r.body))
+	}
+	count := func(env string) float64 {
+		r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{
+			"windowing": map[string]any{"oldest": start.Add(-time.Hour).Format(time.RFC3339), "limit": 10},
+			"filtering": map[string]any{"conditions": []any{
+				map[string]any{"field": "trace_id", "operator": "in", "value": []any{tid, tidA}},
+				map[string]any{"field": "attributes", "key": "env", "value": env}}}})
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		return r.json(t)["count"].(float64)
+	}
+	ingest("old")
+	eventually(t, "first version", func() bool { return count("old") == 1 })
+	ingest("new")
+	eventually(t, "second version", func() bool { return count("new") == 1 })
+	assert.Equal(t, 0.0, count("old"), "the replaced version does not match any more")
+	r := s.do(t, "DELETE", "/api/tracing/traces/"+tid, nil, nil)
+	require.Equal(t, http.StatusAccepted, r.status)
+	eventually(t, "deleted", func() bool { return count("new") == 0 })
+	assert.Equal(t, 0.0, count("old"))
+}

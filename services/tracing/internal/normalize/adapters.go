@@ -185,7 +185,8 @@ var vercelAIExact = newExactTable(map[string]string{
 func mapPrefix(raw, ag map[string]any, prefix, to string, rewrite func(string) string) bool {
 	hit := false
 	for k, v := range raw {
-		if k == prefix || strings.HasPrefix(k, prefix+".") {
+		// k == prefix or k starts with prefix + "." (without building it).
+		if strings.HasPrefix(k, prefix) && (len(k) == len(prefix) || k[len(prefix)] == '.') {
 			rest := k[len(prefix):]
 			if rewrite != nil {
 				rest = rewrite(rest)
@@ -199,6 +200,11 @@ func mapPrefix(raw, ag map[string]any, prefix, to string, rewrite func(string) s
 
 func parseJSON(v any) any {
 	if s, ok := v.(string); ok {
+		// Only these first bytes start a JSON value: skip the parser for
+		// plain text.
+		if c := firstByte(s); c == 0 || !strings.ContainsRune(`{["-0123456789tfn`, rune(c)) {
+			return v
+		}
 		var out any
 		if json.Unmarshal([]byte(s), &out) == nil {
 			return out

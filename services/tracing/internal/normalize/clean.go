@@ -37,7 +37,7 @@ func clean(v any) (ag, unsupported map[string]any) {
 			unsupported["_unsupported"] = u
 		}
 	}
-	park := func(path string, v any) { setPath(unsupported, strings.Split(path, "."), v) }
+	park := func(path string, v any) { setPath(unsupported, path, v) }
 	for _, k := range sortedKeys(in) {
 		v := in[k]
 		switch k {
@@ -189,6 +189,11 @@ func asObject(v any) (map[string]any, bool) {
 	case map[string]any:
 		return t, true
 	case string:
+		// Only a string starting with '{' can parse to an object: skip the
+		// parser (and its error) for every other string.
+		if firstByte(t) != '{' {
+			return nil, false
+		}
 		var m map[string]any
 		if json.Unmarshal([]byte(t), &m) == nil && m != nil {
 			return m, true
@@ -269,4 +274,16 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// firstByte is s's first byte after JSON whitespace (0 if none).
+func firstByte(s string) byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c
+		}
+	}
+	return 0
 }

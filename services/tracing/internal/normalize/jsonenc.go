@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync/atomic"
 )
 
 // marshalJSON encodes a decoded-JSON-shaped value (maps, lists, strings,
@@ -82,8 +83,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 // encoding/json would escape takes its path.
 func appendJSONString(b []byte, s string) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSON[s[i]] {
 			out, err := json.Marshal(s)
 			if err != nil {
 				return nil, err
@@ -95,6 +95,15 @@ func appendJSONString(b []byte, s string) ([]byte, error) {
 	b = append(b, s...)
 	return append(b, '"'), nil
 }
+
+// plainJSON marks the bytes a JSON string holds as they are (printable
+// ASCII but the quote, the backslash and encoding/json's HTML escapes).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendJSONFloat is encoding/json's float64 format.
 func appendJSONFloat(b []byte, f float64) ([]byte, error) {
@@ -121,12 +130,24 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 // encodeAttributes is marshalJSON(m) and Flatten(m) in one walk: the list
 // leaves' text is their JSON, which is already in the buffer.
 func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err error) {
-	e := flatEncoder{buf: make([]byte, 0, 1024)}
+	// Sized like the previous span's (spans of a load are alike): one
+	// allocation instead of a few growths and copies.
+	buf, leaves := int(attrBufHint.Load()), int(attrLeavesHint.Load())
+	e := flatEncoder{buf: make([]byte, 0, max(1024, buf+buf/8)), keys: make([]string, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves))}
 	if err := e.value("", m); err != nil {
 		return nil, nil, nil, err
 	}
+	if len(e.buf) != buf {
+		attrBufHint.Store(int64(len(e.buf)))
+	}
+	if len(e.keys) != leaves {
+		attrLeavesHint.Store(int64(len(e.keys)))
+	}
 	return e.buf, e.keys, e.values, nil
 }
+
+// attrBufHint and attrLeavesHint are the previous span's sizes.
+var attrBufHint, attrLeavesHint atomic.Int64
 
 type flatEncoder struct {
 	buf          []byte

@@ -24,32 +24,36 @@ func Unflatten(in map[string]any) map[string]any {
 		if m, ok := v.(map[string]any); ok {
 			v = Unflatten(m)
 		}
-		setPath(out, strings.Split(k, "."), v)
+		setPath(out, k, v)
 	}
 	return out
 }
 
-func setPath(m map[string]any, path []string, v any) {
-	if len(path) == 1 {
-		if old, ok := m[path[0]].(map[string]any); ok {
+// setPath sets the dotted path in m to v. It walks the path in place
+// (cut at each dot) rather than splitting it: no slice per key.
+func setPath(m map[string]any, path string, v any) {
+	head, rest, deeper := strings.Cut(path, ".")
+	if !deeper {
+		if old, ok := m[head].(map[string]any); ok {
 			if nv, ok := v.(map[string]any); ok {
 				merge(old, nv)
 				return
 			}
 		}
-		m[path[0]] = v
+		m[head] = v
 		return
 	}
-	next, exists := m[path[0]]
+	next, exists := m[head]
+	seg, after, more := strings.Cut(rest, ".")
 	switch n := next.(type) {
 	case map[string]any:
-		setPath(n, path[1:], v)
+		setPath(n, rest, v)
 	case []any:
-		if i, err := strconv.Atoi(path[1]); err == nil && i >= 0 && i < 1024 {
+		if i, ok := listIndex(seg); ok {
 			for len(n) <= i {
 				n = append(n, nil)
 			}
-			if len(path) == 2 {
+			if !more {
 				n[i] = v
 			} else {
 				child, ok := n[i].(map[string]any)
@@ -57,23 +61,34 @@ func setPath(m map[string]any, path []string, v any) {
 					child = map[string]any{}
 					n[i] = child
 				}
-				setPath(child, path[2:], v)
+				setPath(child, after, v)
 			}
-			m[path[0]] = n
+			m[head] = n
 		}
 	default:
 		if exists && next != nil {
 			return // an existing scalar blocks deeper keys
 		}
-		if i, err := strconv.Atoi(path[1]); err == nil && i >= 0 && i < 1024 {
-			m[path[0]] = []any{}
+		if _, ok := listIndex(seg); ok {
+			m[head] = []any{}
 			setPath(m, path, v)
 			return
 		}
 		child := map[string]any{}
-		m[path[0]] = child
-		setPath(child, path[1:], v)
+		m[head] = child
+		setPath(child, rest, v)
 	}
+}
+
+// listIndex is a path segment read as a list index (0..1023), as
+// strconv.Atoi reads it, without Atoi's error allocation for the common
+// non-numeric segment.
+func listIndex(s string) (int, bool) {
+	if s == "" || (s[0] < '0' || s[0] > '9') && s[0] != '+' && s[0] != '-' {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	return i, err == nil && i >= 0 && i < 1024
 }
 
 func merge(dst, src map[string]any) {

@@ -133,6 +133,13 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 	if req.Focus == "trace" {
 		var having []string
 		var hargs []any
+		if w != nil && w.Oldest != nil {
+			// t (a trace's latest matching start) >= oldest exactly when a
+			// matching span starts at or after oldest: said in WHERE too, it
+			// prunes the partitions before the window.
+			where += " AND start_us >= ?"
+			args = append(args, w.Oldest.UnixMicro())
+		}
 		if w != nil {
 			if w.Oldest != nil && desc || w.Newest != nil && !desc {
 				bound, op := w.Oldest, ">="
@@ -187,7 +194,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		return res, err
 	}
 
-	tail := ""
+	order, limit := "", s.maxSpans
 	if w != nil {
 		if w.Oldest != nil && desc || w.Newest != nil && !desc {
 			bound, op := w.Oldest, ">="
@@ -210,17 +217,41 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		if !desc {
 			dir = "ASC"
 		}
-		limit := w.Limit
-		if limit <= 0 || limit > s.maxSpans {
-			limit = s.maxSpans
+		if w.Limit > 0 {
+			limit = w.Limit
 		}
-		tail = fmt.Sprintf("ORDER BY start_us %s, span_id %s LIMIT %d", dir, dir, limit)
-	} else {
-		tail = fmt.Sprintf("LIMIT %d", s.maxSpans)
+		order = fmt.Sprintf("ORDER BY start_us %s, span_id %s", dir, dir)
+		limit = min(limit, s.maxSpans)
 	}
-	rows, err := s.store.spansJoined(ctx, project, j, where, args, tail)
-	if err != nil {
-		return Result{}, err
+	// Two phases: the keys of the page over the filter's columns only, then
+	// the page's full rows by key (rowsOf keeps a key only when its latest
+	// version is the one that matched). Without a roll-up join the first
+	// phase reads unmerged rows, a little more than the page: stale
+	// versions and duplicates take room; if too few keys survive while more
+	// were there, it is redone with FINAL.
+	var rows []Row
+	done := false
+	if j.sql == "" {
+		over := limit + limit/4 + 8
+		keys, n, err := s.store.keysUnmerged(ctx, project, where, args, fmt.Sprintf("%s LIMIT %d", order, over))
+		if err != nil {
+			return Result{}, err
+		}
+		if rows, err = s.store.rowsOf(ctx, project, keys); err != nil {
+			return Result{}, err
+		}
+		if len(rows) >= limit || n < over {
+			rows, done = rows[:min(len(rows), limit)], true
+		}
+	}
+	if !done {
+		keys, err := s.store.keys(ctx, project, j, where, args, fmt.Sprintf("%s LIMIT %d", order, limit))
+		if err != nil {
+			return Result{}, err
+		}
+		if rows, err = s.store.rowsOf(ctx, project, keys); err != nil {
+			return Result{}, err
+		}
 	}
 	res, err := s.rolledSpans(ctx, project, rows)
 	if err == nil && w != nil && w.Limit > 0 && len(rows) == w.Limit {
@@ -378,7 +409,7 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 			ids = append(ids, r.TraceID)
 		}
 	}
-	all, err := s.store.spans(ctx, project, "has(?, trace_id)", []any{ids}, "")
+	all, err := s.store.spansByKey(ctx, project, inList("trace_id", ids), anys(ids), "trace_id", 0)
 	if err != nil {
 		return Result{}, err
 	}

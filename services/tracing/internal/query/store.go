@@ -60,11 +60,6 @@ func storageErr(op string, err error) error {
 	return &errs.Error{Kind: errs.Unavailable, Code: errStorage, Msg: "the span store did not answer; retry later", Err: fmt.Errorf("%s: %w", op, err)}
 }
 
-// spans runs a span query: where (with args) is added to the live condition.
-func (s *Store) spans(ctx context.Context, project, where string, args []any, tail string) ([]Row, error) {
-	return s.spansJoined(ctx, project, joinClause{}, where, args, tail)
-}
-
 // joinClause is an optional JOIN after "FROM spans FINAL" (the metric roll-up);
 // a nil in args stands for the project.
 type joinClause struct {
@@ -83,33 +78,6 @@ func (j joinClause) from(project string) (string, []any) {
 	return "spans FINAL " + j.sql, args
 }
 
-func (s *Store) spansJoined(ctx context.Context, project string, j joinClause, where string, args []any, tail string) ([]Row, error) {
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
-	from, all := j.from(project)
-	q := "SELECT " + rowColumns + " FROM " + from + " WHERE " + live + " AND (" + where + ") " + tail
-	all = append(append(all, project), args...)
-	rows, err := s.conn.Query(ctx, q, all...)
-	if err != nil {
-		return nil, storageErr("query spans", err)
-	}
-	defer rows.Close()
-	var out []Row
-	for rows.Next() {
-		var r Row
-		if err := rows.Scan(&r.TraceID, &r.SpanID, &r.ParentID, &r.TraceType, &r.SpanType, &r.SpanKind, &r.SpanName,
-			&r.StartUS, &r.EndUS, &r.StatusCode, &r.StatusMessage, &r.SessionID, &r.UserID, &r.AgentID,
-			&r.Attributes, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID); err != nil {
-			return nil, storageErr("read spans", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storageErr("read spans", err)
-	}
-	return out, nil
-}
-
 // spansByKey reads spans by key (trace ids, span ids: keyWhere uses only
 // trace_id and span_id) without FINAL. FINAL on 18.16 cannot use PREWHERE, so
 // it decompresses every column, attributes included, of at least one
@@ -119,13 +87,19 @@ func (s *Store) spansJoined(ctx context.Context, project string, j joinClause, w
 // span; tombstones and expired spans hidden) is done on the few rows read.
 // limit <= 0 means all.
 func (s *Store) spansByKey(ctx context.Context, project, keyWhere string, args []any, order string, limit int) ([]Row, error) {
+	rows, _, err := s.spansByKeyVersioned(ctx, project, keyWhere, args, order, limit)
+	return rows, err
+}
+
+// spansByKeyVersioned is spansByKey that also returns each row's version.
+func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere string, args []any, order string, limit int) ([]Row, []uint64, error) {
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	q := "SELECT " + rowColumns + ", deleted, expires > today(), version FROM spans PREWHERE " + keyWhere +
 		" WHERE project_id = ? ORDER BY " + order
 	rows, err := s.conn.Query(ctx, q, append(append([]any{}, args...), project)...)
 	if err != nil {
-		return nil, storageErr("query spans", err)
+		return nil, nil, storageErr("query spans", err)
 	}
 	defer rows.Close()
 	type versioned struct {
@@ -142,7 +116,7 @@ func (s *Store) spansByKey(ctx context.Context, project, keyWhere string, args [
 			&r.StartUS, &r.EndUS, &r.StatusCode, &r.StatusMessage, &r.SessionID, &r.UserID, &r.AgentID,
 			&r.Attributes, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID,
 			&v.deleted, &v.live, &v.version); err != nil {
-			return nil, storageErr("read spans", err)
+			return nil, nil, storageErr("read spans", err)
 		}
 		k := [2]string{r.TraceID, r.SpanID}
 		// As ReplacingMergeTree: the highest version wins, the last
@@ -153,19 +127,21 @@ func (s *Store) spansByKey(ctx context.Context, project, keyWhere string, args [
 		all = append(all, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, storageErr("read spans", err)
+		return nil, nil, storageErr("read spans", err)
 	}
 	var out []Row
+	var versions []uint64
 	for i, v := range all {
 		if latest[[2]string{v.row.TraceID, v.row.SpanID}] != i || v.deleted != 0 || v.live == 0 {
 			continue
 		}
 		out = append(out, v.row)
+		versions = append(versions, v.version)
 		if limit > 0 && len(out) == limit {
 			break
 		}
 	}
-	return out, nil
+	return out, versions, nil
 }
 
 // traceIDs picks the traces whose spans match, newest (latest span start)
@@ -283,4 +259,111 @@ func anys(values []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// spanKey is a span found by the first phase of a filtered query: its id,
+// start and the version the filter matched.
+type spanKey struct {
+	TraceID, SpanID string
+	StartUS         int64
+	Version         uint64
+}
+
+// keys is the first phase of a filtered span query: the keys of the
+// matching spans, in tail's order. It reads with FINAL but only the columns
+// the filter and the order name (ids, start, version, the filter's
+// columns), not the wide JSON ones, and a window on start_us prunes the
+// partitions outside it.
+func (s *Store) keys(ctx context.Context, project string, j joinClause, where string, args []any, tail string) ([]spanKey, error) {
+	from, all := j.from(project)
+	return s.keysFrom(ctx, from, all, project, where, args, tail)
+}
+
+// keysUnmerged is keys without FINAL: every stored version that matches,
+// each key once per version. On 18.16 FINAL costs ~10× when the filter
+// reads the attribute arrays (0.63 s instead of 0.07 s for a day of 333k
+// spans); rowsOf then keeps only the keys whose latest version matched.
+func (s *Store) keysUnmerged(ctx context.Context, project, where string, args []any, tail string) ([]spanKey, int, error) {
+	keys, err := s.keysFrom(ctx, "spans", nil, project, where, args, tail)
+	n := len(keys)
+	seen := make(map[spanKey]bool, n)
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out, n, err
+}
+
+func (s *Store) keysFrom(ctx context.Context, from string, all []any, project, where string, args []any, tail string) ([]spanKey, error) {
+	ctx, cancel := s.ctx(ctx)
+	defer cancel()
+	q := "SELECT trace_id, span_id, start_us, version FROM " + from + " WHERE " + live + " AND (" + where + ") " + tail
+	all = append(append(all, project), args...)
+	rows, err := s.conn.Query(ctx, q, all...)
+	if err != nil {
+		return nil, storageErr("query spans", err)
+	}
+	defer rows.Close()
+	var out []spanKey
+	for rows.Next() {
+		var k spanKey
+		if err := rows.Scan(&k.TraceID, &k.SpanID, &k.StartUS, &k.Version); err != nil {
+			return nil, storageErr("read spans", err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storageErr("read spans", err)
+	}
+	return out, nil
+}
+
+// rowsOf is the second phase: the full rows of keys, in their order, read
+// by key with PREWHERE (spansByKey). The start window of the keys prunes
+// partitions: a span keeps its start time across re-ingests and its
+// tombstone, so all its versions share its partition. A key whose latest
+// version is no longer the one the filter matched (replaced or deleted
+// since) is left out.
+func (s *Store) rowsOf(ctx context.Context, project string, keys []spanKey) ([]Row, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	traces, spans := make([]string, 0, len(keys)), make([]string, 0, len(keys))
+	seenT, seenS := map[string]bool{}, map[string]bool{}
+	lo, hi := keys[0].StartUS, keys[0].StartUS
+	for _, k := range keys {
+		if !seenT[k.TraceID] {
+			seenT[k.TraceID] = true
+			traces = append(traces, k.TraceID)
+		}
+		if !seenS[k.SpanID] {
+			seenS[k.SpanID] = true
+			spans = append(spans, k.SpanID)
+		}
+		lo, hi = min(lo, k.StartUS), max(hi, k.StartUS)
+	}
+	where := inList("trace_id", traces) + " AND " + inList("span_id", spans) + " AND start_us >= ? AND start_us <= ?"
+	args := append(append(anys(traces), anys(spans)...), lo, hi)
+	rows, versions, err := s.spansByKeyVersioned(ctx, project, where, args, "trace_id", 0)
+	if err != nil {
+		return nil, err
+	}
+	type at struct {
+		i       int
+		version uint64
+	}
+	found := make(map[[2]string]at, len(rows))
+	for i, r := range rows {
+		found[[2]string{r.TraceID, r.SpanID}] = at{i, versions[i]}
+	}
+	out := make([]Row, 0, len(keys))
+	for _, k := range keys {
+		if f, ok := found[[2]string{k.TraceID, k.SpanID}]; ok && f.version == k.Version {
+			out = append(out, rows[f.i])
+		}
+	}
+	return out, nil
 }

@@ -99,10 +99,15 @@ func (s *Store) DropExpired(ctx context.Context) ([]string, error) {
 			rows.Close()
 			return nil, fmt.Errorf("list span partitions: %w", err)
 		}
-		// The partition key is the expiry Date, shown as YYYY-MM-DD
-		// (quoted on newer servers).
-		p = strings.Trim(p, "'")
-		if len(p) == len(today) && p <= today {
+		// The partition key is (expiry Date, start day), shown as
+		// ('YYYY-MM-DD',N); tables from before migration 2 show the bare
+		// expiry Date (quoted on newer servers). The shown value is a valid
+		// literal for DROP PARTITION either way.
+		day := strings.Trim(strings.SplitN(strings.TrimPrefix(p, "("), ",", 2)[0], "'")
+		if len(day) == len(today) && day <= today {
+			if !strings.HasPrefix(p, "(") {
+				p = "'" + day + "'"
+			}
 			expired = append(expired, p)
 		}
 	}
@@ -111,7 +116,7 @@ func (s *Store) DropExpired(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list span partitions: %w", err)
 	}
 	for _, p := range expired {
-		if err := s.conn.Exec(ctx, "ALTER TABLE spans DROP PARTITION '"+p+"'"); err != nil {
+		if err := s.conn.Exec(ctx, "ALTER TABLE spans DROP PARTITION "+p); err != nil {
 			return nil, fmt.Errorf("drop span partition %s: %w", p, err)
 		}
 	}
