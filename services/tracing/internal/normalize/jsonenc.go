@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -152,10 +153,50 @@ var attrBufHint, attrLeavesHint atomic.Int64
 type flatEncoder struct {
 	buf          []byte
 	keys, values []string
+	long         map[string]int // long leaf text → its index in values
+}
+
+// LongLeaf is the length above which a leaf's text is stored only once in
+// attr_values: a later leaf with the same text (the OpenInference
+// input.value and its copy parked under ag.unsupported.data.inputs, say)
+// stores PointerMark + the 1-based index of the first one instead.
+const LongLeaf = 256
+
+// PointerMark starts a pointer in attr_values: the noncharacter U+FFFF and
+// a NUL (protobuf strings must be valid UTF-8). A real leaf text that starts
+// with it has that U+FFFF stored as U+FFFD in attr_values (the JSON column
+// keeps it), so no real text looks like a pointer.
+const PointerMark = "\uffff\x00"
+
+// unmark is text safe from being read as a pointer.
+func unmark(text string) string {
+	if strings.HasPrefix(text, PointerMark) {
+		return "\ufffd" + text[len("\uffff"):]
+	}
+	return text
 }
 
 func (e *flatEncoder) leaf(key, text string) {
+	text = unmark(text)
 	e.keys, e.values = append(e.keys, key), append(e.values, text)
+	e.dedupe(len(e.values) - 1)
+}
+
+// dedupe turns values[i] into a pointer when it is long and an earlier
+// leaf has the same text.
+func (e *flatEncoder) dedupe(i int) {
+	text := e.values[i]
+	if len(text) <= LongLeaf {
+		return
+	}
+	if e.long == nil {
+		e.long = map[string]int{}
+	}
+	if j, ok := e.long[text]; ok {
+		e.values[i] = PointerMark + strconv.Itoa(j+1)
+		return
+	}
+	e.long[text] = i
 }
 
 func (e *flatEncoder) value(prefix string, v any) error {
@@ -208,6 +249,7 @@ func (e *flatEncoder) value(prefix string, v any) error {
 			e.buf = append(e.buf, ']')
 		}
 		e.values[idx] = string(e.buf[start:])
+		e.dedupe(idx)
 	case string:
 		if e.buf, err = appendJSONString(e.buf, t); err != nil {
 			return err

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +49,19 @@ func checkEncodeAttributes(t *testing.T, m map[string]any) {
 	want, werr := json.Marshal(m)
 	wk, wv := Flatten(m)
 	got, gk, gv, gerr := encodeAttributes(m)
+	for i, v := range wv {
+		wv[i] = unmark(v)
+	}
+	// A long leaf repeated is a pointer to its first copy: resolve them.
+	for i, v := range gv {
+		if strings.HasPrefix(v, PointerMark) {
+			j, err := strconv.Atoi(v[len(PointerMark):])
+			if err != nil || j < 1 || j > i || len(gv[j-1]) <= LongLeaf || strings.HasPrefix(gv[j-1], PointerMark) {
+				t.Fatalf("%v: bad pointer %q at %d", m, v, i)
+			}
+			gv[i] = gv[j-1]
+		}
+	}
 	if werr != nil || gerr != nil {
 		if (werr != nil) != (gerr != nil) {
 			t.Fatalf("%v: errors differ: %v / %v", m, werr, gerr)
@@ -60,6 +75,12 @@ func checkEncodeAttributes(t *testing.T, m map[string]any) {
 
 func TestEncodeAttributesIsMarshalAndFlatten(t *testing.T) {
 	checkEncodeAttributes(t, map[string]any{})
+	long := strings.Repeat("long ", 60)
+	checkEncodeAttributes(t, map[string]any{"a": long, "b": map[string]any{"c": long, "d": []any{long, "short"}}, "e": PointerMark + "1", "f": []any{long, "short"}})
+	_, _, values, _ := encodeAttributes(map[string]any{"a": long, "b": long, "c": PointerMark + "1"})
+	if !slices.Equal(values, []string{long, PointerMark + "1", "\ufffd\x001"}) {
+		t.Fatalf("values %q", values)
+	}
 	checkEncodeAttributes(t, map[string]any{"ag": map[string]any{"data": map[string]any{"inputs": []any{map[string]any{"role": "user", "n": 1e22}, "x", nil, []any{true}}},
 		"metrics": map[string]any{"tokens": 12.5, "empty": map[string]any{}, "list": []any{}}}, "k<": "v&", "int": int64(3), "nil": nil})
 }
