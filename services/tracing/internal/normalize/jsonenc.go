@@ -134,9 +134,21 @@ func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err e
 	// Sized like the previous span's (spans of a load are alike): one
 	// allocation instead of a few growths and copies.
 	buf, leaves := int(attrBufHint.Load()), int(attrLeavesHint.Load())
-	e := flatEncoder{buf: make([]byte, 0, max(1024, buf+buf/8)), keys: make([]string, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves))}
-	if err := e.value("", m); err != nil {
+	e := flatEncoder{buf: make([]byte, 0, max(1024, buf+buf/8)), keyEnds: make([]int, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves)),
+		arena: make([]byte, 0, max(256, int(attrKeysHint.Load())))}
+	if err := e.value(m); err != nil {
 		return nil, nil, nil, err
+	}
+	// The keys are cut from one string: one allocation for all of them.
+	all := string(e.arena)
+	if len(e.arena) > int(attrKeysHint.Load()) {
+		attrKeysHint.Store(int64(len(e.arena)))
+	}
+	e.keys = make([]string, len(e.keyEnds))
+	from := 0
+	for i, end := range e.keyEnds {
+		e.keys[i] = all[from:end]
+		from = end
 	}
 	if len(e.buf) != buf {
 		attrBufHint.Store(int64(len(e.buf)))
@@ -147,13 +159,17 @@ func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err e
 	return e.buf, e.keys, e.values, nil
 }
 
-// attrBufHint and attrLeavesHint are the previous span's sizes.
-var attrBufHint, attrLeavesHint atomic.Int64
+// attrBufHint and attrLeavesHint are the previous span's sizes,
+// attrKeysHint the longest keys' text so far.
+var attrBufHint, attrLeavesHint, attrKeysHint atomic.Int64
 
 type flatEncoder struct {
 	buf          []byte
+	path         []byte // the current leaf's dotted key
+	arena        []byte // the keys so far, one after another
+	keyEnds      []int  // where each key ends in arena
 	keys, values []string
-	long         map[string]int // long leaf text → its index in values
+	long         []int // the indexes in values of the long leaves kept
 }
 
 // LongLeaf is the length above which a leaf's text is stored only once in
@@ -176,9 +192,10 @@ func unmark(text string) string {
 	return text
 }
 
-func (e *flatEncoder) leaf(key, text string) {
+func (e *flatEncoder) leaf(text string) {
 	text = unmark(text)
-	e.keys, e.values = append(e.keys, key), append(e.values, text)
+	e.arena = append(e.arena, e.path...)
+	e.keyEnds, e.values = append(e.keyEnds, len(e.arena)), append(e.values, text)
 	e.dedupe(len(e.values) - 1)
 }
 
@@ -189,17 +206,17 @@ func (e *flatEncoder) dedupe(i int) {
 	if len(text) <= LongLeaf {
 		return
 	}
-	if e.long == nil {
-		e.long = map[string]int{}
+	// A span has few long leaves: a scan (length first) beats hashing them.
+	for _, j := range e.long {
+		if e.values[j] == text {
+			e.values[i] = PointerMark + strconv.Itoa(j+1)
+			return
+		}
 	}
-	if j, ok := e.long[text]; ok {
-		e.values[i] = PointerMark + strconv.Itoa(j+1)
-		return
-	}
-	e.long[text] = i
+	e.long = append(e.long, i)
 }
 
-func (e *flatEncoder) value(prefix string, v any) error {
+func (e *flatEncoder) value(v any) error {
 	var err error
 	switch t := v.(type) {
 	case map[string]any:
@@ -222,18 +239,21 @@ func (e *flatEncoder) value(prefix string, v any) error {
 				return err
 			}
 			e.buf = append(e.buf, ':')
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
+			n := len(e.path)
+			if n > 0 {
+				e.path = append(e.path, '.')
 			}
-			if err := e.value(p, t[k]); err != nil {
+			e.path = append(e.path, k...)
+			err := e.value(t[k])
+			e.path = e.path[:n]
+			if err != nil {
 				return err
 			}
 		}
 		e.buf = append(e.buf, '}')
 	case []any:
-		start, idx := len(e.buf), len(e.keys)
-		e.leaf(prefix, "")
+		start, idx := len(e.buf), len(e.values)
+		e.leaf("")
 		if t == nil {
 			e.buf = append(e.buf, "null"...)
 		} else {
@@ -242,7 +262,11 @@ func (e *flatEncoder) value(prefix string, v any) error {
 				if i > 0 {
 					e.buf = append(e.buf, ',')
 				}
-				if err := e.value(prefix+"."+strconv.Itoa(i), el); err != nil {
+				n := len(e.path)
+				e.path = strconv.AppendInt(append(e.path, '.'), int64(i), 10)
+				err := e.value(el)
+				e.path = e.path[:n]
+				if err != nil {
 					return err
 				}
 			}
@@ -254,24 +278,24 @@ func (e *flatEncoder) value(prefix string, v any) error {
 		if e.buf, err = appendJSONString(e.buf, t); err != nil {
 			return err
 		}
-		e.leaf(prefix, t)
+		e.leaf(t)
 	case float64:
 		if e.buf, err = appendJSONFloat(e.buf, t); err != nil {
 			return err
 		}
-		e.leaf(prefix, strconv.FormatFloat(t, 'f', -1, 64))
+		e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
 	case bool:
 		e.buf = strconv.AppendBool(e.buf, t)
-		e.leaf(prefix, strconv.FormatBool(t))
+		e.leaf(strconv.FormatBool(t))
 	case nil:
 		e.buf = append(e.buf, "null"...)
-		e.leaf(prefix, "null")
+		e.leaf("null")
 	default:
 		start := len(e.buf)
 		if e.buf, err = appendJSON(e.buf, v); err != nil {
 			return err
 		}
-		e.leaf(prefix, string(e.buf[start:]))
+		e.leaf(string(e.buf[start:]))
 	}
 	return nil
 }
