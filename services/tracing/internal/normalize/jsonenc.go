@@ -169,7 +169,9 @@ type flatEncoder struct {
 	arena        []byte // the keys so far, one after another
 	keyEnds      []int  // where each key ends in arena
 	keys, values []string
-	long         []int // the indexes in values of the long leaves kept
+	long         []int                    // the indexes in values of the long leaves kept
+	longJSON     []struct{ idx, off int } // long strings in the JSON: value index, offset of the token
+	inList       int
 }
 
 // LongLeaf is the length above which a leaf's text is stored only once in
@@ -183,6 +185,68 @@ const LongLeaf = 256
 // with it has that U+FFFF stored as U+FFFD in attr_values (the JSON column
 // keeps it), so no real text looks like a pointer.
 const PointerMark = "\uffff\x00"
+
+// jsonPointer starts a JSON string token that stands for an earlier long
+// string of the same attributes: the raw U+FFFF, an escaped NUL, '@', then
+// the byte offset of the first copy's token. encoding/json writes U+FFFF
+// raw, and the encoder escapes it in a real string that starts like this,
+// so only pointers contain these bytes.
+const (
+	jsonPointerText = "\uffff\x00@"
+	jsonPointer     = "\"\uffff\\u0000@"
+)
+
+// ExpandAttributes is the stored attributes JSON with every pointer to a
+// long string replaced by that string's token: the JSON as encoding/json
+// writes it.
+func ExpandAttributes(js string) string {
+	i := strings.Index(js, jsonPointer)
+	if i < 0 {
+		return js
+	}
+	var b strings.Builder
+	b.Grow(len(js) * 2)
+	from := 0
+	for i >= 0 {
+		i += from
+		j := i + len(jsonPointer)
+		end := strings.IndexByte(js[j:], '"')
+		if end < 0 {
+			break
+		}
+		off, err := strconv.Atoi(js[j : j+end])
+		tok := ""
+		if err == nil && off >= 0 && off < i {
+			tok = stringToken(js, off)
+		}
+		if tok == "" {
+			b.WriteString(js[from : j+end+1]) // not ours: as it is
+		} else {
+			b.WriteString(js[from:i])
+			b.WriteString(tok)
+		}
+		from = j + end + 1
+		i = strings.Index(js[from:], jsonPointer)
+	}
+	b.WriteString(js[from:])
+	return b.String()
+}
+
+// stringToken is the JSON string token at js[off:], or "".
+func stringToken(js string, off int) string {
+	if js[off] != '"' {
+		return ""
+	}
+	for j := off + 1; j < len(js); j++ {
+		switch js[j] {
+		case '\\':
+			j++
+		case '"':
+			return js[off : j+1]
+		}
+	}
+	return ""
+}
 
 // unmark is text safe from being read as a pointer.
 func unmark(text string) string {
@@ -254,6 +318,9 @@ func (e *flatEncoder) value(v any) error {
 	case []any:
 		start, idx := len(e.buf), len(e.values)
 		e.leaf("")
+		// A list's leaf text is its JSON: no JSON pointers inside.
+		e.inList++
+		defer func() { e.inList-- }()
 		if t == nil {
 			e.buf = append(e.buf, "null"...)
 		} else {
@@ -275,7 +342,28 @@ func (e *flatEncoder) value(v any) error {
 		e.values[idx] = string(e.buf[start:])
 		e.dedupe(idx)
 	case string:
-		if e.buf, err = appendJSONString(e.buf, t); err != nil {
+		if e.inList == 0 && len(t) > LongLeaf {
+			for _, l := range e.longJSON {
+				if e.values[l.idx] == t {
+					// A repeat of a long string: the JSON says where the
+					// first copy is (ExpandAttributes puts it back).
+					e.buf = append(e.buf, jsonPointer...)
+					e.buf = strconv.AppendInt(e.buf, int64(l.off), 10)
+					e.buf = append(e.buf, '"')
+					e.leaf(t)
+					return nil
+				}
+			}
+			e.longJSON = append(e.longJSON, struct{ idx, off int }{len(e.values), len(e.buf)})
+		}
+		if strings.HasPrefix(t, jsonPointerText) {
+			// Never looks like a pointer: U+FFFF escaped (same value).
+			b, err := appendJSONString(nil, t[len("\uffff"):])
+			if err != nil {
+				return err
+			}
+			e.buf = append(append(e.buf, `"\uffff`...), b[1:]...)
+		} else if e.buf, err = appendJSONString(e.buf, t); err != nil {
 			return err
 		}
 		e.leaf(t)
