@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -279,4 +280,45 @@ func TestFilterSeesOnlyTheLatestVersion(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.status)
 	eventually(t, "deleted", func() bool { return count("new") == 0 })
 	assert.Equal(t, 0.0, count("old"))
+}
+
+// A long leaf is stored once in attr_values; a later copy is a pointer to
+// it. Filters and analytics read through the pointer.
+func TestLongLeafStoredOnceStillFilters(t *testing.T) {
+	s := newStack(t)
+	long := "needle " + strings.Repeat("lorem ipsum ", 40)
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	r := s.doJSON(t, "POST", "/api/tracing/spans/ingest", map[string]any{"spans": []any{
+		map[string]any{"trace_id": tidA, "span_id": "a000000000000001", "span_name": "root", "start_time": base.Format(time.RFC3339Nano),
+			"attributes": map[string]any{"input.value": long, "ag.data.inputs": long, "tags": []any{"x", long}, "other": "short"}},
+		map[string]any{"trace_id": tidA, "span_id": "a000000000000002", "parent_id": "a000000000000001", "span_name": "child", "start_time": base.Format(time.RFC3339Nano),
+			"attributes": map[string]any{"input.value": "short", "ag.data.inputs": "short"}},
+	}})
+	require.Equal(t, http.StatusAccepted, r.status, string(r.body))
+	eventually(t, "two spans", func() bool {
+		return s.do(t, "GET", "/api/spans/?trace_ids="+tidA, nil, nil).json(t)["count"] == 2.0
+	})
+	r = s.do(t, "GET", "/api/spans/"+tidA+"/a000000000000001", nil, nil)
+	attrs := r.json(t)["span"].(map[string]any)["attributes"].(map[string]any)
+	assert.Equal(t, long, attrs["input"].(map[string]any)["value"])
+	assert.Equal(t, map[string]any{"data": map[string]any{"inputs": long}}, attrs["ag"].(map[string]any)["unsupported"])
+	assert.Equal(t, []any{"x", long}, attrs["tags"])
+	for _, q := range []struct {
+		name string
+		cond map[string]any
+	}{
+		{"parked copy contains", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "operator": "contains", "value": "NEEDLE"}},
+		{"parked copy is", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "value": long}},
+		{"parked copy startswith", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "operator": "startswith", "value": "needle"}},
+		{"raw is", map[string]any{"field": "attributes", "key": "input.value", "operator": "eq", "value": long}},
+		{"list element in", map[string]any{"field": "attributes", "key": "tags", "operator": "in", "value": []any{long}}},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"filtering": map[string]any{"conditions": []any{q.cond}}})
+			require.Equal(t, 200, r.status, string(r.body))
+			body := r.json(t)
+			require.Equal(t, 1.0, body["count"], string(r.body))
+			assert.Equal(t, "a000000000000001", body["spans"].([]any)[0].(map[string]any)["span_id"])
+		})
+	}
 }

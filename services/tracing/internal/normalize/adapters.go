@@ -3,6 +3,7 @@ package normalize
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -12,16 +13,21 @@ import (
 // which win). Every non-ag attribute is kept as it is, un-flattened.
 func adapt(raw map[string]any) map[string]any {
 	ag := map[string]any{}
-	rest := map[string]any{}
+	rest := make(map[string]any, len(raw))
+	// The raw keys sorted once: the adapters look keys and prefixes up in
+	// them rather than scanning raw per table or prefix.
+	keys := make([]string, 0, len(raw))
 	for k, v := range raw {
+		keys = append(keys, k)
 		if !strings.HasPrefix(k, "ag.") && k != "ag" {
 			rest[k] = v
 		}
 	}
-	openLLMetry(raw, ag)
-	openInference(raw, ag)
-	genAI(raw, ag)
-	vercelAI(raw, ag)
+	slices.Sort(keys)
+	openLLMetry(raw, keys, ag)
+	openInference(raw, keys, ag)
+	genAI(raw, keys, ag)
+	vercelAI(raw, keys, ag)
 	var explicit map[string]any
 	for k, v := range raw {
 		switch {
@@ -112,14 +118,15 @@ func newExactTable(m map[string]string) *exactTable {
 	return &exactTable{keys: sortedKeys(m), to: m}
 }
 
-// mapExact copies raw[k] to ag[table[k]] for every key present.
-func mapExact(raw, ag map[string]any, table *exactTable) bool {
+// mapExact copies raw[k] to ag[table[k]] for every key present. keys are
+// raw's keys, sorted.
+func mapExact(raw map[string]any, keys []string, ag map[string]any, table *exactTable) bool {
 	hit := false
-	// Sorted, so that two raw keys mapping to one path resolve the same way
-	// every time.
-	for _, from := range table.keys {
-		if v, ok := raw[from]; ok {
-			ag[table.to[from]] = v
+	// In key order, so that two raw keys mapping to one path resolve the
+	// same way every time (the later key wins).
+	for _, from := range keys {
+		if to, ok := table.to[from]; ok {
+			ag[to] = raw[from]
 			hit = true
 		}
 	}
@@ -182,11 +189,16 @@ var vercelAIExact = newExactTable(map[string]string{
 
 // mapPrefix copies raw keys under a prefix to the target path, keeping the rest
 // of the key (so gen_ai.prompt.0.role becomes data.inputs.prompt.0.role).
-func mapPrefix(raw, ag map[string]any, prefix, to string, rewrite func(string) string) bool {
+// keys are raw's keys, sorted: the keys under the prefix are a run of them
+// (in key order, so a rewrite that maps two keys to one path is
+// deterministic).
+func mapPrefix(raw map[string]any, keys []string, ag map[string]any, prefix, to string, rewrite func(string) string) bool {
 	hit := false
-	for k, v := range raw {
+	i, _ := slices.BinarySearch(keys, prefix)
+	for ; i < len(keys) && strings.HasPrefix(keys[i], prefix); i++ {
+		k, v := keys[i], raw[keys[i]]
 		// k == prefix or k starts with prefix + "." (without building it).
-		if strings.HasPrefix(k, prefix) && (len(k) == len(prefix) || k[len(prefix)] == '.') {
+		if len(k) == len(prefix) || k[len(prefix)] == '.' {
 			rest := k[len(prefix):]
 			if rewrite != nil {
 				rest = rewrite(rest)
@@ -213,8 +225,8 @@ func parseJSON(v any) any {
 	return v
 }
 
-func openLLMetry(raw, ag map[string]any) {
-	mapExact(raw, ag, openLLMetryExact)
+func openLLMetry(raw map[string]any, keys []string, ag map[string]any) {
+	mapExact(raw, keys, ag, openLLMetryExact)
 	if _, ok := raw["llm.request.type"]; !ok {
 		// The span kind (workflow, task, agent, tool) is the type only when
 		// the span is not an LLM request, which says more.
@@ -222,11 +234,12 @@ func openLLMetry(raw, ag map[string]any) {
 			ag["type.node"] = v
 		}
 	}
-	mapPrefix(raw, ag, "gen_ai.prompt", "data.inputs.prompt", nil)
-	mapPrefix(raw, ag, "gen_ai.completion", "data.outputs.completion", nil)
-	mapPrefix(raw, ag, "llm.request.functions", "data.inputs.functions", nil)
-	mapPrefix(raw, ag, "llm.request.tools", "data.inputs.tools", nil)
-	for k, to := range map[string]string{"traceloop.entity.input": "inputs", "traceloop.entity.output": "outputs"} {
+	mapPrefix(raw, keys, ag, "gen_ai.prompt", "data.inputs.prompt", nil)
+	mapPrefix(raw, keys, ag, "gen_ai.completion", "data.outputs.completion", nil)
+	mapPrefix(raw, keys, ag, "llm.request.functions", "data.inputs.functions", nil)
+	mapPrefix(raw, keys, ag, "llm.request.tools", "data.inputs.tools", nil)
+	for _, e := range [...]struct{ k, to string }{{"traceloop.entity.input", "inputs"}, {"traceloop.entity.output", "outputs"}} {
+		k, to := e.k, e.to
 		if v, ok := raw[k]; ok {
 			p := parseJSON(v)
 			if m, ok := p.(map[string]any); ok {
@@ -247,8 +260,8 @@ var (
 	oiToolJSON = regexp.MustCompile(`^llm\.tools\.(\d+)\.tool\.json_schema$`)
 )
 
-func openInference(raw, ag map[string]any) {
-	mapExact(raw, ag, openInferenceExact)
+func openInference(raw map[string]any, keys []string, ag map[string]any) {
+	mapExact(raw, keys, ag, openInferenceExact)
 	if v, ok := raw["llm.invocation_parameters"]; ok {
 		ag["meta.request"] = parseJSON(v)
 	}
@@ -260,7 +273,7 @@ func openInference(raw, ag map[string]any) {
 		{"reranker.output_documents", "data.outputs.reranker.output_documents"}, {"retrieval.documents", "data.outputs.retrieval.documents"},
 		{"message.contents", "data.inputs.message_contents"},
 	} {
-		mapPrefix(raw, ag, p.from, p.to, nil)
+		mapPrefix(raw, keys, ag, p.from, p.to, nil)
 	}
 	for k, v := range raw {
 		if strings.HasPrefix(k, "tool_call.") && k != "tool_call.function.arguments" {
@@ -281,8 +294,8 @@ func openInference(raw, ag map[string]any) {
 		s = oiMessage.ReplaceAllString(s, ".$1.")
 		return oiToolCall.ReplaceAllString(s, ".tool_calls.$1.")
 	}
-	in := mapPrefix(raw, ag, "llm.input_messages", "data.inputs.prompt", rewrite)
-	out := mapPrefix(raw, ag, "llm.output_messages", "data.outputs.completion", rewrite)
+	in := mapPrefix(raw, keys, ag, "llm.input_messages", "data.inputs.prompt", rewrite)
+	out := mapPrefix(raw, keys, ag, "llm.output_messages", "data.outputs.completion", rewrite)
 	// The OpenInference span kind is upper-case by convention; be lenient.
 	if v, ok := raw["openinference.span.kind"].(string); ok {
 		if t, ok := oiKinds[strings.ToUpper(v)]; ok {
@@ -303,8 +316,8 @@ func openInference(raw, ag map[string]any) {
 var genAIOps = map[string]string{"chat": "chat", "create_agent": "agent", "invoke_agent": "agent", "embeddings": "embedding",
 	"execute_tool": "tool", "generate_content": "completion", "text_completion": "completion"}
 
-func genAI(raw, ag map[string]any) {
-	hit := mapExact(raw, ag, genAIExact)
+func genAI(raw map[string]any, keys []string, ag map[string]any) {
+	hit := mapExact(raw, keys, ag, genAIExact)
 	op, _ := raw["gen_ai.operation.name"].(string)
 	if op != "" {
 		hit = true
@@ -479,7 +492,7 @@ func messages(v any) any {
 	return out
 }
 
-func vercelAI(raw, ag map[string]any) {
+func vercelAI(raw map[string]any, keys []string, ag map[string]any) {
 	found := false
 	for k := range raw {
 		if strings.HasPrefix(k, "ai.") {
@@ -490,7 +503,7 @@ func vercelAI(raw, ag map[string]any) {
 	if !found {
 		return
 	}
-	mapExact(raw, ag, vercelAIExact)
+	mapExact(raw, keys, ag, vercelAIExact)
 	for k, to := range map[string]string{"ai.prompt": "data.inputs", "ai.prompt.messages": "data.inputs.prompt",
 		"ai.response.object": "data.outputs", "ai.response.toolCalls": "data.outputs.toolCalls",
 		"ai.toolCall.name": "data.inputs.name", "ai.toolCall.args": "data.inputs.args", "ai.toolCall.result": "data.outputs"} {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -133,9 +134,21 @@ func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err e
 	// Sized like the previous span's (spans of a load are alike): one
 	// allocation instead of a few growths and copies.
 	buf, leaves := int(attrBufHint.Load()), int(attrLeavesHint.Load())
-	e := flatEncoder{buf: make([]byte, 0, max(1024, buf+buf/8)), keys: make([]string, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves))}
-	if err := e.value("", m); err != nil {
+	e := flatEncoder{buf: make([]byte, 0, max(1024, buf+buf/8)), keyEnds: make([]int, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves)),
+		arena: make([]byte, 0, max(256, int(attrKeysHint.Load())))}
+	if err := e.value(m); err != nil {
 		return nil, nil, nil, err
+	}
+	// The keys are cut from one string: one allocation for all of them.
+	all := string(e.arena)
+	if len(e.arena) > int(attrKeysHint.Load()) {
+		attrKeysHint.Store(int64(len(e.arena)))
+	}
+	e.keys = make([]string, len(e.keyEnds))
+	from := 0
+	for i, end := range e.keyEnds {
+		e.keys[i] = all[from:end]
+		from = end
 	}
 	if len(e.buf) != buf {
 		attrBufHint.Store(int64(len(e.buf)))
@@ -146,19 +159,128 @@ func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err e
 	return e.buf, e.keys, e.values, nil
 }
 
-// attrBufHint and attrLeavesHint are the previous span's sizes.
-var attrBufHint, attrLeavesHint atomic.Int64
+// attrBufHint and attrLeavesHint are the previous span's sizes,
+// attrKeysHint the longest keys' text so far.
+var attrBufHint, attrLeavesHint, attrKeysHint atomic.Int64
 
 type flatEncoder struct {
 	buf          []byte
+	path         []byte // the current leaf's dotted key
+	arena        []byte // the keys so far, one after another
+	keyEnds      []int  // where each key ends in arena
 	keys, values []string
+	long         []int                    // the indexes in values of the long leaves kept
+	longJSON     []struct{ idx, off int } // long strings in the JSON: value index, offset of the token
+	inList       int
 }
 
-func (e *flatEncoder) leaf(key, text string) {
-	e.keys, e.values = append(e.keys, key), append(e.values, text)
+// LongLeaf is the length above which a leaf's text is stored only once in
+// attr_values: a later leaf with the same text (the OpenInference
+// input.value and its copy parked under ag.unsupported.data.inputs, say)
+// stores PointerMark + the 1-based index of the first one instead.
+const LongLeaf = 256
+
+// PointerMark starts a pointer in attr_values: the noncharacter U+FFFF and
+// a NUL (protobuf strings must be valid UTF-8). A real leaf text that starts
+// with it has that U+FFFF stored as U+FFFD in attr_values (the JSON column
+// keeps it), so no real text looks like a pointer.
+const PointerMark = "\uffff\x00"
+
+// jsonPointer starts a JSON string token that stands for an earlier long
+// string of the same attributes: the raw U+FFFF, an escaped NUL, '@', then
+// the byte offset of the first copy's token. encoding/json writes U+FFFF
+// raw, and the encoder escapes it in a real string that starts like this,
+// so only pointers contain these bytes.
+const (
+	jsonPointerText = "\uffff\x00@"
+	jsonPointer     = "\"\uffff\\u0000@"
+)
+
+// ExpandAttributes is the stored attributes JSON with every pointer to a
+// long string replaced by that string's token: the JSON as encoding/json
+// writes it.
+func ExpandAttributes(js string) string {
+	i := strings.Index(js, jsonPointer)
+	if i < 0 {
+		return js
+	}
+	var b strings.Builder
+	b.Grow(len(js) * 2)
+	from := 0
+	for i >= 0 {
+		i += from
+		j := i + len(jsonPointer)
+		end := strings.IndexByte(js[j:], '"')
+		if end < 0 {
+			break
+		}
+		off, err := strconv.Atoi(js[j : j+end])
+		tok := ""
+		if err == nil && off >= 0 && off < i {
+			tok = stringToken(js, off)
+		}
+		if tok == "" {
+			b.WriteString(js[from : j+end+1]) // not ours: as it is
+		} else {
+			b.WriteString(js[from:i])
+			b.WriteString(tok)
+		}
+		from = j + end + 1
+		i = strings.Index(js[from:], jsonPointer)
+	}
+	b.WriteString(js[from:])
+	return b.String()
 }
 
-func (e *flatEncoder) value(prefix string, v any) error {
+// stringToken is the JSON string token at js[off:], or "".
+func stringToken(js string, off int) string {
+	if js[off] != '"' {
+		return ""
+	}
+	for j := off + 1; j < len(js); j++ {
+		switch js[j] {
+		case '\\':
+			j++
+		case '"':
+			return js[off : j+1]
+		}
+	}
+	return ""
+}
+
+// unmark is text safe from being read as a pointer.
+func unmark(text string) string {
+	if strings.HasPrefix(text, PointerMark) {
+		return "\ufffd" + text[len("\uffff"):]
+	}
+	return text
+}
+
+func (e *flatEncoder) leaf(text string) {
+	text = unmark(text)
+	e.arena = append(e.arena, e.path...)
+	e.keyEnds, e.values = append(e.keyEnds, len(e.arena)), append(e.values, text)
+	e.dedupe(len(e.values) - 1)
+}
+
+// dedupe turns values[i] into a pointer when it is long and an earlier
+// leaf has the same text.
+func (e *flatEncoder) dedupe(i int) {
+	text := e.values[i]
+	if len(text) <= LongLeaf {
+		return
+	}
+	// A span has few long leaves: a scan (length first) beats hashing them.
+	for _, j := range e.long {
+		if e.values[j] == text {
+			e.values[i] = PointerMark + strconv.Itoa(j+1)
+			return
+		}
+	}
+	e.long = append(e.long, i)
+}
+
+func (e *flatEncoder) value(v any) error {
 	var err error
 	switch t := v.(type) {
 	case map[string]any:
@@ -181,18 +303,24 @@ func (e *flatEncoder) value(prefix string, v any) error {
 				return err
 			}
 			e.buf = append(e.buf, ':')
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
+			n := len(e.path)
+			if n > 0 {
+				e.path = append(e.path, '.')
 			}
-			if err := e.value(p, t[k]); err != nil {
+			e.path = append(e.path, k...)
+			err := e.value(t[k])
+			e.path = e.path[:n]
+			if err != nil {
 				return err
 			}
 		}
 		e.buf = append(e.buf, '}')
 	case []any:
-		start, idx := len(e.buf), len(e.keys)
-		e.leaf(prefix, "")
+		start, idx := len(e.buf), len(e.values)
+		e.leaf("")
+		// A list's leaf text is its JSON: no JSON pointers inside.
+		e.inList++
+		defer func() { e.inList-- }()
 		if t == nil {
 			e.buf = append(e.buf, "null"...)
 		} else {
@@ -201,35 +329,61 @@ func (e *flatEncoder) value(prefix string, v any) error {
 				if i > 0 {
 					e.buf = append(e.buf, ',')
 				}
-				if err := e.value(prefix+"."+strconv.Itoa(i), el); err != nil {
+				n := len(e.path)
+				e.path = strconv.AppendInt(append(e.path, '.'), int64(i), 10)
+				err := e.value(el)
+				e.path = e.path[:n]
+				if err != nil {
 					return err
 				}
 			}
 			e.buf = append(e.buf, ']')
 		}
 		e.values[idx] = string(e.buf[start:])
+		e.dedupe(idx)
 	case string:
-		if e.buf, err = appendJSONString(e.buf, t); err != nil {
+		if e.inList == 0 && len(t) > LongLeaf {
+			for _, l := range e.longJSON {
+				if e.values[l.idx] == t {
+					// A repeat of a long string: the JSON says where the
+					// first copy is (ExpandAttributes puts it back).
+					e.buf = append(e.buf, jsonPointer...)
+					e.buf = strconv.AppendInt(e.buf, int64(l.off), 10)
+					e.buf = append(e.buf, '"')
+					e.leaf(t)
+					return nil
+				}
+			}
+			e.longJSON = append(e.longJSON, struct{ idx, off int }{len(e.values), len(e.buf)})
+		}
+		if strings.HasPrefix(t, jsonPointerText) {
+			// Never looks like a pointer: U+FFFF escaped (same value).
+			b, err := appendJSONString(nil, t[len("\uffff"):])
+			if err != nil {
+				return err
+			}
+			e.buf = append(append(e.buf, `"\uffff`...), b[1:]...)
+		} else if e.buf, err = appendJSONString(e.buf, t); err != nil {
 			return err
 		}
-		e.leaf(prefix, t)
+		e.leaf(t)
 	case float64:
 		if e.buf, err = appendJSONFloat(e.buf, t); err != nil {
 			return err
 		}
-		e.leaf(prefix, strconv.FormatFloat(t, 'f', -1, 64))
+		e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
 	case bool:
 		e.buf = strconv.AppendBool(e.buf, t)
-		e.leaf(prefix, strconv.FormatBool(t))
+		e.leaf(strconv.FormatBool(t))
 	case nil:
 		e.buf = append(e.buf, "null"...)
-		e.leaf(prefix, "null")
+		e.leaf("null")
 	default:
 		start := len(e.buf)
 		if e.buf, err = appendJSON(e.buf, v); err != nil {
 			return err
 		}
-		e.leaf(prefix, string(e.buf[start:]))
+		e.leaf(string(e.buf[start:]))
 	}
 	return nil
 }

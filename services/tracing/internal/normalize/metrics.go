@@ -111,25 +111,26 @@ func (p Prices) cost(spanType string, ag map[string]any) {
 // trees (spans of one trace sent in several requests) still get values; the
 // query side rolls up again over the whole stored trace.
 func RollUp(spans []*Span) {
-	byID := map[string]*Span{}
-	children := map[string][]*Span{}
+	type id struct{ trace, span string }
+	byID := make(map[id]*Span, len(spans))
+	children := map[id][]*Span{}
 	for _, s := range spans {
-		byID[s.TraceID+s.SpanID] = s
+		byID[id{s.TraceID, s.SpanID}] = s
 	}
 	var roots []*Span
 	for _, s := range spans {
-		if s.ParentID != "" && byID[s.TraceID+s.ParentID] != nil && s.ParentID != s.SpanID {
-			children[s.TraceID+s.ParentID] = append(children[s.TraceID+s.ParentID], s)
+		if p := (id{s.TraceID, s.ParentID}); s.ParentID != "" && byID[p] != nil && s.ParentID != s.SpanID {
+			children[p] = append(children[p], s)
 		} else {
 			roots = append(roots, s)
 		}
 	}
-	done := map[*Span]bool{}
+	done := make(map[*Span]bool, len(spans))
 	var walk func(s *Span) rolled
 	walk = func(s *Span) rolled {
 		done[s] = true
 		own := ownMetrics(s)
-		for _, c := range children[s.TraceID+s.SpanID] {
+		for _, c := range children[id{s.TraceID, s.SpanID}] {
 			if !done[c] { // a cycle in bad input stops here
 				own.add(walk(c))
 			}
@@ -142,32 +143,37 @@ func RollUp(spans []*Span) {
 	}
 }
 
-var rollKeys = []string{"prompt", "completion", "total"}
+var rollKeys = [3]string{"prompt", "completion", "total"}
+
+// rollNames are the dict metrics rolled up, in rolled.dicts order.
+var rollNames = [2]string{"tokens", "costs"}
 
 type rolled struct {
-	tokens, costs map[string]float64
-	errors        float64
+	dicts  [2][3]float64 // tokens, costs × rollKeys
+	errors float64
 }
 
 func ownMetrics(s *Span) rolled {
-	r := rolled{tokens: map[string]float64{}, costs: map[string]float64{}}
-	for name, dst := range map[string]map[string]float64{"tokens": r.tokens, "costs": r.costs} {
-		v, _ := get(s.Attributes, "ag.metrics."+name+".incremental")
-		m, _ := v.(map[string]any)
-		for _, k := range rollKeys {
-			f, _ := num(m[k])
-			dst[k] = f
+	var r rolled
+	metrics, _ := get(s.Attributes, "ag.metrics")
+	mm, _ := metrics.(map[string]any)
+	for i, name := range rollNames {
+		d, _ := mm[name].(map[string]any)
+		m, _ := d["incremental"].(map[string]any)
+		for j, k := range rollKeys {
+			r.dicts[i][j], _ = num(m[k])
 		}
 	}
-	v, _ := get(s.Attributes, "ag.metrics.errors.incremental")
-	r.errors, _ = num(v)
+	e, _ := mm["errors"].(map[string]any)
+	r.errors, _ = num(e["incremental"])
 	return r
 }
 
 func (r *rolled) add(o rolled) {
-	for _, k := range rollKeys {
-		r.tokens[k] += o.tokens[k]
-		r.costs[k] += o.costs[k]
+	for i := range r.dicts {
+		for j := range r.dicts[i] {
+			r.dicts[i][j] += o.dicts[i][j]
+		}
 	}
 	r.errors += o.errors
 }
@@ -178,20 +184,15 @@ func (r rolled) write(s *Span) {
 	if metrics == nil {
 		metrics = map[string]any{}
 	}
-	for name, vals := range map[string]map[string]float64{"tokens": r.tokens, "costs": r.costs} {
+	for i, name := range rollNames {
+		vals := r.dicts[i]
 		m, _ := metrics[name].(map[string]any)
-		nonzero := false
-		out := map[string]any{}
-		for _, k := range rollKeys {
-			out[k] = vals[k]
-			nonzero = nonzero || vals[k] != 0
-		}
-		if nonzero {
+		if vals != [3]float64{} {
 			if m == nil {
 				m = map[string]any{}
 				metrics[name] = m
 			}
-			m["cumulative"] = out
+			m["cumulative"] = map[string]any{rollKeys[0]: vals[0], rollKeys[1]: vals[1], rollKeys[2]: vals[2]}
 		} else if m != nil {
 			delete(m, "cumulative")
 		}

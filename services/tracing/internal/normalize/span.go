@@ -405,6 +405,9 @@ func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
 		// What encoding/json refuses (NaN) was stored as no attributes.
 		attrs = nil
 		keys, values = Flatten(s.Attributes)
+		for i, v := range values {
+			values[i] = unmark(v)
+		}
 	}
 	p := &spanspb.Span{
 		TraceId: s.TraceID, SpanId: s.SpanID, ParentId: s.ParentID,

@@ -153,18 +153,19 @@ func LeafText(v any) string {
 }
 
 // get returns the value at a dotted path.
+// It walks the path in place (cut at each dot) rather than splitting it.
 func get(m map[string]any, path string) (any, bool) {
-	var cur any = m
-	for _, p := range strings.Split(path, ".") {
-		mm, ok := cur.(map[string]any)
-		if !ok {
+	for {
+		head, rest, more := strings.Cut(path, ".")
+		v, ok := m[head]
+		if !ok || !more {
+			return v, ok
+		}
+		if m, ok = v.(map[string]any); !ok {
 			return nil, false
 		}
-		if cur, ok = mm[p]; !ok {
-			return nil, false
-		}
+		path = rest
 	}
-	return cur, true
 }
 
 // sub returns the object at path, creating it.

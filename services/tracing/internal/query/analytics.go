@@ -136,8 +136,8 @@ func specExprs(c *compiler, s MetricSpec) (has, text, list string) {
 	}
 	re := "^" + reSpecial.ReplaceAllStringFunc(key, func(x string) string { return `\` + x }) + `\.[0-9]+$`
 	has = "arrayExists(k -> k = " + c.arg(key) + " OR position(k, " + c.arg(key+".") + ") = 1, attr_keys)"
-	text = "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]"
-	list = "arrayFilter((v, k) -> match(k, " + c.arg(re) + "), attr_values, attr_keys)"
+	text = resolved(func() string { return "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]" })
+	list = "arrayMap(v -> " + resolved(func() string { return "v" }) + ", arrayFilter((v, k) -> match(k, " + c.arg(re) + "), attr_values, attr_keys))"
 	return has, text, list
 }
 

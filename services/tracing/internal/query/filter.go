@@ -363,6 +363,17 @@ func (c *compiler) textMatch(expr, op, s string, opts map[string]any) string {
 	return "lowerUTF8(" + expr + ") LIKE lowerUTF8(" + c.arg(pattern) + ")"
 }
 
+// resolved is the attr_values element v with a pointer (normalize.PointerMark
+// + index: a long leaf is stored once per span) replaced by the text it
+// points to. v is called once per use, in order, so that its placeholders
+// match the arguments.
+func resolved(v func() string) string {
+	s := "if(startsWith(" + v() + ", '\\xEF\\xBF\\xBF\\x00')"
+	s += " AND length(" + v() + ") < 16"
+	s += ", attr_values[toUInt32OrZero(substring(" + v() + ", 5))]"
+	return s + ", " + v() + ")"
+}
+
 var reSpecial = regexp.MustCompile(`[\\.+*?()|\[\]{}^$]`)
 
 func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
@@ -373,7 +384,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			c.rollup = true
 			return leaf
 		}
-		return "attr_values[indexOf(attr_keys, " + c.arg(k) + ")]"
+		return resolved(func() string { return "attr_values[indexOf(attr_keys, " + c.arg(k) + ")]" })
 	}
 	hasOf := func(k string) string {
 		if has, _, ok := cumulativeKey(k); ok {
@@ -465,7 +476,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 		re := "^" + reSpecial.ReplaceAllStringFunc(key, func(s string) string { return `\` + s }) + `\.[0-9]+$`
 		parts := []string{}
 		for _, v := range list {
-			parts = append(parts, "arrayExists((k, x) -> x = "+c.arg(normalize.LeafText(v))+" AND match(k, "+c.arg(re)+"), attr_keys, attr_values)")
+			parts = append(parts, "arrayExists((k, x) -> "+resolved(func() string { return "x" })+" = "+c.arg(normalize.LeafText(v))+" AND match(k, "+c.arg(re)+"), attr_keys, attr_values)")
 		}
 		sep := " OR "
 		if all {

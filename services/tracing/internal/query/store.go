@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
 )
 
 // Row is a stored span as read back.
@@ -233,7 +234,7 @@ func parseRows(rows []Row) ([]Parsed, error) {
 	out := make([]Parsed, 0, len(rows))
 	for _, r := range rows {
 		p := Parsed{Row: r}
-		if err := json.Unmarshal([]byte(r.Attributes), &p.Attrs); err != nil {
+		if err := json.Unmarshal([]byte(normalize.ExpandAttributes(r.Attributes)), &p.Attrs); err != nil {
 			return nil, fmt.Errorf("decode attributes of %s/%s: %w", r.TraceID, r.SpanID, err)
 		}
 		out = append(out, p)
