@@ -5,30 +5,23 @@
 package seeder
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/svcclient"
 )
 
 // Seeder implements accounts.Seeder over the registry's HTTP API.
-type Seeder struct {
-	base  string
-	token string
-	http  *http.Client
-}
+type Seeder struct{ registry *svcclient.Client }
 
 // New returns a seeder calling the registry at base.
 func New(base, token string, timeout time.Duration) *Seeder {
-	return &Seeder{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: timeout}}
+	return &Seeder{registry: svcclient.New(base, token, timeout)}
 }
 
 // item is one default: a simple-surface path and its body.
@@ -75,24 +68,12 @@ func (s *Seeder) SeedProject(ctx context.Context, projectID, userID uuid.UUID) e
 }
 
 func (s *Seeder) post(ctx context.Context, sc scope.Scope, it item) error {
-	raw, err := json.Marshal(it.body)
+	status, b, err := s.registry.Post(ctx, sc, it.path, it.body, 4096)
 	if err != nil {
-		return err
+		return fmt.Errorf("seed: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+it.path, bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	scope.Set(req.Header, s.token, sc)
-	res, err := s.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("seed %s: %w", it.path, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-	if res.StatusCode == http.StatusConflict || res.StatusCode == http.StatusOK {
+	if status == http.StatusConflict || status == http.StatusOK {
 		return nil
 	}
-	return fmt.Errorf("seed %s: registry answered %d: %s", it.path, res.StatusCode, b)
+	return fmt.Errorf("seed %s: registry answered %d: %s", it.path, status, b)
 }

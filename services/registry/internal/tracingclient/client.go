@@ -8,26 +8,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/svcclient"
 )
 
 // Client calls the tracing service with the internal token and the
 // caller's scope, as the gateway does.
-type Client struct {
-	base  string
-	token string
-	http  *http.Client
-}
+type Client struct{ svc *svcclient.Client }
 
 // New returns a client of the tracing service at base.
 func New(base, token string, timeout time.Duration) *Client {
-	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: timeout}}
+	return &Client{svc: svcclient.New(base, token, timeout)}
 }
 
 // Query is a saved query's formatting, filtering and windowing, as stored.
@@ -178,36 +172,21 @@ func (c *Client) spans(ctx context.Context, sc scope.Scope, q Query) (*Result, e
 }
 
 func (c *Client) post(ctx context.Context, sc scope.Scope, path string, body any, out any) error {
-	raw, err := json.Marshal(body)
+	status, b, err := c.svc.Post(ctx, sc, path, body, 256<<20)
 	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	scope.Set(req.Header, c.token, sc)
-	res, err := c.http.Do(req)
-	if err != nil {
-		return errs.Wrap(errs.Unavailable, "tracing.unavailable", fmt.Errorf("tracing query %s: %w", path, err))
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, 256<<20))
-	if err != nil {
-		return errs.Wrap(errs.Unavailable, "tracing.unavailable", fmt.Errorf("read tracing answer: %w", err))
+		return errs.Wrap(errs.Unavailable, "tracing.unavailable", err)
 	}
 	switch {
-	case res.StatusCode >= 500:
-		return errs.Wrap(errs.Unavailable, "tracing.unavailable", fmt.Errorf("tracing query %s: status %d: %s", path, res.StatusCode, truncate(b)))
-	case res.StatusCode >= 400:
+	case status >= 500:
+		return errs.Wrap(errs.Unavailable, "tracing.unavailable", fmt.Errorf("tracing query %s: status %d: %s", path, status, truncate(b)))
+	case status >= 400:
 		// The stored filter was refused: the caller's data is at fault.
 		var e struct {
 			Detail json.RawMessage `json:"detail"`
 		}
 		_ = json.Unmarshal(b, &e)
 		return errs.WithDetail(errs.Invalid, "queries.tracing_refused", "The tracing service refused the stored query.",
-			map[string]any{"message": "The tracing service refused the stored query.", "status": res.StatusCode, "tracing": e.Detail})
+			map[string]any{"message": "The tracing service refused the stored query.", "status": status, "tracing": e.Detail})
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return errs.Wrap(errs.Unavailable, "tracing.bad_answer", fmt.Errorf("decode tracing answer: %w", err))

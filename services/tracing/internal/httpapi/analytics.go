@@ -10,6 +10,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
 
@@ -49,7 +50,7 @@ func bindAnalytics(c echo.Context, allowSpecs bool) (query.AnalyticsRequest, map
 	case string:
 		req.Filter = []byte(t)
 	default:
-		req.Filter, _ = json.Marshal(numbersToFloat(t))
+		req.Filter, _ = json.Marshal(ingest.Numbers(t))
 	}
 	rw := &query.RawWindowing{Newest: jsonScalar(params["newest"]), Oldest: jsonScalar(params["oldest"])}
 	if v, ok := toFloat(params["rate"]); ok {
@@ -69,7 +70,7 @@ func bindAnalytics(c echo.Context, allowSpecs bool) (query.AnalyticsRequest, map
 		return query.AnalyticsRequest{}, nil, errs.WithDetail(errs.Invalid, "tracing.invalid_interval", "interval", fmt.Sprintf("interval %v is not a number of minutes", params["interval"]))
 	}
 	if raw, ok := params["specs"]; ok && raw != nil {
-		b, _ := json.Marshal(numbersToFloat(raw))
+		b, _ := json.Marshal(ingest.Numbers(raw))
 		if err := json.Unmarshal(b, &req.Specs); err != nil {
 			msg := fmt.Sprintf("specs: %v", err)
 			return query.AnalyticsRequest{}, nil, errs.WithDetail(errs.Invalid, "tracing.invalid_specs", msg, msg)

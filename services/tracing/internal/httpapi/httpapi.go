@@ -303,25 +303,20 @@ func pathTraceID(c echo.Context, name string) (string, error) {
 }
 
 func (h *Handler) getTraceTree(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
-	id, err := pathTraceID(c, "id")
-	if err != nil {
-		return err
-	}
-	spans, err := h.Query.Traces(c.Request().Context(), sc.ProjectID.String(), []string{id})
-	if err != nil {
-		return err
-	}
-	if len(spans) == 0 {
-		return c.JSON(http.StatusOK, map[string]any{"count": 0})
-	}
-	return c.JSON(http.StatusOK, map[string]any{"count": 1, "traces": query.Trees(spans)})
+	return h.sendTrace(c, func(spans []query.Parsed) map[string]any {
+		return map[string]any{"count": 1, "traces": query.Trees(spans)}
+	})
 }
 
 func (h *Handler) getTrace(c echo.Context) error {
+	return h.sendTrace(c, func(spans []query.Parsed) map[string]any {
+		return map[string]any{"count": 1, "trace": traceList(spans)[0]}
+	})
+}
+
+// sendTrace loads the trace named by the path's id and answers shape(its
+// spans), or {count: 0} when it has none.
+func (h *Handler) sendTrace(c echo.Context, shape func([]query.Parsed) map[string]any) error {
 	sc, err := httpx.ProjectScope(c)
 	if err != nil {
 		return err
@@ -337,7 +332,7 @@ func (h *Handler) getTrace(c echo.Context) error {
 	if len(spans) == 0 {
 		return c.JSON(http.StatusOK, map[string]any{"count": 0})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"count": 1, "trace": traceList(spans)[0]})
+	return c.JSON(http.StatusOK, shape(spans))
 }
 
 // deleteSpans tombstones every live span of the trace.
@@ -702,7 +697,7 @@ func (h *Handler) legacyQuery(c echo.Context) error {
 	case string:
 		filter = json.RawMessage(f)
 	default:
-		filter, _ = json.Marshal(numbersToFloat(f))
+		filter, _ = json.Marshal(ingest.Numbers(f))
 	}
 	var rw *query.RawWindowing
 	if params["oldest"] != nil || params["newest"] != nil || params["limit"] != nil || params["rate"] != nil || params["next"] != nil || params["order"] != nil {
@@ -841,23 +836,6 @@ func toFloat(v any) (float64, bool) {
 		return t, true
 	}
 	return 0, false
-}
-
-func numbersToFloat(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, x := range t {
-			t[k] = numbersToFloat(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = numbersToFloat(x)
-		}
-	}
-	return v
 }
 
 var _ = scope.Scope{}

@@ -139,7 +139,7 @@ func nativeSpan(v any, traceID string) (normalize.Raw, error) {
 		if !ok {
 			return r, fmt.Errorf("attributes must be an object")
 		}
-		r.Attributes = numbers(am).(map[string]any)
+		r.Attributes = Numbers(am).(map[string]any)
 	}
 	if r.Attributes == nil {
 		r.Attributes = map[string]any{}
@@ -151,7 +151,7 @@ func nativeSpan(v any, traceID string) (normalize.Raw, error) {
 				return r, fmt.Errorf("events[%d] must be an object", i)
 			}
 			name, _ := em["name"].(string)
-			attrs, _ := numbers(em["attributes"]).(map[string]any)
+			attrs, _ := Numbers(em["attributes"]).(map[string]any)
 			r.Events = append(r.Events, normalize.RawEvent{Name: name, Time: timeValue(em["timestamp"]), Attributes: attrs})
 		}
 	}
@@ -180,11 +180,11 @@ func nativeSpan(v any, traceID string) (normalize.Raw, error) {
 			}
 			tid, _ := lm["trace_id"].(string)
 			sid, _ := lm["span_id"].(string)
-			attrs, _ := numbers(lm["attributes"]).(map[string]any)
+			attrs, _ := Numbers(lm["attributes"]).(map[string]any)
 			r.Links = append(r.Links, normalize.RawLink{TraceID: tid, SpanID: sid, Attributes: attrs})
 		}
 	}
-	r.References = numbers(m["references"])
+	r.References = Numbers(m["references"])
 	return r, nil
 }
 
@@ -196,19 +196,19 @@ func timeValue(v any) any {
 	return v
 }
 
-// numbers turns json.Number into float64 throughout v.
-func numbers(v any) any {
+// Numbers turns json.Number into float64 throughout v, in place.
+func Numbers(v any) any {
 	switch t := v.(type) {
 	case json.Number:
 		f, _ := t.Float64()
 		return f
 	case map[string]any:
 		for k, x := range t {
-			t[k] = numbers(x)
+			t[k] = Numbers(x)
 		}
 	case []any:
 		for i, x := range t {
-			t[i] = numbers(x)
+			t[i] = Numbers(x)
 		}
 	}
 	return v

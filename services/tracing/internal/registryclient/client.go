@@ -5,30 +5,24 @@
 package registryclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/svcclient"
 )
 
 // Client calls the registry with the internal token and the caller's
 // scope, as the gateway does.
-type Client struct {
-	base  string
-	token string
-	http  *http.Client
-}
+type Client struct{ svc *svcclient.Client }
 
 // New returns a client of the registry at base.
 func New(base, token string, timeout time.Duration) *Client {
-	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: timeout}}
+	return &Client{svc: svcclient.New(base, token, timeout)}
 }
 
 // Ref names an entity by id, slug or version; empty fields are left out.
@@ -147,30 +141,15 @@ func (c *Client) CreateWorkflow(ctx context.Context, sc scope.Scope, kind, slug 
 // back as errs.Conflict, other failures as Unavailable: the registry being
 // wrong or away is not the caller's fault.
 func (c *Client) post(ctx context.Context, sc scope.Scope, path string, body, out any) error {
-	b, err := json.Marshal(body)
+	status, data, err := c.svc.Post(ctx, sc, path, body, 64<<20)
 	if err != nil {
-		return errs.Wrap(errs.Internal, "tracing.registry_request", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return errs.Wrap(errs.Internal, "tracing.registry_request", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	scope.Set(req.Header, c.token, sc)
-	res, err := c.http.Do(req)
-	if err != nil {
-		return errs.Wrap(errs.Unavailable, "tracing.registry_unavailable", fmt.Errorf("registry %s: %w", path, err))
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
-	if err != nil {
-		return errs.Wrap(errs.Unavailable, "tracing.registry_unavailable", fmt.Errorf("registry %s: %w", path, err))
+		return errs.Wrap(errs.Unavailable, "tracing.registry_unavailable", err)
 	}
 	switch {
-	case res.StatusCode == http.StatusConflict:
+	case status == http.StatusConflict:
 		return errs.Wrap(errs.Conflict, "tracing.registry_conflict", fmt.Errorf("registry %s: 409 %s", path, data))
-	case res.StatusCode/100 != 2:
-		return errs.Wrap(errs.Unavailable, "tracing.registry_failed", fmt.Errorf("registry %s: %d %s", path, res.StatusCode, data))
+	case status/100 != 2:
+		return errs.Wrap(errs.Unavailable, "tracing.registry_failed", fmt.Errorf("registry %s: %d %s", path, status, data))
 	}
 	if out == nil {
 		return nil

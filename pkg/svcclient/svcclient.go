@@ -1,0 +1,56 @@
+// Package svcclient is how one service calls another: a JSON POST that
+// carries the internal token and the caller's scope, exactly as the
+// gateway forwards a request. Callers map the answer's status to their
+// own errors, since what a refusal means differs per call.
+package svcclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/assayhq/assay/pkg/scope"
+)
+
+// Client posts to one service.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// New returns a client of the service at base.
+func New(base, token string, timeout time.Duration) *Client {
+	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: timeout}}
+}
+
+// Post sends body as JSON to path in the scope sc and returns the status
+// and at most limit bytes of the answer. err is set only when no answer
+// came (the service is down, or the context ended).
+func (c *Client) Post(ctx context.Context, sc scope.Scope, path string, body any, limit int64) (status int, answer []byte, err error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("encode %s request: %w", path, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(raw))
+	if err != nil {
+		return 0, nil, fmt.Errorf("build %s request: %w", path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	scope.Set(req.Header, c.token, sc)
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("post %s: %w", path, err)
+	}
+	defer res.Body.Close()
+	answer, err = io.ReadAll(io.LimitReader(res.Body, limit))
+	if err != nil {
+		return 0, nil, fmt.Errorf("read %s answer: %w", path, err)
+	}
+	return res.StatusCode, answer, nil
+}
