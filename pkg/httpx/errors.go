@@ -25,6 +25,7 @@ var statusOf = map[errs.Kind]int{
 	errs.TooManyRequests: http.StatusTooManyRequests,
 	errs.NotImplemented:  http.StatusNotImplemented,
 	errs.Unavailable:     http.StatusServiceUnavailable,
+	errs.Timeout:         http.StatusGatewayTimeout,
 }
 
 // Status returns the HTTP status for an error kind.
@@ -59,7 +60,7 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			log.ErrorContext(c.Request().Context(), "request failed",
 				"err", err, "route", c.Path(), "code", e.Code)
 		}
-		if e.Kind == errs.Unavailable || e.Kind == errs.TooManyRequests {
+		if e.Kind == errs.Unavailable || e.Kind == errs.Timeout || e.Kind == errs.TooManyRequests {
 			c.Response().Header().Set("Retry-After", "1")
 		}
 		detail := e.Detail

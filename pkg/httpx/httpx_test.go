@@ -185,3 +185,27 @@ func TestShutdownDrains(t *testing.T) {
 	assert.Equal(t, "done", <-result)
 	require.NoError(t, <-done)
 }
+
+// TestChunkedBodyOverLimit reads a chunked body past the limit: the read
+// fails with the 413 naming the limit, also when a handler wraps that
+// read error in its own 400.
+func TestChunkedBodyOverLimit(t *testing.T) {
+	s := newServer()
+	s.Echo.POST("/plain", func(c echo.Context) error { _, err := io.ReadAll(c.Request().Body); return err })
+	s.Echo.POST("/wrapped", func(c echo.Context) error {
+		if _, err := io.ReadAll(c.Request().Body); err != nil {
+			return errs.Wrap(errs.Invalid, "x.unreadable", err)
+		}
+		return nil
+	})
+	url := serve(t, s)
+	for _, path := range []string{"/plain", "/wrapped"} {
+		// A reader of unknown length is sent chunked.
+		res, err := http.Post(url+path, "application/json", io.MultiReader(strings.NewReader(strings.Repeat("x", 4096))))
+		require.NoError(t, err)
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, path)
+		assert.JSONEq(t, `{"detail":{"message":"request body is larger than the limit of 1K","limit":"1K"}}`, string(b), path)
+	}
+}
