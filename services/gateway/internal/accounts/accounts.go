@@ -170,6 +170,8 @@ type Store interface {
 	// with them. Unknown users are skipped.
 	DeleteUsers(ctx context.Context, refs []UserRef) ([]string, error)
 	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
+	// ProjectWorkspace returns the project's workspace, uuid.Nil if none.
+	ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid.UUID, error)
 	ListKeys(ctx context.Context, projectID uuid.UUID) ([]APIKey, error)
 	CreateKey(ctx context.Context, k APIKey) error
 	// RevokeKey marks a key of the project revoked and returns its prefix;
@@ -399,6 +401,12 @@ func (s *Service) member(ctx context.Context, projectID, userID uuid.UUID) error
 		return errNotMember
 	}
 	return nil
+}
+
+// ProjectWorkspace returns the workspace the project belongs to; uuid.Nil
+// when the project does not exist.
+func (s *Service) ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid.UUID, error) {
+	return s.store.ProjectWorkspace(ctx, projectID)
 }
 
 // ListKeys returns the project's active keys, oldest first.

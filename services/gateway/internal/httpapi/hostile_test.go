@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -96,5 +97,26 @@ func TestUpstreamRefusalPassesThrough(t *testing.T) {
 		res.Body.Close()
 		require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "attempt %d: %s", i, b)
 		assert.JSONEq(t, `{"detail":"request body exceeds 1000 bytes"}`, string(b))
+	}
+}
+
+// TestWorkspaceInQueryMustBeTheKeys names another account's workspace in
+// the query: refused like a foreign project_id, on the gateway's own
+// routes and on proxied ones, while the key's own workspace passes.
+func TestWorkspaceInQueryMustBeTheKeys(t *testing.T) {
+	s := newStack(t)
+	a := s.account(t, "wa@example.com")
+	b := s.account(t, "wb@example.com")
+	require.NotEqual(t, a.workspaceID, b.workspaceID)
+	for _, path := range []string{"/api/keys", "/api/testsets/query"} {
+		for _, q := range []string{"?workspace_id=" + b.workspaceID, "?workspace_id=" + uuid.NewString(),
+			"?workspace_id=" + b.workspaceID + "&project_id=" + a.projectID, "?project_id=" + a.projectID + "&workspace_id=" + a.projectID} {
+			r := s.do(t, "GET", path+q, a.auth(), nil)
+			assert.Equal(t, http.StatusUnauthorized, r.status, path+q)
+			assert.JSONEq(t, unauthorized, string(r.body), path+q)
+		}
+		for _, q := range []string{"?workspace_id=" + a.workspaceID, "?workspace_id=" + a.workspaceID + "&project_id=" + a.projectID} {
+			assert.Equal(t, http.StatusOK, s.do(t, "GET", path+q, a.auth(), nil).status, path+q)
+		}
 	}
 }

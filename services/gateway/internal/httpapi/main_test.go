@@ -164,17 +164,18 @@ func (s *stack) account(t *testing.T, email string) account {
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 	var out struct {
 		Accounts map[string]struct {
-			User     struct{ ID string }            `json:"user"`
-			Projects map[string]struct{ ID string } `json:"projects"`
-			APIKeys  map[string]string              `json:"api_keys"`
+			User       struct{ ID string }            `json:"user"`
+			Projects   map[string]struct{ ID string } `json:"projects"`
+			Workspaces map[string]struct{ ID string } `json:"workspaces"`
+			APIKeys    map[string]string              `json:"api_keys"`
 		} `json:"accounts"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &out))
 	a := out.Accounts["a"]
-	return account{userID: a.User.ID, projectID: a.Projects["prj"].ID, key: a.APIKeys["key"]}
+	return account{userID: a.User.ID, projectID: a.Projects["prj"].ID, workspaceID: a.Workspaces["wrk"].ID, key: a.APIKeys["key"]}
 }
 
-type account struct{ userID, projectID, key string }
+type account struct{ userID, projectID, workspaceID, key string }
 
 func (a account) auth() string { return "ApiKey " + a.key }
 
