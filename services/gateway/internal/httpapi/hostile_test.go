@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -80,7 +81,7 @@ func TestUpstreamRefusalPassesThrough(t *testing.T) {
 		_, _ = w.Write([]byte(`{"detail":"request body exceeds 1000 bytes"}`))
 	}))
 	t.Cleanup(up.Close)
-	s := startStackUpstream(t, pgtest.NewURL(t), nil, up.URL)
+	s := startStackUpstream(t, pgtest.NewURL(t), nil, up.URL, "1M")
 	a := s.account(t, "refused@example.com")
 	big := bytes.Repeat([]byte("x"), 900<<10)
 	for i := range 20 {
@@ -119,4 +120,91 @@ func TestWorkspaceInQueryMustBeTheKeys(t *testing.T) {
 			assert.Equal(t, http.StatusOK, s.do(t, "GET", path+q, a.auth(), nil).status, path+q)
 		}
 	}
+}
+
+// fieldError returns the loc and msg of a 422 body.
+func fieldError(t *testing.T, r resp) ([]any, string) {
+	t.Helper()
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, string(r.body))
+	var body struct {
+		Detail []struct {
+			Loc []any  `json:"loc"`
+			Msg string `json:"msg"`
+		} `json:"detail"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &body), string(r.body))
+	require.NotEmpty(t, body.Detail)
+	return body.Detail[0].Loc, body.Detail[0].Msg
+}
+
+// TestTextInput sends what PostgreSQL cannot store (NUL, invalid UTF-8)
+// and text over the documented limits: each is a 4xx naming the field,
+// before the database is asked, and nothing is written.
+func TestTextInput(t *testing.T) {
+	s := startStackUpstream(t, pgtest.NewURL(t), nil, "", "8M")
+	a := s.account(t, "text@example.com")
+	admin := "Access " + adminKey
+
+	t.Run("API key name", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, body string
+			msg        string
+		}{
+			{"NUL", `{"api_key":{"name":"ci\u0000"}}`, "NUL"},
+			{"invalid UTF-8", "{\"api_key\":{\"name\":\"ci\xff\"}}", "UTF-8"},
+			{"lone surrogate", `{"api_key":{"name":"ci\ud800"}}`, "surrogate"},
+			{"2 MB", `{"api_key":{"name":"` + strings.Repeat("k", 2<<20) + `"}}`, "at most 512 characters"},
+			{"513 characters", `{"api_key":{"name":"` + strings.Repeat("é", 513) + `"}}`, "at most 512 characters"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				loc, msg := fieldError(t, s.do(t, "POST", "/api/keys", a.auth(), tc.body))
+				assert.Equal(t, []any{"body", "api_key", "name"}, loc)
+				assert.Contains(t, msg, tc.msg)
+			})
+		}
+		r := s.do(t, "POST", "/api/keys", a.auth(), map[string]any{"api_key": map[string]any{"name": strings.Repeat("é", 512)}})
+		assert.Equal(t, http.StatusOK, r.status, "512 characters are fine")
+	})
+
+	t.Run("account fields", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, body string
+			loc        []any
+		}{
+			{"NUL in the user name", `{"accounts":{"x":{"user":{"email":"n@example.com","name":"a\u0000"}}}}`, []any{"body", "accounts", "x", "user", "name"}},
+			{"NUL in metadata", `{"accounts":{"x":{"user":{"email":"n@example.com","metadata":{"k":["\u0000"]}}}}}`, []any{"body", "accounts", "x", "user", "metadata", "k", 0.0}},
+			{"NUL in the project description", `{"accounts":{"x":{"user":{"email":"n@example.com"},"project":{"description":"\u0000"}}}}`, []any{"body", "accounts", "x", "project", "description"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				loc, msg := fieldError(t, s.do(t, "POST", "/api/admin/simple/accounts", admin, tc.body))
+				assert.Equal(t, tc.loc, loc)
+				assert.Contains(t, msg, "NUL")
+			})
+		}
+		for _, tc := range []struct {
+			name, field string
+			account     map[string]any
+		}{
+			{"9,000-character organization slug", "accounts.x.organization.slug",
+				map[string]any{"user": map[string]any{"email": "s@example.com"}, "organization": map[string]any{"slug": strings.Repeat("s", 9000)}}},
+			{"long email", "accounts.x.user.email",
+				map[string]any{"user": map[string]any{"email": strings.Repeat("e", 400) + "@example.com"}}},
+			{"long user name", "accounts.x.user.name",
+				map[string]any{"user": map[string]any{"email": "u@example.com", "name": strings.Repeat("n", 513)}}},
+			{"long identity subject", "accounts.x.user_identities[0].subject",
+				map[string]any{"user": map[string]any{"email": "i@example.com"}, "user_identities": []any{map[string]any{"method": "email:otp", "subject": strings.Repeat("i", 400)}}}},
+			{"large metadata", "accounts.x.user.metadata",
+				map[string]any{"user": map[string]any{"email": "m@example.com", "metadata": map[string]any{"k": strings.Repeat("m", 70000)}}}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := s.do(t, "POST", "/api/admin/simple/accounts", admin, map[string]any{"accounts": map[string]any{"x": tc.account}})
+				require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+				assert.Equal(t, tc.field, r.json(t)["detail"].(map[string]any)["field"])
+				assert.Contains(t, r.json(t)["detail"].(map[string]any)["message"], "at most")
+			})
+		}
+		var n int
+		require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT count(*) FROM users`).Scan(&n))
+		assert.Equal(t, 1, n, "only the account made for the test")
+	})
 }

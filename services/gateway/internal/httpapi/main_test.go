@@ -66,12 +66,12 @@ func startStack(t *testing.T, pgURL string) *stack { return startStackSeeding(t,
 // projects with seed (nil: no seeding).
 func startStackSeeding(t *testing.T, pgURL string, seed accounts.Seeder) *stack {
 	t.Helper()
-	return startStackUpstream(t, pgURL, seed, "")
+	return startStackUpstream(t, pgURL, seed, "", "1M")
 }
 
 // startStackUpstream starts a stack whose services are all at upstreamURL
-// ("": the recorder).
-func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstreamURL string) *stack {
+// ("": the recorder), with the given body limit.
+func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstreamURL, bodyLimit string) *stack {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
@@ -84,7 +84,7 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 		upstreamURL = up.URL
 	}
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
-	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: "1M"}, log, "gateway")
+	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed), Verifier: verifier,
