@@ -17,8 +17,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/registry"
 )
 
-// Limits on the text the registry stores (README, "Registry input
-// limits"): strings in characters, JSON objects in bytes of their compact
+// Limits on the text the registry stores (README, registry configuration,
+// "Input limits"): strings in characters, JSON objects in bytes of their compact
 // form. They are checked as each field is read, so a value over a limit
 // never reaches the database; the slug bound also keeps its unique index
 // rows far under PostgreSQL's maximum.
