@@ -145,14 +145,16 @@ func (w *textWalker) walk() string {
 				return ""
 			}
 			if expectKey {
-				d := len(w.inObj) - 1
-				w.path[d] = w.key(w.b[start-1 : end+1])
+				d := len(w.inObj)
+				w.path[d-1] = w.key(w.b[start-1 : end+1])
 				expectKey = false
-				if msg == "" {
-					w.checkSkip()
+				// A key belongs to its object: exempt only inside an
+				// exempt value, whatever its own value turns out to be.
+				if msg != "" && (w.skipped == 0 || w.skipped >= d) {
+					return msg
 				}
-			}
-			if msg != "" && w.skipped == 0 {
+				w.checkSkip()
+			} else if msg != "" && w.skipped == 0 {
 				return msg
 			}
 			w.i = end + 1

@@ -68,6 +68,9 @@ func TestCheckJSONTextSkip(t *testing.T) {
 	bad := `{"data":{"testcases":[{"data":{"q":"\u0000"},"meta":{"m":"\u0000"}}]}}`
 	loc, _ := fieldOf(t, httpx.CheckJSONText([]byte(bad), skip, "body"))
 	assert.Equal(t, []any{"body", "data", "testcases", 0, "meta", "m"}, loc)
+	key := `{"data":{"testcases":[{"data":{"q":"\u0000"},"\u0000":1}]}}`
+	loc, _ = fieldOf(t, httpx.CheckJSONText([]byte(key), skip, "body"))
+	assert.Equal(t, []any{"body", "data", "testcases", 0, "\x00"}, loc, "a key next to the exempt value is checked")
 	after := `{"data":{"testcases":[{"data":{"q":"\u0000"}}]},"name":"\u0000"}`
 	loc, _ = fieldOf(t, httpx.CheckJSONText([]byte(after), skip, "body"))
 	assert.Equal(t, []any{"body", "name"}, loc, "the exemption ends with the exempt value")
