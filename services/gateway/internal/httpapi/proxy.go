@@ -82,9 +82,10 @@ func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logge
 			// error renderer: the gateway's own 413 on a body over its
 			// limit (found only while streaming a chunked body) stays a
 			// 413, and only a failing upstream is a 503 or 504.
-			ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
+			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				holder, _ := r.Context().Value(proxyErrKey{}).(*error)
-				if holder == nil {
+				if holder == nil { // not called through handle; cannot happen
+					w.WriteHeader(http.StatusBadGateway)
 					return
 				}
 				switch {
