@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -100,6 +101,18 @@ func (c *jsonConn) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// CloseWrite and ReadFrom pass through what net/http looks for on a
+// *net.TCPConn: the half-close that lets a client read a 431 before the
+// connection resets, and sendfile/splice for bodies.
+func (c *jsonConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (c *jsonConn) ReadFrom(r io.Reader) (int64, error) { return io.Copy(c.Conn, r) }
 
 // parseRawError reports whether p is one of net/http's fixed plain-text
 // error responses, and returns its status and the text after the status
