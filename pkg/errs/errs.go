@@ -24,6 +24,7 @@ const (
 	TooManyRequests             // 429
 	NotImplemented              // 501
 	Unavailable                 // 503: a dependency is down; retry later
+	Timeout                     // 504: a dependency did not answer in time
 )
 
 // Error is an error with a kind, a stable code ("service.reason") and a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -25,6 +26,7 @@ var statusOf = map[errs.Kind]int{
 	errs.TooManyRequests: http.StatusTooManyRequests,
 	errs.NotImplemented:  http.StatusNotImplemented,
 	errs.Unavailable:     http.StatusServiceUnavailable,
+	errs.Timeout:         http.StatusGatewayTimeout,
 }
 
 // Status returns the HTTP status for an error kind.
@@ -54,12 +56,19 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		e := errs.From(err)
+		if e.Kind == errs.Internal {
+			if refused := storeRefusal(err); refused != nil {
+				log.WarnContext(c.Request().Context(), "database refused a value the request checks let through",
+					"err", err, "route", c.Path())
+				e = refused
+			}
+		}
 		status := Status(e.Kind)
 		if status >= http.StatusInternalServerError {
 			log.ErrorContext(c.Request().Context(), "request failed",
 				"err", err, "route", c.Path(), "code", e.Code)
 		}
-		if e.Kind == errs.Unavailable || e.Kind == errs.TooManyRequests {
+		if e.Kind == errs.Unavailable || e.Kind == errs.Timeout || e.Kind == errs.TooManyRequests {
 			c.Response().Header().Set("Retry-After", "1")
 		}
 		detail := e.Detail
@@ -71,6 +80,39 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		}
 		_ = c.JSON(status, ErrorBody{Detail: detail})
 	}
+}
+
+// sqlStater is implemented by *pgconn.PgError: httpx recognises the
+// database's verdict on a value without importing pgx.
+type sqlStater interface{ SQLState() string }
+
+// storeRefusal turns a database error caused by the value a client sent
+// into a 422: SQLSTATE class 22 (data exception: a NUL character, bytes
+// that are not UTF-8, a number or date out of range) and class 54
+// (program limit: an index row over its maximum size, a statement too
+// complex). It is the last line of defence behind the checks a service
+// makes when it reads a request, so a client's input never shows as a 500;
+// nil for any other error.
+func storeRefusal(err error) *errs.Error {
+	var se sqlStater
+	if !errors.As(err, &se) {
+		return nil
+	}
+	code := se.SQLState()
+	var msg string
+	switch {
+	case code == "22021" || code == "22P05":
+		msg = "A value in the request holds a NUL character or bytes that are not UTF-8, which cannot be stored."
+	case code == "54000":
+		msg = "A value in the request is too large to be stored or indexed."
+	case strings.HasPrefix(code, "22"):
+		msg = "A value in the request is malformed or out of range for where it is stored."
+	case strings.HasPrefix(code, "54"):
+		msg = "The request is too large or too complex to be processed."
+	default:
+		return nil
+	}
+	return errs.Message(errs.Unprocessable, "request.value_refused", msg, map[string]any{"sqlstate": code})
 }
 
 // UUIDParam parses the path parameter name as a UUID; anything else is a 422

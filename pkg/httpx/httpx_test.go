@@ -2,6 +2,7 @@ package httpx_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,6 +22,7 @@ import (
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
 )
 
 func TestCanonicalPath(t *testing.T) {
@@ -184,4 +187,69 @@ func TestShutdownDrains(t *testing.T) {
 	cancel()
 	assert.Equal(t, "done", <-result)
 	require.NoError(t, <-done)
+}
+
+// TestChunkedBodyOverLimit reads a chunked body past the limit: the read
+// fails with the 413 naming the limit, also when a handler wraps that
+// read error in its own 400.
+func TestChunkedBodyOverLimit(t *testing.T) {
+	s := newServer()
+	s.Echo.POST("/plain", func(c echo.Context) error { _, err := io.ReadAll(c.Request().Body); return err })
+	s.Echo.POST("/wrapped", func(c echo.Context) error {
+		if _, err := io.ReadAll(c.Request().Body); err != nil {
+			return errs.Wrap(errs.Invalid, "x.unreadable", err)
+		}
+		return nil
+	})
+	url := serve(t, s)
+	for _, path := range []string{"/plain", "/wrapped"} {
+		// A reader of unknown length is sent chunked.
+		res, err := http.Post(url+path, "application/json", io.MultiReader(strings.NewReader(strings.Repeat("x", 4096))))
+		require.NoError(t, err)
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, path)
+		assert.JSONEq(t, `{"detail":{"message":"request body is larger than the limit of 1K","limit":"1K"}}`, string(b), path)
+	}
+}
+
+// TestDatabaseRefusalIsA422 returns real PostgreSQL errors caused by the
+// values sent (a NUL in text, \u0000 in jsonb, an index row over its
+// maximum) from a handler: each is a 422 naming the SQLSTATE, never a 500;
+// other database errors stay 500.
+func TestDatabaseRefusalIsA422(t *testing.T) {
+	pool := pgtest.New(t)
+	_, err := pool.Exec(context.Background(), `CREATE TABLE slugs (slug text PRIMARY KEY)`)
+	require.NoError(t, err)
+	s := newServer()
+	s.Echo.GET("/:case", func(c echo.Context) error {
+		ctx := c.Request().Context()
+		var err error
+		switch c.Param("case") {
+		case "nul":
+			_, err = pool.Exec(ctx, `SELECT $1::text`, "a\x00b")
+		case "jsonb":
+			_, err = pool.Exec(ctx, `SELECT $1::jsonb`, `{"a":"\u0000"}`)
+		case "index":
+			var long strings.Builder
+			for long.Len() < 20000 { // random, so compression cannot shrink it under the index row maximum
+				long.WriteString(uuid.NewString())
+			}
+			_, err = pool.Exec(ctx, `INSERT INTO slugs VALUES ($1)`, long.String())
+		case "bug":
+			_, err = pool.Exec(ctx, `SELECT * FROM no_such_table`)
+		}
+		return fmt.Errorf("store: %w", err)
+	})
+	url := serve(t, s)
+	for path, want := range map[string]struct {
+		status int
+		state  string
+	}{"/nul": {422, "22021"}, "/jsonb": {422, "22P05"}, "/index": {422, "54000"}, "/bug": {500, ""}} {
+		status, body := get(t, url+path)
+		assert.Equal(t, want.status, status, path+": "+body)
+		if want.state != "" {
+			assert.Contains(t, body, `"sqlstate":"`+want.state+`"`, path)
+		}
+	}
 }

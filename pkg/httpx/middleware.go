@@ -3,6 +3,7 @@ package httpx
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
+	"github.com/labstack/gommon/bytes"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/assayhq/assay/pkg/errs"
@@ -138,19 +139,57 @@ func instrument(reg *prometheus.Registry, service string) echo.MiddlewareFunc {
 	}
 }
 
-// bodyLimit rejects bodies over limit with a 413 that names the limit.
+// bodyLimit rejects bodies over limit with a 413 that names the limit: up
+// front when Content-Length says so, else when a read crosses it (chunked
+// bodies). The read error is that same *errs.Error, so a handler that
+// returns it, or the gateway's proxy that streams the body upstream,
+// answers 413 and not 5xx. Unlike echo's BodyLimit the reader is not
+// pooled: a proxy's transport may still read a body after the handler
+// returned.
 func bodyLimit(limit string) echo.MiddlewareFunc {
-	inner := middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: limit, Skipper: isOperational})
+	n, err := bytes.Parse(limit)
+	if err != nil {
+		panic(fmt.Errorf("httpx: invalid body limit %q: %w", limit, err))
+	}
 	tooLarge := errs.Message(errs.TooLarge, "request.too_large", "request body is larger than the limit of "+limit, map[string]any{"limit": limit})
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		h := inner(next)
 		return func(c echo.Context) error {
-			err := h(c)
-			var he *echo.HTTPError
-			if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+			if isOperational(c) {
+				return next(c)
+			}
+			req := c.Request()
+			if req.ContentLength > n {
+				return tooLarge
+			}
+			if req.Body != nil && req.Body != http.NoBody {
+				req.Body = &limitedBody{ReadCloser: req.Body, left: n, err: tooLarge}
+			}
+			// A handler may wrap the read error in its own (a 400 for an
+			// unreadable body): the limit still decides the answer.
+			err := next(c)
+			if errors.Is(err, tooLarge) {
 				return tooLarge
 			}
 			return err
 		}
 	}
+}
+
+// limitedBody fails every read once more than its limit has been read.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	err  error
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, b.err
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, b.err
+	}
+	return n, err
 }

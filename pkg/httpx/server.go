@@ -31,6 +31,10 @@ type Config struct {
 	BodyLimit         string        `split_words:"true" default:"128M" desc:"largest request body accepted (echo size syntax: 10M, 1G)"`
 }
 
+// MaxHeaderBytes bounds a request's header block (net/http's default, made
+// explicit so the 431 answer can name it).
+const MaxHeaderBytes = http.DefaultMaxHeaderBytes
+
 // Check reports whether one dependency is usable; it must honour ctx.
 type Check func(ctx context.Context) error
 
@@ -149,7 +153,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ConnState:         connState,
 	}
+	// net/http's own answers to unparseable requests become JSON (rawerrors.go).
+	ln = jsonListener{Listener: ln, headerLimit: MaxHeaderBytes}
 	s.addr <- ln.Addr().String()
 	s.log.Info("http server listening", "addr", ln.Addr().String())
 

@@ -4,10 +4,12 @@ package accounts
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
@@ -170,6 +172,8 @@ type Store interface {
 	// with them. Unknown users are skipped.
 	DeleteUsers(ctx context.Context, refs []UserRef) ([]string, error)
 	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
+	// ProjectWorkspace returns the project's workspace, uuid.Nil if none.
+	ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid.UUID, error)
 	ListKeys(ctx context.Context, projectID uuid.UUID) ([]APIKey, error)
 	CreateKey(ctx context.Context, k APIKey) error
 	// RevokeKey marks a key of the project revoked and returns its prefix;
@@ -283,8 +287,61 @@ func (s *Service) undo(list []*Account, cause error) error {
 	return e
 }
 
+// Limits on the text an account stores, in characters (metadata: bytes of
+// its JSON), checked before anything is written; the README's gateway
+// section lists them. Emails and identity subjects are indexed, so their
+// bound also keeps index rows under PostgreSQL's maximum.
+const (
+	MaxEmail    = 320
+	MaxName     = 512 // user name and username; organization, workspace, project and API key names
+	MaxSlug     = 255
+	MaxText     = 65536 // descriptions
+	MaxMetadata = 65536
+)
+
+// lengthCheck is one stored text value and its limit.
+type lengthCheck struct {
+	field string
+	value *string
+	max   int
+}
+
+// checkLengths applies the limits to one account of a provisioning
+// request; field is "accounts.<ref>".
+func checkLengths(field string, spec Spec) error {
+	u := spec.User
+	checks := []lengthCheck{{".user.email", &u.Email, MaxEmail}, {".user.name", u.Name, MaxName}, {".user.username", u.Username, MaxName}}
+	for _, n := range []struct {
+		key  string
+		spec *NamedSpec
+	}{{".organization", spec.Organization}, {".workspace", spec.Workspace}, {".project", spec.Project}} {
+		if n.spec != nil {
+			checks = append(checks, lengthCheck{n.key + ".name", n.spec.Name, MaxName},
+				lengthCheck{n.key + ".slug", n.spec.Slug, MaxSlug}, lengthCheck{n.key + ".description", n.spec.Description, MaxText})
+		}
+	}
+	for i, is := range spec.UserIdentities {
+		at := fmt.Sprintf(".user_identities[%d]", i)
+		checks = append(checks, lengthCheck{at + ".subject", &is.Subject, MaxEmail}, lengthCheck{at + ".email", is.Email, MaxEmail})
+	}
+	for _, c := range checks {
+		if c.value != nil && utf8.RuneCountInString(*c.value) > c.max {
+			return invalid(field+c.field, fmt.Sprintf("must be at most %d characters", c.max))
+		}
+	}
+	if u.Metadata != nil {
+		if b, _ := json.Marshal(u.Metadata); len(b) > MaxMetadata {
+			return invalid(field+".user.metadata", fmt.Sprintf("must be at most %d bytes of JSON", MaxMetadata))
+		}
+	}
+	return nil
+}
+
 func build(ref string, spec Spec, opts *Options, now time.Time) (*Account, error) {
 	field := "accounts." + ref
+	if err := checkLengths(field, spec); err != nil {
+		return nil, err
+	}
 	email := strings.TrimSpace(spec.User.Email)
 	if email == "" {
 		return nil, invalid(field+".user.email", "is required")
@@ -401,6 +458,12 @@ func (s *Service) member(ctx context.Context, projectID, userID uuid.UUID) error
 	return nil
 }
 
+// ProjectWorkspace returns the workspace the project belongs to; uuid.Nil
+// when the project does not exist.
+func (s *Service) ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid.UUID, error) {
+	return s.store.ProjectWorkspace(ctx, projectID)
+}
+
 // ListKeys returns the project's active keys, oldest first.
 func (s *Service) ListKeys(ctx context.Context, projectID, userID uuid.UUID) ([]APIKey, error) {
 	if err := s.member(ctx, projectID, userID); err != nil {
@@ -415,6 +478,9 @@ func (s *Service) CreateKey(ctx context.Context, projectID, userID uuid.UUID, na
 		return APIKey{}, "", err
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
+	if name != nil && utf8.RuneCountInString(*name) > MaxName {
+		return APIKey{}, "", errs.Field(fmt.Sprintf("String should have at most %d characters", MaxName), nil, "body", "api_key", "name")
+	}
 	if expiresAt != nil && !expiresAt.After(now) {
 		return APIKey{}, "", errs.Field("must be in the future", expiresAt.Format(time.RFC3339), "body", "api_key", "expires_at")
 	}

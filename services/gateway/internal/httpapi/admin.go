@@ -131,7 +131,7 @@ func toAccountOut(a *accounts.Account) accountOut {
 
 func (h *handler) provisionAccounts(c echo.Context) error {
 	var req provisionRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	if err := httpx.BindText(c, &req); err != nil {
 		return err
 	}
 	created, err := h.accounts.Provision(c.Request().Context(), req.Options, req.Accounts)
@@ -147,7 +147,7 @@ func (h *handler) provisionAccounts(c echo.Context) error {
 
 func (h *handler) deleteAccounts(c echo.Context) error {
 	var req deleteRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	if err := httpx.BindText(c, &req); err != nil {
 		return err
 	}
 	if len(req.Accounts) == 0 {

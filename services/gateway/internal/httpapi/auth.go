@@ -20,6 +20,12 @@ type Verifier interface {
 	Verify(ctx context.Context, raw string) (scope.Scope, error)
 }
 
+// Workspaces tells which workspace a project belongs to
+// (accounts.Service); uuid.Nil when the project does not exist.
+type Workspaces interface {
+	ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid.UUID, error)
+}
+
 // openPaths need no credentials (canonical form, see httpx.CanonicalPath).
 var openPaths = map[string]bool{"/health": true, "/ready": true, "/metrics": true, "/openapi.json": true, "/docs": true}
 
@@ -29,7 +35,7 @@ func isAdminPath(p string) bool { return strings.Contains(p+"/", "/admin/") }
 // authenticate implements reference §0.2: "ApiKey <key>" (or a bare key) on
 // every path but the admin ones, "Access <admin key>" only on admin paths,
 // and the same 401 for every failure, before any body is read.
-func authenticate(v Verifier, adminKey string) echo.MiddlewareFunc {
+func authenticate(v Verifier, ws Workspaces, adminKey string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
@@ -64,7 +70,16 @@ func authenticate(v Verifier, adminKey string) echo.MiddlewareFunc {
 					continue
 				}
 				id, err := uuid.Parse(q.Get(name))
-				if err != nil || id == uuid.Nil || name == "project_id" && id != s.ProjectID {
+				if err != nil || id == uuid.Nil {
+					return httpx.ErrUnauthorized
+				}
+				want := s.ProjectID
+				if name == "workspace_id" {
+					if want, err = ws.ProjectWorkspace(r.Context(), s.ProjectID); err != nil {
+						return errs.Wrap(errs.Unavailable, "auth.lookup_failed", err)
+					}
+				}
+				if id != want {
 					return httpx.ErrUnauthorized
 				}
 			}

@@ -57,7 +57,7 @@ func (h *handler) createKey(c echo.Context) error {
 	}
 	var req createKeyRequest
 	if c.Request().ContentLength != 0 {
-		if err := httpx.Bind(c, &req); err != nil {
+		if err := httpx.BindText(c, &req); err != nil {
 			return err
 		}
 	}

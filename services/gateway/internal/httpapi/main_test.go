@@ -66,6 +66,13 @@ func startStack(t *testing.T, pgURL string) *stack { return startStackSeeding(t,
 // projects with seed (nil: no seeding).
 func startStackSeeding(t *testing.T, pgURL string, seed accounts.Seeder) *stack {
 	t.Helper()
+	return startStackUpstream(t, pgURL, seed, "", "1M")
+}
+
+// startStackUpstream starts a stack whose services are all at upstreamURL
+// ("": the recorder), with the given body limit.
+func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstreamURL, bodyLimit string) *stack {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
 	pool, err := pgxpool.New(ctx, pgURL)
@@ -73,13 +80,16 @@ func startStackSeeding(t *testing.T, pgURL string, seed accounts.Seeder) *stack 
 	require.NoError(t, pgxutil.Migrate(ctx, pool, migrations.FS, "gateway_schema_version", log))
 
 	up := newRecorder(t)
+	if upstreamURL == "" {
+		upstreamURL = up.URL
+	}
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
-	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: "1M"}, log, "gateway")
+	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed), Verifier: verifier,
 		AdminKey: adminKey, InternalToken: internalToken,
-		Upstreams:       httpapi.Upstreams{Registry: up.URL, Runtime: up.URL, Tracing: up.URL},
+		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
 	}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -154,17 +164,18 @@ func (s *stack) account(t *testing.T, email string) account {
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 	var out struct {
 		Accounts map[string]struct {
-			User     struct{ ID string }            `json:"user"`
-			Projects map[string]struct{ ID string } `json:"projects"`
-			APIKeys  map[string]string              `json:"api_keys"`
+			User       struct{ ID string }            `json:"user"`
+			Projects   map[string]struct{ ID string } `json:"projects"`
+			Workspaces map[string]struct{ ID string } `json:"workspaces"`
+			APIKeys    map[string]string              `json:"api_keys"`
 		} `json:"accounts"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &out))
 	a := out.Accounts["a"]
-	return account{userID: a.User.ID, projectID: a.Projects["prj"].ID, key: a.APIKeys["key"]}
+	return account{userID: a.User.ID, projectID: a.Projects["prj"].ID, workspaceID: a.Workspaces["wrk"].ID, key: a.APIKeys["key"]}
 }
 
-type account struct{ userID, projectID, key string }
+type account struct{ userID, projectID, workspaceID, key string }
 
 func (a account) auth() string { return "ApiKey " + a.key }
 

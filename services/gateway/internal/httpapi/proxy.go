@@ -78,19 +78,30 @@ func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logge
 			Transport:     transport,
 			FlushInterval: -1, // stream responses (SSE, chunked) as they come
 			ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+			// The error goes back to handle, which returns it to the one
+			// error renderer: the gateway's own 413 on a body over its
+			// limit (found only while streaming a chunked body) stays a
+			// 413, and only a failing upstream is a 503 or 504.
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-				status, msg := http.StatusServiceUnavailable, name+" is unavailable"
-				if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-					status, msg = http.StatusGatewayTimeout, name+" did not answer in time"
+				holder, _ := r.Context().Value(proxyErrKey{}).(*error)
+				if holder == nil { // not called through handle; cannot happen
+					w.WriteHeader(http.StatusBadGateway)
+					return
 				}
-				if errors.Is(err, context.Canceled) {
-					return // the client went away
+				switch {
+				case errs.KindOf(err) != errs.Internal:
+					*holder = err // ours, e.g. the body limit's 413
+				case errors.Is(err, context.Canceled):
+					*holder = errClientGone
+				case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+					e := errs.Message(errs.Timeout, "gateway.upstream_timeout", name+" did not answer in time", nil)
+					e.Err = err // logged by the renderer
+					*holder = e
+				default:
+					e := errs.Message(errs.Unavailable, "gateway.upstream_unavailable", name+" is unavailable", nil)
+					e.Err = err
+					*holder = e
 				}
-				log.WarnContext(r.Context(), "upstream failed", "upstream", name, "err", err)
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(status)
-				_, _ = w.Write([]byte(`{"detail":{"message":"` + msg + `"}}`))
 			},
 		}
 	}
@@ -126,13 +137,25 @@ func route(path string) (service, forward string, ok bool) {
 	return service, "/api" + rest, true
 }
 
+// proxyErrKey carries, in the request context, where the reverse proxy's
+// error handler leaves the error of a failed forward.
+type proxyErrKey struct{}
+
+// errClientGone ends a request whose client went away; nobody reads the
+// answer, so none is written.
+var errClientGone = errors.New("client went away")
+
 func (p *proxy) handle(c echo.Context) error {
 	service, forward, ok := route(c.Request().URL.Path)
 	if !ok {
 		return errs.New(errs.NotFound, "gateway.no_route", "Not Found")
 	}
-	r := c.Request()
+	var failed error
+	r := c.Request().WithContext(context.WithValue(c.Request().Context(), proxyErrKey{}, &failed))
 	r.URL.Path, r.URL.RawPath = forward, ""
 	p.targets[service].ServeHTTP(c.Response(), r)
-	return nil
+	if errors.Is(failed, errClientGone) {
+		return nil
+	}
+	return failed
 }

@@ -35,7 +35,7 @@ func Register(e *echo.Echo, d Deps) error {
 		return err
 	}
 	h := &handler{accounts: d.Accounts}
-	e.Use(authenticate(d.Verifier, d.AdminKey))
+	e.Use(authenticate(d.Verifier, d.Accounts, d.AdminKey))
 
 	e.GET("/openapi.json", openapi)
 	e.GET("/docs", docs)

@@ -132,6 +132,20 @@ func (s *Store) IsProjectMember(ctx context.Context, projectID, userID uuid.UUID
 	return ok, nil
 }
 
+// ProjectWorkspace returns the workspace of the project, or uuid.Nil when
+// there is no such project.
+func (s *Store) ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid.UUID, error) {
+	var ws uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT workspace_id FROM projects WHERE id = $1`, projectID).Scan(&ws)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, nil
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("look up project workspace: %w", err)
+	}
+	return ws, nil
+}
+
 // ListKeys returns the project's unrevoked keys, oldest first.
 func (s *Store) ListKeys(ctx context.Context, projectID uuid.UUID) ([]accounts.APIKey, error) {
 	rows, err := s.pool.Query(ctx, `

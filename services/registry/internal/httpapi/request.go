@@ -3,16 +3,81 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"regexp"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/services/registry/internal/registry"
 )
+
+// Limits on the text the registry stores (README, registry configuration,
+// "Input limits"): strings in characters, JSON objects in bytes of their compact
+// form. They are checked as each field is read, so a value over a limit
+// never reaches the database; the slug bound also keeps its unique index
+// rows far under PostgreSQL's maximum.
+const (
+	MaxSlugLen   = 255
+	MaxNameLen   = 512
+	MaxTextLen   = 65536   // descriptions, commit messages and every other string field
+	MaxTagsBytes = 65536   // flags and tags
+	MaxMetaBytes = 1 << 20 // meta
+)
+
+// maxLen is the limit of the string field key.
+func maxLen(key string) int {
+	switch key {
+	case "slug", "testset_slug":
+		return MaxSlugLen
+	case "name", "testset_name":
+		return MaxNameLen
+	}
+	return MaxTextLen
+}
+
+// maxBytes is the limit of the JSON object field key.
+func maxBytes(key string) int {
+	if key == "meta" || key == "testset_meta" {
+		return MaxMetaBytes
+	}
+	return MaxTagsBytes
+}
+
+func tooLongMsg(key string) string {
+	return fmt.Sprintf("String should have at most %d characters", maxLen(key))
+}
+
+func tooLargeMsg(key string) string {
+	return fmt.Sprintf("Object should have at most %d bytes of JSON", maxBytes(key))
+}
+
+// storedAsJSON exempts testcase data from the text checks of readBody:
+// rows are stored in a json column, which keeps \u0000, and their
+// canonical encoding repairs invalid UTF-8 and lone surrogates, so what a
+// client sends there is stored. The row's flags, tags and meta (jsonb) are
+// checked.
+func storedAsJSON(p []any) bool {
+	n := len(p)
+	if n < 3 || p[n-1] != "data" {
+		return false
+	}
+	if _, ok := p[n-2].(int); !ok {
+		return false
+	}
+	switch p[n-3] {
+	case "testcases":
+		return true
+	case "add", "replace":
+		return n >= 4 && p[n-4] == "rows"
+	}
+	return false
+}
 
 // body is a JSON object read leniently by key, so that prefixed and generic
 // names (testset_id / artifact_id) and run-time keys work; each getter
@@ -24,6 +89,9 @@ type body struct {
 }
 
 // readBody decodes the request body as a JSON object; an empty body is {}.
+// A string PostgreSQL cannot store (NUL, invalid UTF-8, a lone surrogate)
+// anywhere but in testcase data is a 422 naming it, so no handler needs to
+// look for them.
 func readBody(c echo.Context) (*body, error) {
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -39,13 +107,20 @@ func readBody(c echo.Context) (*body, error) {
 	if b.m == nil { // a literal null
 		b.m = map[string]json.RawMessage{}
 	}
+	if err := httpx.CheckJSONText(raw, storedAsJSON, "body"); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
 func (b *body) fail(key string, msg string, input json.RawMessage) {
 	if b.err == nil {
 		loc := append(append([]any{}, b.loc...), key)
-		b.err = errs.Field(msg, json.RawMessage(input), loc...)
+		var in any
+		if input != nil { // an over-long value is not echoed back
+			in = input
+		}
+		b.err = errs.Field(msg, in, loc...)
 	}
 }
 
@@ -77,12 +152,22 @@ func (b *body) decode(dst any, msg string, keys ...string) bool {
 	return true
 }
 
+// str reads a string field, within its length limit (maxLen).
 func (b *body) str(keys ...string) *string {
-	var s string
-	if b.decode(&s, "Input should be a valid string", keys...) {
-		return &s
+	k, v := b.raw(keys...)
+	if v == nil {
+		return nil
 	}
-	return nil
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		b.fail(k, "Input should be a valid string", v)
+		return nil
+	}
+	if utf8.RuneCountInString(s) > maxLen(k) {
+		b.fail(k, tooLongMsg(k), nil)
+		return nil
+	}
+	return &s
 }
 
 func (b *body) id(keys ...string) *uuid.UUID {
@@ -127,7 +212,12 @@ func (b *body) object(key string) json.RawMessage {
 		b.fail(key, "Input should be a valid dictionary", v)
 		return nil
 	}
-	return compact(v)
+	c := compact(v)
+	if len(c) > maxBytes(key) {
+		b.fail(key, tooLargeMsg(key), nil)
+		return nil
+	}
+	return c
 }
 
 // tags returns the tags object: values are booleans, strings or nested

@@ -24,9 +24,28 @@ type Services struct {
 	Queries      *queries.Service
 }
 
+// queryText refuses, with a 422 naming the parameter, a query parameter
+// whose name or value holds a NUL character or invalid UTF-8: filters,
+// file names and forced ids reach PostgreSQL or a response header.
+func queryText(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		for name, vs := range c.QueryParams() {
+			if err := httpx.CheckText(name, "query", name); err != nil {
+				return err
+			}
+			for _, v := range vs {
+				if err := httpx.CheckText(v, "query", name); err != nil {
+					return err
+				}
+			}
+		}
+		return next(c)
+	}
+}
+
 // Register adds the registry's middleware and routes to e.
 func Register(e *echo.Echo, internalToken string, s Services) {
-	e.Use(httpx.RequireInternal(internalToken))
+	e.Use(httpx.RequireInternal(internalToken), queryText)
 	newTestsetAPI(s.Registry, s.Testsets).route(e)
 	registerWorkflows(e, s)
 }

@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
@@ -388,15 +391,65 @@ func readUpload(c echo.Context, limits tcfile.Limits) (*fileForm, error) {
 		if err != nil {
 			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
 		}
-		f.fields[part.FormName()] = string(v)
+		name := part.FormName()
+		if err := formText(name, string(v)); err != nil {
+			return nil, err
+		}
+		f.fields[name] = string(v)
 	}
 	if !f.found {
 		return nil, errs.Field("Field required", nil, "body", "file")
+	}
+	if err := rowsText(f.rows); err != nil {
+		return nil, err
 	}
 	if ft, ok := f.fields["file_type"]; ok && ft != "csv" && ft != "json" {
 		return nil, errs.Field("Input should be 'csv' or 'json'", ft, "body", "file_type")
 	}
 	return f, nil
+}
+
+// formText applies the text checks and limits of JSON bodies to a form
+// field: no NUL or invalid UTF-8, strings within maxLen, the JSON objects
+// testset_tags and testset_meta within maxBytes and free of what jsonb
+// refuses.
+func formText(name, v string) error {
+	if err := httpx.CheckText(v, "body", name); err != nil {
+		return err
+	}
+	switch name {
+	case "testset_tags", "testset_meta":
+		if len(v) > maxBytes(name) {
+			return errs.Field(tooLargeMsg(name), nil, "body", name)
+		}
+		if json.Valid([]byte(v)) {
+			return httpx.CheckJSONText([]byte(v), nil, "body", name)
+		}
+	default:
+		if utf8.RuneCountInString(v) > maxLen(name) {
+			return errs.Field(tooLongMsg(name), nil, "body", name)
+		}
+	}
+	return nil
+}
+
+// rowsText checks the flags, tags and meta of file rows (stored as jsonb;
+// the row data is stored as json and needs no check).
+func rowsText(rows []testcases.Row) error {
+	for i := range rows {
+		for _, f := range []struct {
+			key string
+			o   *canon.Object
+		}{{"flags", rows[i].Flags}, {"tags", rows[i].Tags}, {"meta", rows[i].Meta}} {
+			if f.o == nil {
+				continue
+			}
+			if err := httpx.CheckJSONText(canon.AppendCompact(nil, f.o), nil, "body", "file", i, f.key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func importPart(part *multipart.Part, fileType string, limits tcfile.Limits) ([]testcases.Row, error) {

@@ -126,11 +126,11 @@ func TestTestsetVariants(t *testing.T) {
 	assert.Equal(t, "v", v["testset_slug"])
 	assert.Equal(t, "v-main", v["name"], "the name defaults to the slug")
 
-	t.Run("a variant of a missing testset is a 409", func(t *testing.T) {
+	t.Run("a variant of a missing testset is a 404 naming it", func(t *testing.T) {
 		missing := "0190f0a0-0000-7000-8000-00000000ffff"
 		r := s.do(t, "POST", "/testsets/variants/", map[string]any{"testset_variant": map[string]any{"slug": "orphan", "testset_id": missing}})
-		require.Equal(t, http.StatusConflict, r.status)
-		assert.JSONEq(t, `{"detail":{"message":"Entity with same keys already exists.","conflict":{"artifact_id":"`+missing+`"}}}`, string(r.body))
+		require.Equal(t, http.StatusNotFound, r.status)
+		assert.JSONEq(t, `{"detail":{"message":"Testset '`+missing+`' was not found in this project.","reference":{"testset_id":"`+missing+`"}}}`, string(r.body))
 	})
 	t.Run("edit, archive cascades to revisions, query", func(t *testing.T) {
 		rev := commitRows(t, s, tsID, vID, map[string]any{"a": "1"})

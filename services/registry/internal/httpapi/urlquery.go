@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/registry"
@@ -41,6 +42,11 @@ func (g *git) queryRequest(c echo.Context, level, filterKey string) (scope.Scope
 	}
 	b, err := readBody(c)
 	if err != nil {
+		// Only malformed JSON is ignored: text that cannot be stored or a
+		// body over the limit is refused here as everywhere.
+		if errs.KindOf(err) != errs.Invalid {
+			return sc, nil, registry.Query{}, err
+		}
 		b = &body{m: map[string]json.RawMessage{}, loc: []any{"body"}}
 	}
 	merged := mergeBodies(b, u, filterKey, "windowing")
@@ -116,6 +122,9 @@ func (g *git) urlBody(c echo.Context, filterKey string) (*body, error) {
 		}
 		if !json.Valid([]byte(v)) {
 			return nil, fieldInvalid("Input should be a valid JSON object", v, "query", name)
+		}
+		if err := httpx.CheckJSONText([]byte(v), nil, "query", name); err != nil {
+			return nil, err
 		}
 		filter[name] = json.RawMessage(v)
 	}

@@ -70,15 +70,17 @@ func headerDest(h *registry.Header) []any {
 	return []any{&h.Name, &h.Description, &h.Flags, &h.Tags, &h.Meta}
 }
 
-// mapWriteErr turns constraint violations into the registry's conflicts.
-func mapWriteErr(err error, slug string, parent uuid.UUID, parentKey string) error {
+// mapWriteErr turns constraint violations into the registry's errors: a
+// duplicate slug is a conflict, a missing parent (level "artifact" or
+// "variant") a 404 naming it.
+func mapWriteErr(err error, slug string, f registry.Family, parentLevel string, parent uuid.UUID) error {
 	switch {
 	case err == nil:
 		return nil
 	case pgxutil.IsUniqueViolation(err):
 		return registry.ErrSlugTaken(slug)
 	case pgxutil.IsForeignKeyViolation(err):
-		return registry.ErrParentMissing(parentKey, parent)
+		return registry.ErrParentMissing(f, parentLevel, parent)
 	}
 	return err
 }
@@ -105,7 +107,7 @@ func (s *Store) CreateArtifact(ctx context.Context, p uuid.UUID, f registry.Fami
 	_, err := s.pool.Exec(ctx, `INSERT INTO artifacts (project_id, family, id, slug, folder_id, name, description, flags, tags, meta, created_at, created_by_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		p, f, a.ID, a.Slug, a.FolderID, a.Name, a.Description, a.Flags, a.Tags, a.Meta, a.CreatedAt, a.CreatedByID)
-	return mapWriteErr(err, a.Slug, uuid.Nil, "")
+	return mapWriteErr(err, a.Slug, f, "", uuid.Nil)
 }
 
 // Artifact returns the artifact with id, or nil.
@@ -183,21 +185,21 @@ func scanVariant(row pgx.Row) (*registry.Variant, error) {
 	return &v, nil
 }
 
-// CreateVariant inserts v; a missing artifact is a conflict as in the reference.
+// CreateVariant inserts v; a missing artifact is ErrParentMissing.
 func (s *Store) CreateVariant(ctx context.Context, p uuid.UUID, f registry.Family, v *registry.Variant) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO variants (project_id, family, id, artifact_id, slug, name, description, flags, tags, meta, created_at, created_by_id)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 		WHERE EXISTS (SELECT 1 FROM artifacts WHERE project_id = $1 AND family = $2 AND id = $4)`,
 		p, f, v.ID, v.ArtifactID, v.Slug, v.Name, v.Description, v.Flags, v.Tags, v.Meta, v.CreatedAt, v.CreatedByID)
 	if err != nil {
-		return mapWriteErr(err, v.Slug, v.ArtifactID, "artifact_id")
+		return mapWriteErr(err, v.Slug, f, "artifact", v.ArtifactID)
 	}
 	got, err := s.Variant(ctx, p, f, v.ID)
 	if err != nil {
 		return err
 	}
 	if got == nil {
-		return registry.ErrParentMissing("artifact_id", v.ArtifactID)
+		return registry.ErrParentMissing(f, "artifact", v.ArtifactID)
 	}
 	*v = *got
 	return nil
@@ -401,7 +403,7 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *r
 		if err := tx.QueryRow(ctx, `SELECT artifact_id FROM variants WHERE project_id = $1 AND family = $2 AND id = $3 FOR UPDATE`,
 			p, f, r.VariantID).Scan(&artifactID); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return registry.ErrParentMissing("variant_id", r.VariantID)
+				return registry.ErrParentMissing(f, "variant", r.VariantID)
 			}
 			if isLockTimeout(err) {
 				return registry.ErrCommitLockTimeout
@@ -412,7 +414,7 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *r
 			r.ArtifactID = artifactID
 		}
 		if r.ArtifactID != artifactID {
-			return registry.ErrParentMissing("artifact_id", r.ArtifactID)
+			return registry.ErrVariantNotOfArtifact(f, r.ArtifactID, r.VariantID)
 		}
 		var count int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM revisions WHERE project_id = $1 AND variant_id = $2`, p, r.VariantID).Scan(&count); err != nil {
@@ -436,7 +438,7 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *r
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			p, f, r.ID, r.ArtifactID, r.VariantID, r.Slug, r.Version, r.Name, r.Description, r.Flags, r.Tags, r.Meta,
 			r.Message, r.Author, r.Date, r.Data, toPG(r.TestcaseIDs), r.CreatedAt, r.CreatedByID)
-		return mapWriteErr(err, r.Slug, r.VariantID, "variant_id")
+		return mapWriteErr(err, r.Slug, f, "variant", r.VariantID)
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package registry
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
@@ -13,11 +16,29 @@ func ErrSlugTaken(slug string) error {
 		map[string]any{"conflict": map[string]any{"slug": slug}})
 }
 
-// ErrParentMissing is the reference's 409 for a row whose parent does not
-// exist (its foreign-key violation becomes a conflict).
-func ErrParentMissing(key string, id uuid.UUID) error {
-	return errs.Message(errs.Conflict, "registry.parent_missing", "Entity with same keys already exists.",
-		map[string]any{"conflict": map[string]any{key: id.String()}})
+// ErrParentMissing is the 404 of a write naming, as its parent, an
+// artifact or variant (level "artifact" or "variant") that does not exist
+// in the caller's project; one of another project is answered the same,
+// so its existence is not disclosed. The reference answers 409 "Entity
+// with same keys already exists." (its foreign-key violation); a client
+// cannot fix a missing parent by changing keys, so we name it instead.
+func ErrParentMissing(f Family, level string, id uuid.UUID) error {
+	key, what := string(f)+"_id", string(f)
+	if level == "variant" {
+		key, what = string(f)+"_variant_id", string(f)+" variant"
+	}
+	return errs.Message(errs.NotFound, "registry.parent_missing",
+		fmt.Sprintf("%s%s '%s' was not found in this project.", strings.ToUpper(what[:1]), what[1:], id),
+		map[string]any{"reference": map[string]any{key: id.String()}})
+}
+
+// ErrVariantNotOfArtifact is the 404 of a commit naming an artifact and a
+// variant that belongs to another artifact (or to none in this project).
+func ErrVariantNotOfArtifact(f Family, artifact, variant uuid.UUID) error {
+	what := string(f)
+	return errs.Message(errs.NotFound, "registry.parent_missing",
+		fmt.Sprintf("%s%s variant '%s' was not found under %s '%s' in this project.", strings.ToUpper(what[:1]), what[1:], variant, what, artifact),
+		map[string]any{"reference": map[string]any{what + "_id": artifact.String(), what + "_variant_id": variant.String()}})
 }
 
 // Invalid is a 400 whose detail is the plain message, as the reference's
