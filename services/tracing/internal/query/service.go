@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/assayhq/assay/pkg/chspans"
-	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 )
 
@@ -116,7 +115,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		if err != nil {
 			return Result{}, err
 		}
-		return s.result(rows, req.Focus == "trace")
+		return s.result(rows, req.Focus == "trace"), nil
 	}
 	where, args := f.SQL, f.Args
 	w := req.Windowing
@@ -187,11 +186,11 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 			rank[id] = i
 		}
 		sort.SliceStable(rows, func(i, j int) bool { return rank[rows[i].TraceID] < rank[rows[j].TraceID] })
-		res, err := s.result(rows, true)
-		if err == nil && w != nil && w.Limit > 0 && len(ids) == w.Limit {
+		res := s.result(rows, true)
+		if w != nil && w.Limit > 0 && len(ids) == w.Limit {
 			res.Next = nextWindow(w, times[len(times)-1], ids[len(ids)-1])
 		}
-		return res, err
+		return res, nil
 	}
 
 	order, limit := "", s.maxSpans
@@ -291,11 +290,8 @@ func nextWindow(w *Windowing, lastUS int64, lastID string) *RawWindowing {
 	return next
 }
 
-func (s *Service) result(rows []Row, rollUp bool) (Result, error) {
-	parsed, err := parseRows(rows)
-	if err != nil {
-		return Result{}, errs.Wrap(errs.Internal, "tracing.corrupt_span", err)
-	}
+func (s *Service) result(rows []Row, rollUp bool) Result {
+	parsed := parseRows(rows)
 	if rollUp {
 		// Spans of one trace may have arrived in several requests: roll the
 		// metrics up again over the whole stored trace.
@@ -305,7 +301,7 @@ func (s *Service) result(rows []Row, rollUp bool) (Result, error) {
 		}
 		normalize.RollUp(spans)
 	}
-	return Result{Spans: parsed}, nil
+	return Result{Spans: parsed}
 }
 
 // traceIDFastPath recognises a filter that is exactly one trace_id is/in.
@@ -344,8 +340,7 @@ func (s *Service) Traces(ctx context.Context, project string, ids []string) ([]P
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.result(rows, true)
-	return res.Spans, err
+	return s.result(rows, true).Spans, nil
 }
 
 // Spans returns the given spans; spanIDs may be empty to take whole traces.
@@ -395,9 +390,9 @@ func (s *Service) rollupFor(f Compiled, w *Windowing) joinClause {
 // cumulative metrics from their whole stored traces, as trace reads do:
 // the stored values cover only the spans of one ingest request.
 func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (Result, error) {
-	res, err := s.result(rows, false)
-	if err != nil || len(rows) == 0 {
-		return res, err
+	res := s.result(rows, false)
+	if len(rows) == 0 {
+		return res, nil
 	}
 	ids := []string{}
 	seen := map[string]bool{}
@@ -413,10 +408,7 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 	if err != nil {
 		return Result{}, err
 	}
-	others, err := parseRows(all)
-	if err != nil {
-		return Result{}, errs.Wrap(errs.Internal, "tracing.corrupt_span", err)
-	}
+	others := parseRows(all)
 	spans := make([]*normalize.Span, 0, len(others))
 	for i := range res.Spans {
 		p := &res.Spans[i]

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
 )
 
 // Row is a stored span as read back.
@@ -230,16 +228,14 @@ type Parsed struct {
 	Attrs map[string]any
 }
 
-func parseRows(rows []Row) ([]Parsed, error) {
+// parseRows decodes the rows' JSON parts; a part that does not decode is
+// marked, never an error (decodeRow).
+func parseRows(rows []Row) []Parsed {
 	out := make([]Parsed, 0, len(rows))
 	for _, r := range rows {
-		p := Parsed{Row: r}
-		if err := json.Unmarshal([]byte(normalize.ExpandAttributes(r.Attributes)), &p.Attrs); err != nil {
-			return nil, fmt.Errorf("decode attributes of %s/%s: %w", r.TraceID, r.SpanID, err)
-		}
-		out = append(out, p)
+		out = append(out, decodeRow(r))
 	}
-	return out, nil
+	return out
 }
 
 // inList is "column IN (?, ?, ...)" with one placeholder per value: unlike
