@@ -24,7 +24,7 @@ func FuzzCompile(f *testing.F) {
 		if !json.Valid(in) {
 			return
 		}
-		c, err := query.Compile(in, "filtering")
+		c, err := query.Compile(in, "filtering", query.DefaultLimits().Filter)
 		if err != nil {
 			return
 		}

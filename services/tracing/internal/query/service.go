@@ -106,7 +106,7 @@ type Result struct {
 // Query runs req for the project. With focus trace, all spans of the
 // selected traces are returned, each trace's spans by start time.
 func (s *Service) Query(ctx context.Context, project string, req Request) (Result, error) {
-	f, err := Compile(req.Filter, "filtering")
+	f, err := Compile(req.Filter, "filtering", s.store.limits.Filter)
 	if err != nil {
 		return Result{}, err
 	}
