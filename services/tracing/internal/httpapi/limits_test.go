@@ -290,3 +290,63 @@ func TestQueryTextOverMaxQuerySizeIs400(t *testing.T) {
 	assert.Equal(t, "TRACING_QUERY_MAX_QUERY_SIZE", detail["limit"])
 	assert.Equal(t, 4096.0, detail["value"])
 }
+
+// TestWindowingIsValidated: windowing values that were silently clamped
+// or ignored are 400s naming the field (issue 12, point 9).
+func TestWindowingIsValidated(t *testing.T) {
+	s := newStack(t, func(o *options) { o.noWriter = true })
+	now := time.Now().UTC()
+	ts := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	tests := []struct {
+		path   string
+		body   map[string]any
+		detail string
+	}{
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"limit": -1}}, "windowing.limit: limit must be a positive number of items, got -1"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"limit": 0}}, "windowing.limit"},
+		{"/api/traces/query", map[string]any{"windowing": map[string]any{"limit": -5}}, "windowing.limit"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"limit": 10001}}, "windowing.limit: 10001 is over the limit of 10000 (TRACING_QUERY_MAX_SPANS)"},
+		{"/api/traces/query", map[string]any{"windowing": map[string]any{"limit": 10001}}, "windowing.limit: 10001 is over the limit of 10000"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"next": "not-a-cursor", "newest": ts(0)}}, "windowing.next: the cursor is not a span id"},
+		{"/api/traces/query", map[string]any{"windowing": map[string]any{"next": "not-a-cursor"}}, "windowing.next: the cursor is not a trace id"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"next": "a000000000000001"}}, "windowing.next: a cursor needs windowing.newest"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"next": "a000000000000001", "order": "ascending", "newest": ts(0)}}, "a cursor needs windowing.oldest"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"oldest": ts(time.Hour), "newest": ts(0)}}, "windowing.oldest: oldest"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"interval": -1}}, "windowing.interval"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"rate": 2}}, "windowing.rate"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"order": "sideways"}}, "windowing.order"},
+		{"/api/spans/query", map[string]any{"windowing": map[string]any{"newest": "yesterday"}}, "windowing.newest"},
+		{"/api/simple/traces/query", map[string]any{"windowing": map[string]any{"limit": -1}}, "windowing.limit"},
+		{"/api/invocations/query", map[string]any{"windowing": map[string]any{"next": "zz", "newest": ts(0)}}, "windowing.next"},
+		{"/api/tracing/sessions/query", map[string]any{"windowing": map[string]any{"limit": 0}}, "windowing.limit"},
+		{"/api/spans/users/query", map[string]any{"windowing": map[string]any{"next": "a000000000000001"}}, "windowing.next: this query pages by windowing.newest"},
+		{"/api/tracing/spans/query", map[string]any{"limit": -1}, "windowing.limit"},
+		{"/api/tracing/spans/query", map[string]any{"limit": "ten"}, "limit"},
+		{"/api/tracing/spans/query", map[string]any{"limit": 2.5}, "limit"},
+		{"/api/tracing/spans/query", map[string]any{"rate": "half"}, "rate"},
+		{"/api/tracing/spans/query", map[string]any{"focus": "span", "next": "nope", "newest": ts(0)}, "windowing.next"},
+		{"/api/spans/analytics/query", map[string]any{"oldest": ts(time.Hour), "newest": ts(0)}, "windowing.oldest"},
+		{"/api/spans/analytics/query", map[string]any{"rate": "half"}, "rate"},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i, tt.path), func(t *testing.T) {
+			r := s.doJSON(t, "POST", tt.path, tt.body)
+			require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+			assert.Contains(t, fmt.Sprint(r.json(t)["detail"]), tt.detail)
+		})
+	}
+	// Valid windowing still answers: a cursor with its edge, in either form.
+	for _, w := range []map[string]any{
+		{"limit": 1},
+		{"limit": 10000},
+		{"next": "a000000000000001", "newest": ts(0), "limit": 2},
+		{"next": "00000000-0000-0000-a000-000000000001", "newest": ts(0)},
+		{"next": "a000000000000001", "oldest": ts(-time.Hour), "order": "ascending"},
+		{"oldest": ts(-time.Hour), "newest": ts(-time.Hour)},
+	} {
+		r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"windowing": w})
+		require.Equal(t, http.StatusOK, r.status, "%v: %s", w, r.body)
+	}
+	r := s.doJSON(t, "POST", "/api/traces/query", map[string]any{"windowing": map[string]any{"next": "0af7651916cd43dd8448eb211c80319c", "limit": 3}})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+}
