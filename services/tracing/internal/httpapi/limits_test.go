@@ -350,3 +350,24 @@ func TestWindowingIsValidated(t *testing.T) {
 	r := s.doJSON(t, "POST", "/api/traces/query", map[string]any{"windowing": map[string]any{"next": "0af7651916cd43dd8448eb211c80319c", "limit": 3}})
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 }
+
+// TestEmptyTimeListMatchesNothing: "start_time in []" bound an argument
+// that had no placeholder, so every later placeholder took the argument
+// of the one before: a wrong result, or (here) a type error and 503. Found
+// by FuzzCompile (its corpus keeps the input).
+func TestEmptyTimeListMatchesNothing(t *testing.T) {
+	s := newStack(t, func(o *options) { o.noWriter = true })
+	s.insert(t, batch(s.project, storedSpan(tidA, "a000000000000001", time.Now().Add(-time.Hour), `{}`)))
+	for op, want := range map[string]float64{"in": 1, "not_in": 1} {
+		r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"filtering": map[string]any{"operator": "or", "conditions": []any{
+			map[string]any{"field": "start_time", "operator": op, "value": []any{}},
+			map[string]any{"field": "span_name", "value": "root"}}}})
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		assert.Equal(t, want, r.json(t)["count"], op)
+	}
+	r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"filtering": map[string]any{"conditions": []any{
+		map[string]any{"field": "start_time", "operator": "in", "value": []any{}},
+		map[string]any{"field": "span_name", "value": "root"}}}})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	assert.Equal(t, 0.0, r.json(t)["count"])
+}

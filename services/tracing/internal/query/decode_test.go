@@ -2,6 +2,8 @@ package query
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -92,4 +94,45 @@ func FuzzDecodeRow(f *testing.F) {
 			t.Fatalf("render %q / %q: %v", attrs, events, err)
 		}
 	})
+}
+
+// allocated is the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestDecodeIsLinear: decoding a stored row costs memory in proportion to
+// its size, whatever its shape: four times the input allocates about four
+// times as much (a cost in the square of the depth or width would be 16).
+func TestDecodeIsLinear(t *testing.T) {
+	shapes := map[string]func(n int) Row{
+		"deep member": func(n int) Row { return Row{Attributes: `{"ok":1,"deep":` + deepArray(n) + `}`} },
+		"deep objects": func(n int) Row {
+			return Row{Attributes: strings.Repeat(`{"o":`, n) + "1" + strings.Repeat("}", n)}
+		},
+		"wide, one bad member": func(n int) Row {
+			var b strings.Builder
+			b.WriteString(`{"bad":` + deepArray(10_001))
+			for i := 0; i < n; i++ {
+				fmt.Fprintf(&b, `,"k%d":{"v":"%d"}`, i, i)
+			}
+			return Row{Attributes: b.String() + "}"}
+		},
+		"deep events": func(n int) Row { return Row{Attributes: `{}`, Events: `[{"attributes":` + deepArray(n) + `}]`} },
+	}
+	for name, shape := range shapes {
+		t.Run(name, func(t *testing.T) {
+			small, large := shape(20_000), shape(80_000)
+			a := allocated(func() { decodeRow(small) })
+			b := allocated(func() { decodeRow(large) })
+			ratio := float64(b) / float64(a)
+			t.Logf("%d B for %d B of input, %d B for %d B: ×%.1f", a, len(small.Attributes)+len(small.Events), b, len(large.Attributes)+len(large.Events), ratio)
+			assert.Less(t, ratio, 6.0, "allocations grow faster than the input")
+		})
+	}
 }

@@ -432,14 +432,15 @@ func (c *compiler) condition(cond Condition, path string) (string, error) {
 				vals = append(vals, fmt.Sprint(v))
 			}
 		}
-		var expr string
-		if spec.kind == "time" {
+		// An empty list matches nothing, and binds no argument: every
+		// placeholder must have its argument.
+		expr := "0"
+		switch {
+		case len(list) == 0:
+		case spec.kind == "time":
 			expr = "has(" + c.arg(ints) + ", " + col + ")"
-		} else {
+		default:
 			expr = "has(" + c.arg(vals) + ", " + col + ")"
-		}
-		if len(list) == 0 {
-			expr = "0"
 		}
 		if op == "not_in" {
 			return "NOT " + expr, nil
