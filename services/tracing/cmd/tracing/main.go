@@ -36,8 +36,9 @@ type Config struct {
 	GCPercent       int           `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): normalisation allocates ~24 KB per span, and the default 100 spends a quarter of the CPU in the GC"`
 	InternalToken   string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
 	ModelPrices     string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
-	QueryTimeout    time.Duration `split_words:"true" default:"15s" desc:"longest a span or trace query may run"`
-	QueryMaxSpans   int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit"`
+	QueryTimeout    time.Duration `split_words:"true" default:"15s" desc:"longest one ClickHouse statement of a query may run (max_execution_time, whole seconds); a longer one answers 422 naming this variable"`
+	QueryMaxSpans   int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit; a larger windowing.limit answers 400"`
+	Query           query.Limits
 	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: saved query refs, and the evaluators and applications annotations and invocations refer to"`
 	URIProvider     string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
 	RegistryTimeout time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
@@ -110,7 +111,7 @@ func run(ctx context.Context, cfg Config) error {
 		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Epochs: deletes},
 			&normalize.Normalizer{Prices: prices}),
 		Deletes: deletes,
-		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout), cfg.QueryMaxSpans),
+		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout, cfg.Query), cfg.QueryMaxSpans),
 		Limits:  cfg.OTLP.Limits,
 		Log:     log,
 	}

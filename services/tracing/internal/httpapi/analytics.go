@@ -53,8 +53,8 @@ func bindAnalytics(c echo.Context, allowSpecs bool) (query.AnalyticsRequest, map
 		req.Filter, _ = json.Marshal(ingest.Numbers(t))
 	}
 	rw := &query.RawWindowing{Newest: jsonScalar(params["newest"]), Oldest: jsonScalar(params["oldest"])}
-	if v, ok := toFloat(params["rate"]); ok {
-		rw.Rate = &v
+	if rw.Rate, err = numberParam(params, "rate", false); err != nil {
+		return query.AnalyticsRequest{}, nil, err
 	}
 	w, err := rw.Parse("windowing")
 	if err != nil {

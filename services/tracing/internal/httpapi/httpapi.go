@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -702,12 +703,16 @@ func (h *Handler) legacyQuery(c echo.Context) error {
 	var rw *query.RawWindowing
 	if params["oldest"] != nil || params["newest"] != nil || params["limit"] != nil || params["rate"] != nil || params["next"] != nil || params["order"] != nil {
 		rw = &query.RawWindowing{Newest: jsonScalar(params["newest"]), Oldest: jsonScalar(params["oldest"]), Order: str(params["order"]), Next: str(params["next"])}
-		if v, ok := toFloat(params["limit"]); ok {
-			n := int(v)
+		limit, err := numberParam(params, "limit", true)
+		if err != nil {
+			return err
+		}
+		if limit != nil {
+			n := int(*limit)
 			rw.Limit = &n
 		}
-		if v, ok := toFloat(params["rate"]); ok {
-			rw.Rate = &v
+		if rw.Rate, err = numberParam(params, "rate", false); err != nil {
+			return err
 		}
 	}
 	w, err := rw.Parse("windowing")
@@ -821,6 +826,26 @@ func jsonScalar(v any) any {
 		return n.String()
 	}
 	return v
+}
+
+// numberParam reads the numeric key name of a flat query (body or query
+// string): nil when absent, a 400 naming it when it is not a number (or
+// not a whole one, with integer).
+func numberParam(params map[string]any, name string, integer bool) (*float64, error) {
+	raw, ok := params[name]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	v, ok := toFloat(raw)
+	if !ok || integer && (v != math.Trunc(v) || math.Abs(v) > 1<<31) {
+		kind := "a number"
+		if integer {
+			kind = "a whole number"
+		}
+		msg := fmt.Sprintf("%s: %v is not %s", name, raw, kind)
+		return nil, errs.WithDetail(errs.Invalid, "tracing.invalid_windowing", msg, msg)
+	}
+	return &v, nil
 }
 
 func toFloat(v any) (float64, bool) {

@@ -48,6 +48,7 @@ type options struct {
 	noWriter    bool
 	streamBytes int64
 	limits      ingest.Limits
+	queryLimits query.Limits // zero fields take the defaults
 }
 
 func newStack(t *testing.T, opts ...func(*options)) *stack {
@@ -82,7 +83,7 @@ func newStack(t *testing.T, opts ...func(*options)) *stack {
 		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, Epochs: deletes},
 			&normalize.Normalizer{Prices: prices}),
 		Deletes: deletes,
-		Query:   query.NewService(query.NewStore(ch, 10*time.Second), 10000),
+		Query:   query.NewService(query.NewStore(ch, 10*time.Second, o.queryLimits), 10000),
 		Limits:  o.limits,
 		Log:     log,
 	}

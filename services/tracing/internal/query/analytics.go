@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
 )
 
 // Analytics (reference §1.6): root spans bucketed by ingest time
@@ -124,26 +127,69 @@ func (r AnalyticsRequest) window(now time.Time) (oldest, newest time.Time, inter
 	return oldest, newest, interval
 }
 
-// specValue is how a spec's value is read: text (with has) or a list.
-func specExprs(c *compiler, s MetricSpec) (has, text, list string) {
+// specCols is how one spec's value is read: has (the key exists), text
+// (its leaf text) and, for categorical/multiple only, list (the texts of
+// its elements). Pointers in list (a repeat of a long text) are resolved
+// here, not in SQL (see elementsIn): longIdx and longText are the row's
+// long texts that pointers may name, with their indexes, sent only when
+// list holds a pointer.
+type specCols struct {
+	has, text, list, longIdx, longText string
+}
+
+func specExprs(c *compiler, s MetricSpec) specCols {
+	out := specCols{list: "emptyArrayString()", longIdx: "emptyArrayUInt32()", longText: "emptyArrayString()"}
 	if col, ok := columnPaths[s.Path]; ok {
-		return col + " != ''", col, "[" + col + "]"
+		out.has, out.text = col+" != ''", col
+		if s.Type == "categorical/multiple" {
+			out.list = "[" + col + "]"
+		}
+		return out
 	}
 	key := strings.TrimPrefix(s.Path, "attributes.")
 	if h, leaf, ok := cumulativeKey(key); ok {
 		c.rollup = true
-		return h, leaf, "[" + leaf + "]"
+		out.has, out.text = h, leaf
+		if s.Type == "categorical/multiple" {
+			out.list = "[" + leaf + "]"
+		}
+		return out
 	}
-	re := "^" + reSpecial.ReplaceAllStringFunc(key, func(x string) string { return `\` + x }) + `\.[0-9]+$`
-	has = "arrayExists(k -> k = " + c.arg(key) + " OR position(k, " + c.arg(key+".") + ") = 1, attr_keys)"
-	text = resolved(func() string { return "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]" })
-	list = "arrayMap(v -> " + resolved(func() string { return "v" }) + ", arrayFilter((v, k) -> match(k, " + c.arg(re) + "), attr_values, attr_keys))"
-	return has, text, list
+	out.has = "arrayExists(k -> k = " + c.arg(key) + " OR position(k, " + c.arg(key+".") + ") = 1, attr_keys)"
+	out.text = resolved(func() string { return "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]" })
+	if s.Type == "categorical/multiple" {
+		out.list = c.elementsOf(key)
+		long := fmt.Sprintf("length(x) > %d AND NOT startsWith(x, '\\xEF\\xBF\\xBF\\x00')", normalize.LongLeaf)
+		pointers := "arrayExists(x -> startsWith(x, '\\xEF\\xBF\\xBF\\x00'), " + c.elementsOf(key) + ")"
+		out.longIdx = "if(" + pointers + ", arrayFilter((i, x) -> " + long + ", arrayEnumerate(attr_values), attr_values), emptyArrayUInt32())"
+		out.longText = "if(" + pointers + ", arrayFilter(x -> " + long + ", attr_values), emptyArrayString())"
+	}
+	return out
+}
+
+// resolveList replaces the pointers in list by the texts they name.
+func resolveList(list []string, idx []uint32, texts []string) []string {
+	if len(idx) == 0 {
+		return list
+	}
+	for i, v := range list {
+		if !strings.HasPrefix(v, normalize.PointerMark) || len(v) >= 16 {
+			continue
+		}
+		n, err := strconv.ParseUint(v[len(normalize.PointerMark):], 10, 32)
+		if err != nil {
+			continue
+		}
+		if j, found := slices.BinarySearch(idx, uint32(n)); found && j < len(texts) {
+			list[i] = texts[j]
+		}
+	}
+	return list
 }
 
 // Analytics runs an analytics query for the project.
 func (s *Service) Analytics(ctx context.Context, project string, req AnalyticsRequest) (AnalyticsResult, error) {
-	f, err := Compile(req.Filter, "filter")
+	f, err := Compile(req.Filter, "filter", s.store.limits.Filter)
 	if err != nil {
 		return AnalyticsResult{}, err
 	}
@@ -153,12 +199,19 @@ func (s *Service) Analytics(ctx context.Context, project string, req AnalyticsRe
 	}
 	oldest, newest, interval := req.window(time.Now())
 	// The value expressions come before the filter in the statement, so
-	// their arguments go first.
-	c := &compiler{rollup: f.Rollup}
-	var cols []string
-	for _, sp := range specs {
-		h, t, l := specExprs(c, sp)
-		cols = append(cols, h, t, l)
+	// their arguments go first. Specs count against the filter limits as
+	// conditions with a key.
+	c := &compiler{rollup: f.Rollup, lim: s.store.limits.Filter, aliasPrefix: "_m"}
+	var cols []specCols
+	for i, sp := range specs {
+		p := fmt.Sprintf("specs[%d]", i)
+		if err := c.one(p); err != nil {
+			return AnalyticsResult{}, err
+		}
+		if err := c.key(sp.Path, p+".path"); err != nil {
+			return AnalyticsResult{}, err
+		}
+		cols = append(cols, specExprs(c, sp))
 	}
 	where := "parent_id = '' AND created_us >= ? AND created_us < ? AND (" + f.SQL + ")"
 	args := append([]any{oldest.UnixMicro(), newest.UnixMicro()}, f.Args...)
@@ -172,7 +225,7 @@ func (s *Service) Analytics(ctx context.Context, project string, req AnalyticsRe
 		sql, jargs := rollupJoin(scope, []any{nil, oldest.UnixMicro(), newest.UnixMicro()})
 		j = joinClause{sql: sql, args: jargs}
 	}
-	rows, err := s.store.values(ctx, project, j, cols, c.args, where, args, len(specs))
+	rows, err := s.store.values(ctx, project, j, cols, c.args, where, args)
 	if err != nil {
 		return AnalyticsResult{}, err
 	}
@@ -208,42 +261,42 @@ type valueRow struct {
 }
 
 // values reads created_us and, per spec, (has, text, list).
-func (s *Store) values(ctx context.Context, project string, j joinClause, cols []string, colArgs []any, where string, args []any, n int) ([]valueRow, error) {
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
+func (s *Store) values(ctx context.Context, project string, j joinClause, cols []specCols, colArgs []any, where string, args []any) ([]valueRow, error) {
 	from, jargs := j.from(project)
-	sel := make([]string, len(cols))
-	for i, c := range cols {
-		if i%3 == 0 {
-			c = "toUInt8(" + c + ")"
-		}
-		sel[i] = c
+	sel := make([]string, 0, 5*len(cols))
+	for _, c := range cols {
+		sel = append(sel, "toUInt8("+c.has+")", c.text, c.list, c.longIdx, c.longText)
 	}
 	q := "SELECT created_us, " + strings.Join(sel, ", ") + " FROM " + from + " WHERE " + live + " AND " + where
 	all := append(append(append(append([]any{}, colArgs...), jargs...), project), args...)
-	rows, err := s.conn.Query(ctx, q, all...)
+	rows, cancel, err := s.query(ctx, "query analytics", q, all...)
 	if err != nil {
-		return nil, storageErr("query analytics", err)
+		return nil, err
 	}
+	defer cancel()
 	defer rows.Close()
+	n := len(cols)
 	var out []valueRow
 	for rows.Next() {
 		r := valueRow{has: make([]bool, n), text: make([]string, n), list: make([][]string, n)}
 		hs := make([]uint8, n)
+		idx := make([][]uint32, n)
+		texts := make([][]string, n)
 		dst := []any{&r.created}
 		for i := 0; i < n; i++ {
-			dst = append(dst, &hs[i], &r.text[i], &r.list[i])
+			dst = append(dst, &hs[i], &r.text[i], &r.list[i], &idx[i], &texts[i])
 		}
 		if err := rows.Scan(dst...); err != nil {
-			return nil, storageErr("read analytics", err)
+			return nil, s.storeErr("read analytics", err)
 		}
 		for i, h := range hs {
 			r.has[i] = h != 0
+			r.list[i] = resolveList(r.list[i], idx[i], texts[i])
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, storageErr("read analytics", err)
+		return nil, s.storeErr("read analytics", err)
 	}
 	return out, nil
 }
@@ -424,7 +477,7 @@ func freq(out map[string]any, vals []string, discrete bool) {
 // Legacy is the old analytics shape (/tracing/spans/analytics): per bucket
 // totals and errors of count, duration, costs and tokens.
 func (s *Service) Legacy(ctx context.Context, project, focus string, req AnalyticsRequest) ([]map[string]any, error) {
-	f, err := Compile(req.Filter, "filter")
+	f, err := Compile(req.Filter, "filter", s.store.limits.Filter)
 	if err != nil {
 		return nil, err
 	}
@@ -435,15 +488,15 @@ func (s *Service) Legacy(ctx context.Context, project, focus string, req Analyti
 		scope = ""
 		costKey, tokenKey = "ag.metrics.costs.incremental.total", "ag.metrics.tokens.incremental.total"
 	}
-	c := &compiler{rollup: f.Rollup}
+	c := &compiler{rollup: f.Rollup, aliasPrefix: "_m"}
 	specs := []MetricSpec{{Path: "attributes." + costKey}, {Path: "attributes." + tokenKey}}
-	var cols []string
+	var cols []specCols
 	for _, sp := range specs {
-		h, t, l := specExprs(c, sp)
-		cols = append(cols, h, t, l)
+		cols = append(cols, specExprs(c, sp))
 	}
 	// Errors are spans with an exception event; duration is end - start.
-	cols = append(cols, "has(event_names, 'exception')", "toString(end_us - start_us)", "[]")
+	cols = append(cols, specCols{has: "has(event_names, 'exception')", text: "toString(end_us - start_us)",
+		list: "emptyArrayString()", longIdx: "emptyArrayUInt32()", longText: "emptyArrayString()"})
 	where := scope + "created_us >= ? AND created_us < ? AND (" + f.SQL + ")"
 	args := append([]any{oldest.UnixMicro(), newest.UnixMicro()}, f.Args...)
 	j := joinClause{}
@@ -452,7 +505,7 @@ func (s *Service) Legacy(ctx context.Context, project, focus string, req Analyti
 			[]any{nil, oldest.UnixMicro(), newest.UnixMicro()})
 		j = joinClause{sql: sql, args: jargs}
 	}
-	rows, err := s.store.values(ctx, project, j, cols, c.args, where, args, 3)
+	rows, err := s.store.values(ctx, project, j, cols, c.args, where, args)
 	if err != nil {
 		return nil, err
 	}

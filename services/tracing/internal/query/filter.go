@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
@@ -92,22 +93,55 @@ type Compiled struct {
 type compiler struct {
 	args   []any
 	rollup bool
+	lim    FilterLimits
+	// What the filter has used of its limits so far.
+	conditions, values, bytes int
+	// interned names each string argument's alias (arg); aliasPrefix keeps
+	// two compilers' aliases apart in one statement (default "_f").
+	interned    map[string]string
+	aliasPrefix string
 }
 
+// arg is the placeholder of v. A string is written into the statement once:
+// its first use is "(? AS _f<n>)" and later uses name the alias, so the
+// SQL text grows with the filter's distinct texts, not with how often the
+// SQL repeats them (a key is read four times to resolve a pointer), and
+// the filter limits bound it. ClickHouse aliases are global to the
+// statement and stand for their expression (a constant here) wherever
+// they are named, lambdas included.
 func (c *compiler) arg(v any) string {
-	c.args = append(c.args, v)
-	return "?"
+	s, ok := v.(string)
+	if !ok {
+		c.args = append(c.args, v)
+		return "?"
+	}
+	if name, ok := c.interned[s]; ok {
+		return name
+	}
+	if c.interned == nil {
+		c.interned = map[string]string{}
+	}
+	prefix := c.aliasPrefix
+	if prefix == "" {
+		prefix = "_f"
+	}
+	name := prefix + strconv.Itoa(len(c.interned)+1)
+	c.interned[s] = name
+	c.args = append(c.args, s)
+	return "(? AS " + name + ")"
 }
 
 // Compile turns a filtering tree into SQL over the spans table. An invalid
 // tree, field, operator or value is a 400 whose detail names the condition
-// by its path (filtering.conditions[1].conditions[0]).
-func Compile(raw json.RawMessage, path string) (Compiled, error) {
-	c := &compiler{}
+// by its path (filtering.conditions[1].conditions[0]); so is a tree over
+// one of lim, which is checked here, before any SQL is built, and nowhere
+// else.
+func Compile(raw json.RawMessage, path string, lim FilterLimits) (Compiled, error) {
+	c := &compiler{lim: lim}
 	if len(raw) == 0 || string(raw) == "null" {
 		return Compiled{SQL: "1"}, nil
 	}
-	sql, err := c.node(raw, path)
+	sql, err := c.node(raw, path, 1)
 	if err != nil {
 		return Compiled{}, err
 	}
@@ -119,12 +153,31 @@ func invalid(path, format string, a ...any) error {
 	return errs.WithDetail(errs.Invalid, "tracing.invalid_filter", msg, msg)
 }
 
-func (c *compiler) node(raw json.RawMessage, path string) (string, error) {
+// overLimit is the 400 of a filter over one of its limits.
+func overLimit(path, what string, got, limit int, name string) error {
+	msg := fmt.Sprintf("%s: %s %d is over the limit of %d (%s)", path, what, got, limit, name)
+	return errs.WithDetail(errs.Invalid, "tracing.filter_too_large", msg, msg)
+}
+
+// node compiles the group or condition raw at nesting depth (the root is 1).
+// Every level decodes its own subtree again, so the depth limit also keeps
+// that work linear.
+func (c *compiler) node(raw json.RawMessage, path string, depth int) (string, error) {
+	if depth > c.lim.MaxDepth {
+		return "", overLimit(path, "nesting depth", depth, c.lim.MaxDepth, "TRACING_QUERY_FILTER_MAX_DEPTH")
+	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return "", invalid(path, "must be an object")
 	}
-	if _, ok := probe["field"]; ok {
+	_, leaf := probe["field"]
+	if leaf || depth > 1 {
+		// Every condition and group counts, but the root group.
+		if err := c.one(path); err != nil {
+			return "", err
+		}
+	}
+	if leaf {
 		var cond Condition
 		if err := json.Unmarshal(raw, &cond); err != nil {
 			return "", invalid(path, "malformed condition: %v", err)
@@ -149,7 +202,7 @@ func (c *compiler) node(raw json.RawMessage, path string) (string, error) {
 	}
 	parts := make([]string, 0, len(f.Conditions))
 	for i, sub := range f.Conditions {
-		s, err := c.node(sub, fmt.Sprintf("%s.conditions[%d]", path, i))
+		s, err := c.node(sub, fmt.Sprintf("%s.conditions[%d]", path, i), depth+1)
 		if err != nil {
 			return "", err
 		}
@@ -180,7 +233,80 @@ func join(parts []string, sep, empty string) string {
 	return strings.Join(parts, sep)
 }
 
+// count charges a condition's key and value to the filter's limits.
+func (c *compiler) count(cond Condition, path string) error {
+	if err := c.key(cond.Key, path+".key"); err != nil {
+		return err
+	}
+	return c.value(cond.Value, path+".value", 1)
+}
+
+// one charges one condition or group (or analytics metric spec).
+func (c *compiler) one(path string) error {
+	c.conditions++
+	if c.conditions > c.lim.MaxConditions {
+		return overLimit(path, "condition count", c.conditions, c.lim.MaxConditions, "TRACING_QUERY_FILTER_MAX_CONDITIONS")
+	}
+	return nil
+}
+
+// value charges every leaf of v (each list element and object leaf).
+func (c *compiler) value(v any, path string, depth int) error {
+	if depth > c.lim.MaxDepth {
+		return overLimit(path, "nesting depth", depth, c.lim.MaxDepth, "TRACING_QUERY_FILTER_MAX_DEPTH")
+	}
+	switch t := v.(type) {
+	case []any:
+		for i, e := range t {
+			if err := c.value(e, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]any:
+		for k, e := range t {
+			if err := c.text(k, path); err != nil {
+				return err
+			}
+			if err := c.value(e, path+"."+k, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case nil:
+		return nil
+	}
+	c.values++
+	if c.values > c.lim.MaxValues {
+		return overLimit(path, "value count", c.values, c.lim.MaxValues, "TRACING_QUERY_FILTER_MAX_VALUES")
+	}
+	return c.text(normalize.LeafText(v), path)
+}
+
+// key charges an attribute key (or a metric spec's path).
+func (c *compiler) key(s, path string) error {
+	if len(s) > c.lim.MaxKeyBytes {
+		return overLimit(path, "key length in bytes", len(s), c.lim.MaxKeyBytes, "TRACING_QUERY_FILTER_MAX_KEY_BYTES")
+	}
+	return c.text(s, path)
+}
+
+// text charges the bytes of a key or a value's text.
+func (c *compiler) text(s, path string) error {
+	if len(s) > c.lim.MaxValueBytes {
+		return overLimit(path, "length in bytes", len(s), c.lim.MaxValueBytes, "TRACING_QUERY_FILTER_MAX_VALUE_BYTES")
+	}
+	c.bytes += len(s)
+	if c.bytes > c.lim.MaxBytes {
+		return overLimit(path, "filter size in bytes", c.bytes, c.lim.MaxBytes, "TRACING_QUERY_FILTER_MAX_BYTES")
+	}
+	return nil
+}
+
 func (c *compiler) condition(cond Condition, path string) (string, error) {
+	if err := c.count(cond, path); err != nil {
+		return "", err
+	}
 	spec, ok := fields[cond.Field]
 	if !ok {
 		return "", invalid(path, "unknown field %q", cond.Field)
@@ -306,14 +432,15 @@ func (c *compiler) condition(cond Condition, path string) (string, error) {
 				vals = append(vals, fmt.Sprint(v))
 			}
 		}
-		var expr string
-		if spec.kind == "time" {
+		// An empty list matches nothing, and binds no argument: every
+		// placeholder must have its argument.
+		expr := "0"
+		switch {
+		case len(list) == 0:
+		case spec.kind == "time":
 			expr = "has(" + c.arg(ints) + ", " + col + ")"
-		} else {
+		default:
 			expr = "has(" + c.arg(vals) + ", " + col + ")"
-		}
-		if len(list) == 0 {
-			expr = "0"
 		}
 		if op == "not_in" {
 			return "NOT " + expr, nil
@@ -376,6 +503,79 @@ func resolved(v func() string) string {
 
 var reSpecial = regexp.MustCompile(`[\\.+*?()|\[\]{}^$]`)
 
+// elementsOf is the SQL of the stored texts of the list at key: the leaves
+// key.0, key.1, ... (pointers unresolved).
+func (c *compiler) elementsOf(key string) string {
+	re := "^" + reSpecial.ReplaceAllStringFunc(key, func(s string) string { return `\` + s }) + `\.[0-9]+$`
+	return "arrayFilter((x, k) -> match(k, " + c.arg(re) + "), attr_values, attr_keys)"
+}
+
+// pointerTargets is the SQL of the indexes (in attr_values) that the
+// pointers among the texts els name.
+func pointerTargets(els string) string {
+	return "arrayFilter(i -> i != 0, arrayMap(x -> if(startsWith(x, '\\xEF\\xBF\\xBF\\x00') AND length(x) < 16, toUInt32OrZero(substring(x, 5)), 0), " + els + "))"
+}
+
+// elementsIn is "the list at key has any (all) of values". Every lambda
+// reads only its own arrays' elements and constants: a lambda that reads
+// another column (attr_values, to resolve a pointer) gets that column
+// copied once per element, memory in the square of the span's size, which
+// for a span of 5,000 attributes asked ClickHouse for over 100 GiB, even
+// for a query of another project whose rows shared a block with it.
+//
+// A text up to normalize.LongLeaf is never a pointer. A longer one may be
+// stored as a pointer to its first copy, which is stored as text: an
+// element matches it when it is the text, or a pointer to where the text
+// is (a 1-based index into attr_values, found without reading another
+// column in a lambda). The values make one expression where they can:
+// ClickHouse 18.16 analyses a statement in time that grows faster than its
+// expressions, so each further one (a long value that all of them must
+// match) counts as a condition against the filter's limit.
+func (c *compiler) elementsIn(key string, values []any, all bool, path string) (string, error) {
+	var texts, short, long []string
+	for _, v := range values {
+		t := normalize.LeafText(v)
+		texts = append(texts, t)
+		if len(t) > normalize.LongLeaf {
+			long = append(long, t)
+		} else {
+			short = append(short, t)
+		}
+	}
+	if len(values) == 0 {
+		return "0", nil
+	}
+	if !all {
+		e := "hasAny(" + c.elementsOf(key) + ", " + c.arg(texts) + ")"
+		if len(long) > 0 {
+			at := "arrayFilter((i, x) -> has(" + c.arg(long) + ", x), arrayEnumerate(attr_values), attr_values)"
+			e += " OR hasAny(" + pointerTargets(c.elementsOf(key)) + ", " + at + ")"
+		}
+		return e, nil
+	}
+	var parts []string
+	if len(short) > 0 {
+		parts = append(parts, "hasAll("+c.elementsOf(key)+", "+c.arg(short)+")")
+	}
+	for i, t := range long {
+		if i > 0 || len(short) > 0 {
+			if err := c.one(path); err != nil {
+				return "", err
+			}
+		}
+		parts = append(parts, "(has("+c.elementsOf(key)+", "+c.arg(t)+") OR has("+pointerTargets(c.elementsOf(key))+", indexOf(attr_values, "+c.arg(t)+")))")
+	}
+	return strings.Join(parts, " AND "), nil
+}
+
+// storedPairs is the SQL of a span's leaves as pair texts (pairText): many
+// leaves of an object value are then tested in one hasAll.
+const storedPairs = "arrayMap((k, v) -> concat(toString(length(k)), ':', k, v), attr_keys, attr_values)"
+
+// pairText is a (key, text) leaf as one string; the key's length makes it
+// unambiguous whatever the key and text hold.
+func pairText(k, v string) string { return strconv.Itoa(len(k)) + ":" + k + v }
+
 func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 	key := cond.Key
 	// Built on use: every placeholder must match an argument, in order.
@@ -392,6 +592,17 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			return has
 		}
 		return "has(attr_keys, " + c.arg(k) + ")"
+	}
+	// leafIs is "the leaf at k is the text v". A text up to LongLeaf is
+	// never stored as a pointer, and no pointer equals it (stored texts
+	// never start with PointerMark), so it is compared with the stored
+	// text as it is: a few AST nodes, where resolving the pointer takes
+	// thirty (and ClickHouse parses at most 50,000 per statement).
+	leafIs := func(k, v string) string {
+		if _, _, ok := cumulativeKey(k); !ok && len(v) <= normalize.LongLeaf && !strings.HasPrefix(v, normalize.PointerMark) {
+			return "attr_values[indexOf(attr_keys, " + c.arg(k) + ")] = " + c.arg(v)
+		}
+		return leafOf(k) + " = " + c.arg(v)
 	}
 	leafExpr := func() string { return leafOf(key) }
 	hasExpr := func() string { return hasOf(key) }
@@ -413,19 +624,37 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 	case "is", "is_not":
 		var e string
 		if m, ok := cond.Value.(map[string]any); ok {
-			// Containment: every leaf of the value must be present.
+			// Containment: every leaf of the value must be present. The
+			// short ones are tested together as pairs (one expression);
+			// a long one, or a rolled-up metric, alone, and counts as a
+			// condition (see elementsIn).
 			keys, values := normalize.Flatten(m)
-			parts := []string{}
+			var pairs, parts []string
 			for i, k := range keys {
 				full := key + "." + k
-				l := leafOf(full)
-				parts = append(parts, l+" = "+c.arg(values[i])+" AND "+hasOf(full))
+				// Each leaf's full key is a text of its own in the SQL.
+				if err := c.key(full, path+".value"); err != nil {
+					return "", err
+				}
+				v := values[i]
+				if _, _, cumulative := cumulativeKey(full); !cumulative && len(v) <= normalize.LongLeaf && !strings.HasPrefix(v, normalize.PointerMark) {
+					pairs = append(pairs, pairText(full, v))
+					continue
+				}
+				if len(parts) > 0 {
+					if err := c.one(path); err != nil {
+						return "", err
+					}
+				}
+				parts = append(parts, leafIs(full, v)+" AND "+hasOf(full))
+			}
+			if len(pairs) > 0 {
+				parts = append(parts, "hasAll("+storedPairs+", "+c.arg(pairs)+")")
 			}
 			e = join(parts, " AND ", "1")
 		} else {
 			h := hasExpr()
-			l := leafExpr()
-			e = h + " AND " + l + " = " + c.arg(normalize.LeafText(cond.Value))
+			e = h + " AND " + leafIs(key, normalize.LeafText(cond.Value))
 		}
 		if op == "is_not" {
 			return "NOT (" + e + ")", nil
@@ -437,11 +666,16 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			return "", invalid(path, "%s needs a value", op)
 		}
 		h := hasExpr()
-		l := leafExpr()
 		if f, ok := cond.Value.(float64); ok {
-			return h + " AND toFloat64OrZero(" + l + ") " + sym + " " + c.arg(f), nil
+			return h + " AND toFloat64OrZero(" + leafExpr() + ") " + sym + " " + c.arg(f), nil
 		}
-		return h + " AND " + l + " " + sym + " " + c.arg(normalize.LeafText(cond.Value)), nil
+		switch op {
+		case "eq":
+			return h + " AND " + leafIs(key, normalize.LeafText(cond.Value)), nil
+		case "neq":
+			return h + " AND NOT (" + leafIs(key, normalize.LeafText(cond.Value)) + ")", nil
+		}
+		return h + " AND " + leafExpr() + " " + sym + " " + c.arg(normalize.LeafText(cond.Value)), nil
 	case "btwn":
 		list, ok := cond.Value.([]any)
 		if !ok || len(list) != 2 {
@@ -473,16 +707,11 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			return "", invalid(path, "%s needs a list value", op)
 		}
 		all, _ := cond.Options["all"].(bool)
-		re := "^" + reSpecial.ReplaceAllStringFunc(key, func(s string) string { return `\` + s }) + `\.[0-9]+$`
-		parts := []string{}
-		for _, v := range list {
-			parts = append(parts, "arrayExists((k, x) -> "+resolved(func() string { return "x" })+" = "+c.arg(normalize.LeafText(v))+" AND match(k, "+c.arg(re)+"), attr_keys, attr_values)")
+		in, err := c.elementsIn(key, list, all, path)
+		if err != nil {
+			return "", err
 		}
-		sep := " OR "
-		if all {
-			sep = " AND "
-		}
-		e := "(" + join(parts, sep, "0") + ")"
+		e := "(" + in + ")"
 		if op == "not_in" {
 			return "NOT " + e, nil
 		}
@@ -540,6 +769,12 @@ func (c *compiler) array(kind string, cond Condition, op, path string) (string, 
 	all, _ := cond.Options["all"].(bool)
 	var parts []string
 	for i, item := range list {
+		if i > 0 {
+			// Each item is an expression of its own (see elementsIn).
+			if err := c.one(fmt.Sprintf("%s.value[%d]", path, i)); err != nil {
+				return "", err
+			}
+		}
 		p, err := c.arrayItem(kind, item)
 		if err != nil {
 			return "", invalid(fmt.Sprintf("%s.value[%d]", path, i), "%v", err)

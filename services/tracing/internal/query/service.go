@@ -64,19 +64,69 @@ func (w *RawWindowing) Parse(path string) (*Windowing, error) {
 	default:
 		return nil, invalid(path+".order", "order %q is not ascending or descending", out.Order)
 	}
-	if w.Limit != nil {
-		out.Limit = *w.Limit
-		if out.Limit < 1 {
-			out.Limit = 1
-		}
+	if out.Oldest != nil && out.Newest != nil && out.Oldest.After(*out.Newest) {
+		return nil, invalid(path+".oldest", "oldest (%s) is after newest (%s)", out.Oldest.Format(time.RFC3339Nano), out.Newest.Format(time.RFC3339Nano))
 	}
-	if w.Rate != nil && (*w.Rate < 0 || *w.Rate > 1) {
+	if w.Limit != nil {
+		// The reference clamps 0 or less to 1: a page of one span for a
+		// typo. A limit is a positive count.
+		if *w.Limit < 1 {
+			return nil, invalid(path+".limit", "limit must be a positive number of items, got %d", *w.Limit)
+		}
+		out.Limit = *w.Limit
+	}
+	if w.Rate != nil && !(*w.Rate >= 0 && *w.Rate <= 1) { // NaN too
 		return nil, invalid(path+".rate", "rate must be between 0 and 1")
 	}
 	if w.Interval != nil {
+		if *w.Interval < 0 {
+			return nil, invalid(path+".interval", "interval is in minutes and must not be negative, got %d", *w.Interval)
+		}
 		out.Interval = *w.Interval
 	}
 	return out, nil
+}
+
+// check validates w for a query of focus (span, trace, or "" for the
+// session and user lists, which page by time alone): the limit within the
+// service's maximum, and the cursor, which names the last item of the
+// previous page (a span id, or a trace id) and needs that page's edge
+// (newest when descending, oldest when ascending). It normalises Next.
+func (w *Windowing) check(focus string, maxItems int) error {
+	if w == nil {
+		return nil
+	}
+	if w.Limit > maxItems {
+		msg := fmt.Sprintf("windowing.limit: %d is over the limit of %d (TRACING_QUERY_MAX_SPANS)", w.Limit, maxItems)
+		return errs.WithDetail(errs.Invalid, "tracing.invalid_windowing", msg, msg)
+	}
+	if w.Next == "" {
+		return nil
+	}
+	switch focus {
+	case "span":
+		id, err := normalize.SpanID(w.Next)
+		if err != nil {
+			return invalid("windowing.next", "the cursor is not a span id: %v", err)
+		}
+		w.Next = id
+		if edgeOf(w, w.Order != "ascending") == nil {
+			edge := "newest"
+			if w.Order == "ascending" {
+				edge = "oldest"
+			}
+			return invalid("windowing.next", "a cursor needs windowing.%s, the edge of the page it continues (as returned with it)", edge)
+		}
+	case "trace":
+		id, err := normalize.TraceID(w.Next)
+		if err != nil {
+			return invalid("windowing.next", "the cursor is not a trace id: %v", err)
+		}
+		w.Next = id
+	default:
+		return invalid("windowing.next", "this query pages by windowing.newest and windowing.oldest; it takes no cursor")
+	}
+	return nil
 }
 
 // Request is a span or trace query.
@@ -107,8 +157,11 @@ type Result struct {
 // Query runs req for the project. With focus trace, all spans of the
 // selected traces are returned, each trace's spans by start time.
 func (s *Service) Query(ctx context.Context, project string, req Request) (Result, error) {
-	f, err := Compile(req.Filter, "filtering")
+	f, err := Compile(req.Filter, "filtering", s.store.limits.Filter)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := req.Windowing.check(req.Focus, s.maxSpans); err != nil {
 		return Result{}, err
 	}
 	if ids, ok := traceIDFastPath(req.Filter); ok {
@@ -116,7 +169,7 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		if err != nil {
 			return Result{}, err
 		}
-		return s.result(rows, req.Focus == "trace")
+		return s.result(rows, req.Focus == "trace"), nil
 	}
 	where, args := f.SQL, f.Args
 	w := req.Windowing
@@ -187,11 +240,11 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 			rank[id] = i
 		}
 		sort.SliceStable(rows, func(i, j int) bool { return rank[rows[i].TraceID] < rank[rows[j].TraceID] })
-		res, err := s.result(rows, true)
-		if err == nil && w != nil && w.Limit > 0 && len(ids) == w.Limit {
+		res := s.result(rows, true)
+		if w != nil && w.Limit > 0 && len(ids) == w.Limit {
 			res.Next = nextWindow(w, times[len(times)-1], ids[len(ids)-1])
 		}
-		return res, err
+		return res, nil
 	}
 
 	order, limit := "", s.maxSpans
@@ -291,11 +344,8 @@ func nextWindow(w *Windowing, lastUS int64, lastID string) *RawWindowing {
 	return next
 }
 
-func (s *Service) result(rows []Row, rollUp bool) (Result, error) {
-	parsed, err := parseRows(rows)
-	if err != nil {
-		return Result{}, errs.Wrap(errs.Internal, "tracing.corrupt_span", err)
-	}
+func (s *Service) result(rows []Row, rollUp bool) Result {
+	parsed := parseRows(rows)
 	if rollUp {
 		// Spans of one trace may have arrived in several requests: roll the
 		// metrics up again over the whole stored trace.
@@ -305,7 +355,7 @@ func (s *Service) result(rows []Row, rollUp bool) (Result, error) {
 		}
 		normalize.RollUp(spans)
 	}
-	return Result{Spans: parsed}, nil
+	return Result{Spans: parsed}
 }
 
 // traceIDFastPath recognises a filter that is exactly one trace_id is/in.
@@ -344,8 +394,7 @@ func (s *Service) Traces(ctx context.Context, project string, ids []string) ([]P
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.result(rows, true)
-	return res.Spans, err
+	return s.result(rows, true).Spans, nil
 }
 
 // Spans returns the given spans; spanIDs may be empty to take whole traces.
@@ -395,9 +444,9 @@ func (s *Service) rollupFor(f Compiled, w *Windowing) joinClause {
 // cumulative metrics from their whole stored traces, as trace reads do:
 // the stored values cover only the spans of one ingest request.
 func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (Result, error) {
-	res, err := s.result(rows, false)
-	if err != nil || len(rows) == 0 {
-		return res, err
+	res := s.result(rows, false)
+	if len(rows) == 0 {
+		return res, nil
 	}
 	ids := []string{}
 	seen := map[string]bool{}
@@ -413,10 +462,7 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 	if err != nil {
 		return Result{}, err
 	}
-	others, err := parseRows(all)
-	if err != nil {
-		return Result{}, errs.Wrap(errs.Internal, "tracing.corrupt_span", err)
-	}
+	others := parseRows(all)
 	spans := make([]*normalize.Span, 0, len(others))
 	for i := range res.Spans {
 		p := &res.Spans[i]
@@ -433,6 +479,9 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 
 // Distinct lists session or user ids (reference §1.7).
 func (s *Service) Distinct(ctx context.Context, project, column string, realtime bool, w *Windowing) ([]string, *RawWindowing, error) {
+	if err := w.check("", s.maxSpans); err != nil {
+		return nil, nil, err
+	}
 	desc := w == nil || w.Order != "ascending"
 	order, limit := "descending", 0
 	var having []string

@@ -2,16 +2,13 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
-	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
 )
 
 // Row is a stored span as read back.
@@ -40,25 +37,41 @@ const live = "project_id = ? AND deleted = 0 AND expires > today()"
 type Store struct {
 	conn    driver.Conn
 	timeout time.Duration
+	limits  Limits
 }
 
-// NewStore returns a store whose queries time out after timeout.
-func NewStore(conn driver.Conn, timeout time.Duration) *Store {
-	return &Store{conn: conn, timeout: timeout}
+// NewStore returns a store whose statements stop after timeout and run
+// under limits: DefaultLimits when none is given, and a zero field of the
+// given limits takes its default.
+func NewStore(conn driver.Conn, timeout time.Duration, limits ...Limits) *Store {
+	l := DefaultLimits()
+	if len(limits) > 0 {
+		l = limits[0].orDefaults()
+	}
+	return &Store{conn: conn, timeout: timeout, limits: l}
 }
 
-func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
-		"optimize_move_to_prewhere": 0,
-		"max_execution_time":        int(s.timeout.Seconds()) + 1,
-	})), cancel
-}
-
-var errStorage = "tracing.storage_unavailable"
-
-func storageErr(op string, err error) error {
-	return &errs.Error{Kind: errs.Unavailable, Code: errStorage, Msg: "the span store did not answer; retry later", Err: fmt.Errorf("%s: %w", op, err)}
+// query runs one statement under the store's settings. ClickHouse stops it
+// at max_execution_time (whole seconds, at least 1) and answers
+// TIMEOUT_EXCEEDED, which names the limit. The statement's context has no
+// deadline on purpose: clickhouse-go replaces max_execution_time by a
+// context's deadline plus 5 s, so the server would never be the one to
+// stop. A watchdog cancels it a little after the limit instead, for a
+// server that does not answer at all; the caller's cancellation still
+// reaches it. The returned func releases both.
+func (s *Store) query(ctx context.Context, op, q string, args ...any) (driver.Rows, func(), error) {
+	secs := max(1, int(math.Ceil(s.timeout.Seconds())))
+	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopParent := context.AfterFunc(ctx, cancel)
+	watchdog := time.AfterFunc(time.Duration(secs)*time.Second+2*time.Second, cancel)
+	done := func() { watchdog.Stop(); stopParent(); cancel() }
+	run = clickhouse.Context(run, clickhouse.WithSettings(s.limits.settings(secs)))
+	rows, err := s.conn.Query(run, q, args...)
+	if err != nil {
+		done()
+		return nil, nil, s.storeErr(op, err)
+	}
+	return rows, done, nil
 }
 
 // joinClause is an optional JOIN after "FROM spans FINAL" (the metric roll-up);
@@ -94,14 +107,14 @@ func (s *Store) spansByKey(ctx context.Context, project, keyWhere string, args [
 
 // spansByKeyVersioned is spansByKey that also returns each row's version.
 func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere string, args []any, order string, limit int) ([]Row, []uint64, error) {
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
-	q := "SELECT " + rowColumns + ", deleted, expires > today(), version FROM spans PREWHERE " + keyWhere +
-		" WHERE project_id = ? ORDER BY " + order
-	rows, err := s.conn.Query(ctx, q, append(append([]any{}, args...), project)...)
+	// The project is a PREWHERE too (see keysUnmerged).
+	q := "SELECT " + rowColumns + ", deleted, expires > today(), version FROM spans PREWHERE project_id = ? AND (" + keyWhere +
+		") ORDER BY " + order
+	rows, cancel, err := s.query(ctx, "query spans", q, append([]any{project}, args...)...)
 	if err != nil {
-		return nil, nil, storageErr("query spans", err)
+		return nil, nil, err
 	}
+	defer cancel()
 	defer rows.Close()
 	type versioned struct {
 		row           Row
@@ -117,7 +130,7 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 			&r.StartUS, &r.EndUS, &r.StatusCode, &r.StatusMessage, &r.SessionID, &r.UserID, &r.AgentID,
 			&r.Attributes, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID,
 			&v.deleted, &v.live, &v.version); err != nil {
-			return nil, nil, storageErr("read spans", err)
+			return nil, nil, s.storeErr("read spans", err)
 		}
 		k := [2]string{r.TraceID, r.SpanID}
 		// As ReplacingMergeTree: the highest version wins, the last
@@ -128,7 +141,7 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 		all = append(all, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, storageErr("read spans", err)
+		return nil, nil, s.storeErr("read spans", err)
 	}
 	var out []Row
 	var versions []uint64
@@ -148,8 +161,6 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 // traceIDs picks the traces whose spans match, newest (latest span start)
 // first, with the windowing's cursor applied to the trace's time.
 func (s *Store) traceIDs(ctx context.Context, project string, j joinClause, where string, args []any, having string, havingArgs []any, order string, limit int) ([]string, []int64, error) {
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
 	dir := "DESC"
 	if order == "ascending" {
 		dir = "ASC"
@@ -164,10 +175,11 @@ func (s *Store) traceIDs(ctx context.Context, project string, j joinClause, wher
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
 	all := append(append(append(jargs, project), args...), havingArgs...)
-	rows, err := s.conn.Query(ctx, q, all...)
+	rows, cancel, err := s.query(ctx, "query traces", q, all...)
 	if err != nil {
-		return nil, nil, storageErr("query traces", err)
+		return nil, nil, err
 	}
+	defer cancel()
 	defer rows.Close()
 	var ids []string
 	var times []int64
@@ -175,12 +187,12 @@ func (s *Store) traceIDs(ctx context.Context, project string, j joinClause, wher
 		var id string
 		var t int64
 		if err := rows.Scan(&id, &t); err != nil {
-			return nil, nil, storageErr("read traces", err)
+			return nil, nil, s.storeErr("read traces", err)
 		}
 		ids, times = append(ids, id), append(times, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, storageErr("read traces", err)
+		return nil, nil, s.storeErr("read traces", err)
 	}
 	return ids, times, nil
 }
@@ -188,8 +200,6 @@ func (s *Store) traceIDs(ctx context.Context, project string, j joinClause, wher
 // distinct lists the distinct values of a column (session_id, user_id) over
 // matching spans with their first (or last) time.
 func (s *Store) distinct(ctx context.Context, project, column string, realtime bool, where string, args []any, having string, havingArgs []any, order string, limit int) ([]string, []int64, error) {
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
 	agg := "min(start_us)"
 	if realtime {
 		agg = "max(start_us)"
@@ -206,10 +216,11 @@ func (s *Store) distinct(ctx context.Context, project, column string, realtime b
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.conn.Query(ctx, q, append(append([]any{project}, args...), havingArgs...)...)
+	rows, cancel, err := s.query(ctx, "query "+column, q, append(append([]any{project}, args...), havingArgs...)...)
 	if err != nil {
-		return nil, nil, storageErr("query "+column, err)
+		return nil, nil, err
 	}
+	defer cancel()
 	defer rows.Close()
 	var ids []string
 	var times []int64
@@ -217,11 +228,14 @@ func (s *Store) distinct(ctx context.Context, project, column string, realtime b
 		var id string
 		var t int64
 		if err := rows.Scan(&id, &t); err != nil {
-			return nil, nil, storageErr("read "+column, err)
+			return nil, nil, s.storeErr("read "+column, err)
 		}
 		ids, times = append(ids, id), append(times, t)
 	}
-	return ids, times, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, nil, s.storeErr("read "+column, err)
+	}
+	return ids, times, nil
 }
 
 // Parsed is a row with its JSON parts decoded.
@@ -230,16 +244,14 @@ type Parsed struct {
 	Attrs map[string]any
 }
 
-func parseRows(rows []Row) ([]Parsed, error) {
+// parseRows decodes the rows' JSON parts; a part that does not decode is
+// marked, never an error (decodeRow).
+func parseRows(rows []Row) []Parsed {
 	out := make([]Parsed, 0, len(rows))
 	for _, r := range rows {
-		p := Parsed{Row: r}
-		if err := json.Unmarshal([]byte(normalize.ExpandAttributes(r.Attributes)), &p.Attrs); err != nil {
-			return nil, fmt.Errorf("decode attributes of %s/%s: %w", r.TraceID, r.SpanID, err)
-		}
-		out = append(out, p)
+		out = append(out, decodeRow(r))
 	}
-	return out, nil
+	return out
 }
 
 // inList is "column IN (?, ?, ...)" with one placeholder per value: unlike
@@ -284,8 +296,16 @@ func (s *Store) keys(ctx context.Context, project string, j joinClause, where st
 // each key once per version. On 18.16 FINAL costs ~10× when the filter
 // reads the attribute arrays (0.63 s instead of 0.07 s for a day of 333k
 // spans); rowsOf then keeps only the keys whose latest version matched.
+//
+// The project is a PREWHERE: a part's last granule has no upper key bound
+// on 18.16 (no final mark), so the primary index selects it for every
+// project whose id sorts after the part's last row; with the project
+// tested first, another project's rows there are dropped before the
+// filter's columns (the attribute arrays) are read. FINAL cannot take a
+// PREWHERE on 18.16: FINAL reads (keys, traceIDs, distinct, analytics)
+// still read such a granule, at most 1,024 rows of the other project.
 func (s *Store) keysUnmerged(ctx context.Context, project, where string, args []any, tail string) ([]spanKey, int, error) {
-	keys, err := s.keysFrom(ctx, "spans", nil, project, where, args, tail)
+	keys, err := s.keysFrom(ctx, "spans PREWHERE project_id = ?", []any{project}, project, where, args, tail)
 	n := len(keys)
 	seen := make(map[spanKey]bool, n)
 	out := keys[:0]
@@ -299,25 +319,24 @@ func (s *Store) keysUnmerged(ctx context.Context, project, where string, args []
 }
 
 func (s *Store) keysFrom(ctx context.Context, from string, all []any, project, where string, args []any, tail string) ([]spanKey, error) {
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
 	q := "SELECT trace_id, span_id, start_us, version FROM " + from + " WHERE " + live + " AND (" + where + ") " + tail
 	all = append(append(all, project), args...)
-	rows, err := s.conn.Query(ctx, q, all...)
+	rows, cancel, err := s.query(ctx, "query spans", q, all...)
 	if err != nil {
-		return nil, storageErr("query spans", err)
+		return nil, err
 	}
+	defer cancel()
 	defer rows.Close()
 	var out []spanKey
 	for rows.Next() {
 		var k spanKey
 		if err := rows.Scan(&k.TraceID, &k.SpanID, &k.StartUS, &k.Version); err != nil {
-			return nil, storageErr("read spans", err)
+			return nil, s.storeErr("read spans", err)
 		}
 		out = append(out, k)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, storageErr("read spans", err)
+		return nil, s.storeErr("read spans", err)
 	}
 	return out, nil
 }
