@@ -215,7 +215,7 @@ func (a *workflowAPI) createRevision(c echo.Context) error {
 // commitInput reads a commit body: data and delta are exclusive; data is
 // validated against the model, the delta's shape is checked.
 func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, error) {
-	ci := workflows.CommitInput{Key: a.key(), Header: in.header(), Message: in.str("message")}
+	ci := workflows.CommitInput{Key: a.key(), Header: in.header(), Message: in.str("message"), Loc: loc}
 	ci.Header.Flags = nil // revision flags are inferred from data, never sent
 	slug := in.slug("slug")
 	v, _ := a.ids(in)
@@ -240,6 +240,9 @@ func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, e
 			return ci, fieldInvalid("Input should be a valid dictionary", data, append(loc, "data")...)
 		}
 		if err := workflows.Validate(d, append(loc, "data")...); err != nil {
+			return ci, err
+		}
+		if err := a.wf.CheckParameters(d, append(loc, "data")...); err != nil {
 			return ci, err
 		}
 		ci.Data = d
