@@ -346,7 +346,7 @@ func (a *workflowAPI) retrieve(c echo.Context) error {
 	}
 	var info any
 	if resolve { // §3.3 point 7: resolved data plus resolution_info
-		rr, in, err := resolveRevision(ctx, a.reg, sc, r, opts)
+		rr, in, err := resolveRevision(ctx, a.wf, sc, r, opts)
 		if err != nil {
 			return err
 		}
@@ -416,7 +416,7 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 		if isNull(inline.m["data"]) {
 			return registry.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
 		}
-		raw, err := resolveInline(ctx, a.reg, sc, a.revisionKey(), inline, opts)
+		raw, err := resolveInline(ctx, a.wf, sc, a.revisionKey(), inline, opts)
 		if err != nil {
 			return err
 		}
@@ -432,7 +432,7 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 	if r == nil {
 		return send(c, envelope(a.revisionKey(), nil))
 	}
-	r, info, err := resolveRevision(ctx, a.reg, sc, r, opts)
+	r, info, err := resolveRevision(ctx, a.wf, sc, r, opts)
 	if err != nil {
 		return err
 	}
