@@ -143,6 +143,32 @@ type Account struct {
 	SeedDefaults bool
 }
 
+// Profile is a user and every membership that gives them access, oldest
+// membership first in each list.
+type Profile struct {
+	User          User
+	Organizations []OrganizationRole
+	Workspaces    []WorkspaceRole
+	Projects      []ProjectRole
+}
+
+// OrganizationRole, WorkspaceRole and ProjectRole are a membership's
+// target with the member's role in it.
+type (
+	OrganizationRole struct {
+		Organization
+		Role string
+	}
+	WorkspaceRole struct {
+		Workspace
+		Role string
+	}
+	ProjectRole struct {
+		Project
+		Role string
+	}
+)
+
 // UserRef selects a user to delete, by id or email.
 type UserRef struct {
 	ID    *uuid.UUID `json:"id,omitempty"`
@@ -179,6 +205,9 @@ type Store interface {
 	// RevokeKey marks a key of the project revoked and returns its prefix;
 	// "" when the project has no such key.
 	RevokeKey(ctx context.Context, projectID, id uuid.UUID) (string, error)
+	// Profile reads a user and their memberships in one snapshot; nil when
+	// there is no such user.
+	Profile(ctx context.Context, userID uuid.UUID) (*Profile, error)
 }
 
 // Seeder creates a new project's default environments and evaluators. The
@@ -506,6 +535,27 @@ func (s *Service) RevokeKey(ctx context.Context, projectID, userID, id uuid.UUID
 	}
 	s.keys.Forget(prefix)
 	return nil
+}
+
+// ErrNoProfile answers a profile request whose key has no user: the key's
+// creator was deleted (keys outlive it with created_by_id unset).
+var ErrNoProfile = errs.New(errs.NotFound, "profile.not_found", "The API key has no user: its creator no longer exists.")
+
+// Profile returns the user an API key belongs to (its creator) with their
+// memberships, across every organization, not only the key's project: it
+// is the user's own record.
+func (s *Service) Profile(ctx context.Context, userID uuid.UUID) (*Profile, error) {
+	if userID == uuid.Nil {
+		return nil, ErrNoProfile
+	}
+	p, err := s.store.Profile(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, ErrNoProfile
+	}
+	return p, nil
 }
 
 func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }

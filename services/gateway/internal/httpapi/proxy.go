@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 )
 
@@ -74,6 +75,13 @@ func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logge
 				scope.Strip(pr.Out.Header)
 				s, _ := scope.From(pr.In.Context())
 				scope.Set(pr.Out.Header, token, s)
+			},
+			// The gateway's requestID middleware has already put the id on
+			// the response, and the service echoes the same id (the
+			// gateway passed it on): the proxy would add it a second time.
+			ModifyResponse: func(res *http.Response) error {
+				res.Header.Del(httpx.HeaderRequestID)
+				return nil
 			},
 			Transport:     transport,
 			FlushInterval: -1, // stream responses (SSE, chunked) as they come

@@ -44,6 +44,7 @@ func Register(e *echo.Echo, d Deps) error {
 	e.GET("/keys", h.listKeys)
 	e.POST("/keys", h.createKey)
 	e.DELETE("/keys/:id", h.revokeKey)
+	e.GET("/profile", h.profile)
 
 	e.Any("/*", p.handle)
 	return nil

@@ -189,6 +189,60 @@ func (s *Store) RevokeKey(ctx context.Context, projectID, id uuid.UUID) (string,
 	return prefix, nil
 }
 
+// Profile reads the user and their memberships in one read-only snapshot,
+// so the lists agree with each other.
+func (s *Store) Profile(ctx context.Context, userID uuid.UUID) (*accounts.Profile, error) {
+	var p *accounts.Profile
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		u := accounts.User{ID: userID}
+		err := tx.QueryRow(ctx, `SELECT email, username, name, is_admin, is_root, metadata, created_at FROM users WHERE id = $1`, userID).
+			Scan(&u.Email, &u.Username, &u.Name, &u.IsAdmin, &u.IsRoot, &u.Metadata, &u.CreatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p = &accounts.Profile{User: u}
+		rows, _ := tx.Query(ctx, `
+			SELECT o.id, o.name, o.slug, o.description, o.owner_user_id, o.created_at, m.role
+			FROM organization_memberships m JOIN organizations o ON o.id = m.organization_id
+			WHERE m.user_id = $1 ORDER BY m.created_at, m.id`, userID)
+		if p.Organizations, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.OrganizationRole, error) {
+			var o accounts.OrganizationRole
+			err := r.Scan(&o.ID, &o.Name, &o.Slug, &o.Description, &o.OwnerUserID, &o.CreatedAt, &o.Role)
+			return o, err
+		}); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, `
+			SELECT w.id, w.organization_id, w.name, w.description, w.created_at, m.role
+			FROM workspace_memberships m JOIN workspaces w ON w.id = m.workspace_id
+			WHERE m.user_id = $1 ORDER BY m.created_at, m.id`, userID)
+		if p.Workspaces, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.WorkspaceRole, error) {
+			var w accounts.WorkspaceRole
+			err := r.Scan(&w.ID, &w.OrganizationID, &w.Name, &w.Description, &w.CreatedAt, &w.Role)
+			return w, err
+		}); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, `
+			SELECT p.id, p.organization_id, p.workspace_id, p.name, p.description, p.is_default, p.created_at, m.role
+			FROM project_memberships m JOIN projects p ON p.id = m.project_id
+			WHERE m.user_id = $1 ORDER BY m.created_at, m.id`, userID)
+		p.Projects, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.ProjectRole, error) {
+			var pr accounts.ProjectRole
+			err := r.Scan(&pr.ID, &pr.OrganizationID, &pr.WorkspaceID, &pr.Name, &pr.Description, &pr.IsDefault, &pr.CreatedAt, &pr.Role)
+			return pr, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read profile: %w", err)
+	}
+	return p, nil
+}
+
 func conflict(msg, key, value string) error {
 	return errs.Message(errs.Conflict, "accounts.conflict", msg, map[string]any{"conflict": map[string]any{key: value}})
 }

@@ -18,18 +18,22 @@
 //
 //	@ag.embed[workflow.slug=tone,workflow_revision.version=2;path=parameters.prompt]
 //
-// i.e. "@ag.embed[" refs [";path=" path] "]", refs being comma-separated
-// <entity>.<id|slug|version>=<value>. The token is replaced by the selected
-// value: a string as is, anything else as compact JSON. Values cannot hold
-// ",", ";" or "]" (slugs, ids and versions never do).
+// i.e. "@ag.embed[" refs [";key=" key] [";path=" path] "]", refs being
+// comma-separated <entity>.<id|slug|version>=<value>. The token is replaced
+// by the selected value: a string as is, anything else as compact JSON.
+// Values cannot hold ",", ";" or "]" (slugs, ids and versions never do).
 //
 // References: the entity keys are <e>, <e>_variant and <e>_revision with <e>
 // one of workflow, application or evaluator (one family: they name the same
-// rows). They are resolved with the retrieve rules of reference §1.2, so a
-// bare artifact ref means the latest revision of its default variant.
+// rows), and environment, environment_variant and environment_revision.
+// The Lookup a caller passes resolves them (workflows.Service.EmbedLookup:
+// the retrieve rules of reference §1.2, so a bare artifact ref means the
+// latest revision of its default variant; with environment refs, the
+// revision deployed there under the key, §3.3).
 //
-// Selector: a dotted path into the target revision's data; integer
-// segments index lists. The default path is "parameters".
+// Selector: "path", a dotted path into the target revision's data (integer
+// segments index lists; default "parameters"), and "key", the environment
+// key of a deployment (default "<artifact slug>.revision").
 //
 // Embedded values are expanded in turn (depth 2, 3, ...; tokens in the
 // document itself are depth 1). Errors: a depth above max_depth, more than
@@ -37,9 +41,11 @@
 // not), a malformed token, a reference that resolves to nothing, a path
 // that selects nothing. error_policy decides what an error does:
 // "exception" (default) fails the request with 400 and the error list;
-// "placeholder" puts the string "[unresolved @ag.embed: <code>]" in the
-// token's place; "keep" leaves the token as it was. Every error is listed
-// in resolution_info.errors either way.
+// "placeholder" puts the string "<error:CODE>" in the token's place (the
+// compatible platform's "<error:...>" form; the reference gives no exact
+// text, so the rest is the error code, e.g. "<error:not_found>"); "keep"
+// leaves the token as it was. Every error is listed in
+// resolution_info.errors either way.
 package embeds
 
 import (
@@ -55,7 +61,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/registry"
 )
 
@@ -93,32 +98,38 @@ type Info struct {
 	Errors         []Error                   `json:"errors"`
 }
 
-// Lookup finds the revision a token's references name; nil if none.
-type Lookup func(ctx context.Context, refs map[string]registry.Ref) (*registry.Revision, error)
-
-// Families are the entity prefixes a token may use.
-var Families = []string{"workflow", "application", "evaluator"}
-
-// WorkflowLookup resolves token references in the workflow family with
-// the §1.2 retrieve rules.
-func WorkflowLookup(reg *registry.Service, sc scope.Scope) Lookup {
-	return func(ctx context.Context, refs map[string]registry.Ref) (*registry.Revision, error) {
-		for _, e := range Families {
-			rs := registry.Refs{Artifact: ptr(refs, e), Variant: ptr(refs, e+"_variant"), Revision: ptr(refs, e+"_revision")}
-			if !rs.Empty() {
-				return reg.Resolve(ctx, sc, registry.Workflows, e, rs)
-			}
-		}
-		return nil, nil
-	}
+// Target is what one token names: its references, and the environment
+// key from its selector (nil if none).
+type Target struct {
+	Refs map[string]registry.Ref
+	Key  *string
 }
 
-func ptr(m map[string]registry.Ref, k string) *registry.Ref {
-	if r, ok := m[k]; ok {
+// Ref returns the reference to entity, or nil.
+func (t Target) Ref(entity string) *registry.Ref {
+	if r, ok := t.Refs[entity]; ok {
 		return &r
 	}
 	return nil
 }
+
+// Found is a token's target revision and, when it was read through an
+// environment, that environment's revision.
+type Found struct {
+	Revision    *registry.Revision
+	Environment *registry.Revision
+}
+
+// Lookup finds the revision a token names; nil if none. An error of kind
+// NotFound becomes the token's not_found error, Invalid its
+// invalid_reference error; any other error fails the request.
+type Lookup func(ctx context.Context, t Target) (*Found, error)
+
+// Families are the workflow-family entity prefixes a token may use.
+var Families = []string{"workflow", "application", "evaluator"}
+
+// Environment is the entity prefix of environment references.
+const Environment = "environment"
 
 // Resolve expands the tokens of data. self, if set, is the revision data
 // belongs to (embedding it is a cycle). Under the exception policy the
@@ -225,11 +236,11 @@ func (r *resolver) text(s, path string, depth int, stack []uuid.UUID) (any, erro
 		b.WriteString(s[last:loc[0]])
 		last = loc[1]
 		token := s[loc[0]:loc[1]]
-		refs, sel, f := parseText(s[loc[2]:loc[3]])
+		target, sel, f := parseText(s[loc[2]:loc[3]])
 		var val any
 		var err error
 		if f == nil {
-			val, f, err = r.expand(refs, sel, path, depth, stack)
+			val, f, err = r.expand(target, sel, path, depth, stack)
 			if err != nil {
 				return nil, err
 			}
@@ -253,17 +264,23 @@ func (r *resolver) text(s, path string, depth int, stack []uuid.UUID) (any, erro
 	return b.String(), nil
 }
 
-// parseText reads "workflow.slug=x,workflow_revision.version=2;path=a.b".
-func parseText(in string) (map[string]registry.Ref, string, *failure) {
+// parseText reads "workflow.slug=x,workflow_revision.version=2;key=k;path=a.b".
+func parseText(in string) (Target, string, *failure) {
 	refPart, sel := in, "parameters"
+	var key *string
 	if i := strings.Index(in, ";"); i >= 0 {
 		refPart = in[:i]
-		rest := strings.TrimSpace(in[i+1:])
-		p, ok := strings.CutPrefix(rest, "path=")
-		if !ok || p == "" {
-			return nil, "", &failure{"invalid_token", "the part after ';' must be path=<dotted path>"}
+		for _, part := range strings.Split(in[i+1:], ";") {
+			name, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+			switch {
+			case val == "" || (name != "path" && name != "key"):
+				return Target{}, "", &failure{"invalid_token", "each part after ';' must be path=<dotted path> or key=<environment key>"}
+			case name == "path":
+				sel = val
+			default:
+				key = &val
+			}
 		}
-		sel = p
 	}
 	refs := map[string]registry.Ref{}
 	for _, item := range strings.Split(refPart, ",") {
@@ -271,14 +288,14 @@ func parseText(in string) (map[string]registry.Ref, string, *failure) {
 		lhs, val, ok := strings.Cut(item, "=")
 		ent, field, ok2 := strings.Cut(lhs, ".")
 		if !ok || !ok2 || val == "" {
-			return nil, "", &failure{"invalid_token", fmt.Sprintf("reference %q is not <entity>.<id|slug|version>=<value>", item)}
+			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("reference %q is not <entity>.<id|slug|version>=<value>", item)}
 		}
 		ref := refs[ent]
 		switch field {
 		case "id":
 			id, err := uuid.Parse(val)
 			if err != nil {
-				return nil, "", &failure{"invalid_token", fmt.Sprintf("%s.id %q is not a UUID", ent, val)}
+				return Target{}, "", &failure{"invalid_token", fmt.Sprintf("%s.id %q is not a UUID", ent, val)}
 			}
 			ref.ID = &id
 		case "slug":
@@ -286,55 +303,67 @@ func parseText(in string) (map[string]registry.Ref, string, *failure) {
 		case "version":
 			ref.Version = &val
 		default:
-			return nil, "", &failure{"invalid_token", fmt.Sprintf("unknown reference field %q", field)}
+			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("unknown reference field %q", field)}
 		}
 		refs[ent] = ref
 	}
-	return refs, sel, nil
+	return Target{Refs: refs, Key: key}, sel, nil
 }
 
 // parseObject reads the value of an "@ag.embed" key.
-func parseObject(spec any) (map[string]registry.Ref, string, *failure) {
+func parseObject(spec any) (Target, string, *failure) {
 	m, ok := spec.(map[string]any)
 	if !ok {
-		return nil, "", &failure{"invalid_token", "@ag.embed must be an object"}
+		return Target{}, "", &failure{"invalid_token", "@ag.embed must be an object"}
 	}
 	rawRefs, ok := m["@ag.references"].(map[string]any)
 	if !ok || len(rawRefs) == 0 {
-		return nil, "", &failure{"invalid_token", "@ag.embed needs a non-empty @ag.references object"}
+		return Target{}, "", &failure{"invalid_token", "@ag.embed needs a non-empty @ag.references object"}
 	}
 	refs := map[string]registry.Ref{}
 	for ent, rv := range rawRefs {
 		raw, _ := json.Marshal(rv)
 		var ref registry.Ref
 		if err := json.Unmarshal(raw, &ref); err != nil {
-			return nil, "", &failure{"invalid_token", fmt.Sprintf("@ag.references.%s is not a reference: %v", ent, err)}
+			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("@ag.references.%s is not a reference: %v", ent, err)}
 		}
 		refs[ent] = ref
 	}
+	t := Target{Refs: refs}
 	sel := "parameters"
 	if s, ok := m["@ag.selector"]; ok {
 		sm, _ := s.(map[string]any)
-		p, _ := sm["path"].(string)
-		if p == "" {
-			return nil, "", &failure{"invalid_token", "@ag.selector must be {\"path\": \"<dotted path>\"}"}
+		if len(sm) == 0 {
+			return Target{}, "", &failure{"invalid_token", selectorShape}
 		}
-		sel = p
+		for k, v := range sm {
+			str, _ := v.(string)
+			if str == "" || (k != "path" && k != "key") {
+				return Target{}, "", &failure{"invalid_token", selectorShape}
+			}
+			if k == "path" {
+				sel = str
+			} else {
+				t.Key = &str
+			}
+		}
 	}
 	for k := range m {
 		if k != "@ag.references" && k != "@ag.selector" {
-			return nil, "", &failure{"invalid_token", fmt.Sprintf("unknown @ag.embed key %q", k)}
+			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("unknown @ag.embed key %q", k)}
 		}
 	}
-	return refs, sel, nil
+	return t, sel, nil
 }
 
+const selectorShape = `@ag.selector must be {"path": "<dotted path>", "key": "<environment key>"}, either part optional but not empty`
+
 func (r *resolver) embed(token map[string]any, spec any, path string, depth int, stack []uuid.UUID) (any, error) {
-	refs, sel, f := parseObject(spec)
+	target, sel, f := parseObject(spec)
 	var val any
 	var err error
 	if f == nil {
-		if val, f, err = r.expand(refs, sel, path, depth, stack); err != nil {
+		if val, f, err = r.expand(target, sel, path, depth, stack); err != nil {
 			return nil, err
 		}
 	}
@@ -345,10 +374,10 @@ func (r *resolver) embed(token map[string]any, spec any, path string, depth int,
 }
 
 // expand finds, selects and recursively resolves one token's target.
-func (r *resolver) expand(refs map[string]registry.Ref, sel, path string, depth int, stack []uuid.UUID) (any, *failure, error) {
-	for ent := range refs {
+func (r *resolver) expand(t Target, sel, path string, depth int, stack []uuid.UUID) (any, *failure, error) {
+	for ent := range t.Refs {
 		if !knownEntity(ent) {
-			return nil, &failure{"invalid_token", fmt.Sprintf("unknown entity %q; use <e>, <e>_variant or <e>_revision with <e> in %v", ent, Families)}, nil
+			return nil, &failure{"invalid_token", fmt.Sprintf("unknown entity %q; use <e>, <e>_variant or <e>_revision with <e> in %v or %s", ent, Families, Environment)}, nil
 		}
 	}
 	if depth > r.o.MaxDepth {
@@ -357,16 +386,20 @@ func (r *resolver) expand(refs map[string]registry.Ref, sel, path string, depth 
 	if r.info.EmbedsResolved >= r.o.MaxEmbeds {
 		return nil, &failure{"max_embeds", fmt.Sprintf("more than max_embeds=%d embeds", r.o.MaxEmbeds)}, nil
 	}
-	rev, err := r.lookup(r.ctx, refs)
+	found, err := r.lookup(r.ctx, t)
 	if err != nil {
-		if e := errs.From(err); e.Kind == errs.Invalid || e.Kind == errs.NotFound {
+		switch e := errs.From(err); e.Kind {
+		case errs.NotFound:
+			return nil, &failure{"not_found", e.Msg}, nil
+		case errs.Invalid:
 			return nil, &failure{"invalid_reference", e.Msg}, nil
 		}
 		return nil, nil, err
 	}
-	if rev == nil {
+	if found == nil || found.Revision == nil {
 		return nil, &failure{"not_found", "the references resolve to no revision"}, nil
 	}
+	rev := found.Revision
 	for _, id := range stack {
 		if id == rev.ID {
 			return nil, &failure{"cycle", fmt.Sprintf("revision %s embeds itself", rev.ID)}, nil
@@ -386,12 +419,12 @@ func (r *resolver) expand(refs map[string]registry.Ref, sel, path string, depth 
 	r.info.DepthReached = max(r.info.DepthReached, depth)
 	if !r.used[rev.ID] {
 		r.used[rev.ID] = true
-		v := strconv.Itoa(rev.Version)
-		r.info.ReferencesUsed = append(r.info.ReferencesUsed, map[string]registry.Ref{
-			"workflow":          {ID: &rev.ArtifactID, Slug: &rev.ArtifactSlug},
-			"workflow_variant":  {ID: &rev.VariantID, Slug: &rev.VariantSlug},
-			"workflow_revision": {ID: &rev.ID, Slug: &rev.Slug, Version: &v},
-		})
+		used := map[string]registry.Ref{}
+		addRefs(used, "workflow", rev)
+		if found.Environment != nil {
+			addRefs(used, Environment, found.Environment)
+		}
+		r.info.ReferencesUsed = append(r.info.ReferencesUsed, used)
 	}
 	// Errors inside the embedded value are located through this token.
 	inner := &resolver{ctx: r.ctx, lookup: r.lookup, o: r.o, info: r.info, used: r.used, prefix: r.prefix + path + " > "}
@@ -402,8 +435,16 @@ func (r *resolver) expand(refs map[string]registry.Ref, sel, path string, depth 
 	return out, nil, nil
 }
 
+// addRefs adds the <e>, <e>_variant and <e>_revision references of rev.
+func addRefs(m map[string]registry.Ref, e string, rev *registry.Revision) {
+	v := strconv.Itoa(rev.Version)
+	m[e] = registry.Ref{ID: &rev.ArtifactID, Slug: &rev.ArtifactSlug}
+	m[e+"_variant"] = registry.Ref{ID: &rev.VariantID, Slug: &rev.VariantSlug}
+	m[e+"_revision"] = registry.Ref{ID: &rev.ID, Slug: &rev.Slug, Version: &v}
+}
+
 func knownEntity(e string) bool {
-	for _, f := range Families {
+	for _, f := range append([]string{Environment}, Families...) {
 		if e == f || e == f+"_variant" || e == f+"_revision" {
 			return true
 		}
@@ -417,7 +458,7 @@ func (r *resolver) fail(f failure, path string, token any) (any, error) {
 	r.info.Errors = append(r.info.Errors, e)
 	switch r.o.Policy {
 	case Placeholder:
-		return "[unresolved @ag.embed: " + f.code + "]", nil
+		return "<error:" + f.code + ">", nil
 	case Keep:
 		if s, ok := token.(string); ok {
 			return s, nil

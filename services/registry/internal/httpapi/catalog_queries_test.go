@@ -116,9 +116,16 @@ func TestEvaluatorFromPreset(t *testing.T) {
 	lev := obj(t, s.ok(t, "POST", "/simple/evaluators", m{"evaluator": m{"slug": "lev", "data": m{"uri": "svc:builtin:auto_levenshtein_distance:v0"}}}), "evaluator")
 	assert.ElementsMatch(t, []string{"score", "success"}, keysOf(obj(t, lev, "data", "schemas", "outputs", "properties")))
 
-	// Afterwards: an ordinary evaluator, committed like any other.
+	// Afterwards: an ordinary evaluator, committed like any other. Its
+	// parameters must satisfy the template's schema, which requires
+	// prompt_template: the preset's, with another model.
+	params := m{}
+	for k, v := range obj(t, pd, "parameters") {
+		params[k] = v
+	}
+	params["model"] = "gpt-4o"
 	c := s.ok(t, "POST", "/evaluators/revisions/commit", m{"evaluator_revision_commit": m{"evaluator_variant_id": ev["variant_id"], "message": "tune",
-		"data": m{"uri": "svc:builtin:auto_ai_critique:v0", "parameters": m{"model": "gpt-4o"}}}})
+		"data": m{"uri": "svc:builtin:auto_ai_critique:v0", "parameters": params}}})
 	assert.Equal(t, "2", obj(t, c, "evaluator_revision")["version"])
 	got := s.ok(t, "POST", "/evaluators/revisions/retrieve", m{"evaluator_variant_ref": m{"id": ev["variant_id"]}})
 	assert.Equal(t, "gpt-4o", obj(t, got, "evaluator_revision", "data", "parameters")["model"])

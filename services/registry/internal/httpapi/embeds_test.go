@@ -63,7 +63,7 @@ func TestResolveEmbeds(t *testing.T) {
 
 	// max_depth 1: the nested token is an error; placeholder marks it.
 	got = s.ok(t, "POST", "/workflows/revisions/resolve", m{"workflow_ref": m{"id": mainID}, "max_depth": 1, "error_policy": "placeholder"})
-	assert.Equal(t, "[unresolved @ag.embed: max_depth]", obj(t, params(t, got), "obj")["nested"])
+	assert.Equal(t, "<error:max_depth>", obj(t, params(t, got), "obj")["nested"])
 	errsList := list(t, obj(t, got, "resolution_info"), "errors")
 	require.Len(t, errsList, 1)
 	assert.Equal(t, "max_depth", errsList[0].(map[string]any)["code"])
@@ -93,12 +93,12 @@ func TestResolveEmbedErrors(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
 	assert.Contains(t, string(r.body), `"cycle"`)
 	got := s.ok(t, "POST", "/workflows/revisions/resolve", m{"workflow_ref": m{"id": aID}, "error_policy": "placeholder"})
-	assert.Equal(t, m{"x": "[unresolved @ag.embed: cycle]"}, params(t, got)["y"])
+	assert.Equal(t, m{"x": "<error:cycle>"}, params(t, got)["y"])
 	// A revision embedding itself is a cycle too.
 	selfID, selfVar := mkWorkflow(t, s, "workflows", "workflow", "selfish")
 	commitWF(t, s, "workflows", "workflow", selfVar, m{"uri": "code", "parameters": m{"me": "@ag.embed[workflow.slug=selfish]"}})
 	got = s.ok(t, "POST", "/workflows/revisions/resolve", m{"workflow_ref": m{"id": selfID}, "error_policy": "placeholder"})
-	assert.Equal(t, "[unresolved @ag.embed: cycle]", params(t, got)["me"])
+	assert.Equal(t, "<error:cycle>", params(t, got)["me"])
 
 	// A missing target under each policy.
 	token := "@ag.embed[workflow.slug=nowhere]"
@@ -107,8 +107,8 @@ func TestResolveEmbedErrors(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, r.status)
 	assert.Contains(t, string(r.body), "not_found")
 	got = s.ok(t, "POST", "/workflows/revisions/resolve", m{"workflow_ref": m{"id": missID}, "error_policy": "placeholder"})
-	assert.Equal(t, "x [unresolved @ag.embed: not_found]", params(t, got)["t"])
-	assert.Equal(t, "[unresolved @ag.embed: not_found]", params(t, got)["o"])
+	assert.Equal(t, "x <error:not_found>", params(t, got)["t"])
+	assert.Equal(t, "<error:not_found>", params(t, got)["o"])
 	assert.Len(t, list(t, obj(t, got, "resolution_info"), "errors"), 2)
 	got = s.ok(t, "POST", "/workflows/revisions/resolve", m{"workflow_ref": m{"id": missID}, "error_policy": "keep"})
 	assert.Equal(t, "x "+token, params(t, got)["t"])
@@ -123,9 +123,9 @@ func TestResolveEmbedErrors(t *testing.T) {
 		"d": "@ag.embed[workflow.slug=target;path=parameters.k]",
 	}}}})
 	p := params(t, got)
-	assert.Equal(t, "[unresolved @ag.embed: invalid_token]", p["a"])
-	assert.Equal(t, "[unresolved @ag.embed: invalid_selector]", p["b"])
-	assert.Equal(t, "[unresolved @ag.embed: invalid_token]", p["c"])
+	assert.Equal(t, "<error:invalid_token>", p["a"])
+	assert.Equal(t, "<error:invalid_selector>", p["b"])
+	assert.Equal(t, "<error:invalid_token>", p["c"])
 	assert.Equal(t, "v", p["d"], "inline revisions are resolved as sent")
 	_, hasRI := got["retrieval_info"]
 	assert.False(t, hasRI)
@@ -139,4 +139,80 @@ func TestResolveEmbedErrors(t *testing.T) {
 	obj(t, got, "resolution_info")
 	got = s.ok(t, "POST", "/environments/revisions/retrieve", m{"environment_ref": m{"id": env["id"]}})
 	assert.NotContains(t, got, "resolution_info")
+}
+
+// TestEmbedReferenceForms: the compatible platform's clients point at
+// "version N of that workflow" with {slug: <artifact slug>, version: "N"}
+// in the <e>_revision reference (there, the revision slug is the
+// artifact's); and an environment reference with a key embeds what is
+// deployed there, as retrieve does.
+func TestEmbedReferenceForms(t *testing.T) {
+	s := newServer(t)
+	// Version N of tone says "vN" (a workflow's first commit is version 0).
+	_, toneVar := mkEmbedWF(t, s, "tone", m{"text": "v0"})
+	commitWF(t, s, "workflows", "workflow", toneVar, m{"uri": "code", "parameters": m{"text": "v1"}})
+	commitWF(t, s, "workflows", "workflow", toneVar, m{"uri": "code", "parameters": m{"text": "v2"}})
+	app := obj(t, s.ok(t, "POST", "/simple/applications", m{"application": m{"slug": "bot", "data": m{"uri": "code", "parameters": m{"text": "app v1"}}}}), "application")
+	s.ok(t, "PUT", "/simple/applications/"+str(app["id"]), m{"application": m{"id": app["id"], "data": m{"uri": "code", "parameters": m{"text": "app v2"}}}})
+	s.ok(t, "POST", "/simple/evaluators", m{"evaluator": m{"slug": "judge", "data": m{"uri": "code", "parameters": m{"text": "judge v1"}}}})
+
+	resolve := func(ps m) map[string]any {
+		t.Helper()
+		got := s.ok(t, "POST", "/workflows/revisions/resolve", m{"error_policy": "placeholder", "workflow_revision": m{"data": m{"parameters": ps}}})
+		assert.Empty(t, list(t, obj(t, got, "resolution_info"), "errors"))
+		return params(t, got)
+	}
+	p := resolve(m{
+		"obj":  embedObj(m{"workflow_revision": m{"slug": "tone", "version": "1"}}, "parameters.text"),
+		"str":  "@ag.embed[workflow_revision.slug=tone,workflow_revision.version=1;path=parameters.text]",
+		"app":  embedObj(m{"application_revision": m{"slug": "bot", "version": "1"}}, "parameters.text"),
+		"eval": embedObj(m{"evaluator_revision": m{"slug": "judge", "version": "1"}}, "parameters.text"),
+		"head": embedObj(m{"workflow_revision": m{"slug": "tone"}}, "parameters.text"),
+	})
+	assert.Equal(t, "v1", p["obj"], "version 1 of the artifact's default variant, not its latest")
+	assert.Equal(t, "v1", p["str"])
+	assert.Equal(t, "app v1", p["app"])
+	assert.Equal(t, "judge v1", p["eval"])
+	assert.Equal(t, "v2", p["head"], "no version: the latest")
+
+	// A real revision slug still names that revision.
+	rev1 := obj(t, s.ok(t, "POST", "/workflows/revisions/retrieve", m{"workflow_variant_ref": m{"id": toneVar}, "workflow_revision_ref": m{"version": "1"}}), "workflow_revision")
+	p = resolve(m{"x": embedObj(m{"workflow_revision": m{"slug": rev1["slug"]}}, "parameters.text")})
+	assert.Equal(t, "v1", p["x"])
+
+	// Environment references: the revision deployed under the key (derived
+	// from the artifact slug, or given in the selector), not the latest.
+	s.ok(t, "POST", "/simple/environments", m{"environment": m{"slug": "production"}})
+	s.ok(t, "POST", "/workflows/revisions/deploy", m{"workflow_revision_ref": m{"id": rev1["id"]}, "environment_ref": m{"slug": "production"}})
+	s.ok(t, "POST", "/applications/revisions/deploy", m{"application_ref": m{"slug": "bot"}, "environment_ref": m{"slug": "production"}, "key": "assistant"})
+	p = resolve(m{
+		"derived": embedObj(m{"environment": m{"slug": "production"}, "workflow": m{"slug": "tone"}}, "parameters.text"),
+		"keyed":   m{"@ag.embed": m{"@ag.references": m{"environment": m{"slug": "production"}}, "@ag.selector": m{"key": "tone.revision", "path": "parameters.text"}}},
+		"str":     "@ag.embed[environment.slug=production;key=assistant;path=parameters.text]",
+		"app":     "@ag.embed[environment.slug=production,application.slug=bot;key=assistant;path=parameters.text]",
+	})
+	assert.Equal(t, "v1", p["derived"])
+	assert.Equal(t, "v1", p["keyed"])
+	assert.Equal(t, "app v2", p["str"])
+	assert.Equal(t, "app v2", p["app"])
+	got := s.ok(t, "POST", "/workflows/revisions/resolve", m{"workflow_revision": m{"data": m{"parameters": m{"x": "@ag.embed[environment.slug=production;key=tone.revision]"}}}})
+	used := list(t, obj(t, got, "resolution_info"), "references_used")
+	require.Len(t, used, 1)
+	assert.Equal(t, "production", obj(t, used[0].(map[string]any), "environment")["slug"], "references_used names the environment read")
+	assert.Equal(t, rev1["id"], obj(t, used[0].(map[string]any), "workflow_revision")["id"])
+
+	// What cannot be resolved becomes <error:CODE> under the placeholder
+	// policy, the compatible platform's form.
+	got = s.ok(t, "POST", "/workflows/revisions/resolve", m{"error_policy": "placeholder", "workflow_revision": m{"data": m{"parameters": m{
+		"gone":   embedObj(m{"workflow_revision": m{"slug": "tone", "version": "9"}}, ""),
+		"nokey":  embedObj(m{"environment": m{"slug": "production"}, "workflow": m{"slug": "nowhere"}}, ""),
+		"noenv":  "x @ag.embed[environment.slug=staging;key=tone.revision]",
+		"badkey": "@ag.embed[environment.slug=production;key=]",
+	}}}})
+	p = params(t, got)
+	assert.Equal(t, "<error:not_found>", p["gone"])
+	assert.Equal(t, "<error:not_found>", p["nokey"])
+	assert.Equal(t, "x <error:not_found>", p["noenv"])
+	assert.Equal(t, "<error:invalid_token>", p["badkey"])
+	assert.Len(t, list(t, obj(t, got, "resolution_info"), "errors"), 4)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
@@ -34,11 +35,12 @@ type environmentAPI struct {
 	git    *git
 	reg    *registry.Service
 	envs   *environments.Service
+	wf     *workflows.Service // resolves embeds
 	simple *simpleAPI
 }
 
-func newEnvironmentAPI(reg *registry.Service, envs *environments.Service) *environmentAPI {
-	a := &environmentAPI{reg: reg, envs: envs}
+func newEnvironmentAPI(reg *registry.Service, envs *environments.Service, wf *workflows.Service) *environmentAPI {
+	a := &environmentAPI{reg: reg, envs: envs, wf: wf}
 	a.git = &git{k: environmentKind, reg: reg, artifactIn: func(ar *registry.Artifact) error {
 		ar.Flags = guardFlags(ar.Flags)
 		return nil
@@ -207,7 +209,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 		if expand {
 			// Environment data is references only, so there is rarely a
 			// token to expand; the same resolver runs for the same answer.
-			rr, info, err := resolveRevision(ctx, a.reg, sc, r, opts)
+			rr, info, err := resolveRevision(ctx, a.wf, sc, r, opts)
 			if err != nil {
 				return err
 			}

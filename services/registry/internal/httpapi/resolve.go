@@ -7,6 +7,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
 	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 // resolveOptions reads max_depth, max_embeds and error_policy.
@@ -31,8 +32,8 @@ func resolveOptions(b *body) (embeds.Options, error) {
 
 // resolveRevision returns a copy of r whose data has its embeds expanded
 // (see package embeds), with the resolution_info.
-func resolveRevision(ctx context.Context, reg *registry.Service, sc scope.Scope, r *registry.Revision, o embeds.Options) (*registry.Revision, *embeds.Info, error) {
-	data, info, err := embeds.Resolve(ctx, r.Data, &r.ID, embeds.WorkflowLookup(reg, sc), o)
+func resolveRevision(ctx context.Context, wf *workflows.Service, sc scope.Scope, r *registry.Revision, o embeds.Options) (*registry.Revision, *embeds.Info, error) {
+	data, info, err := embeds.Resolve(ctx, r.Data, &r.ID, wf.EmbedLookup(sc), o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,8 +48,8 @@ func putResolution(info *embeds.Info) func(*obj) {
 
 // resolveInline expands the data of an inline revision (resolve's
 // <e>_revision body), answering it as sent with its data replaced.
-func resolveInline(ctx context.Context, reg *registry.Service, sc scope.Scope, key string, inline *body, o embeds.Options) (json.RawMessage, error) {
-	data, info, err := embeds.Resolve(ctx, inline.m["data"], nil, embeds.WorkflowLookup(reg, sc), o)
+func resolveInline(ctx context.Context, wf *workflows.Service, sc scope.Scope, key string, inline *body, o embeds.Options) (json.RawMessage, error) {
+	data, info, err := embeds.Resolve(ctx, inline.m["data"], nil, wf.EmbedLookup(sc), o)
 	if err != nil {
 		return nil, err
 	}

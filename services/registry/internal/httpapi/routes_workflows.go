@@ -10,6 +10,6 @@ func registerWorkflows(e *echo.Echo, s Services) {
 		a.route(e)
 		newSimpleWorkflows(s.Registry, s.Workflows, a).route(e)
 	}
-	newEnvironmentAPI(s.Registry, s.Environments).route(e)
+	newEnvironmentAPI(s.Registry, s.Environments, s.Workflows).route(e)
 	newQueryAPI(s.Registry, s.Queries).route(e)
 }

@@ -112,7 +112,9 @@ func TestFiles(t *testing.T) {
 		r := s.do(t, "POST", "/simple/testsets/"+id+"/download?file_type=csv&file_name=export.csv", nil)
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		assert.Equal(t, `attachment; filename="export.csv"`, r.header.Get("Content-Disposition"))
-		assert.True(t, strings.HasPrefix(string(r.body), "__dedup_id__,__id__,answer,question\n"), string(r.body))
+		// The upload's column order, as in the JSON download; __id__ after
+		// the data columns.
+		assert.True(t, strings.HasPrefix(string(r.body), "question,answer,__dedup_id__,__id__\n"), string(r.body))
 		assert.NotContains(t, string(r.body), "__flags__", "empty metadata columns are dropped")
 
 		r = s.do(t, "POST", "/simple/testsets/"+id+"/download?file_type=json", nil)
@@ -154,6 +156,7 @@ func TestFiles(t *testing.T) {
 		bad := []struct{ name, file, want string }{
 			{"ragged.csv", "a,b\n1,2\n1,2,3\n", "line 3"},
 			{"utf8.csv", "a\n\xff\xfe\n", "line 2"},
+			{"quote.csv", "a,b\n1,2\n3,\"x\n4,5\n", "line 3: the quoted cell in column 2 is never closed"},
 			{"root.json", `{"a":1}`, "array"},
 			{"row.json", `[{"a":1}, 7]`, "1"},
 		}

@@ -51,6 +51,14 @@ func newSimpleWorkflows(reg *registry.Service, wf *workflows.Service, a *workflo
 		if key == "evaluator" {
 			d = wf.Hydrate(d)
 		}
+		// loc is nil for the head's data that an edit without data keeps:
+		// the client did not send it, so a revision committed before
+		// parameters were checked does not make a metadata edit fail.
+		if loc != nil {
+			if err := wf.CheckParameters(d, loc...); err != nil {
+				return nil, err
+			}
+		}
 		return d, nil
 	}
 	s.commit = func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error) {

@@ -215,7 +215,7 @@ func (a *workflowAPI) createRevision(c echo.Context) error {
 // commitInput reads a commit body: data and delta are exclusive; data is
 // validated against the model, the delta's shape is checked.
 func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, error) {
-	ci := workflows.CommitInput{Key: a.key(), Header: in.header(), Message: in.str("message")}
+	ci := workflows.CommitInput{Key: a.key(), Header: in.header(), Message: in.str("message"), Loc: loc}
 	ci.Header.Flags = nil // revision flags are inferred from data, never sent
 	slug := in.slug("slug")
 	v, _ := a.ids(in)
@@ -240,6 +240,9 @@ func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, e
 			return ci, fieldInvalid("Input should be a valid dictionary", data, append(loc, "data")...)
 		}
 		if err := workflows.Validate(d, append(loc, "data")...); err != nil {
+			return ci, err
+		}
+		if err := a.wf.CheckParameters(d, append(loc, "data")...); err != nil {
 			return ci, err
 		}
 		ci.Data = d
@@ -343,7 +346,7 @@ func (a *workflowAPI) retrieve(c echo.Context) error {
 	}
 	var info any
 	if resolve { // §3.3 point 7: resolved data plus resolution_info
-		rr, in, err := resolveRevision(ctx, a.reg, sc, r, opts)
+		rr, in, err := resolveRevision(ctx, a.wf, sc, r, opts)
 		if err != nil {
 			return err
 		}
@@ -413,7 +416,7 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 		if isNull(inline.m["data"]) {
 			return registry.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
 		}
-		raw, err := resolveInline(ctx, a.reg, sc, a.revisionKey(), inline, opts)
+		raw, err := resolveInline(ctx, a.wf, sc, a.revisionKey(), inline, opts)
 		if err != nil {
 			return err
 		}
@@ -429,7 +432,7 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 	if r == nil {
 		return send(c, envelope(a.revisionKey(), nil))
 	}
-	r, info, err := resolveRevision(ctx, a.reg, sc, r, opts)
+	r, info, err := resolveRevision(ctx, a.wf, sc, r, opts)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package tcfile
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,9 +49,10 @@ func readError(lr *limitReader, err error) error {
 // ReadCSV imports a CSV file: UTF-8 with an optional BOM, the first line is
 // the header and every cell is a string (no type inference). A row shorter
 // than the header gives null for the missing cells; a longer one, invalid
-// UTF-8, a missing header or a repeated column name is a 400 naming the
-// line. Quotes follow Python's lenient csv module: a stray quote inside an
-// unquoted cell is kept literally (`5" screen`).
+// UTF-8, a missing header, a repeated column name or a quoted cell that is
+// never closed is a 400 naming the line. Quotes otherwise follow Python's
+// lenient csv module (see csvReader): a stray quote inside an unquoted cell
+// is kept literally (`5" screen`).
 //
 // Reserved columns are taken out of data: __id__ becomes Row.SourceID,
 // __dedup_id__ becomes data.testcase_dedup_id unless that is already set,
@@ -60,20 +60,9 @@ func readError(lr *limitReader, err error) error {
 // empty, meaning absent) and become the row's Flags, Tags and Meta.
 func ReadCSV(r io.Reader, lim Limits) ([]testcases.Row, error) {
 	br, lr, _ := openStream(r, lim)
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1 // ragged rows are checked below, with a better message
-	cr.ReuseRecord = true
-	cr.LazyQuotes = true
+	cr := &csvReader{br: br}
 
-	csvError := func(err error) error {
-		var pe *csv.ParseError
-		if lr.err == nil && errors.As(err, &pe) {
-			return badFile("line %d, column %d: %v", pe.Line, pe.Column, pe.Err)
-		}
-		return readError(lr, err)
-	}
-
-	rec, err := cr.Read()
+	rec, headerLine, err := cr.Read()
 	if err == io.EOF {
 		if lr.err != nil {
 			return nil, lr.err
@@ -81,9 +70,8 @@ func ReadCSV(r io.Reader, lim Limits) ([]testcases.Row, error) {
 		return nil, badFile("the file is empty: a header line is required")
 	}
 	if err != nil {
-		return nil, csvError(err)
+		return nil, readError(lr, err)
 	}
-	headerLine, _ := cr.FieldPos(0)
 	header := slices.Clone(rec) // rec is reused by the next Read
 	type special struct{ id, dedup, flags, tags, meta int }
 	sp := special{-1, -1, -1, -1, -1}
@@ -123,14 +111,13 @@ func ReadCSV(r io.Reader, lim Limits) ([]testcases.Row, error) {
 		members []canon.Member
 	)
 	for {
-		rec, err := cr.Read()
+		rec, line, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, csvError(err)
+			return nil, readError(lr, err)
 		}
-		line, _ := cr.FieldPos(0)
 		if len(rec) > len(header) {
 			return nil, badFile("line %d: %d cells, but the header has %d columns", line, len(rec), len(header))
 		}

@@ -75,6 +75,18 @@ func TestReadCSV(t *testing.T) {
 				{Data: `{"testcase_dedup_id":"use","q":"2"}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"},
 			}},
 		{"blank lines skipped", "a\n\n1\n\n", []rowView{{Data: `{"a":"1"}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"}}},
+		// Python's lenient csv: after a closing quote, text continues the
+		// cell unquoted, and the line still ends the row (no merged rows).
+		{"text after a closing quote", "a,b\n\"x\" y,1\n2,3\n",
+			[]rowView{{Data: `{"a":"x y","b":"1"}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"},
+				{Data: `{"a":"2","b":"3"}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"}}},
+		{"doubled quote then text", "a,b\n\"x\"\"y\"z,1\n",
+			[]rowView{{Data: `{"a":"x\"yz","b":"1"}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"}}},
+		{"quoted cell closed on a later line", "a,b\n\"x\n\ny\",1\n2,3",
+			[]rowView{{Data: `{"a":"x\n\ny","b":"1"}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"},
+				{Data: `{"a":"2","b":"3"}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"}}},
+		{"empty last cell at end of file", "a,b\n1,", []rowView{{Data: `{"a":"1","b":""}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"}}},
+		{"empty quoted cell", "a,b\n\"\",\"\"\n", []rowView{{Data: `{"a":"","b":""}`, Flags: "<nil>", Tags: "<nil>", Meta: "<nil>"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +107,12 @@ func TestReadCSVErrors(t *testing.T) {
 		{"BOM only", "\xef\xbb\xbf", "header line is required", noLimits, errs.Invalid},
 		{"ragged", "a,b\n1,2\n1,2,3\n", "line 3: 3 cells, but the header has 2 columns", noLimits, errs.Invalid},
 		{"ragged after multi-line cell", "a\n\"x\ny\"\n1,2\n", "line 4:", noLimits, errs.Invalid},
+		// An unterminated quote used to swallow every following row into
+		// one cell and answer 200.
+		{"unterminated quote", "a,b\n1,2\n3,\"x\n4,5\n6,7\n", "line 3: the quoted cell in column 2 is never closed", noLimits, errs.Invalid},
+		{"unterminated quote in the header", "a,\"b\n1,2\n", "line 1: the quoted cell in column 2 is never closed", noLimits, errs.Invalid},
+		{"unterminated quote at the end", "a\n\"", "line 2: the quoted cell in column 1 is never closed", noLimits, errs.Invalid},
+		{"unterminated quote past the byte limit", "a\n\"" + strings.Repeat("x", 100), "file exceeds the limit of 50 bytes", Limits{MaxBytes: 50}, errs.TooLarge},
 		{"bad UTF-8 cell", "a,b\n1,\xff\n", `line 2, column "b": invalid UTF-8`, noLimits, errs.Invalid},
 		{"bad UTF-8 header", "a,\xff\n", "line 1: column 2 of the header is not valid UTF-8", noLimits, errs.Invalid},
 		{"duplicate header", "a,b,a\n", `line 1: duplicate column "a"`, noLimits, errs.Invalid},
@@ -256,13 +274,16 @@ func TestWriteJSON(t *testing.T) {
 	assert.Equal(t, `[]`, b.String())
 }
 
+// TestWriteCSV: the header is the union of the rows' exported keys in the
+// order they are first met, so a file's columns come back in the order of
+// the upload, as in WriteJSON (the reference sorts them).
 func TestWriteCSV(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteCSV(&b, exportRows(t)))
 	assert.Equal(t,
-		"__dedup_id__,__id__,__tags__,n,none,obj,ok,q\n"+
-			"d1,3255efb0-0544-5055-81c0-9bae89a1c912,\"{\"\"t\"\":\"\"x\"\"}\",1.50,,\"{\"\"k\"\":[1,\"\"é\"\"]}\",True,2+2?\n"+
-			"legacy,e5dcf362-5485-5bed-bb1f-2511098d4a8e,,,,,False,\"a,b\"\n",
+		"q,n,obj,ok,none,__dedup_id__,__id__,__tags__\n"+
+			"2+2?,1.50,\"{\"\"k\"\":[1,\"\"é\"\"]}\",True,,d1,3255efb0-0544-5055-81c0-9bae89a1c912,\"{\"\"t\"\":\"\"x\"\"}\"\n"+
+			"\"a,b\",,,False,,legacy,e5dcf362-5485-5bed-bb1f-2511098d4a8e,\n",
 		b.String())
 
 	b.Reset()

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
-	"slices"
 
 	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
@@ -93,11 +92,15 @@ func WriteJSON(w io.Writer, rows []testcases.Row) error {
 	return bw.Flush()
 }
 
-// WriteCSV writes rows as CSV. The header is the sorted union of the
-// exported keys, so __flags__, __tags__ and __meta__ only appear when some
-// row has them. Cells: null and missing keys are empty, strings as is,
-// numbers as their literal, booleans as Python prints them (True/False),
-// objects and arrays as compact JSON. No rows give an empty body.
+// WriteCSV writes rows as CSV. The header is the union of the exported
+// keys in the order they are first met, row by row, so a file's columns
+// come back in the order of its upload (data columns, then __dedup_id__ and
+// __id__), as in WriteJSON; __flags__, __tags__ and __meta__ only appear
+// when some row has them. The reference sorts the header; we keep the
+// user's order, as pandas and a dict union would. Cells: null and missing
+// keys are empty, strings as is, numbers as their literal, booleans as
+// Python prints them (True/False), objects and arrays as compact JSON. No
+// rows give an empty body.
 func WriteCSV(w io.Writer, rows []testcases.Row) error {
 	if len(rows) == 0 {
 		return nil
@@ -106,19 +109,15 @@ func WriteCSV(w io.Writer, rows []testcases.Row) error {
 	// than kept, so memory stays at one row's worth.
 	var ms []canon.Member
 	cols := make(map[string]int)
+	var header []string
 	for i := range rows {
 		ms = exportMembers(ms[:0], &rows[i], nil)
 		for _, m := range ms {
-			cols[m.Key] = 0
+			if _, ok := cols[m.Key]; !ok {
+				cols[m.Key] = len(header)
+				header = append(header, m.Key)
+			}
 		}
-	}
-	header := make([]string, 0, len(cols))
-	for k := range cols {
-		header = append(header, k)
-	}
-	slices.Sort(header) // byte order of UTF-8 is Python's code point order
-	for i, k := range header {
-		cols[k] = i
 	}
 
 	cw := csv.NewWriter(w)

@@ -25,16 +25,17 @@ type Config struct {
 
 // Service implements the workflow-family use cases.
 type Service struct {
-	reg  *registry.Service
-	envs *environments.Service
-	cat  *catalog.Catalog
-	cfg  Config
+	reg    *registry.Service
+	envs   *environments.Service
+	cat    *catalog.Catalog
+	cfg    Config
+	params *paramSchemas // shared by the copies With makes
 }
 
 // NewService returns a service.
 func NewService(reg *registry.Service, envs *environments.Service, cat *catalog.Catalog, cfg Config) *Service {
 	cfg.ServicesURL = strings.TrimRight(cfg.ServicesURL, "/")
-	return &Service{reg: reg, envs: envs, cat: cat, cfg: cfg}
+	return &Service{reg: reg, envs: envs, cat: cat, cfg: cfg, params: &paramSchemas{}}
 }
 
 // Catalog returns the catalog the service enriches from.
@@ -236,6 +237,11 @@ type CommitInput struct {
 	// data, and an unchanged commit writes nothing (no_change).
 	Strict  bool
 	Initial bool
+	// Loc is where the revision object sits in the request, for the
+	// locations of errors in a delta's result (under Loc + "delta").
+	// Default: body.<key>_revision. Data is checked by the caller, with
+	// Validate and CheckParameters, before it gets here.
+	Loc []any
 }
 
 // ErrNoChange carries the head an unchanged commit left in place.
@@ -270,6 +276,13 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (r
 	if in.Delta != nil && in.Delta.Ordered() && in.BaseRevisionID == nil {
 		return nil, false, registry.Invalid(in.Key + "_revision.base_revision_id is required with delta operations.")
 	}
+	at := func(k string) []any {
+		loc := in.Loc
+		if loc == nil {
+			loc = []any{"body", in.Key + "_revision"}
+		}
+		return append(append([]any{}, loc...), k)
+	}
 	cm := registry.Commit{Initial: in.Initial, Revision: registry.Revision{VariantID: in.VariantID, Slug: in.Slug, Header: in.Header, Message: in.Message}}
 	cm.Prepare = func(r *registry.Revision, head *registry.Revision, _ int) error {
 		if in.BaseRevisionID != nil && (head == nil || head.ID != *in.BaseRevisionID) {
@@ -286,7 +299,10 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (r
 			if err != nil {
 				return err
 			}
-			if err := Validate(next, "body", in.Key+"_revision", "delta"); err != nil {
+			if err := Validate(next, at("delta")...); err != nil {
+				return err
+			}
+			if err := s.CheckParameters(next, at("delta")...); err != nil {
 				return err
 			}
 			data = next

@@ -1,0 +1,56 @@
+package workflows
+
+import (
+	"context"
+
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/embeds"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// EmbedLookup resolves the targets of embed tokens (package embeds) in the
+// project of sc:
+//   - with environment refs (or a key), the revision the environment
+//     deploys under the key, as retrieve does (§3.3): the key defaults to
+//     "<artifact slug>.revision", and any workflow-family refs must match;
+//   - otherwise the workflow-family refs, with the retrieve rules (§1.2);
+//   - an <e>_revision ref {slug, version} that names no revision is read as
+//     the compatible platform's clients write it: slug is the artifact's,
+//     so it means that version of the artifact's default variant (the
+//     latest without a version).
+func (s *Service) EmbedLookup(sc scope.Scope) embeds.Lookup {
+	return func(ctx context.Context, t embeds.Target) (*embeds.Found, error) {
+		role, refs := "workflow", registry.Refs{}
+		for _, e := range embeds.Families {
+			rs := registry.Refs{Artifact: t.Ref(e), Variant: t.Ref(e + "_variant"), Revision: t.Ref(e + "_revision")}
+			if !rs.Empty() {
+				role, refs = e, rs
+				break
+			}
+		}
+		env := registry.Refs{Artifact: t.Ref(embeds.Environment), Variant: t.Ref(embeds.Environment + "_variant"),
+			Revision: t.Ref(embeds.Environment + "_revision")}
+		if !env.Empty() || t.Key != nil {
+			d, err := s.RetrieveByEnvironment(ctx, sc, role, refs, env, t.Key)
+			if err != nil || d == nil {
+				return nil, err
+			}
+			return &embeds.Found{Revision: d.Revision, Environment: d.Environment}, nil
+		}
+		if refs.Empty() {
+			return nil, nil
+		}
+		rev, err := s.reg.Resolve(ctx, sc, registry.Workflows, role, refs)
+		if err != nil || rev != nil {
+			return &embeds.Found{Revision: rev}, err
+		}
+		if rr := refs.Revision; refs.Artifact == nil && refs.Variant == nil && rr != nil && rr.ID == nil && rr.Slug != nil {
+			bySlug := registry.Refs{Artifact: &registry.Ref{Slug: rr.Slug}}
+			if rr.Version != nil {
+				bySlug.Revision = &registry.Ref{Version: rr.Version}
+			}
+			rev, err = s.reg.Resolve(ctx, sc, registry.Workflows, role, bySlug)
+		}
+		return &embeds.Found{Revision: rev}, err
+	}
+}
