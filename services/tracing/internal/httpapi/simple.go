@@ -13,6 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
@@ -86,6 +87,9 @@ func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
 	if requireLinks && in.Links == nil && k.item != "invocation" {
 		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "links")
 	}
+	if err := checkLinks(in.Links, k.item); err != nil {
+		return simpleIn{}, err
+	}
 	if k.refKey != "" {
 		if _, ok := in.References[k.refKey]; !ok {
 			return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "references", k.refKey)
@@ -110,6 +114,29 @@ func (h *Handler) resolveWorkflow(c echo.Context, k simpleKind, sc scope.Scope, 
 		req.Kind = "evaluator"
 	}
 	return h.Workflows.Resolve(c.Request().Context(), sc, req)
+}
+
+// checkLinks accepts links as {key: link} or [link], each link an object
+// (or null, which is skipped); anything else is a 422 naming it.
+func checkLinks(links any, item string) error {
+	switch l := links.(type) {
+	case nil:
+	case map[string]any:
+		for _, key := range sortedMapKeys(l) {
+			if _, terr := ingest.As[map[string]any](l[key], item, "links", key); terr != nil {
+				return terr.Field()
+			}
+		}
+	case []any:
+		for i, e := range l {
+			if _, terr := ingest.As[map[string]any](e, item, "links", i); terr != nil {
+				return terr.Field()
+			}
+		}
+	default:
+		return (&ingest.TypeError{Loc: []any{item, "links"}, Want: "an object or a list"}).Field()
+	}
+	return nil
 }
 
 func nonEmptyLinks(l any) bool {
