@@ -183,6 +183,15 @@ func (h *Handler) ingestSpans(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, ingestResponse{Count: len(res.Links), Links: res.Links, Rejected: rejectedOut(append(parseRejected, res.Rejected...))})
 }
 
+// rejectedSpan is the error of a route whose request stands or falls with
+// each of its spans, saying msg: 413 for a span limit, 400 otherwise.
+func rejectedSpan(r normalize.Error, code, msg string) error {
+	if r.Limit {
+		return errs.WithDetail(errs.TooLarge, "tracing.span_limit", msg, msg)
+	}
+	return errs.WithDetail(errs.Invalid, code, msg, msg)
+}
+
 // oneTrace checks the create/edit rule: one trace, exactly one root.
 func oneTrace(raws []normalize.Raw, pathID string) (string, error) {
 	if len(raws) == 0 {
@@ -265,13 +274,14 @@ func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, str
 	if err != nil {
 		return ingest.Result{}, "", err
 	}
-	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
+	res, err := h.Ingest.IngestAll(c.Request().Context(), sc, raws, requestKey(c, body))
 	if err != nil {
 		return ingest.Result{}, "", err
 	}
 	if len(res.Rejected) > 0 {
-		// Creating a trace is all or nothing: the root rule needs every span.
-		return ingest.Result{}, "", errs.WithDetail(errs.Invalid, "tracing.invalid_span", res.Rejected[0].Error(), res.Rejected[0].Error())
+		// Creating a trace is all or nothing: the root rule needs every
+		// span, and IngestAll published none.
+		return ingest.Result{}, "", rejectedSpan(res.Rejected[0], "tracing.invalid_span", res.Rejected[0].Error())
 	}
 	return res, id, nil
 }

@@ -208,8 +208,10 @@ func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
 		}
 	}
 	now := time.Now().UTC()
+	// Strict: the answer echoes what was sent, so over a limit the whole
+	// request is refused rather than stored trimmed.
 	r := normalize.Raw{TraceID: traceID, SpanID: spanID, Name: name, Start: now, End: now,
-		Attributes: map[string]any{"ag": ag}}
+		Attributes: map[string]any{"ag": ag}, Strict: true}
 	switch l := in.Links.(type) {
 	case map[string]any:
 		r.LinksSet = true
@@ -255,7 +257,7 @@ func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return errs.WithDetail(errs.Invalid, "tracing.invalid_"+k.item, res.Rejected[0].Msg, res.Rejected[0].Msg)
+			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		out := k.out(in, tid, sid)
 		status := http.StatusOK
@@ -400,7 +402,7 @@ func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return errs.WithDetail(errs.Invalid, "tracing.invalid_"+k.item, res.Rejected[0].Msg, res.Rejected[0].Msg)
+			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		return c.JSON(http.StatusOK, map[string]any{"count": 1, k.item: k.out(in, p.TraceID, p.SpanID)})
 	}
