@@ -161,7 +161,7 @@ func TestOneEntityRoutesAnswer413OverALimit(t *testing.T) {
 			r := s.doJSON(t, "POST", tt.path, map[string]any{tt.item: map[string]any{
 				"data": map[string]any{"outputs": long}, "links": map[string]any{"invocation": link},
 				"references": map[string]any{"evaluator": map[string]any{"slug": "judge"}}}})
-			require.Equal(t, http.StatusRequestEntityTooLarge, r.status, string(r.body))
+			require.Equal(t, http.StatusRequestEntityTooLarge, r.status, "%.300s", r.body)
 			assert.Contains(t, string(r.body), "TRACING_SPAN_MAX_VALUE_LENGTH")
 			assert.Contains(t, string(r.body), "ag.data.outputs")
 		})
