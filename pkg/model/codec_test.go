@@ -10,8 +10,8 @@ import (
 )
 
 // TestEncodeBatchRefusesWhatTheWriterCannotDecode: a batch over the limit
-// is refused by the encoder (without marshalling it: the spans below share
-// one buffer, so the test allocates little).
+// is refused by the encoder (the spans below share one buffer; only the
+// marshalled batch is allocated).
 func TestEncodeBatchRefusesWhatTheWriterCannotDecode(t *testing.T) {
 	blob := make([]byte, 1<<20)
 	b := &spanspb.SpanBatch{ProjectId: "p"}

@@ -159,10 +159,12 @@ func TestSpanLimitsTrimAndRecord(t *testing.T) {
 			sp.Status().SetMessage("m\xfe")
 			sp.Attributes().PutStr("k\xff", "v\xfe")
 			sp.Attributes().PutEmptySlice("list").AppendEmpty().SetStr("\xc3")
+			sp.Attributes().PutStr("ag.session.id", "s\xff")
 			ev := sp.Events().AppendEmpty()
 			ev.SetName("e\xff")
 			ev.Attributes().PutStr("a", "\xff")
 		}, nil, func(t *testing.T, sp *spanspb.Span, attrs map[string]any) {
+			assert.Equal(t, "s\ufffd", sp.SessionId)
 			assert.Equal(t, "n\ufffd", sp.SpanName)
 			assert.Equal(t, "m\ufffd", sp.StatusMessage)
 			assert.Equal(t, "v\ufffd", attrs["k\ufffd"])

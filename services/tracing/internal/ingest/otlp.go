@@ -199,7 +199,8 @@ func Response(rejected []normalize.Error, json bool) ([]byte, error) {
 			}
 			msgs = append(msgs, r.Error())
 		}
-		ps.SetErrorMessage(strings.Join(msgs, "; "))
+		// A reason may quote what the client sent; protobuf strings must be UTF-8.
+		ps.SetErrorMessage(strings.ToValidUTF8(strings.Join(msgs, "; "), "\uFFFD"))
 	}
 	if json {
 		return resp.MarshalJSON()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // marshalJSON encodes a decoded-JSON-shaped value (maps, lists, strings,
@@ -84,18 +85,25 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 // appendJSONString writes plain printable ASCII directly; anything
 // encoding/json would escape takes its path.
 func appendJSONString(b []byte, s string) ([]byte, error) {
+	b, _, err := appendJSONStringPlain(b, s)
+	return b, err
+}
+
+// appendJSONStringPlain is appendJSONString, and whether s was all plain
+// printable ASCII.
+func appendJSONStringPlain(b []byte, s string) ([]byte, bool, error) {
 	for i := 0; i < len(s); i++ {
 		if !plainJSON[s[i]] {
 			out, err := json.Marshal(s)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			return append(b, out...), nil
+			return append(b, out...), false, nil
 		}
 	}
 	b = append(b, '"')
 	b = append(b, s...)
-	return append(b, '"'), nil
+	return append(b, '"'), true, nil
 }
 
 // plainJSON marks the bytes a JSON string holds as they are (printable
@@ -408,6 +416,7 @@ func (e *flatEncoder) value(v any) error {
 			}
 			e.longJSON = append(e.longJSON, struct{ idx, off int }{len(e.values), len(e.buf)})
 		}
+		plain := false
 		if strings.HasPrefix(t, jsonPointerText) {
 			// Never looks like a pointer: U+FFFF escaped (same value).
 			b, err := appendJSONString(nil, t[len("\uffff"):])
@@ -415,8 +424,14 @@ func (e *flatEncoder) value(v any) error {
 				return err
 			}
 			e.buf = append(append(e.buf, `"\uffff`...), b[1:]...)
-		} else if e.buf, err = appendJSONString(e.buf, t); err != nil {
+		} else if e.buf, plain, err = appendJSONStringPlain(e.buf, t); err != nil {
 			return err
+		}
+		if !plain && !utf8.ValidString(t) {
+			// Protobuf strings must be UTF-8 (the JSON is, encoding/json
+			// repairs it). Checked here, where only text with bytes beyond
+			// printable ASCII arrives, rather than on every string.
+			t = strings.ToValidUTF8(t, "\uFFFD")
 		}
 		return e.leaf(t)
 	case float64:

@@ -126,9 +126,10 @@ func (s *Span) writeRecord() {
 }
 
 // raw applies the limits to a span as the client sent it, before anything
-// else reads it: strings made valid UTF-8 (invalid bytes become U+FFFD, as
-// the collector's conversions do; protobuf strings must be UTF-8) and cut
-// to length, values in their canonical types (JSON numbers, hex bytes, the
+// else reads it: strings cut to length, names, ids and keys made valid
+// UTF-8 (invalid bytes become U+FFFD, as the collector's conversions do;
+// protobuf strings must be UTF-8; attribute values are checked as they are
+// encoded), values in their canonical types (JSON numbers, hex bytes, the
 // text of NaN and infinities, which JSON cannot carry), deep values and
 // long keys trimmed, and the counts bounded. Everything after it, linear in
 // its input, is then bounded by the limits.
@@ -213,7 +214,7 @@ func truncate(s string, n int) string {
 type trimmer struct {
 	l      *Limits
 	cut    Cut
-	repair bool // raw input: fix UTF-8 and value types (decoded JSON text needs neither)
+	repair bool // raw input: fix keys' UTF-8 and value types (decoded JSON text needs neither)
 	// where names the tree for Cut.First: where[idx]suffix (idx -1: none).
 	where, suffix string
 	idx           int
@@ -406,18 +407,21 @@ func (t *trimmer) fixValue(v any, depth int) (any, int, bool) {
 	return v, 1, false
 }
 
-// fixString is s valid (for raw input) and within the length limit.
+// fixString is s valid UTF-8 and within the length limit.
 func (t *trimmer) fixString(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	s, _ = t.fixStr(s)
 	t.flush()
 	return s
 }
 
+// fixStr is an attribute value within the length limit. Its UTF-8 is
+// checked by the encoder, which already scans every byte of it (and a
+// raw pass over every string costs a few percent of ingest).
 func (t *trimmer) fixStr(s string) (string, bool) {
 	changed := false
-	if t.repair && !utf8.ValidString(s) {
-		s, changed = strings.ToValidUTF8(s, "\uFFFD"), true
-	}
 	if len(s) > t.l.MaxValueLength {
 		t.cut.TruncatedValues++
 		t.note(t.l.overLength(len(s)))

@@ -15,8 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/protobuf/proto"
+	"unicode/utf8"
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 )
@@ -467,10 +466,52 @@ func (n *Normalizer) Encode(s *Span, created time.Time, createdBy string) (p *sp
 	case err != nil:
 		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span is over its limits once normalised: %v", err)}
 	}
-	if size = proto.Size(p); size > lim.MaxBytes {
-		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span encodes to %d bytes, more than TRACING_SPAN_MAX_BYTES (%d bytes)", size, lim.MaxBytes)}
+	if size = encodedSize(p); size > lim.MaxBytes {
+		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span encodes to about %d bytes, more than TRACING_SPAN_MAX_BYTES (%d bytes)", size, lim.MaxBytes)}
 	}
 	return p, size, nil
+}
+
+// encodedSize bounds p's protobuf size from above, cheaply (proto.Size is
+// a walk as costly as a good part of the marshalling): each string or
+// bytes field costs its length and at most 7 bytes of tag and length, each
+// nested message 7 more, the scalars 64 in all.
+func encodedSize(p *spanspb.Span) int {
+	const field = 7
+	n := 64 + len(p.AttributesJson) + field
+	for _, s := range [...]string{p.TraceId, p.SpanId, p.ParentId, p.TraceType, p.SpanType, p.SpanKind, p.SpanName,
+		p.StatusCode, p.StatusMessage, p.SessionId, p.UserId, p.AgentId, p.CreatedById} {
+		n += len(s) + field
+	}
+	for _, s := range p.AttrKeys {
+		n += len(s) + field
+	}
+	for _, s := range p.AttrValues {
+		n += len(s) + field
+	}
+	for _, e := range p.Events {
+		n += 3*field + 11 + len(e.Name) + len(e.AttributesJson)
+	}
+	for _, l := range p.Links {
+		n += 5*field + len(l.TraceId) + len(l.SpanId) + len(l.Key) + len(l.AttributesJson)
+	}
+	for _, r := range p.References {
+		n += 5*field + len(r.Key) + len(r.Id) + len(r.Slug) + len(r.Version)
+	}
+	for _, h := range p.Hashes {
+		n += 3*field + len(h.Id) + len(h.Key)
+	}
+	return n
+}
+
+// valid is s as a protobuf string must be: UTF-8. The fields it guards
+// come from attribute values, whose UTF-8 the encoder checks only where
+// it writes them.
+func valid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // Proto is s as it travels to the writer, without limits (tools and
@@ -505,7 +546,7 @@ func (s *Span) proto(created time.Time, createdBy string, lim *Limits) (*spanspb
 		TraceType: s.TraceType, SpanType: s.SpanType, SpanKind: s.SpanKind, SpanName: s.SpanName,
 		StartUnixMicro: s.Start.UnixMicro(), EndUnixMicro: s.End.UnixMicro(),
 		StatusCode: s.StatusCode, StatusMessage: s.StatusMessage,
-		SessionId: s.SessionID, UserId: s.UserID, AgentId: s.AgentID,
+		SessionId: valid(s.SessionID), UserId: valid(s.UserID), AgentId: valid(s.AgentID),
 		AttributesJson: attrs, AttrKeys: keys, AttrValues: values,
 		LinksSet: s.LinksSet, CreatedUnixMicro: created.UnixMicro(), CreatedById: createdBy,
 	}
@@ -518,13 +559,13 @@ func (s *Span) proto(created time.Time, createdBy string, lim *Limits) (*spanspb
 		if len(l.Attributes) > 0 {
 			a, _ = marshalJSON(l.Attributes)
 		}
-		p.Links = append(p.Links, &spanspb.Link{TraceId: l.TraceID, SpanId: l.SpanID, Key: l.Key, AttributesJson: a})
+		p.Links = append(p.Links, &spanspb.Link{TraceId: l.TraceID, SpanId: l.SpanID, Key: valid(l.Key), AttributesJson: a})
 	}
 	for _, r := range s.References {
-		p.References = append(p.References, &spanspb.Reference{Key: r.Key, Id: r.ID, Slug: r.Slug, Version: r.Version})
+		p.References = append(p.References, &spanspb.Reference{Key: valid(r.Key), Id: valid(r.ID), Slug: valid(r.Slug), Version: valid(r.Version)})
 	}
 	for _, h := range s.Hashes {
-		p.Hashes = append(p.Hashes, &spanspb.Hash{Id: h.ID, Key: h.Key})
+		p.Hashes = append(p.Hashes, &spanspb.Hash{Id: h.ID, Key: valid(h.Key)})
 	}
 	return p, nil
 }
