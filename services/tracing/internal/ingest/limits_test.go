@@ -244,3 +244,35 @@ func TestRequestOverOneMessageIsRefusedWhole(t *testing.T) {
 	assert.Contains(t, err.Error(), "65536 bytes")
 	assert.Empty(t, pub.batches)
 }
+
+// TestSharedResourceCutIsRecordedOnEverySpan: the spans of one OTLP
+// resource share its attributes, trimmed once; each span says so.
+func TestSharedResourceCutIsRecordedOnEverySpan(t *testing.T) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	for i := range 100 {
+		rs.Resource().Attributes().PutStr(fmt.Sprintf("r%03d", i), "v")
+	}
+	for i := range 2 {
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{1})
+		sp.SetSpanID(pcommon.SpanID{byte(i + 1)})
+	}
+	pub := &capturePublisher{}
+	svc := NewService(pub, &normalize.Normalizer{Limits: small})
+	_, err := svc.Ingest(context.Background(), scope.Scope{ProjectID: uuid.New()}, RawSpans(td), nil)
+	require.NoError(t, err)
+	require.Len(t, pub.batches, 1)
+	require.Len(t, pub.batches[0].Spans, 2)
+	var dropped []any
+	for _, sp := range pub.batches[0].Spans {
+		var attrs map[string]any
+		require.NoError(t, json.Unmarshal(sp.AttributesJson, &attrs))
+		dropped = append(dropped, record(attrs)["dropped_attributes"])
+	}
+	// 36 resource attributes over the 64 of the raw pass, and more once
+	// the canonical span (otel.resource beside the derived ag fields) is
+	// within them: the same on both spans.
+	assert.GreaterOrEqual(t, dropped[0], 36.0)
+	assert.Equal(t, dropped[0], dropped[1])
+}

@@ -154,7 +154,7 @@ func encodeAttributes(m map[string]any, lim *Limits) (js []byte, keys, values []
 	// outlier costs its own request only.
 	buf, leaves, arena := int(attrBufHint.Load()), int(attrLeavesHint.Load()), int(attrKeysHint.Load())
 	e := flatEncoder{lim: lim, buf: make([]byte, 0, max(1024, buf+buf/8)), keyEnds: make([]int, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves)),
-		arena: make([]byte, 0, max(256, arena+arena/8))}
+		arena: make([]byte, 0, max(256, arena))}
 	if err := e.value(m); err != nil {
 		return nil, nil, nil, err
 	}

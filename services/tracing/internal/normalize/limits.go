@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/assayhq/assay/pkg/model"
 )
@@ -118,11 +120,17 @@ func (c Cut) record() map[string]any {
 	return m
 }
 
-// writeRecord stores the span's cut where readers see it.
-func (s *Span) writeRecord() {
-	if !s.cut.zero() {
-		sub(s.Attributes, "ag", "unsupported")["span_limits"] = s.cut.record()
+// addCut adds c to what the limits took from s and records the total
+// where readers see it.
+func (s *Span) addCut(c Cut) {
+	if c.zero() {
+		return
 	}
+	if s.cut == nil {
+		s.cut = &Cut{}
+	}
+	s.cut.add(c)
+	sub(s.Attributes, "ag", "unsupported")["span_limits"] = s.cut.record()
 }
 
 // raw applies the limits to a span as the client sent it, before anything
@@ -133,7 +141,7 @@ func (s *Span) writeRecord() {
 // text of NaN and infinities, which JSON cannot carry), deep values and
 // long keys trimmed, and the counts bounded. Everything after it, linear in
 // its input, is then bounded by the limits.
-func (l *Limits) raw(r *Raw) Cut {
+func (l *Limits) raw(r *Raw, res *resourceCut) Cut {
 	t := newTrimmer(l, true, "")
 	// Ids and enums longer than this are invalid anyway: cut them so an
 	// error message quoting one stays short.
@@ -162,8 +170,14 @@ func (l *Limits) raw(r *Raw) Cut {
 	}
 	t.where = "attributes"
 	t.trim(r.Attributes, l.MaxAttributes)
-	t.where = "resource"
-	t.trim(r.Resource, l.MaxAttributes)
+	// The spans of one OTLP resource share its attributes: trimmed once,
+	// and the cut counted on each of them.
+	if id := mapID(r.Resource); id == nil || id != res.id {
+		rt := newTrimmer(l, true, "resource")
+		rt.trim(r.Resource, l.MaxAttributes)
+		res.id, res.cut = id, rt.cut
+	}
+	t.cut.add(res.cut)
 	for i := range r.Events {
 		e := &r.Events[i]
 		t.where, t.idx, t.suffix = "events", i, ".name"
@@ -187,6 +201,20 @@ func (l *Limits) raw(r *Raw) Cut {
 		r.References = wrap["references"]
 	}
 	return t.cut
+}
+
+// resourceCut remembers the resource trimmed last in a batch and its cut.
+type resourceCut struct {
+	id  unsafe.Pointer
+	cut Cut
+}
+
+// mapID is m's identity (nil for an empty map).
+func mapID(m map[string]any) unsafe.Pointer {
+	if len(m) == 0 {
+		return nil
+	}
+	return reflect.ValueOf(m).UnsafePointer()
 }
 
 func (l *Limits) overLength(n int) string {
@@ -329,7 +357,13 @@ func (t *trimmer) fixMap(m map[string]any, depth int) (leaves int) {
 // segment), then fixes its value.
 func (t *trimmer) fixEntry(m map[string]any, k string, v any, depth int) int {
 	t.level++
-	defer func() { t.collect(seg{key: k}); t.level-- }()
+	n := t.entry(m, k, v, depth)
+	t.collect(seg{key: k})
+	t.level--
+	return n
+}
+
+func (t *trimmer) entry(m map[string]any, k string, v any, depth int) int {
 	plen := t.plen + len(k)
 	if t.plen > 0 {
 		plen++

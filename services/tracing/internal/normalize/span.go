@@ -83,7 +83,7 @@ type Span struct {
 	// Index is the span's position among the raw spans of its request.
 	Index int
 
-	cut    Cut // what the limits took, recorded under ag.unsupported.span_limits
+	cut    *Cut // what the limits took (nil: nothing), recorded under ag.unsupported.span_limits
 	strict bool
 }
 
@@ -137,8 +137,9 @@ func (n *Normalizer) limits() *Limits {
 // rejected and left out; types and metrics are then derived per trace.
 func (n *Normalizer) Batch(raws []Raw) (spans []*Span, rejected []Error) {
 	lim := n.limits()
+	var res resourceCut
 	for i, r := range raws {
-		s, err := n.span(r, lim)
+		s, err := n.span(r, lim, &res)
 		if err != nil {
 			rejected = append(rejected, Error{Index: i, Msg: err.Error(), Limit: IsLimit(err)})
 			continue
@@ -176,9 +177,9 @@ func (n *Normalizer) now() time.Time {
 	return time.Now()
 }
 
-func (n *Normalizer) span(r Raw, lim *Limits) (*Span, error) {
+func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut) (*Span, error) {
 	// First of all: everything below is linear in what the limits leave.
-	cut := lim.raw(&r)
+	cut := lim.raw(&r, res)
 	if r.Strict && !cut.zero() {
 		return nil, &LimitError{Msg: cut.First}
 	}
@@ -272,8 +273,8 @@ func (n *Normalizer) span(r Raw, lim *Limits) (*Span, error) {
 		ag["unsupported"] = unsupported
 	}
 	s.Attributes = attrs
-	s.cut, s.strict = cut, r.Strict
-	s.writeRecord()
+	s.strict = r.Strict
+	s.addCut(cut)
 	return &s, nil
 }
 
@@ -456,8 +457,7 @@ func (n *Normalizer) Encode(s *Span, created time.Time, createdBy string) (p *sp
 		if s.strict {
 			return nil, 0, &LimitError{Msg: t.cut.First}
 		}
-		s.cut.add(t.cut)
-		s.writeRecord()
+		s.addCut(t.cut)
 		p, err = s.proto(created, createdBy, lim)
 	}
 	switch {
@@ -533,7 +533,7 @@ func (s *Span) proto(created time.Time, createdBy string, lim *Limits) (*spanspb
 		if lim != nil {
 			t := newTrimmer(lim, false, "attributes")
 			t.trim(s.Attributes, lim.MaxAttributes)
-			s.cut.add(t.cut)
+			s.addCut(t.cut)
 		}
 		attrs = nil
 		keys, values = Flatten(s.Attributes)
