@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -10,6 +11,23 @@ import (
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 )
+
+// Limits of one span-batch message. Tracing refuses a request whose batch
+// would exceed them (413) and the writer decodes up to exactly them, so a
+// batch that was published is always decodable: nothing accepted is
+// dead-lettered for its size.
+const (
+	// MaxBatchBytes bounds a batch's protobuf, uncompressed: the writer's
+	// decoder allocates no more for one message.
+	MaxBatchBytes = 256 << 20
+	// MaxMessageBytes bounds a message as published (compressed): the
+	// stream's MaxMsgSize. NATS' max_payload may be lower (16 MiB in our
+	// deployments); a publish over it is refused before the answer too.
+	MaxMessageBytes = 64 << 20
+)
+
+// ErrBatchTooLarge is a batch over MaxBatchBytes or MaxMessageBytes.
+var ErrBatchTooLarge = errors.New("span batch exceeds the message limits")
 
 // A SpanBatch message is the protobuf, zstd-compressed: span attributes are
 // repetitive JSON, and NATS refuses messages over its max_payload (1 MiB by
@@ -25,18 +43,28 @@ var (
 func codecs() {
 	encOnce.Do(func() {
 		enc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-		dec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(256<<20))
+		dec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(MaxBatchBytes))
 	})
 }
 
-// EncodeBatch marshals and compresses a batch.
+// EncodeBatch marshals and compresses a batch; a batch over the message
+// limits is ErrBatchTooLarge. (Checked on the marshalled bytes: a
+// proto.Size walk first would cost every batch a few percent, and ingest
+// bounds its batches before they get here.)
 func EncodeBatch(b *spanspb.SpanBatch) ([]byte, error) {
 	raw, err := proto.Marshal(b)
 	if err != nil {
 		return nil, fmt.Errorf("marshal span batch: %w", err)
 	}
+	if len(raw) > MaxBatchBytes {
+		return nil, fmt.Errorf("%w: %d bytes of protobuf, the most is %d", ErrBatchTooLarge, len(raw), MaxBatchBytes)
+	}
 	codecs()
-	return enc.EncodeAll(raw, make([]byte, 0, len(raw)/4)), nil
+	out := enc.EncodeAll(raw, make([]byte, 0, len(raw)/4))
+	if len(out) > MaxMessageBytes {
+		return nil, fmt.Errorf("%w: %d bytes compressed, the most is %d", ErrBatchTooLarge, len(out), MaxMessageBytes)
+	}
+	return out, nil
 }
 
 // DecodeBatch reads a batch written by EncodeBatch (or plain protobuf).

@@ -41,7 +41,7 @@ func StreamConfig(maxBytes int64, dedupWindow time.Duration) jetstream.StreamCon
 		MaxBytes:   maxBytes,
 		Storage:    jetstream.FileStorage,
 		Duplicates: dedupWindow,
-		MaxMsgSize: 64 << 20,
+		MaxMsgSize: MaxMessageBytes,
 	}
 }
 

@@ -43,6 +43,7 @@ type Config struct {
 	URIProvider     string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
 	RegistryTimeout time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
 	OTLP            otlpConfig
+	Span            normalize.Limits
 	Postgres        keysPostgres
 	APIKey          apikey.Config
 	Stream          model.StreamSettings
@@ -51,6 +52,9 @@ type Config struct {
 	ClickHouse      chx.Config
 	Log             logx.Config
 }
+
+// Validate checks what the tags cannot: the span limits.
+func (c *Config) Validate() error { return c.Span.Validate() }
 
 // otlpConfig is the OTLP ports and limits. Variables: TRACING_OTLP_*.
 type otlpConfig struct {
@@ -109,7 +113,7 @@ func run(ctx context.Context, cfg Config) error {
 		SavedQueries: registry,
 		Workflows:    &annotate.Resolver{Registry: registry, Provider: cfg.URIProvider},
 		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Epochs: deletes},
-			&normalize.Normalizer{Prices: prices}),
+			&normalize.Normalizer{Prices: prices, Limits: cfg.Span}),
 		Deletes: deletes,
 		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout, cfg.Query), cfg.QueryMaxSpans),
 		Limits:  cfg.OTLP.Limits,

@@ -173,12 +173,24 @@ func (h *Handler) ingestSpans(c echo.Context) error {
 	if !hasSpans && !hasTraces {
 		return errs.WithDetail(errs.Invalid, "tracing.missing_spans", "Missing spans", "body needs \"spans\" (a list) or \"traces\" (an object)")
 	}
-	raws, parseRejected := ingest.NativeSpans(m)
+	raws, parseRejected, err := ingest.NativeSpans(m)
+	if err != nil {
+		return err
+	}
 	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, ingestResponse{Count: len(res.Links), Links: res.Links, Rejected: rejectedOut(append(parseRejected, res.Rejected...))})
+}
+
+// rejectedSpan is the error of a route whose request stands or falls with
+// each of its spans, saying msg: 413 for a span limit, 400 otherwise.
+func rejectedSpan(r normalize.Error, code, msg string) error {
+	if r.Limit {
+		return errs.WithDetail(errs.TooLarge, "tracing.span_limit", msg, msg)
+	}
+	return errs.WithDetail(errs.Invalid, code, msg, msg)
 }
 
 // oneTrace checks the create/edit rule: one trace, exactly one root.
@@ -231,19 +243,30 @@ func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, str
 	}
 	var raws []normalize.Raw
 	var rejected []normalize.Error
-	if t, ok := m["trace"].(map[string]any); ok {
-		tid, _ := t["trace_id"].(string)
+	t, terr := ingest.As[map[string]any](m["trace"], "trace")
+	if terr != nil {
+		return ingest.Result{}, "", terr.Field()
+	}
+	if t != nil {
+		tid, terr := ingest.As[string](t["trace_id"], "trace", "trace_id")
+		if terr != nil {
+			return ingest.Result{}, "", terr.Field()
+		}
 		if tid == "" {
 			tid = pathID
 		}
-		raws, rejected = ingest.NestedSpans(t, tid)
+		if raws, rejected, err = ingest.NestedSpans(t, tid, "trace"); err != nil {
+			return ingest.Result{}, "", err
+		}
 	} else {
 		if _, ok := m["traces"]; !ok {
 			if _, ok := m["spans"]; !ok {
 				return ingest.Result{}, "", errs.New(errs.Invalid, "tracing.missing_trace", "Missing trace")
 			}
 		}
-		raws, rejected = ingest.NativeSpans(m)
+		if raws, rejected, err = ingest.NativeSpans(m); err != nil {
+			return ingest.Result{}, "", err
+		}
 	}
 	if len(rejected) > 0 {
 		return ingest.Result{}, "", errs.WithDetail(errs.Invalid, "tracing.invalid_span", rejected[0].Error(), rejected[0].Error())
@@ -252,13 +275,14 @@ func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, str
 	if err != nil {
 		return ingest.Result{}, "", err
 	}
-	res, err := h.Ingest.Ingest(c.Request().Context(), sc, raws, requestKey(c, body))
+	res, err := h.Ingest.IngestAll(c.Request().Context(), sc, raws, requestKey(c, body))
 	if err != nil {
 		return ingest.Result{}, "", err
 	}
 	if len(res.Rejected) > 0 {
-		// Creating a trace is all or nothing: the root rule needs every span.
-		return ingest.Result{}, "", errs.WithDetail(errs.Invalid, "tracing.invalid_span", res.Rejected[0].Error(), res.Rejected[0].Error())
+		// Creating a trace is all or nothing: the root rule needs every
+		// span, and IngestAll published none.
+		return ingest.Result{}, "", rejectedSpan(res.Rejected[0], "tracing.invalid_span", res.Rejected[0].Error())
 	}
 	return res, id, nil
 }
@@ -497,7 +521,10 @@ func (h *Handler) ingestTraces(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, _ := m["traces"].([]any)
+	list, terr := ingest.As[[]any](m["traces"], "traces")
+	if terr != nil {
+		return terr.Field()
+	}
 	if len(list) == 0 {
 		return errs.New(errs.Invalid, "tracing.missing_traces", "Missing traces")
 	}
@@ -507,10 +534,16 @@ func (h *Handler) ingestTraces(c echo.Context) error {
 	for i, t := range list {
 		tm, ok := t.(map[string]any)
 		if !ok {
-			return errs.New(errs.Invalid, "tracing.invalid_trace", fmt.Sprintf("traces[%d] is not an object", i))
+			return (&ingest.TypeError{Loc: []any{"traces", i}, Want: "an object"}).Field()
 		}
-		tid, _ := tm["trace_id"].(string)
-		r, bad := ingest.NestedSpans(tm, tid)
+		tid, terr := ingest.As[string](tm["trace_id"], "traces", i, "trace_id")
+		if terr != nil {
+			return terr.Field()
+		}
+		r, bad, err := ingest.NestedSpans(tm, tid, "traces", i)
+		if err != nil {
+			return err
+		}
 		for _, b := range bad {
 			rejected = append(rejected, rejectedSpanOut{Index: b.Index, Detail: fmt.Sprintf("traces[%d]: %s", i, b.Msg)})
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
@@ -86,6 +87,9 @@ func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
 	if requireLinks && in.Links == nil && k.item != "invocation" {
 		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "links")
 	}
+	if err := checkLinks(in.Links, k.item); err != nil {
+		return simpleIn{}, err
+	}
 	if k.refKey != "" {
 		if _, ok := in.References[k.refKey]; !ok {
 			return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "references", k.refKey)
@@ -110,6 +114,29 @@ func (h *Handler) resolveWorkflow(c echo.Context, k simpleKind, sc scope.Scope, 
 		req.Kind = "evaluator"
 	}
 	return h.Workflows.Resolve(c.Request().Context(), sc, req)
+}
+
+// checkLinks accepts links as {key: link} or [link], each link an object
+// (or null, which is skipped); anything else is a 422 naming it.
+func checkLinks(links any, item string) error {
+	switch l := links.(type) {
+	case nil:
+	case map[string]any:
+		for _, key := range sortedMapKeys(l) {
+			if _, terr := ingest.As[map[string]any](l[key], item, "links", key); terr != nil {
+				return terr.Field()
+			}
+		}
+	case []any:
+		for i, e := range l {
+			if _, terr := ingest.As[map[string]any](e, item, "links", i); terr != nil {
+				return terr.Field()
+			}
+		}
+	default:
+		return (&ingest.TypeError{Loc: []any{item, "links"}, Want: "an object or a list"}).Field()
+	}
+	return nil
 }
 
 func nonEmptyLinks(l any) bool {
@@ -181,8 +208,10 @@ func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
 		}
 	}
 	now := time.Now().UTC()
+	// Strict: the answer echoes what was sent, so over a limit the whole
+	// request is refused rather than stored trimmed.
 	r := normalize.Raw{TraceID: traceID, SpanID: spanID, Name: name, Start: now, End: now,
-		Attributes: map[string]any{"ag": ag}}
+		Attributes: map[string]any{"ag": ag}, Strict: true}
 	switch l := in.Links.(type) {
 	case map[string]any:
 		r.LinksSet = true
@@ -228,7 +257,7 @@ func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return errs.WithDetail(errs.Invalid, "tracing.invalid_"+k.item, res.Rejected[0].Msg, res.Rejected[0].Msg)
+			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		out := k.out(in, tid, sid)
 		status := http.StatusOK
@@ -373,7 +402,7 @@ func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return errs.WithDetail(errs.Invalid, "tracing.invalid_"+k.item, res.Rejected[0].Msg, res.Rejected[0].Msg)
+			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		return c.JSON(http.StatusOK, map[string]any{"count": 1, k.item: k.out(in, p.TraceID, p.SpanID)})
 	}

@@ -7,6 +7,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/assayhq/assay/pkg/errs"
@@ -28,11 +31,14 @@ type Service struct {
 	pub  Publisher
 	norm *normalize.Normalizer
 	now  func() time.Time
+	// maxBatch bounds a request's encoded spans: the one message that
+	// carries them must be decodable by the writer (model.MaxBatchBytes).
+	maxBatch int
 }
 
-// NewService returns an ingest service.
+// NewService returns an ingest service; norm's limits bound every span.
 func NewService(pub Publisher, norm *normalize.Normalizer) *Service {
-	return &Service{pub: pub, norm: norm, now: time.Now}
+	return &Service{pub: pub, norm: norm, now: time.Now, maxBatch: model.MaxBatchBytes}
 }
 
 // Link names an accepted span.
@@ -50,12 +56,25 @@ type Result struct {
 // Ingest normalises raws and publishes the accepted spans as one message.
 // key identifies the request body: a client retry of the same body within
 // the stream's dedup window is stored once.
+//
+// Every route's spans come through here, and so do the span limits
+// (normalize.Limits): a span over them is trimmed with the cut recorded, or
+// rejected alone, before the answer; a request whose spans together exceed
+// what one message carries is refused whole (413), as one message per
+// request is the rule. What is published is therefore always writable.
 func (s *Service) Ingest(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte) (Result, error) {
+	return s.ingest(ctx, sc, raws, key, false)
+}
+
+// IngestAll is Ingest for a request that stands or falls with each of its
+// spans (creating a trace): when one is rejected, none is published.
+func (s *Service) IngestAll(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte) (Result, error) {
+	return s.ingest(ctx, sc, raws, key, true)
+}
+
+func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte, all bool) (Result, error) {
 	spans, rejected := s.norm.Batch(raws)
-	res := Result{Rejected: rejected, Links: make([]Link, 0, len(spans))}
-	if len(spans) == 0 {
-		return res, nil
-	}
+	res := Result{Links: make([]Link, 0, len(spans))}
 	now := s.now()
 	batch := &spanspb.SpanBatch{
 		ProjectId:        sc.ProjectID.String(),
@@ -67,9 +86,32 @@ func (s *Service) Ingest(ctx context.Context, sc scope.Scope, raws []normalize.R
 		user = sc.UserID.String()
 		batch.UserId = user
 	}
+	size := 0
+	encodeRejected := false
 	for _, sp := range spans {
-		batch.Spans = append(batch.Spans, sp.Proto(now, user))
+		p, n, err := s.norm.Encode(sp, now, user)
+		if err != nil {
+			rejected = append(rejected, normalize.Error{Index: sp.Index, Msg: err.Error(), Limit: normalize.IsLimit(err)})
+			encodeRejected = true
+			continue
+		}
+		if size += n + 8; size > s.maxBatch { // 8: the span's field tag and length
+			return Result{}, errs.New(errs.TooLarge, "tracing.batch_too_large", fmt.Sprintf(
+				"the spans of this request encode to more than %d bytes, the most one message carries; send fewer spans per request", s.maxBatch))
+		}
+		batch.Spans = append(batch.Spans, p)
 		res.Links = append(res.Links, Link{TraceID: sp.TraceID, SpanID: sp.SpanID})
+	}
+	if encodeRejected {
+		sort.SliceStable(rejected, func(i, j int) bool { return rejected[i].Index < rejected[j].Index })
+	}
+	res.Rejected = rejected
+	if all && len(rejected) > 0 {
+		res.Links = nil
+		return res, nil
+	}
+	if len(batch.Spans) == 0 {
+		return res, nil
 	}
 	if err := s.publish(ctx, batch, key); err != nil {
 		return Result{}, err
@@ -85,6 +127,10 @@ func (s *Service) PublishBatch(ctx context.Context, batch *spanspb.SpanBatch, ke
 
 func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []byte) error {
 	data, err := model.EncodeBatch(batch)
+	if errors.Is(err, model.ErrBatchTooLarge) {
+		return &errs.Error{Kind: errs.TooLarge, Code: "tracing.batch_too_large", Err: err,
+			Msg: fmt.Sprintf("the spans of this request exceed one message (%d bytes of protobuf, %d compressed); send fewer spans per request", model.MaxBatchBytes, model.MaxMessageBytes)}
+	}
 	if err != nil {
 		return errs.Wrap(errs.Internal, "tracing.encode_batch", err)
 	}

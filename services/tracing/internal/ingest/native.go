@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/services/tracing/internal/normalize"
@@ -26,57 +28,129 @@ func DecodeJSON(body []byte) (map[string]any, error) {
 	return m, nil
 }
 
+// TypeError is a field of a JSON body whose value has the wrong type.
+type TypeError struct {
+	Loc  []any  // the field: keys and list indexes
+	Want string // what it must be: "a list", "an object", "a string"...
+}
+
+// Error names the field as a span's rejection does ("events[0].name must be
+// a string").
+func (e *TypeError) Error() string { return locText(e.Loc) + " must be " + e.Want }
+
+// Field is the error as a 422 naming the field in the body.
+func (e *TypeError) Field() error {
+	return errs.Field("Input should be "+e.Want, nil, append([]any{"body"}, e.Loc...)...)
+}
+
+func locText(loc []any) string {
+	var b strings.Builder
+	for _, p := range loc {
+		switch t := p.(type) {
+		case int:
+			b.WriteString("[" + strconv.Itoa(t) + "]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(fmt.Sprint(t))
+		}
+	}
+	return b.String()
+}
+
+// As reads v, a value of a decoded JSON body, as a T ([]any,
+// map[string]any or string); nil (absent or null) is T's zero value. Any
+// other type is a *TypeError naming loc: every field of the native bodies
+// is read through here, so none of the wrong type is silently ignored.
+func As[T any](v any, loc ...any) (T, *TypeError) {
+	var zero T
+	if v == nil {
+		return zero, nil
+	}
+	if t, ok := v.(T); ok {
+		return t, nil
+	}
+	want := fmt.Sprintf("a %T", zero)
+	switch any(zero).(type) {
+	case []any:
+		want = "a list"
+	case map[string]any:
+		want = "an object"
+	case string:
+		want = "a string"
+	}
+	return zero, &TypeError{Loc: loc, Want: want}
+}
+
 // NativeSpans reads the flat form {spans:[...]} and the nested form
 // {traces:{tid:{spans:{name:node}}}}. A span that is not an object or has
 // a field of the wrong type is rejected alone (it keeps its index in the
-// order read).
-func NativeSpans(body map[string]any) (raws []normalize.Raw, rejected []normalize.Error) {
-	idx := 0
-	add := func(v any, traceID string) {
-		r, err := nativeSpan(v, traceID)
-		if err != nil {
-			rejected = append(rejected, normalize.Error{Index: idx, Msg: err.Error()})
-		} else {
-			raws = append(raws, r)
-		}
-		idx++
+// order read); a wrong type outside the spans is a 422 naming the field.
+func NativeSpans(body map[string]any) (raws []normalize.Raw, rejected []normalize.Error, err error) {
+	list, terr := As[[]any](body["spans"], "spans")
+	if terr != nil {
+		return nil, nil, terr.Field()
 	}
-	if list, ok := body["spans"].([]any); ok {
-		for _, v := range list {
-			add(v, "")
-		}
+	traces, terr := As[map[string]any](body["traces"], "traces")
+	if terr != nil {
+		return nil, nil, terr.Field()
 	}
-	if traces, ok := body["traces"].(map[string]any); ok {
-		for _, tid := range sortedKeys(traces) {
-			t, _ := traces[tid].(map[string]any)
-			walkNodes(t["spans"], tid, add)
-		}
+	var rd reader
+	for _, v := range list {
+		rd.add(v, "", nil)
 	}
-	return raws, rejected
+	for _, tid := range sortedKeys(traces) {
+		t, terr := As[map[string]any](traces[tid], "traces", tid)
+		if terr != nil {
+			return nil, nil, terr.Field()
+		}
+		nodes, terr := As[map[string]any](t["spans"], "traces", tid, "spans")
+		if terr != nil {
+			return nil, nil, terr.Field()
+		}
+		walkNodes(nodes, tid, rd.add)
+	}
+	return rd.raws, rd.rejected, nil
 }
 
-// NestedSpans reads one trace's {spans:{name:node}} tree.
-func NestedSpans(trace map[string]any, traceID string) (raws []normalize.Raw, rejected []normalize.Error) {
-	idx := 0
-	walkNodes(trace["spans"], traceID, func(v any, tid string) {
-		r, err := nativeSpan(v, tid)
-		if err != nil {
-			rejected = append(rejected, normalize.Error{Index: idx, Msg: err.Error()})
-		} else {
-			raws = append(raws, r)
+// NestedSpans reads one trace's {spans:{name:node}} tree; loc is where the
+// trace is in the body.
+func NestedSpans(trace map[string]any, traceID string, loc ...any) (raws []normalize.Raw, rejected []normalize.Error, err error) {
+	nodes, terr := As[map[string]any](trace["spans"], append(loc, "spans")...)
+	if terr != nil {
+		return nil, nil, terr.Field()
+	}
+	var rd reader
+	walkNodes(nodes, traceID, rd.add)
+	return rd.raws, rd.rejected, nil
+}
+
+// reader collects the spans read and the rejected ones, by position.
+type reader struct {
+	raws     []normalize.Raw
+	rejected []normalize.Error
+	n        int
+}
+
+// add reads one span; bad is why it is rejected before it is read.
+func (rd *reader) add(v any, traceID string, bad error) {
+	if bad == nil {
+		var r normalize.Raw
+		if r, bad = nativeSpan(v, traceID); bad == nil {
+			rd.raws = append(rd.raws, r)
 		}
-		idx++
-	})
-	return raws, rejected
+	}
+	if bad != nil {
+		rd.rejected = append(rd.rejected, normalize.Error{Index: rd.n, Msg: bad.Error()})
+	}
+	rd.n++
 }
 
 // walkNodes visits a {name: node | [node...]} map depth first; each node's
-// children are in its own "spans".
-func walkNodes(v any, traceID string, visit func(any, string)) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return
-	}
+// children are in its own "spans", and a node whose "spans" is not an
+// object is visited with that error (and its children are not).
+func walkNodes(m map[string]any, traceID string, visit func(node any, traceID string, bad error)) {
 	for _, name := range sortedKeys(m) {
 		nodes := []any{m[name]}
 		if list, ok := m[name].([]any); ok {
@@ -84,15 +158,20 @@ func walkNodes(v any, traceID string, visit func(any, string)) {
 		}
 		for _, n := range nodes {
 			node, ok := n.(map[string]any)
-			if ok {
-				if _, has := node["span_name"]; !has {
-					node["span_name"] = name
-				}
+			if !ok {
+				visit(n, traceID, nil) // rejected by nativeSpan: not an object
+				continue
 			}
-			visit(n, traceID)
-			if ok {
-				walkNodes(node["spans"], traceID, visit)
+			if _, has := node["span_name"]; !has {
+				node["span_name"] = name
 			}
+			children, terr := As[map[string]any](node["spans"], "spans")
+			if terr != nil {
+				visit(n, traceID, terr)
+				continue
+			}
+			visit(n, traceID, nil)
+			walkNodes(children, traceID, visit)
 		}
 	}
 }
@@ -108,17 +187,14 @@ func nativeSpan(v any, traceID string) (normalize.Raw, error) {
 		if err != nil {
 			return ""
 		}
-		switch t := m[field].(type) {
-		case nil:
-			return ""
-		case string:
-			return t
-		case json.Number:
-			return t.String()
-		default:
-			err = fmt.Errorf("%s must be a string", field)
-			return ""
+		if n, ok := m[field].(json.Number); ok {
+			return n.String()
 		}
+		s, terr := As[string](m[field], field)
+		if terr != nil {
+			err = terr
+		}
+		return s
 	}
 	r.TraceID = str("trace_id")
 	if r.TraceID == "" {
@@ -134,57 +210,87 @@ func nativeSpan(v any, traceID string) (normalize.Raw, error) {
 		return r, err
 	}
 	r.Start, r.End = timeValue(m["start_time"]), timeValue(m["end_time"])
-	if a, ok := m["attributes"]; ok && a != nil {
-		am, ok := a.(map[string]any)
-		if !ok {
-			return r, fmt.Errorf("attributes must be an object")
-		}
-		r.Attributes = Numbers(am).(map[string]any)
+	attrs, terr := As[map[string]any](m["attributes"], "attributes")
+	if terr != nil {
+		return r, terr
 	}
+	r.Attributes, _ = Numbers(attrs).(map[string]any)
 	if r.Attributes == nil {
 		r.Attributes = map[string]any{}
 	}
-	if ev, ok := m["events"].([]any); ok {
-		for i, e := range ev {
-			em, ok := e.(map[string]any)
-			if !ok {
-				return r, fmt.Errorf("events[%d] must be an object", i)
-			}
-			name, _ := em["name"].(string)
-			attrs, _ := Numbers(em["attributes"]).(map[string]any)
-			r.Events = append(r.Events, normalize.RawEvent{Name: name, Time: timeValue(em["timestamp"]), Attributes: attrs})
+	events, terr := As[[]any](m["events"], "events")
+	if terr != nil {
+		return r, terr
+	}
+	for i, e := range events {
+		em, ok := e.(map[string]any)
+		if !ok {
+			return r, &TypeError{Loc: []any{"events", i}, Want: "an object"}
 		}
+		name, terr := As[string](em["name"], "events", i, "name")
+		if terr != nil {
+			return r, terr
+		}
+		attrs, terr := As[map[string]any](em["attributes"], "events", i, "attributes")
+		if terr != nil {
+			return r, terr
+		}
+		Numbers(attrs)
+		r.Events = append(r.Events, normalize.RawEvent{Name: name, Time: timeValue(em["timestamp"]), Attributes: attrs})
 	}
 	if l, present := m["links"]; present && l != nil {
 		r.LinksSet = true
 		var list []any
+		var loc func(i int) []any
 		switch t := l.(type) {
 		case []any:
 			list = t
+			loc = func(i int) []any { return []any{"links", i} }
 		case map[string]any: // {name: {trace_id, span_id}}
-			for _, k := range sortedKeys(t) {
-				lm, _ := t[k].(map[string]any)
+			keys := sortedKeys(t)
+			for _, k := range keys {
+				lm, terr := As[map[string]any](t[k], "links", k)
+				if terr != nil {
+					return r, terr
+				}
 				if lm == nil {
 					continue
 				}
 				lm["attributes"] = map[string]any{"key": k}
 				list = append(list, lm)
 			}
+			loc = func(i int) []any { return []any{"links", keys[i]} }
 		default:
-			return r, fmt.Errorf("links must be a list")
+			return r, &TypeError{Loc: []any{"links"}, Want: "a list or an object"}
 		}
 		for i, e := range list {
 			lm, ok := e.(map[string]any)
 			if !ok {
-				return r, fmt.Errorf("links[%d] must be an object", i)
+				return r, &TypeError{Loc: loc(i), Want: "an object"}
 			}
-			tid, _ := lm["trace_id"].(string)
-			sid, _ := lm["span_id"].(string)
-			attrs, _ := Numbers(lm["attributes"]).(map[string]any)
+			tid, terr := As[string](lm["trace_id"], append(loc(i), "trace_id")...)
+			if terr != nil {
+				return r, terr
+			}
+			sid, terr := As[string](lm["span_id"], append(loc(i), "span_id")...)
+			if terr != nil {
+				return r, terr
+			}
+			attrs, terr := As[map[string]any](lm["attributes"], append(loc(i), "attributes")...)
+			if terr != nil {
+				return r, terr
+			}
+			Numbers(attrs)
 			r.Links = append(r.Links, normalize.RawLink{TraceID: tid, SpanID: sid, Attributes: attrs})
 		}
 	}
-	r.References = Numbers(m["references"])
+	refs, terr := As[[]any](m["references"], "references")
+	if terr != nil {
+		return r, terr
+	}
+	if refs != nil {
+		r.References = Numbers(refs)
+	}
 	return r, nil
 }
 

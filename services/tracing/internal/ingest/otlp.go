@@ -164,36 +164,10 @@ func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.Instrumentat
 		l := links.At(i)
 		r.Links = append(r.Links, normalize.RawLink{TraceID: traceHex(l.TraceID()), SpanID: spanHex(l.SpanID()), Attributes: l.Attributes().AsRaw()})
 	}
-	// Numbers from pdata come as int64; the canonical attributes are JSON
-	// numbers (float64), like the native path's.
-	normalizeNumbers(r.Attributes)
-	normalizeNumbers(r.Resource)
-	for i := range r.Events {
-		normalizeNumbers(r.Events[i].Attributes)
-	}
+	// pdata's int64 and []byte values become JSON numbers and hex in the
+	// normaliser's first pass, with the span limits: no walk here of
+	// values that may nest 100,000 deep.
 	return r
-}
-
-func normalizeNumbers(m map[string]any) {
-	for k, v := range m {
-		m[k] = jsonValue(v)
-	}
-}
-
-func jsonValue(v any) any {
-	switch t := v.(type) {
-	case int64:
-		return float64(t)
-	case []byte:
-		return hex.EncodeToString(t)
-	case map[string]any:
-		normalizeNumbers(t)
-	case []any:
-		for i := range t {
-			t[i] = jsonValue(t[i])
-		}
-	}
-	return v
 }
 
 func traceHex(id pcommon.TraceID) string {
@@ -225,7 +199,8 @@ func Response(rejected []normalize.Error, json bool) ([]byte, error) {
 			}
 			msgs = append(msgs, r.Error())
 		}
-		ps.SetErrorMessage(strings.Join(msgs, "; "))
+		// A reason may quote what the client sent; protobuf strings must be UTF-8.
+		ps.SetErrorMessage(strings.ToValidUTF8(strings.Join(msgs, "; "), "\uFFFD"))
 	}
 	if json {
 		return resp.MarshalJSON()

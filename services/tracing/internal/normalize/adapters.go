@@ -11,7 +11,7 @@ import (
 // the semantic-convention adapters, in the reference's order (OpenLLMetry,
 // OpenInference, OTel gen_ai, Vercel AI, then the span's own ag.* keys,
 // which win). Every non-ag attribute is kept as it is, un-flattened.
-func adapt(raw map[string]any) map[string]any {
+func adapt(raw map[string]any, pad *padding) map[string]any {
 	ag := map[string]any{}
 	rest := make(map[string]any, len(raw))
 	// The raw keys sorted once: the adapters look keys and prefixes up in
@@ -48,10 +48,10 @@ func adapt(raw map[string]any) map[string]any {
 			translated[tp] = v
 		}
 	}
-	out := Unflatten(rest)
-	agTree := Unflatten(translated)
+	out := unflatten(rest, pad)
+	agTree := unflatten(translated, pad)
 	if explicit != nil {
-		merge(agTree, Unflatten(explicit))
+		merge(agTree, unflatten(explicit, pad))
 	}
 	if len(agTree) > 0 || len(raw) > 0 {
 		out["ag"] = agTree

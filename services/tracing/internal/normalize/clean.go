@@ -37,7 +37,8 @@ func clean(v any) (ag, unsupported map[string]any) {
 			unsupported["_unsupported"] = u
 		}
 	}
-	park := func(path string, v any) { setPath(unsupported, path, v) }
+	// Parked paths are ours plus keys already un-flattened: no padding.
+	park := func(path string, v any) { setPath(unsupported, path, v, nil) }
 	for _, k := range sortedKeys(in) {
 		v := in[k]
 		switch k {

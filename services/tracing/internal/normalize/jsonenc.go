@@ -2,11 +2,13 @@ package normalize
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // marshalJSON encodes a decoded-JSON-shaped value (maps, lists, strings,
@@ -83,18 +85,25 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 // appendJSONString writes plain printable ASCII directly; anything
 // encoding/json would escape takes its path.
 func appendJSONString(b []byte, s string) ([]byte, error) {
+	b, _, err := appendJSONStringPlain(b, s)
+	return b, err
+}
+
+// appendJSONStringPlain is appendJSONString, and whether s was all plain
+// printable ASCII.
+func appendJSONStringPlain(b []byte, s string) ([]byte, bool, error) {
 	for i := 0; i < len(s); i++ {
 		if !plainJSON[s[i]] {
 			out, err := json.Marshal(s)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			return append(b, out...), nil
+			return append(b, out...), false, nil
 		}
 	}
 	b = append(b, '"')
 	b = append(b, s...)
-	return append(b, '"'), nil
+	return append(b, '"'), true, nil
 }
 
 // plainJSON marks the bytes a JSON string holds as they are (printable
@@ -128,42 +137,55 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 	return b, nil
 }
 
+// Errors of encodeAttributes under limits: errOverLimit means the tree must
+// be trimmed first, errTooBig that the span encodes to more than MaxBytes.
+var (
+	errOverLimit = errors.New("attributes over the span limits")
+	errTooBig    = errors.New("attributes over the span size limit")
+)
+
 // encodeAttributes is marshalJSON(m) and Flatten(m) in one walk: the list
-// leaves' text is their JSON, which is already in the buffer.
-func encodeAttributes(m map[string]any) (js []byte, keys, values []string, err error) {
+// leaves' text is their JSON, which is already in the buffer. With lim, it
+// stops at the first value over a limit (errOverLimit) and once the output
+// passes lim.MaxBytes (errTooBig): the walk is then bounded whatever m is.
+func encodeAttributes(m map[string]any, lim *Limits) (js []byte, keys, values []string, err error) {
 	// Sized like the previous span's (spans of a load are alike): one
-	// allocation instead of a few growths and copies.
-	buf, leaves := int(attrBufHint.Load()), int(attrLeavesHint.Load())
-	e := flatEncoder{buf: make([]byte, 0, max(1024, buf+buf/8)), keyEnds: make([]int, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves)),
-		arena: make([]byte, 0, max(256, int(attrKeysHint.Load())))}
+	// allocation instead of a few growths and copies. Capped, so that one
+	// outlier costs its own request only.
+	buf, leaves, arena := int(attrBufHint.Load()), int(attrLeavesHint.Load()), int(attrKeysHint.Load())
+	e := flatEncoder{lim: lim, buf: make([]byte, 0, max(1024, buf+buf/8)), keyEnds: make([]int, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves)),
+		arena: make([]byte, 0, max(256, arena))}
 	if err := e.value(m); err != nil {
 		return nil, nil, nil, err
 	}
 	// The keys are cut from one string: one allocation for all of them.
 	all := string(e.arena)
-	if len(e.arena) > int(attrKeysHint.Load()) {
-		attrKeysHint.Store(int64(len(e.arena)))
-	}
 	e.keys = make([]string, len(e.keyEnds))
 	from := 0
 	for i, end := range e.keyEnds {
 		e.keys[i] = all[from:end]
 		from = end
 	}
-	if len(e.buf) != buf {
-		attrBufHint.Store(int64(len(e.buf)))
-	}
-	if len(e.keys) != leaves {
-		attrLeavesHint.Store(int64(len(e.keys)))
-	}
+	attrBufHint.Store(int64(min(len(e.buf), maxBufHint)))
+	attrLeavesHint.Store(int64(min(len(e.keys), maxLeavesHint)))
+	attrKeysHint.Store(int64(min(len(e.arena), maxBufHint)))
 	return e.buf, e.keys, e.values, nil
 }
 
-// attrBufHint and attrLeavesHint are the previous span's sizes,
-// attrKeysHint the longest keys' text so far.
+// attrBufHint, attrLeavesHint and attrKeysHint are the previous span's
+// sizes, capped: a hint only saves the growth steps of spans alike, and an
+// uncapped one made every span after one huge span allocate as much.
 var attrBufHint, attrLeavesHint, attrKeysHint atomic.Int64
 
+const (
+	maxBufHint    = 64 << 10
+	maxLeavesHint = 1024
+)
+
 type flatEncoder struct {
+	lim          *Limits // nil: no limits
+	depth        int     // path segments down to the value at hand
+	size         int     // bytes of the leaf values so far
 	buf          []byte
 	path         []byte // the current leaf's dotted key
 	arena        []byte // the keys so far, one after another
@@ -256,11 +278,34 @@ func unmark(text string) string {
 	return text
 }
 
-func (e *flatEncoder) leaf(text string) {
+func (e *flatEncoder) leaf(text string) error {
 	text = unmark(text)
 	e.arena = append(e.arena, e.path...)
 	e.keyEnds, e.values = append(e.keyEnds, len(e.arena)), append(e.values, text)
 	e.dedupe(len(e.values) - 1)
+	return e.check(len(e.values[len(e.values)-1]))
+}
+
+// check accounts n more bytes of leaf values and says whether the
+// attributes are still within the limits.
+func (e *flatEncoder) check(n int) error {
+	if e.lim == nil {
+		return nil
+	}
+	e.size += n
+	switch {
+	case len(e.keyEnds) > e.lim.MaxAttributes || len(e.path) > e.lim.MaxKeyLength:
+		return errOverLimit
+	case len(e.buf)+len(e.arena)+e.size > e.lim.MaxBytes:
+		return errTooBig
+	}
+	return nil
+}
+
+// tooDeep says whether a container of n elements at the current depth
+// nests deeper than the limit.
+func (e *flatEncoder) tooDeep(n int) bool {
+	return e.lim != nil && n > 0 && e.depth >= e.lim.MaxDepth
 }
 
 // dedupe turns values[i] into a pointer when it is long and an earlier
@@ -288,6 +333,9 @@ func (e *flatEncoder) value(v any) error {
 			e.buf = append(e.buf, "null"...)
 			return nil
 		}
+		if e.tooDeep(len(t)) {
+			return errOverLimit
+		}
 		var stack [32]string
 		names := stack[:0]
 		for k := range t {
@@ -295,6 +343,7 @@ func (e *flatEncoder) value(v any) error {
 		}
 		slices.Sort(names)
 		e.buf = append(e.buf, '{')
+		e.depth++
 		for i, k := range names {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
@@ -314,10 +363,16 @@ func (e *flatEncoder) value(v any) error {
 				return err
 			}
 		}
+		e.depth--
 		e.buf = append(e.buf, '}')
 	case []any:
+		if e.tooDeep(len(t)) {
+			return errOverLimit
+		}
 		start, idx := len(e.buf), len(e.values)
-		e.leaf("")
+		if err := e.leaf(""); err != nil {
+			return err
+		}
 		// A list's leaf text is its JSON: no JSON pointers inside.
 		e.inList++
 		defer func() { e.inList-- }()
@@ -325,6 +380,7 @@ func (e *flatEncoder) value(v any) error {
 			e.buf = append(e.buf, "null"...)
 		} else {
 			e.buf = append(e.buf, '[')
+			e.depth++
 			for i, el := range t {
 				if i > 0 {
 					e.buf = append(e.buf, ',')
@@ -337,11 +393,16 @@ func (e *flatEncoder) value(v any) error {
 					return err
 				}
 			}
+			e.depth--
 			e.buf = append(e.buf, ']')
 		}
 		e.values[idx] = string(e.buf[start:])
 		e.dedupe(idx)
+		return e.check(len(e.values[idx]))
 	case string:
+		if e.lim != nil && len(t) > e.lim.MaxValueLength {
+			return errOverLimit
+		}
 		if e.inList == 0 && len(t) > LongLeaf {
 			for _, l := range e.longJSON {
 				if e.values[l.idx] == t {
@@ -350,12 +411,12 @@ func (e *flatEncoder) value(v any) error {
 					e.buf = append(e.buf, jsonPointer...)
 					e.buf = strconv.AppendInt(e.buf, int64(l.off), 10)
 					e.buf = append(e.buf, '"')
-					e.leaf(t)
-					return nil
+					return e.leaf(t)
 				}
 			}
 			e.longJSON = append(e.longJSON, struct{ idx, off int }{len(e.values), len(e.buf)})
 		}
+		plain := false
 		if strings.HasPrefix(t, jsonPointerText) {
 			// Never looks like a pointer: U+FFFF escaped (same value).
 			b, err := appendJSONString(nil, t[len("\uffff"):])
@@ -363,27 +424,114 @@ func (e *flatEncoder) value(v any) error {
 				return err
 			}
 			e.buf = append(append(e.buf, `"\uffff`...), b[1:]...)
-		} else if e.buf, err = appendJSONString(e.buf, t); err != nil {
+		} else if e.buf, plain, err = appendJSONStringPlain(e.buf, t); err != nil {
 			return err
 		}
-		e.leaf(t)
+		if !plain && !utf8.ValidString(t) {
+			// Protobuf strings must be UTF-8 (the JSON is, encoding/json
+			// repairs it). Checked here, where only text with bytes beyond
+			// printable ASCII arrives, rather than on every string.
+			t = strings.ToValidUTF8(t, "\uFFFD")
+		}
+		return e.leaf(t)
 	case float64:
 		if e.buf, err = appendJSONFloat(e.buf, t); err != nil {
 			return err
 		}
-		e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
+		return e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
 	case bool:
 		e.buf = strconv.AppendBool(e.buf, t)
-		e.leaf(strconv.FormatBool(t))
+		return e.leaf(strconv.FormatBool(t))
 	case nil:
 		e.buf = append(e.buf, "null"...)
-		e.leaf("null")
+		return e.leaf("null")
 	default:
 		start := len(e.buf)
 		if e.buf, err = appendJSON(e.buf, v); err != nil {
 			return err
 		}
-		e.leaf(string(e.buf[start:]))
+		return e.leaf(string(e.buf[start:]))
 	}
 	return nil
+}
+
+// jsonText is v's JSON (as marshalJSON writes it, pdata's scalar types as
+// the canonical attributes hold them) cut to at most limit bytes, written
+// with an explicit stack: v may nest far deeper than a goroutine's stack
+// should go, and the writing stops once limit bytes are out.
+func jsonText(v any, limit int) string {
+	type frame struct {
+		m    map[string]any // nil for a list
+		keys []string
+		list []any
+		i    int
+	}
+	var b []byte
+	var stack []frame
+	push := func(f frame) {
+		// Doubling, not append's 1.25 for large slices: a stack 100,000
+		// deep then costs two of itself, not five.
+		if len(stack) == cap(stack) {
+			grown := make([]frame, len(stack), 2*cap(stack)+8)
+			copy(grown, stack)
+			stack = grown
+		}
+		stack = append(stack, f)
+	}
+	open := func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if x == nil {
+				b = append(b, "null"...)
+				return
+			}
+			b = append(b, '{')
+			push(frame{m: x, keys: sortedKeys(x)})
+		case []any:
+			if x == nil {
+				b = append(b, "null"...)
+				return
+			}
+			b = append(b, '[')
+			push(frame{list: x})
+		default:
+			c, _ := canonical(v)
+			out, err := appendJSON(b, c)
+			if err != nil {
+				out = append(b, "null"...)
+			}
+			b = out
+		}
+	}
+	open(v)
+	for len(stack) > 0 && len(b) <= limit {
+		f := &stack[len(stack)-1]
+		n := len(f.list)
+		if f.m != nil {
+			n = len(f.keys)
+		}
+		if f.i == n {
+			if f.m != nil {
+				b = append(b, '}')
+			} else {
+				b = append(b, ']')
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if f.i > 0 {
+			b = append(b, ',')
+		}
+		i := f.i
+		f.i++
+		if f.m != nil {
+			k := f.keys[i]
+			b, _ = appendJSONString(b, k)
+			b = append(b, ':')
+			open(f.m[k]) // may grow stack: f is not used after
+		} else {
+			open(f.list[i])
+		}
+	}
+	return truncate(string(b), limit)
 }

@@ -49,7 +49,7 @@ func checkEncodeAttributes(t *testing.T, m map[string]any) {
 	t.Helper()
 	want, werr := json.Marshal(m)
 	wk, wv := Flatten(m)
-	got, gk, gv, gerr := encodeAttributes(m)
+	got, gk, gv, gerr := encodeAttributes(m, nil)
 	for i, v := range wv {
 		wv[i] = unmark(v)
 	}
@@ -88,11 +88,11 @@ func TestEncodeAttributesIsMarshalAndFlatten(t *testing.T) {
 	long := strings.Repeat("long ", 60)
 	checkEncodeAttributes(t, map[string]any{"a": long, "b": map[string]any{"c": long, "d": []any{long, "short"}}, "e": PointerMark + "1", "f": []any{long, "short"}})
 	checkEncodeAttributes(t, map[string]any{"a": long, "b": long, "c": map[string]any{"d": long, "e": "\uffff\x00@1\"x", "f": "\uffff\x00@0\"" + long}, "g": []any{long}})
-	js, _, _, _ := encodeAttributes(map[string]any{"a": long, "b": long, "c": "\uffff\x00@1"})
+	js, _, _, _ := encodeAttributes(map[string]any{"a": long, "b": long, "c": "\uffff\x00@1"}, nil)
 	if len(js) > len(long)+100 || !strings.Contains(string(js), `"c":"\uffff\u0000@1"`) {
 		t.Fatalf("js %s", js)
 	}
-	_, _, values, _ := encodeAttributes(map[string]any{"a": long, "b": long, "c": PointerMark + "1"})
+	_, _, values, _ := encodeAttributes(map[string]any{"a": long, "b": long, "c": PointerMark + "1"}, nil)
 	if !slices.Equal(values, []string{long, PointerMark + "1", "\ufffd\x001"}) {
 		t.Fatalf("values %q", values)
 	}

@@ -8,11 +8,14 @@ package normalize
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 )
@@ -43,6 +46,10 @@ type Raw struct {
 	Links        []RawLink
 	LinksSet     bool // links were given, possibly empty: the trace is an annotation
 	References   any  // native: a list of {id, slug, version, attributes:{key}}
+	// Strict rejects the span over any limit instead of trimming it: the
+	// one span of an annotation or simple trace, whose answer echoes what
+	// was sent.
+	Strict bool
 }
 
 // RawEvent is an OTel span event.
@@ -73,6 +80,11 @@ type Span struct {
 	LinksSet                  bool
 	References                []Reference
 	Hashes                    []Hash
+	// Index is the span's position among the raw spans of its request.
+	Index int
+
+	cut    *Cut // what the limits took (nil: nothing), recorded under ag.unsupported.span_limits
+	strict bool
 }
 
 // Event is a stored span event.
@@ -98,25 +110,41 @@ type Hash struct{ ID, Key string }
 type Error struct {
 	Index int
 	Msg   string
+	Limit bool // rejected for a span limit (a one-span route answers 413)
 }
 
 func (e Error) Error() string { return fmt.Sprintf("span %d: %s", e.Index, e.Msg) }
 
-// Normalizer normalises spans; its price table computes costs.
+// Normalizer normalises spans within its limits; its price table
+// computes costs.
 type Normalizer struct {
 	Prices Prices
+	Limits Limits // zero fields take DefaultLimits; read once, on first use
 	Now    func() time.Time
+
+	once sync.Once
+	lim  Limits // Limits with the defaults filled in
+}
+
+// limits are n's limits with the defaults filled in; one copy for all
+// spans, so that no span allocates its own.
+func (n *Normalizer) limits() *Limits {
+	n.once.Do(func() { n.lim = n.Limits.orDefault() })
+	return &n.lim
 }
 
 // Batch normalises the spans of one request: each bad span is reported in
 // rejected and left out; types and metrics are then derived per trace.
 func (n *Normalizer) Batch(raws []Raw) (spans []*Span, rejected []Error) {
+	lim := n.limits()
+	var res resourceCut
 	for i, r := range raws {
-		s, err := n.span(r)
+		s, err := n.span(r, lim, &res)
 		if err != nil {
-			rejected = append(rejected, Error{Index: i, Msg: err.Error()})
+			rejected = append(rejected, Error{Index: i, Msg: err.Error(), Limit: IsLimit(err)})
 			continue
 		}
+		s.Index = i
 		spans = append(spans, s)
 	}
 	annotation := map[string]bool{}
@@ -149,7 +177,12 @@ func (n *Normalizer) now() time.Time {
 	return time.Now()
 }
 
-func (n *Normalizer) span(r Raw) (*Span, error) {
+func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut) (*Span, error) {
+	// First of all: everything below is linear in what the limits leave.
+	cut := lim.raw(&r, res)
+	if r.Strict && !cut.zero() {
+		return nil, &LimitError{Msg: cut.First}
+	}
 	var s Span
 	var err error
 	if s.TraceID, err = TraceID(r.TraceID); err != nil {
@@ -178,16 +211,17 @@ func (n *Normalizer) span(r Raw) (*Span, error) {
 		s.SpanName = randomHex(6)
 	}
 
+	pad := &padding{left: 4 * lim.MaxAttributes}
 	var attrs map[string]any
 	if r.OTLP {
-		attrs = adapt(r.Attributes)
+		attrs = adapt(r.Attributes, pad)
 	} else {
-		attrs = Unflatten(r.Attributes)
+		attrs = unflatten(r.Attributes, pad)
 	}
 	if len(r.Resource) > 0 || r.ScopeName != "" {
 		otel := sub(attrs, "otel")
 		if len(r.Resource) > 0 {
-			otel["resource"] = Unflatten(r.Resource)
+			otel["resource"] = unflatten(r.Resource, pad)
 		}
 		if r.ScopeName != "" {
 			scope := map[string]any{"name": r.ScopeName}
@@ -207,7 +241,7 @@ func (n *Normalizer) span(r Raw) (*Span, error) {
 				return nil, fmt.Errorf("event %q: %w", e.Name, err)
 			}
 		}
-		s.Events = append(s.Events, Event{Name: e.Name, Time: ts, Attributes: Unflatten(e.Attributes)})
+		s.Events = append(s.Events, Event{Name: e.Name, Time: ts, Attributes: unflatten(e.Attributes, pad)})
 	}
 	for _, l := range r.Links {
 		var link Link
@@ -217,13 +251,20 @@ func (n *Normalizer) span(r Raw) (*Span, error) {
 		if link.SpanID, err = SpanID(l.SpanID); err != nil {
 			return nil, fmt.Errorf("link: %w", err)
 		}
-		link.Attributes = Unflatten(l.Attributes)
+		link.Attributes = unflatten(l.Attributes, pad)
 		if k, ok := get(link.Attributes, "key"); ok {
 			link.Key = LeafText(k)
 		}
 		s.Links = append(s.Links, link)
 	}
 	s.LinksSet = r.LinksSet || len(s.Links) > 0
+	if pad.dropped > 0 {
+		cut.DroppedAttributes += pad.dropped
+		cut.note("attributes", fmt.Sprintf("list indexes in dotted keys pad more than %d null elements (4 × TRACING_SPAN_MAX_ATTRIBUTES)", 4*lim.MaxAttributes))
+		if r.Strict {
+			return nil, &LimitError{Msg: cut.First}
+		}
+	}
 
 	if err := n.derive(&s, r, ag, unsupported); err != nil {
 		return nil, err
@@ -232,6 +273,8 @@ func (n *Normalizer) span(r Raw) (*Span, error) {
 		ag["unsupported"] = unsupported
 	}
 	s.Attributes = attrs
+	s.strict = r.Strict
+	s.addCut(cut)
 	return &s, nil
 }
 
@@ -398,11 +441,100 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Proto is s as it travels to the writer.
+// Encode is s as it travels to the writer, within n's limits. The raw pass
+// bounded what the client sent, but the canonical attributes can outgrow
+// it (adapters parse JSON text into new structure, canonical paths are
+// longer): the encoder notices, and they are trimmed, the cut recorded and
+// encoded again. The error is a *LimitError (the span is over MaxBytes, or
+// Strict and over a limit): the span is rejected alone. size is the span's
+// encoded size.
+func (n *Normalizer) Encode(s *Span, created time.Time, createdBy string) (p *spanspb.Span, size int, err error) {
+	lim := n.limits()
+	p, err = s.proto(created, createdBy, lim)
+	if errors.Is(err, errOverLimit) {
+		t := newTrimmer(lim, false, "attributes")
+		t.trim(s.Attributes, lim.MaxAttributes-recordLeaves)
+		if s.strict {
+			return nil, 0, &LimitError{Msg: t.cut.First}
+		}
+		s.addCut(t.cut)
+		p, err = s.proto(created, createdBy, lim)
+	}
+	switch {
+	case errors.Is(err, errTooBig):
+		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span encodes to more than TRACING_SPAN_MAX_BYTES (%d bytes)", lim.MaxBytes)}
+	case err != nil:
+		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span is over its limits once normalised: %v", err)}
+	}
+	if size = encodedSize(p); size > lim.MaxBytes {
+		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span encodes to about %d bytes, more than TRACING_SPAN_MAX_BYTES (%d bytes)", size, lim.MaxBytes)}
+	}
+	return p, size, nil
+}
+
+// encodedSize bounds p's protobuf size from above, cheaply (proto.Size is
+// a walk as costly as a good part of the marshalling): each string or
+// bytes field costs its length and at most 7 bytes of tag and length, each
+// nested message 7 more, the scalars 64 in all.
+func encodedSize(p *spanspb.Span) int {
+	const field = 7
+	n := 64 + len(p.AttributesJson) + field
+	for _, s := range [...]string{p.TraceId, p.SpanId, p.ParentId, p.TraceType, p.SpanType, p.SpanKind, p.SpanName,
+		p.StatusCode, p.StatusMessage, p.SessionId, p.UserId, p.AgentId, p.CreatedById} {
+		n += len(s) + field
+	}
+	for _, s := range p.AttrKeys {
+		n += len(s) + field
+	}
+	for _, s := range p.AttrValues {
+		n += len(s) + field
+	}
+	for _, e := range p.Events {
+		n += 3*field + 11 + len(e.Name) + len(e.AttributesJson)
+	}
+	for _, l := range p.Links {
+		n += 5*field + len(l.TraceId) + len(l.SpanId) + len(l.Key) + len(l.AttributesJson)
+	}
+	for _, r := range p.References {
+		n += 5*field + len(r.Key) + len(r.Id) + len(r.Slug) + len(r.Version)
+	}
+	for _, h := range p.Hashes {
+		n += 3*field + len(h.Id) + len(h.Key)
+	}
+	return n
+}
+
+// valid is s as a protobuf string must be: UTF-8. The fields it guards
+// come from attribute values, whose UTF-8 the encoder checks only where
+// it writes them.
+func valid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// Proto is s as it travels to the writer, without limits (tools and
+// benchmarks; ingest uses Normalizer.Encode).
 func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
-	attrs, keys, values, err := encodeAttributes(s.Attributes)
+	p, _ := s.proto(created, createdBy, nil)
+	return p
+}
+
+// proto encodes s; with lim, an error says the attributes are over a limit.
+func (s *Span) proto(created time.Time, createdBy string, lim *Limits) (*spanspb.Span, error) {
+	attrs, keys, values, err := encodeAttributes(s.Attributes, lim)
+	if errors.Is(err, errOverLimit) || errors.Is(err, errTooBig) {
+		return nil, err
+	}
 	if err != nil {
-		// What encoding/json refuses (NaN) was stored as no attributes.
+		// What encoding/json refuses (an infinite cost computed from huge
+		// token counts) is stored as no attributes JSON, with the leaves.
+		if lim != nil {
+			t := newTrimmer(lim, false, "attributes")
+			t.trim(s.Attributes, lim.MaxAttributes)
+			s.addCut(t.cut)
+		}
 		attrs = nil
 		keys, values = Flatten(s.Attributes)
 		for i, v := range values {
@@ -414,7 +546,7 @@ func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
 		TraceType: s.TraceType, SpanType: s.SpanType, SpanKind: s.SpanKind, SpanName: s.SpanName,
 		StartUnixMicro: s.Start.UnixMicro(), EndUnixMicro: s.End.UnixMicro(),
 		StatusCode: s.StatusCode, StatusMessage: s.StatusMessage,
-		SessionId: s.SessionID, UserId: s.UserID, AgentId: s.AgentID,
+		SessionId: valid(s.SessionID), UserId: valid(s.UserID), AgentId: valid(s.AgentID),
 		AttributesJson: attrs, AttrKeys: keys, AttrValues: values,
 		LinksSet: s.LinksSet, CreatedUnixMicro: created.UnixMicro(), CreatedById: createdBy,
 	}
@@ -427,13 +559,13 @@ func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
 		if len(l.Attributes) > 0 {
 			a, _ = marshalJSON(l.Attributes)
 		}
-		p.Links = append(p.Links, &spanspb.Link{TraceId: l.TraceID, SpanId: l.SpanID, Key: l.Key, AttributesJson: a})
+		p.Links = append(p.Links, &spanspb.Link{TraceId: l.TraceID, SpanId: l.SpanID, Key: valid(l.Key), AttributesJson: a})
 	}
 	for _, r := range s.References {
-		p.References = append(p.References, &spanspb.Reference{Key: r.Key, Id: r.ID, Slug: r.Slug, Version: r.Version})
+		p.References = append(p.References, &spanspb.Reference{Key: valid(r.Key), Id: valid(r.ID), Slug: valid(r.Slug), Version: valid(r.Version)})
 	}
 	for _, h := range s.Hashes {
-		p.Hashes = append(p.Hashes, &spanspb.Hash{Id: h.ID, Key: h.Key})
+		p.Hashes = append(p.Hashes, &spanspb.Hash{Id: h.ID, Key: valid(h.Key)})
 	}
-	return p
+	return p, nil
 }

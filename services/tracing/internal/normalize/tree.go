@@ -12,7 +12,15 @@ import (
 // nested input are equivalent; on conflict, an existing scalar blocks deeper
 // keys and a later scalar replaces an object (keys are applied in sorted
 // order so the result does not depend on map iteration).
-func Unflatten(in map[string]any) map[string]any {
+func Unflatten(in map[string]any) map[string]any { return unflatten(in, nil) }
+
+// padding bounds the null cells that list indexes in dotted keys create:
+// "a.1023.b.1023" makes two lists of 1024 cells from 13 bytes. A key that
+// would need more than left is dropped and counted. A nil *padding is no
+// bound.
+type padding struct{ left, dropped int }
+
+func unflatten(in map[string]any, pad *padding) map[string]any {
 	out := map[string]any{}
 	keys := make([]string, 0, len(in))
 	for k := range in {
@@ -22,16 +30,16 @@ func Unflatten(in map[string]any) map[string]any {
 	for _, k := range keys {
 		v := in[k]
 		if m, ok := v.(map[string]any); ok {
-			v = Unflatten(m)
+			v = unflatten(m, pad)
 		}
-		setPath(out, k, v)
+		setPath(out, k, v, pad)
 	}
 	return out
 }
 
 // setPath sets the dotted path in m to v. It walks the path in place
 // (cut at each dot) rather than splitting it: no slice per key.
-func setPath(m map[string]any, path string, v any) {
+func setPath(m map[string]any, path string, v any, pad *padding) {
 	head, rest, deeper := strings.Cut(path, ".")
 	if !deeper {
 		if old, ok := m[head].(map[string]any); ok {
@@ -47,9 +55,16 @@ func setPath(m map[string]any, path string, v any) {
 	seg, after, more := strings.Cut(rest, ".")
 	switch n := next.(type) {
 	case map[string]any:
-		setPath(n, rest, v)
+		setPath(n, rest, v, pad)
 	case []any:
 		if i, ok := listIndex(seg); ok {
+			if gap := i - len(n); gap > 0 && pad != nil {
+				if gap > pad.left {
+					pad.dropped++
+					return
+				}
+				pad.left -= gap
+			}
 			for len(n) <= i {
 				n = append(n, nil)
 			}
@@ -61,7 +76,7 @@ func setPath(m map[string]any, path string, v any) {
 					child = map[string]any{}
 					n[i] = child
 				}
-				setPath(child, after, v)
+				setPath(child, after, v, pad)
 			}
 			m[head] = n
 		}
@@ -69,14 +84,18 @@ func setPath(m map[string]any, path string, v any) {
 		if exists && next != nil {
 			return // an existing scalar blocks deeper keys
 		}
-		if _, ok := listIndex(seg); ok {
+		if i, ok := listIndex(seg); ok {
+			if pad != nil && i > pad.left {
+				pad.dropped++ // before the list exists: no empty list left behind
+				return
+			}
 			m[head] = []any{}
-			setPath(m, path, v)
+			setPath(m, path, v, pad)
 			return
 		}
 		child := map[string]any{}
 		m[head] = child
-		setPath(child, rest, v)
+		setPath(child, rest, v, pad)
 	}
 }
 

@@ -1,8 +1,10 @@
 package otlpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -14,6 +16,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -21,6 +26,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/chspans"
@@ -39,10 +47,17 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
 
-// TestOTelSDKExporters sends traces with the real OpenTelemetry Go SDK
-// exporters to the OTLP ports and reads them back through the query API,
-// normalised.
-func TestOTelSDKExporters(t *testing.T) {
+// otlpStack is the OTLP ports over real PostgreSQL (API keys), NATS,
+// ClickHouse and the writer.
+type otlpStack struct {
+	h        *httpapi.Handler
+	project  uuid.UUID
+	key      string // "ApiKey ..."
+	httpURL  string // the OTLP/HTTP server (port 4318's routes)
+	grpcAddr string
+}
+
+func newOTLPStack(t *testing.T) *otlpStack {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -89,12 +104,20 @@ func TestOTelSDKExporters(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- grpcSrv.Serve(gctx, ln) }()
 	t.Cleanup(func() { stop(); <-done })
+	return &otlpStack{h: h, project: project, key: "ApiKey " + key.String(), httpURL: hs.URL, grpcAddr: ln.Addr().String()}
+}
 
-	auth := map[string]string{"Authorization": "ApiKey " + key.String()}
-	httpExp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(hs.URL+"/v1/traces"), otlptracehttp.WithHeaders(auth))
+// TestOTelSDKExporters sends traces with the real OpenTelemetry Go SDK
+// exporters to the OTLP ports and reads them back through the query API,
+// normalised.
+func TestOTelSDKExporters(t *testing.T) {
+	ctx := context.Background()
+	st := newOTLPStack(t)
+	auth := map[string]string{"Authorization": st.key}
+	httpExp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(st.httpURL+"/v1/traces"), otlptracehttp.WithHeaders(auth))
 	require.NoError(t, err)
-	grpcExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(ln.Addr().String()), otlptracegrpc.WithInsecure(),
-		otlptracegrpc.WithHeaders(map[string]string{"authorization": "ApiKey " + key.String()}))
+	grpcExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(st.grpcAddr), otlptracegrpc.WithInsecure(),
+		otlptracegrpc.WithHeaders(map[string]string{"authorization": st.key}))
 	require.NoError(t, err)
 
 	send := func(exp sdktrace.SpanExporter, name string) string {
@@ -118,7 +141,7 @@ func TestOTelSDKExporters(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			var trace map[string]any
 			require.Eventually(t, func() bool {
-				trace = fetch(t, h, project, id)
+				trace = fetch(t, st.h, st.project, id)
 				return trace != nil
 			}, 30*time.Second, 50*time.Millisecond)
 			root := trace["spans"].(map[string]any)["via-"+via].(map[string]any)
@@ -132,13 +155,13 @@ func TestOTelSDKExporters(t *testing.T) {
 	}
 
 	// A wrong key is refused on both ports.
-	req, _ := http.NewRequest("POST", hs.URL+"/v1/traces", nil)
+	req, _ := http.NewRequest("POST", st.httpURL+"/v1/traces", nil)
 	req.Header.Set("Authorization", "ApiKey nope")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	badExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(ln.Addr().String()), otlptracegrpc.WithInsecure(),
+	badExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(st.grpcAddr), otlptracegrpc.WithInsecure(),
 		otlptracegrpc.WithHeaders(map[string]string{"authorization": "ApiKey nope"}), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider()
@@ -165,4 +188,60 @@ func fetch(t *testing.T, h *httpapi.Handler, project uuid.UUID, id string) map[s
 		return nil
 	}
 	return out["trace"].(map[string]any)
+}
+
+// TestInvalidUTF8OnBothPorts: protobuf strings must be UTF-8, and a span
+// name or attribute with invalid bytes failed the whole request (500 on
+// HTTP, Internal on gRPC). The bytes are replaced with U+FFFD and every
+// span of the request is stored.
+func TestInvalidUTF8OnBothPorts(t *testing.T) {
+	st := newOTLPStack(t)
+	request := func(tid byte) ptraceotlp.ExportRequest {
+		td := ptrace.NewTraces()
+		spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		now := time.Now()
+		for i, name := range []string{"fine", "caf\xe9"} {
+			sp := spans.AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{tid, 1})
+			sp.SetSpanID(pcommon.SpanID{tid, byte(i + 1)})
+			sp.SetName(name)
+			sp.Attributes().PutStr("note", "x\xffy")
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+		}
+		return ptraceotlp.NewExportRequestFromTraces(td)
+	}
+	readBack := func(t *testing.T, tid byte) {
+		var trace map[string]any
+		require.Eventually(t, func() bool {
+			trace = fetch(t, st.h, st.project, fmt.Sprintf("%02x01%028d", tid, 0))
+			return trace != nil && len(trace["spans"].(map[string]any)) == 2
+		}, 30*time.Second, 50*time.Millisecond)
+		sp := trace["spans"].(map[string]any)["caf\ufffd"].(map[string]any)
+		assert.Equal(t, "x\ufffdy", sp["attributes"].(map[string]any)["note"])
+	}
+	t.Run("http", func(t *testing.T) {
+		body, err := request(0xa1).MarshalProto()
+		require.NoError(t, err)
+		req, err := http.NewRequest("POST", st.httpURL+"/v1/traces", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", st.key)
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+		readBack(t, 0xa1)
+	})
+	t.Run("grpc", func(t *testing.T) {
+		conn, err := grpc.NewClient(st.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		defer conn.Close()
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", st.key)
+		resp, err := ptraceotlp.NewGRPCClient(conn).Export(ctx, request(0xa2))
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), resp.PartialSuccess().RejectedSpans())
+		readBack(t, 0xa2)
+	})
 }

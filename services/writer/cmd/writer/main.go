@@ -19,7 +19,7 @@ import (
 
 // Config is the writer's configuration, read from WRITER_* variables.
 type Config struct {
-	Addr string `default:"127.0.0.1:8084" desc:"listen address of /health, /ready and /metrics"`
+	Addr      string `default:"127.0.0.1:8084" desc:"listen address of /health, /ready and /metrics"`
 	PprofAddr string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
 	writer.Config
 	Retention  chstore.RetentionConfig

@@ -209,3 +209,16 @@ func TestPoisonBatchGoesToDeadLetter(t *testing.T) {
 		return err == nil && info.State.Msgs == 1
 	}, 30*time.Second, 50*time.Millisecond)
 }
+
+// TestLargeSpansFlushByBytes: with large spans, the rows of one insert can
+// be far more bytes than the writer should hold; a batch is inserted once
+// its decoded bytes reach WRITER_BATCH_BYTES, whatever its rows.
+func TestLargeSpansFlushByBytes(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, chtest.NewURL(t), "WRITER_BATCH_ROWS=1000000", "WRITER_FLUSH_INTERVAL=10m", "WRITER_BATCH_BYTES=1048576")
+	for i := 0; i < 20; i++ {
+		p.send(t, 100) // ~75 KB each
+	}
+	require.Eventually(t, func() bool { f, _ := p.counts(t); return f >= 1000 }, 30*time.Second, 50*time.Millisecond,
+		"no insert before the rows or the interval: %s", p.writer.Log())
+}

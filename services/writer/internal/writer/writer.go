@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/model"
@@ -23,6 +24,7 @@ import (
 // Config tunes batching and retries. Variables: WRITER_*.
 type Config struct {
 	BatchRows     int           `split_words:"true" default:"20000" desc:"rows that make an insert; a smaller batch is flushed after WRITER_FLUSH_INTERVAL"`
+	BatchBytes    int           `split_words:"true" default:"67108864" desc:"decoded bytes of span batches that make an insert even below WRITER_BATCH_ROWS: spans may be up to TRACING_SPAN_MAX_BYTES each, so rows alone do not bound the writer's memory"`
 	FlushInterval time.Duration `split_words:"true" default:"1s" desc:"longest a fetched span waits before it is inserted"`
 	Inserters     int           `default:"2" desc:"inserts in flight at once"`
 	AckWait       time.Duration `split_words:"true" default:"30s" desc:"how long JetStream waits for an ack before redelivering a batch (e.g. after a crash)"`
@@ -117,13 +119,13 @@ func (w *Writer) Run(ctx context.Context) error {
 	}()
 
 	var pending []item
-	rows := 0
+	rows, size := 0, 0
 	var first time.Time
 	flush := func() {
 		if len(pending) > 0 {
 			work <- pending
 		}
-		pending, rows = nil, 0
+		pending, rows, size = nil, 0, 0
 	}
 	go func() { <-ctx.Done(); it.Stop() }()
 	for {
@@ -157,7 +159,8 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 		pending = append(pending, item{msg: msg, batch: b})
 		rows += len(b.Spans)
-		if rows >= w.cfg.BatchRows {
+		size += proto.Size(b)
+		if rows >= w.cfg.BatchRows || w.cfg.BatchBytes > 0 && size >= w.cfg.BatchBytes {
 			flush()
 		}
 	}

@@ -1,0 +1,22 @@
+package normalize_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/services/tracing/internal/normalize"
+)
+
+func TestLimitsValidate(t *testing.T) {
+	assert.NoError(t, normalize.DefaultLimits.Validate())
+	assert.NoError(t, normalize.Limits{}.Validate(), "zero fields take the defaults")
+	for name, l := range map[string]normalize.Limits{
+		"depth too small for the canonical ag paths": {MaxDepth: 4},
+		"attributes too few for the derived fields":  {MaxAttributes: 8},
+		"a span larger than a message carries":       {MaxBytes: model.MaxBatchBytes + 1},
+	} {
+		assert.Error(t, l.Validate(), name)
+	}
+}
