@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 )
@@ -156,6 +157,28 @@ func TestByteLimitStopsReading(t *testing.T) {
 	_, err = ReadJSON(cr, Limits{MaxBytes: 1000})
 	requireErr(t, err, errs.TooLarge, "testsets.too_large", "limit of 1000 bytes")
 	assert.LessOrEqual(t, cr.n, int64(1001))
+}
+
+// A wide header with a single row must not cost a slab of 256 rows of
+// that width: a 59 KB file with a 10,000-column header allocated 84 MB (a
+// 689 KB one, 847 MB), which a few concurrent uploads turn into an OOM.
+func TestReadCSVWideHeaderAllocatesPerRow(t *testing.T) {
+	var b strings.Builder
+	for i := range 10000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "c%d", i)
+	}
+	b.WriteString("\n1\n")
+	in := b.String()
+	var rows []testcases.Row
+	var err error
+	got := fuzzbound.Alloc(func() { rows, err = ReadCSV(strings.NewReader(in), noLimits) })
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.Len(t, rows[0].Data.Members, 10000)
+	assert.LessOrEqual(t, got, uint64(64*len(in)+(1<<20)), "bytes allocated for a %d-byte file", len(in))
 }
 
 type failingReader struct{}
