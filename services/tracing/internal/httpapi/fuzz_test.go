@@ -117,7 +117,7 @@ func FuzzIngestHTTP(f *testing.F) {
 		"PUT /api/traces/0af7651916cd43dd8448eb211c80319c": {`{"trace":{"spans":{"root":{"span_id":"` + sid + `"}}}}`},
 		"POST /api/simple/traces": {
 			`{"trace":{"origin":"human","kind":"adhoc","channel":"api","tags":{"team":"qa"},"meta":{"m":1},"data":{"outputs":{"score":1}},"links":{"invocation":{"trace_id":"` + tid + `","span_id":"` + sid + `"}}}}`,
-			`{"trace":{"links":"str"}}`, `{"trace":"str"}`, `{"trace":{"data":{"outputs":"a\u0000"}}}`,
+			`{"trace":{"links":"str"}}`, `{"trace":"str"}`, `{"trace":{"data":{"outputs":"a\u0000"}}}`, `{"trace":{"data":{"outputs":"x"},"links":[]}}`,
 		},
 		"POST /api/annotations": {`{"annotation":{"data":{"outputs":{"score":0.5}},"references":{"evaluator":{"slug":"exact-match"}},"links":{"invocation":{"trace_id":"` + tid + `","span_id":"` + sid + `"}}}}`, `{"annotation":{"links":"str"}}`},
 		"POST /api/invocations": {`{"invocation":{"data":{"inputs":{"q":"x"},"outputs":"y"},"references":{"application":{"slug":"app"}}}}`},
@@ -148,11 +148,56 @@ func FuzzIngestHTTP(f *testing.F) {
 		if res.status >= 300 {
 			return
 		}
-		if r.path == "/api/spans/ingest" {
+		switch {
+		case r.path == "/api/spans/ingest":
 			requireCounted(t, body, res)
+		case r.path == "/api/traces/ingest":
+			requireTracesTyped(t, body, res)
+		case strings.HasPrefix(r.path, "/api/simple/") || strings.HasPrefix(r.path, "/api/annotations") || strings.HasPrefix(r.path, "/api/invocations"):
+			requireLinksTyped(t, body, res)
 		}
 		drainReadable(t, cons)
 	})
+}
+
+// requireTracesTyped checks a 2xx of /traces/ingest: a trace whose "spans"
+// is not an object was refused or listed as rejected, not silently skipped.
+func requireTracesTyped(t *testing.T, body []byte, res response) {
+	t.Helper()
+	var in struct {
+		Traces []any `json:"traces"`
+	}
+	if json.Unmarshal(body, &in) != nil {
+		return
+	}
+	var out struct {
+		Rejected []json.RawMessage `json:"rejected"`
+	}
+	_ = json.Unmarshal(res.body, &out)
+	for i, tr := range in.Traces {
+		m, _ := tr.(map[string]any)
+		if sp, ok := m["spans"]; ok {
+			if _, isObj := sp.(map[string]any); !isObj && len(out.Rejected) == 0 {
+				t.Fatalf("answered %d although traces[%d].spans is %T, and rejected nothing: %s", res.status, i, sp, res.body)
+			}
+		}
+	}
+}
+
+// requireLinksTyped checks a 2xx of a simple trace, annotation or
+// invocation: links that are neither an object nor a list are refused.
+func requireLinksTyped(t *testing.T, body []byte, res response) {
+	t.Helper()
+	var in map[string]map[string]any
+	if json.Unmarshal(body, &in) != nil {
+		return
+	}
+	for key, item := range in {
+		switch l := item["links"].(type) {
+		case string, float64, bool:
+			t.Fatalf("answered %d although %s.links is %T: %s", res.status, key, l, res.body)
+		}
+	}
 }
 
 // requireCounted checks a 2xx of /spans/ingest against the flat body: its
@@ -250,7 +295,7 @@ func FuzzQueryHTTP(f *testing.F) {
 	f.Add("POST /api/traces/query", []byte(`{"filtering":`+filters[0]+`,"windowing":{"limit":2}}`))
 	f.Add("POST /api/traces/query", []byte(`{"filtering":`+filters[3]+`,"windowing":{"limit":2}}`))
 	for _, s := range []struct{ route, body string }{
-		{"POST /api/spans/query", `{"windowing":{"limit":-1}}`},
+		{"POST /api/spans/query", `{"windowing":{"limit":0}}`},
 		{"POST /api/spans/query", `{"windowing":{"next":"not-a-cursor","limit":1}}`},
 		{"POST /api/spans/query", `{"windowing":{"oldest":"2024-01-01T00:00:00Z","newest":12345,"order":"ascending","interval":60}}`},
 		{"POST /api/spans/query", `{"query_ref":{"slug":"saved"},"windowing":{"limit":1}}`},
@@ -282,5 +327,29 @@ func FuzzQueryHTTP(f *testing.F) {
 		var res response
 		httpBound.Check(t, len(body), func() { res = s.send(t, r, body) })
 		requireAnswer(t, r, body, res)
+		if res.status < 300 && (r.path == "/api/spans/query" || r.path == "/api/traces/query") {
+			requireWindowingTyped(t, body, res)
+		}
 	})
+}
+
+// requireWindowingTyped checks a 2xx of /spans/query or /traces/query: a
+// negative limit or a next that is not a string is refused, not read as
+// something else.
+func requireWindowingTyped(t *testing.T, body []byte, res response) {
+	t.Helper()
+	var in struct {
+		Windowing map[string]any `json:"windowing"`
+	}
+	if json.Unmarshal(body, &in) != nil || in.Windowing == nil {
+		return
+	}
+	if l, ok := in.Windowing["limit"].(float64); ok && l < 0 {
+		t.Fatalf("answered %d to windowing.limit %v: %.200s", res.status, l, res.body)
+	}
+	if n, ok := in.Windowing["next"]; ok && n != nil {
+		if _, isStr := n.(string); !isStr {
+			t.Fatalf("answered %d to windowing.next of type %T: %.200s", res.status, n, res.body)
+		}
+	}
 }
