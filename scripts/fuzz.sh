@@ -10,6 +10,10 @@
 #                     (pkg/testutil/fuzzbound; default 2048)
 #   FUZZ_VMEM_MB      address-space cap of each fuzzing process, the backstop
 #                     for a single huge allocation (default 16384; 0: none)
+# -fuzztime counts from the start, so a target that first starts servers
+# gets the setup time below on top (its workers each start a stack); a run
+# that never got past the baseline of its seed corpus fails, so a slow setup
+# cannot turn the stage into a pass that fuzzed nothing.
 # A failing input is written by go test under the package's
 # testdata/fuzz/<FuzzName>/; `go test -run '<FuzzName>/<file>' ./<pkg>`
 # replays it. The seed corpora there and the f.Add seeds also run as ordinary
@@ -26,6 +30,24 @@ if [ -z "${TEST_POSTGRES_URL:-}" ] || [ -z "${TEST_CLICKHOUSE_URL:-}" ]; then
 fi
 parallel=()
 [ -n "${FUZZ_PARALLEL:-}" ] && parallel=(-parallel "$FUZZ_PARALLEL")
+declare -A setup=(
+  [FuzzIngestHTTP]=10     # embedded NATS, a ClickHouse database
+  [FuzzQueryHTTP]=30      # + the writer and registry binaries, seed spans written
+  [FuzzRegistryBodies]=15 # a PostgreSQL database, fixtures, ~330 seeds
+)
+
+# seconds converts go durations such as 8s, 1m30s, 10m, 1h.
+seconds() {
+  local d=$1 s=0 n
+  while [[ $d =~ ^([0-9]+)([hms])(.*)$ ]]; do
+    n=${BASH_REMATCH[1]}
+    case ${BASH_REMATCH[2]} in h) s=$((s + n * 3600)) ;; m) s=$((s + n * 60)) ;; s) s=$((s + n)) ;; esac
+    d=${BASH_REMATCH[3]}
+  done
+  [ -z "$d" ] || { echo "fuzz.sh: cannot read duration $1" >&2; exit 2; }
+  echo "$s"
+}
+base=$(seconds "$t")
 
 targets=()
 while IFS= read -r f; do
@@ -37,13 +59,18 @@ done < <(grep -rl --include='*_test.go' '^func Fuzz' pkg services | sort)
 failed=() summary=()
 for target in "${targets[@]}"; do
   read -r dir fn <<<"$target"
-  echo "==> $dir $fn ($t)"
+  ft=$((base + ${setup[$fn]:-0}))s
+  echo "==> $dir $fn ($ft)"
   log=$(mktemp)
   (
     [ "$vmem" != 0 ] && ulimit -v $((vmem * 1024))
-    go test -run '^$' -fuzz "^$fn\$" -fuzztime "$t" "${parallel[@]}" "./$dir"
+    go test -run '^$' -fuzz "^$fn\$" -fuzztime "$ft" "${parallel[@]}" "./$dir"
   ) 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ] && ! grep -q 'now fuzzing with' "$log"; then
+    echo "fuzz.sh: $fn never got past its baseline in $ft: raise its setup time in scripts/fuzz.sh" >&2
+    rc=1
+  fi
   # The last progress line: total execs over the whole run.
   rate=$(grep -o 'elapsed: [0-9hms.]*, execs: [0-9]*' "$log" | tail -n 1 |
     awk -F'[ ,]+' '{t=$2; s=0; if (t ~ /h/) {split(t,a,"h"); s+=a[1]*3600; t=a[2]} if (t ~ /m/) {split(t,a,"m"); s+=a[1]*60; t=a[2]} sub("s","",t); s+=t; if (s>0) printf "%d execs in %ds (%d/s)", $4, s, $4/s}')
