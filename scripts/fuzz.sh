@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the repository, one at a time, each for the given
 # time (default 30s), and fails when any target finds an input that breaks it.
-#   scripts/fuzz.sh 8s          the short stage `make test` runs
+#   scripts/fuzz.sh 6s          the short stage `make test` runs
 #   scripts/fuzz.sh 10m         a long local or nightly run (`make fuzz FUZZTIME=10m`)
 # Environment:
 #   FUZZ_TARGETS      regexp of target names to run (default: all)
@@ -10,6 +10,9 @@
 #                     (pkg/testutil/fuzzbound; default 2048)
 #   FUZZ_VMEM_MB      address-space cap of each fuzzing process, the backstop
 #                     for a single huge allocation (default 16384; 0: none)
+#   FUZZ_MINIMIZE     -fuzzminimizetime (default 1s for runs under a minute,
+#                     else 10s): go's 60s default spends a short run, and the
+#                     HTTP targets' long ones, minimising instead of fuzzing
 # -fuzztime counts from the start, so a target that first starts servers
 # gets the setup time below on top (its workers each start a stack); a run
 # that never got past the baseline of its seed corpus fails, so a slow setup
@@ -31,9 +34,9 @@ fi
 parallel=()
 [ -n "${FUZZ_PARALLEL:-}" ] && parallel=(-parallel "$FUZZ_PARALLEL")
 declare -A setup=(
-  [FuzzIngestHTTP]=10     # embedded NATS, a ClickHouse database
-  [FuzzQueryHTTP]=30      # + the writer and registry binaries, seed spans written
-  [FuzzRegistryBodies]=15 # a PostgreSQL database, fixtures, ~330 seeds
+  [FuzzIngestHTTP]=5      # embedded NATS, a ClickHouse database
+  [FuzzQueryHTTP]=15      # + the writer and registry binaries, seed spans written
+  [FuzzRegistryBodies]=12 # a PostgreSQL database, fixtures, ~330 seeds
 )
 
 # seconds converts go durations such as 8s, 1m30s, 10m, 1h.
@@ -48,6 +51,7 @@ seconds() {
   echo "$s"
 }
 base=$(seconds "$t")
+minimize=${FUZZ_MINIMIZE:-$([ "$base" -lt 60 ] && echo 1s || echo 10s)}
 
 targets=()
 while IFS= read -r f; do
@@ -64,7 +68,7 @@ for target in "${targets[@]}"; do
   log=$(mktemp)
   (
     [ "$vmem" != 0 ] && ulimit -v $((vmem * 1024))
-    go test -run '^$' -fuzz "^$fn\$" -fuzztime "$ft" "${parallel[@]}" "./$dir"
+    go test -run '^$' -fuzz "^$fn\$" -fuzztime "$ft" -fuzzminimizetime "$minimize" "${parallel[@]}" "./$dir"
   ) 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   if [ "$rc" -eq 0 ] && ! grep -q 'now fuzzing with' "$log"; then
