@@ -3,6 +3,8 @@ SHELL := /bin/bash
 MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer
 SERVICES := gateway registry runtime tracing writer
 TEST_FLAGS ?= -race -count=1 -timeout 15m
+# Each fuzz target runs this long after the tests (scripts/fuzz.sh); 0 skips.
+TEST_FUZZTIME ?= 6s
 
 .DEFAULT_GOAL := help
 
@@ -18,8 +20,9 @@ down: ## stop what `make up` started
 deps-up: ## start PostgreSQL, ClickHouse and NATS only (data in .run/)
 	@scripts/deps.sh up
 
-test: deps-up ## start the dependencies and run go test -race over every module
+test: deps-up ## start the dependencies, run go test -race over every module, then every fuzz target for TEST_FUZZTIME
 	@eval "$$(scripts/deps.sh env)" && go test $(TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(MODULES)))
+	@if [ "$(TEST_FUZZTIME)" != 0 ]; then eval "$$(scripts/deps.sh env)" && scripts/fuzz.sh $(TEST_FUZZTIME); fi
 
 build: ## build the five binaries into bin/
 	@for s in $(SERVICES); do go build -trimpath -o bin/$$s ./services/$$s/cmd/$$s || exit 1; done
@@ -36,7 +39,7 @@ tidy: ## go mod tidy per module, then go work sync
 config-docs: ## print every service's environment variables as Markdown tables
 	@for s in $(SERVICES); do echo "### $$s"; echo; echo '| variable | default | meaning |'; echo '|---|---|---|'; go run ./services/$$s/cmd/$$s env; echo; done
 
-fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+fuzz: deps-up ## run each fuzz target for FUZZTIME (default 30s; FUZZ_TARGETS=regexp picks some)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
 
 .PHONY: help up down deps-up test build vet fmt tidy config-docs fuzz

@@ -1,12 +1,97 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for the given time (default 30s) each.
-set -euo pipefail
+# Runs every fuzz target of the repository, one at a time, each for the given
+# time (default 30s), and fails when any target finds an input that breaks it.
+#   scripts/fuzz.sh 6s          the short stage `make test` runs
+#   scripts/fuzz.sh 10m         a long local or nightly run (`make fuzz FUZZTIME=10m`)
+# Environment:
+#   FUZZ_TARGETS      regexp of target names to run (default: all)
+#   FUZZ_PARALLEL     fuzzing workers per target (default: go's, GOMAXPROCS)
+#   FUZZ_MAX_HEAP_MB  live heap one input may reach before the worker panics
+#                     (pkg/testutil/fuzzbound; default 2048)
+#   FUZZ_VMEM_MB      address-space cap of each fuzzing process, the backstop
+#                     for a single huge allocation (default 16384; 0: none)
+#   FUZZ_MINIMIZE     -fuzzminimizetime (default 1s for runs under a minute,
+#                     else 10s): go's 60s default spends a short run, and the
+#                     HTTP targets' long ones, minimising instead of fuzzing
+# -fuzztime counts from the start, so a target that first starts servers
+# gets the setup time below on top (its workers each start a stack); a run
+# that never got past the baseline of its seed corpus fails, so a slow setup
+# cannot turn the stage into a pass that fuzzed nothing.
+# A failing input is written by go test under the package's
+# testdata/fuzz/<FuzzName>/; `go test -run '<FuzzName>/<file>' ./<pkg>`
+# replays it. The seed corpora there and the f.Add seeds also run as ordinary
+# tests in every `go test`.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 t=${1:-30s}
-grep -rl --include='*_test.go' '^func Fuzz' pkg services | while read -r f; do
-  dir=$(dirname "$f")
-  for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
-    echo "==> $dir $fn"
-    go test -run '^$' -fuzz "^$fn\$" -fuzztime "$t" "./$dir"
+filter=${FUZZ_TARGETS:-.}
+export FUZZ_MAX_HEAP_MB=${FUZZ_MAX_HEAP_MB:-2048}
+vmem=${FUZZ_VMEM_MB:-16384}
+# The HTTP targets talk to the PostgreSQL and ClickHouse that deps.sh runs.
+if [ -z "${TEST_POSTGRES_URL:-}" ] || [ -z "${TEST_CLICKHOUSE_URL:-}" ]; then
+  eval "$(scripts/deps.sh env)"
+fi
+parallel=()
+[ -n "${FUZZ_PARALLEL:-}" ] && parallel=(-parallel "$FUZZ_PARALLEL")
+declare -A setup=(
+  [FuzzIngestHTTP]=5      # embedded NATS, a ClickHouse database
+  [FuzzQueryHTTP]=15      # + the writer and registry binaries, seed spans written
+  [FuzzRegistryBodies]=12 # a PostgreSQL database, fixtures, ~330 seeds
+)
+
+# seconds converts go durations such as 8s, 1m30s, 10m, 1h.
+seconds() {
+  local d=$1 s=0 n
+  while [[ $d =~ ^([0-9]+)([hms])(.*)$ ]]; do
+    n=${BASH_REMATCH[1]}
+    case ${BASH_REMATCH[2]} in h) s=$((s + n * 3600)) ;; m) s=$((s + n * 60)) ;; s) s=$((s + n)) ;; esac
+    d=${BASH_REMATCH[3]}
   done
+  [ -z "$d" ] || { echo "fuzz.sh: cannot read duration $1" >&2; exit 2; }
+  echo "$s"
+}
+base=$(seconds "$t")
+minimize=${FUZZ_MINIMIZE:-$([ "$base" -lt 60 ] && echo 1s || echo 10s)}
+
+targets=()
+while IFS= read -r f; do
+  for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
+    [[ $fn =~ $filter ]] && targets+=("$(dirname "$f") $fn")
+  done
+done < <(grep -rl --include='*_test.go' '^func Fuzz' pkg services | sort)
+
+failed=() summary=()
+for target in "${targets[@]}"; do
+  read -r dir fn <<<"$target"
+  ft=$((base + ${setup[$fn]:-0}))s
+  echo "==> $dir $fn ($ft)"
+  log=$(mktemp)
+  (
+    [ "$vmem" != 0 ] && ulimit -v $((vmem * 1024))
+    go test -run '^$' -fuzz "^$fn\$" -fuzztime "$ft" -fuzzminimizetime "$minimize" "${parallel[@]}" "./$dir"
+  ) 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ] && ! grep -q 'now fuzzing with' "$log"; then
+    echo "fuzz.sh: $fn never got past its baseline in $ft: raise its setup time in scripts/fuzz.sh" >&2
+    rc=1
+  fi
+  # The last progress line: total execs over the whole run.
+  rate=$(grep -o 'elapsed: [0-9hms.]*, execs: [0-9]*' "$log" | tail -n 1 |
+    awk -F'[ ,]+' '{t=$2; s=0; if (t ~ /h/) {split(t,a,"h"); s+=a[1]*3600; t=a[2]} if (t ~ /m/) {split(t,a,"m"); s+=a[1]*60; t=a[2]} sub("s","",t); s+=t; if (s>0) printf "%d execs in %ds (%d/s)", $4, s, $4/s}')
+  rm -f "$log"
+  if [ "$rc" -ne 0 ]; then
+    failed+=("$dir $fn")
+    summary+=("FAIL $fn ${rate:-}")
+  else
+    summary+=("ok   $fn ${rate:-}")
+  fi
 done
+
+echo
+echo "fuzz summary ($t each):"
+printf '  %s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: ${#failed[@]} target(s) found failing inputs (see testdata/fuzz/ in their packages):" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi

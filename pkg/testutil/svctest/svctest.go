@@ -112,6 +112,8 @@ func (s *Service) Restart() {
 	cmd := exec.Command(Binary(s.t, s.opts.Pkg))
 	cmd.Env = s.env
 	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.SysProcAttr = childAttr()
+	closeInheritedOnExec()
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("svctest: start %s: %v", s.opts.Pkg, err)
 	}

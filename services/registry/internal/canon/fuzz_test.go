@@ -3,11 +3,17 @@ package canon
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 )
+
+// canonBound: parsing and both encodings allocate a few times the input.
+var canonBound = fuzzbound.Bound{PerByte: 256, Fixed: 1 << 20}
 
 // FuzzCanonical checks that parsing never panics, that the parser accepts
 // exactly what encoding/json accepts, and that canonical and compact output
-// are fixed points: re-parsing either yields the same canonical bytes.
+// are fixed points: re-parsing either yields the same canonical bytes; and
+// that parsing and encoding allocate linearly in the input.
 func FuzzCanonical(f *testing.F) {
 	for _, s := range []string{
 		`{"question":"2+2?","answer":"4"}`,
@@ -21,6 +27,13 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		canonBound.Check(t, len(in), func() {
+			v, err := Parse(in)
+			if err == nil {
+				AppendCanonical(nil, v)
+				AppendCompact(nil, v)
+			}
+		})
 		v, err := Parse(in)
 		if (err == nil) != json.Valid(in) {
 			t.Fatalf("Parse error %v, json.Valid %v for %q", err, json.Valid(in), in)

@@ -39,7 +39,7 @@ type server struct {
 	pool    *pgxpool.Pool // the server's database, for tests that need a second connection
 }
 
-func newServer(t *testing.T, limits ...tcfile.Limits) *server {
+func newServer(t testing.TB, limits ...tcfile.Limits) *server {
 	t.Helper()
 	lim := tcfile.Limits{MaxRows: 100000, MaxBytes: 100 << 20}
 	if len(limits) > 0 {
@@ -49,7 +49,7 @@ func newServer(t *testing.T, limits ...tcfile.Limits) *server {
 }
 
 // newServerWith is newServer with store options (the commit lock timeout).
-func newServerWith(t *testing.T, lim tcfile.Limits, opts ...pgstore.Option) *server {
+func newServerWith(t testing.TB, lim tcfile.Limits, opts ...pgstore.Option) *server {
 	t.Helper()
 	pool := pgtest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

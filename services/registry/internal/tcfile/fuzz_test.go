@@ -2,11 +2,13 @@ package tcfile
 
 import (
 	"bytes"
+	"regexp"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 )
@@ -15,15 +17,30 @@ var fuzzLimits = Limits{MaxRows: 1000, MaxBytes: 1 << 20}
 
 var fuzzSet = uuid.MustParse("0190f0a0-0000-7000-8000-000000000001")
 
-// checkErr fails unless err is a client error this package documents.
-func checkErr(t *testing.T, err error) {
+// fileBound is the allocation budget of one import: the parsed rows are a
+// few times the file, never the file times its width.
+var fileBound = fuzzbound.Bound{PerByte: 512, Fixed: 2 << 20}
+
+// Where a malformed file is wrong, as the package documents: the CSV line,
+// the JSON item or byte offset, or the file as a whole.
+var (
+	csvWhere  = regexp.MustCompile(`^(line \d+|the file is empty)`)
+	jsonWhere = regexp.MustCompile(`^(item \d+|invalid JSON near byte offset \d+|unexpected end of file|at the end of the array|after the array|unexpected data after the array at byte offset \d+|the file is empty|the top-level value must be an array)`)
+)
+
+// checkErr fails unless err is a client error this package documents: 413
+// naming the limit, or 400 whose message starts with where the file is bad.
+func checkErr(t *testing.T, err error, where *regexp.Regexp) {
 	t.Helper()
 	e, ok := err.(*errs.Error)
 	if !ok {
 		t.Fatalf("error is %T, not *errs.Error: %v", err, err)
 	}
-	if e.Kind != errs.Invalid && e.Kind != errs.TooLarge {
-		t.Fatalf("unexpected kind %v: %v", e.Kind, e)
+	switch {
+	case e.Kind == errs.TooLarge:
+	case e.Kind == errs.Invalid && e.Code == "testsets.bad_file" && where.MatchString(e.Msg):
+	default:
+		t.Fatalf("unexpected error (kind %v, code %s), or it does not say where the file is bad: %q", e.Kind, e.Code, e.Msg)
 	}
 }
 
@@ -34,15 +51,18 @@ func canonStr(o *canon.Object) string {
 	return string(canon.AppendCanonical(nil, o))
 }
 
-// FuzzReadCSV: never panics; fails only with a documented *errs.Error; a
-// parsed file exports and re-imports with the same rows, ids and metadata.
+// FuzzReadCSV: never panics; fails only with a documented *errs.Error that
+// names the line; allocates linearly in the file; a parsed file exports and
+// re-imports with the same rows, ids and metadata.
 func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("a,b\n1,2\n"))
 	f.Add([]byte("\xef\xbb\xbfa\n\"x\ny\"\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		rows, err := ReadCSV(bytes.NewReader(in), fuzzLimits)
+		var rows []testcases.Row
+		var err error
+		fileBound.Check(t, len(in), func() { rows, err = ReadCSV(bytes.NewReader(in), fuzzLimits) })
 		if err != nil {
-			checkErr(t, err)
+			checkErr(t, err, csvWhere)
 			return
 		}
 		for _, r := range rows {
@@ -81,15 +101,18 @@ func FuzzReadCSV(f *testing.F) {
 	})
 }
 
-// FuzzReadJSON: never panics; fails only with a documented *errs.Error; a
-// parsed file exports and re-imports with identical data and metadata.
+// FuzzReadJSON: never panics; fails only with a documented *errs.Error that
+// names the item or offset; allocates linearly in the file; a parsed file
+// exports and re-imports with identical data and metadata.
 func FuzzReadJSON(f *testing.F) {
 	f.Add([]byte(`[{"a":1}]`))
 	f.Add([]byte(`[{"__id__":"x","__dedup_id__":"d","testcase_dedup_id":""}]`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		rows, err := ReadJSON(bytes.NewReader(in), fuzzLimits)
+		var rows []testcases.Row
+		var err error
+		fileBound.Check(t, len(in), func() { rows, err = ReadJSON(bytes.NewReader(in), fuzzLimits) })
 		if err != nil {
-			checkErr(t, err)
+			checkErr(t, err, jsonWhere)
 			return
 		}
 		testcases.AssignIDs(fuzzSet, rows)

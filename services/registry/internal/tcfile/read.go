@@ -18,7 +18,12 @@ const bom = "\xef\xbb\xbf"
 
 // slabSize is how many rows share one allocation of objects and members:
 // fewer, larger allocations make importing a big file markedly cheaper.
-const slabSize = 256
+// slabMembers caps the members of one slab, so a file with a very wide
+// header and few rows costs its rows, not 256 rows of its width.
+const (
+	slabSize    = 256
+	slabMembers = 8192
+)
 
 // openStream wraps r with the byte limit and skips a UTF-8 byte order mark.
 // It returns the number of BOM bytes skipped, for error offsets.
@@ -104,6 +109,7 @@ func ReadCSV(r io.Reader, lim Limits) ([]testcases.Row, error) {
 	if sp.dedup >= 0 {
 		dataCap++ // room for testcase_dedup_id
 	}
+	slabRows := max(1, min(slabSize, slabMembers/max(1, dataCap)))
 
 	var (
 		rows    []testcases.Row
@@ -130,8 +136,8 @@ func ReadCSV(r io.Reader, lim Limits) ([]testcases.Row, error) {
 			}
 		}
 		if len(objs) == 0 {
-			objs = make([]canon.Object, slabSize)
-			members = make([]canon.Member, slabSize*dataCap)
+			objs = make([]canon.Object, slabRows)
+			members = make([]canon.Member, slabRows*dataCap)
 		}
 		o := &objs[0]
 		objs = objs[1:]
@@ -209,6 +215,9 @@ func objectCell(rec, header []string, i, line int) (*canon.Object, error) {
 func ReadJSON(r io.Reader, lim Limits) ([]testcases.Row, error) {
 	br, lr, skipped := openStream(r, lim)
 	dec := json.NewDecoder(br)
+	// Token would convert a stray number to float64 and fail on 1e7000
+	// with no position; as json.Number it is just the wrong token.
+	dec.UseNumber()
 
 	jsonError := func(err error, where string) error {
 		if lr.err != nil {

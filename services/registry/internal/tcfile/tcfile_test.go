@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 )
@@ -176,6 +177,28 @@ func TestByteLimitStopsReading(t *testing.T) {
 	assert.LessOrEqual(t, cr.n, int64(1001))
 }
 
+// A wide header with a single row must not cost a slab of 256 rows of
+// that width: a 59 KB file with a 10,000-column header allocated 84 MB (a
+// 689 KB one, 847 MB), which a few concurrent uploads turn into an OOM.
+func TestReadCSVWideHeaderAllocatesPerRow(t *testing.T) {
+	var b strings.Builder
+	for i := range 10000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "c%d", i)
+	}
+	b.WriteString("\n1\n")
+	in := b.String()
+	var rows []testcases.Row
+	var err error
+	got := fuzzbound.Alloc(func() { rows, err = ReadCSV(strings.NewReader(in), noLimits) })
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.Len(t, rows[0].Data.Members, 10000)
+	assert.LessOrEqual(t, got, uint64(64*len(in)+(1<<20)), "bytes allocated for a %d-byte file", len(in))
+}
+
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
@@ -221,6 +244,7 @@ func TestReadJSONErrors(t *testing.T) {
 		{"whitespace", "  \n", "the file is empty"},
 		{"object root", `{"a":1}`, "the top-level value must be an array of objects"},
 		{"string root", `"x"`, "the top-level value must be an array of objects"},
+		{"number root beyond float64 (found by FuzzReadJSON)", `1e7000`, "the top-level value must be an array of objects"},
 		{"non-object item", `[{"a":1},{"b":2},{"c":3},4]`, "item 3 is not an object"},
 		{"null item", `[null]`, "item 0 is not an object"},
 		{"array item", `[[]]`, "item 0 is not an object"},
@@ -229,6 +253,7 @@ func TestReadJSONErrors(t *testing.T) {
 		{"truncated item", `[{"a":`, "item 0: unexpected end of file"},
 		{"missing comma", `[{} {}]`, "item 1: invalid JSON"},
 		{"trailing data", `[] {}`, "unexpected data after the array"},
+		{"trailing number beyond float64", `[] 1e7000`, "unexpected data after the array"},
 		{"trailing garbage", `[] x`, "after the array: invalid JSON"},
 		{"bad UTF-8", "[{\"a\":\"\xff\"}]", "item 0: invalid UTF-8"},
 		{"tags not an object", `[{"__tags__":"x"}]`, "item 0: __tags__ must be a JSON object or null"},

@@ -51,7 +51,7 @@ type options struct {
 	queryLimits query.Limits // zero fields take the defaults
 }
 
-func newStack(t *testing.T, opts ...func(*options)) *stack {
+func newStack(t testing.TB, opts ...func(*options)) *stack {
 	t.Helper()
 	o := options{streamBytes: 1 << 30, limits: ingest.Limits{MaxBody: 10 << 20, MaxDecompressed: 10 << 20}}
 	for _, f := range opts {

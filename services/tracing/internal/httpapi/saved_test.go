@@ -20,7 +20,7 @@ import (
 
 // startRegistry runs the real registry binary on a fresh database and
 // points the stack's registry client at it.
-func startRegistry(t *testing.T, s *stack) string {
+func startRegistry(t testing.TB, s *stack) string {
 	t.Helper()
 	reg := svctest.Start(t, svctest.Options{
 		Pkg:     "services/registry/cmd/registry",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +19,13 @@ func DecodeJSON(body []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
+	err := dec.Decode(&m)
+	if err == nil && m != nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = fmt.Errorf("data after the JSON object at offset %d", dec.InputOffset())
+		}
+	}
+	if err != nil || m == nil {
 		msg := "body is not a JSON object"
 		if err != nil {
 			msg = fmt.Sprintf("malformed JSON body: %v", err)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 )
 
 func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
@@ -100,13 +102,21 @@ func TestEncodeAttributesIsMarshalAndFlatten(t *testing.T) {
 		"metrics": map[string]any{"tokens": 12.5, "empty": map[string]any{}, "list": []any{}}}, "k<": "v&", "int": int64(3), "nil": nil})
 }
 
+// FuzzEncodeAttributes: the one-pass encoder equals json.Marshal plus
+// Flatten, and allocates linearly in the attributes' JSON.
 func FuzzEncodeAttributes(f *testing.F) {
 	f.Add(`{"a":[1,2.5,"x<y",{"b":[null]}],"b":{"c":null,"d":true,"e":1e-9},"":{"":1}}`)
+	f.Add(`{"deep":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `,"map":` + strings.Repeat(`{"k":`, 40) + "1" + strings.Repeat("}", 40) + `}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		var m map[string]any
 		if json.Unmarshal([]byte(s), &m) != nil {
 			return
 		}
+		encodeBound.Check(t, len(s), func() { _, _, _, _ = encodeAttributes(m) })
 		checkEncodeAttributes(t, m)
 	})
 }
+
+// encodeBound: the JSON, keys and values of a span's attributes are a few
+// times its JSON text; work quadratic in the nesting depth crosses it.
+var encodeBound = fuzzbound.Bound{PerByte: 512, Fixed: 1 << 20}
