@@ -199,15 +199,15 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 				if !desc {
 					bound, op = w.Newest, "<="
 				}
-				having = append(having, "t "+op+" ?")
+				having = append(having, "group_us "+op+" ?")
 				hargs = append(hargs, bound.UnixMicro())
 			}
 			if edge := edgeOf(w, desc); edge != nil {
 				if w.Next != "" {
-					having = append(having, "(t "+cmp+" ? OR (t = ? AND trace_id "+eqOrder+" ?))")
+					having = append(having, "(group_us "+cmp+" ? OR (group_us = ? AND trace_id "+eqOrder+" ?))")
 					hargs = append(hargs, edge.UnixMicro(), edge.UnixMicro(), w.Next)
 				} else {
-					having = append(having, "t "+cmp+" ?")
+					having = append(having, "group_us "+cmp+" ?")
 					hargs = append(hargs, edge.UnixMicro())
 				}
 			} else if w.Next != "" {
@@ -493,7 +493,7 @@ func (s *Service) Distinct(ctx context.Context, project, column string, realtime
 			if !desc {
 				op = "<="
 			}
-			having = append(having, "t "+op+" ?")
+			having = append(having, "group_us "+op+" ?")
 			hargs = append(hargs, w.Newest.UnixMicro())
 		}
 		if w.Oldest != nil {
@@ -501,7 +501,7 @@ func (s *Service) Distinct(ctx context.Context, project, column string, realtime
 			if !desc {
 				op = ">"
 			}
-			having = append(having, "t "+op+" ?")
+			having = append(having, "group_us "+op+" ?")
 			hargs = append(hargs, w.Oldest.UnixMicro())
 		}
 	}

@@ -160,17 +160,22 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 
 // traceIDs picks the traces whose spans match, newest (latest span start)
 // first, with the windowing's cursor applied to the trace's time.
+//
+// The group's time is aliased group_us, a name no filter uses: ClickHouse
+// substitutes an alias wherever its name appears, lambda parameters
+// included, so an alias "t" turned the links filter's (t, s) -> t = ... into
+// an aggregate inside WHERE (found by FuzzQueryHTTP).
 func (s *Store) traceIDs(ctx context.Context, project string, j joinClause, where string, args []any, having string, havingArgs []any, order string, limit int) ([]string, []int64, error) {
 	dir := "DESC"
 	if order == "ascending" {
 		dir = "ASC"
 	}
 	from, jargs := j.from(project)
-	q := "SELECT trace_id, max(start_us) AS t FROM " + from + " WHERE " + live + " AND (" + where + ") GROUP BY trace_id"
+	q := "SELECT trace_id, max(start_us) AS group_us FROM " + from + " WHERE " + live + " AND (" + where + ") GROUP BY trace_id"
 	if having != "" {
 		q += " HAVING " + having
 	}
-	q += " ORDER BY t " + dir + ", trace_id " + dir
+	q += " ORDER BY group_us " + dir + ", trace_id " + dir
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -208,11 +213,11 @@ func (s *Store) distinct(ctx context.Context, project, column string, realtime b
 	if order == "ascending" {
 		dir = "ASC"
 	}
-	q := "SELECT " + column + ", " + agg + " AS t FROM spans FINAL WHERE " + live + " AND " + column + " != '' AND (" + where + ") GROUP BY " + column
+	q := "SELECT " + column + ", " + agg + " AS group_us FROM spans FINAL WHERE " + live + " AND " + column + " != '' AND (" + where + ") GROUP BY " + column
 	if having != "" {
 		q += " HAVING " + having
 	}
-	q += " ORDER BY t " + dir + ", " + column + " " + dir
+	q += " ORDER BY group_us " + dir + ", " + column + " " + dir
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
