@@ -112,7 +112,7 @@ func FuzzEncodeAttributes(f *testing.F) {
 		if json.Unmarshal([]byte(s), &m) != nil {
 			return
 		}
-		encodeBound.Check(t, len(s), func() { _, _, _, _ = encodeAttributes(m) })
+		encodeBound.Check(t, len(s), func() { _, _, _, _ = encodeAttributes(m, nil) })
 		checkEncodeAttributes(t, m)
 	})
 }
