@@ -1,9 +1,13 @@
 package apidoc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -208,4 +212,28 @@ func (g *gen) fields(t reflect.Type, props map[string]any, required *[]string) {
 			*required = append(*required, name)
 		}
 	}
+}
+
+// CheckTypes compares a service's binding table with its committed types
+// file, or rewrites the file when update is set (UPDATE_APIDOC=1 in the
+// service's routes test). The file sits beside this source file, found
+// through the build's own path so every service's test can reach it.
+func CheckTypes(service string, bindings []Binding, update bool) error {
+	want, err := TypesJSON(bindings)
+	if err != nil {
+		return err
+	}
+	_, self, _, _ := runtime.Caller(0)
+	path := filepath.Join(filepath.Dir(self), service+".types.json")
+	if update {
+		return os.WriteFile(path, want, 0o644)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w (run the %s routes test with UPDATE_APIDOC=1)", err, service)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("%s is stale: the Go types changed; rerun the %s routes test with UPDATE_APIDOC=1 and commit it", filepath.Base(path), service)
+	}
+	return nil
 }

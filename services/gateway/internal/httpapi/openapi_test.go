@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -28,6 +29,13 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	sort.Strings(documented)
 	sort.Strings(served)
 	assert.Equal(t, served, documented)
+}
+
+// TestOpenAPITypes keeps pkg/apidoc/gateway.types.json generated from the
+// handlers' Go types: change a request or response struct and this fails
+// until the file is regenerated with UPDATE_APIDOC=1.
+func TestOpenAPITypes(t *testing.T) {
+	require.NoError(t, apidoc.CheckTypes("gateway", httpapi.Bindings, os.Getenv("UPDATE_APIDOC") == "1"))
 }
 
 func TestOpenAPIDocumentAndDocsPage(t *testing.T) {
