@@ -373,25 +373,47 @@ func RoutePath(openapiPath string) string {
 	return strings.Join(segs, "/")
 }
 
+// RedocVersion is the vendored Redoc release: assets/redoc.standalone.js is
+// bundles/redoc.standalone.js of the npm package redoc@2.5.4 (MIT, licence
+// beside it), committed so the docs page works offline and pinned.
+const RedocVersion = "2.5.4"
+
+// AssetPath is where the gateway serves the Redoc bundle.
+const AssetPath = "/api/docs/redoc.standalone.js"
+
+//go:embed assets/redoc.standalone.js
+var redocJS []byte
+
+// RedocJS returns the vendored Redoc bundle.
+func RedocJS() []byte { return redocJS }
+
+// The page loads only same-origin URLs: Redoc from the gateway, the
+// document from /api/openapi.json. The server-rendered operation list stays
+// as the <noscript> fallback.
 var page = template.Must(template.New("docs").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Assay API</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-h2{border-bottom:1px solid #ddd;margin-top:2.5rem}
+body{margin:0}
+noscript{display:block;font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+noscript h2{border-bottom:1px solid #ddd;margin-top:2.5rem}
 .op{margin:1rem 0;padding:.6rem .8rem;border-left:4px solid #888;background:#fafafa}
 .m{display:inline-block;min-width:4.5rem;font-weight:700;font-family:monospace}
 .GET{border-color:#2b7}.POST{border-color:#27c}.PUT,.PATCH{border-color:#c80}.DELETE{border-color:#c33}
 code{background:#eee;padding:0 .2rem}
 </style></head><body>
+<redoc spec-url="/api/openapi.json" expand-responses="200" path-in-middle-panel></redoc>
+<script src="{{.Asset}}"></script>
+<noscript>
 <h1>Assay API</h1>
 <p>All paths are also served without the <code>/api</code> prefix and with or without a trailing slash.
 Authenticate with <code>Authorization: ApiKey &lt;key&gt;</code>; admin paths take <code>Authorization: Access &lt;admin key&gt;</code>.
 The machine-readable document is at <a href="/api/openapi.json">/api/openapi.json</a>.</p>
-{{range .}}<h2>{{.Tag}}</h2>
+{{range .Sections}}<h2>{{.Tag}}</h2>
 {{range .Ops}}<div class="op {{.Method}}"><span class="m">{{.Method}}</span> <code>{{.Path}}</code>
 {{if .Summary}}<div><b>{{.Summary}}</b></div>{{end}}{{if .Description}}<div>{{.Description}}</div>{{end}}
 {{if .Responses}}<div>Responses: {{range $i, $r := .Responses}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}</div>{{end}}</div>
-{{end}}{{end}}</body></html>`))
+{{end}}{{end}}</noscript></body></html>`))
 
 type pageOp struct {
 	Method, Path, Summary, Description string
@@ -403,7 +425,7 @@ type pageSection struct {
 	Ops []pageOp
 }
 
-// HTML renders the docs page from the merged document.
+// HTML renders the docs page: Redoc over the merged document.
 func HTML() ([]byte, error) {
 	raw, err := Document()
 	if err != nil {
@@ -451,7 +473,7 @@ func HTML() ([]byte, error) {
 		sections = append(sections, pageSection{Tag: t, Ops: ops})
 	}
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, sections); err != nil {
+	if err := page.Execute(&buf, map[string]any{"Asset": AssetPath, "Sections": sections}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
