@@ -101,16 +101,24 @@ func build() ([]byte, error) {
 			schemas[name] = v
 		}
 		tags = append(tags, f.Tags...)
+		used := 0
 		for p, ops := range f.Paths {
 			if _, dup := paths[p]; dup {
 				return nil, fmt.Errorf("path %s is in two fragments", p)
 			}
 			for m, op := range ops {
 				if o, ok := op.(map[string]any); ok && isMethod(m) {
-					applyTypes(o, types.Operations[strings.ToUpper(m)+" "+p])
+					t, bound := types.Operations[strings.ToUpper(m)+" "+p]
+					if bound {
+						used++
+						applyTypes(o, t)
+					}
 				}
 			}
 			paths[p] = ops
+		}
+		if used != len(types.Operations) {
+			return nil, fmt.Errorf("%s.types.json binds %d operations the fragment does not list", s, len(types.Operations)-used)
 		}
 		for kind, items := range f.Components {
 			if kind == "schemas" {

@@ -90,9 +90,15 @@ var (
 type Described interface{ APIDescription() string }
 
 // ComponentName is the schema name of a named Go type: its name with the
-// first letter upper-cased, so unexported handler structs read well.
+// first letter upper-cased, so unexported handler structs read well, and
+// without a "doc" prefix, which types that exist only to describe a shape
+// the handler builds as a map carry to stay clear of the package's names.
 func ComponentName(t reflect.Type) string {
-	r := []rune(t.Name())
+	name := t.Name()
+	if len(name) > 3 && strings.HasPrefix(name, "doc") && unicode.IsUpper(rune(name[3])) {
+		name = name[3:]
+	}
+	r := []rune(name)
 	r[0] = unicode.ToUpper(r[0])
 	return string(r)
 }
