@@ -28,9 +28,9 @@ type (
 		StatusCode    string         `json:"status_code,omitempty" example:"STATUS_CODE_OK"`
 		StatusMessage string         `json:"status_message,omitempty"`
 		Attributes    map[string]any `json:"attributes,omitempty" doc:"Flat (dotted keys) or nested; ag.* holds the platform's own." example:"{\"ag\": {\"data\": {\"inputs\": {\"q\": \"hi\"}, \"outputs\": \"hello\"}}}"`
-		Events        []docSpanEvent    `json:"events,omitempty"`
+		Events        []docSpanEvent `json:"events,omitempty"`
 		Links         []ingest.Link  `json:"links,omitempty"`
-		References    []docReference    `json:"references,omitempty"`
+		References    []docReference `json:"references,omitempty"`
 	}
 	docSpanEvent struct {
 		Name       string         `json:"name"`
@@ -60,7 +60,7 @@ type (
 		Spans map[string]any `json:"spans,omitempty" doc:"Child spans keyed by name (a list when names repeat)."`
 	}
 	docTraceOutput struct {
-		TraceID string       `json:"trace_id"`
+		TraceID string          `json:"trace_id"`
 		Spans   []docSpanOutput `json:"spans"`
 	}
 	docSpansIngest struct {
@@ -74,7 +74,7 @@ type (
 		Traces []docTraceInput `json:"traces" apidoc:"required"`
 	}
 	docTraceInput struct {
-		TraceID string               `json:"trace_id"`
+		TraceID string                  `json:"trace_id"`
 		Spans   map[string]docSpanInput `json:"spans" doc:"Spans keyed by name; trace_id comes from the trace."`
 	}
 	docTracesIngested struct {
@@ -84,24 +84,24 @@ type (
 	}
 	docSpanList struct {
 		Count     int                 `json:"count"`
-		Spans     []docSpanOutput        `json:"spans"`
+		Spans     []docSpanOutput     `json:"spans"`
 		Windowing *query.RawWindowing `json:"windowing,omitempty" doc:"Present when more pages follow: resend it."`
 	}
 	docOneSpan struct {
-		Count int         `json:"count" doc:"0 when nothing matched, then span is absent."`
+		Count int            `json:"count" doc:"0 when nothing matched, then span is absent."`
 		Span  *docSpanOutput `json:"span,omitempty"`
 	}
 	docTraceList struct {
 		Count     int                 `json:"count"`
-		Traces    []docTraceOutput       `json:"traces"`
+		Traces    []docTraceOutput    `json:"traces"`
 		Windowing *query.RawWindowing `json:"windowing,omitempty"`
 	}
 	docOneTrace struct {
-		Count int          `json:"count"`
+		Count int             `json:"count"`
 		Trace *docTraceOutput `json:"trace,omitempty"`
 	}
 	docTraceTrees struct {
-		Count  int                 `json:"count"`
+		Count  int                    `json:"count"`
 		Traces map[string]docSpanTree `json:"traces,omitempty" doc:"Keyed by trace id; each holds its root spans by name."`
 	}
 	docTraceWritten struct {
@@ -145,27 +145,27 @@ func simpleBindings(prefix, item, items string) []apidoc.Binding {
 
 type (
 	docSimpleTrace struct {
-		Count int           `json:"count"`
+		Count int              `json:"count"`
 		Trace *docSimpleOutput `json:"trace,omitempty"`
 	}
 	docSimpleAnnotation struct {
-		Count      int           `json:"count"`
+		Count      int              `json:"count"`
 		Annotation *docSimpleOutput `json:"annotation,omitempty"`
 	}
 	docSimpleInvocation struct {
-		Count      int           `json:"count"`
+		Count      int              `json:"count"`
 		Invocation *docSimpleOutput `json:"invocation,omitempty"`
 	}
 	docSimpleTraces struct {
-		Count  int            `json:"count"`
+		Count  int               `json:"count"`
 		Traces []docSimpleOutput `json:"traces"`
 	}
 	docSimpleAnnotations struct {
-		Count       int            `json:"count"`
+		Count       int               `json:"count"`
 		Annotations []docSimpleOutput `json:"annotations"`
 	}
 	docSimpleInvocations struct {
-		Count       int            `json:"count"`
+		Count       int               `json:"count"`
 		Invocations []docSimpleOutput `json:"invocations"`
 	}
 	docSimpleDeleted struct {
