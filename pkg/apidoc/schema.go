@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -242,4 +243,27 @@ func CheckTypes(service string, bindings []Binding, update bool) error {
 		return fmt.Errorf("%s is stale: the Go types changed; rerun the %s routes test with UPDATE_APIDOC=1 and commit it", filepath.Base(path), service)
 	}
 	return nil
+}
+
+// Field is one property of an Envelope.
+type Field struct {
+	Name  string // JSON name
+	Value any    // a value of the property's Go type
+	Doc   string
+}
+
+// Envelope returns a value of an unnamed struct type with the given JSON
+// properties, for wire shapes whose keys depend on the route (the
+// registry's {"count": 1, "<family>_revision": {...}}): the schema is
+// still generated from Go types, the family's key from the route's table.
+func Envelope(fields ...Field) any {
+	sf := make([]reflect.StructField, len(fields))
+	for i, f := range fields {
+		tag := `json:"` + f.Name + `,omitempty"`
+		if f.Doc != "" {
+			tag += ` doc:` + strconv.Quote(f.Doc)
+		}
+		sf[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeOf(f.Value), Tag: reflect.StructTag(tag)}
+	}
+	return reflect.New(reflect.StructOf(sf)).Elem().Interface()
 }

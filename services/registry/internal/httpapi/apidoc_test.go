@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/registry/internal/registry"
+)
+
+// The registry reads bodies field by field (body) and renders through obj,
+// so its wire shapes have no Go struct of their own; they depend on the
+// family's keys ("testset_variant", "workflow_revision", ...). The schemas
+// below are still generated from Go types, with the keys taken from the
+// same kind values the routes use (testsetKind, workflowKind, ...).
+
+type obj2 = map[string]any
+
+func headerFields() []apidoc.Field {
+	return []apidoc.Field{
+		{Name: "name", Value: ""}, {Name: "description", Value: ""},
+		{Name: "flags", Value: obj2{}, Doc: "Booleans, e.g. is_evaluator."},
+		{Name: "tags", Value: obj2{}}, {Name: "meta", Value: obj2{}},
+	}
+}
+
+func lifecycleFields() []apidoc.Field {
+	return []apidoc.Field{
+		{Name: "created_at", Value: time.Time{}}, {Name: "updated_at", Value: time.Time{}}, {Name: "deleted_at", Value: time.Time{}, Doc: "Set while archived."},
+		{Name: "created_by_id", Value: uuid.UUID{}}, {Name: "updated_by_id", Value: uuid.UUID{}}, {Name: "deleted_by_id", Value: uuid.UUID{}},
+	}
+}
+
+func cat(parts ...[]apidoc.Field) []apidoc.Field {
+	var out []apidoc.Field
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// ids adds the family's id (and slug) aliases: <key>_<suffix>, and for
+// generic families artifact_/variant_ ones, and the alias family's.
+func ids(k kind, suffixes ...string) []apidoc.Field {
+	var out []apidoc.Field
+	for _, s := range suffixes {
+		var v any = uuid.UUID{}
+		if len(s) > 4 && s[len(s)-4:] == "slug" {
+			v = ""
+		}
+		out = append(out, apidoc.Field{Name: k.key + "_" + s, Value: v})
+		if k.generic {
+			out = append(out, apidoc.Field{Name: "artifact_" + s, Value: v})
+		}
+		if k.alias != "" {
+			out = append(out, apidoc.Field{Name: k.alias + "_" + s, Value: v})
+		}
+	}
+	return out
+}
+
+func idSlug() []apidoc.Field {
+	return []apidoc.Field{{Name: "id", Value: uuid.UUID{}}, {Name: "slug", Value: ""}}
+}
+
+func artifactOut(k kind) any {
+	return apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{{Name: "folder_id", Value: uuid.UUID{}}}, lifecycleFields())...)
+}
+
+func variantOut(k kind) any {
+	return apidoc.Envelope(cat(idSlug(), ids(k, "id", "slug"), headerFields(), lifecycleFields())...)
+}
+
+func revisionOut(k kind) any {
+	f := cat(idSlug(), []apidoc.Field{{Name: "version", Value: "", Doc: "1, 2, ... as a string."}},
+		[]apidoc.Field{{Name: k.key + "_id", Value: uuid.UUID{}}, {Name: k.key + "_variant_id", Value: uuid.UUID{}},
+			{Name: k.key + "_slug", Value: ""}, {Name: k.key + "_variant_slug", Value: ""}})
+	if k.generic {
+		f = append(f, apidoc.Field{Name: "artifact_id", Value: uuid.UUID{}}, apidoc.Field{Name: "variant_id", Value: uuid.UUID{}},
+			apidoc.Field{Name: "artifact_slug", Value: ""}, apidoc.Field{Name: "variant_slug", Value: ""})
+	}
+	f = cat(f, headerFields(), []apidoc.Field{{Name: "message", Value: ""}, {Name: "author", Value: uuid.UUID{}}, {Name: "date", Value: time.Time{}},
+		{Name: "data", Value: obj2{}, Doc: "The revision's content: testcases for testsets, the workflow's uri, url, schemas and parameters for workflows."}}, lifecycleFields())
+	return apidoc.Envelope(f...)
+}
+
+func one(key string, item any) any {
+	return apidoc.Envelope(apidoc.Field{Name: "count", Value: 0, Doc: "1, or 0 when nothing matched (then the item is absent)."}, apidoc.Field{Name: key, Value: item})
+}
+
+// manyOf is a list envelope: {count, <key>: [item], windowing?}.
+func manyOf(key string, item any) any {
+	return apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: key, Value: sliceOf(item)},
+		apidoc.Field{Name: "windowing", Value: &registry.Windowing{}, Doc: "Present when a limit was asked and the page is full: resend it for the next page."})
+}
+
+func sliceOf(item any) any {
+	return reflect.MakeSlice(reflect.SliceOf(reflect.TypeOf(item)), 0, 0).Interface()
+}
+
+func filterIn() any {
+	return apidoc.Envelope(cat(headerFields(), []apidoc.Field{{Name: "slug", Value: ""}, {Name: "slugs", Value: []string{}},
+		{Name: "message", Value: ""}, {Name: "author", Value: uuid.UUID{}}, {Name: "authors", Value: []uuid.UUID{}},
+		{Name: "date", Value: time.Time{}}, {Name: "dates", Value: []time.Time{}}, {Name: "folder_id", Value: uuid.UUID{}}})...)
+}
+
+func queryIn(k kind, level string) any {
+	return apidoc.Envelope(apidoc.Field{Name: level, Value: filterIn(), Doc: "Filter on the header."},
+		apidoc.Field{Name: k.key + "_refs", Value: []registry.Ref{}}, apidoc.Field{Name: k.key + "_variant_refs", Value: []registry.Ref{}},
+		apidoc.Field{Name: k.key + "_revision_refs", Value: []registry.Ref{}},
+		apidoc.Field{Name: "include_archived", Value: false}, apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})
+}
+
+func artifactIn() any {
+	return apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{{Name: "folder_id", Value: uuid.UUID{}}})...)
+}
+
+func variantIn(k kind) any {
+	return apidoc.Envelope(cat(idSlug(), ids(k, "id"), headerFields())...)
+}
+
+func revisionIn() any {
+	return apidoc.Envelope(cat([]apidoc.Field{{Name: "id", Value: uuid.UUID{}}}, headerFields())...)
+}
+
+// gitBindings are the routes git.route registers for one family.
+func gitBindings(k kind) []apidoc.Binding {
+	p := "/api/" + k.plural
+	vk, rk := k.key+"_variant", k.key+"_revision"
+	art, vr, rev := artifactOut(k), variantOut(k), revisionOut(k)
+	wrap := func(key string, v any) any { return apidoc.Envelope(apidoc.Field{Name: key, Value: v}) }
+	return []apidoc.Binding{
+		{Method: "POST", Path: p, Request: wrap(k.key, artifactIn()), Response: one(k.key, art)},
+		{Method: "GET", Path: p + "/{id}", Response: one(k.key, art)},
+		{Method: "PUT", Path: p + "/{id}", Request: wrap(k.key, artifactIn()), Response: one(k.key, art)},
+		{Method: "POST", Path: p + "/{id}/archive", Response: one(k.key, art)},
+		{Method: "POST", Path: p + "/{id}/unarchive", Response: one(k.key, art)},
+		{Method: "POST", Path: p + "/query", Request: queryIn(k, k.key), Response: manyOf(k.plural, art)},
+		{Method: "POST", Path: p + "/variants", Request: wrap(vk, variantIn(k)), Response: one(vk, vr)},
+		{Method: "GET", Path: p + "/variants/{id}", Response: one(vk, vr)},
+		{Method: "PUT", Path: p + "/variants/{id}", Request: wrap(vk, variantIn(k)), Response: one(vk, vr)},
+		{Method: "POST", Path: p + "/variants/{id}/archive", Response: one(vk, vr)},
+		{Method: "POST", Path: p + "/variants/{id}/unarchive", Response: one(vk, vr)},
+		{Method: "POST", Path: p + "/variants/query", Request: queryIn(k, vk), Response: manyOf(vk+"s", vr)},
+		{Method: "POST", Path: p + "/variants/fork", Request: apidoc.Envelope(apidoc.Field{Name: vk, Value: variantIn(k)},
+			apidoc.Field{Name: vk + "_ref", Value: registry.Ref{}, Doc: "The variant to fork."},
+			apidoc.Field{Name: rk + "_ref", Value: registry.Ref{}, Doc: "Fork up to this revision (default: the latest)."}), Response: one(vk, vr)},
+		{Method: "GET", Path: p + "/revisions/{id}", Response: one(rk, rev)},
+		{Method: "PUT", Path: p + "/revisions/{id}", Request: wrap(rk, revisionIn()), Response: one(rk, rev)},
+		{Method: "POST", Path: p + "/revisions/{id}/archive", Response: one(rk, rev)},
+		{Method: "POST", Path: p + "/revisions/{id}/unarchive", Response: one(rk, rev)},
+		{Method: "POST", Path: p + "/revisions/query", Request: queryIn(k, rk), Response: manyOf(rk+"s", rev)},
+		{Method: "POST", Path: p + "/revisions/log", Request: wrap(rk+"s", apidoc.Envelope(
+			apidoc.Field{Name: k.key + "_id", Value: uuid.UUID{}}, apidoc.Field{Name: k.key + "_variant_id", Value: uuid.UUID{}},
+			apidoc.Field{Name: k.key + "_revision_id", Value: uuid.UUID{}}, apidoc.Field{Name: "depth", Value: 0})), Response: manyOf(rk+"s", rev)},
+	}
+}
+
+func registryBindings() []apidoc.Binding {
+	var b []apidoc.Binding
+	for _, k := range []kind{testsetKind, workflowKind("workflow", "workflows"), workflowKind("application", "applications"),
+		workflowKind("evaluator", "evaluators"), environmentKind, queryKind} {
+		b = append(b, gitBindings(k)...)
+	}
+	return b
+}
+
+// TestOpenAPITypes keeps pkg/apidoc/registry.types.json generated from the
+// table above; UPDATE_APIDOC=1 regenerates it.
+func TestOpenAPITypes(t *testing.T) {
+	require.NoError(t, apidoc.CheckTypes("registry", registryBindings(), os.Getenv("UPDATE_APIDOC") == "1"))
+}
