@@ -11,6 +11,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/apidoc"
 	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 // The registry reads bodies field by field (body) and renders through obj,
@@ -161,11 +162,64 @@ func gitBindings(k kind) []apidoc.Binding {
 	}
 }
 
+// docWorkflowData documents a workflow revision's data, which the handlers
+// keep as workflows.Data (a map) limited to these keys.
+type docWorkflowData struct {
+	URI        string         `json:"uri,omitempty" doc:"What runs it: agenta:builtin:<key>:v0 for catalog evaluators, or a user URI." example:"agenta:builtin:auto_exact_match:v0"`
+	URL        string         `json:"url,omitempty" doc:"An HTTP endpoint that serves the workflow."`
+	Headers    map[string]any `json:"headers,omitempty"`
+	Runtime    string         `json:"runtime,omitempty" example:"python"`
+	Script     string         `json:"script,omitempty"`
+	Schemas    *docSchemas    `json:"schemas,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty" doc:"Checked against schemas.parameters (or the catalog template's) on commit."`
+}
+
+type docSchemas struct {
+	Parameters map[string]any `json:"parameters,omitempty" doc:"JSON Schema."`
+	Inputs     map[string]any `json:"inputs,omitempty" doc:"JSON Schema."`
+	Outputs    map[string]any `json:"outputs,omitempty" doc:"JSON Schema."`
+}
+
+// workflowBindings are the revision routes only the workflow families have.
+func workflowBindings(k kind) []apidoc.Binding {
+	p := "/api/" + k.plural
+	rk := k.key + "_revision"
+	rev := revisionOut(k)
+	target := cat([]apidoc.Field{{Name: "slug", Value: ""}}, headerFields(), ids(k, "variant_id", "id"))
+	refs := []apidoc.Field{{Name: k.key + "_ref", Value: &registry.Ref{}}, {Name: k.key + "_variant_ref", Value: &registry.Ref{}},
+		{Name: k.key + "_revision_ref", Value: &registry.Ref{}, Doc: "{slug, version} names that version of the artifact."},
+		{Name: "environment_ref", Value: &registry.Ref{}}, {Name: "environment_variant_ref", Value: &registry.Ref{}},
+		{Name: "environment_revision_ref", Value: &registry.Ref{}}, {Name: "key", Value: "", Doc: "The deployment key in the environment."}}
+	resolveOpts := []apidoc.Field{{Name: "max_depth", Value: 0}, {Name: "max_embeds", Value: 0},
+		{Name: "error_policy", Value: "", Doc: "exception, placeholder (<error:CODE>) or keep."}}
+	retrieved := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: rk, Value: rev},
+		apidoc.Field{Name: "resolution_info", Value: obj2{}, Doc: "With resolve: what was embedded."},
+		apidoc.Field{Name: "environment", Value: obj2{}}, apidoc.Field{Name: "environment_variant", Value: obj2{}},
+		apidoc.Field{Name: "environment_revision", Value: obj2{}}, apidoc.Field{Name: "references", Value: obj2{}})
+	commit := apidoc.Envelope(cat(target, []apidoc.Field{{Name: "message", Value: ""},
+		{Name: "base_revision_id", Value: uuid.UUID{}}, {Name: "data", Value: docWorkflowData{}, Doc: "The whole new data; exclusive with delta."},
+		{Name: "delta", Value: workflows.Delta{}, Doc: "Changes to the head's data; exclusive with data."}})...)
+	committed := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: rk, Value: rev},
+		apidoc.Field{Name: "status", Value: "", Doc: "workflows only: committed or no_change."},
+		apidoc.Field{Name: "warnings", Value: []map[string]string{}})
+	return []apidoc.Binding{
+		{Method: "POST", Path: p + "/revisions", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: apidoc.Envelope(target...)}), Response: one(rk, rev)},
+		{Method: "POST", Path: p + "/revisions/commit", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: commit, Doc: "Also accepted as " + rk + "_commit."}), Response: committed},
+		{Method: "POST", Path: p + "/revisions/retrieve", Request: apidoc.Envelope(cat(refs, resolveOpts, []apidoc.Field{{Name: "resolve", Value: false}})...), Response: retrieved},
+		{Method: "POST", Path: p + "/revisions/resolve", Request: apidoc.Envelope(cat(refs, resolveOpts, []apidoc.Field{{Name: rk, Value: commit, Doc: "An inline revision to resolve instead of a stored one."}})...), Response: retrieved},
+		{Method: "POST", Path: p + "/revisions/deploy", Request: apidoc.Envelope(cat(refs, []apidoc.Field{{Name: "message", Value: ""}})...), Response: one(rk, rev)},
+	}
+}
+
 func registryBindings() []apidoc.Binding {
 	var b []apidoc.Binding
-	for _, k := range []kind{testsetKind, workflowKind("workflow", "workflows"), workflowKind("application", "applications"),
-		workflowKind("evaluator", "evaluators"), environmentKind, queryKind} {
+	for _, k := range []kind{testsetKind, environmentKind, queryKind} {
 		b = append(b, gitBindings(k)...)
+	}
+	for _, r := range [][2]string{{"workflow", "workflows"}, {"application", "applications"}, {"evaluator", "evaluators"}} {
+		k := workflowKind(r[0], r[1])
+		b = append(b, gitBindings(k)...)
+		b = append(b, workflowBindings(k)...)
 	}
 	return b
 }
