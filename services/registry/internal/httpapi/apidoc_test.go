@@ -211,15 +211,80 @@ func workflowBindings(k kind) []apidoc.Binding {
 	}
 }
 
+// docTestcase is a testcase as testsets.go's testcase renderer writes it.
+type docTestcase struct {
+	ID          uuid.UUID      `json:"id"`
+	TestsetID   *uuid.UUID     `json:"testset_id,omitempty"`
+	SetID       *uuid.UUID     `json:"set_id,omitempty" doc:"The testset id again, on the /testcases routes."`
+	Data        map[string]any `json:"data" doc:"The row: column name to value." example:"{\"country\": \"France\", \"correct_answer\": \"Paris\"}"`
+	Flags       map[string]any `json:"flags,omitempty"`
+	Tags        map[string]any `json:"tags,omitempty"`
+	Meta        map[string]any `json:"meta,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	CreatedByID *uuid.UUID     `json:"created_by_id,omitempty"`
+}
+
+// docTestsetData is a testset revision's data.
+type docTestsetData struct {
+	TestcaseIDs []uuid.UUID   `json:"testcase_ids,omitempty"`
+	Testcases   []docTestcase `json:"testcases,omitempty"`
+}
+
+// simpleBindings are the /simple/<plural> routes of simpleAPI.route and of
+// the testsets' simple surface, which answer the same record shape.
+func simpleBindings(k kind, data any, dataDoc string) []apidoc.Binding {
+	p := "/api/simple/" + k.plural
+	rec := apidoc.Envelope(cat(idSlug(), headerFields(), lifecycleFields(), []apidoc.Field{
+		{Name: "data", Value: data, Doc: dataDoc}, {Name: "variant_id", Value: uuid.UUID{}}, {Name: "revision_id", Value: uuid.UUID{}}})...)
+	in := apidoc.Envelope(apidoc.Field{Name: k.key, Value: apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{
+		{Name: "data", Value: data, Doc: dataDoc}, {Name: "message", Value: ""}})...)})
+	query := apidoc.Envelope(apidoc.Field{Name: k.key, Value: filterIn(), Doc: "Filter on the header."},
+		apidoc.Field{Name: k.key + "_refs", Value: []registry.Ref{}}, apidoc.Field{Name: "include_archived", Value: false},
+		apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})
+	return []apidoc.Binding{
+		{Method: "POST", Path: p, Request: in, Response: one(k.key, rec)},
+		{Method: "GET", Path: p + "/{id}", Response: one(k.key, rec)},
+		{Method: "PUT", Path: p + "/{id}", Request: in, Response: one(k.key, rec)},
+		{Method: "POST", Path: p + "/{id}/archive", Response: one(k.key, rec)},
+		{Method: "POST", Path: p + "/{id}/unarchive", Response: one(k.key, rec)},
+		{Method: "POST", Path: p + "/query", Request: query, Response: manyOf(k.plural, rec)},
+	}
+}
+
+// testsetRevisionBindings are testsets.go's own revision routes.
+func testsetRevisionBindings() []apidoc.Binding {
+	k := testsetKind
+	rev := revisionOut(k)
+	target := cat([]apidoc.Field{{Name: "slug", Value: ""}, {Name: "testset_id", Value: uuid.UUID{}, Doc: "Also accepted as artifact_id."},
+		{Name: "testset_variant_id", Value: uuid.UUID{}, Doc: "Also accepted as variant_id."}}, headerFields())
+	commit := apidoc.Envelope(cat(target, []apidoc.Field{{Name: "message", Value: ""},
+		{Name: "testset_revision_id", Value: uuid.UUID{}, Doc: "The base revision; also accepted as revision_id."},
+		{Name: "data", Value: docTestsetData{}, Doc: "The whole new content; exclusive with delta."},
+		{Name: "delta", Value: obj2{}, Doc: "Row changes against the base revision; exclusive with data."}})...)
+	return []apidoc.Binding{
+		{Method: "POST", Path: "/api/testsets/revisions", Request: apidoc.Envelope(apidoc.Field{Name: "testset_revision", Value: apidoc.Envelope(target...)}), Response: one("testset_revision", rev)},
+		{Method: "POST", Path: "/api/testsets/revisions/commit", Request: apidoc.Envelope(apidoc.Field{Name: "testset_revision", Value: commit, Doc: "Also accepted as testset_revision_commit."}), Response: one("testset_revision", rev)},
+		{Method: "POST", Path: "/api/testsets/revisions/retrieve", Request: apidoc.Envelope(apidoc.Field{Name: "testset_ref", Value: &registry.Ref{}},
+			apidoc.Field{Name: "testset_variant_ref", Value: &registry.Ref{}}, apidoc.Field{Name: "testset_revision_ref", Value: &registry.Ref{}},
+			apidoc.Field{Name: "include_testcases", Value: false, Doc: "Default true."}, apidoc.Field{Name: "include_testcase_ids", Value: false, Doc: "Default true."},
+			apidoc.Field{Name: "windowing", Value: &registry.Windowing{}, Doc: "Pages the testcases."}), Response: one("testset_revision", rev)},
+	}
+}
+
 func registryBindings() []apidoc.Binding {
 	var b []apidoc.Binding
 	for _, k := range []kind{testsetKind, environmentKind, queryKind} {
 		b = append(b, gitBindings(k)...)
 	}
+	b = append(b, simpleBindings(testsetKind, docTestsetData{}, "The testcases.")...)
+	b = append(b, testsetRevisionBindings()...)
+	b = append(b, simpleBindings(environmentKind, obj2{}, "references: what is deployed, by key.")...)
+	b = append(b, simpleBindings(queryKind, obj2{}, "The saved query: filtering and windowing.")...)
 	for _, r := range [][2]string{{"workflow", "workflows"}, {"application", "applications"}, {"evaluator", "evaluators"}} {
 		k := workflowKind(r[0], r[1])
 		b = append(b, gitBindings(k)...)
 		b = append(b, workflowBindings(k)...)
+		b = append(b, simpleBindings(k, docWorkflowData{}, "The workflow's data.")...)
 	}
 	return b
 }
