@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
@@ -198,7 +200,7 @@ func workflowBindings(k kind) []apidoc.Binding {
 		apidoc.Field{Name: "environment_revision", Value: obj2{}}, apidoc.Field{Name: "references", Value: obj2{}})
 	commit := apidoc.Envelope(cat(target, []apidoc.Field{{Name: "message", Value: ""},
 		{Name: "base_revision_id", Value: uuid.UUID{}}, {Name: "data", Value: docWorkflowData{}, Doc: "The whole new data; exclusive with delta."},
-		{Name: "delta", Value: workflows.Delta{}, Doc: "Changes to the head's data; exclusive with data."}})...)
+		{Name: "delta", Value: docWorkflowDelta{}, Doc: "Changes to the head's data; exclusive with data."}})...)
 	committed := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: rk, Value: rev},
 		apidoc.Field{Name: "status", Value: "", Doc: "workflows only: committed or no_change."},
 		apidoc.Field{Name: "warnings", Value: []map[string]string{}})
@@ -271,6 +273,39 @@ func testsetRevisionBindings() []apidoc.Binding {
 	}
 }
 
+// Defined types over the real structs: same fields and tags, but a schema
+// name that says whose Data or Delta it is.
+type (
+	docWorkflowDelta    workflows.Delta
+	docEnvironmentData  environments.Data
+	docEnvironmentDelta environments.Delta
+	docQueryData        queries.Data
+)
+
+// revisionBindings are the revision routes environments.go and queries.go
+// add beside git.route: create, commit, retrieve (and environments' resolve).
+func revisionBindings(k kind, data, delta any, retrieveExtra ...apidoc.Field) []apidoc.Binding {
+	p := "/api/" + k.plural
+	rk := k.key + "_revision"
+	rev := revisionOut(k)
+	target := cat([]apidoc.Field{{Name: "slug", Value: ""}}, ids(k, "variant_id", "id"), headerFields())
+	commitFields := cat(target, []apidoc.Field{{Name: "message", Value: ""}, {Name: "data", Value: data}})
+	if delta != nil {
+		commitFields = append(commitFields, apidoc.Field{Name: "delta", Value: delta, Doc: "Exclusive with data."})
+	}
+	retrieve := apidoc.Envelope(cat([]apidoc.Field{{Name: k.key + "_ref", Value: &registry.Ref{}}, {Name: k.key + "_variant_ref", Value: &registry.Ref{}},
+		{Name: k.key + "_revision_ref", Value: &registry.Ref{}}}, retrieveExtra)...)
+	b := []apidoc.Binding{
+		{Method: "POST", Path: p + "/revisions", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: apidoc.Envelope(target...)}), Response: one(rk, rev)},
+		{Method: "POST", Path: p + "/revisions/commit", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: apidoc.Envelope(commitFields...), Doc: "Also accepted as " + rk + "_commit."}), Response: one(rk, rev)},
+		{Method: "POST", Path: p + "/revisions/retrieve", Request: retrieve, Response: one(rk, rev)},
+	}
+	if k.key == "environment" {
+		b = append(b, apidoc.Binding{Method: "POST", Path: p + "/revisions/resolve", Request: retrieve, Response: one(rk, rev)})
+	}
+	return b
+}
+
 func registryBindings() []apidoc.Binding {
 	var b []apidoc.Binding
 	for _, k := range []kind{testsetKind, environmentKind, queryKind} {
@@ -278,8 +313,13 @@ func registryBindings() []apidoc.Binding {
 	}
 	b = append(b, simpleBindings(testsetKind, docTestsetData{}, "The testcases.")...)
 	b = append(b, testsetRevisionBindings()...)
-	b = append(b, simpleBindings(environmentKind, obj2{}, "references: what is deployed, by key.")...)
-	b = append(b, simpleBindings(queryKind, obj2{}, "The saved query: filtering and windowing.")...)
+	resolveOpts := []apidoc.Field{{Name: "resolve", Value: false}, {Name: "max_depth", Value: 0}, {Name: "max_embeds", Value: 0},
+		{Name: "error_policy", Value: "", Doc: "exception, placeholder (<error:CODE>) or keep."}}
+	b = append(b, revisionBindings(environmentKind, docEnvironmentData{}, docEnvironmentDelta{}, resolveOpts...)...)
+	b = append(b, revisionBindings(queryKind, docQueryData{}, nil, apidoc.Field{Name: "include_trace_ids", Value: false},
+		apidoc.Field{Name: "include_traces", Value: false}, apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})...)
+	b = append(b, simpleBindings(environmentKind, docEnvironmentData{}, "What is deployed, by key.")...)
+	b = append(b, simpleBindings(queryKind, docQueryData{}, "The saved query.")...)
 	for _, r := range [][2]string{{"workflow", "workflows"}, {"application", "applications"}, {"evaluator", "evaluators"}} {
 		k := workflowKind(r[0], r[1])
 		b = append(b, gitBindings(k)...)
