@@ -132,14 +132,63 @@ type (
 	}
 )
 
+// docAnalyticsQuery is the flat analytics body (analyticsKeys); the
+// filtering and windowing objects of the new style are taken too.
+type docAnalyticsQuery struct {
+	Oldest    *time.Time          `json:"oldest,omitempty"`
+	Newest    *time.Time          `json:"newest,omitempty"`
+	Interval  *int                `json:"interval,omitempty" doc:"Bucket width in minutes; 0 is one bucket over the window."`
+	Rate      *float64            `json:"rate,omitempty" doc:"Sampling rate, 0 to 1."`
+	Filter    any                 `json:"filter,omitempty" doc:"A filtering object, or the same as a JSON string."`
+	Filtering map[string]any      `json:"filtering,omitempty"`
+	Windowing *query.RawWindowing `json:"windowing,omitempty"`
+	Specs     []query.MetricSpec  `json:"specs,omitempty" doc:"Metrics to compute per bucket (not on the legacy route)."`
+	Focus     string              `json:"focus,omitempty" doc:"Legacy route: trace (default) or span."`
+}
+
+type docAnalytics struct {
+	Count   int                `json:"count"`
+	Buckets []query.Bucket     `json:"buckets"`
+	Query   map[string]any     `json:"query,omitempty" doc:"The window used: oldest, newest, interval, filter, rate."`
+	Specs   []query.MetricSpec `json:"specs,omitempty"`
+}
+
+// docLegacyQuery is /tracing/spans/query's flat body.
+type docLegacyQuery struct {
+	Focus    string     `json:"focus,omitempty" doc:"trace (default: trees by trace) or span (a flat list)."`
+	Format   string     `json:"format,omitempty" doc:"agenta (default) or opentelemetry."`
+	Oldest   *time.Time `json:"oldest,omitempty"`
+	Newest   *time.Time `json:"newest,omitempty"`
+	Limit    *int       `json:"limit,omitempty"`
+	Next     string     `json:"next,omitempty"`
+	Order    string     `json:"order,omitempty" doc:"ascending or descending."`
+	Interval *int       `json:"interval,omitempty"`
+	Rate     *float64   `json:"rate,omitempty"`
+	Filter   any        `json:"filter,omitempty" doc:"A filtering object, or the same as a JSON string."`
+}
+
+type docLegacyResult struct {
+	Count  int                    `json:"count"`
+	Spans  []docSpanOutput        `json:"spans,omitempty" doc:"focus=span."`
+	Traces map[string]docSpanTree `json:"traces,omitempty" doc:"focus=trace: keyed by trace id."`
+}
+
+// simpleQueryBody documents simpleQuery's body: a filter record under the
+// item key, links under the family's links key, and windowing.
+func simpleQueryBody(item, linksKey string) any {
+	return apidoc.Envelope(apidoc.Field{Name: item, Value: simpleIn{}, Doc: "Match on origin, kind, channel, tags, meta, references."},
+		apidoc.Field{Name: linksKey, Value: []ingest.Link{}, Doc: "Only these traces."},
+		apidoc.Field{Name: "windowing", Value: &query.RawWindowing{}})
+}
+
 // the simple families share shapes and differ by envelope key
-func simpleBindings(prefix, item, items string) []apidoc.Binding {
+func simpleBindings(prefix, item, items, linksKey string) []apidoc.Binding {
 	return []apidoc.Binding{
 		{Method: "POST", Path: prefix, Request: simpleEnvelope(item), Response: simpleEnvelope(item)},
 		{Method: "GET", Path: prefix + "/{id}", Response: simpleEnvelope(item)},
 		{Method: "PATCH", Path: prefix + "/{id}", Request: simpleEnvelope(item), Response: simpleEnvelope(item)},
 		{Method: "DELETE", Path: prefix + "/{id}", Response: docSimpleDeleted{}},
-		{Method: "POST", Path: prefix + "/query", Response: simpleListEnvelope(items)},
+		{Method: "POST", Path: prefix + "/query", Request: simpleQueryBody(item, linksKey), Response: simpleListEnvelope(items)},
 	}
 }
 
@@ -206,9 +255,15 @@ func tracingBindings() []apidoc.Binding {
 		{Method: "PUT", Path: "/api/traces/{id}", Request: docTraceInput{}, Response: docTraceWritten{}},
 		{Method: "DELETE", Path: "/api/traces/{id}", Response: docTraceWritten{}},
 	}
-	b = append(b, simpleBindings("/api/simple/traces", "trace", "traces")...)
-	b = append(b, simpleBindings("/api/annotations", "annotation", "annotations")...)
-	return append(b, simpleBindings("/api/invocations", "invocation", "invocations")...)
+	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/tracing/analytics/query", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
+		apidoc.Binding{Method: "POST", Path: "/api/spans/analytics/query", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
+		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/analytics", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
+		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/query", Request: docLegacyQuery{}, Response: docLegacyResult{}})
+	// the families' item, list and links keys, as simpleKinds has them
+	for _, k := range simpleKinds {
+		b = append(b, simpleBindings("/api"+k.prefix, k.item, k.items, k.linksKey)...)
+	}
+	return b
 }
 
 // TestOpenAPITypes keeps pkg/apidoc/tracing.types.json generated from the
