@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/registry"
@@ -232,12 +233,44 @@ type docTestsetData struct {
 	Testcases   []docTestcase `json:"testcases,omitempty"`
 }
 
+// simpleRecord is simpleAPI.record's shape.
+func simpleRecord(data any, dataDoc string) any {
+	return apidoc.Envelope(cat(idSlug(), headerFields(), lifecycleFields(), []apidoc.Field{
+		{Name: "data", Value: data, Doc: dataDoc}, {Name: "variant_id", Value: uuid.UUID{}}, {Name: "revision_id", Value: uuid.UUID{}}})...)
+}
+
+// catalogBindings are the catalog routes a workflow family serves; which
+// of them a family has is read from the fragment (the routes test keeps
+// that in step with the code).
+func catalogBindings(t *testing.T, plural string, documented map[string]bool) []apidoc.Binding {
+	p := "/api/" + plural + "/catalog"
+	all := []apidoc.Binding{
+		{Method: "GET", Path: p + "/types", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "types", Value: []catalog.Type{}})},
+		{Method: "GET", Path: p + "/types/{key}", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "type", Value: &catalog.Type{}})},
+		{Method: "GET", Path: p + "/templates", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "templates", Value: []catalog.Template{}})},
+		{Method: "GET", Path: p + "/templates/{key}", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "template", Value: &catalog.Template{}})},
+		{Method: "GET", Path: p + "/templates/{key}/presets", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "presets", Value: []catalog.Template{}})},
+		{Method: "GET", Path: p + "/templates/{key}/presets/{preset}", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "preset", Value: &catalog.Template{}})},
+		{Method: "GET", Path: p + "/harnesses", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "harnesses", Value: []catalog.Harness{}})},
+		{Method: "GET", Path: p + "/harnesses/{key}", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "harness", Value: &catalog.Harness{}})},
+	}
+	var out []apidoc.Binding
+	for _, b := range all {
+		if documented[b.Key()] {
+			out = append(out, b)
+		}
+	}
+	if len(out) < 5 {
+		t.Fatalf("%s: only %d catalog routes documented", plural, len(out))
+	}
+	return out
+}
+
 // simpleBindings are the /simple/<plural> routes of simpleAPI.route and of
 // the testsets' simple surface, which answer the same record shape.
 func simpleBindings(k kind, data any, dataDoc string) []apidoc.Binding {
 	p := "/api/simple/" + k.plural
-	rec := apidoc.Envelope(cat(idSlug(), headerFields(), lifecycleFields(), []apidoc.Field{
-		{Name: "data", Value: data, Doc: dataDoc}, {Name: "variant_id", Value: uuid.UUID{}}, {Name: "revision_id", Value: uuid.UUID{}}})...)
+	rec := simpleRecord(data, dataDoc)
 	in := apidoc.Envelope(apidoc.Field{Name: k.key, Value: apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{
 		{Name: "data", Value: data, Doc: dataDoc}, {Name: "message", Value: ""}})...)})
 	query := apidoc.Envelope(apidoc.Field{Name: k.key, Value: filterIn(), Doc: "Filter on the header."},
@@ -306,7 +339,13 @@ func revisionBindings(k kind, data, delta any, retrieveExtra ...apidoc.Field) []
 	return b
 }
 
-func registryBindings() []apidoc.Binding {
+func registryBindings(t *testing.T) []apidoc.Binding {
+	ops, err := apidoc.Operations("registry")
+	require.NoError(t, err)
+	documented := map[string]bool{}
+	for _, op := range ops {
+		documented[op.Method+" "+op.Path] = true
+	}
 	var b []apidoc.Binding
 	for _, k := range []kind{testsetKind, environmentKind, queryKind} {
 		b = append(b, gitBindings(k)...)
@@ -319,12 +358,27 @@ func registryBindings() []apidoc.Binding {
 	b = append(b, revisionBindings(queryKind, docQueryData{}, nil, apidoc.Field{Name: "include_trace_ids", Value: false},
 		apidoc.Field{Name: "include_traces", Value: false}, apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})...)
 	b = append(b, simpleBindings(environmentKind, docEnvironmentData{}, "What is deployed, by key.")...)
+	guarded := one("environment", simpleRecord(docEnvironmentData{}, "What is deployed, by key."))
+	tcOne := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "testcase", Value: &docTestcase{}})
+	tcMany := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "testcases", Value: []docTestcase{}},
+		apidoc.Field{Name: "windowing", Value: &registry.Windowing{}, Doc: "Present when more pages follow."})
+	b = append(b,
+		apidoc.Binding{Method: "POST", Path: "/api/simple/environments/{id}/guard", Response: guarded},
+		apidoc.Binding{Method: "POST", Path: "/api/simple/environments/{id}/unguard", Response: guarded},
+		apidoc.Binding{Method: "GET", Path: "/api/simple/evaluators/templates", Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "templates", Value: []catalog.LegacyTemplate{}})},
+		apidoc.Binding{Method: "GET", Path: "/api/testcases", Response: tcMany},
+		apidoc.Binding{Method: "GET", Path: "/api/testcases/{id}", Response: tcOne},
+		apidoc.Binding{Method: "POST", Path: "/api/testcases/query", Response: tcMany, Request: apidoc.Envelope(
+			apidoc.Field{Name: "testcase_ids", Value: []uuid.UUID{}}, apidoc.Field{Name: "testset_id", Value: uuid.UUID{}},
+			apidoc.Field{Name: "testset_ref", Value: &registry.Ref{}}, apidoc.Field{Name: "testset_variant_ref", Value: &registry.Ref{}},
+			apidoc.Field{Name: "testset_revision_ref", Value: &registry.Ref{}}, apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})})
 	b = append(b, simpleBindings(queryKind, docQueryData{}, "The saved query.")...)
 	for _, r := range [][2]string{{"workflow", "workflows"}, {"application", "applications"}, {"evaluator", "evaluators"}} {
 		k := workflowKind(r[0], r[1])
 		b = append(b, gitBindings(k)...)
 		b = append(b, workflowBindings(k)...)
 		b = append(b, simpleBindings(k, docWorkflowData{}, "The workflow's data.")...)
+		b = append(b, catalogBindings(t, k.plural, documented)...)
 	}
 	return b
 }
@@ -332,5 +386,5 @@ func registryBindings() []apidoc.Binding {
 // TestOpenAPITypes keeps pkg/apidoc/registry.types.json generated from the
 // table above; UPDATE_APIDOC=1 regenerates it.
 func TestOpenAPITypes(t *testing.T) {
-	require.NoError(t, apidoc.CheckTypes("registry", registryBindings(), os.Getenv("UPDATE_APIDOC") == "1"))
+	require.NoError(t, apidoc.CheckTypes("registry", registryBindings(t), os.Getenv("UPDATE_APIDOC") == "1"))
 }
