@@ -6,7 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=tools/openapi
-if [[ ! -x $tools/node_modules/.bin/redocly ]] || ! cmp -s $tools/package-lock.json $tools/node_modules/.package-lock.json 2>/dev/null; then
+# (re)install when missing or when the pin moved; npm ci takes about a second
+pinned=$(node -p 'require("./'$tools'/package.json").devDependencies["@redocly/cli"]')
+installed=$(node -p 'require("./'$tools'/node_modules/@redocly/cli/package.json").version' 2>/dev/null || true)
+if [[ $installed != "$pinned" ]]; then
 	npm ci --prefix "$tools" --no-audit --no-fund --loglevel=error >/dev/null
 fi
 doc=$(mktemp --suffix=.json)
