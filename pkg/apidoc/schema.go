@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -96,6 +97,9 @@ type Described interface{ APIDescription() string }
 // the handler builds as a map carry to stay clear of the package's names.
 func ComponentName(t reflect.Type) string {
 	name := t.Name()
+	if name == "" {
+		return ""
+	}
 	if len(name) > 3 && strings.HasPrefix(name, "doc") && unicode.IsUpper(rune(name[3])) {
 		name = name[3:]
 	}
@@ -136,10 +140,14 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
 	case reflect.Struct:
-		if t.Name() == "" {
-			return g.object(t)
-		}
 		name := ComponentName(t)
+		if t.Name() == "" {
+			n, ok := envelopeNames.Load(t)
+			if !ok {
+				return g.object(t)
+			}
+			name = n.(string)
+		}
 		if prev, ok := g.owner[name]; ok {
 			if prev != t && g.err == nil {
 				g.err = fmt.Errorf("apidoc: schema name %s is taken by %s and %s", name, prev, t)
@@ -243,6 +251,17 @@ func CheckTypes(service string, bindings []Binding, update bool) error {
 		return fmt.Errorf("%s is stale: the Go types changed; rerun the %s routes test with UPDATE_APIDOC=1 and commit it", filepath.Base(path), service)
 	}
 	return nil
+}
+
+// envelopeNames maps Envelope types given a schema name by Named.
+var envelopeNames sync.Map // reflect.Type -> string
+
+// Named gives an Envelope's type a component schema name, so a shape used
+// by many operations is written once and shows under its name. Envelopes
+// with the same fields are the same Go type: the first name given stays.
+func Named(name string, envelope any) any {
+	envelopeNames.LoadOrStore(reflect.TypeOf(envelope), name)
+	return envelope
 }
 
 // Field is one property of an Envelope.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,12 +55,16 @@ func ids(k kind, suffixes ...string) []apidoc.Field {
 	var out []apidoc.Field
 	for _, s := range suffixes {
 		var v any = uuid.UUID{}
-		if len(s) > 4 && s[len(s)-4:] == "slug" {
+		if strings.HasSuffix(s, "slug") {
 			v = ""
 		}
 		out = append(out, apidoc.Field{Name: k.key + "_" + s, Value: v})
-		if k.generic {
-			out = append(out, apidoc.Field{Name: "artifact_" + s, Value: v})
+		if k.generic { // artifact_id, artifact_slug, variant_id
+			g := "artifact_" + s
+			if strings.HasPrefix(s, "variant_") {
+				g = s
+			}
+			out = append(out, apidoc.Field{Name: g, Value: v})
 		}
 		if k.alias != "" {
 			out = append(out, apidoc.Field{Name: k.alias + "_" + s, Value: v})
@@ -72,12 +77,14 @@ func idSlug() []apidoc.Field {
 	return []apidoc.Field{{Name: "id", Value: uuid.UUID{}}, {Name: "slug", Value: ""}}
 }
 
+func title(key string) string { return strings.ToUpper(key[:1]) + key[1:] }
+
 func artifactOut(k kind) any {
-	return apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{{Name: "folder_id", Value: uuid.UUID{}}}, lifecycleFields())...)
+	return apidoc.Named("Artifact", apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{{Name: "folder_id", Value: uuid.UUID{}}}, lifecycleFields())...))
 }
 
 func variantOut(k kind) any {
-	return apidoc.Envelope(cat(idSlug(), ids(k, "id", "slug"), headerFields(), lifecycleFields())...)
+	return apidoc.Named(title(k.key)+"Variant", apidoc.Envelope(cat(idSlug(), ids(k, "id", "slug"), headerFields(), lifecycleFields())...))
 }
 
 func revisionOut(k kind) any {
@@ -88,9 +95,13 @@ func revisionOut(k kind) any {
 		f = append(f, apidoc.Field{Name: "artifact_id", Value: uuid.UUID{}}, apidoc.Field{Name: "variant_id", Value: uuid.UUID{}},
 			apidoc.Field{Name: "artifact_slug", Value: ""}, apidoc.Field{Name: "variant_slug", Value: ""})
 	}
+	if k.alias != "" { // workflow_* beside application_* and evaluator_*
+		f = append(f, apidoc.Field{Name: k.alias + "_id", Value: uuid.UUID{}}, apidoc.Field{Name: k.alias + "_variant_id", Value: uuid.UUID{}},
+			apidoc.Field{Name: k.alias + "_slug", Value: ""}, apidoc.Field{Name: k.alias + "_variant_slug", Value: ""})
+	}
 	f = cat(f, headerFields(), []apidoc.Field{{Name: "message", Value: ""}, {Name: "author", Value: uuid.UUID{}}, {Name: "date", Value: time.Time{}},
 		{Name: "data", Value: obj2{}, Doc: "The revision's content: testcases for testsets, the workflow's uri, url, schemas and parameters for workflows."}}, lifecycleFields())
-	return apidoc.Envelope(f...)
+	return apidoc.Named(title(k.key)+"Revision", apidoc.Envelope(f...))
 }
 
 func one(key string, item any) any {
@@ -108,9 +119,9 @@ func sliceOf(item any) any {
 }
 
 func filterIn() any {
-	return apidoc.Envelope(cat(headerFields(), []apidoc.Field{{Name: "slug", Value: ""}, {Name: "slugs", Value: []string{}},
+	return apidoc.Named("HeaderFilter", apidoc.Envelope(cat(headerFields(), []apidoc.Field{{Name: "slug", Value: ""}, {Name: "slugs", Value: []string{}},
 		{Name: "message", Value: ""}, {Name: "author", Value: uuid.UUID{}}, {Name: "authors", Value: []uuid.UUID{}},
-		{Name: "date", Value: time.Time{}}, {Name: "dates", Value: []time.Time{}}, {Name: "folder_id", Value: uuid.UUID{}}})...)
+		{Name: "date", Value: time.Time{}}, {Name: "dates", Value: []time.Time{}}, {Name: "folder_id", Value: uuid.UUID{}}})...))
 }
 
 func queryIn(k kind, level string) any {
@@ -235,8 +246,9 @@ type docTestsetData struct {
 
 // simpleRecord is simpleAPI.record's shape.
 func simpleRecord(data any, dataDoc string) any {
-	return apidoc.Envelope(cat(idSlug(), headerFields(), lifecycleFields(), []apidoc.Field{
-		{Name: "data", Value: data, Doc: dataDoc}, {Name: "variant_id", Value: uuid.UUID{}}, {Name: "revision_id", Value: uuid.UUID{}}})...)
+	name := "Simple" + strings.TrimSuffix(apidoc.ComponentName(reflect.TypeOf(data)), "Data") // SimpleWorkflow, ...
+	return apidoc.Named(name, apidoc.Envelope(cat(idSlug(), headerFields(), lifecycleFields(), []apidoc.Field{
+		{Name: "data", Value: data, Doc: dataDoc}, {Name: "variant_id", Value: uuid.UUID{}}, {Name: "revision_id", Value: uuid.UUID{}}})...))
 }
 
 // catalogBindings are the catalog routes a workflow family serves; which
