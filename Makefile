@@ -20,9 +20,12 @@ down: ## stop what `make up` started
 deps-up: ## start PostgreSQL, ClickHouse and NATS only (data in .run/)
 	@scripts/deps.sh up
 
-test: deps-up ## start the dependencies, run go test -race over every module, then every fuzz target for TEST_FUZZTIME
+test: deps-up openapi-lint ## start the dependencies, lint the OpenAPI document, run go test -race over every module, then every fuzz target for TEST_FUZZTIME
 	@eval "$$(scripts/deps.sh env)" && go test $(TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(MODULES)))
 	@if [ "$(TEST_FUZZTIME)" != 0 ]; then eval "$$(scripts/deps.sh env)" && scripts/fuzz.sh $(TEST_FUZZTIME); fi
+
+openapi-lint: ## lint the merged OpenAPI document with Redocly's recommended rules (pinned in tools/openapi)
+	@scripts/openapi-lint.sh
 
 build: ## build the five binaries into bin/
 	@for s in $(SERVICES); do go build -trimpath -o bin/$$s ./services/$$s/cmd/$$s || exit 1; done
@@ -42,7 +45,7 @@ config-docs: ## print every service's environment variables as Markdown tables
 fuzz: deps-up ## run each fuzz target for FUZZTIME (default 30s; FUZZ_TARGETS=regexp picks some)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
 
-.PHONY: help up down deps-up test build vet fmt tidy config-docs fuzz
+.PHONY: help up down deps-up test openapi-lint build vet fmt tidy config-docs fuzz
 
 generate: ## regenerate pkg/genproto from proto/ (needs protoc and protoc-gen-go)
 	@protoc -I proto --go_out=pkg/genproto --go_opt=module=github.com/assayhq/assay/pkg/genproto $$(find proto -name '*.proto')

@@ -10,11 +10,18 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
 )
 
 //go:embed *.json
@@ -55,6 +62,20 @@ func Document() ([]byte, error) {
 
 func build() ([]byte, error) {
 	paths := map[string]map[string]any{}
+	g := newGen()
+	errRef := g.schema(reflect.TypeOf(httpx.ErrorBody{}))
+	fieldRef := g.schema(reflect.TypeOf(errs.FieldError{}))
+	if g.err != nil {
+		return nil, g.err
+	}
+	// detail is `any` in Go; document the three shapes httpx renders.
+	g.defs["ErrorBody"].(map[string]any)["properties"] = map[string]any{"detail": map[string]any{
+		"description": "A message, an object with a message and a code, or (422) a list of field errors.",
+		"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "object"},
+			map[string]any{"type": "array", "items": fieldRef}},
+	}}
+	g.defs["ErrorBody"].(map[string]any)["required"] = []string{"detail"}
+	schemas := g.defs
 	components := map[string]map[string]any{
 		"securitySchemes": {
 			"ApiKey": map[string]any{"type": "apiKey", "in": "header", "name": "Authorization",
@@ -69,14 +90,46 @@ func build() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		types, err := loadTypes(s)
+		if err != nil {
+			return nil, err
+		}
+		for name, v := range types.Schemas {
+			if prev, ok := schemas[name]; ok && !sameJSON(prev, v) {
+				return nil, fmt.Errorf("schema %s differs between fragments", name)
+			}
+			schemas[name] = v
+		}
 		tags = append(tags, f.Tags...)
+		used := 0
 		for p, ops := range f.Paths {
 			if _, dup := paths[p]; dup {
 				return nil, fmt.Errorf("path %s is in two fragments", p)
 			}
+			for m, op := range ops {
+				if o, ok := op.(map[string]any); ok && isMethod(m) {
+					t, bound := types.Operations[strings.ToUpper(m)+" "+p]
+					if bound {
+						used++
+						applyTypes(o, t)
+					}
+				}
+			}
 			paths[p] = ops
 		}
+		if used != len(types.Operations) {
+			return nil, fmt.Errorf("%s.types.json binds %d operations the fragment does not list", s, len(types.Operations)-used)
+		}
 		for kind, items := range f.Components {
+			if kind == "schemas" {
+				for name, v := range items {
+					if _, dup := schemas[name]; dup {
+						return nil, fmt.Errorf("schema %s is both written and generated", name)
+					}
+					schemas[name] = v
+				}
+				continue
+			}
 			if components[kind] == nil {
 				components[kind] = map[string]any{}
 			}
@@ -85,12 +138,18 @@ func build() ([]byte, error) {
 			}
 		}
 	}
+	components["schemas"] = schemas
+	if err := complete(paths, errRef); err != nil {
+		return nil, err
+	}
 	d := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
-			"title":       "Assay API",
-			"version":     "0.1.0",
-			"description": "Versioned testsets, evaluators and applications, a hosted runtime, evaluations and OpenTelemetry tracing. Wire-compatible with the Agenta API.",
+			"title":   "Assay API",
+			"version": "0.1.0",
+			"description": "Versioned testsets, evaluators and applications, a hosted runtime, evaluations and OpenTelemetry tracing. Wire-compatible with the Agenta API.\n\n" +
+				"Paths are documented in their canonical form; every path is also served without the `/api` prefix and with a trailing slash, as the compatible platform's clients send them.",
+			"license": map[string]any{"name": "Proprietary", "identifier": "LicenseRef-Assay"},
 		},
 		"servers":    []map[string]any{{"url": "/"}},
 		"security":   []map[string]any{{"ApiKey": []string{}}},
@@ -99,6 +158,181 @@ func build() ([]byte, error) {
 		"components": components,
 	}
 	return json.MarshalIndent(d, "", "  ")
+}
+
+func isMethod(m string) bool {
+	switch m {
+	case "get", "put", "post", "delete", "options", "head", "patch", "trace":
+		return true
+	}
+	return false
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func loadTypes(service string) (typesFile, error) {
+	var t typesFile
+	b, err := fragments.ReadFile(service + ".types.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return t, nil // a service without a JSON surface (runtime today)
+	}
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, fmt.Errorf("parse %s types: %w", service, err)
+	}
+	return t, nil
+}
+
+// applyTypes puts the generated schemas into an operation: the request body
+// and the first 2xx response, keeping the fragment's descriptions.
+func applyTypes(op map[string]any, t opTypes) {
+	if t.Request != nil {
+		rb, _ := op["requestBody"].(map[string]any)
+		if rb == nil {
+			rb = map[string]any{"required": true}
+			op["requestBody"] = rb
+		}
+		rb["content"] = map[string]any{"application/json": map[string]any{"schema": t.Request}}
+	}
+	if t.Response != nil {
+		rs, _ := op["responses"].(map[string]any)
+		if rs == nil {
+			rs = map[string]any{}
+			op["responses"] = rs
+		}
+		code := ""
+		for c := range rs {
+			if strings.HasPrefix(c, "2") && (code == "" || c < code) {
+				code = c
+			}
+		}
+		if code == "" {
+			code = "200"
+			rs[code] = map[string]any{"description": "Success."}
+		}
+		r := rs[code].(map[string]any)
+		r["content"] = map[string]any{"application/json": map[string]any{"schema": t.Response}}
+	}
+}
+
+var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
+
+// complete adds what every operation needs and the fragments leave to one
+// place: a unique operationId, its declared path parameters, and the error
+// responses the platform answers with (the shared error body).
+func complete(paths map[string]map[string]any, errRef map[string]any) error {
+	errResp := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+	}
+	seen := map[string]string{}
+	for p, ops := range paths {
+		declared := map[string]bool{}
+		for _, prm := range asList(ops["parameters"]) {
+			if prm["in"] == "path" {
+				declared[fmt.Sprint(prm["name"])] = true
+			}
+		}
+		for m, raw := range ops {
+			op, ok := raw.(map[string]any)
+			if !ok || !isMethod(m) {
+				continue
+			}
+			id, _ := op["operationId"].(string)
+			if id == "" {
+				id = operationID(m, p)
+				op["operationId"] = id
+			}
+			if other, dup := seen[id]; dup {
+				return fmt.Errorf("operationId %s is on %s and %s %s", id, other, m, p)
+			}
+			seen[id] = m + " " + p
+			params := asList(op["parameters"])
+			opDeclared := map[string]bool{}
+			for _, prm := range params {
+				if prm["in"] == "path" {
+					opDeclared[fmt.Sprint(prm["name"])] = true
+				}
+			}
+			var all []any
+			for _, prm := range params {
+				all = append(all, prm)
+			}
+			for _, mm := range pathParam.FindAllStringSubmatch(p, -1) {
+				if !declared[mm[1]] && !opDeclared[mm[1]] {
+					all = append(all, map[string]any{"name": mm[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+				}
+			}
+			if len(all) > 0 {
+				op["parameters"] = all
+			}
+			rs, _ := op["responses"].(map[string]any)
+			if rs == nil {
+				rs = map[string]any{}
+				op["responses"] = rs
+			}
+			sec, hasSec := op["security"].([]any)
+			public := hasSec && len(sec) == 0
+			add := func(code, desc string) {
+				if _, ok := rs[code]; !ok {
+					rs[code] = errResp(desc)
+				}
+			}
+			if !public {
+				add("401", "Missing, unknown or expired credentials.")
+				add("403", "The caller's role does not allow this operation.")
+			}
+			if op["requestBody"] != nil || m == "get" {
+				add("422", "A field of the body or the query is invalid; detail lists each field with its location.")
+			}
+			if len(pathParam.FindAllString(p, -1)) > 0 {
+				add("404", "Nothing with this id in the caller's project.")
+			}
+			for c, r := range rs {
+				// fragment error responses without a body get the shared one
+				if rr, ok := r.(map[string]any); ok && c[0] == '4' && rr["content"] == nil {
+					rr["content"] = errResp("")["content"]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func asList(v any) []map[string]any {
+	l, _ := v.([]any)
+	out := make([]map[string]any, 0, len(l))
+	for _, x := range l {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// operationID derives a stable camelCase id from the method and the path:
+// POST /api/testsets/{testset_id}/archive -> postTestsetsByTestsetIdArchive.
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "/api"), "/") {
+		if seg == "" {
+			continue
+		}
+		if strings.HasPrefix(seg, "{") {
+			b.WriteString("By")
+			seg = strings.Trim(seg, "{}")
+		}
+		for _, w := range strings.FieldsFunc(seg, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
 }
 
 // Operation is one method on one path.
@@ -147,25 +381,47 @@ func RoutePath(openapiPath string) string {
 	return strings.Join(segs, "/")
 }
 
+// RedocVersion is the vendored Redoc release: assets/redoc.standalone.js is
+// bundles/redoc.standalone.js of the npm package redoc@2.5.4 (MIT, licence
+// beside it), committed so the docs page works offline and pinned.
+const RedocVersion = "2.5.4"
+
+// AssetPath is where the gateway serves the Redoc bundle.
+const AssetPath = "/api/docs/redoc.standalone.js"
+
+//go:embed assets/redoc.standalone.js
+var redocJS []byte
+
+// RedocJS returns the vendored Redoc bundle.
+func RedocJS() []byte { return redocJS }
+
+// The page loads only same-origin URLs: Redoc from the gateway, the
+// document from /api/openapi.json. The server-rendered operation list stays
+// as the <noscript> fallback.
 var page = template.Must(template.New("docs").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Assay API</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-h2{border-bottom:1px solid #ddd;margin-top:2.5rem}
+body{margin:0}
+noscript{display:block;font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+noscript h2{border-bottom:1px solid #ddd;margin-top:2.5rem}
 .op{margin:1rem 0;padding:.6rem .8rem;border-left:4px solid #888;background:#fafafa}
 .m{display:inline-block;min-width:4.5rem;font-weight:700;font-family:monospace}
 .GET{border-color:#2b7}.POST{border-color:#27c}.PUT,.PATCH{border-color:#c80}.DELETE{border-color:#c33}
 code{background:#eee;padding:0 .2rem}
 </style></head><body>
+<redoc spec-url="/api/openapi.json" expand-responses="200" path-in-middle-panel></redoc>
+<script src="{{.Asset}}"></script>
+<noscript>
 <h1>Assay API</h1>
 <p>All paths are also served without the <code>/api</code> prefix and with or without a trailing slash.
 Authenticate with <code>Authorization: ApiKey &lt;key&gt;</code>; admin paths take <code>Authorization: Access &lt;admin key&gt;</code>.
 The machine-readable document is at <a href="/api/openapi.json">/api/openapi.json</a>.</p>
-{{range .}}<h2>{{.Tag}}</h2>
+{{range .Sections}}<h2>{{.Tag}}</h2>
 {{range .Ops}}<div class="op {{.Method}}"><span class="m">{{.Method}}</span> <code>{{.Path}}</code>
 {{if .Summary}}<div><b>{{.Summary}}</b></div>{{end}}{{if .Description}}<div>{{.Description}}</div>{{end}}
 {{if .Responses}}<div>Responses: {{range $i, $r := .Responses}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}</div>{{end}}</div>
-{{end}}{{end}}</body></html>`))
+{{end}}{{end}}</noscript></body></html>`))
 
 type pageOp struct {
 	Method, Path, Summary, Description string
@@ -177,7 +433,7 @@ type pageSection struct {
 	Ops []pageOp
 }
 
-// HTML renders the docs page from the merged document.
+// HTML renders the docs page: Redoc over the merged document.
 func HTML() ([]byte, error) {
 	raw, err := Document()
 	if err != nil {
@@ -225,7 +481,7 @@ func HTML() ([]byte, error) {
 		sections = append(sections, pageSection{Tag: t, Ops: ops})
 	}
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, sections); err != nil {
+	if err := page.Execute(&buf, map[string]any{"Asset": AssetPath, "Sections": sections}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -94,6 +94,12 @@ type (
 	}
 )
 
+// accountsOut is the provisioning answer: the created accounts keyed by
+// the request's references.
+type accountsOut struct {
+	Accounts map[string]accountOut `json:"accounts"`
+}
+
 func toAccountOut(a *accounts.Account) accountOut {
 	u, o, w, p := a.User, a.Organization, a.Workspace, a.Project
 	out := accountOut{
@@ -142,7 +148,7 @@ func (h *handler) provisionAccounts(c echo.Context) error {
 	for ref, a := range created {
 		out[ref] = toAccountOut(a)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"accounts": out})
+	return c.JSON(http.StatusOK, accountsOut{Accounts: out})
 }
 
 func (h *handler) deleteAccounts(c echo.Context) error {

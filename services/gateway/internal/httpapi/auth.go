@@ -27,7 +27,7 @@ type Workspaces interface {
 }
 
 // openPaths need no credentials (canonical form, see httpx.CanonicalPath).
-var openPaths = map[string]bool{"/health": true, "/ready": true, "/metrics": true, "/openapi.json": true, "/docs": true}
+var openPaths = map[string]bool{"/health": true, "/ready": true, "/metrics": true, "/openapi.json": true, "/docs": true, "/docs/redoc.standalone.js": true}
 
 // isAdminPath: the Access scheme is accepted only on paths under /admin/.
 func isAdminPath(p string) bool { return strings.Contains(p+"/", "/admin/") }

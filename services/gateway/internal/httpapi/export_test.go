@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/assayhq/assay/pkg/apidoc"
 	"io"
 	"log/slog"
 	"testing"
@@ -23,4 +24,14 @@ func Routes(t *testing.T) []string {
 		out = append(out, r.Method+" "+r.Path)
 	}
 	return append(out, "GET /health", "GET /ready", "GET /metrics") // added by httpx.NewServer
+}
+
+// Bindings maps the gateway's operations to the Go types their handlers
+// bind and render; pkg/apidoc generates the document's schemas from it.
+var Bindings = []apidoc.Binding{
+	{Method: "POST", Path: "/api/admin/simple/accounts", Request: provisionRequest{}, Response: accountsOut{}},
+	{Method: "DELETE", Path: "/api/admin/simple/accounts", Request: deleteRequest{}},
+	{Method: "GET", Path: "/api/keys", Response: keyList{}},
+	{Method: "POST", Path: "/api/keys", Request: createKeyRequest{}, Response: keyCreated{}},
+	{Method: "GET", Path: "/api/profile", Response: profileOut{}},
 }

@@ -27,6 +27,19 @@ func toKeyOut(k accounts.APIKey) keyOut {
 	return keyOut{ID: k.ID, Prefix: k.Prefix, Name: k.Name, ProjectID: k.ProjectID, CreatedByID: k.CreatedByID, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt}
 }
 
+// keyList and keyCreated are the two key envelopes, named so the OpenAPI
+// document is generated from them.
+type (
+	keyList struct {
+		Count   int      `json:"count"`
+		APIKeys []keyOut `json:"api_keys"`
+	}
+	keyCreated struct {
+		Count  int    `json:"count" example:"1"`
+		APIKey keyOut `json:"api_key"`
+	}
+)
+
 type createKeyRequest struct {
 	APIKey struct {
 		Name      *string    `json:"name"`
@@ -47,7 +60,7 @@ func (h *handler) listKeys(c echo.Context) error {
 	for i, k := range keys {
 		out[i] = toKeyOut(k)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"count": len(out), "api_keys": out})
+	return c.JSON(http.StatusOK, keyList{Count: len(out), APIKeys: out})
 }
 
 func (h *handler) createKey(c echo.Context) error {
@@ -67,7 +80,7 @@ func (h *handler) createKey(c echo.Context) error {
 	}
 	out := toKeyOut(k)
 	out.Key = raw
-	return c.JSON(http.StatusOK, map[string]any{"count": 1, "api_key": out})
+	return c.JSON(http.StatusOK, keyCreated{Count: 1, APIKey: out})
 }
 
 func (h *handler) revokeKey(c echo.Context) error {

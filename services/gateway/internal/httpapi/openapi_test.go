@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -30,6 +31,13 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	assert.Equal(t, served, documented)
 }
 
+// TestOpenAPITypes keeps pkg/apidoc/gateway.types.json generated from the
+// handlers' Go types: change a request or response struct and this fails
+// until the file is regenerated with UPDATE_APIDOC=1.
+func TestOpenAPITypes(t *testing.T) {
+	require.NoError(t, apidoc.CheckTypes("gateway", httpapi.Bindings, os.Getenv("UPDATE_APIDOC") == "1"))
+}
+
 func TestOpenAPIDocumentAndDocsPage(t *testing.T) {
 	s := newStack(t)
 	r := s.do(t, "GET", "/api/openapi.json", "", nil)
@@ -40,12 +48,30 @@ func TestOpenAPIDocumentAndDocsPage(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(r.body, &doc))
 	assert.Equal(t, "3.1.0", doc.OpenAPI)
-	assert.Contains(t, doc.Paths, "/api/admin/simple/accounts/")
+	// canonical form without the trailing slash (Redocly's
+	// no-path-trailing-slash); the gateway serves both forms
+	assert.Contains(t, doc.Paths, "/api/admin/simple/accounts")
+	assert.NotContains(t, doc.Paths, "/api/admin/simple/accounts/")
 	assert.Contains(t, doc.Paths, "/api/keys/{id}")
+
+	// the summaries Redoc renders come from the document
+	assert.Contains(t, string(r.body), `"summary": "Revoke an API key"`)
 
 	r = s.do(t, "GET", "/api/docs", "", nil)
 	require.Equal(t, http.StatusOK, r.status)
 	assert.True(t, strings.HasPrefix(r.header.Get("Content-Type"), "text/html"))
-	assert.Contains(t, string(r.body), "/api/admin/simple/accounts/")
-	assert.Contains(t, string(r.body), "Revoke an API key")
+	page := string(r.body)
+	assert.Contains(t, page, `<redoc spec-url="/api/openapi.json"`)
+	assert.Contains(t, page, `<script src="/api/docs/redoc.standalone.js"></script>`)
+	// offline: the page names no other origin (no http(s):// nor //host URL)
+	assert.NotRegexp(t, `(?i)(https?:)?//[a-z0-9.-]+\.[a-z]`, page)
+	// the no-JavaScript fallback still lists the operations
+	assert.Contains(t, page, "/api/admin/simple/accounts")
+	assert.Contains(t, page, "Revoke an API key")
+
+	r = s.do(t, "GET", "/api/docs/redoc.standalone.js", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "text/javascript; charset=utf-8", r.header.Get("Content-Type"))
+	assert.True(t, strings.HasPrefix(string(r.body), "/*! For license information please see redoc.standalone.js.LICENSE.txt */"))
+	assert.Greater(t, len(r.body), 500_000, "the whole standalone bundle")
 }

@@ -5,6 +5,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -39,6 +40,7 @@ func Register(e *echo.Echo, d Deps) error {
 
 	e.GET("/openapi.json", openapi)
 	e.GET("/docs", docs)
+	e.GET(strings.TrimPrefix(apidoc.AssetPath, "/api"), redoc)
 	e.POST("/admin/simple/accounts", h.provisionAccounts)
 	e.DELETE("/admin/simple/accounts", h.deleteAccounts)
 	e.GET("/keys", h.listKeys)
@@ -64,4 +66,11 @@ func docs(c echo.Context) error {
 		return err
 	}
 	return c.HTMLBlob(http.StatusOK, b)
+}
+
+// redoc serves the vendored Redoc bundle the docs page loads; it changes
+// only with a new build, so clients may cache it for a day.
+func redoc(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", apidoc.RedocJS())
 }
