@@ -59,6 +59,11 @@ type simpleIn struct {
 	Data       map[string]any `json:"data"`
 	References map[string]any `json:"references"`
 	Links      any            `json:"links"`
+
+	// outputs are Data's outputs and outputsLoc where the request had them
+	// (annotate.SplitData).
+	outputs    any
+	outputsLoc []any
 }
 
 func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
@@ -81,6 +86,11 @@ func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
 	if in.Data == nil {
 		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "data")
 	}
+	d, err := annotate.SplitData(in.Data, []any{"body", k.item, "data"}, k.item == "annotation")
+	if err != nil {
+		return simpleIn{}, err
+	}
+	in.Data, in.outputs, in.outputsLoc = d.Stored, d.Outputs, d.OutputsLoc
 	if requireLinks && in.Links == nil && k.item != "invocation" {
 		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "links")
 	}
@@ -115,7 +125,8 @@ func (h *Handler) resolveWorkflow(c echo.Context, k simpleKind, sc scope.Scope, 
 	if h.Workflows == nil {
 		return nil
 	}
-	req := annotate.Request{Kind: k.refKey, References: in.References, Data: in.Data, Validate: k.item == "annotation", Loc: []any{"body", k.item}}
+	req := annotate.Request{Kind: k.refKey, References: in.References, Outputs: in.outputs, OutputsLoc: in.outputsLoc,
+		Validate: k.item == "annotation", Loc: []any{"body", k.item}}
 	if k.refKey == "" {
 		if _, ok := in.References["evaluator"]; !ok || !nonEmptyLinks(in.Links) {
 			return nil
