@@ -262,6 +262,9 @@ var (
 
 func openInference(raw map[string]any, keys []string, ag map[string]any) {
 	mapExact(raw, keys, ag, openInferenceExact)
+	if v, ok := raw["input.value"]; ok {
+		ag["data.inputs"] = oiInput(v, raw["input.mime_type"])
+	}
 	if v, ok := raw["llm.invocation_parameters"]; ok {
 		ag["meta.request"] = parseJSON(v)
 	}
@@ -313,11 +316,42 @@ func openInference(raw map[string]any, keys []string, ag map[string]any) {
 	}
 }
 
+// oiInput is input.value as the span's inputs, which are stored only as an
+// object (reference §2.4): JSON that is an object stays one; plain text
+// (input.mime_type text/plain, or text that is not JSON), or JSON that is
+// not an object, is wrapped as {"__default__": v}, the shape the
+// reference's SDK gives a value that is not an object. Before, a chain
+// root's text input was parked in ag.unsupported.
+func oiInput(v, mime any) any {
+	s, ok := v.(string)
+	if !ok {
+		if _, isObj := v.(map[string]any); isObj {
+			return v
+		}
+		return map[string]any{"__default__": v}
+	}
+	if m, _ := mime.(string); !strings.EqualFold(strings.TrimSpace(m), "text/plain") {
+		p := parseJSON(s)
+		if _, isObj := p.(map[string]any); isObj {
+			return p
+		}
+		if _, isText := p.(string); !isText {
+			return map[string]any{"__default__": p}
+		}
+	}
+	return map[string]any{"__default__": s}
+}
+
 var genAIOps = map[string]string{"chat": "chat", "create_agent": "agent", "invoke_agent": "agent", "embeddings": "embedding",
 	"execute_tool": "tool", "generate_content": "completion", "text_completion": "completion"}
 
 func genAI(raw map[string]any, keys []string, ag map[string]any) {
 	hit := mapExact(raw, keys, ag, genAIExact)
+	if v, ok := raw["session.id"]; ok {
+		// An explicit session.id (OpenInference) names the session the
+		// caller chose; gen_ai.conversation.id only stands in for it.
+		ag["session.id"] = v
+	}
 	op, _ := raw["gen_ai.operation.name"].(string)
 	if op != "" {
 		hit = true
