@@ -548,14 +548,41 @@ func vercelAI(raw map[string]any, keys []string, ag map[string]any) {
 	if v, ok := raw["ai.response.finishReason"]; ok {
 		ag["meta.response.finish_reasons"] = []any{v}
 	}
-	if op, ok := raw["ai.operationId"].(string); ok {
-		switch {
-		case op == "ai.toolCall":
-			ag["type.node"] = "tool"
-		case strings.HasPrefix(op, "ai.embed"):
-			ag["type.node"] = "embedding"
-		default:
-			ag["type.node"] = "task"
+	op, _ := raw["ai.operationId"].(string)
+	if v, ok := raw["ai.usage.tokens"]; ok && strings.HasSuffix(op, ".doEmbed") {
+		// An embedding model call's usage is its input tokens.
+		ag["metrics.unit.tokens.prompt"] = v
+	}
+	if vercelWrappers[op] {
+		// ai.generateText, ai.streamText, ai.embed, … wrap the model calls
+		// (doGenerate, doStream, doEmbed) that are their children in the
+		// same trace, and their ai.usage.* is those calls' usage again (the
+		// sum, or in ai@5 the last step's). Recorded as the wrapper's own,
+		// the roll-up counted every token twice (150/28/178 for a true
+		// 75/14/89), so the wrapper has no incremental usage: its
+		// cumulative tokens and costs are its model calls'. The raw
+		// ai.usage.* attributes are kept as sent.
+		for _, k := range []string{"prompt", "completion", "total", "reasoning", "cached"} {
+			delete(ag, "metrics.unit.tokens."+k)
 		}
 	}
+	switch {
+	case op == "":
+	case op == "ai.toolCall":
+		ag["type.node"] = "tool"
+	case strings.HasPrefix(op, "ai.embed"):
+		ag["type.node"] = "embedding"
+	case strings.HasSuffix(op, ".doGenerate"), strings.HasSuffix(op, ".doStream"):
+		// The model call of generateText, streamText, generateObject and
+		// streamObject: a chat model's request (ai.prompt.messages) and
+		// answer, so it is priced like any other chat span.
+		ag["type.node"] = "chat"
+	default:
+		ag["type.node"] = "task"
+	}
 }
+
+// vercelWrappers are the AI SDK operations whose spans wrap model-call
+// spans and repeat their usage.
+var vercelWrappers = map[string]bool{"ai.generateText": true, "ai.streamText": true, "ai.generateObject": true,
+	"ai.streamObject": true, "ai.embed": true, "ai.embedMany": true}
