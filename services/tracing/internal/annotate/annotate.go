@@ -41,9 +41,13 @@ type Resolver struct {
 type Request struct {
 	Kind       string         // "evaluator" or "application"
 	References map[string]any // rewritten in place
-	Data       map[string]any
-	// Validate checks Data against the evaluator's outputs schema.
-	Validate bool
+	// Outputs are the data's outputs (see SplitData): what an
+	// auto-created evaluator's schema is inferred from, and what Validate
+	// checks against the evaluator's outputs schema; OutputsLoc is where
+	// the request had them.
+	Outputs    any
+	OutputsLoc []any
+	Validate   bool
 	// Loc is where the body keeps references and data ("body", "annotation").
 	Loc []any
 }
@@ -92,7 +96,11 @@ func (r *Resolver) Resolve(ctx context.Context, sc scope.Scope, req Request) err
 		}
 	}
 	if req.Validate && w.OutputsSchema != nil {
-		return validate(w.OutputsSchema, req.Data, append(append([]any{}, req.Loc...), "data"))
+		loc := req.OutputsLoc
+		if loc == nil {
+			loc = append(append([]any{}, req.Loc...), "data", "outputs")
+		}
+		return validate(w.OutputsSchema, req.Outputs, loc)
 	}
 	return nil
 }
@@ -105,7 +113,7 @@ func (r *Resolver) newData(req Request) any {
 	if p == "" {
 		p = "svc"
 	}
-	return map[string]any{"uri": p + ":custom:feedback:v0", "schemas": map[string]any{"outputs": Infer(req.Data)}}
+	return map[string]any{"uri": p + ":custom:feedback:v0", "schemas": map[string]any{"outputs": Infer(req.Outputs)}}
 }
 
 func refOf(v any, loc []any) (registryclient.Ref, error) {
@@ -184,7 +192,7 @@ var printer = message.NewPrinter(language.English)
 
 // validate checks data against schema; failures are a 422 whose entries
 // name the offending path under loc, shaped like the reference's.
-func validate(schema json.RawMessage, data map[string]any, loc []any) error {
+func validate(schema json.RawMessage, data any, loc []any) error {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})

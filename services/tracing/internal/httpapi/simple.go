@@ -59,6 +59,11 @@ type simpleIn struct {
 	Data       map[string]any `json:"data"`
 	References map[string]any `json:"references"`
 	Links      any            `json:"links"`
+
+	// outputs are Data's outputs and outputsLoc where the request had them
+	// (annotate.SplitData).
+	outputs    any
+	outputsLoc []any
 }
 
 func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
@@ -75,15 +80,17 @@ func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
 		return simpleIn{}, errs.Field(err.Error(), nil, "body", k.item)
 	}
 	in.Origin, in.Kind, in.Channel = or(in.Origin, "custom"), or(in.Kind, "adhoc"), or(in.Channel, "api")
-	for field, allowed := range map[string][]string{"origin": {"custom", "human", "auto"}, "kind": {"adhoc", "eval", "play"}, "channel": {"api", "sdk", "web", "otlp"}} {
-		v := map[string]string{"origin": in.Origin, "kind": in.Kind, "channel": in.Channel}[field]
-		if !containsStr(allowed, v) {
-			return simpleIn{}, errs.Field("Input should be one of "+joinQuoted(allowed), v, "body", k.item, field)
-		}
+	if err := in.checkClass(k.item); err != nil {
+		return simpleIn{}, err
 	}
 	if in.Data == nil {
 		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "data")
 	}
+	d, err := annotate.SplitData(in.Data, []any{"body", k.item, "data"}, k.item == "annotation")
+	if err != nil {
+		return simpleIn{}, err
+	}
+	in.Data, in.outputs, in.outputsLoc = d.Stored, d.Outputs, d.OutputsLoc
 	if requireLinks && in.Links == nil && k.item != "invocation" {
 		return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "links")
 	}
@@ -98,6 +105,18 @@ func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
 	return in, nil
 }
 
+// checkClass refuses an origin, kind or channel outside the allowed values
+// with a 422 naming the field; an empty one is left to the caller.
+func (in simpleIn) checkClass(item string) error {
+	for _, field := range []string{"origin", "kind", "channel"} {
+		v := map[string]string{"origin": in.Origin, "kind": in.Kind, "channel": in.Channel}[field]
+		if v != "" && !containsStr(classValues[field], v) {
+			return errs.Field("Input should be one of "+joinQuoted(classValues[field]), v, "body", item, field)
+		}
+	}
+	return nil
+}
+
 // resolveWorkflow applies reference §1.8: annotations always resolve (or
 // create) their evaluator and check data against its outputs schema;
 // invocations resolve (or create) their application; a simple trace
@@ -106,7 +125,8 @@ func (h *Handler) resolveWorkflow(c echo.Context, k simpleKind, sc scope.Scope, 
 	if h.Workflows == nil {
 		return nil
 	}
-	req := annotate.Request{Kind: k.refKey, References: in.References, Data: in.Data, Validate: k.item == "annotation", Loc: []any{"body", k.item}}
+	req := annotate.Request{Kind: k.refKey, References: in.References, Outputs: in.outputs, OutputsLoc: in.outputsLoc,
+		Validate: k.item == "annotation", Loc: []any{"body", k.item}}
 	if k.refKey == "" {
 		if _, ok := in.References["evaluator"]; !ok || !nonEmptyLinks(in.Links) {
 			return nil
@@ -176,17 +196,44 @@ func joinQuoted(l []string) string {
 	return out
 }
 
+// classValues are the allowed origins, kinds and channels (reference §1.8);
+// the first of each is what an omitted field means on create.
+var classValues = map[string][]string{"origin": {"custom", "human", "auto"}, "kind": {"adhoc", "eval", "play"},
+	"channel": {"api", "sdk", "web", "otlp"}}
+
+// classFlag is the ag.flags key that records one value of origin, kind or
+// channel. The reference stores only is_feedback, is_custom, is_evaluation,
+// is_sdk and is_web, so a play trace read back as adhoc and an otlp one as
+// api; is_play and is_otlp keep those too. The defaults (auto, adhoc, api)
+// are the absence of their field's flags, so a span written by the
+// reference's clients reads the same here.
+var classFlag = map[string]map[string]string{
+	"origin":  {"human": "is_feedback", "custom": "is_custom"},
+	"kind":    {"eval": "is_evaluation", "play": "is_play"},
+	"channel": {"sdk": "is_sdk", "web": "is_web", "otlp": "is_otlp"},
+}
+
+// classFlags lists the flags that origin, kind and channel set. (This was a
+// map keyed by the conditions, a map[bool]string: every true condition
+// overwrote the last, so only one flag survived.)
+func classFlags(origin, kind, channel string) []string {
+	var out []string
+	for _, fv := range [][2]string{{"origin", origin}, {"kind", kind}, {"channel", channel}} {
+		if f, ok := classFlag[fv[0]][fv[1]]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // raw builds the one span of a simple trace.
 func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
 	flags := map[string]any{}
 	for f, v := range k.flags {
 		flags[f] = v
 	}
-	for cond, flag := range map[bool]string{in.Origin == "human": "is_feedback", in.Origin == "custom": "is_custom",
-		in.Kind == "eval": "is_evaluation", in.Channel == "sdk": "is_sdk", in.Channel == "web": "is_web"} {
-		if cond {
-			flags[flag] = true
-		}
+	for _, f := range classFlags(in.Origin, in.Kind, in.Channel) {
+		flags[f] = true
 	}
 	ag := map[string]any{"type": map[string]any{"span": "task"}, "flags": flags, "data": in.Data}
 	if in.Tags != nil {
@@ -289,21 +336,16 @@ func (k simpleKind) out(in simpleIn, tid, sid string) map[string]any {
 func (k simpleKind) fromSpan(p query.Parsed) map[string]any {
 	ag, _ := p.Attrs["ag"].(map[string]any)
 	flags, _ := ag["flags"].(map[string]any)
-	origin, kind, channel := "auto", "adhoc", "api"
-	switch {
-	case flags["is_feedback"] == true:
-		origin = "human"
-	case flags["is_custom"] == true:
-		origin = "custom"
+	class := map[string]string{"origin": "auto", "kind": "adhoc", "channel": "api"}
+	for field, values := range classValues {
+		for _, v := range values {
+			if f, ok := classFlag[field][v]; ok && flags[f] == true {
+				class[field] = v
+				break
+			}
+		}
 	}
-	if flags["is_evaluation"] == true {
-		kind = "eval"
-	}
-	if flags["is_sdk"] == true {
-		channel = "sdk"
-	} else if flags["is_web"] == true {
-		channel = "web"
-	}
+	origin, kind, channel := class["origin"], class["kind"], class["channel"]
 	out := map[string]any{"trace_id": p.TraceID, "span_id": p.SpanID, "origin": origin, "kind": kind, "channel": channel,
 		"created_at": query.SpanJSON(p)["created_at"]}
 	for _, f := range []string{"tags", "meta", "data", "references"} {
@@ -440,6 +482,9 @@ func (h *Handler) simpleQuery(k simpleKind) echo.HandlerFunc {
 			if err := json.Unmarshal(raw, &in); err != nil {
 				return errs.Field(err.Error(), nil, "body", k.item)
 			}
+			if err := in.checkClass(k.item); err != nil {
+				return err
+			}
 			conds = append(conds, simpleConditions(in)...)
 		}
 		if raw, ok := body[k.linksKey]; ok && string(raw) != "null" {
@@ -489,29 +534,21 @@ func simpleConditions(in simpleIn) []any {
 	notFlag := func(name string) {
 		conds = append(conds, map[string]any{"operator": "not", "conditions": []any{map[string]any{"field": "attributes", "key": "ag.flags." + name, "value": true}}})
 	}
-	switch in.Origin {
-	case "human":
-		flag("is_feedback", true)
-	case "custom":
-		flag("is_custom", true)
-	case "auto":
-		notFlag("is_feedback")
-		notFlag("is_custom")
-	}
-	switch in.Kind {
-	case "eval":
-		flag("is_evaluation", true)
-	case "adhoc":
-		notFlag("is_evaluation")
-	}
-	switch in.Channel {
-	case "sdk":
-		flag("is_sdk", true)
-	case "web":
-		flag("is_web", true)
-	case "api":
-		notFlag("is_sdk")
-		notFlag("is_web")
+	// A value with a flag matches that flag; a default (auto, adhoc, api)
+	// matches the absence of every flag of its field.
+	for _, fv := range [][2]string{{"origin", in.Origin}, {"kind", in.Kind}, {"channel", in.Channel}} {
+		if fv[1] == "" {
+			continue
+		}
+		if f, ok := classFlag[fv[0]][fv[1]]; ok {
+			flag(f, true)
+			continue
+		}
+		for _, v := range classValues[fv[0]] {
+			if f, ok := classFlag[fv[0]][v]; ok {
+				notFlag(f)
+			}
+		}
 	}
 	for _, k := range sortedMapKeys(in.Tags) {
 		conds = append(conds, map[string]any{"field": "attributes", "key": "ag.tags." + k, "value": in.Tags[k]})

@@ -262,6 +262,9 @@ var (
 
 func openInference(raw map[string]any, keys []string, ag map[string]any) {
 	mapExact(raw, keys, ag, openInferenceExact)
+	if v, ok := raw["input.value"]; ok {
+		ag["data.inputs"] = oiInput(v, raw["input.mime_type"])
+	}
 	if v, ok := raw["llm.invocation_parameters"]; ok {
 		ag["meta.request"] = parseJSON(v)
 	}
@@ -313,11 +316,42 @@ func openInference(raw map[string]any, keys []string, ag map[string]any) {
 	}
 }
 
+// oiInput is input.value as the span's inputs, which are stored only as an
+// object (reference §2.4): JSON that is an object stays one; plain text
+// (input.mime_type text/plain, or text that is not JSON), or JSON that is
+// not an object, is wrapped as {"__default__": v}, the shape the
+// reference's SDK gives a value that is not an object. Before, a chain
+// root's text input was parked in ag.unsupported.
+func oiInput(v, mime any) any {
+	s, ok := v.(string)
+	if !ok {
+		if _, isObj := v.(map[string]any); isObj {
+			return v
+		}
+		return map[string]any{"__default__": v}
+	}
+	if m, _ := mime.(string); !strings.EqualFold(strings.TrimSpace(m), "text/plain") {
+		p := parseJSON(s)
+		if _, isObj := p.(map[string]any); isObj {
+			return p
+		}
+		if _, isText := p.(string); !isText {
+			return map[string]any{"__default__": p}
+		}
+	}
+	return map[string]any{"__default__": s}
+}
+
 var genAIOps = map[string]string{"chat": "chat", "create_agent": "agent", "invoke_agent": "agent", "embeddings": "embedding",
 	"execute_tool": "tool", "generate_content": "completion", "text_completion": "completion"}
 
 func genAI(raw map[string]any, keys []string, ag map[string]any) {
 	hit := mapExact(raw, keys, ag, genAIExact)
+	if v, ok := raw["session.id"]; ok {
+		// An explicit session.id (OpenInference) names the session the
+		// caller chose; gen_ai.conversation.id only stands in for it.
+		ag["session.id"] = v
+	}
 	op, _ := raw["gen_ai.operation.name"].(string)
 	if op != "" {
 		hit = true
@@ -514,14 +548,41 @@ func vercelAI(raw map[string]any, keys []string, ag map[string]any) {
 	if v, ok := raw["ai.response.finishReason"]; ok {
 		ag["meta.response.finish_reasons"] = []any{v}
 	}
-	if op, ok := raw["ai.operationId"].(string); ok {
-		switch {
-		case op == "ai.toolCall":
-			ag["type.node"] = "tool"
-		case strings.HasPrefix(op, "ai.embed"):
-			ag["type.node"] = "embedding"
-		default:
-			ag["type.node"] = "task"
+	op, _ := raw["ai.operationId"].(string)
+	if v, ok := raw["ai.usage.tokens"]; ok && strings.HasSuffix(op, ".doEmbed") {
+		// An embedding model call's usage is its input tokens.
+		ag["metrics.unit.tokens.prompt"] = v
+	}
+	if vercelWrappers[op] {
+		// ai.generateText, ai.streamText, ai.embed, … wrap the model calls
+		// (doGenerate, doStream, doEmbed) that are their children in the
+		// same trace, and their ai.usage.* is those calls' usage again (the
+		// sum, or in ai@5 the last step's). Recorded as the wrapper's own,
+		// the roll-up counted every token twice (150/28/178 for a true
+		// 75/14/89), so the wrapper has no incremental usage: its
+		// cumulative tokens and costs are its model calls'. The raw
+		// ai.usage.* attributes are kept as sent.
+		for _, k := range []string{"prompt", "completion", "total", "reasoning", "cached"} {
+			delete(ag, "metrics.unit.tokens."+k)
 		}
 	}
+	switch {
+	case op == "":
+	case op == "ai.toolCall":
+		ag["type.node"] = "tool"
+	case strings.HasPrefix(op, "ai.embed"):
+		ag["type.node"] = "embedding"
+	case strings.HasSuffix(op, ".doGenerate"), strings.HasSuffix(op, ".doStream"):
+		// The model call of generateText, streamText, generateObject and
+		// streamObject: a chat model's request (ai.prompt.messages) and
+		// answer, so it is priced like any other chat span.
+		ag["type.node"] = "chat"
+	default:
+		ag["type.node"] = "task"
+	}
 }
+
+// vercelWrappers are the AI SDK operations whose spans wrap model-call
+// spans and repeat their usage.
+var vercelWrappers = map[string]bool{"ai.generateText": true, "ai.streamText": true, "ai.generateObject": true,
+	"ai.streamObject": true, "ai.embed": true, "ai.embedMany": true}
