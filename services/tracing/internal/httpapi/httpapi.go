@@ -388,7 +388,7 @@ func (h *Handler) deleteSpans(c echo.Context) (string, []ingest.Link, error) {
 	keys := make([]ingest.SpanKey, 0, len(spans))
 	links := make([]ingest.Link, 0, len(spans))
 	for _, s := range spans {
-		keys = append(keys, ingest.SpanKey{TraceID: s.TraceID, SpanID: s.SpanID, StartUnixMicro: s.StartUS})
+		keys = append(keys, ingest.SpanKey{TraceID: s.TraceID, SpanID: s.SpanID, StartUnixMicro: s.StartUS, Expires: s.Expires})
 		links = append(links, ingest.Link{TraceID: s.TraceID, SpanID: s.SpanID})
 	}
 	if err := h.Ingest.Delete(c.Request().Context(), sc, keys); err != nil {

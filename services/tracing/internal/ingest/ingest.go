@@ -144,11 +144,14 @@ func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []b
 	return s.pub.Publish(ctx, model.SpanSubject(batch.ProjectId), data, msgID)
 }
 
-// SpanKey names a stored span for deletion; Start keeps the tombstone in
-// the span's partition.
+// SpanKey names a stored span for deletion. Its start time and expiry day
+// (the partition key) put the tombstone in the span's partition, where
+// ReplacingMergeTree merges the two; the expiry also keeps the tombstone as
+// long as the span, however long after its ingest the delete comes.
 type SpanKey struct {
 	TraceID, SpanID string
 	StartUnixMicro  int64
+	Expires         time.Time
 }
 
 // Delete publishes tombstones for spans: once written they replace the
@@ -160,7 +163,19 @@ func (s *Service) Delete(ctx context.Context, sc scope.Scope, spans []SpanKey) e
 	}
 	batch := &spanspb.SpanBatch{ProjectId: sc.ProjectID.String()}
 	for _, k := range spans {
-		batch.Spans = append(batch.Spans, &spanspb.Span{TraceId: k.TraceID, SpanId: k.SpanID, StartUnixMicro: k.StartUnixMicro, Deleted: true})
+		batch.Spans = append(batch.Spans, &spanspb.Span{TraceId: k.TraceID, SpanId: k.SpanID, StartUnixMicro: k.StartUnixMicro,
+			ExpiresUnixDay: unixDay(k.Expires), Deleted: true})
 	}
 	return s.PublishBatch(ctx, batch, nil)
+}
+
+// unixDay is the calendar day of t (a ClickHouse Date, read back at
+// midnight in whatever zone the driver gives it) in days since the epoch;
+// 0 for the zero time: the writer then computes the expiry itself.
+func unixDay(t time.Time) int32 {
+	if t.IsZero() {
+		return 0
+	}
+	y, m, d := t.Date()
+	return int32(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }
