@@ -26,8 +26,21 @@ type Publisher interface {
 	Publish(ctx context.Context, subject string, data []byte, msgID string) error
 }
 
+// RowWriter stores canonical rows in the span table at once, beside the
+// stream: what a delete writes through it is visible when the delete
+// answers.
+type RowWriter interface {
+	WriteRows(ctx context.Context, batch *spanspb.SpanBatch) error
+}
+
 // Service is the ingest use case.
 type Service struct {
+	// Direct, when set, also receives every delete's tombstones
+	// synchronously, after the stream has stored them: the caller's next
+	// read no longer sees what it deleted. The writer's later copy of the
+	// same batch (same rows, same version) changes nothing.
+	Direct RowWriter
+
 	pub  Publisher
 	norm *normalize.Normalizer
 	now  func() time.Time
@@ -156,7 +169,10 @@ type SpanKey struct {
 
 // Delete publishes tombstones for spans: once written they replace the
 // spans (same identity, newer version), so the delete survives any redelivery
-// of the original ingest.
+// of the original ingest. With Direct set, the same tombstones are then
+// written to ClickHouse before Delete returns (read-your-writes); the stream
+// stays the durable path, so a failure there is an error and nothing is
+// written directly.
 func (s *Service) Delete(ctx context.Context, sc scope.Scope, spans []SpanKey) error {
 	if len(spans) == 0 {
 		return nil
@@ -166,7 +182,19 @@ func (s *Service) Delete(ctx context.Context, sc scope.Scope, spans []SpanKey) e
 		batch.Spans = append(batch.Spans, &spanspb.Span{TraceId: k.TraceID, SpanId: k.SpanID, StartUnixMicro: k.StartUnixMicro,
 			ExpiresUnixDay: unixDay(k.Expires), Deleted: true})
 	}
-	return s.PublishBatch(ctx, batch, nil)
+	if err := s.PublishBatch(ctx, batch, nil); err != nil {
+		return err
+	}
+	if s.Direct == nil {
+		return nil
+	}
+	if err := s.Direct.WriteRows(ctx, batch); err != nil {
+		// Stored in the stream, so the writer applies it; only its
+		// immediate visibility failed. A retry of the delete is harmless.
+		return &errs.Error{Kind: errs.Unavailable, Code: "tracing.delete_not_yet_visible", Err: err,
+			Msg: "the delete is stored and will apply shortly, but could not be made visible at once; retry to confirm"}
+	}
+	return nil
 }
 
 // unixDay is the calendar day of t (a ClickHouse Date, read back at
