@@ -44,8 +44,11 @@ links, links_set, link_trace_ids, link_span_ids, link_keys,
 refs, ref_keys, ref_ids, ref_slugs, ref_versions, hashes, hash_ids,
 created_us, created_by_id, deleted, version, expires`
 
-// Expiry returns the day after which a project's span is dropped.
-type Expiry func(projectID string, start time.Time) time.Time
+// Expiry returns the day on which a project's row is dropped, given when
+// the row was received: retention counts from ingest time, never from a
+// span's own start time, so a span dated years ago (a backfill, a replay) is
+// kept as long as one dated today.
+type Expiry func(projectID string, received time.Time) time.Time
 
 // Insert writes the spans of batches in one ClickHouse insert. It goes
 // through PrepareBatch: an inline INSERT ... VALUES over Exec never returns
@@ -53,6 +56,10 @@ type Expiry func(projectID string, start time.Time) time.Time
 // handed to the driver as one slice per column (batch.Column(i).Append),
 // which costs a fraction of a per-row Append (no []any per row, no per-value
 // type switch).
+//
+// A row's expiry is expiry(project, the batch's received time), or the
+// span's own expires_unix_day when set (a tombstone keeps the expiry of the
+// span it replaces). expiry may be nil when every span sets its own.
 func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch, expiry Expiry) (int, error) {
 	n := 0
 	for _, sb := range batches {
@@ -66,8 +73,18 @@ func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch,
 	for _, sb := range batches {
 		version := uint64(sb.GetReceivedUnixNano())
 		project := sb.GetProjectId()
+		var exp time.Time
+		if expiry != nil {
+			exp = expiry(project, time.Unix(0, sb.GetReceivedUnixNano()).UTC())
+		}
 		for _, s := range sb.GetSpans() {
-			c.add(project, version, s, expiry(project, time.UnixMicro(s.GetStartUnixMicro()).UTC()))
+			e := exp
+			if d := s.GetExpiresUnixDay(); d > 0 {
+				e = time.Unix(int64(d)*86400, 0).UTC()
+			} else if expiry == nil {
+				return 0, fmt.Errorf("span %s/%s has no expiry and no retention applies", s.GetTraceId(), s.GetSpanId())
+			}
+			c.add(project, version, s, e)
 		}
 	}
 	b, err := conn.PrepareBatch(ctx, "INSERT INTO spans ("+Columns+")")

@@ -32,7 +32,8 @@ type SpanBatch struct {
 	UserId    string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`          // UUID text of the caller, may be empty
 	// Nanoseconds since the epoch when tracing accepted the request. It is the
 	// row version in ClickHouse: a later re-ingest of a span id replaces an
-	// earlier one, and a redelivery of the same batch changes nothing.
+	// earlier one, and a redelivery of the same batch changes nothing. The
+	// retention counts from it, never from a span's own start time.
 	ReceivedUnixNano int64   `protobuf:"varint,3,opt,name=received_unix_nano,json=receivedUnixNano,proto3" json:"received_unix_nano,omitempty"`
 	Spans            []*Span `protobuf:"bytes,4,rep,name=spans,proto3" json:"spans,omitempty"`
 	unknownFields    protoimpl.UnknownFields
@@ -129,9 +130,15 @@ type Span struct {
 	CreatedUnixMicro int64  `protobuf:"varint,23,opt,name=created_unix_micro,json=createdUnixMicro,proto3" json:"created_unix_micro,omitempty"`
 	CreatedById      string `protobuf:"bytes,24,opt,name=created_by_id,json=createdById,proto3" json:"created_by_id,omitempty"`
 	// links_set distinguishes "links: []" (an annotation) from no links.
-	LinksSet      bool `protobuf:"varint,25,opt,name=links_set,json=linksSet,proto3" json:"links_set,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LinksSet bool `protobuf:"varint,25,opt,name=links_set,json=linksSet,proto3" json:"links_set,omitempty"`
+	// expires_unix_day, when set, is the row's expiry (days since the epoch)
+	// instead of the one the writer derives from the batch's
+	// received_unix_nano and the project's retention. A tombstone carries the
+	// expiry of the span it replaces: with the start time, that puts it in
+	// the span's partition, where ReplacingMergeTree merges the two.
+	ExpiresUnixDay int32 `protobuf:"varint,26,opt,name=expires_unix_day,json=expiresUnixDay,proto3" json:"expires_unix_day,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Span) Reset() {
@@ -337,6 +344,13 @@ func (x *Span) GetLinksSet() bool {
 		return x.LinksSet
 	}
 	return false
+}
+
+func (x *Span) GetExpiresUnixDay() int32 {
+	if x != nil {
+		return x.ExpiresUnixDay
+	}
+	return 0
 }
 
 type Event struct {
@@ -597,7 +611,7 @@ const file_assay_spans_v1_spans_proto_rawDesc = "" +
 	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12,\n" +
 	"\x12received_unix_nano\x18\x03 \x01(\x03R\x10receivedUnixNano\x12*\n" +
-	"\x05spans\x18\x04 \x03(\v2\x14.assay.spans.v1.SpanR\x05spans\"\xec\x06\n" +
+	"\x05spans\x18\x04 \x03(\v2\x14.assay.spans.v1.SpanR\x05spans\"\x96\a\n" +
 	"\x04Span\x12\x19\n" +
 	"\btrace_id\x18\x01 \x01(\tR\atraceId\x12\x17\n" +
 	"\aspan_id\x18\x02 \x01(\tR\x06spanId\x12\x1b\n" +
@@ -630,7 +644,8 @@ const file_assay_spans_v1_spans_proto_rawDesc = "" +
 	"\adeleted\x18\x16 \x01(\bR\adeleted\x12,\n" +
 	"\x12created_unix_micro\x18\x17 \x01(\x03R\x10createdUnixMicro\x12\"\n" +
 	"\rcreated_by_id\x18\x18 \x01(\tR\vcreatedById\x12\x1b\n" +
-	"\tlinks_set\x18\x19 \x01(\bR\blinksSet\"l\n" +
+	"\tlinks_set\x18\x19 \x01(\bR\blinksSet\x12(\n" +
+	"\x10expires_unix_day\x18\x1a \x01(\x05R\x0eexpiresUnixDay\"l\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x0ftime_unix_micro\x18\x02 \x01(\x03R\rtimeUnixMicro\x12'\n" +

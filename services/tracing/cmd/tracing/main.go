@@ -119,6 +119,8 @@ func run(ctx context.Context, cfg Config) error {
 		Limits:  cfg.OTLP.Limits,
 		Log:     log,
 	}
+	// Deletes are read-your-writes: their tombstones are also written here.
+	h.Ingest.Direct = ingest.ClickHouseRows{Conn: ch}
 	srv := httpx.NewServer(cfg.HTTP, log, "tracing")
 	srv.AddCheck("nats", nc.Check)
 	srv.AddCheck("clickhouse", chx.Check(ch))

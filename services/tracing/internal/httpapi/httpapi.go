@@ -55,6 +55,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.PUT("/tracing/traces/:id", h.editTrace)
 	e.GET("/tracing/traces/:id", h.getTraceTree)
 	e.DELETE("/tracing/traces/:id", h.deleteTraceLinks)
+	// Spec §4.4: the same body and answer as POST /traces/query. GET would
+	// otherwise be read as a trace id.
+	e.GET("/tracing/traces/query", methodNotAllowed)
+	e.POST("/tracing/traces/query", h.queryTraces)
 	e.POST("/tracing/sessions/query", h.distinct("session_id", "session_ids"))
 	e.POST("/tracing/users/query", h.distinct("user_id", "user_ids"))
 
@@ -384,7 +388,7 @@ func (h *Handler) deleteSpans(c echo.Context) (string, []ingest.Link, error) {
 	keys := make([]ingest.SpanKey, 0, len(spans))
 	links := make([]ingest.Link, 0, len(spans))
 	for _, s := range spans {
-		keys = append(keys, ingest.SpanKey{TraceID: s.TraceID, SpanID: s.SpanID, StartUnixMicro: s.StartUS})
+		keys = append(keys, ingest.SpanKey{TraceID: s.TraceID, SpanID: s.SpanID, StartUnixMicro: s.StartUS, Expires: s.Expires})
 		links = append(links, ingest.Link{TraceID: s.TraceID, SpanID: s.SpanID})
 	}
 	if err := h.Ingest.Delete(c.Request().Context(), sc, keys); err != nil {
@@ -423,15 +427,19 @@ func traceList(spans []query.Parsed) []map[string]any {
 	return out
 }
 
+// idList reads the ids of a query string: every value of the singular
+// and of the plural name, each value a comma list, so ?trace_id=a&trace_id=b,
+// ?trace_id=a,b and ?trace_ids=a,b mean the same. Every route that takes
+// ids in the query reads them here.
 func idList(c echo.Context, one, many string, parse func(string) (string, error)) ([]string, error) {
 	var raw []string
-	if v := c.QueryParam(one); v != "" {
-		raw = append(raw, v)
-	}
-	for _, v := range c.QueryParams()[many] {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				raw = append(raw, p)
+	params := c.QueryParams()
+	for _, name := range []string{one, many} {
+		for _, v := range params[name] {
+			for _, p := range strings.Split(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					raw = append(raw, p)
+				}
 			}
 		}
 	}

@@ -87,6 +87,7 @@ func newStack(t testing.TB, opts ...func(*options)) *stack {
 		Limits:  o.limits,
 		Log:     log,
 	}
+	h.Ingest.Direct = ingest.ClickHouseRows{Conn: ch} // as cmd/tracing wires it
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "64M"}, log, "tracing")
 	srv.Echo.Use(httpx.RequireInternal(token))
 	h.Register(srv.Echo)

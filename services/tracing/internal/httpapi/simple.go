@@ -379,13 +379,9 @@ func (h *Handler) simpleFetch(c echo.Context, k simpleKind) (query.Parsed, bool,
 	if err != nil {
 		return query.Parsed{}, false, err
 	}
-	var sids []string
-	if sid := c.QueryParam("span_id"); sid != "" {
-		s, err := normalize.SpanID(sid)
-		if err != nil {
-			return query.Parsed{}, false, errs.WithDetail(errs.Invalid, "tracing.invalid_span_id", err.Error(), err.Error())
-		}
-		sids = []string{s}
+	sids, err := idList(c, "span_id", "span_ids", normalize.SpanID)
+	if err != nil {
+		return query.Parsed{}, false, err
 	}
 	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), []string{id}, sids)
 	if err != nil {

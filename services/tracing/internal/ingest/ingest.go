@@ -26,8 +26,21 @@ type Publisher interface {
 	Publish(ctx context.Context, subject string, data []byte, msgID string) error
 }
 
+// RowWriter stores canonical rows in the span table at once, beside the
+// stream: what a delete writes through it is visible when the delete
+// answers.
+type RowWriter interface {
+	WriteRows(ctx context.Context, batch *spanspb.SpanBatch) error
+}
+
 // Service is the ingest use case.
 type Service struct {
+	// Direct, when set, also receives every delete's tombstones
+	// synchronously, after the stream has stored them: the caller's next
+	// read no longer sees what it deleted. The writer's later copy of the
+	// same batch (same rows, same version) changes nothing.
+	Direct RowWriter
+
 	pub  Publisher
 	norm *normalize.Normalizer
 	now  func() time.Time
@@ -144,23 +157,53 @@ func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []b
 	return s.pub.Publish(ctx, model.SpanSubject(batch.ProjectId), data, msgID)
 }
 
-// SpanKey names a stored span for deletion; Start keeps the tombstone in
-// the span's partition.
+// SpanKey names a stored span for deletion. Its start time and expiry day
+// (the partition key) put the tombstone in the span's partition, where
+// ReplacingMergeTree merges the two; the expiry also keeps the tombstone as
+// long as the span, however long after its ingest the delete comes.
 type SpanKey struct {
 	TraceID, SpanID string
 	StartUnixMicro  int64
+	Expires         time.Time
 }
 
 // Delete publishes tombstones for spans: once written they replace the
 // spans (same identity, newer version), so the delete survives any redelivery
-// of the original ingest.
+// of the original ingest. With Direct set, the same tombstones are then
+// written to ClickHouse before Delete returns (read-your-writes); the stream
+// stays the durable path, so a failure there is an error and nothing is
+// written directly.
 func (s *Service) Delete(ctx context.Context, sc scope.Scope, spans []SpanKey) error {
 	if len(spans) == 0 {
 		return nil
 	}
 	batch := &spanspb.SpanBatch{ProjectId: sc.ProjectID.String()}
 	for _, k := range spans {
-		batch.Spans = append(batch.Spans, &spanspb.Span{TraceId: k.TraceID, SpanId: k.SpanID, StartUnixMicro: k.StartUnixMicro, Deleted: true})
+		batch.Spans = append(batch.Spans, &spanspb.Span{TraceId: k.TraceID, SpanId: k.SpanID, StartUnixMicro: k.StartUnixMicro,
+			ExpiresUnixDay: unixDay(k.Expires), Deleted: true})
 	}
-	return s.PublishBatch(ctx, batch, nil)
+	if err := s.PublishBatch(ctx, batch, nil); err != nil {
+		return err
+	}
+	if s.Direct == nil {
+		return nil
+	}
+	if err := s.Direct.WriteRows(ctx, batch); err != nil {
+		// Stored in the stream, so the writer applies it; only its
+		// immediate visibility failed. A retry of the delete is harmless.
+		return &errs.Error{Kind: errs.Unavailable, Code: "tracing.delete_not_yet_visible", Err: err,
+			Msg: "the delete is stored and will apply shortly, but could not be made visible at once; retry to confirm"}
+	}
+	return nil
+}
+
+// unixDay is the calendar day of t (a ClickHouse Date, read back at
+// midnight in whatever zone the driver gives it) in days since the epoch;
+// 0 for the zero time: the writer then computes the expiry itself.
+func unixDay(t time.Time) int32 {
+	if t.IsZero() {
+		return 0
+	}
+	y, m, d := t.Date()
+	return int32(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/natsx"
 )
 
@@ -47,4 +50,16 @@ func (n NATSPublisher) Publish(ctx context.Context, subject string, data []byte,
 		return &errs.Error{Kind: errTooBig.Kind, Code: errTooBig.Code, Msg: errTooBig.Msg, Err: err}
 	}
 	return &errs.Error{Kind: errSlow.Kind, Code: errSlow.Code, Msg: errSlow.Msg, Err: err}
+}
+
+// ClickHouseRows writes rows to the span table with the writer's own insert
+// (chspans.Insert): the same columns, the same version, so the writer's
+// later copy of a batch collapses with this one. Every row must carry its
+// expiry (tombstones do): tracing knows no retention periods.
+type ClickHouseRows struct{ Conn driver.Conn }
+
+// WriteRows inserts batch's spans.
+func (c ClickHouseRows) WriteRows(ctx context.Context, batch *spanspb.SpanBatch) error {
+	_, err := chspans.Insert(ctx, c.Conn, []*spanspb.SpanBatch{batch}, nil)
+	return err
 }

@@ -22,6 +22,10 @@ type Row struct {
 	LinksSet                                uint8
 	CreatedUS                               int64
 	CreatedByID                             string
+	// Expires is the row's expiry day, read by the key lookups only (zero
+	// elsewhere): a delete gives it to the tombstone, which then lands in
+	// the span's partition.
+	Expires time.Time
 }
 
 const rowColumns = `trace_id, span_id, parent_id, trace_type, span_type, span_kind, span_name, start_us, end_us,
@@ -108,7 +112,7 @@ func (s *Store) spansByKey(ctx context.Context, project, keyWhere string, args [
 // spansByKeyVersioned is spansByKey that also returns each row's version.
 func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere string, args []any, order string, limit int) ([]Row, []uint64, error) {
 	// The project is a PREWHERE too (see keysUnmerged).
-	q := "SELECT " + rowColumns + ", deleted, expires > today(), version FROM spans PREWHERE project_id = ? AND (" + keyWhere +
+	q := "SELECT " + rowColumns + ", expires, deleted, expires > today(), version FROM spans PREWHERE project_id = ? AND (" + keyWhere +
 		") ORDER BY " + order
 	rows, cancel, err := s.query(ctx, "query spans", q, append([]any{project}, args...)...)
 	if err != nil {
@@ -129,7 +133,7 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 		if err := rows.Scan(&r.TraceID, &r.SpanID, &r.ParentID, &r.TraceType, &r.SpanType, &r.SpanKind, &r.SpanName,
 			&r.StartUS, &r.EndUS, &r.StatusCode, &r.StatusMessage, &r.SessionID, &r.UserID, &r.AgentID,
 			&r.Attributes, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID,
-			&v.deleted, &v.live, &v.version); err != nil {
+			&r.Expires, &v.deleted, &v.live, &v.version); err != nil {
 			return nil, nil, s.storeErr("read spans", err)
 		}
 		k := [2]string{r.TraceID, r.SpanID}

@@ -66,13 +66,14 @@ func ParseProjects(s string) (map[string]time.Duration, error) {
 	return out, nil
 }
 
-// Expiry is the first day on which a span started at start is gone.
-func (s *Store) Expiry(project string, start time.Time) time.Time {
+// Expiry is the first day on which a span received at received is gone:
+// retention counts from ingest time, whatever the span's own start time.
+func (s *Store) Expiry(project string, received time.Time) time.Time {
 	d, ok := s.projects[project]
 	if !ok {
 		d = s.retention
 	}
-	return start.Add(d).UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	return received.Add(d).UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 }
 
 // Insert writes batches in one insert.

@@ -35,8 +35,8 @@ func TestRetentionDropsOnlyExpiredPartitions(t *testing.T) {
 		return &spanspb.Span{TraceId: "0123456789abcdef0123456789abcdef", SpanId: id, StartUnixMicro: old.UnixMicro(), EndUnixMicro: old.UnixMicro()}
 	}
 	n, err := store.Insert(ctx, []*spanspb.SpanBatch{
-		{ProjectId: short, ReceivedUnixNano: 1, Spans: []*spanspb.Span{span("0000000000000001")}},
-		{ProjectId: long, ReceivedUnixNano: 1, Spans: []*spanspb.Span{span("0000000000000002")}},
+		{ProjectId: short, ReceivedUnixNano: old.UnixNano(), Spans: []*spanspb.Span{span("0000000000000001")}},
+		{ProjectId: long, ReceivedUnixNano: old.UnixNano(), Spans: []*spanspb.Span{span("0000000000000002")}},
 	})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
@@ -52,7 +52,7 @@ func TestRetentionDropsOnlyExpiredPartitions(t *testing.T) {
 		require.NoError(t, rows.Scan(&p))
 		left = append(left, p)
 	}
-	assert.Equal(t, []string{long}, left, "the 7-day project's 10-day-old span is gone, the 90-day project's stays")
+	assert.Equal(t, []string{long}, left, "the 7-day project's span received 10 days ago is gone, the 90-day project's stays")
 }
 
 func TestParseProjectsRejectsBadEntries(t *testing.T) {
