@@ -14,41 +14,180 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 )
 
-// Store is the persistence the registry needs; pgstore implements it. Every
-// method is scoped to a project and a family; getters return nil, nil when
-// the row does not exist.
+// Store is the persistence the registry needs; pgstore implements it.
+//
+// The contract every method shares, unless its comment says otherwise:
+//
+//   - Scope. Every row is read and written within the project p and, for
+//     artifacts, variants and revisions, the family f. A row of another
+//     project or family is "not found", never an error that discloses it.
+//   - Not found. A getter (Artifact, Variant, Revision and their By*
+//     forms, DefaultVariant, LatestRevision) and an update or archive of a
+//     row that does not exist return nil, nil; callers turn that into their
+//     404. There is no not-found sentinel error yet.
+//   - Archived rows. Getters and updates see archived rows (deleted_at set)
+//     like any other; only the Query* methods leave them out, unless
+//     Query.IncludeArchived is set.
+//   - Errors. Errors named below are the registry's own (errs kinds, mapped
+//     to HTTP by the caller); anything else is a database or connection
+//     failure, wrapped or as pgx returned it, and means 5xx.
+//   - Locks. Besides Commit's variant lock, a method takes only the row
+//     locks its own INSERT or UPDATE takes. Outside InTx they end with the
+//     statement (or with the method's own transaction); inside InTx they are
+//     held until that transaction ends.
+//   - Lists. Query* methods return an empty, non-nil slice when nothing
+//     matches. Without Windowing they apply no order and no limit; with it,
+//     rows are ordered by id (UUIDv7, so by creation), descending unless
+//     Order is "ascending", after the Next cursor, within Newest/Oldest on
+//     created_at, and limited to Windowing.LimitValue.
 type Store interface {
+	// CreateArtifact inserts a with a.ID, a.Slug, its header, folder and
+	// creation stamp as given (the caller generates id and stamp).
+	// Errors: registry.ErrSlugTaken when the slug is taken in the project
+	// and family, and also when a.ID already exists in the project (any
+	// family): both are unique violations. folder_id is not checked.
 	CreateArtifact(ctx context.Context, p uuid.UUID, f Family, a *Artifact) error
+	// Artifact returns the artifact with id, archived or not; nil, nil if
+	// there is none.
 	Artifact(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Artifact, error)
+	// ArtifactBySlug returns the artifact with slug, archived or not; nil,
+	// nil if there is none.
 	ArtifactBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Artifact, error)
+	// UpdateArtifact replaces the header (name, description, flags, tags,
+	// meta) and folder of the artifact a.ID, stamps updated_at with the
+	// database clock and updated_by_id with a.UpdatedByID, and returns the
+	// stored row. The slug and the archive marker do not change. nil, nil
+	// if the artifact does not exist. No registry error is mapped here.
 	UpdateArtifact(ctx context.Context, p uuid.UUID, f Family, a *Artifact) (*Artifact, error)
+	// ArchiveArtifact sets (archived) or clears deleted_at and
+	// deleted_by_id of the artifact only: its variants and revisions keep
+	// their own markers. It returns the stored row; nil, nil if the
+	// artifact does not exist.
 	ArchiveArtifact(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Artifact, error)
+	// QueryArtifacts lists artifacts matching q.Filter (name and
+	// description by case-insensitive substring; slug, flags and tags by
+	// equality or JSON containment; folder when Filter.HasFolder). Ids and
+	// slugs of q.ArtifactRefs must both match (AND). Filter.Author, Date
+	// and Message name revision columns: set on an artifact or variant
+	// query they make the statement fail (a database error, not a 4xx).
+	// Errors are wrapped "query artifacts: ...".
 	QueryArtifacts(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Artifact, error)
 
+	// CreateVariant inserts v under the artifact v.ArtifactID (archived or
+	// not) and, on success, overwrites *v with the stored row (artifact slug
+	// and flags included).
+	// Errors: registry.ErrParentMissing (level "artifact") when the artifact
+	// does not exist in the project and family; registry.ErrSlugTaken when
+	// the slug (or v.ID) is taken.
 	CreateVariant(ctx context.Context, p uuid.UUID, f Family, v *Variant) error
+	// Variant returns the variant with id, archived or not; nil, nil if
+	// there is none.
 	Variant(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Variant, error)
+	// VariantBySlug returns the variant with slug, archived or not; nil,
+	// nil if there is none.
 	VariantBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Variant, error)
+	// DefaultVariant returns the artifact's first variant by (created_at,
+	// id), archived or not; nil, nil if the artifact has none or does not
+	// exist.
 	DefaultVariant(ctx context.Context, p uuid.UUID, f Family, artifactID uuid.UUID) (*Variant, error)
+	// UpdateVariant replaces the header of the variant v.ID (slug and
+	// archive marker unchanged), stamps updated_at/updated_by_id, and
+	// returns the stored row; nil, nil if the variant does not exist. The
+	// UPDATE waits for a Commit that holds the variant's lock.
 	UpdateVariant(ctx context.Context, p uuid.UUID, f Family, v *Variant) (*Variant, error)
+	// ArchiveVariant sets or clears deleted_at of the variant and of every
+	// one of its revisions, in one transaction (a savepoint inside InTx).
+	// Unarchiving therefore also unarchives revisions that were archived
+	// one by one before. It returns the stored variant; nil, nil if it does
+	// not exist (nothing is changed then). Errors are wrapped "archive
+	// variant: ...". Its UPDATEs lock the variant row and its revisions'
+	// rows, so it waits for a Commit in progress on the variant (with
+	// no lock timeout of its own).
 	ArchiveVariant(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Variant, error)
+	// QueryVariants lists variants matching q.Filter whose artifact matches
+	// any of q.ArtifactRefs and which match any of q.VariantRefs (each by id
+	// or slug); q.Filter applies as in QueryArtifacts, folder aside. The
+	// artifact's own archive marker is not consulted. Errors are wrapped
+	// "query variants: ...".
 	QueryVariants(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Variant, error)
 
-	// Commit inserts r as the variant's next revision under a lock on the
-	// variant; check sees the non-archived head and the revision count
-	// first and may refuse. Testcase blobs are inserted if absent.
+	// Commit inserts r as the next revision of the variant r.VariantID and
+	// returns the stored row. In one transaction (a savepoint inside
+	// InTx) it:
+	//
+	//  1. locks the variant row (SELECT ... FOR UPDATE), waiting at most
+	//     the store's lock timeout when one is configured (set with
+	//     SET LOCAL, so inside InTx it lasts until the outer transaction
+	//     ends); the lock is held until the transaction ends, the outer
+	//     one inside InTx, so commits on one variant are serialised;
+	//  2. fills r.ArtifactID from the variant when it is uuid.Nil;
+	//  3. counts the variant's revisions, archived ones included, and, if
+	//     check is not nil, calls check with that count and the head: the
+	//     newest non-archived revision by (created_at, id), or nil (not
+	//     LatestRevision, which counts archived ones). check may refuse
+	//     the commit with any error, returned as it is, or complete r;
+	//  4. inserts the testcase blobs tcs that are not stored yet (an
+	//     existing id keeps its first row; set id and creation stamp are
+	//     taken from tcs[0] for all);
+	//  5. inserts r with Version = the count (dense from 0 per variant).
+	//
+	// Errors: registry.ErrParentMissing (level "variant") when the variant
+	// does not exist in the project and family; registry.ErrVariantNotOfArtifact
+	// when r.ArtifactID is set and is not the variant's artifact;
+	// registry.ErrCommitLockTimeout when the lock wait exceeds the timeout
+	// (nothing was written); registry.ErrSlugTaken when r.Slug is taken;
+	// check's error. On any error nothing of the commit is stored.
 	Commit(ctx context.Context, p uuid.UUID, f Family, r *Revision, tcs []Testcase, check func(head *Revision, count int) error) (*Revision, error)
+	// Revision returns the revision with id, archived or not; nil, nil if
+	// there is none.
 	Revision(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Revision, error)
+	// RevisionBySlug returns the revision with slug, archived or not; nil,
+	// nil if there is none.
 	RevisionBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Revision, error)
+	// RevisionByVersion returns the variant's revision with version,
+	// archived or not; nil, nil if there is none.
 	RevisionByVersion(ctx context.Context, p uuid.UUID, f Family, variantID uuid.UUID, version int) (*Revision, error)
+	// LatestRevision returns the variant's newest revision by (created_at,
+	// id), archived ones included; nil, nil if it has none.
 	LatestRevision(ctx context.Context, p uuid.UUID, f Family, variantID uuid.UUID) (*Revision, error)
+	// UpdateRevision replaces the header of the revision r.ID (name,
+	// description, flags, tags, meta; data, testcases, slug and version
+	// never change), stamps updated_at/updated_by_id, and returns the stored
+	// row; nil, nil if the revision does not exist.
 	UpdateRevision(ctx context.Context, p uuid.UUID, f Family, r *Revision) (*Revision, error)
+	// ArchiveRevision sets or clears deleted_at of one revision and returns
+	// the stored row; nil, nil if it does not exist.
 	ArchiveRevision(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Revision, error)
+	// QueryRevisions lists revisions matching q.Filter (author, date and
+	// message included) whose artifact matches any of q.ArtifactRefs and
+	// variant any of q.VariantRefs (each by id or slug); ids and slugs of
+	// q.RevisionRefs must both match (AND). Errors are wrapped "query
+	// revisions: ...".
 	QueryRevisions(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Revision, error)
+	// Log returns, newest first by id, the revision from (even if
+	// archived) and the older non-archived revisions of its variant, at
+	// most depth in all. from must not be nil. Errors are wrapped "log
+	// revisions: ...".
 	Log(ctx context.Context, p uuid.UUID, f Family, from *Revision, depth int) ([]Revision, error)
 
+	// Testcases returns the project's blobs with ids, in the order of ids
+	// (a repeated id is repeated); ids that do not exist are left out, not
+	// an error, so the result may be shorter than ids. Errors are wrapped
+	// "load testcases: ...".
 	Testcases(ctx context.Context, p uuid.UUID, ids []uuid.UUID) ([]Testcase, error)
-	// InTx runs fn on a store bound to one transaction.
+	// InTx runs fn on a store bound to one transaction (a savepoint when
+	// the store is already bound to one). If fn returns an error or
+	// panics, everything fn wrote is rolled back and the error is returned
+	// as it is; otherwise the transaction commits. Locks taken inside
+	// (Commit's variant lock) are held until then. The store given to fn
+	// must not be used after fn returns.
 	InTx(ctx context.Context, fn func(Store) error) error
+	// TestcasesBySet pages every blob ever committed to the testset setID
+	// (archived revisions included), by (created_at, id), descending when
+	// win.Order is "descending"; after win.Next (with win.Oldest, the
+	// cursor is the pair (Oldest, Next)) and limited to win.LimitValue.
+	// win.Newest is not used. An unknown set gives an empty slice. Errors
+	// are wrapped "query testcases: ...".
 	TestcasesBySet(ctx context.Context, p, setID uuid.UUID, win *Windowing) ([]Testcase, error)
 }
 
