@@ -215,7 +215,7 @@ func (g *git) query(b *body, level string) registry.Query {
 		Windowing:       b.windowing(),
 	}
 	if f := b.sub(level); f != nil {
-		q.Filter = f.filter()
+		q.Filter = f.filter(level == g.revisionKey())
 		if b.err == nil {
 			b.err = f.err
 		}

@@ -373,17 +373,32 @@ func (b *body) header() registry.Header {
 		Flags: b.object("flags"), Tags: b.tags("tags"), Meta: b.object("meta")}
 }
 
-// filter reads a query filter object.
-func (b *body) filter() registry.Filter {
+// revisionFilters are the filter keys only revisions have columns for.
+var revisionFilters = []string{"message", "author", "authors", "date", "dates"}
+
+// filter reads a query filter object. revisions says whether it filters
+// revisions: on artifacts and variants the revision-only keys are refused
+// (422 naming the key) rather than reaching the database as columns that
+// do not exist there (they were 500s).
+func (b *body) filter(revisions bool) registry.Filter {
 	f := registry.Filter{Name: b.str("name"), Description: b.str("description"), Slug: b.str("slug"),
-		Flags: b.object("flags"), Tags: b.object("tags"), Message: b.str("message"), Author: b.id("author")}
+		Flags: b.object("flags"), Tags: b.object("tags")}
 	b.decode(&f.Slugs, "Input should be a valid list", "slugs")
-	b.decode(&f.Authors, "Input should be a valid list of UUIDs", "authors")
-	b.decode(&f.Dates, "Input should be a valid list of datetimes", "dates")
-	f.Date = b.time("date")
 	if b.has("folder_id") {
 		f.HasFolder, f.FolderID = true, b.id("folder_id")
 	}
+	if !revisions {
+		for _, k := range revisionFilters {
+			if b.has(k) {
+				b.fail(k, "Filters revisions only: artifacts and variants have no "+k, nil)
+			}
+		}
+		return f
+	}
+	f.Message, f.Author = b.str("message"), b.id("author")
+	b.decode(&f.Authors, "Input should be a valid list of UUIDs", "authors")
+	b.decode(&f.Dates, "Input should be a valid list of datetimes", "dates")
+	f.Date = b.time("date")
 	return f
 }
 

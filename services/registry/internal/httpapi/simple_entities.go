@@ -312,7 +312,7 @@ func (s *simpleAPI) query(c echo.Context) error {
 	}
 	q := registry.Query{ArtifactRefs: b.refs(s.k.key + "_refs"), IncludeArchived: b.boolean(false, "include_archived"), Windowing: b.windowing()}
 	if f := b.sub(s.k.key); f != nil {
-		q.Filter = f.filter()
+		q.Filter = f.filter(false)
 		if b.err == nil {
 			b.err = f.err
 		}
