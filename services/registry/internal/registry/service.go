@@ -68,8 +68,8 @@ type Store interface {
 	// description by case-insensitive substring; slug, flags and tags by
 	// equality or JSON containment; folder when Filter.HasFolder). Ids and
 	// slugs of q.ArtifactRefs must both match (AND). Filter.Author, Date
-	// and Message name revision columns: set on an artifact or variant
-	// query they make the statement fail (a database error, not a 4xx).
+	// and Message name revision columns and must be unset (the handlers
+	// refuse them on artifact and variant queries with a 422).
 	// Errors are wrapped "query artifacts: ...".
 	QueryArtifacts(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Artifact, error)
 
