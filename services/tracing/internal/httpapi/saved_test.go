@@ -116,6 +116,12 @@ func TestSavedQueryRefs(t *testing.T) {
 		r := s.doJSON(t, "POST", "/api/traces/query", map[string]any{"query_ref": "llm-traces"})
 		assert.Equal(t, 400, r.status, string(r.body))
 	})
+	t.Run("a ref the registry refuses is 422 naming the field", func(t *testing.T) {
+		// Found by FuzzQueryHTTP: the registry's 422 came back as a 503.
+		r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"query_ref": map[string]any{"id": "0"}})
+		assert.Equal(t, http.StatusUnprocessableEntity, r.status, string(r.body))
+		assert.Contains(t, string(r.body), `["body","query_ref","id"]`)
+	})
 }
 
 // TestRegistryRunsSavedQueriesHere is the other direction: the registry's

@@ -138,8 +138,11 @@ func (c *Client) CreateWorkflow(ctx context.Context, sc scope.Scope, kind, slug 
 }
 
 // post sends body as JSON and decodes a 2xx answer into out. A 409 comes
-// back as errs.Conflict, other failures as Unavailable: the registry being
-// wrong or away is not the caller's fault.
+// back as errs.Conflict. A 400 or 422 is the registry refusing what the
+// client sent through us (a malformed ref id, an over-long slug): a 422
+// carrying the registry's detail, whose loc names the client's field (the
+// bodies share their shape). Other failures are Unavailable: the registry
+// being wrong or away is not the caller's fault.
 func (c *Client) post(ctx context.Context, sc scope.Scope, path string, body, out any) error {
 	status, data, err := c.svc.Post(ctx, sc, path, body, 64<<20)
 	if err != nil {
@@ -148,6 +151,14 @@ func (c *Client) post(ctx context.Context, sc scope.Scope, path string, body, ou
 	switch {
 	case status == http.StatusConflict:
 		return errs.Wrap(errs.Conflict, "tracing.registry_conflict", fmt.Errorf("registry %s: 409 %s", path, data))
+	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
+		var refused struct {
+			Detail json.RawMessage `json:"detail"`
+		}
+		if json.Unmarshal(data, &refused) == nil && len(refused.Detail) > 0 {
+			return errs.WithDetail(errs.Unprocessable, "tracing.registry_refused", "the registry refused a reference of this request", refused.Detail)
+		}
+		return errs.Wrap(errs.Unavailable, "tracing.registry_failed", fmt.Errorf("registry %s: %d %s", path, status, data))
 	case status/100 != 2:
 		return errs.Wrap(errs.Unavailable, "tracing.registry_failed", fmt.Errorf("registry %s: %d %s", path, status, data))
 	}
