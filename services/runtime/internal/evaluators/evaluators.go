@@ -1,0 +1,46 @@
+// Package evaluators runs the catalog's built-in evaluators (every
+// auto_* key but auto_ai_critique, which lives with the prompts) on one
+// evaluated output, and returns the outputs their hydrated schemas describe.
+//
+// This file is the contract between the invoke surface and the evaluators;
+// the bodies are filled in by the evaluators work.
+package evaluators
+
+import (
+	"context"
+
+	"github.com/assayhq/assay/pkg/errs"
+)
+
+// Request is one evaluator call, the §5 envelope's data already bound.
+type Request struct {
+	Key        string         // catalog key without prefix, e.g. "auto_exact_match"
+	Parameters map[string]any // the revision's (or inline) parameters
+	Inputs     map[string]any // the testcase's data, correct answer included
+	Outputs    any            // what the evaluated application returned
+	Trace      map[string]any // the evaluated trace, when given
+}
+
+// Embedder is what semantic similarity needs from a model provider; the
+// runtime's provider layer implements it.
+type Embedder interface {
+	Embed(ctx context.Context, model, connection string, input []string) ([][]float64, error)
+}
+
+// Env is what an evaluator may reach outside its inputs.
+type Env struct {
+	Embedder Embedder
+	// AllowPrivateEgress lets webhooks reach private, loopback and
+	// link-local addresses (self-hosters' own services).
+	AllowPrivateEgress bool
+}
+
+// Has reports whether key is a built-in evaluator this package runs.
+func Has(key string) bool { return false }
+
+// Run executes req. Bad parameters or inputs are errs.Invalid or
+// errs.Unprocessable naming the field; a provider's failure is returned
+// unchanged for the caller to map.
+func Run(ctx context.Context, env Env, req Request) (map[string]any, error) {
+	return nil, errs.New(errs.NotImplemented, "runtime.evaluator_unknown", "no built-in evaluator "+req.Key)
+}
