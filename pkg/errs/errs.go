@@ -13,18 +13,20 @@ type Kind int
 // The kinds, from least to most severe. Internal is the zero value so an
 // unclassified error never leaks as a client error.
 const (
-	Internal        Kind = iota // a bug; the cause is logged, never rendered
-	Invalid                     // 400: the request is malformed
-	Unauthenticated             // 401
-	Forbidden                   // 403
-	NotFound                    // 404
-	Conflict                    // 409
-	TooLarge                    // 413
-	Unprocessable               // 422: a field fails validation
-	TooManyRequests             // 429
-	NotImplemented              // 501
-	Unavailable                 // 503: a dependency is down; retry later
-	Timeout                     // 504: a dependency did not answer in time
+	Internal         Kind = iota // a bug; the cause is logged, never rendered
+	Invalid                      // 400: the request is malformed
+	Unauthenticated              // 401
+	Forbidden                    // 403
+	NotFound                     // 404
+	NotAcceptable                // 406: the Accept header names a format the handler cannot produce
+	Conflict                     // 409
+	TooLarge                     // 413
+	Unprocessable                // 422: a field fails validation
+	FailedDependency             // 424: a provider the caller configured refused (its key, its rate limit)
+	TooManyRequests              // 429
+	NotImplemented               // 501
+	Unavailable                  // 503: a dependency is down; retry later
+	Timeout                      // 504: a dependency did not answer in time
 )
 
 // Error is an error with a kind, a stable code ("service.reason") and a

@@ -15,18 +15,20 @@ import (
 
 // statusOf is the one place where error kinds become HTTP statuses.
 var statusOf = map[errs.Kind]int{
-	errs.Internal:        http.StatusInternalServerError,
-	errs.Invalid:         http.StatusBadRequest,
-	errs.Unauthenticated: http.StatusUnauthorized,
-	errs.Forbidden:       http.StatusForbidden,
-	errs.NotFound:        http.StatusNotFound,
-	errs.Conflict:        http.StatusConflict,
-	errs.TooLarge:        http.StatusRequestEntityTooLarge,
-	errs.Unprocessable:   http.StatusUnprocessableEntity,
-	errs.TooManyRequests: http.StatusTooManyRequests,
-	errs.NotImplemented:  http.StatusNotImplemented,
-	errs.Unavailable:     http.StatusServiceUnavailable,
-	errs.Timeout:         http.StatusGatewayTimeout,
+	errs.Internal:         http.StatusInternalServerError,
+	errs.Invalid:          http.StatusBadRequest,
+	errs.Unauthenticated:  http.StatusUnauthorized,
+	errs.Forbidden:        http.StatusForbidden,
+	errs.NotFound:         http.StatusNotFound,
+	errs.NotAcceptable:    http.StatusNotAcceptable,
+	errs.Conflict:         http.StatusConflict,
+	errs.TooLarge:         http.StatusRequestEntityTooLarge,
+	errs.Unprocessable:    http.StatusUnprocessableEntity,
+	errs.FailedDependency: http.StatusFailedDependency,
+	errs.TooManyRequests:  http.StatusTooManyRequests,
+	errs.NotImplemented:   http.StatusNotImplemented,
+	errs.Unavailable:      http.StatusServiceUnavailable,
+	errs.Timeout:          http.StatusGatewayTimeout,
 }
 
 // Status returns the HTTP status for an error kind.
