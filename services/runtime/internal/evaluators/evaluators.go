@@ -10,6 +10,8 @@ import (
 	"context"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/runtime/internal/codebox"
+	"github.com/assayhq/assay/services/runtime/internal/egress"
 )
 
 // Request is one evaluator call, the §5 envelope's data already bound.
@@ -30,10 +32,17 @@ type Embedder interface {
 // Env is what an evaluator may reach outside its inputs.
 type Env struct {
 	Embedder Embedder
-	// AllowPrivateEgress lets webhooks reach private, loopback and
-	// link-local addresses (self-hosters' own services).
-	AllowPrivateEgress bool
+	// Egress posts to webhook URLs under the SSRF rules (its Config says
+	// whether private addresses are allowed).
+	Egress *egress.Client
+	// Code bounds custom code runs.
+	Code codebox.Limits
 }
+
+// Func is one built-in evaluator. The dispatch table maps catalog keys to
+// them; auto_webhook_test is webhook (webhook.go) and auto_custom_code_run
+// is customCode (customcode.go).
+type Func func(ctx context.Context, env Env, req Request) (map[string]any, error)
 
 // Has reports whether key is a built-in evaluator this package runs.
 func Has(key string) bool { return false }
