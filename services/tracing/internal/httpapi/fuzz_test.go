@@ -17,7 +17,7 @@ import (
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // httpBound is the allocation budget of one request through the real HTTP

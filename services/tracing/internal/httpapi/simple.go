@@ -14,7 +14,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // benchRequest is the load script's request: n ~1 KB GenAI spans.

@@ -16,7 +16,7 @@ import (
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // Publisher stores a message durably before it returns; errors carry an

@@ -21,7 +21,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // ingestBound is the allocation budget of one request through decode,

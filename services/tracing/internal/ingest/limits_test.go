@@ -19,7 +19,7 @@ import (
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // capturePublisher keeps what would be published, decoded as the writer

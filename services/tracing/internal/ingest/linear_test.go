@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // otlpSpan is an OTLP request of one span whose attributes set puts.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // DecodeJSON decodes a JSON body keeping numbers exact (19-digit

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // Analytics (reference §1.6): root spans bucketed by ingest time

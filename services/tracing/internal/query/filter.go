@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // Filtering is a tree of conditions (reference §1.5).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // allocatedBytes is what one call of f allocates on average.

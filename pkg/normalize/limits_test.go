@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/services/tracing/internal/normalize"
+	"github.com/assayhq/assay/pkg/normalize"
 )
 
 func TestLimitsValidate(t *testing.T) {
