@@ -34,8 +34,8 @@ import (
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/services/tracing/internal/ingest"
 )
 
 func main() {

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
-	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // httpBound is the allocation budget of one request through the real HTTP

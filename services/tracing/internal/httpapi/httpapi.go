@@ -16,11 +16,11 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 	"github.com/assayhq/assay/services/tracing/internal/registryclient"
 )

@@ -19,6 +19,7 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
@@ -26,7 +27,6 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
 

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/scope"
 )
 
 // benchRequest is the load script's request: n ~1 KB GenAI spans.

@@ -15,8 +15,8 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/scope"
 )
 
 // Publisher stores a message durably before it returns; errors carry an

@@ -18,10 +18,10 @@ import (
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
-	"github.com/assayhq/assay/pkg/normalize"
 )
 
 // ingestBound is the allocation budget of one request through decode,

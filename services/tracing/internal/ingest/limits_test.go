@@ -18,8 +18,8 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/scope"
 )
 
 // capturePublisher keeps what would be published, decoded as the writer

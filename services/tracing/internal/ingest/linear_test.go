@@ -16,8 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/scope"
 )
 
 // otlpSpan is an OTLP request of one span whose attributes set puts.
