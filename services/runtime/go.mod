@@ -3,7 +3,10 @@ module github.com/assayhq/assay/services/runtime
 go 1.26.0
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/assayhq/assay/pkg v0.0.0
+	github.com/dlclark/regexp2 v1.11.0
+	github.com/pmezard/go-difflib v1.0.0
 	golang.org/x/sync v0.24.0
 )
 
@@ -31,7 +34,6 @@ require (
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 

@@ -44,12 +44,42 @@ type Env struct {
 // is customCode (customcode.go).
 type Func func(ctx context.Context, env Env, req Request) (map[string]any, error)
 
+// builtins is the dispatch table, catalog key to evaluator. Each entry's
+// outputs follow the catalog's hydrated outputs schema for its key.
+var builtins = map[string]Func{
+	"auto_exact_match":          exactMatch,
+	"auto_regex_test":           regexTest,
+	"field_match_test":          fieldMatch,
+	"json_multi_field_match":    multiFieldMatch,
+	"auto_starts_with":          startsWith,
+	"auto_ends_with":            endsWith,
+	"auto_contains":             contains,
+	"auto_contains_any":         containsAny,
+	"auto_contains_all":         containsAll,
+	"auto_contains_json":        containsJSON,
+	"auto_json_diff":            jsonDiff,
+	"auto_levenshtein_distance": levenshteinDistance,
+	"auto_similarity_match":     similarityMatch,
+	"auto_semantic_similarity":  semanticSimilarity,
+	"match":                     matchEval,
+	"echo":                      echo,
+}
+
 // Has reports whether key is a built-in evaluator this package runs.
-func Has(key string) bool { return false }
+func Has(key string) bool {
+	_, ok := builtins[key]
+	return ok
+}
 
 // Run executes req. Bad parameters or inputs are errs.Invalid or
-// errs.Unprocessable naming the field; a provider's failure is returned
-// unchanged for the caller to map.
+// errs.Unprocessable naming the field (loc "parameters", <name> or
+// "inputs", <key> or "outputs"); a provider's failure is returned
+// unchanged for the caller to map. A key Has does not report is
+// errs.NotImplemented. Nil Parameters or Inputs are read as empty.
 func Run(ctx context.Context, env Env, req Request) (map[string]any, error) {
-	return nil, errs.New(errs.NotImplemented, "runtime.evaluator_unknown", "no built-in evaluator "+req.Key)
+	f, ok := builtins[req.Key]
+	if !ok {
+		return nil, errs.New(errs.NotImplemented, "runtime.evaluator_unknown", "no built-in evaluator "+req.Key)
+	}
+	return f(ctx, env, req)
 }
