@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/assayhq/assay/pkg/errs"
 )
@@ -63,9 +64,18 @@ func matchEval(_ context.Context, _ Env, req Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := map[string]any{"inputs": req.Inputs, "outputs": req.Outputs, "trace": req.Trace}
+	ctx := &matchCtx{
+		root:     map[string]any{"inputs": req.Inputs, "outputs": req.Outputs, "trace": req.Trace},
+		deadline: time.Now().Add(regexBudget),
+	}
 	res := root.run(ctx)
 	return res.render(), nil
+}
+
+// matchCtx is one call's data and its regex time budget.
+type matchCtx struct {
+	root     map[string]any
+	deadline time.Time
 }
 
 type matcher struct {
@@ -343,7 +353,7 @@ func (r result) render() map[string]any {
 	return out
 }
 
-func (m *matcher) run(ctx map[string]any) result {
+func (m *matcher) run(ctx *matchCtx) result {
 	if m.children != nil {
 		return m.runGroup(ctx)
 	}
@@ -356,7 +366,7 @@ func (m *matcher) run(ctx map[string]any) result {
 	if path == "" {
 		path = m.target
 	}
-	v, found := resolve(ctx, path)
+	v, found := resolve(ctx.root, path)
 	if !found {
 		return fail("target " + m.target + " not found")
 	}
@@ -377,7 +387,7 @@ func (m *matcher) run(ctx map[string]any) result {
 			refs[i] = rf.lit
 			continue
 		}
-		rv, ok := resolve(ctx, rf.path)
+		rv, ok := resolve(ctx.root, rf.path)
 		if !ok {
 			return fail("reference " + rf.path + " not found")
 		}
@@ -405,7 +415,7 @@ func (m *matcher) run(ctx map[string]any) result {
 	}
 	hits := 0
 	for i, rv := range refs {
-		ok, msg := m.binary(v, rv, m.refs[i].re)
+		ok, msg := m.binary(v, rv, m.refs[i].re, ctx.deadline)
 		if msg != "" {
 			return fail(msg)
 		}
@@ -422,7 +432,7 @@ func (m *matcher) run(ctx map[string]any) result {
 }
 
 // binary runs a yes/no leaf check of v against one reference.
-func (m *matcher) binary(v, rv any, re *pattern) (bool, string) {
+func (m *matcher) binary(v, rv any, re *pattern, deadline time.Time) (bool, string) {
 	fold := !m.caseSensitive
 	if m.json && m.kind == "exact" {
 		got, ok := asJSON(v)
@@ -456,7 +466,7 @@ func (m *matcher) binary(v, rv any, re *pattern) (bool, string) {
 			}
 			re = &p
 		}
-		ok, err := re.search(text(v))
+		ok, err := re.search(text(v), deadline)
 		if err != nil {
 			return false, "regular expression timed out"
 		}
@@ -505,7 +515,7 @@ func (m *matcher) graded(v, rv any) (float64, string) {
 	return 0, ""
 }
 
-func (m *matcher) runGroup(ctx map[string]any) result {
+func (m *matcher) runGroup(ctx *matchCtx) result {
 	r := result{key: m.key, children: make([]result, len(m.children))}
 	var wsum, sum float64
 	r.success = m.success == "all"

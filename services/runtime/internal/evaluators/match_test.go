@@ -1,6 +1,10 @@
 package evaluators
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestMatch(t *testing.T) {
 	res := func(score float64, success bool) map[string]any {
@@ -98,4 +102,25 @@ func TestMatchDepthAndCount(t *testing.T) {
 	}
 	_, err = Run(t.Context(), Env{}, Request{Key: "match", Parameters: map[string]any{"matchers": many}})
 	checkLoc(t, err, []any{"parameters", "matchers"})
+}
+
+func TestMatchRegexBudget(t *testing.T) {
+	// Twenty catastrophic patterns cost the call's budget, not 20 time-outs.
+	refs := make([]any, 20)
+	for i := range refs {
+		refs[i] = `^(?=a)(a+)+$`
+	}
+	start := time.Now()
+	out, err := Run(t.Context(), Env{}, Request{Key: "match",
+		Parameters: map[string]any{"matchers": []any{map[string]any{"key": "r", "target": "outputs", "match": "regex", "references": refs, "contains": "all"}}},
+		Outputs:    strings.Repeat("a", 64) + "!"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := out["r"].(map[string]any); r["error"] != "regular expression timed out" || r["success"] != false {
+		t.Fatalf("got %v", out)
+	}
+	if d := time.Since(start); d > regexBudget+10*regexTimeout {
+		t.Fatalf("the call ran %v", d)
+	}
 }

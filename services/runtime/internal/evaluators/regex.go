@@ -10,8 +10,12 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 )
 
-// regexTimeout bounds one match of a pattern that needs backtracking.
-const regexTimeout = 250 * time.Millisecond
+// regexTimeout bounds one match of a pattern that needs backtracking, and
+// regexBudget all of one call's (the match evaluator may hold many).
+const (
+	regexTimeout = 250 * time.Millisecond
+	regexBudget  = time.Second
+)
 
 // regexTest is auto_regex_test: success when searching the output's text
 // for regex_pattern finds a match and regex_should_match (default true) is
@@ -35,7 +39,7 @@ func regexTest(_ context.Context, _ Env, req Request) (map[string]any, error) {
 	if err != nil {
 		return nil, paramErr("regex_pattern", "Invalid regular expression: "+err.Error(), pat)
 	}
-	found, err := re.search(text(req.Outputs))
+	found, err := re.search(text(req.Outputs), time.Now().Add(regexTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -75,10 +79,17 @@ func compilePattern(p string, ignoreCase bool) (pattern, error) {
 }
 
 // search reports whether the pattern matches anywhere in s, as re.search.
-func (p pattern) search(s string) (bool, error) {
+// A backtracking match stops at regexTimeout or at deadline, the call's
+// budget, whichever comes first.
+func (p pattern) search(s string, deadline time.Time) (bool, error) {
 	if p.re2 != nil {
 		return p.re2.MatchString(s), nil
 	}
+	left := min(regexTimeout, time.Until(deadline))
+	if left <= 0 {
+		return false, errs.Field("the regular expressions of this call took longer than "+regexBudget.String()+": simplify them", p.bt.String(), "parameters", "regex_pattern")
+	}
+	p.bt.MatchTimeout = left
 	ok, err := p.bt.MatchString(s)
 	if err != nil {
 		return false, errs.Field("the regular expression took longer than "+regexTimeout.String()+" on this output: simplify it", p.bt.String(), "parameters", "regex_pattern")
