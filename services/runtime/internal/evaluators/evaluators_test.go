@@ -463,3 +463,47 @@ func TestErrorsAreFieldErrors(t *testing.T) {
 		t.Fatalf("%T", err)
 	}
 }
+
+// TestNumberForms: data decoded with UseNumber, or left as raw JSON, scores
+// as Python does, telling 1 from 1.0 where Python does.
+func TestNumberForms(t *testing.T) {
+	num := func(s string) any {
+		d := json.NewDecoder(strings.NewReader(s))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	run := func(key string, p map[string]any, in map[string]any, out any) map[string]any {
+		t.Helper()
+		got, err := Run(t.Context(), Env{}, Request{Key: key, Parameters: p, Inputs: in, Outputs: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// type(1) is int, type(1.5) and type(2.0) float: schema-only diff.
+	got := run("auto_json_diff", map[string]any{"compare_schema_only": true}, ca(`{"a": 1, "b": 1.5}`), num(`{"a": 2, "b": 2.0}`))
+	if got["score"] != 1.0 {
+		t.Fatalf("schema diff %v", got)
+	}
+	got = run("auto_json_diff", map[string]any{"compare_schema_only": true}, ca(`{"a": 1.0}`), num(`{"a": 2}`))
+	if got["score"] != 0.0 {
+		t.Fatalf("schema diff int/float %v", got)
+	}
+	// json.dumps({"a": 1.0, "b": 10, "c": 1e16}) == '{"a": 1.0, "b": 10, "c": 1e+16}'
+	got = run("auto_exact_match", nil, ca(`{"a": 1.0, "b": 10, "c": 1e+16}`), num(`{"c": 1e16, "b": 10, "a": 1.0}`))
+	if got["success"] != true {
+		t.Fatalf("dumps of json.Number: %v", got)
+	}
+	got = run("field_match_test", map[string]any{"json_field": "n"}, ca(num(`2`)), json.RawMessage(`{"n": 2.0}`))
+	if got["success"] != true {
+		t.Fatalf("raw outputs: %v", got)
+	}
+	got = run("auto_contains", map[string]any{"substring": "not json"}, nil, json.RawMessage(`not json`))
+	if got["success"] != true {
+		t.Fatalf("raw non-JSON outputs: %v", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/assayhq/assay/pkg/errs"
@@ -27,10 +28,15 @@ func (hashEmbedder) Embed(_ context.Context, _, _ string, in []string) ([][]floa
 	return out, nil
 }
 
-// decodeOr is the JSON value s holds, or s itself as a string.
-func decodeOr(s string) any {
+// decodeOr is the JSON value s holds (numbers as json.Number when
+// useNumber), or s itself as a string.
+func decodeOr(s string, useNumber bool) any {
+	d := json.NewDecoder(strings.NewReader(s))
+	if useNumber {
+		d.UseNumber()
+	}
 	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
+	if d.Decode(&v) != nil || d.More() {
 		return s
 	}
 	return v
@@ -71,10 +77,11 @@ func FuzzRun(f *testing.F) {
 		if len(params)+len(inputs)+len(outputs) > 4096 {
 			t.Skip("the quadratic comparisons are bounded by maxPairCost; keep each input fast")
 		}
-		key := keys[int(k)%len(keys)]
-		p, _ := decodeOr(params).(map[string]any)
-		in, _ := decodeOr(inputs).(map[string]any)
-		out, err := Run(t.Context(), Env{Embedder: hashEmbedder{}}, Request{Key: key, Parameters: p, Inputs: in, Outputs: decodeOr(outputs)})
+		key := keys[int(k&0x7f)%len(keys)]
+		num := k&0x80 != 0 // the invoke surface may decode with UseNumber
+		p, _ := decodeOr(params, num).(map[string]any)
+		in, _ := decodeOr(inputs, num).(map[string]any)
+		out, err := Run(t.Context(), Env{Embedder: hashEmbedder{}}, Request{Key: key, Parameters: p, Inputs: in, Outputs: decodeOr(outputs, num)})
 		if err != nil {
 			e, ok := err.(*errs.Error)
 			if !ok || e.Kind != errs.Unprocessable {

@@ -55,7 +55,7 @@ func appendPy(b *bytes.Buffer, v any) {
 		if isIntLiteral(string(x)) {
 			b.WriteString(string(x))
 		} else if f, err := x.Float64(); err == nil {
-			b.WriteString(pyFloat(f))
+			b.WriteString(pyRepr(f))
 		} else {
 			b.WriteString(string(x))
 		}
@@ -163,6 +163,11 @@ func pyFloat(f float64) string {
 	case f == math.Trunc(f) && math.Abs(f) < 1e16:
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
+	return pyRepr(f)
+}
+
+// pyRepr is Python's repr of a finite float: 1.0, 0.0001, 1e-05, 1e+16.
+func pyRepr(f float64) string {
 	// repr: the shortest round-tripping digits, positional when the
 	// exponent is in [-4, 16), else d.ddde+XX.
 	e := strconv.FormatFloat(f, 'e', -1, 64) // "-d.ddde±XX"
