@@ -11,8 +11,9 @@ import (
 // characters, autojunk included (in a text of 200 characters or more, a
 // character of the correct answer occurring in over 1% of it is treated as
 // junk, exactly as Python does); success is score >= similarity_threshold
-// (default 0.5, in [0, 1]). case_sensitive (default true) false lowers both
-// texts first.
+// (default 0.5, in [0, 1] as the schema says; a threshold of 0 is honoured,
+// where Python's "or 0.5" would turn it into 0.5). case_sensitive (default
+// true) false lowers both texts first.
 func similarityMatch(_ context.Context, _ Env, req Request) (map[string]any, error) {
 	threshold, ok, err := numberParam(req.Parameters, "similarity_threshold", 0, 1)
 	if err != nil {
