@@ -3,9 +3,12 @@ module github.com/assayhq/assay/services/runtime
 go 1.26.0
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/assayhq/assay/pkg v0.0.0
 	github.com/cbroglie/mustache v1.4.2
 	github.com/nikolalohinski/gonja/v2 v2.9.1
+	github.com/dlclark/regexp2 v1.11.0
+	github.com/pmezard/go-difflib v1.0.0
 	golang.org/x/sync v0.24.0
 )
 
