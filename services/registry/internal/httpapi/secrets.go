@@ -21,32 +21,55 @@ type secretAPI struct{ svc *secrets.Service }
 func (a secretAPI) route(e *echo.Echo) {
 	e.GET("/secrets", a.list)
 	e.POST("/secrets", a.create)
-	e.GET("/secrets/:id_or_slug", a.get)
+	e.GET("/secrets/:id", a.get) // the id, or the slug
 	e.PUT("/secrets/:id", a.update)
 	e.DELETE("/secrets/:id", a.remove)
 	e.GET(model.VaultPath, a.reveal)
 }
 
-// secretOut is a secret as every public route renders it: never its key
-// nor its extra headers, which secrets.Secret does not hold.
-type secretOut struct {
+// secret is a secret as every public route renders it: never its key nor
+// its extra headers, which secrets.Secret does not even hold.
+type secret struct {
 	ID        uuid.UUID    `json:"id"`
 	Kind      secrets.Kind `json:"kind" doc:"provider_key or custom_provider."`
-	Header    headerOut    `json:"header"`
-	Data      secrets.Data `json:"data" doc:"The provider kind and, for a custom provider, its url, version, models and provider_slug; the key is never returned."`
+	Header    secretHeader `json:"header"`
+	Data      secretData   `json:"data"`
 	Slug      string       `json:"slug" doc:"Unique in the project; llm_config.connection names it."`
 	CreatedAt time.Time    `json:"created_at"`
 	UpdatedAt *time.Time   `json:"updated_at"`
 }
 
-type headerOut struct {
+type secretHeader struct {
 	Name        *string `json:"name"`
 	Description *string `json:"description"`
 }
 
-func toSecretOut(s secrets.Secret) secretOut {
-	return secretOut{ID: s.ID, Kind: s.Kind, Header: headerOut{Name: s.Header.Name, Description: s.Header.Description},
-		Data: s.Data, Slug: s.Slug, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+// secretData is what a secret shows of its data; the key is never in it.
+type secretData struct {
+	Kind         string         `json:"kind" doc:"The provider family (openai, anthropic, ...) or custom provider kind (custom, azure, ...)."`
+	Provider     secretProvider `json:"provider"`
+	Models       []secretModel  `json:"models,omitempty"`
+	ProviderSlug string         `json:"provider_slug,omitempty" doc:"Custom providers: the prefix of their models' names (the secret's slug unless given)."`
+}
+
+type secretProvider struct {
+	URL     string `json:"url,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+type secretModel struct {
+	Slug string `json:"slug"`
+}
+
+func toSecret(s secrets.Secret) secret {
+	out := secret{ID: s.ID, Kind: s.Kind, Header: secretHeader{Name: s.Header.Name, Description: s.Header.Description},
+		Data: secretData{Kind: s.Data.Kind, Provider: secretProvider{URL: s.Data.Provider.URL, Version: s.Data.Provider.Version},
+			ProviderSlug: s.Data.ProviderSlug},
+		Slug: s.Slug, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	for _, m := range s.Data.Models {
+		out.Data.Models = append(out.Data.Models, secretModel{Slug: m.Slug})
+	}
+	return out
 }
 
 // readSecretBody reads at most one byte over the vault's body limit, so
@@ -68,9 +91,9 @@ func (a secretAPI) list(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]secretOut, len(ss))
+	out := make([]secret, len(ss))
 	for i, s := range ss {
-		out[i] = toSecretOut(s)
+		out[i] = toSecret(s)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -88,7 +111,7 @@ func (a secretAPI) create(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toSecretOut(s))
+	return c.JSON(http.StatusOK, toSecret(s))
 }
 
 func (a secretAPI) get(c echo.Context) error {
@@ -96,11 +119,11 @@ func (a secretAPI) get(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.svc.Get(c.Request().Context(), sc, c.Param("id_or_slug"))
+	s, err := a.svc.Get(c.Request().Context(), sc, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toSecretOut(s))
+	return c.JSON(http.StatusOK, toSecret(s))
 }
 
 func (a secretAPI) update(c echo.Context) error {
@@ -120,7 +143,7 @@ func (a secretAPI) update(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toSecretOut(s))
+	return c.JSON(http.StatusOK, toSecret(s))
 }
 
 func (a secretAPI) remove(c echo.Context) error {
