@@ -24,6 +24,9 @@ func TestSecretsRoutedInternalNot(t *testing.T) {
 		r := s.do(t, "GET", path, a.auth(), nil)
 		require.Equal(t, http.StatusOK, r.status, path)
 		assert.Equal(t, want, r.json(t)["path"], path)
+		// The registry's second lock on /internal refuses what carries it.
+		h, _ := r.json(t)["headers"].(map[string]any)
+		assert.NotEmpty(t, h["X-Forwarded-Host"], "the gateway marks what it forwards")
 	}
 	for _, path := range []string{"/internal/secrets", "/api/internal/secrets", "/api/api/internal/secrets/",
 		"/api/preview/internal/secrets", "/api/simple/internal/secrets"} {

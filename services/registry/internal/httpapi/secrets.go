@@ -163,9 +163,11 @@ func (a secretAPI) remove(c echo.Context) error {
 
 // reveal answers the runtime the project's secrets decrypted. The gateway
 // routes nothing under /internal; as a second lock, a request the gateway
-// forwarded (it always adds X-Forwarded-For) is answered as unknown.
+// forwarded (its proxy always sets X-Forwarded-Host) is answered as
+// unknown. X-Forwarded-For alone is not refused: sidecar proxies between
+// services add it.
 func (a secretAPI) reveal(c echo.Context) error {
-	if c.Request().Header.Get("X-Forwarded-For") != "" || c.Request().Header.Get("X-Forwarded-Host") != "" {
+	if c.Request().Header.Get("X-Forwarded-Host") != "" {
 		return errs.New(errs.NotFound, "registry.not_found", "Not Found")
 	}
 	sc, err := httpx.ProjectScope(c)

@@ -205,7 +205,9 @@ func TestVaultInternalRoute(t *testing.T) {
 	h = http.Header{}
 	scope.Set(h, token, scope.Scope{ProjectID: s.project})
 	assert.Equal(t, http.StatusOK, get(h))
-	h.Set("X-Forwarded-For", "203.0.113.7")
+	h.Set("X-Forwarded-For", "10.0.0.7")
+	assert.Equal(t, http.StatusOK, get(h), "a sidecar proxy's mark")
+	h.Set("X-Forwarded-Host", "assay.example.com")
 	assert.Equal(t, http.StatusNotFound, get(h), "forwarded by the gateway")
 }
 
