@@ -45,7 +45,7 @@ type Client struct {
 	now   func() time.Time
 	group singleflight.Group
 
-	mu    sync.Mutex
+	mu    sync.RWMutex // read-locked on the hot path, a cache hit
 	cache map[uuid.UUID]entry
 	gen   uint64 // bumped by Forget, so a read begun before it is not cached
 }
@@ -72,10 +72,10 @@ func New(baseURL, internalToken string, ttl time.Duration) *Client {
 // errs.Unavailable; any other failure errs.Internal.
 func (c *Client) Secrets(ctx context.Context, sc scope.Scope) (llm.Secrets, error) {
 	p := sc.ProjectID
-	c.mu.Lock()
+	c.mu.RLock()
 	e, ok := c.cache[p]
 	gen := c.gen
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	if ok && c.now().Before(e.expires) {
 		return e.s, nil
 	}

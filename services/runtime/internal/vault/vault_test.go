@@ -34,7 +34,7 @@ type registry struct {
 	reads atomic.Int64
 }
 
-func startRegistry(t *testing.T) *registry {
+func startRegistry(t testing.TB) *registry {
 	t.Helper()
 	r := &registry{svc: svctest.Start(t, svctest.Options{
 		Pkg:     "services/registry/cmd/registry",
@@ -57,7 +57,7 @@ func startRegistry(t *testing.T) *registry {
 }
 
 // call sends a vault request to the registry directly, in project p.
-func (r *registry) call(t *testing.T, p uuid.UUID, method, path string, body any) map[string]any {
+func (r *registry) call(t testing.TB, p uuid.UUID, method, path string, body any) map[string]any {
 	t.Helper()
 	raw, err := json.Marshal(body)
 	require.NoError(t, err)
@@ -166,4 +166,29 @@ func TestRegistryRefusalIsInternal(t *testing.T) {
 	_, err = c.Secrets(t.Context(), scope.Scope{ProjectID: uuid.New()})
 	require.Error(t, err)
 	assert.Equal(t, int64(2), reg.reads.Load())
+}
+
+// BenchmarkSecretsCached is the cost an invocation pays for its project's
+// secrets while they are cached: the hot path.
+func BenchmarkSecretsCached(b *testing.B) {
+	reg := startRegistry(b)
+	sc := scope.Scope{ProjectID: uuid.New()}
+	reg.call(b, sc.ProjectID, "POST", "/api/secrets", providerKey("sk-1"))
+	c := vault.New(reg.url, token, time.Hour)
+	if _, err := c.Secrets(b.Context(), sc); err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Secrets(ctx, sc); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	if n := reg.reads.Load(); n != 1 {
+		b.Fatalf("%d reads of the registry, want 1", n)
+	}
 }
