@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts or stops the whole platform locally (make up / make down).
 #   up:   dependencies (scripts/deps.sh), the "assay" database, an admin key
-#         (ASSAY_ADMIN_KEY, else generated once into .run/admin.key), the five
+#         (ASSAY_ADMIN_KEY, else generated once into .run/admin.key), the
+#         registry's vault key (ASSAY_VAULT_KEY, else generated once into
+#         .run/vault.key: losing it loses every stored provider key), the five
 #         services built into .run/bin; waits for every /ready, prints the URL
 #         and the admin key. Services already running are reused.
 #   down: stops the services and the dependencies started from this .run/.
@@ -24,6 +26,13 @@ secret() { # file: read it, or create it with 48 random hex digits
   cat "$1"
 }
 
+vault_key() { # file: read it, or create it with base64 of 32 random bytes
+  if [ ! -s "$1" ]; then
+    (umask 077; head -c 32 /dev/urandom | base64 | tr -d '\n' >"$1")
+  fi
+  cat "$1"
+}
+
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 up() {
@@ -35,6 +44,8 @@ up() {
   local admin token
   if [ -n "${ASSAY_ADMIN_KEY:-}" ]; then admin=$ASSAY_ADMIN_KEY; else admin=$(secret "$RUN/admin.key"); fi
   token=$(secret "$RUN/internal.token")
+  local vault
+  if [ -n "${ASSAY_VAULT_KEY:-}" ]; then vault=$ASSAY_VAULT_KEY; else vault=$(vault_key "$RUN/vault.key"); fi
 
   local common=(
     "GATEWAY_POSTGRES_URL=$pg/assay?sslmode=disable" "REGISTRY_POSTGRES_URL=$pg/assay?sslmode=disable"
@@ -42,7 +53,7 @@ up() {
     "TRACING_POSTGRES_URL=$pg/assay?sslmode=disable"
     "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
     "GATEWAY_INTERNAL_TOKEN=$token" "REGISTRY_INTERNAL_TOKEN=$token" "RUNTIME_INTERNAL_TOKEN=$token" "TRACING_INTERNAL_TOKEN=$token"
-    "GATEWAY_ADMIN_KEY=$admin"
+    "GATEWAY_ADMIN_KEY=$admin" "REGISTRY_VAULT_KEY=$vault"
   )
   for s in "${SERVICES[@]}"; do
     if alive "$RUN/pids/$s.pid"; then log "$s already running"; continue; fi

@@ -1,6 +1,6 @@
-// Package svcclient is how one service calls another: a JSON POST that
-// carries the internal token and the caller's scope, exactly as the
-// gateway forwards a request. Callers map the answer's status to their
+// Package svcclient is how one service calls another: a JSON POST (or a
+// GET) that carries the internal token and the caller's scope, exactly as
+// the gateway forwards a request. Callers map the answer's status to their
 // own errors, since what a refusal means differs per call.
 package svcclient
 
@@ -42,13 +42,26 @@ func (c *Client) Post(ctx context.Context, sc scope.Scope, path string, body any
 		return 0, nil, fmt.Errorf("build %s request: %w", path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	return c.do(req, sc, path, limit)
+}
+
+// Get is Post without a body: GET path in the scope sc.
+func (c *Client) Get(ctx context.Context, sc scope.Scope, path string, limit int64) (status int, answer []byte, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("build %s request: %w", path, err)
+	}
+	return c.do(req, sc, path, limit)
+}
+
+func (c *Client) do(req *http.Request, sc scope.Scope, path string, limit int64) (int, []byte, error) {
 	scope.Set(req.Header, c.token, sc)
 	res, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("post %s: %w", path, err)
+		return 0, nil, fmt.Errorf("%s %s: %w", strings.ToLower(req.Method), path, err)
 	}
 	defer res.Body.Close()
-	answer, err = io.ReadAll(io.LimitReader(res.Body, limit))
+	answer, err := io.ReadAll(io.LimitReader(res.Body, limit))
 	if err != nil {
 		return 0, nil, fmt.Errorf("read %s answer: %w", path, err)
 	}

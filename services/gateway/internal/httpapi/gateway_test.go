@@ -363,7 +363,8 @@ func TestProvisioningSeedsTheRegistry(t *testing.T) {
 	reg := svctest.Start(t, svctest.Options{
 		Pkg:     "services/registry/cmd/registry",
 		AddrVar: "REGISTRY_ADDR",
-		Env:     []string{"REGISTRY_INTERNAL_TOKEN=" + internalToken, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t), "REGISTRY_LOG_LEVEL=warn"},
+		Env: []string{"REGISTRY_INTERNAL_TOKEN=" + internalToken, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t), "REGISTRY_LOG_LEVEL=warn",
+			"REGISTRY_VAULT_KEY=YXNzYXktdGVzdC12YXVsdC1rZXktMzItYnl0ZXMhISE="}, // base64 of a 32-byte test key
 	})
 	s := startStackSeeding(t, pgtest.NewURL(t), seeder.New(reg.URL, internalToken, 10*time.Second))
 	r := s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey,

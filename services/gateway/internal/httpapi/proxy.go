@@ -26,7 +26,9 @@ type Upstreams struct {
 }
 
 // owners maps the first API path segment (or "simple/<x>") to the service
-// that owns it. Anything not listed is a 404 at the gateway.
+// that owns it. Anything not listed is a 404 at the gateway: notably
+// "internal", under which services serve each other (the registry hands
+// the runtime decrypted provider keys there).
 var owners = map[string]string{
 	"testsets": "registry", "testcases": "registry", "workflows": "registry",
 	"applications": "registry", "evaluators": "registry", "environments": "registry",
@@ -34,6 +36,7 @@ var owners = map[string]string{
 	"simple/testsets": "registry", "simple/workflows": "registry", "simple/applications": "registry",
 	"simple/evaluators": "registry", "simple/environments": "registry", "simple/queries": "registry",
 	"simple/evaluations": "registry", "simple/queues": "registry",
+	"secrets": "registry", // the project vault; its /internal read is never routed
 
 	"otlp": "tracing", "tracing": "tracing", "traces": "tracing", "spans": "tracing",
 	"annotations": "tracing", "invocations": "tracing",

@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -19,6 +21,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
@@ -36,6 +39,9 @@ type Config struct {
 	TracingURL        string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service, which runs saved queries on retrieve"`
 	TracingTimeout    time.Duration `split_words:"true" default:"30s" desc:"how long a saved query may wait for the tracing service"`
 	CommitLockTimeout time.Duration `split_words:"true" default:"5s" desc:"how long a commit waits for its variant's lock (held by a concurrent commit) before answering 503 commit_lock_timeout"`
+	VaultKey          string        `split_words:"true" desc:"key sealing the project vault's provider keys (AES-256-GCM): base64 of 32 random bytes, e.g. openssl rand -base64 32; required unless REGISTRY_DEV=true"`
+	Dev               bool          `default:"false" desc:"development mode: without REGISTRY_VAULT_KEY the vault seals with a fixed, publicly known key (a warning is logged); never set it in production"`
+	Secrets           SecretLimits
 	HTTP              httpx.Config
 	Postgres          pgxutil.Config
 	Log               logx.Config
@@ -46,6 +52,39 @@ type Config struct {
 type TestsetLimits struct {
 	MaxRows      int   `split_words:"true" default:"100000" desc:"most testcases one testset revision, upload or commit may hold"`
 	MaxFileBytes int64 `split_words:"true" default:"104857600" desc:"largest testset file accepted by an upload, in bytes"`
+}
+
+// SecretLimits bound a project's vault.
+type SecretLimits struct {
+	MaxPerProject int `split_words:"true" default:"100" desc:"most secrets (provider keys and custom providers) one project may hold; a create over it is a 409"`
+}
+
+// Validate refuses to start without a usable vault key outside development.
+func (c *Config) Validate() error {
+	if c.VaultKey != "" {
+		if _, err := secrets.ParseKey(c.VaultKey); err != nil {
+			return fmt.Errorf("REGISTRY_VAULT_KEY: %w", err)
+		}
+		return nil
+	}
+	if !c.Dev {
+		return errors.New("REGISTRY_VAULT_KEY is required (base64 of 32 random bytes: openssl rand -base64 32); set REGISTRY_DEV=true to run with a development key")
+	}
+	return nil
+}
+
+// vaultCipher returns the vault's cipher: the configured key, else (in
+// development only, Validate saw to it) the fixed development key.
+func vaultCipher(cfg Config, log *slog.Logger) (*secrets.Cipher, error) {
+	if cfg.VaultKey == "" {
+		log.Warn("REGISTRY_VAULT_KEY is not set: the vault seals secrets with the public development key (REGISTRY_DEV=true)")
+		return secrets.NewCipher(secrets.DevKey())
+	}
+	key, err := secrets.ParseKey(cfg.VaultKey)
+	if err != nil {
+		return nil, err
+	}
+	return secrets.NewCipher(key)
 }
 
 func main() {
@@ -66,12 +105,17 @@ func run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	reg := registry.NewService(pgstore.New(pool, pgstore.WithLockTimeout(cfg.CommitLockTimeout)))
+	store := pgstore.New(pool, pgstore.WithLockTimeout(cfg.CommitLockTimeout))
+	reg := registry.NewService(store)
 	cat, err := catalog.New(cfg.URIProvider)
 	if err != nil {
 		return err
 	}
 	envs := environments.NewService(reg)
+	vault, err := vaultCipher(cfg, log)
+	if err != nil {
+		return err
+	}
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
@@ -80,6 +124,7 @@ func run(ctx context.Context, cfg Config) error {
 		Workflows:    workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL}),
 		Environments: envs,
 		Queries:      queries.NewService(tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
+		Secrets:      secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
 	})
 
 	g, ctx := errgroup.WithContext(ctx)

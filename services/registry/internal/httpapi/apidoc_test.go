@@ -392,6 +392,7 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 		b = append(b, simpleBindings(k, docWorkflowData{}, "The workflow's data.")...)
 		b = append(b, catalogBindings(t, k.plural, documented)...)
 	}
+	b = append(b, secretBindings()...)
 	return b
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
@@ -22,6 +23,7 @@ type Services struct {
 	Workflows    *workflows.Service
 	Environments *environments.Service
 	Queries      *queries.Service
+	Secrets      *secrets.Service // the project vault
 }
 
 // queryText refuses, with a 422 naming the parameter, a query parameter
@@ -48,4 +50,5 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	e.Use(httpx.RequireInternal(internalToken), queryText)
 	newTestsetAPI(s.Registry, s.Testsets).route(e)
 	registerWorkflows(e, s)
+	secretAPI{s.Secrets}.route(e)
 }

@@ -30,6 +30,7 @@ func startRegistry(t testing.TB, s *stack) string {
 			"REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
 			"REGISTRY_TRACING_URL=" + s.url,
 			"REGISTRY_LOG_LEVEL=warn",
+			"REGISTRY_VAULT_KEY=YXNzYXktdGVzdC12YXVsdC1rZXktMzItYnl0ZXMhISE=", // base64 of a 32-byte test key
 		},
 	})
 	client := registryclient.New(reg.URL, token, 10*time.Second)
