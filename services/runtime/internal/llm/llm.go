@@ -7,13 +7,21 @@
 // configurations as the fallback policy allows, and maps a provider's
 // refusal to an errs kind the invoke surface renders.
 //
-// This file is the contract between the invoke surface and the provider
-// work; the bodies are filled in by the provider work.
+// Which provider a configuration reaches (provider.go): the model's
+// "<family>/" or custom "<slug>/" prefix, else its name (gpt-*, o1*, o3*,
+// o4*, text-embedding-* are OpenAI's, claude-* Anthropic's, gemini-*
+// Gemini's), or llm_config.connection naming a stored key or custom
+// provider. Keys: the vault's key of the family shadows <FAMILY>_API_KEY.
 package llm
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"time"
+
+	"github.com/openai/openai-go/v3"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/services/runtime/internal/prompt"
@@ -92,11 +100,26 @@ type Delta struct {
 }
 
 // Client calls providers. Safe for concurrent use.
-type Client struct{ cfg Config }
+type Client struct {
+	cfg  Config
+	env  func(string) string
+	http *http.Client
+}
 
 // New returns a client; env reads <FAMILY>_API_KEY fallbacks (os.Getenv in
 // production, a map in tests).
-func New(cfg Config, env func(string) string) *Client { return &Client{cfg: cfg} }
+func New(cfg Config, env func(string) string) *Client {
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	// One transport for every provider keeps connections alive across calls;
+	// the response-header bound stops a server that accepts and never answers
+	// when no time-out is configured.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = 10 * time.Minute
+	tr.MaxIdleConnsPerHost = 32
+	return &Client{cfg: cfg, env: env, http: &http.Client{Transport: tr}}
+}
 
 // Chat runs req. A provider's 401/403/429 (after retries and fallbacks) is
 // errs.FailedDependency with the provider's message; no key for the model's
@@ -104,18 +127,62 @@ func New(cfg Config, env func(string) string) *Client { return &Client{cfg: cfg}
 // errs.Timeout; a bad request the provider refuses (400/404/422) is
 // errs.Invalid with its message; other failures errs.Unavailable.
 func (c *Client) Chat(ctx context.Context, s Secrets, req Request) (Response, error) {
-	return Response{}, errs.New(errs.NotImplemented, "runtime.llm", "providers are not built yet")
+	return c.run(ctx, s, req, c.chatOnce)
 }
 
 // ChatStream is Chat with the answer streamed: onDelta gets each piece as it
 // arrives; the returned Response holds the whole answer and its usage.
-// Retries and fallbacks apply only before the first delta.
+// Retries and fallbacks apply only before the first delta. An error onDelta
+// returns ends the call and is returned as is.
 func (c *Client) ChatStream(ctx context.Context, s Secrets, req Request, onDelta func(Delta) error) (Response, error) {
-	return Response{}, errs.New(errs.NotImplemented, "runtime.llm", "providers are not built yet")
+	resp, err := c.run(ctx, s, req, c.streamOnce(onDelta))
+	var de errDelta
+	if errors.As(err, &de) {
+		return Response{}, de.err
+	}
+	return resp, err
 }
 
 // Embed returns one embedding per input from the embeddings endpoint of
 // model's provider (connection picks a stored key or custom provider).
+// Failures are rendered as Chat's; a 429 or 5xx is retried once.
 func (c *Client) Embed(ctx context.Context, s Secrets, model, connection string, input []string) ([][]float64, error) {
-	return nil, errs.New(errs.NotImplemented, "runtime.llm", "providers are not built yet")
+	if len(input) == 0 {
+		return nil, nil
+	}
+	if len(input) > maxEmbedInputs {
+		return nil, errs.New(errs.Invalid, "runtime.llm_invalid", fmt.Sprintf("embeddings: at most %d inputs", maxEmbedInputs))
+	}
+	t, err := resolver{secrets: s, env: c.env, baseURLs: c.cfg.BaseURLs}.resolve(model, connection)
+	if err != nil {
+		return nil, err
+	}
+	svc := openai.NewEmbeddingService(c.options(t)...)
+	p := openai.EmbeddingNewParams{
+		Model:          t.Model,
+		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: input},
+		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+	}
+	b := backoff{retries: 1, next: 200 * time.Millisecond, budget: time.Second}
+	for {
+		res, err := svc.New(ctx, p)
+		if err == nil {
+			out := make([][]float64, len(input))
+			for _, d := range res.Data {
+				if d.Index >= 0 && int(d.Index) < len(out) {
+					out[d.Index] = d.Embedding
+				}
+			}
+			for i, v := range out {
+				if v == nil {
+					return nil, errs.New(errs.Unavailable, "runtime.llm_unavailable", fmt.Sprintf("%s: no embedding for input %d", t.Label, i))
+				}
+			}
+			return out, nil
+		}
+		ce := classify(err, t, secretOf(t))
+		if !ce.retryable() || ctx.Err() != nil || !b.wait(ctx) {
+			return nil, ce.toErrs()
+		}
+	}
 }
