@@ -4,22 +4,48 @@ package main
 
 import (
 	"context"
+	"os"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/services/runtime/internal/codebox"
+	"github.com/assayhq/assay/services/runtime/internal/egress"
+	"github.com/assayhq/assay/services/runtime/internal/evaluators"
+	"github.com/assayhq/assay/services/runtime/internal/httpapi"
+	"github.com/assayhq/assay/services/runtime/internal/invoke"
+	"github.com/assayhq/assay/services/runtime/internal/llm"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
+	"github.com/assayhq/assay/services/runtime/internal/traces"
+	"github.com/assayhq/assay/services/runtime/internal/vault"
 )
 
 // Config is the runtime's configuration, read from RUNTIME_* variables.
 type Config struct {
-	Addr          string `default:"127.0.0.1:8082" desc:"listen address (internal; the gateway is the public entry)"`
-	InternalToken string `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
-	HTTP          httpx.Config
-	NATS          natsx.Config
-	Log           logx.Config
+	Addr               string        `default:"127.0.0.1:8082" desc:"listen address (internal; the gateway is the public entry)"`
+	InternalToken      string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	RegistryURL        string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: revisions to run and the project's secrets"`
+	RegistryTimeout    time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
+	URIProvider        string        `split_words:"true" default:"svc" desc:"provider segment of the handler URIs the runtime answers with (svc:builtin:completion:v0); agenta is accepted on input"`
+	SecretsTTL         time.Duration `split_words:"true" default:"30s" desc:"how long a project's provider keys are cached"`
+	AllowPrivateEgress bool          `split_words:"true" default:"false" desc:"let webhooks and hooks reach private, loopback and link-local addresses and plain http (self-hosters' own services)"`
+	HookTimeout        time.Duration `split_words:"true" default:"30s" desc:"time-out of a hook application or HTTPS handler call"`
+	WebhookTimeout     time.Duration `split_words:"true" default:"10s" desc:"time-out of a webhook evaluator call"`
+	EgressMaxBytes     int64         `split_words:"true" default:"1048576" desc:"largest answer a hook or webhook may give"`
+	CodeTimeout        time.Duration `split_words:"true" default:"5s" desc:"time limit of one custom code run"`
+	CodeMemBytes       int64         `split_words:"true" default:"67108864" desc:"memory limit of one custom code run"`
+	ModelPrices        string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
+	LLM                llm.Config
+	Stream             model.StreamSettings
+	HTTP               httpx.Config
+	NATS               natsx.Config
+	Log                logx.Config
 }
 
 func main() {
@@ -29,15 +55,39 @@ func main() {
 
 func run(ctx context.Context, cfg Config) error {
 	log := logx.New(cfg.Log).With("service", "runtime")
+	prices, err := normalize.LoadPrices(cfg.ModelPrices)
+	if err != nil {
+		return err
+	}
 	nc, err := natsx.Connect(cfg.NATS, "runtime", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Drain()
+	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+		return err
+	}
+
+	svc := &invoke.Service{
+		Revisions: registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout),
+		Secrets:   vault.New(cfg.RegistryURL, cfg.InternalToken, cfg.SecretsTTL),
+		LLM:       llm.New(cfg.LLM, os.Getenv),
+		Recorder:  &traces.Recorder{Pub: traces.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Norm: &normalize.Normalizer{Prices: prices}},
+		Hooks:     egress.New(egress.Config{AllowPrivate: cfg.AllowPrivateEgress, Timeout: cfg.HookTimeout, MaxBytes: cfg.EgressMaxBytes}),
+		Code:      codebox.Limits{Timeout: cfg.CodeTimeout, MemBytes: cfg.CodeMemBytes},
+		Provider:  cfg.URIProvider,
+		Log:       log,
+	}
+	svc.Eval = evaluators.Env{
+		Embedder: svc,
+		Egress:   egress.New(egress.Config{AllowPrivate: cfg.AllowPrivateEgress, Timeout: cfg.WebhookTimeout, MaxBytes: cfg.EgressMaxBytes}),
+		Code:     svc.Code,
+	}
 
 	srv := httpx.NewServer(cfg.HTTP, log, "runtime")
 	srv.AddCheck("nats", nc.Check)
 	srv.Echo.Use(httpx.RequireInternal(cfg.InternalToken))
+	(&httpapi.Handler{Invoke: svc}).Register(srv.Echo)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })

@@ -74,6 +74,8 @@ var builtins = map[string]Func{
 	"auto_semantic_similarity":  semanticSimilarity,
 	"match":                     matchEval,
 	"echo":                      echo,
+	"auto_webhook_test":         webhook,
+	"auto_custom_code_run":      customCode,
 }
 
 // Has reports whether key is a built-in evaluator this package runs.

@@ -74,13 +74,13 @@ func TestHasAndRun(t *testing.T) {
 	for _, k := range []string{"auto_exact_match", "auto_regex_test", "field_match_test", "json_multi_field_match",
 		"auto_starts_with", "auto_ends_with", "auto_contains", "auto_contains_any", "auto_contains_all",
 		"auto_contains_json", "auto_json_diff", "auto_levenshtein_distance", "auto_similarity_match",
-		"auto_semantic_similarity", "match", "echo"} {
+		"auto_semantic_similarity", "match", "echo", "auto_webhook_test", "auto_custom_code_run"} {
 		if !Has(k) {
 			t.Errorf("Has(%q) = false", k)
 		}
 	}
-	// Built elsewhere (the webhook and code lanes, the prompt package).
-	for _, k := range []string{"auto_webhook_test", "auto_custom_code_run", "auto_ai_critique", "completion", ""} {
+	// Run by the invoke surface (the judge with the prompt package), or none.
+	for _, k := range []string{"auto_ai_critique", "completion", ""} {
 		if Has(k) {
 			t.Errorf("Has(%q) = true", k)
 		}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -62,7 +63,29 @@ type Config struct {
 	Timeout time.Duration `default:"60s" desc:"time-out of one provider call (each retry gets its own)"`
 	// BaseURLs overrides a preset's base URL per family, for proxies and
 	// tests: "openai=http://127.0.0.1:9999/v1,anthropic=...".
-	BaseURLs map[string]string `split_words:"true" desc:"per-family base URL overrides, family=url pairs separated by commas"`
+	BaseURLs URLs `envconfig:"BASE_URLS" desc:"per-family base URL overrides of the presets, family=url pairs separated by commas (openai=http://proxy:8000/v1)"`
+}
+
+// URLs maps a provider family to a base URL. From the environment it reads
+// family=url pairs separated by commas: envconfig's own map syntax splits
+// on every colon, which URLs are full of.
+type URLs map[string]string
+
+// Decode implements envconfig.Decoder.
+func (u *URLs) Decode(v string) error {
+	m := URLs{}
+	for _, pair := range strings.Split(v, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		fam, url, ok := strings.Cut(pair, "=")
+		if !ok || strings.TrimSpace(fam) == "" || strings.TrimSpace(url) == "" {
+			return fmt.Errorf("%q is not family=url", pair)
+		}
+		m[strings.TrimSpace(fam)] = strings.TrimSpace(url)
+	}
+	*u = m
+	return nil
 }
 
 // Request is one chat-completions call and how to recover from a failure.

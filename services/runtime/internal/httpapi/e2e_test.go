@@ -1,0 +1,295 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/testutil/chtest"
+	"github.com/assayhq/assay/pkg/testutil/llmtest"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/svctest"
+	"github.com/assayhq/assay/pkg/testutil/writertest"
+)
+
+const (
+	token    = "runtime-e2e-internal-token"
+	adminKey = "runtime-e2e-admin-key-0123456789"
+)
+
+// platform is the whole stack, every service a real binary: gateway,
+// registry, runtime, tracing and writer on real PostgreSQL, NATS and
+// ClickHouse, with the local model server as the provider.
+type platform struct {
+	gateway string
+	llm     *llmtest.Server
+}
+
+func startPlatform(t *testing.T) *platform {
+	t.Helper()
+	pg := pgtest.NewURL(t)
+	nats := natstest.New(t)
+	ch := chtest.NewURL(t)
+	llm := llmtest.New(t)
+	writertest.Start(t, nats.URL(), ch)
+	common := func(extra ...string) []string {
+		return append([]string{"REGISTRY_INTERNAL_TOKEN=" + token, "RUNTIME_INTERNAL_TOKEN=" + token,
+			"TRACING_INTERNAL_TOKEN=" + token, "GATEWAY_INTERNAL_TOKEN=" + token}, extra...)
+	}
+	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
+		Env: common("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
+	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
+		Env: common("TRACING_NATS_URL="+nats.URL(), "TRACING_CLICKHOUSE_URL="+ch, "TRACING_REGISTRY_URL="+reg.URL,
+			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
+	rt := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR",
+		Env: common("RUNTIME_NATS_URL="+nats.URL(), "RUNTIME_REGISTRY_URL="+reg.URL, "RUNTIME_LOG_LEVEL=warn",
+			"RUNTIME_LLM_BASE_URLS=openai="+llm.URL, "OPENAI_API_KEY=sk-test-env")})
+	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
+		Env: common("GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+reg.URL,
+			"GATEWAY_RUNTIME_URL="+rt.URL, "GATEWAY_TRACING_URL="+tr.URL, "GATEWAY_LOG_LEVEL=warn")})
+	return &platform{gateway: gw.URL, llm: llm}
+}
+
+// account provisions a user with a project and returns its API key.
+func (p *platform) account(t *testing.T, email string) string {
+	t.Helper()
+	r := p.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey, nil,
+		map[string]any{"accounts": map[string]any{"a": map[string]any{"user": map[string]any{"email": email}}}})
+	require.Equal(t, 200, r.status, string(r.body))
+	return "ApiKey " + r.json(t)["accounts"].(map[string]any)["a"].(map[string]any)["api_keys"].(map[string]any)["key"].(string)
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (a answer) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(a.body, &m), string(a.body))
+	return m
+}
+
+func (p *platform) do(t *testing.T, method, path, auth string, header map[string]string, body any) answer {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, p.gateway+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return answer{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// spans polls the tracing API until the trace has n spans.
+func (p *platform) spans(t *testing.T, key, traceID string, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := p.do(t, "POST", "/api/spans/query", key, nil, map[string]any{"filtering": map[string]any{
+			"conditions": []any{map[string]any{"field": "trace_id", "value": traceID}}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		var out struct {
+			Spans []map[string]any `json:"spans"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &out))
+		if len(out.Spans) >= n || time.Now().After(deadline) {
+			require.Len(t, out.Spans, n, "spans of trace %s", traceID)
+			return out.Spans
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func ag(t *testing.T, span map[string]any, path string) any {
+	t.Helper()
+	var v any = span["attributes"].(map[string]any)["ag"]
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+var completionParams = map[string]any{"prompt": map[string]any{
+	"messages": []any{
+		map[string]any{"role": "system", "content": "You answer in one word."},
+		map[string]any{"role": "user", "content": "What is the capital of {{country}}?"},
+	},
+	"llm_config": map[string]any{"model": "gpt-4o-mini"},
+}}
+
+func TestInvokeThroughTheGateway(t *testing.T) {
+	p := startPlatform(t)
+	keyA := p.account(t, "a@example.com")
+	keyB := p.account(t, "b@example.com")
+
+	r := p.do(t, "POST", "/api/simple/applications/", keyA, nil, map[string]any{"application": map[string]any{
+		"slug": "capitals", "name": "Capitals", "flags": map[string]any{"is_application": true},
+		"data": map[string]any{"uri": "agenta:builtin:completion:v0", "parameters": completionParams}}})
+	require.Equal(t, 200, r.status, string(r.body))
+	app := r.json(t)["application"].(map[string]any)
+	url := app["data"].(map[string]any)["url"].(string)
+	require.True(t, strings.HasSuffix(url, "/services/completion/v0"), url)
+
+	t.Run("data.url answers invoke with the stored revision's parameters", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/completion/v0/invoke", keyA, nil, map[string]any{
+			"references": map[string]any{"application": map[string]any{"slug": "capitals"}},
+			"data":       map[string]any{"inputs": map[string]any{"country": "France"}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		out := r.json(t)
+		assert.Equal(t, "2025.07.14", out["version"])
+		assert.Equal(t, map[string]any{"code": 200.0, "message": "Success"}, out["status"])
+		assert.Equal(t, "echo: What is the capital of France?", out["data"].(map[string]any)["outputs"])
+		traceID := out["trace_id"].(string)
+		assert.Len(t, traceID, 32)
+		assert.Equal(t, traceID, r.header.Get("X-Ag-Trace-Id"))
+		assert.Equal(t, out["span_id"], r.header.Get("X-Ag-Span-Id"))
+		assert.Equal(t, "00-"+traceID+"-"+out["span_id"].(string)+"-01", r.header.Get("Traceparent"))
+		assert.NotEmpty(t, r.header.Get("X-Ag-Session-Id"))
+		last := p.llm.Requests()[len(p.llm.Requests())-1]
+		assert.Equal(t, "Bearer sk-test-env", last.Header.Get("Authorization"))
+
+		spans := p.spans(t, keyA, traceID, 2)
+		var root, chat map[string]any
+		for _, s := range spans {
+			if s["parent_id"] == nil {
+				root = s
+			} else {
+				chat = s
+			}
+		}
+		require.NotNil(t, root)
+		require.NotNil(t, chat)
+		assert.Equal(t, "workflow", root["span_type"])
+		assert.Equal(t, "invocation", root["trace_type"])
+		assert.Equal(t, "France", ag(t, root, "data.inputs.country"))
+		assert.Equal(t, "echo: What is the capital of France?", ag(t, root, "data.outputs"))
+		assert.Equal(t, app["id"], ag(t, root, "references.application.id"))
+		assert.Equal(t, app["revision_id"], ag(t, root, "references.application_revision.id"))
+		assert.Equal(t, "chat", chat["span_type"])
+		assert.Equal(t, root["span_id"], chat["parent_id"])
+		assert.NotNil(t, ag(t, chat, "metrics.tokens.incremental.total"))
+		assert.NotNil(t, ag(t, chat, "metrics.costs.incremental.total"), "gpt-4o-mini is priced")
+	})
+
+	t.Run("a key of another project never reaches the revision", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/completion/v0/invoke", keyB, nil, map[string]any{
+			"references": map[string]any{"application": map[string]any{"id": app["id"]}},
+			"data":       map[string]any{"inputs": map[string]any{"country": "France"}}})
+		require.Equal(t, 404, r.status, string(r.body))
+		assert.Equal(t, "runtime.revision_not_found", r.json(t)["status"].(map[string]any)["type"])
+	})
+
+	t.Run("the root dispatches by references", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/invoke", keyA, nil, map[string]any{
+			"references": map[string]any{"application_revision": map[string]any{"id": app["revision_id"]}},
+			"data":       map[string]any{"inputs": map[string]any{"country": "Peru"}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, "echo: What is the capital of Peru?", r.json(t)["data"].(map[string]any)["outputs"])
+	})
+
+	t.Run("a playground call runs inline parameters", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/chat/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": completionParams, "inputs": map[string]any{"country": "Chile",
+				"messages": []any{map[string]any{"role": "user", "content": "and its population?"}}}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, map[string]any{"role": "assistant", "content": "echo: and its population?"}, r.json(t)["data"].(map[string]any)["outputs"])
+	})
+
+	t.Run("an unresolved variable is a 400 naming it", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/completion/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": completionParams, "inputs": map[string]any{"city": "Lima"}}})
+		require.Equal(t, 400, r.status, string(r.body))
+		assert.Contains(t, string(r.body), "country")
+	})
+
+	t.Run("tokens stream as server-sent events", func(t *testing.T) {
+		req, _ := http.NewRequest("POST", p.gateway+"/services/completion/v0/invoke", strings.NewReader(
+			`{"references":{"application":{"slug":"capitals"}},"data":{"inputs":{"country":"Japan"}}}`))
+		req.Header.Set("Authorization", keyA)
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, 200, res.StatusCode)
+		assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+		var text strings.Builder
+		var last map[string]any
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			line, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &ev))
+			if ev["type"] == "delta" {
+				text.WriteString(ev["data"].(map[string]any)["delta"].(string))
+			}
+			last = ev
+		}
+		assert.Equal(t, "echo: What is the capital of Japan?", text.String())
+		require.NotNil(t, last)
+		assert.Equal(t, "done", last["type"])
+		assert.Equal(t, text.String(), last["data"].(map[string]any)["outputs"])
+	})
+
+	t.Run("a handler that cannot stream answers 406", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/mock/v0/invoke", keyA, map[string]string{"Accept": "application/x-ndjson"},
+			map[string]any{"data": map[string]any{"parameters": map[string]any{"key": "pass"}}})
+		require.Equal(t, 406, r.status, string(r.body))
+	})
+
+	t.Run("an evaluator run is an annotation linked to the invocation", func(t *testing.T) {
+		inv := p.do(t, "POST", "/services/completion/v0/invoke", keyA, nil, map[string]any{
+			"references": map[string]any{"application": map[string]any{"slug": "capitals"}},
+			"data":       map[string]any{"inputs": map[string]any{"country": "Italy"}}}).json(t)
+		r := p.do(t, "POST", "/services/auto_exact_match/v0/invoke", keyA, nil, map[string]any{
+			"links": map[string]any{"invocation": map[string]any{"trace_id": inv["trace_id"], "span_id": inv["span_id"]}},
+			"data": map[string]any{"parameters": map[string]any{"correct_answer_key": "correct_answer"},
+				"inputs":  map[string]any{"country": "Italy", "correct_answer": "echo: What is the capital of Italy?"},
+				"outputs": inv["data"].(map[string]any)["outputs"]}})
+		require.Equal(t, 200, r.status, string(r.body))
+		out := r.json(t)
+		assert.Equal(t, true, out["data"].(map[string]any)["outputs"].(map[string]any)["success"])
+		spans := p.spans(t, keyA, out["trace_id"].(string), 1)
+		assert.Equal(t, "annotation", spans[0]["trace_type"])
+		links, _ := spans[0]["links"].([]any)
+		require.Len(t, links, 1)
+		assert.Equal(t, inv["trace_id"], links[0].(map[string]any)["trace_id"])
+	})
+
+	t.Run("health and an unknown handler", func(t *testing.T) {
+		r := p.do(t, "GET", "/services/completion/v0/health", keyA, nil, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		r = p.do(t, "POST", "/services/nope/v0/invoke", keyA, nil, map[string]any{})
+		require.Equal(t, 404, r.status, string(r.body))
+	})
+}

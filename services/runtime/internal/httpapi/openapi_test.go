@@ -1,0 +1,47 @@
+package httpapi_test
+
+import (
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/runtime/internal/httpapi"
+	"github.com/assayhq/assay/services/runtime/internal/invoke"
+)
+
+// TestOpenAPIMatchesRoutes keeps pkg/apidoc/runtime.json and the echo
+// routes in step, in both directions.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	ops, err := apidoc.Operations("runtime")
+	require.NoError(t, err)
+	var documented []string
+	for _, op := range ops {
+		documented = append(documented, op.Method+" "+apidoc.RoutePath(op.Path))
+	}
+	e := echo.New()
+	(&httpapi.Handler{}).Register(e)
+	var served []string
+	for _, r := range e.Routes() {
+		served = append(served, r.Method+" "+r.Path)
+	}
+	sort.Strings(documented)
+	sort.Strings(served)
+	assert.Equal(t, served, documented)
+}
+
+// TestOpenAPITypes keeps pkg/apidoc/runtime.types.json generated from the
+// envelope types; UPDATE_APIDOC=1 regenerates it.
+func TestOpenAPITypes(t *testing.T) {
+	b := []apidoc.Binding{
+		{Method: "POST", Path: "/services/invoke", Request: invoke.Request{}, Response: invoke.Response{}},
+		{Method: "POST", Path: "/services/inspect", Request: invoke.Request{}, Response: invoke.Inspection{}},
+		{Method: "POST", Path: "/services/{key}/{version}/invoke", Request: invoke.Request{}, Response: invoke.Response{}},
+		{Method: "POST", Path: "/services/{key}/{version}/inspect", Request: invoke.Request{}, Response: invoke.Inspection{}},
+	}
+	require.NoError(t, apidoc.CheckTypes("runtime", b, os.Getenv("UPDATE_APIDOC") == "1"))
+}

@@ -1,0 +1,131 @@
+package invoke
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/assayhq/assay/pkg/errs"
+)
+
+// Version is the envelope version the runtime answers with (reference §5).
+const Version = "2025.07.14"
+
+// Request is the invoke envelope of reference §5.
+type Request struct {
+	Version    string          `json:"version,omitempty"`
+	Flags      Flags           `json:"flags,omitempty"`
+	References map[string]Ref  `json:"references,omitempty"`
+	Links      map[string]Link `json:"links,omitempty"`
+	Selector   *Selector       `json:"selector,omitempty"`
+	SessionID  string          `json:"session_id,omitempty"`
+	Data       Data            `json:"data"`
+}
+
+// Flags are the request's switches; Resolve defaults to true.
+type Flags struct {
+	Stream  *bool `json:"stream,omitempty"`
+	Trim    *bool `json:"trim,omitempty"`
+	Force   *bool `json:"force,omitempty"`
+	Resolve *bool `json:"resolve,omitempty"`
+}
+
+// Selector picks a deployment: the environment key.
+type Selector struct {
+	Key string `json:"key,omitempty"`
+}
+
+// Ref names an entity by id, slug or version (spec §2.9).
+type Ref struct {
+	ID      string `json:"id,omitempty"`
+	Slug    string `json:"slug,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// Link points at a span of another trace (spec §2.10).
+type Link struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id"`
+}
+
+// Data is what the handler reads.
+type Data struct {
+	Revision   *InlineRevision `json:"revision,omitempty"`
+	Parameters map[string]any  `json:"parameters,omitempty"`
+	Inputs     map[string]any  `json:"inputs,omitempty"`
+	Testcase   map[string]any  `json:"testcase,omitempty"`
+	Trace      map[string]any  `json:"trace,omitempty"`
+	Outputs    any             `json:"outputs,omitempty"`
+}
+
+// Body is a revision's data: the part the runtime reads.
+type Body struct {
+	URI        string            `json:"uri,omitempty"`
+	URL        string            `json:"url,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	Parameters map[string]any    `json:"parameters,omitempty"`
+	Schemas    map[string]any    `json:"schemas,omitempty"`
+}
+
+// InlineRevision is a revision sent in the request (data.revision).
+type InlineRevision struct {
+	ID   string `json:"id,omitempty"`
+	Data Body   `json:"data"`
+}
+
+// Revision is a stored revision as the registry returns it, with the
+// references of what it was retrieved through.
+type Revision struct {
+	ID      string         `json:"id"`
+	Slug    string         `json:"slug,omitempty"`
+	Version string         `json:"version,omitempty"`
+	Flags   map[string]any `json:"flags,omitempty"`
+	Data    Body           `json:"data"`
+
+	Raw        json.RawMessage `json:"-"` // as the registry answered it, given to hooks
+	References map[string]Ref  `json:"-"` // retrieval_info.references: artifact, variant, revision, environment*
+}
+
+// Status is the envelope's status object; Code is also the HTTP status.
+type Status struct {
+	Code       int    `json:"code"`
+	Message    string `json:"message,omitempty"`
+	Type       string `json:"type,omitempty"`
+	Stacktrace string `json:"stacktrace,omitempty"`
+}
+
+// Response is the batch answer.
+type Response struct {
+	Version   string    `json:"version"`
+	Status    Status    `json:"status"`
+	TraceID   string    `json:"trace_id,omitempty"`
+	SpanID    string    `json:"span_id,omitempty"`
+	SessionID string    `json:"session_id,omitempty"`
+	Data      *RespData `json:"data,omitempty"`
+}
+
+// RespData carries the handler's outputs.
+type RespData struct {
+	Outputs any `json:"outputs"`
+}
+
+// Handler names a runtime handler: the key of its URI.
+type Handler struct {
+	Kind    string // builtin or custom
+	Key     string // completion, chat, auto_exact_match, hook, ...
+	Version string // v0
+}
+
+// ParseURI reads "<provider>:<kind>:<key>:<version>" where provider is svc
+// or agenta (the compatible platform's clients send their own).
+func ParseURI(uri string) (Handler, error) {
+	p := strings.Split(uri, ":")
+	if len(p) != 4 || (p[0] != "svc" && p[0] != "agenta") || (p[1] != "builtin" && p[1] != "custom") || p[2] == "" || p[3] == "" {
+		return Handler{}, errs.Field("is not a handler URI (svc:builtin|custom:<key>:v<n>)", uri, "body", "data", "revision", "data", "uri")
+	}
+	return Handler{Kind: p[1], Key: p[2], Version: p[3]}, nil
+}
+
+// URI is h's URI with provider.
+func (h Handler) URI(provider string) string {
+	return provider + ":" + h.Kind + ":" + h.Key + ":" + h.Version
+}
