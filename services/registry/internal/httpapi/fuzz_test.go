@@ -74,6 +74,9 @@ func seedBodies(route string) []string {
 	k := f.key
 	var valid []string
 	switch {
+	case strings.HasPrefix(path, "/secrets"): // the vault, not a family
+		valid = []string{`{"header":{"name":"Fuzz"},"secret":{"kind":"provider_key","data":{"kind":"openai","provider":{"key":"sk-fz"}}}}`,
+			`{"secret":{"kind":"custom_provider","data":{"kind":"custom","provider":{"url":"http://127.0.0.1:11434/v1","extras":{"X-A":"b"}},"models":[{"slug":"m"}],"provider_slug":"fz"}}}`}
 	case strings.HasPrefix(path, "/testcases/"):
 		valid = []string{`{"testset_revision_ref":{"id":"$RID"},"windowing":{"limit":2}}`, `{"testset_id":"$ID"}`, `{"testcase_ids":["$ID"]}`}
 	case strings.HasSuffix(path, "/archive"), strings.HasSuffix(path, "/unarchive"), strings.HasSuffix(path, "/guard"), strings.HasSuffix(path, "/unguard"), strings.HasSuffix(path, "/download"):
