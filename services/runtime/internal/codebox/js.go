@@ -126,7 +126,6 @@ func runJS(ctx context.Context, lim Limits, call Call, ts bool) (any, error) {
 	stopCtx := context.AfterFunc(ctx, func() { vm.Interrupt(byContext) })
 	defer stopCtx()
 	stopWatch := watchHeap(lim.MemBytes, func() { vm.Interrupt(byMemory) })
-	defer stopWatch()
 
 	go func() {
 		defer func() {
@@ -150,10 +149,16 @@ func runJS(ctx context.Context, lim Limits, call Call, ts bool) (any, error) {
 	var o outcome
 	select {
 	case o = <-ch:
+		stopWatch()
 	case <-time.After(lim.Timeout + grace):
 		// Stuck in a native call past its interrupt: answer now; the
-		// goroutine ends when the call returns, still watched.
+		// goroutine ends when the call returns, its heap watched until
+		// then.
 		vm.Interrupt(byTime)
+		go func() {
+			<-ch
+			stopWatch()
+		}()
 		return nil, timeLimit(lim)
 	}
 	if o.err == nil {
