@@ -264,6 +264,9 @@ func renderJinja(src string, ctx map[string]any, _ bool) (out string, err error)
 			out, err = "", templateErr(FormatJinja2, fmt.Errorf("the template failed: %v", r))
 		}
 	}()
+	if tagNesting(src) > jinjaMaxNesting {
+		return "", templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
+	}
 	loader, err := loaders.NewMemoryLoader(map[string]string{"/prompt": src})
 	if err != nil {
 		return "", templateErr(FormatJinja2, err)
@@ -272,7 +275,9 @@ func renderJinja(src string, ctx map[string]any, _ bool) (out string, err error)
 	if err != nil {
 		return "", templateErr(FormatJinja2, cleanJinjaErr(err))
 	}
-	rewriteOps(reflect.ValueOf(tmpl.Root()), map[uintptr]bool{}, 0)
+	if !rewriteOps(reflect.ValueOf(tmpl.Root()), map[uintptr]bool{}, 0) {
+		return "", templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
+	}
 
 	data[budgetKey] = b
 	data["range"] = func(args *exec.VarArgs) *exec.Value { return jinjaRange(b, args) }
@@ -414,32 +419,82 @@ func jinjaRange(b *budget, params *exec.VarArgs) *exec.Value {
 	return exec.AsValue(out)
 }
 
-// rewriteOps replaces every *, +, ~ and % binary expression of the parsed
-// template with a call to __assay_op(op, left, right). It walks the node
-// graph by reflection, so control-structure nodes of any kind are covered.
-func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) {
-	if depth > 10000 {
-		return
+// jinjaMaxNesting bounds the brackets nested inside one tag, checked on the
+// source before gonja parses it (its parser slows down sharply with depth).
+const jinjaMaxNesting = 64
+
+// tagNesting is the deepest nesting of (, [ and { inside the {{ }} and
+// {% %} tags of src (quotes are not tracked: a bracket in a string counts,
+// which only errs towards refusing).
+func tagNesting(src string) int {
+	best, depth, in := 0, 0, false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !in {
+			if c == '{' && i+1 < len(src) && (src[i+1] == '{' || src[i+1] == '%') {
+				in, depth = true, 0
+				i++
+			}
+			continue
+		}
+		switch c {
+		case '(', '[', '{':
+			depth++
+			if depth > best {
+				best = depth
+			}
+		case ')', ']':
+			if depth > 0 {
+				depth--
+			}
+		case '}', '%':
+			if i+1 < len(src) && src[i+1] == '}' && depth == 0 {
+				in = false
+				i++
+			} else if c == '}' && depth > 0 {
+				depth--
+			}
+		}
+	}
+	return best
+}
+
+// jinjaMaxDepth bounds the depth of a template's node graph, as walked by
+// rewriteOps (a few steps per syntax level): gonja's errors quote the
+// source of every enclosing node, so a deep expression that fails costs
+// its depth squared or worse; real templates stay far below.
+const jinjaMaxDepth = 400
+
+// rewriteOps replaces every *, +, ~, % and // binary expression of the
+// parsed template with a call to __assay_op(op, left, right). It walks the
+// node graph by reflection, so control-structure nodes of any kind are
+// covered. It reports false when the graph is deeper than jinjaMaxDepth,
+// and the template must then be refused (its deep parts are not guarded).
+func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) bool {
+	if depth > jinjaMaxDepth {
+		return false
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() || seen[v.Pointer()] {
-			return
+			return true
 		}
 		seen[v.Pointer()] = true
-		rewriteOps(v.Elem(), seen, depth+1)
+		return rewriteOps(v.Elem(), seen, depth+1)
 	case reflect.Interface:
 		if v.IsNil() {
-			return
+			return true
 		}
 		if be, ok := v.Interface().(*nodes.BinaryExpression); ok && v.CanSet() {
-			rewriteOps(reflect.ValueOf(be), seen, depth+1)
+			if !rewriteOps(reflect.ValueOf(be), seen, depth+1) {
+				return false
+			}
 			if call := opCall(be); call != nil && reflect.TypeOf(call).AssignableTo(v.Type()) {
 				v.Set(reflect.ValueOf(call))
 			}
-			return
+			return true
 		}
-		rewriteOps(v.Elem(), seen, depth+1)
+		return rewriteOps(v.Elem(), seen, depth+1)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			f := v.Field(i)
@@ -449,11 +504,15 @@ func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) {
 				// or `{% set s = "x" * 1000000000 %}` would escape.
 				f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
 			}
-			rewriteOps(f, seen, depth+1)
+			if !rewriteOps(f, seen, depth+1) {
+				return false
+			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			rewriteOps(v.Index(i), seen, depth+1)
+			if !rewriteOps(v.Index(i), seen, depth+1) {
+				return false
+			}
 		}
 	case reflect.Map:
 		iter := v.MapRange()
@@ -461,16 +520,21 @@ func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) {
 			e := iter.Value()
 			if e.Kind() == reflect.Interface {
 				if be, ok := e.Interface().(*nodes.BinaryExpression); ok {
-					rewriteOps(reflect.ValueOf(be), seen, depth+1)
+					if !rewriteOps(reflect.ValueOf(be), seen, depth+1) {
+						return false
+					}
 					if call := opCall(be); call != nil {
 						v.SetMapIndex(iter.Key(), reflect.ValueOf(call))
 					}
 					continue
 				}
 			}
-			rewriteOps(e, seen, depth+1)
+			if !rewriteOps(e, seen, depth+1) {
+				return false
+			}
 		}
 	}
+	return true
 }
 
 func opCall(be *nodes.BinaryExpression) nodes.Expression {

@@ -126,6 +126,8 @@ func TestRenderMustache(t *testing.T) {
 		{name: "comment", src: "a{{! comment }}b", want: "ab"},
 		{name: "missing", src: "{{nope}}", errHas: `unresolved variable "nope"`},
 		{name: "missing jsonpath", src: "{{$.nope}}", errHas: `"$.nope"`},
+		{name: "missing nested names the tag", src: "{{user.zip}}", errHas: `unresolved variable "user.zip"`},
+		{name: "missing inside a section", src: "{{#items}}{{zip}}{{/items}}", errHas: `unresolved variable "zip"`},
 		{name: "partial refused", src: "{{>secret}}", errHas: "partials are not supported"},
 		{name: "empty tag refused", src: "a {{}} b", errHas: "invalid mustache template"},
 		{name: "unclosed section", src: "{{#items}}x", errHas: "invalid mustache template"},
@@ -170,6 +172,7 @@ func TestRenderJinja(t *testing.T) {
 		{name: "missing attribute", src: "{{ user.zip }}", errHas: `unresolved variable "user.zip"`},
 		{name: "missing jsonpath", src: "{{$.nope}}", errHas: `"$.nope"`},
 		{name: "syntax error", src: "{% if %}", errHas: "invalid jinja2 template"},
+		{name: "dict literal and nesting", src: "{% set d = {'a': [1, (2, 3)]} %}{{ d.a[1][0] }}{{ '{' }}", want: "2{"},
 	})
 }
 
@@ -192,6 +195,8 @@ func TestJinjaSandbox(t *testing.T) {
 		{name: "padding filters are absent", src: "{{ country|center(1000000000) }}", errHas: "center"},
 		{name: "padding methods are absent", src: "{{ country.ljust(1000000000) }}", errHas: "invalid jinja2 template"},
 		{name: "lipsum is absent", src: "{{ lipsum(100000) }}", errHas: "invalid jinja2 template"},
+		{name: "deep brackets", src: "{{ " + strings.Repeat("[", 3000) + "1" + strings.Repeat("]", 3000) + " }}", errHas: "nested too deeply"},
+		{name: "deep operator chain", src: "{{ 'x'" + strings.Repeat(" ~ 'a'", 3000) + " }}", errHas: "nested too deeply"},
 		{name: "replace cap", src: "{{ ('x' * 100000)|replace('x', 'y' * 1000) }}", errHas: "replace would exceed"},
 	})
 }
