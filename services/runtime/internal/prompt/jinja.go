@@ -33,9 +33,12 @@ import (
 //     padding filters and methods (center, indent, wordwrap, ljust, rjust,
 //     zfill, expandtabs), format, batch and slice are absent; replace and
 //     join refuse results over MaxOutput.
-//   - Every *, +, ~ and % of the template is rewritten into a guarded
+//   - Every *, +, ~, % and // of the template is rewritten into a guarded
 //     call: string repetition and concatenation cannot exceed MaxOutput,
-//     and a zero divisor is an error, not a panic.
+//     list concatenation JinjaMaxRange items, and a zero divisor is an
+//     error, not a panic.
+//   - Brackets nested over 64 deep in a tag, or a node graph deeper than
+//     jinjaMaxDepth, are refused before anything runs.
 //   - for, set and do check a step budget and the JinjaTimeout deadline
 //     each time they run, and the output refuses to grow past MaxOutput,
 //     so `{% for i in range(100000000) %}` is refused, and nested loops
@@ -589,7 +592,7 @@ func guardedOp(args *exec.VarArgs) *exec.Value {
 			if !r.IsList() {
 				return exec.AsValue(errors.New("unable to concatenate a list and a non-list"))
 			}
-			if l.Len()+r.Len() > JinjaMaxRange*10 {
+			if l.Len()+r.Len() > JinjaMaxRange {
 				return exec.AsValue(errors.New("list concatenation exceeds the size limit"))
 			}
 			out := make([]any, 0, l.Len()+r.Len())

@@ -190,7 +190,7 @@ func TestJinjaSandbox(t *testing.T) {
 		{name: "huge repetition in set", src: "{% set s = 'ab' * 1000000000 %}{{ s|length }}", errHas: "repetition exceeds the output limit"},
 		{name: "doubling", src: "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", errHas: "concatenation exceeds the output limit"},
 		{name: "list doubling", src: "{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}", errHas: "exceeds the size limit"},
-		{name: "output cap", src: "{% for i in range(10000) %}{{ 'x' * 1000 }}{% endfor %}", errHas: "larger than"},
+		{name: "output cap", src: "{% for i in range(10000) %}{{ 'x' * 10000 }}{% endfor %}", errHas: "larger than"},
 		{name: "modulo by zero", src: "{{ n % 0 }}", errHas: "modulo by zero"},
 		{name: "padding filters are absent", src: "{{ country|center(1000000000) }}", errHas: "center"},
 		{name: "padding methods are absent", src: "{{ country.ljust(1000000000) }}", errHas: "invalid jinja2 template"},
@@ -462,5 +462,37 @@ func TestParseMessage(t *testing.T) {
 	_, err := prompt.ParseMessage(map[string]any{"role": "robot"}, []any{"inputs", "messages", 2})
 	if err == nil || !strings.HasPrefix(errs.From(err).Msg, "inputs.messages[2].role") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Renders share the mustache and gonja state: run them side by side (the
+// race detector checks this test).
+func TestRenderConcurrent(t *testing.T) {
+	srcs := map[string]string{
+		"curly":    "{{country}} {{$.user.name}}",
+		"mustache": "{{country}} {{#user.tags}}{{.}}{{/user.tags}}",
+		"fstring":  "{country} {user[name]}",
+		"jinja2":   "{{ country }} {% for t in user.tags %}{{ t }}{% endfor %}",
+	}
+	done := make(chan error)
+	for i := 0; i < 8; i++ {
+		for f, src := range srcs {
+			go func() {
+				_, err := render(t, f, src)
+				done <- err
+			}()
+		}
+	}
+	for i := 0; i < 8*len(srcs); i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRenderNilInputs(t *testing.T) {
+	msgs, _, err := prompt.DefaultCompletion().Render(nil, nil)
+	if err != nil || msgs[1].Content != "{}" {
+		t.Fatalf("%v %v", msgs, err)
 	}
 }
