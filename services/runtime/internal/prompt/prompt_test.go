@@ -356,6 +356,10 @@ func TestParseLegacy(t *testing.T) {
 	if err != nil || msgs[1].Content != "Capital of Japan?" {
 		t.Fatalf("legacy render %v %v", msgs, err)
 	}
+	old, err := prompt.Parse(obj(t, `{"prompt_system": "S", "prompt_user": "U {x}", "temperature": 0.1}`))
+	if err != nil || len(old.Messages) != 2 || old.Messages[0].Content != "S" || old.Messages[1].Content != "U {x}" || old.TemplateFormat != "fstring" {
+		t.Fatalf("prompt_system/prompt_user %+v %v", old, err)
+	}
 	// {{ }} in a legacy prompt means curly.
 	c, err := prompt.Parse(obj(t, `{"user_prompt": "Capital of {{country}}?"}`))
 	if err != nil || c.TemplateFormat != "curly" || len(c.Messages) != 1 || c.LLMConfig.Model != prompt.DefaultModel {
@@ -408,6 +412,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"prompt": {"messages": [], "retry_config": {"delay": "soon"}}}`, "parameters.prompt.retry_config.delay"},
 		{`{"prompt": {"messages": [], "retry_policy": []}}`, "parameters.prompt.retry_policy"},
 		{`{"system_prompt": 1}`, "parameters.system_prompt"},
+		{`{"prompt_user": []}`, "parameters.prompt_user"},
 		{`{"user_prompt": "x", "temperature": "x"}`, "parameters.temperature"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
