@@ -267,19 +267,9 @@ func renderJinja(src string, ctx map[string]any, _ bool) (out string, err error)
 			out, err = "", templateErr(FormatJinja2, fmt.Errorf("the template failed: %v", r))
 		}
 	}()
-	if tagNesting(src) > jinjaMaxNesting {
-		return "", templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
-	}
-	loader, err := loaders.NewMemoryLoader(map[string]string{"/prompt": src})
+	tmpl, err := compileJinja(src)
 	if err != nil {
-		return "", templateErr(FormatJinja2, err)
-	}
-	tmpl, err := exec.NewTemplate("/prompt", jinjaCfg, loader, jinjaEnv)
-	if err != nil {
-		return "", templateErr(FormatJinja2, cleanJinjaErr(err))
-	}
-	if !rewriteOps(reflect.ValueOf(tmpl.Root()), map[uintptr]bool{}, 0) {
-		return "", templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
+		return "", err
 	}
 
 	data[budgetKey] = b
@@ -308,6 +298,57 @@ func renderJinja(src string, ctx map[string]any, _ bool) (out string, err error)
 		return "", templateErr(FormatJinja2, cleanJinjaErr(err))
 	}
 	return w.sb.String(), nil
+}
+
+// Compiled templates are cached: parsing is most of a render's cost, and an
+// application renders the same few prompts on every invocation. Only small
+// sources are cached, in a map emptied when full, so the cache stays small
+// whatever the templates. A compiled template is only read when executed
+// (TestRenderConcurrent checks it under the race detector).
+const (
+	jinjaCacheEntries = 128
+	jinjaCacheMaxSrc  = 4 << 10
+)
+
+var jinjaCache = struct {
+	sync.Mutex
+	m map[string]*exec.Template
+}{m: map[string]*exec.Template{}}
+
+// compileJinja parses src, refuses it when too deeply nested, and guards
+// its operators.
+func compileJinja(src string) (*exec.Template, error) {
+	if len(src) <= jinjaCacheMaxSrc {
+		jinjaCache.Lock()
+		t, ok := jinjaCache.m[src]
+		jinjaCache.Unlock()
+		if ok {
+			return t, nil
+		}
+	}
+	if tagNesting(src) > jinjaMaxNesting {
+		return nil, templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
+	}
+	loader, err := loaders.NewMemoryLoader(map[string]string{"/prompt": src})
+	if err != nil {
+		return nil, templateErr(FormatJinja2, err)
+	}
+	tmpl, err := exec.NewTemplate("/prompt", jinjaCfg, loader, jinjaEnv)
+	if err != nil {
+		return nil, templateErr(FormatJinja2, cleanJinjaErr(err))
+	}
+	if !rewriteOps(reflect.ValueOf(tmpl.Root()), map[uintptr]bool{}, 0) {
+		return nil, templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
+	}
+	if len(src) <= jinjaCacheMaxSrc {
+		jinjaCache.Lock()
+		if len(jinjaCache.m) >= jinjaCacheEntries {
+			jinjaCache.m = map[string]*exec.Template{}
+		}
+		jinjaCache.m[src] = tmpl
+		jinjaCache.Unlock()
+	}
+	return tmpl, nil
 }
 
 // gonja's words for an undefined name, attribute or item.

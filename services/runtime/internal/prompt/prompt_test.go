@@ -477,7 +477,8 @@ func TestRenderConcurrent(t *testing.T) {
 		"curly":    "{{country}} {{$.user.name}}",
 		"mustache": "{{country}} {{#user.tags}}{{.}}{{/user.tags}}",
 		"fstring":  "{country} {user[name]}",
-		"jinja2":   "{{ country }} {% for t in user.tags %}{{ t }}{% endfor %}",
+		"jinja2": "{{ country }} {% set ns = namespace(n=0) %}{% for t in user.tags %}{{ loop.index }}{{ t|upper }}" +
+			"{% set ns.n = ns.n + 1 %}{% if loop.last %}{{ ns.n * 2 }}{% endif %}{% endfor %}{% with x = n ~ '!' %}{{ x }}{% endwith %}",
 	}
 	done := make(chan error)
 	for i := 0; i < 8; i++ {
@@ -492,6 +493,11 @@ func TestRenderConcurrent(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The cached jinja2 template renders the same on every call.
+	got, err := render(t, "jinja2", srcs["jinja2"])
+	if err != nil || got != "France 1X2Y43!" {
+		t.Fatalf("got %q, %v", got, err)
 	}
 }
 
