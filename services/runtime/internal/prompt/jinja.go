@@ -33,9 +33,12 @@ import (
 //     padding filters and methods (center, indent, wordwrap, ljust, rjust,
 //     zfill, expandtabs), format, batch and slice are absent; replace and
 //     join refuse results over MaxOutput.
-//   - Every *, +, ~ and % of the template is rewritten into a guarded
+//   - Every *, +, ~, % and // of the template is rewritten into a guarded
 //     call: string repetition and concatenation cannot exceed MaxOutput,
-//     and a zero divisor is an error, not a panic.
+//     list concatenation JinjaMaxRange items, and a zero divisor is an
+//     error, not a panic.
+//   - Brackets nested over 64 deep in a tag, or a node graph deeper than
+//     jinjaMaxDepth, are refused before anything runs.
 //   - for, set and do check a step budget and the JinjaTimeout deadline
 //     each time they run, and the output refuses to grow past MaxOutput,
 //     so `{% for i in range(100000000) %}` is refused, and nested loops
@@ -264,15 +267,10 @@ func renderJinja(src string, ctx map[string]any, _ bool) (out string, err error)
 			out, err = "", templateErr(FormatJinja2, fmt.Errorf("the template failed: %v", r))
 		}
 	}()
-	loader, err := loaders.NewMemoryLoader(map[string]string{"/prompt": src})
+	tmpl, err := compileJinja(src)
 	if err != nil {
-		return "", templateErr(FormatJinja2, err)
+		return "", err
 	}
-	tmpl, err := exec.NewTemplate("/prompt", jinjaCfg, loader, jinjaEnv)
-	if err != nil {
-		return "", templateErr(FormatJinja2, cleanJinjaErr(err))
-	}
-	rewriteOps(reflect.ValueOf(tmpl.Root()), map[uintptr]bool{}, 0)
 
 	data[budgetKey] = b
 	data["range"] = func(args *exec.VarArgs) *exec.Value { return jinjaRange(b, args) }
@@ -300,6 +298,57 @@ func renderJinja(src string, ctx map[string]any, _ bool) (out string, err error)
 		return "", templateErr(FormatJinja2, cleanJinjaErr(err))
 	}
 	return w.sb.String(), nil
+}
+
+// Compiled templates are cached: parsing is most of a render's cost, and an
+// application renders the same few prompts on every invocation. Only small
+// sources are cached, in a map emptied when full, so the cache stays small
+// whatever the templates. A compiled template is only read when executed
+// (TestRenderConcurrent checks it under the race detector).
+const (
+	jinjaCacheEntries = 128
+	jinjaCacheMaxSrc  = 4 << 10
+)
+
+var jinjaCache = struct {
+	sync.Mutex
+	m map[string]*exec.Template
+}{m: map[string]*exec.Template{}}
+
+// compileJinja parses src, refuses it when too deeply nested, and guards
+// its operators.
+func compileJinja(src string) (*exec.Template, error) {
+	if len(src) <= jinjaCacheMaxSrc {
+		jinjaCache.Lock()
+		t, ok := jinjaCache.m[src]
+		jinjaCache.Unlock()
+		if ok {
+			return t, nil
+		}
+	}
+	if tagNesting(src) > jinjaMaxNesting {
+		return nil, templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
+	}
+	loader, err := loaders.NewMemoryLoader(map[string]string{"/prompt": src})
+	if err != nil {
+		return nil, templateErr(FormatJinja2, err)
+	}
+	tmpl, err := exec.NewTemplate("/prompt", jinjaCfg, loader, jinjaEnv)
+	if err != nil {
+		return nil, templateErr(FormatJinja2, cleanJinjaErr(err))
+	}
+	if !rewriteOps(reflect.ValueOf(tmpl.Root()), map[uintptr]bool{}, 0) {
+		return nil, templateErr(FormatJinja2, errors.New("the template is nested too deeply"))
+	}
+	if len(src) <= jinjaCacheMaxSrc {
+		jinjaCache.Lock()
+		if len(jinjaCache.m) >= jinjaCacheEntries {
+			jinjaCache.m = map[string]*exec.Template{}
+		}
+		jinjaCache.m[src] = tmpl
+		jinjaCache.Unlock()
+	}
+	return tmpl, nil
 }
 
 // gonja's words for an undefined name, attribute or item.
@@ -414,32 +463,82 @@ func jinjaRange(b *budget, params *exec.VarArgs) *exec.Value {
 	return exec.AsValue(out)
 }
 
-// rewriteOps replaces every *, +, ~ and % binary expression of the parsed
-// template with a call to __assay_op(op, left, right). It walks the node
-// graph by reflection, so control-structure nodes of any kind are covered.
-func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) {
-	if depth > 10000 {
-		return
+// jinjaMaxNesting bounds the brackets nested inside one tag, checked on the
+// source before gonja parses it (its parser slows down sharply with depth).
+const jinjaMaxNesting = 64
+
+// tagNesting is the deepest nesting of (, [ and { inside the {{ }} and
+// {% %} tags of src (quotes are not tracked: a bracket in a string counts,
+// which only errs towards refusing).
+func tagNesting(src string) int {
+	best, depth, in := 0, 0, false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !in {
+			if c == '{' && i+1 < len(src) && (src[i+1] == '{' || src[i+1] == '%') {
+				in, depth = true, 0
+				i++
+			}
+			continue
+		}
+		switch c {
+		case '(', '[', '{':
+			depth++
+			if depth > best {
+				best = depth
+			}
+		case ')', ']':
+			if depth > 0 {
+				depth--
+			}
+		case '}', '%':
+			if i+1 < len(src) && src[i+1] == '}' && depth == 0 {
+				in = false
+				i++
+			} else if c == '}' && depth > 0 {
+				depth--
+			}
+		}
+	}
+	return best
+}
+
+// jinjaMaxDepth bounds the depth of a template's node graph, as walked by
+// rewriteOps (a few steps per syntax level): gonja's errors quote the
+// source of every enclosing node, so a deep expression that fails costs
+// its depth squared or worse; real templates stay far below.
+const jinjaMaxDepth = 400
+
+// rewriteOps replaces every *, +, ~, % and // binary expression of the
+// parsed template with a call to __assay_op(op, left, right). It walks the
+// node graph by reflection, so control-structure nodes of any kind are
+// covered. It reports false when the graph is deeper than jinjaMaxDepth,
+// and the template must then be refused (its deep parts are not guarded).
+func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) bool {
+	if depth > jinjaMaxDepth {
+		return false
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() || seen[v.Pointer()] {
-			return
+			return true
 		}
 		seen[v.Pointer()] = true
-		rewriteOps(v.Elem(), seen, depth+1)
+		return rewriteOps(v.Elem(), seen, depth+1)
 	case reflect.Interface:
 		if v.IsNil() {
-			return
+			return true
 		}
 		if be, ok := v.Interface().(*nodes.BinaryExpression); ok && v.CanSet() {
-			rewriteOps(reflect.ValueOf(be), seen, depth+1)
+			if !rewriteOps(reflect.ValueOf(be), seen, depth+1) {
+				return false
+			}
 			if call := opCall(be); call != nil && reflect.TypeOf(call).AssignableTo(v.Type()) {
 				v.Set(reflect.ValueOf(call))
 			}
-			return
+			return true
 		}
-		rewriteOps(v.Elem(), seen, depth+1)
+		return rewriteOps(v.Elem(), seen, depth+1)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			f := v.Field(i)
@@ -449,11 +548,15 @@ func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) {
 				// or `{% set s = "x" * 1000000000 %}` would escape.
 				f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
 			}
-			rewriteOps(f, seen, depth+1)
+			if !rewriteOps(f, seen, depth+1) {
+				return false
+			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			rewriteOps(v.Index(i), seen, depth+1)
+			if !rewriteOps(v.Index(i), seen, depth+1) {
+				return false
+			}
 		}
 	case reflect.Map:
 		iter := v.MapRange()
@@ -461,16 +564,21 @@ func rewriteOps(v reflect.Value, seen map[uintptr]bool, depth int) {
 			e := iter.Value()
 			if e.Kind() == reflect.Interface {
 				if be, ok := e.Interface().(*nodes.BinaryExpression); ok {
-					rewriteOps(reflect.ValueOf(be), seen, depth+1)
+					if !rewriteOps(reflect.ValueOf(be), seen, depth+1) {
+						return false
+					}
 					if call := opCall(be); call != nil {
 						v.SetMapIndex(iter.Key(), reflect.ValueOf(call))
 					}
 					continue
 				}
 			}
-			rewriteOps(e, seen, depth+1)
+			if !rewriteOps(e, seen, depth+1) {
+				return false
+			}
 		}
 	}
+	return true
 }
 
 func opCall(be *nodes.BinaryExpression) nodes.Expression {
@@ -525,7 +633,7 @@ func guardedOp(args *exec.VarArgs) *exec.Value {
 			if !r.IsList() {
 				return exec.AsValue(errors.New("unable to concatenate a list and a non-list"))
 			}
-			if l.Len()+r.Len() > JinjaMaxRange*10 {
+			if l.Len()+r.Len() > JinjaMaxRange {
 				return exec.AsValue(errors.New("list concatenation exceeds the size limit"))
 			}
 			out := make([]any, 0, l.Len()+r.Len())

@@ -70,6 +70,19 @@ func renderMustache(src string, ctx map[string]any, _ bool) (string, error) {
 	if err := checkMustacheTags(tmpl.Tags()); err != nil {
 		return "", err
 	}
+	// Top-level variables resolve against the inputs alone: check them
+	// here to name the whole tag (user.zip), where the library would name
+	// only its last part.
+	for _, tag := range tmpl.Tags() {
+		if tag.Type() == mustache.Variable && tag.Name() != "." {
+			if _, ok := data[tag.Name()]; ok {
+				continue
+			}
+			if _, ok := lookupDotted(ctx, tag.Name()); !ok {
+				return "", unresolved(tag.Name())
+			}
+		}
+	}
 	if cost := mustacheCost(tmpl.Tags(), 1, longestList(ctx, 0)); cost > mustacheBudget {
 		return "", templateErr(FormatMustache, errors.New("nested sections over these inputs would cost too much to render"))
 	}

@@ -30,20 +30,19 @@ const (
 // A malformed value is errs.Unprocessable (errs.Field) naming its path under
 // "parameters", e.g. parameters.prompt.messages[1].role.
 //
-// Legacy parameters (no "prompt", but system_prompt and/or user_prompt,
-// with a flat model, temperature, max_tokens, top_p, frequency_penalty,
-// presence_penalty, response_format, tools, tool_choice) become a system
-// and a user message. Their format is parameters.template_format when
+// Legacy parameters (no "prompt", but system_prompt and/or user_prompt, or
+// the older prompt_system/prompt_user, with a flat model, temperature,
+// max_tokens, top_p, frequency_penalty, presence_penalty, response_format,
+// tools, tool_choice) become a system and a user message. Their format is parameters.template_format when
 // given, else fstring (the legacy apps' {name} placeholders) unless the
 // prompts use {{ }}, which means curly.
 func Parse(parameters map[string]any) (Template, error) {
 	raw, ok := parameters["prompt"]
 	if !ok || raw == nil {
-		if _, s := parameters["system_prompt"]; s {
-			return parseLegacy(parameters)
-		}
-		if _, u := parameters["user_prompt"]; u {
-			return parseLegacy(parameters)
+		for _, k := range []string{"system_prompt", "user_prompt", "prompt_system", "prompt_user"} {
+			if _, legacy := parameters[k]; legacy {
+				return parseLegacy(parameters)
+			}
 		}
 		return Template{}, fieldErr([]any{"parameters", "prompt"}, "is required", nil)
 	}
@@ -145,11 +144,12 @@ func parsePrompt(obj map[string]any, at []any) (Template, error) {
 func parseLegacy(p map[string]any) (Template, error) {
 	at := []any{"parameters"}
 	var t Template
-	sys, err := optString(p, "system_prompt", at)
+	// Older apps named them prompt_system and prompt_user.
+	sys, err := firstString(p, at, "system_prompt", "prompt_system")
 	if err != nil {
 		return t, err
 	}
-	user, err := optString(p, "user_prompt", at)
+	user, err := firstString(p, at, "user_prompt", "prompt_user")
 	if err != nil {
 		return t, err
 	}
@@ -404,6 +404,17 @@ func optString(m map[string]any, key string, at []any) (string, error) {
 		return "", fieldErr(path(at, key), "must be a string", v)
 	}
 	return s, nil
+}
+
+// firstString reads the first of keys that holds a non-empty string.
+func firstString(m map[string]any, at []any, keys ...string) (string, error) {
+	for _, k := range keys {
+		s, err := optString(m, k, at)
+		if err != nil || s != "" {
+			return s, err
+		}
+	}
+	return "", nil
 }
 
 // optNumber reads an optional finite number (JSON-decoded float64, or a

@@ -5,6 +5,11 @@
 // It also reads the LLM-as-a-judge evaluator's parameters (auto_ai_critique),
 // whose judge messages are a prompt like any other (judge.go).
 //
+// Values render the same way in curly, mustache and fstring: strings as
+// they are, numbers without a trailing ".0" when integral, everything else
+// as compact JSON. jinja2 renders as Jinja does (a dict prints Python-like;
+// use |tojson for JSON), with integral numbers as ints.
+//
 // Cost is bounded for every format: rendered text is capped at MaxOutput
 // bytes per string; mustache refuses templates whose section nesting over
 // the inputs' lists could exceed a fixed work budget; jinja2 runs in a
@@ -93,6 +98,9 @@ const MaxOutput = 4 << 20
 func (t Template) Render(inputs map[string]any, history []Message) (messages []Message, responseFormat map[string]any, err error) {
 	if w, ok := inputs["inputs"].(map[string]any); ok && len(inputs) == 1 {
 		inputs = w
+	}
+	if inputs == nil {
+		inputs = map[string]any{}
 	}
 	for _, k := range t.InputKeys {
 		if _, ok := inputs[k]; !ok {

@@ -126,6 +126,8 @@ func TestRenderMustache(t *testing.T) {
 		{name: "comment", src: "a{{! comment }}b", want: "ab"},
 		{name: "missing", src: "{{nope}}", errHas: `unresolved variable "nope"`},
 		{name: "missing jsonpath", src: "{{$.nope}}", errHas: `"$.nope"`},
+		{name: "missing nested names the tag", src: "{{user.zip}}", errHas: `unresolved variable "user.zip"`},
+		{name: "missing inside a section", src: "{{#items}}{{zip}}{{/items}}", errHas: `unresolved variable "zip"`},
 		{name: "partial refused", src: "{{>secret}}", errHas: "partials are not supported"},
 		{name: "empty tag refused", src: "a {{}} b", errHas: "invalid mustache template"},
 		{name: "unclosed section", src: "{{#items}}x", errHas: "invalid mustache template"},
@@ -170,6 +172,7 @@ func TestRenderJinja(t *testing.T) {
 		{name: "missing attribute", src: "{{ user.zip }}", errHas: `unresolved variable "user.zip"`},
 		{name: "missing jsonpath", src: "{{$.nope}}", errHas: `"$.nope"`},
 		{name: "syntax error", src: "{% if %}", errHas: "invalid jinja2 template"},
+		{name: "dict literal and nesting", src: "{% set d = {'a': [1, (2, 3)]} %}{{ d.a[1][0] }}{{ '{' }}", want: "2{"},
 	})
 }
 
@@ -187,11 +190,13 @@ func TestJinjaSandbox(t *testing.T) {
 		{name: "huge repetition in set", src: "{% set s = 'ab' * 1000000000 %}{{ s|length }}", errHas: "repetition exceeds the output limit"},
 		{name: "doubling", src: "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", errHas: "concatenation exceeds the output limit"},
 		{name: "list doubling", src: "{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}", errHas: "exceeds the size limit"},
-		{name: "output cap", src: "{% for i in range(10000) %}{{ 'x' * 1000 }}{% endfor %}", errHas: "larger than"},
+		{name: "output cap", src: "{% for i in range(10000) %}{{ 'x' * 10000 }}{% endfor %}", errHas: "larger than"},
 		{name: "modulo by zero", src: "{{ n % 0 }}", errHas: "modulo by zero"},
 		{name: "padding filters are absent", src: "{{ country|center(1000000000) }}", errHas: "center"},
 		{name: "padding methods are absent", src: "{{ country.ljust(1000000000) }}", errHas: "invalid jinja2 template"},
 		{name: "lipsum is absent", src: "{{ lipsum(100000) }}", errHas: "invalid jinja2 template"},
+		{name: "deep brackets", src: "{{ " + strings.Repeat("[", 3000) + "1" + strings.Repeat("]", 3000) + " }}", errHas: "nested too deeply"},
+		{name: "deep operator chain", src: "{{ 'x'" + strings.Repeat(" ~ 'a'", 3000) + " }}", errHas: "nested too deeply"},
 		{name: "replace cap", src: "{{ ('x' * 100000)|replace('x', 'y' * 1000) }}", errHas: "replace would exceed"},
 	})
 }
@@ -351,6 +356,10 @@ func TestParseLegacy(t *testing.T) {
 	if err != nil || msgs[1].Content != "Capital of Japan?" {
 		t.Fatalf("legacy render %v %v", msgs, err)
 	}
+	old, err := prompt.Parse(obj(t, `{"prompt_system": "S", "prompt_user": "U {x}", "temperature": 0.1}`))
+	if err != nil || len(old.Messages) != 2 || old.Messages[0].Content != "S" || old.Messages[1].Content != "U {x}" || old.TemplateFormat != "fstring" {
+		t.Fatalf("prompt_system/prompt_user %+v %v", old, err)
+	}
 	// {{ }} in a legacy prompt means curly.
 	c, err := prompt.Parse(obj(t, `{"user_prompt": "Capital of {{country}}?"}`))
 	if err != nil || c.TemplateFormat != "curly" || len(c.Messages) != 1 || c.LLMConfig.Model != prompt.DefaultModel {
@@ -403,6 +412,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"prompt": {"messages": [], "retry_config": {"delay": "soon"}}}`, "parameters.prompt.retry_config.delay"},
 		{`{"prompt": {"messages": [], "retry_policy": []}}`, "parameters.prompt.retry_policy"},
 		{`{"system_prompt": 1}`, "parameters.system_prompt"},
+		{`{"prompt_user": []}`, "parameters.prompt_user"},
 		{`{"user_prompt": "x", "temperature": "x"}`, "parameters.temperature"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
@@ -457,5 +467,43 @@ func TestParseMessage(t *testing.T) {
 	_, err := prompt.ParseMessage(map[string]any{"role": "robot"}, []any{"inputs", "messages", 2})
 	if err == nil || !strings.HasPrefix(errs.From(err).Msg, "inputs.messages[2].role") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Renders share the mustache and gonja state: run them side by side (the
+// race detector checks this test).
+func TestRenderConcurrent(t *testing.T) {
+	srcs := map[string]string{
+		"curly":    "{{country}} {{$.user.name}}",
+		"mustache": "{{country}} {{#user.tags}}{{.}}{{/user.tags}}",
+		"fstring":  "{country} {user[name]}",
+		"jinja2": "{{ country }} {% set ns = namespace(n=0) %}{% for t in user.tags %}{{ loop.index }}{{ t|upper }}" +
+			"{% set ns.n = ns.n + 1 %}{% if loop.last %}{{ ns.n * 2 }}{% endif %}{% endfor %}{% with x = n ~ '!' %}{{ x }}{% endwith %}",
+	}
+	done := make(chan error)
+	for i := 0; i < 8; i++ {
+		for f, src := range srcs {
+			go func() {
+				_, err := render(t, f, src)
+				done <- err
+			}()
+		}
+	}
+	for i := 0; i < 8*len(srcs); i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cached jinja2 template renders the same on every call.
+	got, err := render(t, "jinja2", srcs["jinja2"])
+	if err != nil || got != "France 1X2Y43!" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func TestRenderNilInputs(t *testing.T) {
+	msgs, _, err := prompt.DefaultCompletion().Render(nil, nil)
+	if err != nil || msgs[1].Content != "{}" {
+		t.Fatalf("%v %v", msgs, err)
 	}
 }
