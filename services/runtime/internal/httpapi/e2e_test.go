@@ -286,6 +286,81 @@ func TestInvokeThroughTheGateway(t *testing.T) {
 		assert.Equal(t, inv["trace_id"], links[0].(map[string]any)["trace_id"])
 	})
 
+	t.Run("a provider's 429 is a 424 with the provider's message", func(t *testing.T) {
+		p.llm.FailNextWith(llmtest.Error{Status: 429, Message: "Rate limit reached for gpt-4o-mini"}, 1)
+		r := p.do(t, "POST", "/services/completion/v0/invoke", keyA, nil, map[string]any{
+			"references": map[string]any{"application": map[string]any{"slug": "capitals"}},
+			"data":       map[string]any{"inputs": map[string]any{"country": "Spain"}}})
+		require.Equal(t, 424, r.status, string(r.body))
+		assert.Contains(t, r.json(t)["status"].(map[string]any)["message"], "Rate limit reached")
+		assert.NotContains(t, string(r.body), "sk-test-env", "no key in an error")
+	})
+
+	t.Run("a key in the project's vault shadows the environment's", func(t *testing.T) {
+		r := p.do(t, "POST", "/api/secrets/", keyB, nil, map[string]any{"header": map[string]any{"name": "OpenAI"},
+			"secret": map[string]any{"kind": "provider_key", "data": map[string]any{"kind": "openai", "provider": map[string]any{"key": "sk-from-vault"}}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.NotContains(t, string(r.body), "sk-from-vault", "a secret's value is never returned")
+		r = p.do(t, "POST", "/services/completion/v0/invoke", keyB, nil, map[string]any{
+			"data": map[string]any{"parameters": completionParams, "inputs": map[string]any{"country": "Chad"}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		reqs := p.llm.Requests()
+		assert.Equal(t, "Bearer sk-from-vault", reqs[len(reqs)-1].Header.Get("Authorization"))
+	})
+
+	t.Run("what is deployed to an environment runs, with the environment in its trace", func(t *testing.T) {
+		r := p.do(t, "POST", "/api/applications/revisions/deploy", keyA, nil, map[string]any{
+			"application_ref": map[string]any{"id": app["id"]}, "environment_ref": map[string]any{"slug": "production"}})
+		require.Equal(t, 200, r.status, string(r.body))
+		r = p.do(t, "POST", "/services/invoke", keyA, nil, map[string]any{
+			"references": map[string]any{"environment": map[string]any{"slug": "production"}},
+			"selector":   map[string]any{"key": "capitals.revision"},
+			"data":       map[string]any{"inputs": map[string]any{"country": "Kenya"}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		out := r.json(t)
+		assert.Equal(t, "echo: What is the capital of Kenya?", out["data"].(map[string]any)["outputs"])
+		spans := p.spans(t, keyA, out["trace_id"].(string), 2)
+		for _, s := range spans {
+			if s["parent_id"] == nil {
+				assert.Equal(t, "production", ag(t, s, "references.environment.slug"))
+				assert.Equal(t, app["revision_id"], ag(t, s, "references.application_revision.id"))
+			}
+		}
+	})
+
+	t.Run("a hook on a private address is refused", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/invoke", keyA, nil, map[string]any{"data": map[string]any{
+			"revision": map[string]any{"data": map[string]any{"uri": "svc:custom:hook:v0", "url": "http://127.0.0.1:9/app"}},
+			"inputs":   map[string]any{"q": "hi"}}})
+		require.Equal(t, 422, r.status, string(r.body))
+		assert.Contains(t, string(r.body), "127.0.0.1")
+	})
+
+	t.Run("the LLM judge scores with the model's answer", func(t *testing.T) {
+		p.llm.Script(llmtest.Reply{Content: `{"score": 0.8, "comment": "right city"}`})
+		r := p.do(t, "POST", "/services/auto_ai_critique/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": map[string]any{"model": "gpt-4o-mini", "threshold": 0.5},
+				"inputs":  map[string]any{"country": "Italy", "correct_answer": "Rome"},
+				"outputs": "Rome"}})
+		require.Equal(t, 200, r.status, string(r.body))
+		out := r.json(t)["data"].(map[string]any)["outputs"].(map[string]any)
+		assert.Equal(t, 0.8, out["score"])
+		assert.Equal(t, true, out["success"])
+	})
+
+	t.Run("custom code runs in the sandbox", func(t *testing.T) {
+		r := p.do(t, "POST", "/services/auto_custom_code_run/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": map[string]any{"runtime": "typescript", "version": "2",
+				"code": "function evaluate(inputs: any, outputs: any, trace: any): number { return outputs === inputs.correct_answer ? 1 : 0 }"},
+				"inputs": map[string]any{"correct_answer": "Rome"}, "outputs": "Rome"}})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, map[string]any{"score": 1.0, "success": true}, r.json(t)["data"].(map[string]any)["outputs"])
+		r = p.do(t, "POST", "/services/auto_custom_code_run/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": map[string]any{"runtime": "javascript", "version": "2",
+				"code": "function evaluate(){ while(true){} }"}, "inputs": map[string]any{}, "outputs": "x"}})
+		require.Equal(t, 422, r.status, string(r.body))
+	})
+
 	t.Run("health and an unknown handler", func(t *testing.T) {
 		r := p.do(t, "GET", "/services/completion/v0/health", keyA, nil, nil)
 		require.Equal(t, 200, r.status, string(r.body))
