@@ -249,14 +249,14 @@ func params(cfg prompt.LLMConfig, t target, msgs []prompt.Message, responseForma
 		if !validRoles[m.Role] {
 			return p, errs.New(errs.Invalid, "runtime.llm_invalid", fmt.Sprintf("messages[%d].role: %q is not one of system, developer, user, assistant, tool", i, m.Role))
 		}
-		switch m.Content.(type) {
-		case nil, string, []any, []map[string]any:
-		default:
-			return p, errs.New(errs.Invalid, "runtime.llm_invalid", fmt.Sprintf("messages[%d].content: a string or a list of content parts", i))
-		}
 		b, err := json.Marshal(m)
 		if err != nil {
 			return p, errs.New(errs.Invalid, "runtime.llm_invalid", fmt.Sprintf("messages[%d]: %v", i, err))
+		}
+		// Any Go shape of the content is fine as long as it is JSON's null,
+		// string or list (of content parts), which is what OpenAI takes.
+		if c, _ := json.Marshal(m.Content); len(c) == 0 || (c[0] != '"' && c[0] != '[' && c[0] != 'n') {
+			return p, errs.New(errs.Invalid, "runtime.llm_invalid", fmt.Sprintf("messages[%d].content: a string or a list of content parts", i))
 		}
 		p.Messages[i] = param.Override[openai.ChatCompletionMessageParamUnion](json.RawMessage(b))
 	}

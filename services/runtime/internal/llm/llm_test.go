@@ -690,3 +690,28 @@ func BenchmarkChat(b *testing.B) {
 		}
 	}
 }
+
+func TestMalformedMessagesAreInvalid(t *testing.T) {
+	srv := llmtest.New(t)
+	c := newClient(srv, openaiEnv)
+	for _, msgs := range [][]prompt.Message{
+		nil,
+		{{Role: "wizard", Content: "x"}},
+		{{Role: "user", Content: 42}},
+		{{Role: "user", Content: map[string]any{"text": "x"}}},
+	} {
+		_, err := c.Chat(context.Background(), Secrets{}, Request{Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: msgs})
+		if e := wantKind(t, err, errs.Invalid); !strings.Contains(e.Msg, "messages") {
+			t.Fatalf("msg %q", e.Msg)
+		}
+	}
+	// Parts in any Go shape that is a JSON list are sent as given.
+	parts := []map[string]string{{"type": "text", "text": "hello"}}
+	resp, err := c.Chat(context.Background(), Secrets{}, Request{Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: []prompt.Message{{Role: "user", Content: parts}}})
+	if err != nil || resp.Message.Content != "echo: hello" {
+		t.Fatalf("resp %+v err %v", resp, err)
+	}
+	if len(srv.Requests()) != 1 {
+		t.Fatalf("malformed messages reached the provider: %d requests", len(srv.Requests()))
+	}
+}
