@@ -361,6 +361,20 @@ func TestInvokeThroughTheGateway(t *testing.T) {
 		require.Equal(t, 422, r.status, string(r.body))
 	})
 
+	t.Run("the llm handler runs one turn, tool loops refused by name", func(t *testing.T) {
+		params := map[string]any{"llms": []any{map[string]any{"model": "gpt-4o-mini", "template_format": "curly"}},
+			"messages": []any{map[string]any{"role": "user", "content": "Hi {{name}}"}}, "response": map[string]any{"format": "text"}}
+		r := p.do(t, "POST", "/services/llm/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": params, "inputs": map[string]any{"name": "Ada"}}})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, "echo: Hi Ada", r.json(t)["data"].(map[string]any)["outputs"])
+		params["tools"] = map[string]any{"internal": []any{"search"}}
+		r = p.do(t, "POST", "/services/llm/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": params, "inputs": map[string]any{"name": "Ada"}}})
+		require.Equal(t, 422, r.status, string(r.body))
+		assert.Contains(t, string(r.body), "tools")
+	})
+
 	t.Run("health and an unknown handler", func(t *testing.T) {
 		r := p.do(t, "GET", "/services/completion/v0/health", keyA, nil, nil)
 		require.Equal(t, 200, r.status, string(r.body))

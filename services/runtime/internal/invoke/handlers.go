@@ -35,6 +35,7 @@ func init() { // init: the table refers to functions that read it (builtinEvalua
 		"code":             {run: code},
 		"feedback":         {run: feedback},
 		"auto_ai_critique": {run: judge},
+		"llm":              {run: llmTurn, stream: true},
 	}
 }
 
@@ -111,15 +112,17 @@ func historyOf(inputs map[string]any) ([]prompt.Message, error) {
 	if !ok || raw == nil {
 		return nil, nil
 	}
-	b, _ := json.Marshal(raw)
-	var msgs []prompt.Message
-	if err := json.Unmarshal(b, &msgs); err != nil {
+	list, ok := raw.([]any)
+	if !ok {
 		return nil, errs.Field("must be a list of {role, content} messages", nil, "body", "data", "inputs", "messages")
 	}
-	for i, m := range msgs {
-		if m.Role == "" {
-			return nil, errs.Field("needs a role", nil, "body", "data", "inputs", "messages", i, "role")
+	msgs := make([]prompt.Message, 0, len(list))
+	for i, v := range list {
+		m, err := prompt.ParseMessage(v, []any{"inputs", "messages", i})
+		if err != nil {
+			return nil, err
 		}
+		msgs = append(msgs, m)
 	}
 	return msgs, nil
 }
@@ -159,6 +162,9 @@ func (r *run) callModel(ctx context.Context, kind string, t prompt.Template, msg
 		res, err = r.s.LLM.Chat(ctx, secrets, req)
 	}
 	r.children = append(r.children, modelSpan(kind, t.LLMConfig, msgs, res, start, time.Now(), err))
+	if errs.KindOf(err) == errs.FailedDependency {
+		r.s.Secrets.Forget(r.call.Scope.ProjectID)
+	}
 	return res, err
 }
 

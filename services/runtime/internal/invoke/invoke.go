@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
@@ -40,9 +42,12 @@ type Revisions interface {
 	Revision(ctx context.Context, sc scope.Scope, q Lookup) (*Revision, error)
 }
 
-// Secrets returns a project's provider keys and custom providers.
+// Secrets returns a project's provider keys and custom providers, cached;
+// Forget drops the project's entry, after a provider refused a key, so a
+// key just replaced in the vault is read at the next call.
 type Secrets interface {
 	Secrets(ctx context.Context, sc scope.Scope) (llm.Secrets, error)
+	Forget(project uuid.UUID)
 }
 
 // Recorder stores the spans of one invocation durably (the SPANS stream).
