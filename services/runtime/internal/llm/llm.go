@@ -57,6 +57,9 @@ type Secrets struct {
 	Custom []CustomProvider
 }
 
+// DefaultTimeout bounds one provider call when Config.Timeout is not set.
+const DefaultTimeout = 60 * time.Second
+
 // Config is the provider layer's configuration (RUNTIME_LLM_*).
 type Config struct {
 	Timeout time.Duration `default:"60s" desc:"time-out of one provider call (each retry gets its own)"`
@@ -111,6 +114,9 @@ type Client struct {
 func New(cfg Config, env func(string) string) *Client {
 	if env == nil {
 		env = func(string) string { return "" }
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout // a zero Config must not wait forever
 	}
 	// One transport for every provider keeps connections alive across calls;
 	// the response-header bound stops a server that accepts and never answers

@@ -715,3 +715,24 @@ func TestMalformedMessagesAreInvalid(t *testing.T) {
 		t.Fatalf("malformed messages reached the provider: %d requests", len(srv.Requests()))
 	}
 }
+
+func TestStreamErrorEventAfterDeltas(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Script(llmtest.Reply{Content: "half an", StreamErr: &llmtest.Error{Status: 429, Message: "Rate limit reached for sk-env"}})
+	var got string
+	_, err := newClient(srv, openaiEnv).ChatStream(context.Background(), Secrets{}, Request{
+		Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("x"), Retry: &prompt.RetryConfig{MaxRetries: 2}},
+		func(d Delta) error { got += d.Content; return nil })
+	e := wantKind(t, err, errs.FailedDependency)
+	if got != "half an" || len(srv.Requests()) != 1 || !strings.Contains(e.Msg, "Rate limit reached") || strings.Contains(e.Msg, "sk-env") {
+		t.Fatalf("deltas %q requests %d msg %q", got, len(srv.Requests()), e.Msg)
+	}
+	// Before any delta, an error event is retried like an HTTP failure.
+	srv.Script(llmtest.Reply{Refusal: "no", StreamErr: &llmtest.Error{Status: 500, Type: "server_error", Message: "boom"}})
+	resp, err := newClient(srv, openaiEnv).ChatStream(context.Background(), Secrets{}, Request{
+		Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("again"), Retry: &prompt.RetryConfig{MaxRetries: 2}},
+		func(d Delta) error { return nil })
+	if err != nil || resp.Message.Content != "echo: again" || len(srv.Requests()) != 3 {
+		t.Fatalf("resp %+v err %v requests %d", resp, err, len(srv.Requests()))
+	}
+}
