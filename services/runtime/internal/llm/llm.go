@@ -65,7 +65,7 @@ type Config struct {
 	Timeout time.Duration `default:"60s" desc:"time-out of one provider call (each retry gets its own)"`
 	// BaseURLs overrides a preset's base URL per family, for proxies and
 	// tests: "openai=http://127.0.0.1:9999/v1,anthropic=...".
-	BaseURLs map[string]string `split_words:"true" desc:"per-family base URL overrides, family=url pairs separated by commas"`
+	BaseURLs URLMap `envconfig:"BASE_URLS" desc:"per-family base URL overrides, family=url pairs separated by commas"`
 }
 
 // Request is one chat-completions call and how to recover from a failure.
