@@ -389,7 +389,7 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 		for {
 			resp, d, err := call(ctx, t, p)
 			if err == nil {
-				resp.Provider = t.Label
+				resp.Provider = t.Family
 				return resp, nil
 			}
 			last, delivered = err, d

@@ -92,7 +92,7 @@ type Response struct {
 	Refusal      string
 	FinishReason string
 	Model        string // the model the provider says answered
-	Provider     string // family of the configuration that answered
+	Provider     string // family of the configuration that answered ("custom" for a custom provider of kind custom)
 	Usage        Usage
 }
 

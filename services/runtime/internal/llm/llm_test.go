@@ -511,7 +511,7 @@ func TestCustomProvider(t *testing.T) {
 			t.Fatalf("%+v: %v", tc, err)
 		}
 		r := lastReq(t, srv)
-		if resp.Provider != tc.label || r.Model() != tc.sent || r.Header.Get("Authorization") != tc.auth || r.Path != "/v1/chat/completions" {
+		if resp.Provider != "custom" || r.Model() != tc.sent || r.Header.Get("Authorization") != tc.auth || r.Path != "/v1/chat/completions" {
 			t.Fatalf("%+v: provider %q model %q auth %q path %q", tc, resp.Provider, r.Model(), r.Header.Get("Authorization"), r.Path)
 		}
 		if tc.label == "local" && r.Header.Get("X-Proxy-Team") != "evals" {
@@ -544,7 +544,7 @@ func TestAzure(t *testing.T) {
 	}
 	r := lastReq(t, srv)
 	if r.Path != "/openai/deployments/gpt4o-prod/chat/completions" || r.Query.Get("api-version") != "2024-06-01" ||
-		r.Header.Get("api-key") != "az-key" || r.Header.Get("Authorization") != "" || resp.Provider != "corp-azure" {
+		r.Header.Get("api-key") != "az-key" || r.Header.Get("Authorization") != "" || resp.Provider != "azure" {
 		t.Fatalf("path %q query %v api-key %q auth %q provider %q", r.Path, r.Query, r.Header.Get("api-key"), r.Header.Get("Authorization"), resp.Provider)
 	}
 	// azure/<deployment> with the endpoint from the overrides and the key from the environment.
