@@ -376,7 +376,10 @@ type answer struct {
 }
 
 func (s *Server) answer(req Request, msgs []any, rep Reply) answer {
-	a := answer{id: fmt.Sprintf("chatcmpl-%d", len(s.Requests())), created: time.Now().Unix(),
+	s.mu.Lock()
+	n := len(s.requests)
+	s.mu.Unlock()
+	a := answer{id: fmt.Sprintf("chatcmpl-%d", n), created: time.Now().Unix(),
 		model: rep.Model, content: rep.Content, refusal: rep.Refusal, finish: rep.FinishReason}
 	if a.model == "" {
 		a.model = req.Model()

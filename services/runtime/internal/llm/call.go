@@ -118,6 +118,9 @@ func classify(err error, t target, key string) *callError {
 	case errors.Is(err, context.DeadlineExceeded):
 		ce.class, ce.timeout = classAvailability, true
 		ce.message = "the provider did not answer in time"
+	case errors.Is(err, context.Canceled):
+		ce.class = classAvailability // never retried: run sees the caller's ctx is done
+		ce.message = "the call was cancelled"
 	default:
 		var netErr net.Error
 		if errors.As(err, &netErr) && netErr.Timeout() {

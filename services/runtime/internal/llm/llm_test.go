@@ -736,3 +736,20 @@ func TestStreamErrorEventAfterDeltas(t *testing.T) {
 		t.Fatalf("resp %+v err %v requests %d", resp, err, len(srv.Requests()))
 	}
 }
+
+func TestCancelledCallIsNotRetried(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetDelay(5 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(srv.Requests()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := newClient(srv, openaiEnv).Chat(ctx, Secrets{}, Request{Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("x"),
+		Retry: &prompt.RetryConfig{MaxRetries: 3}})
+	if e := wantKind(t, err, errs.Unavailable); !strings.Contains(e.Msg, "cancelled") || len(srv.Requests()) != 1 {
+		t.Fatalf("msg %q requests %d", e.Msg, len(srv.Requests()))
+	}
+}
