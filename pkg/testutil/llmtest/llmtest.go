@@ -80,6 +80,11 @@ type Reply struct {
 	Delay        time.Duration // latency before this answer, on top of the server's
 	// Err makes this reply a provider error instead of an answer.
 	Err *Error
+	// StreamErr, on a streamed request, ends the stream after the content
+	// chunks with an error event (data: {"error": {...}}) instead of the
+	// finish chunk, as providers do when they fail mid-answer. Its Status is
+	// not sent (the stream already answered 200).
+	StreamErr *Error
 }
 
 // ToolCall is one function call of a scripted reply. ID defaults to
@@ -338,7 +343,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req Request) {
 	}
 	a := s.answer(req, msgs, rep)
 	if stream, _ := req.Body["stream"].(bool); stream {
-		s.streamChat(w, r, req, a, chunkDelay, onChunk)
+		s.streamChat(w, r, req, a, rep.StreamErr, chunkDelay, onChunk)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": nil}
@@ -371,7 +376,10 @@ type answer struct {
 }
 
 func (s *Server) answer(req Request, msgs []any, rep Reply) answer {
-	a := answer{id: fmt.Sprintf("chatcmpl-%d", len(s.Requests())), created: time.Now().Unix(),
+	s.mu.Lock()
+	n := len(s.requests)
+	s.mu.Unlock()
+	a := answer{id: fmt.Sprintf("chatcmpl-%d", n), created: time.Now().Unix(),
 		model: rep.Model, content: rep.Content, refusal: rep.Refusal, finish: rep.FinishReason}
 	if a.model == "" {
 		a.model = req.Model()
@@ -432,7 +440,7 @@ func defaultContent(body map[string]any, text string) string {
 	return "echo: " + text
 }
 
-func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req Request, a answer, chunkDelay time.Duration, onChunk func(int, bool)) {
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req Request, a answer, streamErr *Error, chunkDelay time.Duration, onChunk func(int, bool)) {
 	opts, _ := req.Body["stream_options"].(map[string]any)
 	includeUsage, _ := opts["include_usage"].(bool)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -481,6 +489,10 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req Request,
 			return
 		}
 		var c map[string]any
+		if i == len(deltas) && streamErr != nil {
+			send(map[string]any{"error": errorBody(*streamErr)})
+			return
+		}
 		if i < len(deltas) {
 			c = chunk([]any{map[string]any{"index": 0, "delta": deltas[i], "finish_reason": nil}})
 		} else {
@@ -777,6 +789,15 @@ func writeError(w http.ResponseWriter, e Error) {
 	if e.Status == 0 {
 		e.Status = http.StatusInternalServerError
 	}
+	writeJSON(w, e.Status, map[string]any{"error": errorBody(e)})
+}
+
+// errorBody is OpenAI's {"message", "type", "param", "code"} for e, with
+// the status's defaults for what e leaves empty.
+func errorBody(e Error) map[string]any {
+	if e.Status == 0 {
+		e.Status = http.StatusInternalServerError
+	}
 	dm, dt, dc := defaults(e.Status)
 	if e.Message == "" {
 		e.Message = dm
@@ -791,8 +812,7 @@ func writeError(w http.ResponseWriter, e Error) {
 	if e.Code == "" {
 		code = nil
 	}
-	writeJSON(w, e.Status, map[string]any{"error": map[string]any{
-		"message": e.Message, "type": e.Type, "param": nil, "code": code}})
+	return map[string]any{"message": e.Message, "type": e.Type, "param": nil, "code": code}
 }
 
 // defaults are OpenAI's message, type and code for a status.

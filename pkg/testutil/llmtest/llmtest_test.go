@@ -227,3 +227,27 @@ func FuzzSchemaValue(f *testing.F) {
 		}
 	})
 }
+
+func TestStreamErrorEvent(t *testing.T) {
+	srv := New(t)
+	srv.Script(Reply{Content: "partial answer", StreamErr: &Error{Status: 429, Message: "slow down"}})
+	body := chatBody("x")
+	body["stream"] = true
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var lines []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if l, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			lines = append(lines, l)
+		}
+	}
+	last := lines[len(lines)-1]
+	if resp.StatusCode != 200 || len(lines) != 4 || last != `{"error":{"code":"rate_limit_exceeded","message":"slow down","param":null,"type":"requests"}}` {
+		t.Fatalf("status %d lines %q", resp.StatusCode, lines)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/assayhq/assay/pkg/errs"
@@ -66,7 +67,34 @@ func classify(err error, t target, key string) *callError {
 	}
 	ce := &callError{label: t.Label, err: errors.New(scrub(err.Error()))}
 	var apiErr *openai.Error
+	var streamErr *ssestream.StreamError
 	switch {
+	case errors.As(err, &streamErr):
+		// An error event in a stream that answered 200: its body is OpenAI's
+		// error object, and its type or code tells what failed.
+		var ev struct {
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+				Code    any    `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(streamErr.Event.Data, &ev)
+		kind := strings.ToLower(ev.Error.Type + " " + fmt.Sprint(ev.Error.Code))
+		ce.message = scrub(ev.Error.Message)
+		if ce.message == "" {
+			ce.message = "the provider failed while streaming"
+		}
+		switch {
+		case strings.Contains(kind, "rate_limit") || ev.Error.Type == "requests" || ev.Error.Type == "tokens":
+			ce.class, ce.status = classCapacity, http.StatusTooManyRequests
+		case strings.Contains(kind, "context_length") || contextLengthRE.MatchString(ev.Error.Message):
+			ce.class, ce.status = classContext, http.StatusBadRequest
+		case strings.Contains(kind, "invalid_request"):
+			ce.class, ce.status = classOther, http.StatusBadRequest
+		default:
+			ce.class = classAvailability
+		}
 	case errors.As(err, &apiErr):
 		ce.status = apiErr.StatusCode
 		ce.message = scrub(apiErr.Message)
@@ -90,6 +118,9 @@ func classify(err error, t target, key string) *callError {
 	case errors.Is(err, context.DeadlineExceeded):
 		ce.class, ce.timeout = classAvailability, true
 		ce.message = "the provider did not answer in time"
+	case errors.Is(err, context.Canceled):
+		ce.class = classAvailability // never retried: run sees the caller's ctx is done
+		ce.message = "the call was cancelled"
 	default:
 		var netErr net.Error
 		if errors.As(err, &netErr) && netErr.Timeout() {
@@ -361,7 +392,7 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 		for {
 			resp, d, err := call(ctx, t, p)
 			if err == nil {
-				resp.Provider = t.Label
+				resp.Provider = t.Family
 				return resp, nil
 			}
 			last, delivered = err, d

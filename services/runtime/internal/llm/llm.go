@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -58,34 +57,15 @@ type Secrets struct {
 	Custom []CustomProvider
 }
 
+// DefaultTimeout bounds one provider call when Config.Timeout is not set.
+const DefaultTimeout = 60 * time.Second
+
 // Config is the provider layer's configuration (RUNTIME_LLM_*).
 type Config struct {
 	Timeout time.Duration `default:"60s" desc:"time-out of one provider call (each retry gets its own)"`
 	// BaseURLs overrides a preset's base URL per family, for proxies and
 	// tests: "openai=http://127.0.0.1:9999/v1,anthropic=...".
-	BaseURLs URLs `envconfig:"BASE_URLS" desc:"per-family base URL overrides of the presets, family=url pairs separated by commas (openai=http://proxy:8000/v1)"`
-}
-
-// URLs maps a provider family to a base URL. From the environment it reads
-// family=url pairs separated by commas: envconfig's own map syntax splits
-// on every colon, which URLs are full of.
-type URLs map[string]string
-
-// Decode implements envconfig.Decoder.
-func (u *URLs) Decode(v string) error {
-	m := URLs{}
-	for _, pair := range strings.Split(v, ",") {
-		if strings.TrimSpace(pair) == "" {
-			continue
-		}
-		fam, url, ok := strings.Cut(pair, "=")
-		if !ok || strings.TrimSpace(fam) == "" || strings.TrimSpace(url) == "" {
-			return fmt.Errorf("%q is not family=url", pair)
-		}
-		m[strings.TrimSpace(fam)] = strings.TrimSpace(url)
-	}
-	*u = m
-	return nil
+	BaseURLs URLMap `envconfig:"BASE_URLS" desc:"per-family base URL overrides, family=url pairs separated by commas"`
 }
 
 // Request is one chat-completions call and how to recover from a failure.
@@ -112,7 +92,7 @@ type Response struct {
 	Refusal      string
 	FinishReason string
 	Model        string // the model the provider says answered
-	Provider     string // family of the configuration that answered
+	Provider     string // family of the configuration that answered ("custom" for a custom provider of kind custom)
 	Usage        Usage
 }
 
@@ -134,6 +114,9 @@ type Client struct {
 func New(cfg Config, env func(string) string) *Client {
 	if env == nil {
 		env = func(string) string { return "" }
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout // a zero Config must not wait forever
 	}
 	// One transport for every provider keeps connections alive across calls;
 	// the response-header bound stops a server that accepts and never answers

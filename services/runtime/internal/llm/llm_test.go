@@ -511,7 +511,7 @@ func TestCustomProvider(t *testing.T) {
 			t.Fatalf("%+v: %v", tc, err)
 		}
 		r := lastReq(t, srv)
-		if resp.Provider != tc.label || r.Model() != tc.sent || r.Header.Get("Authorization") != tc.auth || r.Path != "/v1/chat/completions" {
+		if resp.Provider != "custom" || r.Model() != tc.sent || r.Header.Get("Authorization") != tc.auth || r.Path != "/v1/chat/completions" {
 			t.Fatalf("%+v: provider %q model %q auth %q path %q", tc, resp.Provider, r.Model(), r.Header.Get("Authorization"), r.Path)
 		}
 		if tc.label == "local" && r.Header.Get("X-Proxy-Team") != "evals" {
@@ -544,7 +544,7 @@ func TestAzure(t *testing.T) {
 	}
 	r := lastReq(t, srv)
 	if r.Path != "/openai/deployments/gpt4o-prod/chat/completions" || r.Query.Get("api-version") != "2024-06-01" ||
-		r.Header.Get("api-key") != "az-key" || r.Header.Get("Authorization") != "" || resp.Provider != "corp-azure" {
+		r.Header.Get("api-key") != "az-key" || r.Header.Get("Authorization") != "" || resp.Provider != "azure" {
 		t.Fatalf("path %q query %v api-key %q auth %q provider %q", r.Path, r.Query, r.Header.Get("api-key"), r.Header.Get("Authorization"), resp.Provider)
 	}
 	// azure/<deployment> with the endpoint from the overrides and the key from the environment.
@@ -713,5 +713,43 @@ func TestMalformedMessagesAreInvalid(t *testing.T) {
 	}
 	if len(srv.Requests()) != 1 {
 		t.Fatalf("malformed messages reached the provider: %d requests", len(srv.Requests()))
+	}
+}
+
+func TestStreamErrorEventAfterDeltas(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Script(llmtest.Reply{Content: "half an", StreamErr: &llmtest.Error{Status: 429, Message: "Rate limit reached for sk-env"}})
+	var got string
+	_, err := newClient(srv, openaiEnv).ChatStream(context.Background(), Secrets{}, Request{
+		Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("x"), Retry: &prompt.RetryConfig{MaxRetries: 2}},
+		func(d Delta) error { got += d.Content; return nil })
+	e := wantKind(t, err, errs.FailedDependency)
+	if got != "half an" || len(srv.Requests()) != 1 || !strings.Contains(e.Msg, "Rate limit reached") || strings.Contains(e.Msg, "sk-env") {
+		t.Fatalf("deltas %q requests %d msg %q", got, len(srv.Requests()), e.Msg)
+	}
+	// Before any delta, an error event is retried like an HTTP failure.
+	srv.Script(llmtest.Reply{Refusal: "no", StreamErr: &llmtest.Error{Status: 500, Type: "server_error", Message: "boom"}})
+	resp, err := newClient(srv, openaiEnv).ChatStream(context.Background(), Secrets{}, Request{
+		Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("again"), Retry: &prompt.RetryConfig{MaxRetries: 2}},
+		func(d Delta) error { return nil })
+	if err != nil || resp.Message.Content != "echo: again" || len(srv.Requests()) != 3 {
+		t.Fatalf("resp %+v err %v requests %d", resp, err, len(srv.Requests()))
+	}
+}
+
+func TestCancelledCallIsNotRetried(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetDelay(5 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(srv.Requests()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := newClient(srv, openaiEnv).Chat(ctx, Secrets{}, Request{Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("x"),
+		Retry: &prompt.RetryConfig{MaxRetries: 3}})
+	if e := wantKind(t, err, errs.Unavailable); !strings.Contains(e.Msg, "cancelled") || len(srv.Requests()) != 1 {
+		t.Fatalf("msg %q requests %d", e.Msg, len(srv.Requests()))
 	}
 }
