@@ -34,14 +34,22 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	assert.Equal(t, served, documented)
 }
 
+// The envelope's component names say they are the runtime's; "Request" and
+// "Response" alone would claim the whole document's namespace.
+type (
+	docInvokeRequest  struct{ invoke.Request }
+	docInvokeResponse struct{ invoke.Response }
+	docInvokeInspect  struct{ invoke.Inspection }
+)
+
 // TestOpenAPITypes keeps pkg/apidoc/runtime.types.json generated from the
 // envelope types; UPDATE_APIDOC=1 regenerates it.
 func TestOpenAPITypes(t *testing.T) {
 	b := []apidoc.Binding{
-		{Method: "POST", Path: "/services/invoke", Request: invoke.Request{}, Response: invoke.Response{}},
-		{Method: "POST", Path: "/services/inspect", Request: invoke.Request{}, Response: invoke.Inspection{}},
-		{Method: "POST", Path: "/services/{key}/{version}/invoke", Request: invoke.Request{}, Response: invoke.Response{}},
-		{Method: "POST", Path: "/services/{key}/{version}/inspect", Request: invoke.Request{}, Response: invoke.Inspection{}},
+		{Method: "POST", Path: "/services/invoke", Request: docInvokeRequest{}, Response: docInvokeResponse{}},
+		{Method: "POST", Path: "/services/inspect", Request: docInvokeRequest{}, Response: docInvokeInspect{}},
+		{Method: "POST", Path: "/services/{key}/{version}/invoke", Request: docInvokeRequest{}, Response: docInvokeResponse{}},
+		{Method: "POST", Path: "/services/{key}/{version}/inspect", Request: docInvokeRequest{}, Response: docInvokeInspect{}},
 	}
 	require.NoError(t, apidoc.CheckTypes("runtime", b, os.Getenv("UPDATE_APIDOC") == "1"))
 }

@@ -12,17 +12,17 @@ const Version = "2025.07.14"
 
 // Request is the invoke envelope of reference §5.
 type Request struct {
-	Version    string          `json:"version,omitempty"`
-	Flags      Flags           `json:"flags,omitempty"`
-	References map[string]Ref  `json:"references,omitempty"`
-	Links      map[string]Link `json:"links,omitempty"`
-	Selector   *Selector       `json:"selector,omitempty"`
-	SessionID  string          `json:"session_id,omitempty"`
-	Data       Data            `json:"data"`
+	Version    string               `json:"version,omitempty"`
+	Flags      RunFlags             `json:"flags,omitempty"`
+	References map[string]EntityRef `json:"references,omitempty"`
+	Links      map[string]Link      `json:"links,omitempty"`
+	Selector   *Selector            `json:"selector,omitempty"`
+	SessionID  string               `json:"session_id,omitempty"`
+	Data       CallData             `json:"data"`
 }
 
-// Flags are the request's switches; Resolve defaults to true.
-type Flags struct {
+// RunFlags are the request's switches; Resolve defaults to true.
+type RunFlags struct {
 	Stream  *bool `json:"stream,omitempty"`
 	Trim    *bool `json:"trim,omitempty"`
 	Force   *bool `json:"force,omitempty"`
@@ -34,8 +34,8 @@ type Selector struct {
 	Key string `json:"key,omitempty"`
 }
 
-// Ref names an entity by id, slug or version (spec §2.9).
-type Ref struct {
+// EntityRef names an entity by id, slug or version (spec §2.9).
+type EntityRef struct {
 	ID      string `json:"id,omitempty"`
 	Slug    string `json:"slug,omitempty"`
 	Version string `json:"version,omitempty"`
@@ -47,8 +47,8 @@ type Link struct {
 	SpanID  string `json:"span_id"`
 }
 
-// Data is what the handler reads.
-type Data struct {
+// CallData is what the handler reads.
+type CallData struct {
 	Revision   *InlineRevision `json:"revision,omitempty"`
 	Parameters map[string]any  `json:"parameters,omitempty"`
 	Inputs     map[string]any  `json:"inputs,omitempty"`
@@ -57,8 +57,8 @@ type Data struct {
 	Outputs    any             `json:"outputs,omitempty"`
 }
 
-// Body is a revision's data: the part the runtime reads.
-type Body struct {
+// RevisionData is a revision's data: the part the runtime reads.
+type RevisionData struct {
 	URI        string            `json:"uri,omitempty"`
 	URL        string            `json:"url,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
@@ -68,8 +68,8 @@ type Body struct {
 
 // InlineRevision is a revision sent in the request (data.revision).
 type InlineRevision struct {
-	ID   string `json:"id,omitempty"`
-	Data Body   `json:"data"`
+	ID   string       `json:"id,omitempty"`
+	Data RevisionData `json:"data"`
 }
 
 // Revision is a stored revision as the registry returns it, with the
@@ -79,14 +79,14 @@ type Revision struct {
 	Slug    string         `json:"slug,omitempty"`
 	Version string         `json:"version,omitempty"`
 	Flags   map[string]any `json:"flags,omitempty"`
-	Data    Body           `json:"data"`
+	Data    RevisionData   `json:"data"`
 
-	Raw        json.RawMessage `json:"-"` // as the registry answered it, given to hooks
-	References map[string]Ref  `json:"-"` // retrieval_info.references: artifact, variant, revision, environment*
+	Raw        json.RawMessage      `json:"-"` // as the registry answered it, given to hooks
+	References map[string]EntityRef `json:"-"` // retrieval_info.references: artifact, variant, revision, environment*
 }
 
-// Status is the envelope's status object; Code is also the HTTP status.
-type Status struct {
+// RunStatus is the envelope's status object; Code is also the HTTP status.
+type RunStatus struct {
 	Code       int    `json:"code"`
 	Message    string `json:"message,omitempty"`
 	Type       string `json:"type,omitempty"`
@@ -95,16 +95,16 @@ type Status struct {
 
 // Response is the batch answer.
 type Response struct {
-	Version   string    `json:"version"`
-	Status    Status    `json:"status"`
-	TraceID   string    `json:"trace_id,omitempty"`
-	SpanID    string    `json:"span_id,omitempty"`
-	SessionID string    `json:"session_id,omitempty"`
-	Data      *RespData `json:"data,omitempty"`
+	Version   string      `json:"version"`
+	Status    RunStatus   `json:"status"`
+	TraceID   string      `json:"trace_id,omitempty"`
+	SpanID    string      `json:"span_id,omitempty"`
+	SessionID string      `json:"session_id,omitempty"`
+	Data      *RunOutputs `json:"data,omitempty"`
 }
 
-// RespData carries the handler's outputs.
-type RespData struct {
+// RunOutputs carries the handler's outputs.
+type RunOutputs struct {
 	Outputs any `json:"outputs"`
 }
 

@@ -31,7 +31,7 @@ import (
 // application_variant, application_revision, environment, ...).
 type Lookup struct {
 	Family     string
-	References map[string]Ref
+	References map[string]EntityRef
 	Key        string // environment key
 	Resolve    bool   // expand embeds
 }
@@ -62,7 +62,7 @@ type Span struct {
 	Start, End                time.Time
 	Err                       error
 	Ag                        map[string]any // the ag subtree: data, meta, metrics, session
-	References                map[string]Ref
+	References                map[string]EntityRef
 	Links                     map[string]Link
 }
 
@@ -130,8 +130,8 @@ func (s *Service) Invoke(ctx context.Context, call Call) Outcome {
 	outputs, err := r.execute(ctx)
 	end := time.Now()
 	if err == nil {
-		resp.Status = Status{Code: 200, Message: "Success"}
-		resp.Data = &RespData{Outputs: outputs}
+		resp.Status = RunStatus{Code: 200, Message: "Success"}
+		resp.Data = &RunOutputs{Outputs: outputs}
 	} else {
 		resp.Status = statusOf(err)
 	}
@@ -237,7 +237,7 @@ func (r *run) resolve(ctx context.Context) error {
 
 // lookup reads the family, references and environment key of a request.
 func lookup(req *Request) (Lookup, error) {
-	q := Lookup{References: map[string]Ref{}, Resolve: req.Flags.Resolve == nil || *req.Flags.Resolve}
+	q := Lookup{References: map[string]EntityRef{}, Resolve: req.Flags.Resolve == nil || *req.Flags.Resolve}
 	for _, fam := range []string{"application", "evaluator", "workflow"} {
 		for _, k := range []string{fam, fam + "_variant", fam + "_revision"} {
 			if ref, ok := req.References[k]; ok {
@@ -283,14 +283,14 @@ func kindOf(key string) string {
 
 // statusOf is the envelope status of a failure; the HTTP status follows
 // pkg/httpx's one mapping of kinds.
-func statusOf(err error) Status {
+func statusOf(err error) RunStatus {
 	e := errs.From(err)
 	code := httpx.Status(e.Kind)
 	msg := e.Msg
 	if e.Kind == errs.Internal {
 		msg = "An unexpected error occurred while running the handler."
 	}
-	return Status{Code: code, Type: e.Code, Message: msg}
+	return RunStatus{Code: code, Type: e.Code, Message: msg}
 }
 
 func randomHex(n int) string {
@@ -301,11 +301,11 @@ func randomHex(n int) string {
 
 // Inspection describes what a call would run, without running it.
 type Inspection struct {
-	Version    string         `json:"version"`
-	Status     Status         `json:"status"`
-	Revision   InlineRevision `json:"revision"`
-	References map[string]Ref `json:"references,omitempty"`
-	Stream     bool           `json:"stream"` // the handler can stream tokens
+	Version    string               `json:"version"`
+	Status     RunStatus            `json:"status"`
+	Revision   InlineRevision       `json:"revision"`
+	References map[string]EntityRef `json:"references,omitempty"`
+	Stream     bool                 `json:"stream"` // the handler can stream tokens
 }
 
 // Inspect resolves call as Invoke does and describes the handler, the
@@ -320,7 +320,7 @@ func (s *Service) Inspect(ctx context.Context, call Call) (Inspection, error) {
 		return Inspection{}, errs.Message(errs.NotFound, "runtime.unknown_handler",
 			fmt.Sprintf("no handler %q on this runtime", r.handler.Key), map[string]any{"key": r.handler.Key})
 	}
-	in := Inspection{Version: Version, Status: Status{Code: 200, Message: "Success"}, References: r.references(), Stream: h.stream}
+	in := Inspection{Version: Version, Status: RunStatus{Code: 200, Message: "Success"}, References: r.references(), Stream: h.stream}
 	if r.rev != nil {
 		in.Revision = InlineRevision{ID: r.rev.ID, Data: r.rev.Data}
 	}

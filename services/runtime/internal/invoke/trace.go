@@ -34,8 +34,8 @@ func (r *run) record(ctx context.Context, start, end time.Time, session string, 
 // references are the call's own references (testcase, testset, ...) with
 // those the registry resolved (ids of the artifact, variant, revision and
 // environment) over them.
-func (r *run) references() map[string]Ref {
-	out := map[string]Ref{}
+func (r *run) references() map[string]EntityRef {
+	out := map[string]EntityRef{}
 	for k, v := range r.call.Req.References {
 		out[k] = v
 	}

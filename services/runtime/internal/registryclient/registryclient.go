@@ -71,7 +71,7 @@ func (c *Client) Revision(ctx context.Context, sc scope.Scope, q invoke.Lookup) 
 		return nil, errs.New(errs.Unavailable, "runtime.registry_answer", "the registry's "+q.Family+"_revision is unreadable")
 	}
 	var info struct {
-		References map[string]invoke.Ref `json:"references"`
+		References map[string]invoke.EntityRef `json:"references"`
 	}
 	_ = json.Unmarshal(all["retrieval_info"], &info)
 	rev.Raw = raw
