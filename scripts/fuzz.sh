@@ -37,6 +37,9 @@ declare -A setup=(
   [FuzzIngestHTTP]=5      # embedded NATS, a ClickHouse database
   [FuzzQueryHTTP]=15      # + the writer and registry binaries, seed spans written
   [FuzzRegistryBodies]=12 # a PostgreSQL database, fixtures, ~330 seeds
+  [FuzzJavaScript]=10     # each input builds a goja sandbox (~1 ms) with esbuild for TypeScript
+  [FuzzRender]=8          # jinja2 and mustache inputs render under their time budget
+  [FuzzRun]=8             # every evaluator; the similarity ones are quadratic up to their cap
 )
 
 # seconds converts go durations such as 8s, 1m30s, 10m, 1h.
