@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // Limits bound one span, in the spirit of OpenTelemetry's SpanLimits, so
@@ -50,8 +50,8 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("span limit %s is %d; it must be at least %d", c.name, c.v, c.least)
 		}
 	}
-	if l.MaxBytes > model.MaxBatchBytes {
-		return fmt.Errorf("span limit MAX_BYTES is %d; one message carries at most %d", l.MaxBytes, model.MaxBatchBytes)
+	if l.MaxBytes > spanstream.MaxBatchBytes {
+		return fmt.Errorf("span limit MAX_BYTES is %d; one message carries at most %d", l.MaxBytes, spanstream.MaxBatchBytes)
 	}
 	return nil
 }

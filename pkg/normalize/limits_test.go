@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 func TestLimitsValidate(t *testing.T) {
@@ -15,7 +15,7 @@ func TestLimitsValidate(t *testing.T) {
 	for name, l := range map[string]normalize.Limits{
 		"depth too small for the canonical ag paths": {MaxDepth: 4},
 		"attributes too few for the derived fields":  {MaxAttributes: 8},
-		"a span larger than a message carries":       {MaxBytes: model.MaxBatchBytes + 1},
+		"a span larger than a message carries":       {MaxBytes: spanstream.MaxBatchBytes + 1},
 	} {
 		assert.Error(t, l.Validate(), name)
 	}

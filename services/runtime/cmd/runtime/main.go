@@ -12,9 +12,9 @@ import (
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/evaluators"
@@ -42,7 +42,7 @@ type Config struct {
 	CodeMemBytes       int64         `split_words:"true" default:"67108864" desc:"memory limit of one custom code run"`
 	ModelPrices        string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
 	LLM                llm.Config
-	Stream             model.StreamSettings
+	Stream             spanstream.StreamSettings
 	HTTP               httpx.Config
 	NATS               natsx.Config
 	Log                logx.Config
@@ -64,7 +64,7 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
 		return err
 	}
 

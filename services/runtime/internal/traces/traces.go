@@ -13,10 +13,10 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
@@ -71,11 +71,11 @@ func (r *Recorder) Record(ctx context.Context, sc scope.Scope, spans []invoke.Sp
 		}
 		batch.Spans = append(batch.Spans, p)
 	}
-	data, err := model.EncodeBatch(batch)
+	data, err := spanstream.EncodeBatch(batch)
 	if err != nil {
 		return errs.Wrap(errs.Internal, "runtime.span_encode", err)
 	}
-	if err := r.Pub.Publish(ctx, model.SpanSubject(batch.ProjectId), data, ""); err != nil {
+	if err := r.Pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, ""); err != nil {
 		return fmt.Errorf("publish invocation spans: %w", err)
 	}
 	return nil

@@ -16,10 +16,10 @@ import (
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
@@ -46,7 +46,7 @@ type Config struct {
 	Span            normalize.Limits
 	Postgres        keysPostgres
 	APIKey          apikey.Config
-	Stream          model.StreamSettings
+	Stream          spanstream.StreamSettings
 	HTTP            httpx.Config
 	NATS            natsx.Config
 	ClickHouse      chx.Config
@@ -95,7 +95,7 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
 		return err
 	}
 	ch, err := chx.Open(ctx, cfg.ClickHouse)

@@ -17,10 +17,10 @@ import (
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
@@ -63,9 +63,9 @@ func newStack(t testing.TB, opts ...func(*options)) *stack {
 	conn, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: 2 * time.Second}, "test", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Drain() })
-	_, err = conn.EnsureStream(ctx, model.StreamConfig(o.streamBytes, time.Minute))
+	_, err = conn.EnsureStream(ctx, spanstream.StreamConfig(o.streamBytes, time.Minute))
 	require.NoError(t, err)
-	_, err = conn.EnsureStream(ctx, model.DeadLetterStreamConfig())
+	_, err = conn.EnsureStream(ctx, spanstream.DeadLetterStreamConfig())
 	require.NoError(t, err)
 
 	chURL := chtest.NewURL(t)

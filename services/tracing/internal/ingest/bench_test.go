@@ -12,9 +12,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // benchRequest is the load script's request: n ~1 KB GenAI spans.
@@ -93,6 +93,6 @@ func TestBenchSpanShape(t *testing.T) {
 		sz += len(v)
 	}
 	t.Logf("values %d bytes", sz)
-	data, _ := model.EncodeBatch(nil)
+	data, _ := spanstream.EncodeBatch(nil)
 	_ = data
 }

@@ -14,9 +14,9 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // Publisher stores a message durably before it returns; errors carry an
@@ -45,13 +45,13 @@ type Service struct {
 	norm *normalize.Normalizer
 	now  func() time.Time
 	// maxBatch bounds a request's encoded spans: the one message that
-	// carries them must be decodable by the writer (model.MaxBatchBytes).
+	// carries them must be decodable by the writer (spanstream.MaxBatchBytes).
 	maxBatch int
 }
 
 // NewService returns an ingest service; norm's limits bound every span.
 func NewService(pub Publisher, norm *normalize.Normalizer) *Service {
-	return &Service{pub: pub, norm: norm, now: time.Now, maxBatch: model.MaxBatchBytes}
+	return &Service{pub: pub, norm: norm, now: time.Now, maxBatch: spanstream.MaxBatchBytes}
 }
 
 // Link names an accepted span.
@@ -139,10 +139,10 @@ func (s *Service) PublishBatch(ctx context.Context, batch *spanspb.SpanBatch, ke
 }
 
 func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []byte) error {
-	data, err := model.EncodeBatch(batch)
-	if errors.Is(err, model.ErrBatchTooLarge) {
+	data, err := spanstream.EncodeBatch(batch)
+	if errors.Is(err, spanstream.ErrBatchTooLarge) {
 		return &errs.Error{Kind: errs.TooLarge, Code: "tracing.batch_too_large", Err: err,
-			Msg: fmt.Sprintf("the spans of this request exceed one message (%d bytes of protobuf, %d compressed); send fewer spans per request", model.MaxBatchBytes, model.MaxMessageBytes)}
+			Msg: fmt.Sprintf("the spans of this request exceed one message (%d bytes of protobuf, %d compressed); send fewer spans per request", spanstream.MaxBatchBytes, spanstream.MaxMessageBytes)}
 	}
 	if err != nil {
 		return errs.Wrap(errs.Internal, "tracing.encode_batch", err)
@@ -154,7 +154,7 @@ func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []b
 		h.Write(key)
 		msgID = hex.EncodeToString(h.Sum(nil))
 	}
-	return s.pub.Publish(ctx, model.SpanSubject(batch.ProjectId), data, msgID)
+	return s.pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, msgID)
 }
 
 // SpanKey names a stored span for deletion. Its start time and expiry day

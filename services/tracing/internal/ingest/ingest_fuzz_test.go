@@ -17,9 +17,9 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 )
@@ -80,7 +80,7 @@ func ingestAndCheck(t *testing.T, svc *ingest.Service, pub *capture, raws []norm
 	if len(res.Links) == 0 {
 		return
 	}
-	batch, err := model.DecodeBatch(pub.data)
+	batch, err := spanstream.DecodeBatch(pub.data)
 	if err != nil {
 		t.Fatalf("accepted, then the writer cannot decode the message (it would be dead-lettered): %v", err)
 	}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // capturePublisher keeps what would be published, decoded as the writer
@@ -27,7 +27,7 @@ import (
 type capturePublisher struct{ batches []*spanspb.SpanBatch }
 
 func (c *capturePublisher) Publish(_ context.Context, _ string, data []byte, _ string) error {
-	b, err := model.DecodeBatch(data)
+	b, err := spanstream.DecodeBatch(data)
 	if err != nil {
 		return err
 	}
