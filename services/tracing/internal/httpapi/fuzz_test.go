@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
@@ -244,7 +244,7 @@ func drainReadable(t *testing.T, cons jetstream.Consumer) {
 		for _, sp := range b.Spans {
 			var attrs map[string]any
 			if len(sp.AttributesJson) > 0 {
-				if err := json.Unmarshal([]byte(normalize.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil {
+				if err := json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil {
 					t.Fatalf("span %s/%s stored with attributes the reader cannot decode: %v", sp.TraceId, sp.SpanId, err)
 				}
 			}

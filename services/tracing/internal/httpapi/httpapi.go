@@ -16,8 +16,8 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
@@ -153,7 +153,7 @@ type rejectedSpanOut struct {
 	Detail string `json:"detail"`
 }
 
-func rejectedOut(rs []normalize.Error) []rejectedSpanOut {
+func rejectedOut(rs []spanmodel.Error) []rejectedSpanOut {
 	out := make([]rejectedSpanOut, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, rejectedSpanOut{Index: r.Index, Detail: r.Msg})
@@ -190,7 +190,7 @@ func (h *Handler) ingestSpans(c echo.Context) error {
 
 // rejectedSpan is the error of a route whose request stands or falls with
 // each of its spans, saying msg: 413 for a span limit, 400 otherwise.
-func rejectedSpan(r normalize.Error, code, msg string) error {
+func rejectedSpan(r spanmodel.Error, code, msg string) error {
 	if r.Limit {
 		return errs.WithDetail(errs.TooLarge, "tracing.span_limit", msg, msg)
 	}
@@ -198,14 +198,14 @@ func rejectedSpan(r normalize.Error, code, msg string) error {
 }
 
 // oneTrace checks the create/edit rule: one trace, exactly one root.
-func oneTrace(raws []normalize.Raw, pathID string) (string, error) {
+func oneTrace(raws []spanmodel.Raw, pathID string) (string, error) {
 	if len(raws) == 0 {
 		return "", errs.New(errs.Invalid, "tracing.missing_spans", "Missing spans")
 	}
 	ids := map[string]bool{}
 	roots := 0
 	for _, r := range raws {
-		id, err := normalize.TraceID(r.TraceID)
+		id, err := spanmodel.TraceID(r.TraceID)
 		if err != nil {
 			return "", errs.WithDetail(errs.Invalid, "tracing.invalid_trace_id", err.Error(), err.Error())
 		}
@@ -222,7 +222,7 @@ func oneTrace(raws []normalize.Raw, pathID string) (string, error) {
 		id = k
 	}
 	if pathID != "" {
-		want, err := normalize.TraceID(pathID)
+		want, err := spanmodel.TraceID(pathID)
 		if err != nil || want != id {
 			return "", errs.New(errs.Invalid, "tracing.trace_id_mismatch", fmt.Sprintf("trace_id %s in the body does not match the path", id))
 		}
@@ -245,8 +245,8 @@ func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, str
 	if err != nil {
 		return ingest.Result{}, "", err
 	}
-	var raws []normalize.Raw
-	var rejected []normalize.Error
+	var raws []spanmodel.Raw
+	var rejected []spanmodel.Error
 	t, terr := ingest.As[map[string]any](m["trace"], "trace")
 	if terr != nil {
 		return ingest.Result{}, "", terr.Field()
@@ -324,7 +324,7 @@ func (h *Handler) editListTrace(c echo.Context) error {
 }
 
 func pathTraceID(c echo.Context, name string) (string, error) {
-	id, err := normalize.TraceID(c.Param(name))
+	id, err := spanmodel.TraceID(c.Param(name))
 	if err != nil {
 		return "", errs.WithDetail(errs.Invalid, "tracing.invalid_trace_id", err.Error(), err.Error())
 	}
@@ -459,11 +459,11 @@ func (h *Handler) listSpans(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tids, err := idList(c, "trace_id", "trace_ids", normalize.TraceID)
+	tids, err := idList(c, "trace_id", "trace_ids", spanmodel.TraceID)
 	if err != nil {
 		return err
 	}
-	sids, err := idList(c, "span_id", "span_ids", normalize.SpanID)
+	sids, err := idList(c, "span_id", "span_ids", spanmodel.SpanID)
 	if err != nil {
 		return err
 	}
@@ -482,7 +482,7 @@ func (h *Handler) listTraces(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tids, err := idList(c, "trace_id", "trace_ids", normalize.TraceID)
+	tids, err := idList(c, "trace_id", "trace_ids", spanmodel.TraceID)
 	if err != nil {
 		return err
 	}
@@ -506,7 +506,7 @@ func (h *Handler) getSpan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sid, err := normalize.SpanID(c.Param("span_id"))
+	sid, err := spanmodel.SpanID(c.Param("span_id"))
 	if err != nil {
 		return errs.WithDetail(errs.Invalid, "tracing.invalid_span_id", err.Error(), err.Error())
 	}
@@ -536,7 +536,7 @@ func (h *Handler) ingestTraces(c echo.Context) error {
 	if len(list) == 0 {
 		return errs.New(errs.Invalid, "tracing.missing_traces", "Missing traces")
 	}
-	var raws []normalize.Raw
+	var raws []spanmodel.Raw
 	var traceOf []int // the position in traces of each raw span
 	var rejected []rejectedSpanOut
 	for i, t := range list {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/query"
@@ -227,7 +227,7 @@ func classFlags(origin, kind, channel string) []string {
 }
 
 // raw builds the one span of a simple trace.
-func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
+func (k simpleKind) raw(in simpleIn, traceID, spanID string) spanmodel.Raw {
 	flags := map[string]any{}
 	for f, v := range k.flags {
 		flags[f] = v
@@ -257,21 +257,21 @@ func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
 	now := time.Now().UTC()
 	// Strict: the answer echoes what was sent, so over a limit the whole
 	// request is refused rather than stored trimmed.
-	r := normalize.Raw{TraceID: traceID, SpanID: spanID, Name: name, Start: now, End: now,
+	r := spanmodel.Raw{TraceID: traceID, SpanID: spanID, Name: name, Start: now, End: now,
 		Attributes: map[string]any{"ag": ag}, Strict: true}
 	switch l := in.Links.(type) {
 	case map[string]any:
 		r.LinksSet = true
 		for _, key := range sortedMapKeys(l) {
 			if m, ok := l[key].(map[string]any); ok {
-				r.Links = append(r.Links, normalize.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": key}})
+				r.Links = append(r.Links, spanmodel.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": key}})
 			}
 		}
 	case []any:
 		r.LinksSet = true
 		for _, e := range l {
 			if m, ok := e.(map[string]any); ok && m["trace_id"] != nil && m["span_id"] != nil {
-				r.Links = append(r.Links, normalize.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": "key"}})
+				r.Links = append(r.Links, spanmodel.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": "key"}})
 			}
 		}
 	}
@@ -299,7 +299,7 @@ func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		tid, sid := newIDs()
-		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []normalize.Raw{k.raw(in, tid, sid)}, nil)
+		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []spanmodel.Raw{k.raw(in, tid, sid)}, nil)
 		if err != nil {
 			return err
 		}
@@ -379,7 +379,7 @@ func (h *Handler) simpleFetch(c echo.Context, k simpleKind) (query.Parsed, bool,
 	if err != nil {
 		return query.Parsed{}, false, err
 	}
-	sids, err := idList(c, "span_id", "span_ids", normalize.SpanID)
+	sids, err := idList(c, "span_id", "span_ids", spanmodel.SpanID)
 	if err != nil {
 		return query.Parsed{}, false, err
 	}
@@ -435,7 +435,7 @@ func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
 		}
 		raw := k.raw(in, p.TraceID, p.SpanID)
 		raw.Name = p.SpanName
-		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []normalize.Raw{raw}, nil)
+		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []spanmodel.Raw{raw}, nil)
 		if err != nil {
 			return err
 		}

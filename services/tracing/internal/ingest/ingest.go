@@ -12,10 +12,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/spanstream"
 )
 
@@ -42,7 +43,7 @@ type Service struct {
 	Direct RowWriter
 
 	pub  Publisher
-	norm *normalize.Normalizer
+	norm *spanmodel.Normalizer
 	now  func() time.Time
 	// maxBatch bounds a request's encoded spans: the one message that
 	// carries them must be decodable by the writer (spanstream.MaxBatchBytes).
@@ -50,7 +51,7 @@ type Service struct {
 }
 
 // NewService returns an ingest service; norm's limits bound every span.
-func NewService(pub Publisher, norm *normalize.Normalizer) *Service {
+func NewService(pub Publisher, norm *spanmodel.Normalizer) *Service {
 	return &Service{pub: pub, norm: norm, now: time.Now, maxBatch: spanstream.MaxBatchBytes}
 }
 
@@ -63,7 +64,7 @@ type Link struct {
 // Result is what one request stored.
 type Result struct {
 	Links    []Link
-	Rejected []normalize.Error
+	Rejected []spanmodel.Error
 }
 
 // Ingest normalises raws and publishes the accepted spans as one message.
@@ -71,21 +72,21 @@ type Result struct {
 // the stream's dedup window is stored once.
 //
 // Every route's spans come through here, and so do the span limits
-// (normalize.Limits): a span over them is trimmed with the cut recorded, or
+// (spanmodel.Limits): a span over them is trimmed with the cut recorded, or
 // rejected alone, before the answer; a request whose spans together exceed
 // what one message carries is refused whole (413), as one message per
 // request is the rule. What is published is therefore always writable.
-func (s *Service) Ingest(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte) (Result, error) {
+func (s *Service) Ingest(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte) (Result, error) {
 	return s.ingest(ctx, sc, raws, key, false)
 }
 
 // IngestAll is Ingest for a request that stands or falls with each of its
 // spans (creating a trace): when one is rejected, none is published.
-func (s *Service) IngestAll(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte) (Result, error) {
+func (s *Service) IngestAll(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte) (Result, error) {
 	return s.ingest(ctx, sc, raws, key, true)
 }
 
-func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte, all bool) (Result, error) {
+func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte, all bool) (Result, error) {
 	spans, rejected := s.norm.Batch(raws)
 	res := Result{Links: make([]Link, 0, len(spans))}
 	now := s.now()
@@ -102,9 +103,9 @@ func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []normalize.R
 	size := 0
 	encodeRejected := false
 	for _, sp := range spans {
-		p, n, err := s.norm.Encode(sp, now, user)
+		p, n, err := chspans.Encode(sp, s.norm.LimitsInForce(), now, user)
 		if err != nil {
-			rejected = append(rejected, normalize.Error{Index: sp.Index, Msg: err.Error(), Limit: normalize.IsLimit(err)})
+			rejected = append(rejected, spanmodel.Error{Index: sp.Index, Msg: err.Error(), Limit: spanmodel.IsLimit(err)})
 			encodeRejected = true
 			continue
 		}

@@ -35,7 +35,7 @@ import (
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/natsx"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
@@ -86,8 +86,8 @@ func newOTLPStack(t *testing.T) *otlpStack {
 	t.Cleanup(func() { ch.Close() })
 	writertest.Start(t, ns.URL(), chURL)
 
-	prices, _ := normalize.LoadPrices("")
-	svc := ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, &normalize.Normalizer{Prices: prices})
+	prices, _ := spanmodel.LoadPrices("")
+	svc := ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, &spanmodel.Normalizer{Prices: prices})
 	h := &httpapi.Handler{Ingest: svc, Query: query.NewService(query.NewStore(ch, 10*time.Second), 1000),
 		Limits: ingest.Limits{MaxBody: 10 << 20, MaxDecompressed: 10 << 20}, Log: log}
 

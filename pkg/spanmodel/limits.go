@@ -1,4 +1,4 @@
-package normalize
+package spanmodel
 
 import (
 	"encoding/hex"
@@ -573,4 +573,27 @@ func rank(k string, level int) int {
 		return 100
 	}
 	return 0
+}
+
+// FitAttributes trims s's attributes to lim once the encoder found them
+// over a limit, leaving room for the record of the cut, and records it. A
+// Strict span is refused instead: the error is the *LimitError naming the
+// first limit crossed.
+func (s *Span) FitAttributes(lim *Limits) error {
+	t := newTrimmer(lim, false, "attributes")
+	t.trim(s.Attributes, lim.MaxAttributes-recordLeaves)
+	if s.strict {
+		return &LimitError{Msg: t.cut.First}
+	}
+	s.addCut(t.cut)
+	return nil
+}
+
+// CutAttributes trims s's attributes to lim and records the cut, Strict
+// or not: the encoder's last resort when the attributes cannot be encoded
+// as JSON at all and are stored as their leaves only.
+func (s *Span) CutAttributes(lim *Limits) {
+	t := newTrimmer(lim, false, "attributes")
+	t.trim(s.Attributes, lim.MaxAttributes)
+	s.addCut(t.cut)
 }
