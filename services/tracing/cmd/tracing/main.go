@@ -142,7 +142,7 @@ func run(ctx context.Context, cfg Config) error {
 			otlpHTTP.AddCheck("nats", nc.Check)
 			otlpHTTP.AddCheck("postgres", pgxutil.Check(pool))
 			otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
-			h.RegisterOTLP(otlpHTTP.Echo)
+			otlpserver.NewHTTP(h.Ingest, h.Limits).Register(otlpHTTP.Echo)
 			g.Go(func() error { return otlpHTTP.Run(ctx, cfg.OTLP.HTTPAddr) })
 		}
 		if cfg.OTLP.GRPCAddr != "" {

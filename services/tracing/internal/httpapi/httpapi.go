@@ -1,5 +1,8 @@
-// Package httpapi is the tracing service's HTTP surface: OTLP, native
-// ingest, trace CRUD and queries. Handlers bind, call a service, render.
+// Package httpapi is the tracing service's internal HTTP surface (behind
+// the gateway): native ingest, trace CRUD, span and trace queries, the
+// legacy query, analytics and the simple traces, plus the gateway's OTLP
+// route, served by otlpserver's HTTP transport. Handlers bind, call a
+// service, render.
 package httpapi
 
 import (
@@ -21,8 +24,10 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
+	"github.com/assayhq/assay/services/tracing/internal/otlpserver"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 	"github.com/assayhq/assay/services/tracing/internal/registryclient"
+	"github.com/assayhq/assay/services/tracing/internal/tracewrite"
 )
 
 // Handler holds the services the routes call.
@@ -39,12 +44,18 @@ type Handler struct {
 	Deletes *dedup.Epochs
 	Limits  ingest.Limits
 	Log     *slog.Logger
+
+	traces *tracewrite.Service // made by Register from the services above
 }
 
 // Register adds every route of the internal API (behind the gateway).
 func (h *Handler) Register(e *echo.Echo) {
-	e.GET("/otlp/v1/traces", h.otlpReady)
-	e.POST("/otlp/v1/traces", h.otlp)
+	h.init()
+	// OTLP behind the gateway: the receiver's HTTP transport, as on the
+	// OTLP port.
+	otlp := otlpserver.NewHTTP(h.Ingest, h.Limits)
+	e.GET("/otlp/v1/traces", otlp.Ready)
+	e.POST("/otlp/v1/traces", otlp.Export)
 
 	e.POST("/tracing/spans/ingest", h.ingestSpans)
 	e.POST("/tracing/spans/query", h.legacyQuery)
@@ -84,9 +95,14 @@ func (h *Handler) Register(e *echo.Echo) {
 	h.registerSimple(e)
 }
 
-// RegisterOTLP adds the standard OTLP/HTTP route (port 4318).
-func (h *Handler) RegisterOTLP(e *echo.Echo) {
-	e.POST("/v1/traces", h.otlp)
+// init makes the use-case services the handlers call from the ones the
+// Handler was given.
+func (h *Handler) init() {
+	var epochs tracewrite.Epochs // a nil *dedup.Epochs must stay a nil interface
+	if h.Deletes != nil {
+		epochs = h.Deletes
+	}
+	h.traces = tracewrite.NewService(h.Ingest, h.Query, epochs)
 }
 
 func methodNotAllowed(echo.Context) error { return echo.ErrMethodNotAllowed }
@@ -95,42 +111,6 @@ func methodNotAllowed(echo.Context) error { return echo.ErrMethodNotAllowed }
 // same body sent again to the same route (a client retry) is stored once.
 func requestKey(c echo.Context, body []byte) []byte {
 	return append([]byte(c.Request().Method+" "+c.Request().URL.Path+"\n"), body...)
-}
-
-func (h *Handler) otlpReady(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-}
-
-// otlp ingests an ExportTraceServiceRequest. Bad spans are dropped alone and
-// reported as an OTLP partial success; the rest is stored before 200.
-func (h *Handler) otlp(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
-	r := c.Request()
-	body, err := ingest.ReadBody(r.Body, r.Header.Get("Content-Encoding"), h.Limits)
-	if err != nil {
-		return err
-	}
-	isJSON := ingest.IsJSON(r.Header.Get("Content-Type"))
-	td, err := ingest.DecodeOTLP(body, isJSON)
-	if err != nil {
-		return err
-	}
-	res, err := h.Ingest.Ingest(r.Context(), sc, ingest.RawSpans(td), body)
-	if err != nil {
-		return err
-	}
-	out, err := ingest.Response(res.Rejected, isJSON)
-	if err != nil {
-		return errs.Wrap(errs.Internal, "tracing.encode_response", err)
-	}
-	ct := "application/x-protobuf"
-	if isJSON {
-		ct = "application/json"
-	}
-	return c.Blob(http.StatusOK, ct, out)
 }
 
 func readJSON(c echo.Context) ([]byte, map[string]any, error) {
@@ -188,54 +168,6 @@ func (h *Handler) ingestSpans(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, ingestResponse{Count: len(res.Links), Links: res.Links, Rejected: rejectedOut(append(parseRejected, res.Rejected...))})
 }
 
-// rejectedSpan is the error of a route whose request stands or falls with
-// each of its spans, saying msg: 413 for a span limit, 400 otherwise.
-func rejectedSpan(r spanmodel.Error, code, msg string) error {
-	if r.Limit {
-		return errs.WithDetail(errs.TooLarge, "tracing.span_limit", msg, msg)
-	}
-	return errs.WithDetail(errs.Invalid, code, msg, msg)
-}
-
-// oneTrace checks the create/edit rule: one trace, exactly one root.
-func oneTrace(raws []spanmodel.Raw, pathID string) (string, error) {
-	if len(raws) == 0 {
-		return "", errs.New(errs.Invalid, "tracing.missing_spans", "Missing spans")
-	}
-	ids := map[string]bool{}
-	roots := 0
-	for _, r := range raws {
-		id, err := spanmodel.TraceID(r.TraceID)
-		if err != nil {
-			return "", errs.WithDetail(errs.Invalid, "tracing.invalid_trace_id", err.Error(), err.Error())
-		}
-		ids[id] = true
-		if r.ParentID == "" {
-			roots++
-		}
-	}
-	if len(ids) > 1 {
-		return "", errs.New(errs.Invalid, "tracing.too_many_traces", "Too many traces")
-	}
-	var id string
-	for k := range ids {
-		id = k
-	}
-	if pathID != "" {
-		want, err := spanmodel.TraceID(pathID)
-		if err != nil || want != id {
-			return "", errs.New(errs.Invalid, "tracing.trace_id_mismatch", fmt.Sprintf("trace_id %s in the body does not match the path", id))
-		}
-	}
-	switch {
-	case roots == 0:
-		return "", errs.New(errs.Invalid, "tracing.missing_root", "Missing root span")
-	case roots > 1:
-		return "", errs.New(errs.Invalid, "tracing.too_many_roots", "Too many root spans")
-	}
-	return id, nil
-}
-
 func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, string, error) {
 	sc, err := httpx.ProjectScope(c)
 	if err != nil {
@@ -275,20 +207,7 @@ func (h *Handler) upsertTrace(c echo.Context, pathID string) (ingest.Result, str
 	if len(rejected) > 0 {
 		return ingest.Result{}, "", errs.WithDetail(errs.Invalid, "tracing.invalid_span", rejected[0].Error(), rejected[0].Error())
 	}
-	id, err := oneTrace(raws, pathID)
-	if err != nil {
-		return ingest.Result{}, "", err
-	}
-	res, err := h.Ingest.IngestAll(c.Request().Context(), sc, raws, requestKey(c, body))
-	if err != nil {
-		return ingest.Result{}, "", err
-	}
-	if len(res.Rejected) > 0 {
-		// Creating a trace is all or nothing: the root rule needs every
-		// span, and IngestAll published none.
-		return ingest.Result{}, "", rejectedSpan(res.Rejected[0], "tracing.invalid_span", res.Rejected[0].Error())
-	}
-	return res, id, nil
+	return h.traces.Upsert(c.Request().Context(), sc, raws, pathID, requestKey(c, body))
 }
 
 func (h *Handler) createTrace(c echo.Context) error {
@@ -364,7 +283,7 @@ func (h *Handler) sendTrace(c echo.Context, shape func([]query.Parsed) map[strin
 	return c.JSON(http.StatusOK, shape(spans))
 }
 
-// deleteSpans tombstones every live span of the trace.
+// deleteSpans tombstones every live span of the trace the path names.
 func (h *Handler) deleteSpans(c echo.Context) (string, []ingest.Link, error) {
 	sc, err := httpx.ProjectScope(c)
 	if err != nil {
@@ -374,27 +293,8 @@ func (h *Handler) deleteSpans(c echo.Context) (string, []ingest.Link, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	// Before the lookup: the same trace re-sent after this answer must get
-	// a new message id even if its first ingest is not stored yet.
-	if h.Deletes != nil {
-		if err := h.Deletes.Bump(c.Request().Context(), sc.ProjectID.String()); err != nil {
-			return "", nil, err
-		}
-	}
-	spans, err := h.Query.Spans(c.Request().Context(), sc.ProjectID.String(), []string{id}, nil)
-	if err != nil {
-		return "", nil, err
-	}
-	keys := make([]ingest.SpanKey, 0, len(spans))
-	links := make([]ingest.Link, 0, len(spans))
-	for _, s := range spans {
-		keys = append(keys, ingest.SpanKey{TraceID: s.TraceID, SpanID: s.SpanID, StartUnixMicro: s.StartUS, Expires: s.Expires})
-		links = append(links, ingest.Link{TraceID: s.TraceID, SpanID: s.SpanID})
-	}
-	if err := h.Ingest.Delete(c.Request().Context(), sc, keys); err != nil {
-		return "", nil, err
-	}
-	return id, links, nil
+	links, err := h.traces.Delete(c.Request().Context(), sc, id)
+	return id, links, err
 }
 
 func (h *Handler) deleteTraceLinks(c echo.Context) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/query"
+	"github.com/assayhq/assay/services/tracing/internal/tracewrite"
 )
 
 // simpleKind is one of the one-span trace families of reference §1.8:
@@ -304,7 +305,7 @@ func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
+			return tracewrite.RejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		out := k.out(in, tid, sid)
 		status := http.StatusOK
@@ -440,7 +441,7 @@ func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
+			return tracewrite.RejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		return c.JSON(http.StatusOK, map[string]any{"count": 1, k.item: k.out(in, p.TraceID, p.SpanID)})
 	}

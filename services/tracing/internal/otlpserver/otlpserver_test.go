@@ -93,7 +93,7 @@ func newOTLPStack(t *testing.T) *otlpStack {
 
 	otlpHTTP := httpx.NewServer(httpx.Config{}, log, "otlp")
 	otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
-	h.RegisterOTLP(otlpHTTP.Echo)
+	otlpserver.NewHTTP(svc, h.Limits).Register(otlpHTTP.Echo)
 	hs := httptest.NewServer(otlpHTTP.Echo)
 	t.Cleanup(hs.Close)
 
