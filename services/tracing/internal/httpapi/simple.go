@@ -43,11 +43,11 @@ var simpleKinds = []simpleKind{
 
 func (h *Handler) registerSimple(e *echo.Echo) {
 	for _, k := range simpleKinds {
-		e.POST(k.prefix, h.simpleCreate(k))
-		e.POST(k.prefix+"/query", h.simpleQuery(k))
-		e.GET(k.prefix+"/:id", h.simpleGet(k))
-		e.PATCH(k.prefix+"/:id", h.simpleEdit(k))
-		e.DELETE(k.prefix+"/:id", h.simpleDelete(k))
+		e.POST(k.prefix, scoped(h.simpleCreate(k)))
+		e.POST(k.prefix+"/query", scoped(h.simpleQuery(k)))
+		e.GET(k.prefix+"/:id", scoped(h.simpleGet(k)))
+		e.PATCH(k.prefix+"/:id", scoped(h.simpleEdit(k)))
+		e.DELETE(k.prefix+"/:id", scoped(h.simpleDelete(k)))
 	}
 }
 
@@ -286,12 +286,8 @@ func newIDs() (string, string) {
 	return h[:32], h[32:]
 }
 
-func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, err := httpx.ProjectScope(c)
-		if err != nil {
-			return err
-		}
+func (h *Handler) simpleCreate(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
 		in, err := k.bind(c, true)
 		if err != nil {
 			return err
@@ -371,11 +367,7 @@ func (k simpleKind) fromSpan(p query.Parsed) map[string]any {
 	return out
 }
 
-func (h *Handler) simpleFetch(c echo.Context, k simpleKind) (query.Parsed, bool, error) {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return query.Parsed{}, false, err
-	}
+func (h *Handler) simpleFetch(c echo.Context, sc scope.Scope, k simpleKind) (query.Parsed, bool, error) {
 	id, err := pathTraceID(c, "id")
 	if err != nil {
 		return query.Parsed{}, false, err
@@ -399,9 +391,9 @@ func (h *Handler) simpleFetch(c echo.Context, k simpleKind) (query.Parsed, bool,
 	return query.Parsed{}, false, nil
 }
 
-func (h *Handler) simpleGet(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		p, ok, err := h.simpleFetch(c, k)
+func (h *Handler) simpleGet(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
+		p, ok, err := h.simpleFetch(c, sc, k)
 		if err != nil {
 			return err
 		}
@@ -414,13 +406,9 @@ func (h *Handler) simpleGet(k simpleKind) echo.HandlerFunc {
 
 // simpleEdit re-ingests the same ids with the new content, as the
 // reference does (keeping the name and start time, unlike it).
-func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, err := httpx.ProjectScope(c)
-		if err != nil {
-			return err
-		}
-		p, ok, err := h.simpleFetch(c, k)
+func (h *Handler) simpleEdit(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
+		p, ok, err := h.simpleFetch(c, sc, k)
 		if err != nil {
 			return err
 		}
@@ -447,9 +435,9 @@ func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
 	}
 }
 
-func (h *Handler) simpleDelete(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		_, links, err := h.deleteSpans(c)
+func (h *Handler) simpleDelete(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
+		_, links, err := h.deleteSpans(c, sc)
 		if err != nil {
 			return err
 		}
@@ -460,12 +448,8 @@ func (h *Handler) simpleDelete(k simpleKind) echo.HandlerFunc {
 	}
 }
 
-func (h *Handler) simpleQuery(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, err := httpx.ProjectScope(c)
-		if err != nil {
-			return err
-		}
+func (h *Handler) simpleQuery(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
 		var body map[string]json.RawMessage
 		if c.Request().ContentLength != 0 {
 			if err := httpx.Bind(c, &body); err != nil {
@@ -575,25 +559,4 @@ func simpleConditions(in simpleIn) []any {
 		}
 	}
 	return conds
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
-
-func sortedMapKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
