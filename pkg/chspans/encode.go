@@ -12,14 +12,13 @@ import (
 	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
-// Encode is s as it travels to the writer, within lim (a Normalizer's
-// LimitsInForce). The raw pass
-// bounded what the client sent, but the canonical attributes can outgrow
-// it (adapters parse JSON text into new structure, canonical paths are
-// longer): the encoder notices, and they are trimmed, the cut recorded and
-// encoded again. The error is a *LimitError (the span is over MaxBytes, or
-// Strict and over a limit): the span is rejected alone. size is the span's
-// encoded size.
+// Encode is s as it travels to the writer, within lim (the normaliser's
+// LimitsInForce). The raw pass bounded what the client sent, but the
+// canonical attributes can outgrow it (adapters parse JSON text into new
+// structure, canonical paths are longer): the encoder notices, and they are
+// trimmed, the cut recorded and encoded again. The error is a
+// *spanmodel.LimitError (the span is over MaxBytes, or Strict and over a
+// limit): the span is rejected alone. size is the span's encoded size.
 func Encode(s *spanmodel.Span, lim *spanmodel.Limits, created time.Time, createdBy string) (p *spanspb.Span, size int, err error) {
 	p, err = encode(s, created, createdBy, lim)
 	if errors.Is(err, errOverLimit) {
