@@ -10,7 +10,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/vaultwire"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 )
 
@@ -24,7 +24,7 @@ func (a secretAPI) route(e *echo.Echo) {
 	e.GET("/secrets/:id", a.get) // the id, or the slug
 	e.PUT("/secrets/:id", a.update)
 	e.DELETE("/secrets/:id", a.remove)
-	e.GET(model.VaultPath, a.reveal)
+	e.GET(vaultwire.Path, a.reveal)
 }
 
 // secret is a secret as every public route renders it: never its key nor
@@ -178,13 +178,13 @@ func (a secretAPI) reveal(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := model.VaultSecrets{ProviderKeys: []model.VaultProviderKey{}, CustomProviders: []model.VaultCustomProvider{}}
+	out := vaultwire.Secrets{ProviderKeys: []vaultwire.ProviderKey{}, CustomProviders: []vaultwire.CustomProvider{}}
 	for _, r := range rs {
 		if r.Kind == secrets.KindProviderKey {
-			out.ProviderKeys = append(out.ProviderKeys, model.VaultProviderKey{Slug: r.Slug, Kind: r.Data.Kind, Key: r.Key})
+			out.ProviderKeys = append(out.ProviderKeys, vaultwire.ProviderKey{Slug: r.Slug, Kind: r.Data.Kind, Key: r.Key})
 			continue
 		}
-		cp := model.VaultCustomProvider{Slug: r.Slug, Kind: r.Data.Kind, URL: r.Data.Provider.URL,
+		cp := vaultwire.CustomProvider{Slug: r.Slug, Kind: r.Data.Kind, URL: r.Data.Provider.URL,
 			Version: r.Data.Provider.Version, Key: r.Key, Headers: r.Extras}
 		for _, m := range r.Data.Models {
 			cp.Models = append(cp.Models, m.Slug)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/vaultwire"
 )
 
 const (
@@ -90,9 +90,9 @@ func TestSecretsLifecycle(t *testing.T) {
 	assert.NotNil(t, r.json(t)["updated_at"])
 	v := s.vault(t)
 	require.Len(t, v.ProviderKeys, 1)
-	assert.Equal(t, model.VaultProviderKey{Slug: "openai", Kind: "openai", Key: secretKey}, v.ProviderKeys[0])
+	assert.Equal(t, vaultwire.ProviderKey{Slug: "openai", Kind: "openai", Key: secretKey}, v.ProviderKeys[0])
 	require.Len(t, v.CustomProviders, 1)
-	assert.Equal(t, model.VaultCustomProvider{Slug: "my-ollama", Kind: "custom", URL: "http://127.0.0.1:11434/v1", Key: customKey,
+	assert.Equal(t, vaultwire.CustomProvider{Slug: "my-ollama", Kind: "custom", URL: "http://127.0.0.1:11434/v1", Key: customKey,
 		Headers: map[string]string{"Authorization": customExtra}, Models: []string{"llama3"}}, v.CustomProviders[0])
 
 	// A new key replaces it.
@@ -185,7 +185,7 @@ func TestVaultInternalRoute(t *testing.T) {
 	require.Equal(t, http.StatusOK, s.do(t, "POST", "/api/secrets", openaiSecret).status)
 
 	get := func(h http.Header) int {
-		req, err := http.NewRequest("GET", s.url+model.VaultPath, nil)
+		req, err := http.NewRequest("GET", s.url+vaultwire.Path, nil)
 		require.NoError(t, err)
 		for k, v := range h {
 			req.Header[k] = v
@@ -212,12 +212,12 @@ func TestVaultInternalRoute(t *testing.T) {
 }
 
 // vault reads the internal route as the runtime does.
-func (s *server) vault(t *testing.T) model.VaultSecrets {
+func (s *server) vault(t *testing.T) vaultwire.Secrets {
 	t.Helper()
-	r := s.do(t, "GET", model.VaultPath, nil)
+	r := s.do(t, "GET", vaultwire.Path, nil)
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
-	var v model.VaultSecrets
+	var v vaultwire.Secrets
 	require.NoError(t, json.Unmarshal(r.body, &v))
 	return v
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/evaluators"
@@ -42,7 +42,7 @@ type Config struct {
 	CodeMemBytes       int64         `split_words:"true" default:"67108864" desc:"memory limit of one custom code run"`
 	ModelPrices        string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
 	LLM                llm.Config
-	Stream             model.StreamSettings
+	Stream             spanstream.StreamSettings
 	HTTP               httpx.Config
 	NATS               natsx.Config
 	Log                logx.Config
@@ -55,7 +55,7 @@ func main() {
 
 func run(ctx context.Context, cfg Config) error {
 	log := logx.New(cfg.Log).With("service", "runtime")
-	prices, err := normalize.LoadPrices(cfg.ModelPrices)
+	prices, err := spanmodel.LoadPrices(cfg.ModelPrices)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
 		return err
 	}
 
@@ -72,7 +72,7 @@ func run(ctx context.Context, cfg Config) error {
 		Revisions: registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout),
 		Secrets:   vault.New(cfg.RegistryURL, cfg.InternalToken, cfg.SecretsTTL),
 		LLM:       llm.New(cfg.LLM, os.Getenv),
-		Recorder:  &traces.Recorder{Pub: traces.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Norm: &normalize.Normalizer{Prices: prices}},
+		Recorder:  &traces.Recorder{Pub: traces.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Norm: &spanmodel.Normalizer{Prices: prices}},
 		Hooks:     egress.New(egress.Config{AllowPrivate: cfg.AllowPrivateEgress, Timeout: cfg.HookTimeout, MaxBytes: cfg.EgressMaxBytes}),
 		Code:      codebox.Limits{Timeout: cfg.CodeTimeout, MemBytes: cfg.CodeMemBytes},
 		Provider:  cfg.URIProvider,

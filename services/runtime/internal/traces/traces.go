@@ -1,7 +1,7 @@
 // Package traces turns the spans of what the runtime ran into canonical
 // spans, with the same normaliser, limits and encoder as trace ingest
-// (pkg/normalize), and publishes each invocation's spans as one SpanBatch
-// straight to the SPANS stream, where the writer stores them like any
+// (pkg/spanmodel, pkg/chspans), and publishes each invocation's spans as one
+// SpanBatch straight to the SPANS stream, where the writer stores them like any
 // ingested trace.
 package traces
 
@@ -11,12 +11,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
@@ -37,7 +38,7 @@ func (n NATSPublisher) Publish(ctx context.Context, subject string, data []byte,
 // Recorder implements invoke.Recorder.
 type Recorder struct {
 	Pub  Publisher
-	Norm *normalize.Normalizer
+	Norm *spanmodel.Normalizer
 	Now  func() time.Time
 }
 
@@ -46,7 +47,7 @@ type Recorder struct {
 // runtime builds its spans itself, so that is a bug), and nothing of the
 // invocation is published then.
 func (r *Recorder) Record(ctx context.Context, sc scope.Scope, spans []invoke.Span) error {
-	raws := make([]normalize.Raw, len(spans))
+	raws := make([]spanmodel.Raw, len(spans))
 	for i, s := range spans {
 		raws[i] = raw(s)
 	}
@@ -65,24 +66,24 @@ func (r *Recorder) Record(ctx context.Context, sc scope.Scope, spans []invoke.Sp
 		batch.UserId = user
 	}
 	for _, s := range canon {
-		p, _, err := r.Norm.Encode(s, now, user)
+		p, _, err := chspans.Encode(s, r.Norm.LimitsInForce(), now, user)
 		if err != nil {
 			return errs.Wrap(errs.Internal, "runtime.span_encode", err)
 		}
 		batch.Spans = append(batch.Spans, p)
 	}
-	data, err := model.EncodeBatch(batch)
+	data, err := spanstream.EncodeBatch(batch)
 	if err != nil {
 		return errs.Wrap(errs.Internal, "runtime.span_encode", err)
 	}
-	if err := r.Pub.Publish(ctx, model.SpanSubject(batch.ProjectId), data, ""); err != nil {
+	if err := r.Pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, ""); err != nil {
 		return fmt.Errorf("publish invocation spans: %w", err)
 	}
 	return nil
 }
 
 // raw is s in the native form the normaliser reads.
-func raw(s invoke.Span) normalize.Raw {
+func raw(s invoke.Span) spanmodel.Raw {
 	ag := map[string]any{"type": map[string]any{"span": s.Type}}
 	for k, v := range s.Ag {
 		ag[k] = v
@@ -104,7 +105,7 @@ func raw(s invoke.Span) normalize.Raw {
 		}
 		ag["references"] = refs
 	}
-	r := normalize.Raw{TraceID: s.TraceID, SpanID: s.SpanID, ParentID: s.ParentID, Name: s.Name,
+	r := spanmodel.Raw{TraceID: s.TraceID, SpanID: s.SpanID, ParentID: s.ParentID, Name: s.Name,
 		Kind: "SPAN_KIND_SERVER", Start: s.Start, End: s.End, StatusCode: "STATUS_CODE_OK",
 		Attributes: map[string]any{"ag": plain(ag)}}
 	if s.ParentID != "" {
@@ -113,11 +114,11 @@ func raw(s invoke.Span) normalize.Raw {
 	if s.Err != nil {
 		e := errs.From(s.Err)
 		r.StatusCode, r.StatusMessage = "STATUS_CODE_ERROR", e.Msg
-		r.Events = []normalize.RawEvent{{Name: "exception", Time: s.End, Attributes: map[string]any{
+		r.Events = []spanmodel.RawEvent{{Name: "exception", Time: s.End, Attributes: map[string]any{
 			"exception.type": e.Code, "exception.message": e.Msg}}}
 	}
 	for name, l := range s.Links {
-		r.Links = append(r.Links, normalize.RawLink{TraceID: l.TraceID, SpanID: l.SpanID, Attributes: map[string]any{"key": name}})
+		r.Links = append(r.Links, spanmodel.RawLink{TraceID: l.TraceID, SpanID: l.SpanID, Attributes: map[string]any{"key": name}})
 	}
 	r.LinksSet = len(r.Links) > 0
 	return r

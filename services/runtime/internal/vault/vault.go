@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/svcclient"
+	"github.com/assayhq/assay/pkg/vaultwire"
 	"github.com/assayhq/assay/services/runtime/internal/llm"
 )
 
@@ -138,7 +138,7 @@ func (c *Client) store(p uuid.UUID, s llm.Secrets, gen uint64) {
 func (c *Client) fetch(ctx context.Context, sc scope.Scope) (llm.Secrets, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	status, body, err := c.http.Get(ctx, sc, model.VaultPath, maxAnswer)
+	status, body, err := c.http.Get(ctx, sc, vaultwire.Path, maxAnswer)
 	switch {
 	case err != nil:
 		return llm.Secrets{}, errUnavailable(err)
@@ -148,7 +148,7 @@ func (c *Client) fetch(ctx context.Context, sc scope.Scope) (llm.Secrets, error)
 		return llm.Secrets{}, &errs.Error{Kind: errs.Internal, Code: "runtime.vault", Msg: "The project's secrets could not be read.",
 			Err: fmt.Errorf("registry answered %s: %.200s", strconv.Itoa(status), body)}
 	}
-	var v model.VaultSecrets
+	var v vaultwire.Secrets
 	if err := json.Unmarshal(body, &v); err != nil {
 		return llm.Secrets{}, &errs.Error{Kind: errs.Internal, Code: "runtime.vault", Msg: "The project's secrets could not be read.",
 			Err: fmt.Errorf("decode vault answer: %w", err)}
@@ -161,7 +161,7 @@ func errUnavailable(cause error) error {
 		Msg: "The registry is unavailable: the project's provider keys could not be read.", Err: cause}
 }
 
-func toSecrets(v model.VaultSecrets) llm.Secrets {
+func toSecrets(v vaultwire.Secrets) llm.Secrets {
 	var s llm.Secrets
 	for _, k := range v.ProviderKeys {
 		s.Keys = append(s.Keys, llm.ProviderKey{Slug: k.Slug, Kind: k.Kind, Key: k.Key})

@@ -34,7 +34,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 )
 
@@ -255,8 +255,8 @@ func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	spans, _ := (&normalize.Normalizer{}).Batch(ingest.RawSpans(td))
-	proto := spans[0].Proto(time.Now(), "")
+	spans, _ := (&spanmodel.Normalizer{}).Batch(ingest.RawSpans(td))
+	proto := chspans.Proto(spans[0], time.Now(), "")
 	start := time.Now()
 	done := 0
 	for done < rows {

@@ -16,10 +16,10 @@ import (
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
@@ -43,10 +43,10 @@ type Config struct {
 	URIProvider     string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
 	RegistryTimeout time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
 	OTLP            otlpConfig
-	Span            normalize.Limits
+	Span            spanmodel.Limits
 	Postgres        keysPostgres
 	APIKey          apikey.Config
-	Stream          model.StreamSettings
+	Stream          spanstream.StreamSettings
 	HTTP            httpx.Config
 	NATS            natsx.Config
 	ClickHouse      chx.Config
@@ -81,7 +81,7 @@ func run(ctx context.Context, cfg Config) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(cfg.GCPercent)
 	}
-	prices, err := normalize.LoadPrices(cfg.ModelPrices)
+	prices, err := spanmodel.LoadPrices(cfg.ModelPrices)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
 		return err
 	}
 	ch, err := chx.Open(ctx, cfg.ClickHouse)
@@ -113,7 +113,7 @@ func run(ctx context.Context, cfg Config) error {
 		SavedQueries: registry,
 		Workflows:    &annotate.Resolver{Registry: registry, Provider: cfg.URIProvider},
 		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Epochs: deletes},
-			&normalize.Normalizer{Prices: prices, Limits: cfg.Span}),
+			&spanmodel.Normalizer{Prices: prices, Limits: cfg.Span}),
 		Deletes: deletes,
 		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout, cfg.Query), cfg.QueryMaxSpans),
 		Limits:  cfg.OTLP.Limits,
@@ -142,7 +142,7 @@ func run(ctx context.Context, cfg Config) error {
 			otlpHTTP.AddCheck("nats", nc.Check)
 			otlpHTTP.AddCheck("postgres", pgxutil.Check(pool))
 			otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
-			h.RegisterOTLP(otlpHTTP.Echo)
+			otlpserver.NewHTTP(h.Ingest, h.Limits).Register(otlpHTTP.Echo)
 			g.Go(func() error { return otlpHTTP.Run(ctx, cfg.OTLP.HTTPAddr) })
 		}
 		if cfg.OTLP.GRPCAddr != "" {

@@ -35,7 +35,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 )
 
@@ -148,4 +148,4 @@ func (p Publisher) Publish(ctx context.Context, subject string, data []byte, msg
 }
 
 // projectOf reads the project back from a span subject.
-func projectOf(subject string) string { return strings.TrimPrefix(subject, model.SpanSubject("")) }
+func projectOf(subject string) string { return strings.TrimPrefix(subject, spanstream.SpanSubject("")) }

@@ -40,7 +40,7 @@ func otlpValue(v any) map[string]any {
 // and a root whose cumulative tokens count each model call once.
 func TestVercelAITraceOverOTLP(t *testing.T) {
 	s := newStack(t)
-	b, err := os.ReadFile("../../../../pkg/normalize/testdata/golden/traces/vercel_ai_tool_step.json")
+	b, err := os.ReadFile("../../../../pkg/spanmodel/testdata/golden/traces/vercel_ai_tool_step.json")
 	require.NoError(t, err)
 	var g struct {
 		Spans []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 )
@@ -84,11 +84,7 @@ func bindAnalytics(c echo.Context, allowSpecs bool) (query.AnalyticsRequest, map
 
 // analytics is /tracing/analytics/query and /spans/analytics/query:
 // {count, buckets, query, specs}.
-func (h *Handler) analytics(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
+func (h *Handler) analytics(c echo.Context, sc scope.Scope) error {
 	req, _, err := bindAnalytics(c, true)
 	if err != nil {
 		return err
@@ -111,11 +107,7 @@ func (h *Handler) analytics(c echo.Context) error {
 }
 
 // legacyAnalytics is /tracing/spans/analytics: totals and errors per bucket.
-func (h *Handler) legacyAnalytics(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
+func (h *Handler) legacyAnalytics(c echo.Context, sc scope.Scope) error {
 	req, params, err := bindAnalytics(c, false)
 	if err != nil {
 		return err

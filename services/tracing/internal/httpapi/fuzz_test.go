@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 )
 
@@ -135,7 +135,7 @@ func FuzzIngestHTTP(f *testing.F) {
 	f.Add("POST /api/otlp/v1/traces#protobuf", []byte("\x0a\x00"))
 
 	s := newStack(f, func(o *options) { o.noWriter = true; o.streamBytes = 256 << 20 })
-	cons, err := s.conn.JS.CreateOrUpdateConsumer(f.Context(), model.SpanStream, jetstream.ConsumerConfig{Durable: "fuzz", AckPolicy: jetstream.AckExplicitPolicy})
+	cons, err := s.conn.JS.CreateOrUpdateConsumer(f.Context(), spanstream.SpanStream, jetstream.ConsumerConfig{Durable: "fuzz", AckPolicy: jetstream.AckExplicitPolicy})
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, route string, body []byte) {
 		r := pickRoute(ingestRoutes, route)
@@ -237,14 +237,14 @@ func drainReadable(t *testing.T, cons jetstream.Consumer) {
 	batch, err := cons.FetchNoWait(100)
 	require.NoError(t, err)
 	for msg := range batch.Messages() {
-		b, err := model.DecodeBatch(msg.Data())
+		b, err := spanstream.DecodeBatch(msg.Data())
 		if err != nil {
 			t.Fatalf("acknowledged, then the writer cannot decode the message (dead letter): %v", err)
 		}
 		for _, sp := range b.Spans {
 			var attrs map[string]any
 			if len(sp.AttributesJson) > 0 {
-				if err := json.Unmarshal([]byte(normalize.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil {
+				if err := json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil {
 					t.Fatalf("span %s/%s stored with attributes the reader cannot decode: %v", sp.TraceId, sp.SpanId, err)
 				}
 			}

@@ -17,10 +17,10 @@ import (
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
@@ -63,9 +63,9 @@ func newStack(t testing.TB, opts ...func(*options)) *stack {
 	conn, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: 2 * time.Second}, "test", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Drain() })
-	_, err = conn.EnsureStream(ctx, model.StreamConfig(o.streamBytes, time.Minute))
+	_, err = conn.EnsureStream(ctx, spanstream.StreamConfig(o.streamBytes, time.Minute))
 	require.NoError(t, err)
-	_, err = conn.EnsureStream(ctx, model.DeadLetterStreamConfig())
+	_, err = conn.EnsureStream(ctx, spanstream.DeadLetterStreamConfig())
 	require.NoError(t, err)
 
 	chURL := chtest.NewURL(t)
@@ -75,13 +75,13 @@ func newStack(t testing.TB, opts ...func(*options)) *stack {
 	require.NoError(t, err)
 	t.Cleanup(func() { ch.Close() })
 
-	prices, err := normalize.LoadPrices("")
+	prices, err := spanmodel.LoadPrices("")
 	require.NoError(t, err)
 	deletes, err := dedup.Open(t.Context(), conn.JS, time.Minute)
 	require.NoError(t, err)
 	h := &httpapi.Handler{
 		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, Epochs: deletes},
-			&normalize.Normalizer{Prices: prices}),
+			&spanmodel.Normalizer{Prices: prices}),
 		Deletes: deletes,
 		Query:   query.NewService(query.NewStore(ch, 10*time.Second, o.queryLimits), 10000),
 		Limits:  o.limits,

@@ -11,11 +11,12 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/query"
+	"github.com/assayhq/assay/services/tracing/internal/tracewrite"
 )
 
 // simpleKind is one of the one-span trace families of reference §1.8:
@@ -42,11 +43,11 @@ var simpleKinds = []simpleKind{
 
 func (h *Handler) registerSimple(e *echo.Echo) {
 	for _, k := range simpleKinds {
-		e.POST(k.prefix, h.simpleCreate(k))
-		e.POST(k.prefix+"/query", h.simpleQuery(k))
-		e.GET(k.prefix+"/:id", h.simpleGet(k))
-		e.PATCH(k.prefix+"/:id", h.simpleEdit(k))
-		e.DELETE(k.prefix+"/:id", h.simpleDelete(k))
+		e.POST(k.prefix, scoped(h.simpleCreate(k)))
+		e.POST(k.prefix+"/query", scoped(h.simpleQuery(k)))
+		e.GET(k.prefix+"/:id", scoped(h.simpleGet(k)))
+		e.PATCH(k.prefix+"/:id", scoped(h.simpleEdit(k)))
+		e.DELETE(k.prefix+"/:id", scoped(h.simpleDelete(k)))
 	}
 }
 
@@ -227,7 +228,7 @@ func classFlags(origin, kind, channel string) []string {
 }
 
 // raw builds the one span of a simple trace.
-func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
+func (k simpleKind) raw(in simpleIn, traceID, spanID string) spanmodel.Raw {
 	flags := map[string]any{}
 	for f, v := range k.flags {
 		flags[f] = v
@@ -257,21 +258,21 @@ func (k simpleKind) raw(in simpleIn, traceID, spanID string) normalize.Raw {
 	now := time.Now().UTC()
 	// Strict: the answer echoes what was sent, so over a limit the whole
 	// request is refused rather than stored trimmed.
-	r := normalize.Raw{TraceID: traceID, SpanID: spanID, Name: name, Start: now, End: now,
+	r := spanmodel.Raw{TraceID: traceID, SpanID: spanID, Name: name, Start: now, End: now,
 		Attributes: map[string]any{"ag": ag}, Strict: true}
 	switch l := in.Links.(type) {
 	case map[string]any:
 		r.LinksSet = true
 		for _, key := range sortedMapKeys(l) {
 			if m, ok := l[key].(map[string]any); ok {
-				r.Links = append(r.Links, normalize.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": key}})
+				r.Links = append(r.Links, spanmodel.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": key}})
 			}
 		}
 	case []any:
 		r.LinksSet = true
 		for _, e := range l {
 			if m, ok := e.(map[string]any); ok && m["trace_id"] != nil && m["span_id"] != nil {
-				r.Links = append(r.Links, normalize.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": "key"}})
+				r.Links = append(r.Links, spanmodel.RawLink{TraceID: str(m["trace_id"]), SpanID: str(m["span_id"]), Attributes: map[string]any{"key": "key"}})
 			}
 		}
 	}
@@ -285,12 +286,8 @@ func newIDs() (string, string) {
 	return h[:32], h[32:]
 }
 
-func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, err := httpx.ProjectScope(c)
-		if err != nil {
-			return err
-		}
+func (h *Handler) simpleCreate(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
 		in, err := k.bind(c, true)
 		if err != nil {
 			return err
@@ -299,12 +296,12 @@ func (h *Handler) simpleCreate(k simpleKind) echo.HandlerFunc {
 			return err
 		}
 		tid, sid := newIDs()
-		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []normalize.Raw{k.raw(in, tid, sid)}, nil)
+		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []spanmodel.Raw{k.raw(in, tid, sid)}, nil)
 		if err != nil {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
+			return tracewrite.RejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		out := k.out(in, tid, sid)
 		status := http.StatusOK
@@ -370,16 +367,12 @@ func (k simpleKind) fromSpan(p query.Parsed) map[string]any {
 	return out
 }
 
-func (h *Handler) simpleFetch(c echo.Context, k simpleKind) (query.Parsed, bool, error) {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return query.Parsed{}, false, err
-	}
+func (h *Handler) simpleFetch(c echo.Context, sc scope.Scope, k simpleKind) (query.Parsed, bool, error) {
 	id, err := pathTraceID(c, "id")
 	if err != nil {
 		return query.Parsed{}, false, err
 	}
-	sids, err := idList(c, "span_id", "span_ids", normalize.SpanID)
+	sids, err := idList(c, "span_id", "span_ids", spanmodel.SpanID)
 	if err != nil {
 		return query.Parsed{}, false, err
 	}
@@ -398,9 +391,9 @@ func (h *Handler) simpleFetch(c echo.Context, k simpleKind) (query.Parsed, bool,
 	return query.Parsed{}, false, nil
 }
 
-func (h *Handler) simpleGet(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		p, ok, err := h.simpleFetch(c, k)
+func (h *Handler) simpleGet(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
+		p, ok, err := h.simpleFetch(c, sc, k)
 		if err != nil {
 			return err
 		}
@@ -413,13 +406,9 @@ func (h *Handler) simpleGet(k simpleKind) echo.HandlerFunc {
 
 // simpleEdit re-ingests the same ids with the new content, as the
 // reference does (keeping the name and start time, unlike it).
-func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, err := httpx.ProjectScope(c)
-		if err != nil {
-			return err
-		}
-		p, ok, err := h.simpleFetch(c, k)
+func (h *Handler) simpleEdit(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
+		p, ok, err := h.simpleFetch(c, sc, k)
 		if err != nil {
 			return err
 		}
@@ -435,20 +424,20 @@ func (h *Handler) simpleEdit(k simpleKind) echo.HandlerFunc {
 		}
 		raw := k.raw(in, p.TraceID, p.SpanID)
 		raw.Name = p.SpanName
-		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []normalize.Raw{raw}, nil)
+		res, err := h.Ingest.Ingest(c.Request().Context(), sc, []spanmodel.Raw{raw}, nil)
 		if err != nil {
 			return err
 		}
 		if len(res.Rejected) > 0 {
-			return rejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
+			return tracewrite.RejectedSpan(res.Rejected[0], "tracing.invalid_"+k.item, res.Rejected[0].Msg)
 		}
 		return c.JSON(http.StatusOK, map[string]any{"count": 1, k.item: k.out(in, p.TraceID, p.SpanID)})
 	}
 }
 
-func (h *Handler) simpleDelete(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		_, links, err := h.deleteSpans(c)
+func (h *Handler) simpleDelete(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
+		_, links, err := h.deleteSpans(c, sc)
 		if err != nil {
 			return err
 		}
@@ -459,12 +448,8 @@ func (h *Handler) simpleDelete(k simpleKind) echo.HandlerFunc {
 	}
 }
 
-func (h *Handler) simpleQuery(k simpleKind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, err := httpx.ProjectScope(c)
-		if err != nil {
-			return err
-		}
+func (h *Handler) simpleQuery(k simpleKind) scopedFunc {
+	return func(c echo.Context, sc scope.Scope) error {
 		var body map[string]json.RawMessage
 		if c.Request().ContentLength != 0 {
 			if err := httpx.Bind(c, &body); err != nil {
@@ -574,25 +559,4 @@ func simpleConditions(in simpleIn) []any {
 		}
 	}
 	return conds
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
-
-func sortedMapKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }

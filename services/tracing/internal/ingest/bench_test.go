@@ -12,9 +12,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // benchRequest is the load script's request: n ~1 KB GenAI spans.
@@ -61,7 +62,7 @@ func (d *discardPublisher) Publish(_ context.Context, _ string, data []byte, _ s
 func BenchmarkOTLPIngest(b *testing.B) {
 	body := benchRequest(500)
 	pub := &discardPublisher{}
-	svc := NewService(pub, &normalize.Normalizer{})
+	svc := NewService(pub, &spanmodel.Normalizer{})
 	sc := scope.Scope{ProjectID: uuid.New()}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -81,11 +82,11 @@ func BenchmarkOTLPIngest(b *testing.B) {
 
 func TestBenchSpanShape(t *testing.T) {
 	td, _ := DecodeOTLP(benchRequest(2), false)
-	spans, rej := (&normalize.Normalizer{}).Batch(RawSpans(td))
+	spans, rej := (&spanmodel.Normalizer{}).Batch(RawSpans(td))
 	if len(rej) > 0 {
 		t.Fatal(rej)
 	}
-	p := spans[1].Proto(time.Now(), "")
+	p := chspans.Proto(spans[1], time.Now(), "")
 	t.Logf("attrs %d bytes: %s", len(p.AttributesJson), p.AttributesJson)
 	t.Logf("keys %q", p.AttrKeys)
 	sz := 0
@@ -93,6 +94,6 @@ func TestBenchSpanShape(t *testing.T) {
 		sz += len(v)
 	}
 	t.Logf("values %d bytes", sz)
-	data, _ := model.EncodeBatch(nil)
+	data, _ := spanstream.EncodeBatch(nil)
 	_ = data
 }

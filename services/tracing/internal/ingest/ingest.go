@@ -12,11 +12,12 @@ import (
 	"sort"
 	"time"
 
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // Publisher stores a message durably before it returns; errors carry an
@@ -42,16 +43,16 @@ type Service struct {
 	Direct RowWriter
 
 	pub  Publisher
-	norm *normalize.Normalizer
+	norm *spanmodel.Normalizer
 	now  func() time.Time
 	// maxBatch bounds a request's encoded spans: the one message that
-	// carries them must be decodable by the writer (model.MaxBatchBytes).
+	// carries them must be decodable by the writer (spanstream.MaxBatchBytes).
 	maxBatch int
 }
 
 // NewService returns an ingest service; norm's limits bound every span.
-func NewService(pub Publisher, norm *normalize.Normalizer) *Service {
-	return &Service{pub: pub, norm: norm, now: time.Now, maxBatch: model.MaxBatchBytes}
+func NewService(pub Publisher, norm *spanmodel.Normalizer) *Service {
+	return &Service{pub: pub, norm: norm, now: time.Now, maxBatch: spanstream.MaxBatchBytes}
 }
 
 // Link names an accepted span.
@@ -63,7 +64,7 @@ type Link struct {
 // Result is what one request stored.
 type Result struct {
 	Links    []Link
-	Rejected []normalize.Error
+	Rejected []spanmodel.Error
 }
 
 // Ingest normalises raws and publishes the accepted spans as one message.
@@ -71,21 +72,21 @@ type Result struct {
 // the stream's dedup window is stored once.
 //
 // Every route's spans come through here, and so do the span limits
-// (normalize.Limits): a span over them is trimmed with the cut recorded, or
+// (spanmodel.Limits): a span over them is trimmed with the cut recorded, or
 // rejected alone, before the answer; a request whose spans together exceed
 // what one message carries is refused whole (413), as one message per
 // request is the rule. What is published is therefore always writable.
-func (s *Service) Ingest(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte) (Result, error) {
+func (s *Service) Ingest(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte) (Result, error) {
 	return s.ingest(ctx, sc, raws, key, false)
 }
 
 // IngestAll is Ingest for a request that stands or falls with each of its
 // spans (creating a trace): when one is rejected, none is published.
-func (s *Service) IngestAll(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte) (Result, error) {
+func (s *Service) IngestAll(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte) (Result, error) {
 	return s.ingest(ctx, sc, raws, key, true)
 }
 
-func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []normalize.Raw, key []byte, all bool) (Result, error) {
+func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte, all bool) (Result, error) {
 	spans, rejected := s.norm.Batch(raws)
 	res := Result{Links: make([]Link, 0, len(spans))}
 	now := s.now()
@@ -102,9 +103,9 @@ func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []normalize.R
 	size := 0
 	encodeRejected := false
 	for _, sp := range spans {
-		p, n, err := s.norm.Encode(sp, now, user)
+		p, n, err := chspans.Encode(sp, s.norm.LimitsInForce(), now, user)
 		if err != nil {
-			rejected = append(rejected, normalize.Error{Index: sp.Index, Msg: err.Error(), Limit: normalize.IsLimit(err)})
+			rejected = append(rejected, spanmodel.Error{Index: sp.Index, Msg: err.Error(), Limit: spanmodel.IsLimit(err)})
 			encodeRejected = true
 			continue
 		}
@@ -139,10 +140,10 @@ func (s *Service) PublishBatch(ctx context.Context, batch *spanspb.SpanBatch, ke
 }
 
 func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []byte) error {
-	data, err := model.EncodeBatch(batch)
-	if errors.Is(err, model.ErrBatchTooLarge) {
+	data, err := spanstream.EncodeBatch(batch)
+	if errors.Is(err, spanstream.ErrBatchTooLarge) {
 		return &errs.Error{Kind: errs.TooLarge, Code: "tracing.batch_too_large", Err: err,
-			Msg: fmt.Sprintf("the spans of this request exceed one message (%d bytes of protobuf, %d compressed); send fewer spans per request", model.MaxBatchBytes, model.MaxMessageBytes)}
+			Msg: fmt.Sprintf("the spans of this request exceed one message (%d bytes of protobuf, %d compressed); send fewer spans per request", spanstream.MaxBatchBytes, spanstream.MaxMessageBytes)}
 	}
 	if err != nil {
 		return errs.Wrap(errs.Internal, "tracing.encode_batch", err)
@@ -154,7 +155,7 @@ func (s *Service) publish(ctx context.Context, batch *spanspb.SpanBatch, key []b
 		h.Write(key)
 		msgID = hex.EncodeToString(h.Sum(nil))
 	}
-	return s.pub.Publish(ctx, model.SpanSubject(batch.ProjectId), data, msgID)
+	return s.pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, msgID)
 }
 
 // SpanKey names a stored span for deletion. Its start time and expiry day

@@ -14,12 +14,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/fuzzbound"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 )
@@ -43,12 +44,12 @@ func (c *capture) Publish(_ context.Context, _ string, data []byte, _ string) er
 // fuzzIngest is the ingest use case as the tracing service builds it, with
 // the publish step captured.
 func fuzzIngest(t testing.TB) (*ingest.Service, *capture) {
-	prices, err := normalize.LoadPrices("")
+	prices, err := spanmodel.LoadPrices("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	pub := &capture{}
-	return ingest.NewService(pub, &normalize.Normalizer{Prices: prices}), pub
+	return ingest.NewService(pub, &spanmodel.Normalizer{Prices: prices}), pub
 }
 
 // requireClientError fails unless err is a typed error answered with a 4xx.
@@ -63,7 +64,7 @@ func requireClientError(t *testing.T, what string, err error) {
 // promises: every span is accepted or rejected with a reason, the answer
 // encodes, and what was accepted is writable (the writer decodes the
 // message) and readable (the reader decodes every stored JSON column).
-func ingestAndCheck(t *testing.T, svc *ingest.Service, pub *capture, raws []normalize.Raw, key []byte, isJSON bool) {
+func ingestAndCheck(t *testing.T, svc *ingest.Service, pub *capture, raws []spanmodel.Raw, key []byte, isJSON bool) {
 	t.Helper()
 	pub.data = nil
 	res, err := svc.Ingest(context.Background(), scope.Scope{ProjectID: fuzzProject}, raws, key)
@@ -80,7 +81,7 @@ func ingestAndCheck(t *testing.T, svc *ingest.Service, pub *capture, raws []norm
 	if len(res.Links) == 0 {
 		return
 	}
-	batch, err := model.DecodeBatch(pub.data)
+	batch, err := spanstream.DecodeBatch(pub.data)
 	if err != nil {
 		t.Fatalf("accepted, then the writer cannot decode the message (it would be dead-lettered): %v", err)
 	}
@@ -97,7 +98,7 @@ func ingestAndCheck(t *testing.T, svc *ingest.Service, pub *capture, raws []norm
 func requireReadable(t *testing.T, sp *spanspb.Span) {
 	t.Helper()
 	var attrs map[string]any
-	if err := json.Unmarshal([]byte(normalize.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil && len(sp.AttributesJson) > 0 {
+	if err := json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil && len(sp.AttributesJson) > 0 {
 		t.Fatalf("span %s/%s stored with attributes the reader cannot decode: %v", sp.TraceId, sp.SpanId, err)
 	}
 	for i, e := range sp.Events {

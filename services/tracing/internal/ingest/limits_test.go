@@ -15,11 +15,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // capturePublisher keeps what would be published, decoded as the writer
@@ -27,7 +28,7 @@ import (
 type capturePublisher struct{ batches []*spanspb.SpanBatch }
 
 func (c *capturePublisher) Publish(_ context.Context, _ string, data []byte, _ string) error {
-	b, err := model.DecodeBatch(data)
+	b, err := spanstream.DecodeBatch(data)
 	if err != nil {
 		return err
 	}
@@ -35,9 +36,9 @@ func (c *capturePublisher) Publish(_ context.Context, _ string, data []byte, _ s
 	return nil
 }
 
-var small = normalize.Limits{MaxAttributes: 64, MaxValueLength: 256, MaxKeyLength: 128, MaxDepth: 8, MaxEvents: 2, MaxLinks: 2, MaxBytes: 16 << 10}
+var small = spanmodel.Limits{MaxAttributes: 64, MaxValueLength: 256, MaxKeyLength: 128, MaxDepth: 8, MaxEvents: 2, MaxLinks: 2, MaxBytes: 16 << 10}
 
-func otlpRaws(t *testing.T, mutate func(sp ptrace.Span)) []normalize.Raw {
+func otlpRaws(t *testing.T, mutate func(sp ptrace.Span)) []spanmodel.Raw {
 	td := ptrace.NewTraces()
 	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 	sp.SetTraceID(pcommon.TraceID{1, 2, 3})
@@ -61,7 +62,7 @@ func stored(t *testing.T, pub *capturePublisher) (*spanspb.Span, map[string]any)
 	require.Len(t, pub.batches[0].Spans, 1)
 	sp := pub.batches[0].Spans[0]
 	var attrs map[string]any
-	require.NoError(t, json.Unmarshal([]byte(normalize.ExpandAttributes(string(sp.AttributesJson))), &attrs))
+	require.NoError(t, json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson))), &attrs))
 	return sp, attrs
 }
 
@@ -174,7 +175,7 @@ func TestSpanLimitsTrimAndRecord(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pub := &capturePublisher{}
-			svc := NewService(pub, &normalize.Normalizer{Limits: small})
+			svc := NewService(pub, &spanmodel.Normalizer{Limits: small})
 			res, err := svc.Ingest(context.Background(), scope.Scope{ProjectID: uuid.New()}, otlpRaws(t, tt.mutate), nil)
 			require.NoError(t, err)
 			require.Empty(t, res.Rejected)
@@ -197,7 +198,7 @@ func TestSpanLimitsTrimAndRecord(t *testing.T) {
 // trim; the neighbours are published.
 func TestSpanOverItsSizeIsRejectedAlone(t *testing.T) {
 	pub := &capturePublisher{}
-	svc := NewService(pub, &normalize.Normalizer{Limits: small})
+	svc := NewService(pub, &spanmodel.Normalizer{Limits: small})
 	raws := otlpRaws(t, func(sp ptrace.Span) {
 		for i := range 60 { // 60 × 250 bytes, stored twice: over 16 KiB
 			sp.Attributes().PutStr(fmt.Sprintf("k%02d", i), strings.Repeat(string(rune('a'+i%26)), 250-i))
@@ -218,10 +219,10 @@ func TestSpanOverItsSizeIsRejectedAlone(t *testing.T) {
 // refused, naming the limit and where, instead of stored trimmed.
 func TestStrictSpanIsRejectedOverAnyLimit(t *testing.T) {
 	pub := &capturePublisher{}
-	svc := NewService(pub, &normalize.Normalizer{Limits: small})
-	raw := normalize.Raw{TraceID: "0102030000000000000000000000000f", SpanID: "0405060000000001", Strict: true,
+	svc := NewService(pub, &spanmodel.Normalizer{Limits: small})
+	raw := spanmodel.Raw{TraceID: "0102030000000000000000000000000f", SpanID: "0405060000000001", Strict: true,
 		Attributes: map[string]any{"ag": map[string]any{"data": map[string]any{"outputs": strings.Repeat("x", 300)}}}}
-	res, err := svc.Ingest(context.Background(), scope.Scope{ProjectID: uuid.New()}, []normalize.Raw{raw}, nil)
+	res, err := svc.Ingest(context.Background(), scope.Scope{ProjectID: uuid.New()}, []spanmodel.Raw{raw}, nil)
 	require.NoError(t, err)
 	require.Len(t, res.Rejected, 1)
 	assert.True(t, res.Rejected[0].Limit)
@@ -234,7 +235,7 @@ func TestStrictSpanIsRejectedOverAnyLimit(t *testing.T) {
 // (one message per request; the writer could not decode a larger one).
 func TestRequestOverOneMessageIsRefusedWhole(t *testing.T) {
 	pub := &capturePublisher{}
-	svc := NewService(pub, &normalize.Normalizer{})
+	svc := NewService(pub, &spanmodel.Normalizer{})
 	svc.maxBatch = 64 << 10
 	td, err := DecodeOTLP(benchRequest(200), false)
 	require.NoError(t, err)
@@ -259,7 +260,7 @@ func TestSharedResourceCutIsRecordedOnEverySpan(t *testing.T) {
 		sp.SetSpanID(pcommon.SpanID{byte(i + 1)})
 	}
 	pub := &capturePublisher{}
-	svc := NewService(pub, &normalize.Normalizer{Limits: small})
+	svc := NewService(pub, &spanmodel.Normalizer{Limits: small})
 	_, err := svc.Ingest(context.Background(), scope.Scope{ProjectID: uuid.New()}, RawSpans(td), nil)
 	require.NoError(t, err)
 	require.Len(t, pub.batches, 1)

@@ -16,8 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/assayhq/assay/pkg/normalize"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // otlpSpan is an OTLP request of one span whose attributes set puts.
@@ -115,7 +115,7 @@ func measure(f func()) cost {
 // input, eightfold over these sizes. Time is not asserted: it follows
 // allocations, and wall time on a shared machine is noise.
 func TestWorkIsLinearInTheInput(t *testing.T) {
-	svc := NewService(&discardPublisher{}, &normalize.Normalizer{})
+	svc := NewService(&discardPublisher{}, &spanmodel.Normalizer{})
 	for _, tt := range []struct {
 		name  string
 		sizes []int
@@ -156,7 +156,7 @@ func TestWorkIsLinearInTheInput(t *testing.T) {
 // 22 GB: one span whose attribute is a list nested 100,000 deep (a 794 KB
 // body). It is now trimmed at the depth limit with bounded memory.
 func TestHundredThousandDeepAttribute(t *testing.T) {
-	svc := NewService(&discardPublisher{}, &normalize.Normalizer{})
+	svc := NewService(&discardPublisher{}, &spanmodel.Normalizer{})
 	body := deepOTLP(100_000)
 	t.Logf("body: %d bytes", len(body))
 	var res Result

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // DecodeJSON decodes a JSON body keeping numbers exact (19-digit
@@ -94,7 +94,7 @@ func As[T any](v any, loc ...any) (T, *TypeError) {
 // {traces:{tid:{spans:{name:node}}}}. A span that is not an object or has
 // a field of the wrong type is rejected alone (it keeps its index in the
 // order read); a wrong type outside the spans is a 422 naming the field.
-func NativeSpans(body map[string]any) (raws []normalize.Raw, rejected []normalize.Error, err error) {
+func NativeSpans(body map[string]any) (raws []spanmodel.Raw, rejected []spanmodel.Error, err error) {
 	list, terr := As[[]any](body["spans"], "spans")
 	if terr != nil {
 		return nil, nil, terr.Field()
@@ -123,7 +123,7 @@ func NativeSpans(body map[string]any) (raws []normalize.Raw, rejected []normaliz
 
 // NestedSpans reads one trace's {spans:{name:node}} tree; loc is where the
 // trace is in the body.
-func NestedSpans(trace map[string]any, traceID string, loc ...any) (raws []normalize.Raw, rejected []normalize.Error, err error) {
+func NestedSpans(trace map[string]any, traceID string, loc ...any) (raws []spanmodel.Raw, rejected []spanmodel.Error, err error) {
 	nodes, terr := As[map[string]any](trace["spans"], append(loc, "spans")...)
 	if terr != nil {
 		return nil, nil, terr.Field()
@@ -135,21 +135,21 @@ func NestedSpans(trace map[string]any, traceID string, loc ...any) (raws []norma
 
 // reader collects the spans read and the rejected ones, by position.
 type reader struct {
-	raws     []normalize.Raw
-	rejected []normalize.Error
+	raws     []spanmodel.Raw
+	rejected []spanmodel.Error
 	n        int
 }
 
 // add reads one span; bad is why it is rejected before it is read.
 func (rd *reader) add(v any, traceID string, bad error) {
 	if bad == nil {
-		var r normalize.Raw
+		var r spanmodel.Raw
 		if r, bad = nativeSpan(v, traceID); bad == nil {
 			rd.raws = append(rd.raws, r)
 		}
 	}
 	if bad != nil {
-		rd.rejected = append(rd.rejected, normalize.Error{Index: rd.n, Msg: bad.Error()})
+		rd.rejected = append(rd.rejected, spanmodel.Error{Index: rd.n, Msg: bad.Error()})
 	}
 	rd.n++
 }
@@ -183,12 +183,12 @@ func walkNodes(m map[string]any, traceID string, visit func(node any, traceID st
 	}
 }
 
-func nativeSpan(v any, traceID string) (normalize.Raw, error) {
+func nativeSpan(v any, traceID string) (spanmodel.Raw, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return normalize.Raw{}, fmt.Errorf("span is not an object")
+		return spanmodel.Raw{}, fmt.Errorf("span is not an object")
 	}
-	var r normalize.Raw
+	var r spanmodel.Raw
 	var err error
 	str := func(field string) string {
 		if err != nil {
@@ -243,7 +243,7 @@ func nativeSpan(v any, traceID string) (normalize.Raw, error) {
 			return r, terr
 		}
 		Numbers(attrs)
-		r.Events = append(r.Events, normalize.RawEvent{Name: name, Time: timeValue(em["timestamp"]), Attributes: attrs})
+		r.Events = append(r.Events, spanmodel.RawEvent{Name: name, Time: timeValue(em["timestamp"]), Attributes: attrs})
 	}
 	if l, present := m["links"]; present && l != nil {
 		r.LinksSet = true
@@ -288,7 +288,7 @@ func nativeSpan(v any, traceID string) (normalize.Raw, error) {
 				return r, terr
 			}
 			Numbers(attrs)
-			r.Links = append(r.Links, normalize.RawLink{TraceID: tid, SpanID: sid, Attributes: attrs})
+			r.Links = append(r.Links, spanmodel.RawLink{TraceID: tid, SpanID: sid, Attributes: attrs})
 		}
 	}
 	refs, terr := As[[]any](m["references"], "references")

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // Limits bound an OTLP request body. Variables: TRACING_OTLP_*.
@@ -109,8 +109,8 @@ func DecodeOTLP(body []byte, json bool) (ptrace.Traces, error) {
 }
 
 // RawSpans converts OTLP traces into raw spans for normalisation.
-func RawSpans(td ptrace.Traces) []normalize.Raw {
-	raws := make([]normalize.Raw, 0, td.SpanCount())
+func RawSpans(td ptrace.Traces) []spanmodel.Raw {
+	raws := make([]spanmodel.Raw, 0, td.SpanCount())
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -127,8 +127,8 @@ func RawSpans(td ptrace.Traces) []normalize.Raw {
 	return raws
 }
 
-func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.InstrumentationScope) normalize.Raw {
-	r := normalize.Raw{
+func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.InstrumentationScope) spanmodel.Raw {
+	r := spanmodel.Raw{
 		TraceID:       traceHex(sp.TraceID()),
 		SpanID:        spanHex(sp.SpanID()),
 		Name:          sp.Name(),
@@ -153,7 +153,7 @@ func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.Instrumentat
 	evs := sp.Events()
 	for i := 0; i < evs.Len(); i++ {
 		e := evs.At(i)
-		re := normalize.RawEvent{Name: e.Name(), Attributes: e.Attributes().AsRaw()}
+		re := spanmodel.RawEvent{Name: e.Name(), Attributes: e.Attributes().AsRaw()}
 		if e.Timestamp() != 0 {
 			re.Time = e.Timestamp().AsTime()
 		}
@@ -162,7 +162,7 @@ func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.Instrumentat
 	links := sp.Links()
 	for i := 0; i < links.Len(); i++ {
 		l := links.At(i)
-		r.Links = append(r.Links, normalize.RawLink{TraceID: traceHex(l.TraceID()), SpanID: spanHex(l.SpanID()), Attributes: l.Attributes().AsRaw()})
+		r.Links = append(r.Links, spanmodel.RawLink{TraceID: traceHex(l.TraceID()), SpanID: spanHex(l.SpanID()), Attributes: l.Attributes().AsRaw()})
 	}
 	// pdata's int64 and []byte values become JSON numbers and hex in the
 	// normaliser's first pass, with the span limits: no walk here of
@@ -186,7 +186,7 @@ func spanHex(id pcommon.SpanID) string {
 
 // Response is the OTLP answer: empty on full success, partial success
 // naming how many spans were rejected and why otherwise.
-func Response(rejected []normalize.Error, json bool) ([]byte, error) {
+func Response(rejected []spanmodel.Error, json bool) ([]byte, error) {
 	resp := ptraceotlp.NewExportResponse()
 	if len(rejected) > 0 {
 		ps := resp.PartialSuccess()

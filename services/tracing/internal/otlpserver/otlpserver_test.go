@@ -34,9 +34,9 @@ import (
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
@@ -76,7 +76,7 @@ func newOTLPStack(t *testing.T) *otlpStack {
 	conn, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: 2 * time.Second}, "test", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Drain() })
-	_, err = conn.EnsureStream(ctx, model.StreamConfig(1<<30, time.Minute))
+	_, err = conn.EnsureStream(ctx, spanstream.StreamConfig(1<<30, time.Minute))
 	require.NoError(t, err)
 	chURL := chtest.NewURL(t)
 	chCfg := chx.Config{URL: chURL, DialTimeout: 5 * time.Second}
@@ -86,14 +86,14 @@ func newOTLPStack(t *testing.T) *otlpStack {
 	t.Cleanup(func() { ch.Close() })
 	writertest.Start(t, ns.URL(), chURL)
 
-	prices, _ := normalize.LoadPrices("")
-	svc := ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, &normalize.Normalizer{Prices: prices})
+	prices, _ := spanmodel.LoadPrices("")
+	svc := ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 2 * time.Second})}, &spanmodel.Normalizer{Prices: prices})
 	h := &httpapi.Handler{Ingest: svc, Query: query.NewService(query.NewStore(ch, 10*time.Second), 1000),
 		Limits: ingest.Limits{MaxBody: 10 << 20, MaxDecompressed: 10 << 20}, Log: log}
 
 	otlpHTTP := httpx.NewServer(httpx.Config{}, log, "otlp")
 	otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
-	h.RegisterOTLP(otlpHTTP.Echo)
+	otlpserver.NewHTTP(svc, h.Limits).Register(otlpHTTP.Echo)
 	hs := httptest.NewServer(otlpHTTP.Echo)
 	t.Cleanup(hs.Close)
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/chspans"
 )
 
 // Analytics (reference §1.6): root spans bucketed by ingest time
@@ -159,7 +159,7 @@ func specExprs(c *compiler, s MetricSpec) specCols {
 	out.text = resolved(func() string { return "attr_values[indexOf(attr_keys, " + c.arg(key) + ")]" })
 	if s.Type == "categorical/multiple" {
 		out.list = c.elementsOf(key)
-		long := fmt.Sprintf("length(x) > %d AND NOT startsWith(x, '\\xEF\\xBF\\xBF\\x00')", normalize.LongLeaf)
+		long := fmt.Sprintf("length(x) > %d AND NOT startsWith(x, '\\xEF\\xBF\\xBF\\x00')", chspans.LongLeaf)
 		pointers := "arrayExists(x -> startsWith(x, '\\xEF\\xBF\\xBF\\x00'), " + c.elementsOf(key) + ")"
 		out.longIdx = "if(" + pointers + ", arrayFilter((i, x) -> " + long + ", arrayEnumerate(attr_values), attr_values), emptyArrayUInt32())"
 		out.longText = "if(" + pointers + ", arrayFilter(x -> " + long + ", attr_values), emptyArrayString())"
@@ -173,10 +173,10 @@ func resolveList(list []string, idx []uint32, texts []string) []string {
 		return list
 	}
 	for i, v := range list {
-		if !strings.HasPrefix(v, normalize.PointerMark) || len(v) >= 16 {
+		if !strings.HasPrefix(v, chspans.PointerMark) || len(v) >= 16 {
 			continue
 		}
-		n, err := strconv.ParseUint(v[len(normalize.PointerMark):], 10, 32)
+		n, err := strconv.ParseUint(v[len(chspans.PointerMark):], 10, 32)
 		if err != nil {
 			continue
 		}

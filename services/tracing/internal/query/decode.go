@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/chspans"
 )
 
 // Readers tolerate whatever is stored. A span's JSON columns were written by
@@ -49,7 +49,7 @@ func undecodable(path, text string, err error) Undecodable {
 // decodeAttributes decodes a stored attributes JSON object. What cannot be
 // decoded is left out and returned as marks.
 func decodeAttributes(stored string) (map[string]any, []Undecodable) {
-	js := normalize.ExpandAttributes(stored)
+	js := chspans.ExpandAttributes(stored)
 	var attrs map[string]any
 	err := json.Unmarshal([]byte(js), &attrs)
 	if err == nil {

@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // Filtering is a tree of conditions (reference §1.5).
@@ -60,10 +61,10 @@ var fields = map[string]fieldSpec{
 	"trace_id":       {column: "trace_id", ops: ops(comparison, listOps), kind: "trace_id"},
 	"span_id":        {column: "span_id", ops: ops(comparison, listOps), kind: "span_id"},
 	"parent_id":      {column: "parent_id", ops: ops(comparison, listOps), kind: "span_id"},
-	"trace_type":     {column: "trace_type", ops: ops(comparison, listOps), kind: "enum", enum: normalize.TraceTypes},
-	"span_type":      {column: "span_type", ops: ops(comparison, listOps), kind: "enum", enum: normalize.SpanTypes},
-	"span_kind":      {column: "span_kind", ops: ops(comparison, listOps), kind: "enum", enum: normalize.SpanKinds},
-	"status_code":    {column: "status_code", ops: ops(comparison, listOps), kind: "enum", enum: normalize.StatusCodes},
+	"trace_type":     {column: "trace_type", ops: ops(comparison, listOps), kind: "enum", enum: spanmodel.TraceTypes},
+	"span_type":      {column: "span_type", ops: ops(comparison, listOps), kind: "enum", enum: spanmodel.SpanTypes},
+	"span_kind":      {column: "span_kind", ops: ops(comparison, listOps), kind: "enum", enum: spanmodel.SpanKinds},
+	"status_code":    {column: "status_code", ops: ops(comparison, listOps), kind: "enum", enum: spanmodel.StatusCodes},
 	"span_name":      {column: "span_name", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
 	"status_message": {column: "status_message", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
 	"session_id":     {column: "session_id", ops: ops(comparison, numeric, stringOps, listOps, existence), kind: "text"},
@@ -280,7 +281,7 @@ func (c *compiler) value(v any, path string, depth int) error {
 	if c.values > c.lim.MaxValues {
 		return overLimit(path, "value count", c.values, c.lim.MaxValues, "TRACING_QUERY_FILTER_MAX_VALUES")
 	}
-	return c.text(normalize.LeafText(v), path)
+	return c.text(spanmodel.LeafText(v), path)
 }
 
 // key charges an attribute key (or a metric spec's path).
@@ -338,13 +339,13 @@ func (c *compiler) condition(cond Condition, path string) (string, error) {
 	conv := func(v any) (any, error) { return v, nil }
 	switch spec.kind {
 	case "trace_id":
-		conv = func(v any) (any, error) { return normalize.TraceID(fmt.Sprint(v)) }
+		conv = func(v any) (any, error) { return spanmodel.TraceID(fmt.Sprint(v)) }
 	case "span_id":
 		conv = func(v any) (any, error) {
 			if v == nil {
 				return "", nil
 			}
-			return normalize.SpanID(fmt.Sprint(v))
+			return spanmodel.SpanID(fmt.Sprint(v))
 		}
 	case "enum":
 		conv = func(v any) (any, error) {
@@ -359,14 +360,14 @@ func (c *compiler) condition(cond Condition, path string) (string, error) {
 			if v == nil {
 				return "", nil
 			}
-			return normalize.LeafText(v), nil
+			return spanmodel.LeafText(v), nil
 		}
 	case "time":
 		conv = func(v any) (any, error) {
 			if f, ok := v.(float64); ok {
 				v = fmt.Sprintf("%.0f", f)
 			}
-			t, err := normalize.Time(v)
+			t, err := spanmodel.Time(v)
 			if err != nil {
 				return nil, err
 			}
@@ -490,7 +491,7 @@ func (c *compiler) textMatch(expr, op, s string, opts map[string]any) string {
 	return "lowerUTF8(" + expr + ") LIKE lowerUTF8(" + c.arg(pattern) + ")"
 }
 
-// resolved is the attr_values element v with a pointer (normalize.PointerMark
+// resolved is the attr_values element v with a pointer (chspans.PointerMark
 // + index: a long leaf is stored once per span) replaced by the text it
 // points to. v is called once per use, in order, so that its placeholders
 // match the arguments.
@@ -523,7 +524,7 @@ func pointerTargets(els string) string {
 // for a span of 5,000 attributes asked ClickHouse for over 100 GiB, even
 // for a query of another project whose rows shared a block with it.
 //
-// A text up to normalize.LongLeaf is never a pointer. A longer one may be
+// A text up to chspans.LongLeaf is never a pointer. A longer one may be
 // stored as a pointer to its first copy, which is stored as text: an
 // element matches it when it is the text, or a pointer to where the text
 // is (a 1-based index into attr_values, found without reading another
@@ -534,9 +535,9 @@ func pointerTargets(els string) string {
 func (c *compiler) elementsIn(key string, values []any, all bool, path string) (string, error) {
 	var texts, short, long []string
 	for _, v := range values {
-		t := normalize.LeafText(v)
+		t := spanmodel.LeafText(v)
 		texts = append(texts, t)
-		if len(t) > normalize.LongLeaf {
+		if len(t) > chspans.LongLeaf {
 			long = append(long, t)
 		} else {
 			short = append(short, t)
@@ -599,7 +600,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 	// text as it is: a few AST nodes, where resolving the pointer takes
 	// thirty (and ClickHouse parses at most 50,000 per statement).
 	leafIs := func(k, v string) string {
-		if _, _, ok := cumulativeKey(k); !ok && len(v) <= normalize.LongLeaf && !strings.HasPrefix(v, normalize.PointerMark) {
+		if _, _, ok := cumulativeKey(k); !ok && len(v) <= chspans.LongLeaf && !strings.HasPrefix(v, chspans.PointerMark) {
 			return "attr_values[indexOf(attr_keys, " + c.arg(k) + ")] = " + c.arg(v)
 		}
 		return leafOf(k) + " = " + c.arg(v)
@@ -628,7 +629,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			// short ones are tested together as pairs (one expression);
 			// a long one, or a rolled-up metric, alone, and counts as a
 			// condition (see elementsIn).
-			keys, values := normalize.Flatten(m)
+			keys, values := spanmodel.Flatten(m)
 			var pairs, parts []string
 			for i, k := range keys {
 				full := key + "." + k
@@ -637,7 +638,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 					return "", err
 				}
 				v := values[i]
-				if _, _, cumulative := cumulativeKey(full); !cumulative && len(v) <= normalize.LongLeaf && !strings.HasPrefix(v, normalize.PointerMark) {
+				if _, _, cumulative := cumulativeKey(full); !cumulative && len(v) <= chspans.LongLeaf && !strings.HasPrefix(v, chspans.PointerMark) {
 					pairs = append(pairs, pairText(full, v))
 					continue
 				}
@@ -654,7 +655,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			e = join(parts, " AND ", "1")
 		} else {
 			h := hasExpr()
-			e = h + " AND " + leafIs(key, normalize.LeafText(cond.Value))
+			e = h + " AND " + leafIs(key, spanmodel.LeafText(cond.Value))
 		}
 		if op == "is_not" {
 			return "NOT (" + e + ")", nil
@@ -671,11 +672,11 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 		}
 		switch op {
 		case "eq":
-			return h + " AND " + leafIs(key, normalize.LeafText(cond.Value)), nil
+			return h + " AND " + leafIs(key, spanmodel.LeafText(cond.Value)), nil
 		case "neq":
-			return h + " AND NOT (" + leafIs(key, normalize.LeafText(cond.Value)) + ")", nil
+			return h + " AND NOT (" + leafIs(key, spanmodel.LeafText(cond.Value)) + ")", nil
 		}
-		return h + " AND " + leafExpr() + " " + sym + " " + c.arg(normalize.LeafText(cond.Value)), nil
+		return h + " AND " + leafExpr() + " " + sym + " " + c.arg(spanmodel.LeafText(cond.Value)), nil
 	case "btwn":
 		list, ok := cond.Value.([]any)
 		if !ok || len(list) != 2 {
@@ -691,9 +692,9 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 			return h + " AND toFloat64OrZero(" + l1 + ") >= " + a1 + " AND toFloat64OrZero(" + l2 + ") <= " + c.arg(hi), nil
 		}
 		l1 := leafExpr()
-		a1 := c.arg(normalize.LeafText(list[0]))
+		a1 := c.arg(spanmodel.LeafText(list[0]))
 		l2 := leafExpr()
-		return h + " AND " + l1 + " >= " + a1 + " AND " + l2 + " <= " + c.arg(normalize.LeafText(list[1])), nil
+		return h + " AND " + l1 + " >= " + a1 + " AND " + l2 + " <= " + c.arg(spanmodel.LeafText(list[1])), nil
 	case "startswith", "endswith", "contains", "matches", "like":
 		s, ok := cond.Value.(string)
 		if !ok {
@@ -737,7 +738,7 @@ func (c *compiler) array(kind string, cond Condition, op, path string) (string, 
 	case "not_exists":
 		return "NOT " + nonEmpty, nil
 	case "has", "has_not":
-		v := normalize.LeafText(cond.Value)
+		v := spanmodel.LeafText(cond.Value)
 		var e string
 		switch {
 		case cond.Key == "attributes.key" && kind == "references":
@@ -804,7 +805,7 @@ func (c *compiler) arrayItem(kind string, item any) (string, error) {
 	}
 	str := func(k string) string {
 		if v, ok := m[k]; ok && v != nil {
-			return normalize.LeafText(v)
+			return spanmodel.LeafText(v)
 		}
 		return ""
 	}
@@ -822,7 +823,7 @@ func (c *compiler) arrayItem(kind string, item any) (string, error) {
 				continue
 			}
 			if field == "id" {
-				if id, err := normalize.TraceID(v); err == nil {
+				if id, err := spanmodel.TraceID(v); err == nil {
 					v = id[:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:]
 				}
 			}
@@ -840,12 +841,12 @@ func (c *compiler) arrayItem(kind string, item any) (string, error) {
 		}
 		return strings.Join(parts, " AND "), nil
 	case "links":
-		tid, err := normalize.TraceID(str("trace_id"))
+		tid, err := spanmodel.TraceID(str("trace_id"))
 		if err != nil {
 			return "", err
 		}
 		if sid := str("span_id"); sid != "" {
-			sid, err := normalize.SpanID(sid)
+			sid, err := spanmodel.SpanID(sid)
 			if err != nil {
 				return "", err
 			}
@@ -872,7 +873,7 @@ func str2(v any) string {
 	if v == nil {
 		return ""
 	}
-	return normalize.LeafText(v)
+	return spanmodel.LeafText(v)
 }
 
 func contains(list []string, s string) bool {

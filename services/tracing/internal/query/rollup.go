@@ -15,7 +15,7 @@ import (
 // a roll-up computed by ClickHouse over the stored incremental values,
 // never on the stored cumulative ones.
 //
-// The roll-up follows normalize.RollUp: cumulative = own incremental +
+// The roll-up follows spanmodel.RollUp: cumulative = own incremental +
 // descendants' incremental, for tokens and costs (prompt, completion,
 // total) and errors; a span whose parent is not stored counts as a root;
 // a group exists only when one of its values is non-zero. ClickHouse 18.16

@@ -10,7 +10,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // Windowing bounds and pages a query (reference §1.4).
@@ -53,7 +53,7 @@ func (w *RawWindowing) Parse(path string) (*Windowing, error) {
 		if n, ok := v.(float64); ok {
 			v = fmt.Sprintf("%.0f", n)
 		}
-		t, err := normalize.Time(v)
+		t, err := spanmodel.Time(v)
 		if err != nil {
 			return nil, invalid(path+"."+f.name, "%v", err)
 		}
@@ -105,7 +105,7 @@ func (w *Windowing) check(focus string, maxItems int) error {
 	}
 	switch focus {
 	case "span":
-		id, err := normalize.SpanID(w.Next)
+		id, err := spanmodel.SpanID(w.Next)
 		if err != nil {
 			return invalid("windowing.next", "the cursor is not a span id: %v", err)
 		}
@@ -118,7 +118,7 @@ func (w *Windowing) check(focus string, maxItems int) error {
 			return invalid("windowing.next", "a cursor needs windowing.%s, the edge of the page it continues (as returned with it)", edge)
 		}
 	case "trace":
-		id, err := normalize.TraceID(w.Next)
+		id, err := spanmodel.TraceID(w.Next)
 		if err != nil {
 			return invalid("windowing.next", "the cursor is not a trace id: %v", err)
 		}
@@ -349,11 +349,11 @@ func (s *Service) result(rows []Row, rollUp bool) Result {
 	if rollUp {
 		// Spans of one trace may have arrived in several requests: roll the
 		// metrics up again over the whole stored trace.
-		spans := make([]*normalize.Span, len(parsed))
+		spans := make([]*spanmodel.Span, len(parsed))
 		for i := range parsed {
-			spans[i] = &normalize.Span{TraceID: parsed[i].TraceID, SpanID: parsed[i].SpanID, ParentID: parsed[i].ParentID, Attributes: parsed[i].Attrs}
+			spans[i] = &spanmodel.Span{TraceID: parsed[i].TraceID, SpanID: parsed[i].SpanID, ParentID: parsed[i].ParentID, Attributes: parsed[i].Attrs}
 		}
-		normalize.RollUp(spans)
+		spanmodel.RollUp(spans)
 	}
 	return Result{Spans: parsed}
 }
@@ -379,7 +379,7 @@ func traceIDFastPath(raw json.RawMessage) ([]string, bool) {
 	}
 	var ids []string
 	for _, v := range vals {
-		id, err := normalize.TraceID(fmt.Sprint(v))
+		id, err := spanmodel.TraceID(fmt.Sprint(v))
 		if err != nil {
 			return nil, false
 		}
@@ -463,17 +463,17 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 		return Result{}, err
 	}
 	others := parseRows(all)
-	spans := make([]*normalize.Span, 0, len(others))
+	spans := make([]*spanmodel.Span, 0, len(others))
 	for i := range res.Spans {
 		p := &res.Spans[i]
-		spans = append(spans, &normalize.Span{TraceID: p.TraceID, SpanID: p.SpanID, ParentID: p.ParentID, Attributes: p.Attrs})
+		spans = append(spans, &spanmodel.Span{TraceID: p.TraceID, SpanID: p.SpanID, ParentID: p.ParentID, Attributes: p.Attrs})
 	}
 	for i := range others {
 		if p := &others[i]; !page[p.TraceID+p.SpanID] {
-			spans = append(spans, &normalize.Span{TraceID: p.TraceID, SpanID: p.SpanID, ParentID: p.ParentID, Attributes: p.Attrs})
+			spans = append(spans, &spanmodel.Span{TraceID: p.TraceID, SpanID: p.SpanID, ParentID: p.ParentID, Attributes: p.Attrs})
 		}
 	}
-	normalize.RollUp(spans)
+	spanmodel.RollUp(spans)
 	return res, nil
 }
 

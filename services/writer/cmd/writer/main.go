@@ -11,8 +11,8 @@ import (
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/writer/internal/chstore"
 	"github.com/assayhq/assay/services/writer/internal/writer"
 )
@@ -23,7 +23,7 @@ type Config struct {
 	PprofAddr string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
 	writer.Config
 	Retention  chstore.RetentionConfig
-	Stream     model.StreamSettings
+	Stream     spanstream.StreamSettings
 	HTTP       httpx.Config
 	NATS       natsx.Config
 	ClickHouse chx.Config
@@ -48,10 +48,10 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, model.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
 		return err
 	}
-	if _, err := nc.EnsureStream(ctx, model.DeadLetterStreamConfig()); err != nil {
+	if _, err := nc.EnsureStream(ctx, spanstream.DeadLetterStreamConfig()); err != nil {
 		return err
 	}
 	ch, err := chx.Open(ctx, cfg.ClickHouse)

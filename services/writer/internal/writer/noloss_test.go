@@ -19,8 +19,8 @@ import (
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
 	"github.com/assayhq/assay/pkg/natsx"
+	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chserver"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
@@ -48,9 +48,9 @@ func newPipeline(t *testing.T, chURL string, writerEnv ...string) *pipeline {
 	conn, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: 2 * time.Second}, "test", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Drain() })
-	_, err = conn.EnsureStream(ctx, model.StreamConfig(1<<30, time.Minute))
+	_, err = conn.EnsureStream(ctx, spanstream.StreamConfig(1<<30, time.Minute))
 	require.NoError(t, err)
-	_, err = conn.EnsureStream(ctx, model.DeadLetterStreamConfig())
+	_, err = conn.EnsureStream(ctx, spanstream.DeadLetterStreamConfig())
 	require.NoError(t, err)
 	cfg := chx.Config{URL: chURL, DialTimeout: 5 * time.Second}
 	require.NoError(t, chspans.Migrate(ctx, cfg, log))
@@ -91,7 +91,7 @@ func (p *pipeline) send(t *testing.T, n int) {
 	require.NoError(t, err)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := p.pub.Publish(context.Background(), model.SpanSubject(p.proj), data, id); err == nil {
+		if _, err := p.pub.Publish(context.Background(), spanstream.SpanSubject(p.proj), data, id); err == nil {
 			p.acked.Add(int64(n))
 			return
 		}
@@ -196,12 +196,12 @@ func TestPoisonBatchGoesToDeadLetter(t *testing.T) {
 	t.Parallel()
 	p := newPipeline(t, chtest.NewURL(t))
 	p.send(t, 10)
-	_, err := p.pub.Publish(context.Background(), model.SpanSubject(p.proj), []byte("not a span batch"), "poison")
+	_, err := p.pub.Publish(context.Background(), spanstream.SpanSubject(p.proj), []byte("not a span batch"), "poison")
 	require.NoError(t, err)
 	p.send(t, 10)
 	p.waitAll(t)
 	require.Eventually(t, func() bool {
-		st, err := p.conn.JS.Stream(context.Background(), model.DeadLetterStream)
+		st, err := p.conn.JS.Stream(context.Background(), spanstream.DeadLetterStream)
 		if err != nil {
 			return false
 		}

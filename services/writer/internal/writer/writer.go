@@ -18,7 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // Config tunes batching and retries. Variables: WRITER_*.
@@ -88,8 +88,8 @@ type item struct {
 
 // Run consumes until ctx is done, then inserts what it holds and returns.
 func (w *Writer) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, model.SpanStream, jetstream.ConsumerConfig{
-		Durable:       model.WriterConsumer,
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, spanstream.SpanStream, jetstream.ConsumerConfig{
+		Durable:       spanstream.WriterConsumer,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       w.cfg.AckWait,
 		MaxDeliver:    -1, // a batch is never dropped by JetStream; dead-lettering is ours
@@ -100,7 +100,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(512))
 	if err != nil {
-		return fmt.Errorf("consume %s: %w", model.SpanStream, err)
+		return fmt.Errorf("consume %s: %w", spanstream.SpanStream, err)
 	}
 	work := make(chan []item)
 	var wg sync.WaitGroup
@@ -149,7 +149,7 @@ func (w *Writer) Run(ctx context.Context) error {
 			w.log.Warn("fetch span batch", "err", err)
 			continue
 		}
-		b, err := model.DecodeBatch(msg.Data())
+		b, err := spanstream.DecodeBatch(msg.Data())
 		if err != nil {
 			w.deadLetterMsg(ctx, msg, "", err)
 			continue
@@ -261,7 +261,7 @@ func (w *Writer) deadLetterMsg(ctx context.Context, msg jetstream.Msg, project s
 	}
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if _, err := w.dead.Publish(pctx, model.DeadLetterSubject(project), msg.Data(), msgID); err != nil {
+	if _, err := w.dead.Publish(pctx, spanstream.DeadLetterSubject(project), msg.Data(), msgID); err != nil {
 		w.log.Error("dead-letter span batch", "err", err, "cause", cause)
 		_ = msg.NakWithDelay(w.cfg.RetryDelay)
 		return

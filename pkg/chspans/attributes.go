@@ -1,141 +1,20 @@
-package normalize
+package chspans
+
+// The stored-attribute codec: how a span's attributes become the
+// attributes, attr_keys and attr_values columns, and how a reader gets the
+// JSON back (ExpandAttributes).
 
 import (
-	"encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/assayhq/assay/pkg/internal/jsontext"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
-
-// marshalJSON encodes a decoded-JSON-shaped value (maps, lists, strings,
-// numbers, bools, nil) exactly as encoding/json does (sorted keys, HTML
-// escaping), without reflection: it is most of the CPU an ingest request
-// costs. Anything else, and strings that need escaping, go through
-// encoding/json.
-func marshalJSON(v any) ([]byte, error) {
-	return appendJSON(make([]byte, 0, 512), v)
-}
-
-func appendJSON(b []byte, v any) ([]byte, error) {
-	switch t := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case string:
-		return appendJSONString(b, t)
-	case bool:
-		return strconv.AppendBool(b, t), nil
-	case float64:
-		return appendJSONFloat(b, t)
-	case int64:
-		return strconv.AppendInt(b, t, 10), nil
-	case int:
-		return strconv.AppendInt(b, int64(t), 10), nil
-	case map[string]any:
-		if t == nil {
-			return append(b, "null"...), nil
-		}
-		var stack [32]string
-		keys := stack[:0]
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		var err error
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSONString(b, k); err != nil {
-				return nil, err
-			}
-			b = append(b, ':')
-			if b, err = appendJSON(b, t[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	case []any:
-		if t == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		var err error
-		for i, e := range t {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSON(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, out...), nil
-}
-
-// appendJSONString writes plain printable ASCII directly; anything
-// encoding/json would escape takes its path.
-func appendJSONString(b []byte, s string) ([]byte, error) {
-	b, _, err := appendJSONStringPlain(b, s)
-	return b, err
-}
-
-// appendJSONStringPlain is appendJSONString, and whether s was all plain
-// printable ASCII.
-func appendJSONStringPlain(b []byte, s string) ([]byte, bool, error) {
-	for i := 0; i < len(s); i++ {
-		if !plainJSON[s[i]] {
-			out, err := json.Marshal(s)
-			if err != nil {
-				return nil, false, err
-			}
-			return append(b, out...), false, nil
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), true, nil
-}
-
-// plainJSON marks the bytes a JSON string holds as they are (printable
-// ASCII but the quote, the backslash and encoding/json's HTML escapes).
-var plainJSON = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendJSONFloat is encoding/json's float64 format.
-func appendJSONFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return json.Marshal(f) // the same error
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
-}
 
 // Errors of encodeAttributes under limits: errOverLimit means the tree must
 // be trimmed first, errTooBig that the span encodes to more than MaxBytes.
@@ -144,11 +23,11 @@ var (
 	errTooBig    = errors.New("attributes over the span size limit")
 )
 
-// encodeAttributes is marshalJSON(m) and Flatten(m) in one walk: the list
+// encodeAttributes is jsontext.Marshal(m) and spanmodel.Flatten(m) in one walk: the list
 // leaves' text is their JSON, which is already in the buffer. With lim, it
 // stops at the first value over a limit (errOverLimit) and once the output
 // passes lim.MaxBytes (errTooBig): the walk is then bounded whatever m is.
-func encodeAttributes(m map[string]any, lim *Limits) (js []byte, keys, values []string, err error) {
+func encodeAttributes(m map[string]any, lim *spanmodel.Limits) (js []byte, keys, values []string, err error) {
 	// Sized like the previous span's (spans of a load are alike): one
 	// allocation instead of a few growths and copies. Capped, so that one
 	// outlier costs its own request only.
@@ -183,9 +62,9 @@ const (
 )
 
 type flatEncoder struct {
-	lim          *Limits // nil: no limits
-	depth        int     // path segments down to the value at hand
-	size         int     // bytes of the leaf values so far
+	lim          *spanmodel.Limits // nil: no limits
+	depth        int               // path segments down to the value at hand
+	size         int               // bytes of the leaf values so far
 	buf          []byte
 	path         []byte // the current leaf's dotted key
 	arena        []byte // the keys so far, one after another
@@ -348,7 +227,7 @@ func (e *flatEncoder) value(v any) error {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			if e.buf, err = appendJSONString(e.buf, k); err != nil {
+			if e.buf, err = jsontext.AppendString(e.buf, k); err != nil {
 				return err
 			}
 			e.buf = append(e.buf, ':')
@@ -419,12 +298,12 @@ func (e *flatEncoder) value(v any) error {
 		plain := false
 		if strings.HasPrefix(t, jsonPointerText) {
 			// Never looks like a pointer: U+FFFF escaped (same value).
-			b, err := appendJSONString(nil, t[len("\uffff"):])
+			b, err := jsontext.AppendString(nil, t[len("\uffff"):])
 			if err != nil {
 				return err
 			}
 			e.buf = append(append(e.buf, `"\uffff`...), b[1:]...)
-		} else if e.buf, plain, err = appendJSONStringPlain(e.buf, t); err != nil {
+		} else if e.buf, plain, err = jsontext.AppendStringPlain(e.buf, t); err != nil {
 			return err
 		}
 		if !plain && !utf8.ValidString(t) {
@@ -435,7 +314,7 @@ func (e *flatEncoder) value(v any) error {
 		}
 		return e.leaf(t)
 	case float64:
-		if e.buf, err = appendJSONFloat(e.buf, t); err != nil {
+		if e.buf, err = jsontext.AppendFloat(e.buf, t); err != nil {
 			return err
 		}
 		return e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
@@ -447,7 +326,7 @@ func (e *flatEncoder) value(v any) error {
 		return e.leaf("null")
 	default:
 		start := len(e.buf)
-		if e.buf, err = appendJSON(e.buf, v); err != nil {
+		if e.buf, err = jsontext.Append(e.buf, v); err != nil {
 			return err
 		}
 		return e.leaf(string(e.buf[start:]))
@@ -455,83 +334,6 @@ func (e *flatEncoder) value(v any) error {
 	return nil
 }
 
-// jsonText is v's JSON (as marshalJSON writes it, pdata's scalar types as
+// jsonText is v's JSON (as jsontext.Marshal writes it, pdata's scalar types as
 // the canonical attributes hold them) cut to at most limit bytes, written
 // with an explicit stack: v may nest far deeper than a goroutine's stack
-// should go, and the writing stops once limit bytes are out.
-func jsonText(v any, limit int) string {
-	type frame struct {
-		m    map[string]any // nil for a list
-		keys []string
-		list []any
-		i    int
-	}
-	var b []byte
-	var stack []frame
-	push := func(f frame) {
-		// Doubling, not append's 1.25 for large slices: a stack 100,000
-		// deep then costs two of itself, not five.
-		if len(stack) == cap(stack) {
-			grown := make([]frame, len(stack), 2*cap(stack)+8)
-			copy(grown, stack)
-			stack = grown
-		}
-		stack = append(stack, f)
-	}
-	open := func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if x == nil {
-				b = append(b, "null"...)
-				return
-			}
-			b = append(b, '{')
-			push(frame{m: x, keys: sortedKeys(x)})
-		case []any:
-			if x == nil {
-				b = append(b, "null"...)
-				return
-			}
-			b = append(b, '[')
-			push(frame{list: x})
-		default:
-			c, _ := canonical(v)
-			out, err := appendJSON(b, c)
-			if err != nil {
-				out = append(b, "null"...)
-			}
-			b = out
-		}
-	}
-	open(v)
-	for len(stack) > 0 && len(b) <= limit {
-		f := &stack[len(stack)-1]
-		n := len(f.list)
-		if f.m != nil {
-			n = len(f.keys)
-		}
-		if f.i == n {
-			if f.m != nil {
-				b = append(b, '}')
-			} else {
-				b = append(b, ']')
-			}
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		if f.i > 0 {
-			b = append(b, ',')
-		}
-		i := f.i
-		f.i++
-		if f.m != nil {
-			k := f.keys[i]
-			b, _ = appendJSONString(b, k)
-			b = append(b, ':')
-			open(f.m[k]) // may grow stack: f is not used after
-		} else {
-			open(f.list[i])
-		}
-	}
-	return truncate(string(b), limit)
-}

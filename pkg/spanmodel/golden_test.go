@@ -1,4 +1,4 @@
-package normalize_test
+package spanmodel_test
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files' want from the current output (review the diff!)")
@@ -36,9 +36,9 @@ func TestGoldenAdapters(t *testing.T) {
 	files, err := filepath.Glob("testdata/golden/*.json")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	prices, err := normalize.LoadPrices("")
+	prices, err := spanmodel.LoadPrices("")
 	require.NoError(t, err)
-	n := &normalize.Normalizer{Prices: prices}
+	n := &spanmodel.Normalizer{Prices: prices}
 	start := time.Date(2025, 1, 5, 10, 0, 0, 0, time.UTC)
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestGoldenAdapters(t *testing.T) {
 			require.NoError(t, err)
 			var g golden
 			require.NoError(t, json.Unmarshal(b, &g))
-			spans, rejected := n.Batch([]normalize.Raw{{
+			spans, rejected := n.Batch([]spanmodel.Raw{{
 				TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331", Name: g.Span.Name, Kind: g.Span.Kind,
 				Start: start, End: start.Add(1500 * time.Millisecond), Attributes: g.Span.Attributes, OTLP: true,
 			}})

@@ -1,4 +1,4 @@
-package normalize_test
+package chspans_test
 
 import (
 	"fmt"
@@ -9,7 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/chspans"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // allocatedBytes is what one call of f allocates on average.
@@ -34,7 +35,7 @@ func allocatedBytes(f func()) uint64 {
 // cost before.
 func TestEncodingCostRecoversAfterAnOutlier(t *testing.T) {
 	now := time.Now()
-	ordinary := &normalize.Span{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331", Attributes: map[string]any{
+	ordinary := &spanmodel.Span{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331", Attributes: map[string]any{
 		"ag":     map[string]any{"data": map[string]any{"inputs": map[string]any{"q": "hello"}, "outputs": "hi"}, "type": map[string]any{"span": "chat"}},
 		"gen_ai": map[string]any{"request": map[string]any{"model": "gpt-4o-mini"}},
 	}}
@@ -42,9 +43,9 @@ func TestEncodingCostRecoversAfterAnOutlier(t *testing.T) {
 	for i := range 1000 {
 		outlierAttrs[fmt.Sprintf("%04d%s", i, strings.Repeat("k", 1000))] = "v"
 	}
-	outlier := &normalize.Span{TraceID: ordinary.TraceID, SpanID: ordinary.SpanID, Attributes: outlierAttrs}
+	outlier := &spanmodel.Span{TraceID: ordinary.TraceID, SpanID: ordinary.SpanID, Attributes: outlierAttrs}
 
-	encode := func(s *normalize.Span) func() { return func() { s.Proto(now, "") } }
+	encode := func(s *spanmodel.Span) func() { return func() { chspans.Proto(s, now, "") } }
 	before := allocatedBytes(encode(ordinary))
 	encode(outlier)()
 	encode(ordinary)() // the first span after the outlier may still pay a capped hint

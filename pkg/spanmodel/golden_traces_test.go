@@ -1,4 +1,4 @@
-package normalize_test
+package spanmodel_test
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // goldenTrace is one testdata/golden/traces file: the spans of one trace as
@@ -35,15 +35,15 @@ type goldenTrace struct {
 
 // normalizeTrace runs a golden trace through OTLP normalisation as one
 // request, so the roll-up sees the whole tree.
-func normalizeTrace(t *testing.T, g goldenTrace) []*normalize.Span {
+func normalizeTrace(t *testing.T, g goldenTrace) []*spanmodel.Span {
 	t.Helper()
-	prices, err := normalize.LoadPrices("")
+	prices, err := spanmodel.LoadPrices("")
 	require.NoError(t, err)
-	n := &normalize.Normalizer{Prices: prices}
+	n := &spanmodel.Normalizer{Prices: prices}
 	start := time.Date(2025, 1, 5, 10, 0, 0, 0, time.UTC)
-	raws := make([]normalize.Raw, len(g.Spans))
+	raws := make([]spanmodel.Raw, len(g.Spans))
 	for i, s := range g.Spans {
-		raws[i] = normalize.Raw{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: s.SpanID, ParentID: s.ParentID, Name: s.Name,
+		raws[i] = spanmodel.Raw{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: s.SpanID, ParentID: s.ParentID, Name: s.Name,
 			Kind: s.Kind, Start: start.Add(time.Duration(s.StartUS) * time.Microsecond),
 			End: start.Add(time.Duration(s.EndUS) * time.Microsecond), Attributes: s.Attributes, OTLP: true}
 	}

@@ -1,23 +1,23 @@
-// Package normalize turns spans as clients send them (OTLP or the native
-// JSON forms) into the canonical span of reference §2: ids and times parsed,
-// attributes un-flattened, semantic conventions mapped into ag.*, the ag
-// subtree cleaned (what does not fit is parked under ag.unsupported), types
-// inferred and metrics computed and rolled up.
-package normalize
+// Package spanmodel is the canonical span of reference §2 and how one is
+// made: Raw (a span as a client sent it), Span, the id and time parsers, the
+// attribute tree (Unflatten, Flatten, LeafText), the limits, and the
+// Normalizer that turns spans as clients send them (OTLP or the native JSON
+// forms) into canonical ones: ids and times parsed, attributes un-flattened,
+// semantic conventions mapped into ag.*, the ag subtree cleaned (what does
+// not fit is parked under ag.unsupported), types inferred and metrics
+// computed and rolled up (RollUp). How a Span is stored (its ClickHouse row)
+// is pkg/chspans' business.
+package spanmodel
 
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
-
-	"github.com/assayhq/assay/pkg/genproto/spanspb"
 )
 
 // Enumerations of the canonical span.
@@ -126,9 +126,10 @@ type Normalizer struct {
 	lim  Limits // Limits with the defaults filled in
 }
 
-// limits are n's limits with the defaults filled in; one copy for all
-// spans, so that no span allocates its own.
-func (n *Normalizer) limits() *Limits {
+// LimitsInForce are n's limits with the defaults filled in; one copy for
+// all spans, so that no span allocates its own. The stored-row encoder
+// (chspans.Encode) takes them.
+func (n *Normalizer) LimitsInForce() *Limits {
 	n.once.Do(func() { n.lim = n.Limits.orDefault() })
 	return &n.lim
 }
@@ -136,7 +137,7 @@ func (n *Normalizer) limits() *Limits {
 // Batch normalises the spans of one request: each bad span is reported in
 // rejected and left out; types and metrics are then derived per trace.
 func (n *Normalizer) Batch(raws []Raw) (spans []*Span, rejected []Error) {
-	lim := n.limits()
+	lim := n.LimitsInForce()
 	var res resourceCut
 	for i, r := range raws {
 		s, err := n.span(r, lim, &res)
@@ -439,133 +440,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// Encode is s as it travels to the writer, within n's limits. The raw pass
-// bounded what the client sent, but the canonical attributes can outgrow
-// it (adapters parse JSON text into new structure, canonical paths are
-// longer): the encoder notices, and they are trimmed, the cut recorded and
-// encoded again. The error is a *LimitError (the span is over MaxBytes, or
-// Strict and over a limit): the span is rejected alone. size is the span's
-// encoded size.
-func (n *Normalizer) Encode(s *Span, created time.Time, createdBy string) (p *spanspb.Span, size int, err error) {
-	lim := n.limits()
-	p, err = s.proto(created, createdBy, lim)
-	if errors.Is(err, errOverLimit) {
-		t := newTrimmer(lim, false, "attributes")
-		t.trim(s.Attributes, lim.MaxAttributes-recordLeaves)
-		if s.strict {
-			return nil, 0, &LimitError{Msg: t.cut.First}
-		}
-		s.addCut(t.cut)
-		p, err = s.proto(created, createdBy, lim)
-	}
-	switch {
-	case errors.Is(err, errTooBig):
-		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span encodes to more than TRACING_SPAN_MAX_BYTES (%d bytes)", lim.MaxBytes)}
-	case err != nil:
-		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span is over its limits once normalised: %v", err)}
-	}
-	if size = encodedSize(p); size > lim.MaxBytes {
-		return nil, 0, &LimitError{Msg: fmt.Sprintf("the span encodes to about %d bytes, more than TRACING_SPAN_MAX_BYTES (%d bytes)", size, lim.MaxBytes)}
-	}
-	return p, size, nil
-}
-
-// encodedSize bounds p's protobuf size from above, cheaply (proto.Size is
-// a walk as costly as a good part of the marshalling): each string or
-// bytes field costs its length and at most 7 bytes of tag and length, each
-// nested message 7 more, the scalars 64 in all.
-func encodedSize(p *spanspb.Span) int {
-	const field = 7
-	n := 64 + len(p.AttributesJson) + field
-	for _, s := range [...]string{p.TraceId, p.SpanId, p.ParentId, p.TraceType, p.SpanType, p.SpanKind, p.SpanName,
-		p.StatusCode, p.StatusMessage, p.SessionId, p.UserId, p.AgentId, p.CreatedById} {
-		n += len(s) + field
-	}
-	for _, s := range p.AttrKeys {
-		n += len(s) + field
-	}
-	for _, s := range p.AttrValues {
-		n += len(s) + field
-	}
-	for _, e := range p.Events {
-		n += 3*field + 11 + len(e.Name) + len(e.AttributesJson)
-	}
-	for _, l := range p.Links {
-		n += 5*field + len(l.TraceId) + len(l.SpanId) + len(l.Key) + len(l.AttributesJson)
-	}
-	for _, r := range p.References {
-		n += 5*field + len(r.Key) + len(r.Id) + len(r.Slug) + len(r.Version)
-	}
-	for _, h := range p.Hashes {
-		n += 3*field + len(h.Id) + len(h.Key)
-	}
-	return n
-}
-
-// valid is s as a protobuf string must be: UTF-8. The fields it guards
-// come from attribute values, whose UTF-8 the encoder checks only where
-// it writes them.
-func valid(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// Proto is s as it travels to the writer, without limits (tools and
-// benchmarks; ingest uses Normalizer.Encode).
-func (s *Span) Proto(created time.Time, createdBy string) *spanspb.Span {
-	p, _ := s.proto(created, createdBy, nil)
-	return p
-}
-
-// proto encodes s; with lim, an error says the attributes are over a limit.
-func (s *Span) proto(created time.Time, createdBy string, lim *Limits) (*spanspb.Span, error) {
-	attrs, keys, values, err := encodeAttributes(s.Attributes, lim)
-	if errors.Is(err, errOverLimit) || errors.Is(err, errTooBig) {
-		return nil, err
-	}
-	if err != nil {
-		// What encoding/json refuses (an infinite cost computed from huge
-		// token counts) is stored as no attributes JSON, with the leaves.
-		if lim != nil {
-			t := newTrimmer(lim, false, "attributes")
-			t.trim(s.Attributes, lim.MaxAttributes)
-			s.addCut(t.cut)
-		}
-		attrs = nil
-		keys, values = Flatten(s.Attributes)
-		for i, v := range values {
-			values[i] = unmark(v)
-		}
-	}
-	p := &spanspb.Span{
-		TraceId: s.TraceID, SpanId: s.SpanID, ParentId: s.ParentID,
-		TraceType: s.TraceType, SpanType: s.SpanType, SpanKind: s.SpanKind, SpanName: s.SpanName,
-		StartUnixMicro: s.Start.UnixMicro(), EndUnixMicro: s.End.UnixMicro(),
-		StatusCode: s.StatusCode, StatusMessage: s.StatusMessage,
-		SessionId: valid(s.SessionID), UserId: valid(s.UserID), AgentId: valid(s.AgentID),
-		AttributesJson: attrs, AttrKeys: keys, AttrValues: values,
-		LinksSet: s.LinksSet, CreatedUnixMicro: created.UnixMicro(), CreatedById: createdBy,
-	}
-	for _, e := range s.Events {
-		a, _ := marshalJSON(e.Attributes)
-		p.Events = append(p.Events, &spanspb.Event{Name: e.Name, TimeUnixMicro: e.Time.UnixMicro(), AttributesJson: a})
-	}
-	for _, l := range s.Links {
-		var a []byte
-		if len(l.Attributes) > 0 {
-			a, _ = marshalJSON(l.Attributes)
-		}
-		p.Links = append(p.Links, &spanspb.Link{TraceId: l.TraceID, SpanId: l.SpanID, Key: valid(l.Key), AttributesJson: a})
-	}
-	for _, r := range s.References {
-		p.References = append(p.References, &spanspb.Reference{Key: valid(r.Key), Id: valid(r.ID), Slug: valid(r.Slug), Version: valid(r.Version)})
-	}
-	for _, h := range s.Hashes {
-		p.Hashes = append(p.Hashes, &spanspb.Hash{Id: h.ID, Key: valid(h.Key)})
-	}
-	return p, nil
 }

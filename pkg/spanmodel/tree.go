@@ -1,10 +1,12 @@
-package normalize
+package spanmodel
 
 import (
 	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/assayhq/assay/pkg/internal/jsontext"
 )
 
 // Unflatten turns dotted keys into nested objects. Numeric segments index
@@ -167,7 +169,7 @@ func LeafText(v any) string {
 	case nil:
 		return "null"
 	}
-	b, _ := marshalJSON(v)
+	b, _ := jsontext.Marshal(v)
 	return string(b)
 }
 

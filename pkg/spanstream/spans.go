@@ -1,6 +1,8 @@
-// Package model holds the wire contracts that cross a process boundary: the
-// JetStream stream that carries span batches from tracing to the writer.
-package model
+// Package spanstream is the contract of the span stream: the JetStream stream
+// that carries span batches from their producers (tracing's ingest, the
+// runtime's own spans) to the writer. It holds the stream and subject names,
+// the stream configuration both sides declare, and the SpanBatch codec.
+package spanstream
 
 import (
 	"time"

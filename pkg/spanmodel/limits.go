@@ -1,4 +1,4 @@
-package normalize
+package spanmodel
 
 import (
 	"encoding/hex"
@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/assayhq/assay/pkg/model"
+	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // Limits bound one span, in the spirit of OpenTelemetry's SpanLimits, so
@@ -50,8 +50,8 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("span limit %s is %d; it must be at least %d", c.name, c.v, c.least)
 		}
 	}
-	if l.MaxBytes > model.MaxBatchBytes {
-		return fmt.Errorf("span limit MAX_BYTES is %d; one message carries at most %d", l.MaxBytes, model.MaxBatchBytes)
+	if l.MaxBytes > spanstream.MaxBatchBytes {
+		return fmt.Errorf("span limit MAX_BYTES is %d; one message carries at most %d", l.MaxBytes, spanstream.MaxBatchBytes)
 	}
 	return nil
 }
@@ -573,4 +573,27 @@ func rank(k string, level int) int {
 		return 100
 	}
 	return 0
+}
+
+// FitAttributes trims s's attributes to lim once the encoder found them
+// over a limit, leaving room for the record of the cut, and records it. A
+// Strict span is refused instead: the error is the *LimitError naming the
+// first limit crossed.
+func (s *Span) FitAttributes(lim *Limits) error {
+	t := newTrimmer(lim, false, "attributes")
+	t.trim(s.Attributes, lim.MaxAttributes-recordLeaves)
+	if s.strict {
+		return &LimitError{Msg: t.cut.First}
+	}
+	s.addCut(t.cut)
+	return nil
+}
+
+// CutAttributes trims s's attributes to lim and records the cut, Strict
+// or not: the encoder's last resort when the attributes cannot be encoded
+// as JSON at all and are stored as their leaves only.
+func (s *Span) CutAttributes(lim *Limits) {
+	t := newTrimmer(lim, false, "attributes")
+	t.trim(s.Attributes, lim.MaxAttributes)
+	s.addCut(t.cut)
 }

@@ -1,4 +1,4 @@
-package normalize_test
+package spanmodel_test
 
 import (
 	"testing"
@@ -7,23 +7,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
-func one(t *testing.T, r normalize.Raw) *normalize.Span {
+func one(t *testing.T, r spanmodel.Raw) *spanmodel.Span {
 	t.Helper()
-	prices, err := normalize.LoadPrices("")
+	prices, err := spanmodel.LoadPrices("")
 	require.NoError(t, err)
-	n := &normalize.Normalizer{Prices: prices}
+	n := &spanmodel.Normalizer{Prices: prices}
 	if r.TraceID == "" {
 		r.TraceID, r.SpanID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	}
-	spans, rejected := n.Batch([]normalize.Raw{r})
+	spans, rejected := n.Batch([]spanmodel.Raw{r})
 	require.Empty(t, rejected)
 	return spans[0]
 }
 
-func ag(s *normalize.Span, path ...string) any {
+func ag(s *spanmodel.Span, path ...string) any {
 	var cur any = s.Attributes["ag"]
 	for _, p := range path {
 		m, _ := cur.(map[string]any)
@@ -66,10 +66,10 @@ func TestAdapters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := one(t, normalize.Raw{OTLP: true, Attributes: tt.attrs})
+			s := one(t, spanmodel.Raw{OTLP: true, Attributes: tt.attrs})
 			assert.Equal(t, tt.typ, s.SpanType)
 			for path, want := range tt.want {
-				got, ok := normalize.Unflatten(map[string]any{"x": s.Attributes["ag"]})["x"], true
+				got, ok := spanmodel.Unflatten(map[string]any{"x": s.Attributes["ag"]})["x"], true
 				_ = ok
 				v := lookup(got, path)
 				if f, isF := want.(float64); isF {
@@ -96,7 +96,7 @@ func lookup(v any, dotted string) any {
 }
 
 func TestCleaningParksWhatDoesNotFit(t *testing.T) {
-	s := one(t, normalize.Raw{Attributes: map[string]any{"ag": map[string]any{
+	s := one(t, spanmodel.Raw{Attributes: map[string]any{"ag": map[string]any{
 		"type":       map[string]any{"span": "LLM", "node": "x", "trace": "nope"},
 		"data":       map[string]any{"inputs": "not json", "parameters": `{"t":0.2}`, "extra": 1.0},
 		"metrics":    map[string]any{"duration": map[string]any{"cumulative": "slow"}, "custom": 3.0},
@@ -120,28 +120,28 @@ func TestCleaningParksWhatDoesNotFit(t *testing.T) {
 func TestTimesAndIDs(t *testing.T) {
 	want := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 	for _, in := range []any{"1714979289", "1714979289000", "1714979289000000", "1714979289000000000", "2024-05-06T07:08:09Z", "2024-05-06T07:08:09", 1714979289.0} {
-		got, err := normalize.Time(in)
+		got, err := spanmodel.Time(in)
 		require.NoError(t, err, in)
 		assert.True(t, want.Equal(got), "%v → %v", in, got)
 	}
-	_, err := normalize.Time("12345")
+	_, err := spanmodel.Time("12345")
 	assert.ErrorContains(t, err, "5 digits")
-	id, err := normalize.TraceID("0x0AF76519-16CD-43DD-8448-EB211C80319C")
+	id, err := spanmodel.TraceID("0x0AF76519-16CD-43DD-8448-EB211C80319C")
 	require.NoError(t, err)
 	assert.Equal(t, "0af7651916cd43dd8448eb211c80319c", id)
-	sid, err := normalize.SpanID("b7ad6b7169203331b7ad6b7169203331")
+	sid, err := spanmodel.SpanID("b7ad6b7169203331b7ad6b7169203331")
 	require.NoError(t, err)
 	assert.Equal(t, "b7ad6b7169203331", sid)
 }
 
 func TestRollUpAcrossTheTree(t *testing.T) {
 	tid := "0af7651916cd43dd8448eb211c80319c"
-	mk := func(id, parent string, prompt float64) normalize.Raw {
-		return normalize.Raw{TraceID: tid, SpanID: id, ParentID: parent, Attributes: map[string]any{
+	mk := func(id, parent string, prompt float64) spanmodel.Raw {
+		return spanmodel.Raw{TraceID: tid, SpanID: id, ParentID: parent, Attributes: map[string]any{
 			"ag.metrics.tokens.incremental.prompt": prompt, "ag.type.span": "task"}}
 	}
-	n := &normalize.Normalizer{}
-	spans, _ := n.Batch([]normalize.Raw{mk("0000000000000001", "", 1), mk("0000000000000002", "0000000000000001", 2), mk("0000000000000003", "0000000000000002", 4)})
+	n := &spanmodel.Normalizer{}
+	spans, _ := n.Batch([]spanmodel.Raw{mk("0000000000000001", "", 1), mk("0000000000000002", "0000000000000001", 2), mk("0000000000000003", "0000000000000002", 4)})
 	assert.Equal(t, 7.0, lookup(spans[0].Attributes, "ag.metrics.tokens.cumulative.prompt"))
 	assert.Equal(t, 6.0, lookup(spans[1].Attributes, "ag.metrics.tokens.cumulative.prompt"))
 	assert.Equal(t, 4.0, lookup(spans[2].Attributes, "ag.metrics.tokens.cumulative.prompt"))

@@ -1,11 +1,11 @@
-package normalize_test
+package spanmodel_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // Issue 11 point 8: an OpenInference chain's plain-text input.value is its
@@ -13,7 +13,7 @@ import (
 // reference's SDK gives a value that is not an object), never parked; and
 // an explicit session.id wins over gen_ai.conversation.id.
 func TestOpenInferencePlainTextInputAndSession(t *testing.T) {
-	s := one(t, normalize.Raw{OTLP: true, Attributes: map[string]any{
+	s := one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{
 		"openinference.span.kind": "CHAIN", "input.value": "What is the capital of France?", "input.mime_type": "text/plain",
 		"output.value": "Paris", "output.mime_type": "text/plain",
 		"session.id": "sess-42", "gen_ai.conversation.id": "conv-7",
@@ -26,18 +26,18 @@ func TestOpenInferencePlainTextInputAndSession(t *testing.T) {
 	assert.Equal(t, "sess-42", s.SessionID)
 
 	// Text that looks like JSON is still text when the mime type says so.
-	s = one(t, normalize.Raw{OTLP: true, Attributes: map[string]any{
+	s = one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{
 		"openinference.span.kind": "CHAIN", "input.value": `{"not": "parsed"}`, "input.mime_type": "text/plain"}})
 	assert.Equal(t, map[string]any{"__default__": `{"not": "parsed"}`}, ag(s, "data", "inputs"))
 	// JSON input stays an object; a JSON list is wrapped too.
-	s = one(t, normalize.Raw{OTLP: true, Attributes: map[string]any{
+	s = one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{
 		"openinference.span.kind": "CHAIN", "input.value": `{"q": "x"}`, "input.mime_type": "application/json"}})
 	assert.Equal(t, map[string]any{"q": "x"}, ag(s, "data", "inputs"))
-	s = one(t, normalize.Raw{OTLP: true, Attributes: map[string]any{"input.value": `[1, 2]`, "input.mime_type": "application/json"}})
+	s = one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{"input.value": `[1, 2]`, "input.mime_type": "application/json"}})
 	assert.Equal(t, map[string]any{"__default__": []any{1.0, 2.0}}, ag(s, "data", "inputs"))
 	assert.Nil(t, ag(s, "unsupported"), "nothing parked")
 
 	// gen_ai.conversation.id alone still names the session.
-	s = one(t, normalize.Raw{OTLP: true, Attributes: map[string]any{"gen_ai.operation.name": "chat", "gen_ai.conversation.id": "conv-7"}})
+	s = one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{"gen_ai.operation.name": "chat", "gen_ai.conversation.id": "conv-7"}})
 	assert.Equal(t, "conv-7", s.SessionID)
 }

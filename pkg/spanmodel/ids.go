@@ -1,4 +1,4 @@
-package normalize
+package spanmodel
 
 import (
 	"encoding/json"
