@@ -50,6 +50,7 @@ func TestService(t *testing.T) {
 	}{
 		{"ADeltaPatchesTheNewestReferences", testDeltaPatchesTheNewestReferences},
 		{"ADeltaBuildsOnTheNewestRevisionThatHasReferences", testDeltaSkipsRevisionsWithoutReferences},
+		{"ConcurrentDeltasLoseNoKey", testConcurrentDeltasLoseNoKey},
 		{"ADeltaReadsItsBaseInTheCommitsTransaction", testDeltaReadsItsBaseInTheCommitsTransaction},
 		{"CommittedSlugsAreThoseOfTheRealLineage", testSlugsAreRewritten},
 		{"DeploymentChangedKeepsRevisionsThatChangedAnArtifactsDeployment", testDeploymentChanged},

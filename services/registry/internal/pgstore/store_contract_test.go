@@ -61,6 +61,7 @@ func TestStoreContract(t *testing.T) {
 		{"ArchiveVariantMarksItsRevisionsToo", testArchiveVariantMarksItsRevisionsToo},
 		{"CommitVersionsAreDenseFromZeroPerVariant", testCommitVersionsAreDenseFromZeroPerVariant},
 		{"LatestRevisionCountsArchivedOnes", testLatestRevisionCountsArchivedOnes},
+		{"TheHeadIsTheLastCommitNotTheNewestStamp", testTheHeadIsTheLastCommitNotTheNewestStamp},
 		{"CommitCheckSeesTheNonArchivedHeadAndTheCount", testCommitCheckSeesTheNonArchivedHeadAndTheCount},
 		{"CommitErrorsNameTheirCause", testCommitErrorsNameTheirCause},
 		{"ConcurrentCommitsOnOneVariantAreSerialised", testConcurrentCommitsOnOneVariantAreSerialised},
@@ -573,6 +574,45 @@ func testLatestRevisionCountsArchivedOnes(t *testing.T, f *fixture) {
 	got, err := f.st.LatestRevision(ctx, f.p, fam, l.v.ID)
 	require.NoError(t, err)
 	assert.Equal(t, l.revs[1].ID, got.ID)
+}
+
+// testTheHeadIsTheLastCommitNotTheNewestStamp: the service makes a
+// revision's id and stamps before its commit waits for the variant lock,
+// so a commit that waited lands after one stamped later. The latest
+// revision, the head check sees and the log follow the order commits
+// landed (the version): by stamp, the head was the earlier commit and a
+// delta on it dropped what the later one had written.
+func testTheHeadIsTheLastCommitNotTheNewestStamp(t *testing.T, f *fixture) {
+	ctx, fam := context.Background(), registry.Workflows
+	l := f.lineage(t, fam, "stamps", 0)
+	waited := f.revision(l.v.ID, "stamps.waited", `{"who":"waited"}`) // stamped first, lands second
+	first := f.revision(l.v.ID, "stamps.first", `{"who":"first"}`)
+	first.CreatedAt = waited.CreatedAt.Add(time.Second)
+	first.ID = registry.NewID()
+	_, err := f.st.Commit(ctx, f.p, fam, first, nil, nil)
+	require.NoError(t, err)
+	got, err := f.st.Commit(ctx, f.p, fam, waited, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Version)
+
+	latest, err := f.st.LatestRevision(ctx, f.p, fam, l.v.ID)
+	require.NoError(t, err)
+	assert.Equal(t, waited.ID, latest.ID, "LatestRevision is the last commit")
+	var head *registry.Revision
+	_, err = f.st.Commit(ctx, f.p, fam, f.revision(l.v.ID, "stamps.next", `{}`), nil,
+		func(h *registry.Revision, _ int) error { head = h; return nil })
+	require.NoError(t, err)
+	require.NotNil(t, head)
+	assert.Equal(t, waited.ID, head.ID, "check's head is the last commit")
+
+	next, err := f.st.RevisionBySlug(ctx, f.p, fam, "stamps.next")
+	require.NoError(t, err)
+	log, err := f.st.Log(ctx, f.p, fam, next, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{next.ID, waited.ID, first.ID}, ids(log, revID), "the log follows versions")
+	log, err = f.st.Log(ctx, f.p, fam, got, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{waited.ID, first.ID}, ids(log, revID), "a log from the last commit includes the one before it")
 }
 
 // testCommitCheckSeesTheNonArchivedHeadAndTheCount: check gets the count
