@@ -162,9 +162,20 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 		rev.Data = c.Data.Encode()
 	}
 	cm := registry.Commit{Revision: rev, Initial: c.Initial}
-	if c.Delta != nil {
+	if c.Delta == nil {
+		return s.reg.Commit(ctx, sc, registry.Environments, cm)
+	}
+	// Prepare runs under the variant lock, inside the commit's transaction;
+	// when the head has no references it reads older revisions, and must
+	// read them on that transaction: through a service on the pool it took
+	// a second connection while holding the lock, so as many concurrent
+	// deploys as the pool has connections held them all and stalled (until
+	// their lock timeout, or for good without one).
+	var out *registry.Revision
+	err := s.reg.InTx(ctx, func(tx *registry.Service) error {
+		envs := s.With(tx)
 		cm.Prepare = func(r *registry.Revision, head *registry.Revision, _ int) error {
-			base, err := s.newestReferences(ctx, sc, head, c.VariantID)
+			base, err := envs.newestReferences(ctx, sc, head, c.VariantID)
 			if err != nil {
 				return err
 			}
@@ -180,8 +191,14 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 			r.Data = (&Data{References: base}).Encode()
 			return nil
 		}
+		var err error
+		out, err = tx.Commit(ctx, sc, registry.Environments, cm)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return s.reg.Commit(ctx, sc, registry.Environments, cm)
+	return out, nil
 }
 
 // Roles are the entity prefixes of workflow-family reference groups.

@@ -320,9 +320,12 @@ func (s *Store) RevisionByVersion(ctx context.Context, p uuid.UUID, f registry.F
 	return s.revisionWhere(ctx, nil, `r.variant_id = $3 AND r.version = $4`, p, f, variantID, version)
 }
 
-// LatestRevision returns the variant's newest revision (archived included), or nil.
+// LatestRevision returns the variant's newest revision (archived included),
+// or nil. Newest is the highest version: versions are taken under the
+// variant lock, in the order commits land, while ids and stamps are made
+// before a commit waits for that lock.
 func (s *Store) LatestRevision(ctx context.Context, p uuid.UUID, f registry.Family, variantID uuid.UUID) (*registry.Revision, error) {
-	return s.revisionWhere(ctx, nil, `r.variant_id = $3 ORDER BY r.created_at DESC, r.id DESC LIMIT 1`, p, f, variantID)
+	return s.revisionWhere(ctx, nil, `r.variant_id = $3 ORDER BY r.version DESC LIMIT 1`, p, f, variantID)
 }
 
 // UpdateRevision replaces the header of the revision r.ID; data never changes.
@@ -371,13 +374,14 @@ func (s *Store) QueryRevisions(ctx context.Context, p uuid.UUID, f registry.Fami
 	return collect(rows, scanRevision)
 }
 
-// Log returns up to depth revisions of the variant, newest first, starting
-// at the revision from and skipping archived ones other than from itself.
+// Log returns up to depth revisions of the variant, newest (highest
+// version) first, starting at the revision from and skipping archived ones
+// other than from itself.
 func (s *Store) Log(ctx context.Context, p uuid.UUID, f registry.Family, from *registry.Revision, depth int) ([]registry.Revision, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+revisionCols+revisionFrom+`
 		WHERE r.project_id = $1 AND r.family = $2 AND r.variant_id = $3
-		  AND (r.id = $4 OR (r.id < $4 AND r.deleted_at IS NULL))
-		ORDER BY r.id DESC LIMIT $5`, p, f, from.VariantID, from.ID, depth)
+		  AND (r.id = $4 OR (r.version < $6 AND r.deleted_at IS NULL))
+		ORDER BY r.version DESC LIMIT $5`, p, f, from.VariantID, from.ID, depth, from.Version)
 	if err != nil {
 		return nil, fmt.Errorf("log revisions: %w", err)
 	}
@@ -421,7 +425,7 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *r
 			return err
 		}
 		if check != nil {
-			head, err := s.revisionWhere(ctx, tx, `r.variant_id = $3 AND r.deleted_at IS NULL ORDER BY r.created_at DESC, r.id DESC LIMIT 1`, p, f, r.VariantID)
+			head, err := s.revisionWhere(ctx, tx, `r.variant_id = $3 AND r.deleted_at IS NULL ORDER BY r.version DESC LIMIT 1`, p, f, r.VariantID)
 			if err != nil {
 				return err
 			}

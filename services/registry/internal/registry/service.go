@@ -123,7 +123,7 @@ type Store interface {
 	//  2. fills r.ArtifactID from the variant when it is uuid.Nil;
 	//  3. counts the variant's revisions, archived ones included, and, if
 	//     check is not nil, calls check with that count and the head: the
-	//     newest non-archived revision by (created_at, id), or nil (not
+	//     newest (highest version) non-archived revision, or nil (not
 	//     LatestRevision, which counts archived ones). check may refuse
 	//     the commit with any error, returned as it is, or complete r;
 	//  4. inserts the testcase blobs tcs that are not stored yet (an
@@ -147,8 +147,11 @@ type Store interface {
 	// RevisionByVersion returns the variant's revision with version,
 	// archived or not; nil, nil if there is none.
 	RevisionByVersion(ctx context.Context, p uuid.UUID, f Family, variantID uuid.UUID, version int) (*Revision, error)
-	// LatestRevision returns the variant's newest revision by (created_at,
-	// id), archived ones included; nil, nil if it has none.
+	// LatestRevision returns the variant's newest revision, archived ones
+	// included; nil, nil if it has none. Newest is the highest version,
+	// the order in which commits took the variant lock: ids and creation
+	// stamps are made before a commit waits for it, so a commit that
+	// waited can land with an older stamp than the one before it.
 	LatestRevision(ctx context.Context, p uuid.UUID, f Family, variantID uuid.UUID) (*Revision, error)
 	// UpdateRevision replaces the header of the revision r.ID (name,
 	// description, flags, tags, meta; data, testcases, slug and version
@@ -164,7 +167,7 @@ type Store interface {
 	// q.RevisionRefs must both match (AND). Errors are wrapped "query
 	// revisions: ...".
 	QueryRevisions(ctx context.Context, p uuid.UUID, f Family, q Query) ([]Revision, error)
-	// Log returns, newest first by id, the revision from (even if
+	// Log returns, newest first by version, the revision from (even if
 	// archived) and the older non-archived revisions of its variant, at
 	// most depth in all. from must not be nil. Errors are wrapped "log
 	// revisions: ...".
