@@ -25,7 +25,7 @@ import (
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/normalize"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/query"
@@ -92,12 +92,12 @@ func (w *world) ingest(t *testing.T, received time.Time, spans ...map[string]any
 	raws, rejected, err := ingest.NativeSpans(map[string]any{"spans": list})
 	require.NoError(t, err)
 	require.Empty(t, rejected)
-	norm := &normalize.Normalizer{}
+	norm := &spanmodel.Normalizer{}
 	normed, rej := norm.Batch(raws)
 	require.Empty(t, rej)
 	batch := &spanspb.SpanBatch{ProjectId: w.project, ReceivedUnixNano: received.UnixNano()}
 	for _, s := range normed {
-		p, _, err := norm.Encode(s, received, "")
+		p, _, err := chspans.Encode(s, norm.LimitsInForce(), received, "")
 		require.NoError(t, err)
 		batch.Spans = append(batch.Spans, p)
 	}
