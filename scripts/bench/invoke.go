@@ -41,6 +41,7 @@ var (
 	rate        = flag.Int("rate", 200, "invocations per second of the open-loop phase")
 	seconds     = flag.Int("seconds", 20, "duration of each measured phase")
 	concurrency = flag.Int("concurrency", 32, "callers of the closed-loop phase")
+	inline      = flag.Bool("inline", false, "send the parameters inline (a playground call: no registry lookup) instead of references")
 	client      = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
 	authKey     string
 	modelNanos  atomic.Int64 // time the model server spent answering
@@ -71,6 +72,11 @@ func main() {
 			"llm_config": map[string]any{"model": "bench-local/instant"}}}}}}, nil)
 
 	body := []byte(`{"references":{"application":{"slug":"bench-invoke"}},"data":{"inputs":{"country":"France"}}}`)
+	if *inline {
+		body = []byte(`{"data":{"inputs":{"country":"France"},"parameters":{"prompt":{"messages":[` +
+			`{"role":"system","content":"You answer briefly."},{"role":"user","content":"Capital of {{country}}?"}],` +
+			`"llm_config":{"model":"bench-local/instant"}}}}}`)
+	}
 	if s := invoke(body); s != 200 {
 		fmt.Fprintf(os.Stderr, "invoke answered %d\n", s)
 		os.Exit(1)
