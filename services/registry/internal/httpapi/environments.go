@@ -9,11 +9,11 @@ import (
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/environments"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
+var environmentKind = kind{fam: versioned.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
 	urlQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
 
 // guardFlags narrows environment artifact flags to {is_guarded}.
@@ -33,22 +33,22 @@ func guardFlags(f json.RawMessage) json.RawMessage {
 // environmentAPI serves /environments and /simple/environments.
 type environmentAPI struct {
 	git    *git
-	reg    *registry.Service
+	reg    *versioned.Service
 	envs   *environments.Service
 	wf     *workflows.Service // resolves embeds
 	simple *simpleAPI
 }
 
-func newEnvironmentAPI(reg *registry.Service, envs *environments.Service, wf *workflows.Service) *environmentAPI {
+func newEnvironmentAPI(reg *versioned.Service, envs *environments.Service, wf *workflows.Service) *environmentAPI {
 	a := &environmentAPI{reg: reg, envs: envs, wf: wf}
-	a.git = &git{k: environmentKind, reg: reg, artifactIn: func(ar *registry.Artifact) error {
+	a.git = &git{k: environmentKind, reg: reg, artifactIn: func(ar *versioned.Artifact) error {
 		ar.Flags = guardFlags(ar.Flags)
 		return nil
 	}}
 	// The revision query's extra `references: [Ref]` keeps the revisions
 	// where the deployment of those applications changed (reference §6).
 	// It applies after the query's own windowing.
-	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error) {
+	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error) {
 		refs := b.refs("references")
 		if err := errOf(b); err != nil {
 			return nil, err
@@ -65,7 +65,7 @@ func newEnvironmentAPI(reg *registry.Service, envs *environments.Service, wf *wo
 			}
 			return environments.ParseData(raw, loc...)
 		},
-		commit: func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error) {
+		commit: func(ctx context.Context, sc scope.Scope, tx *versioned.Service, variantID uuid.UUID, data any, msg string) (*versioned.Revision, error) {
 			cm := environments.Commit{VariantID: variantID}
 			if msg != "" {
 				cm.Message = &msg
@@ -152,9 +152,9 @@ func (a *environmentAPI) commit(c echo.Context) error {
 	data, delta := in.m["data"], in.m["delta"]
 	switch {
 	case !isNull(data) && !isNull(delta):
-		return registry.Invalid("Provide either data or delta for a commit, not both.")
+		return versioned.Invalid("Provide either data or delta for a commit, not both.")
 	case isNull(data) && isNull(delta):
-		return registry.Invalid("Provide either data or delta for a commit.")
+		return versioned.Invalid("Provide either data or delta for a commit.")
 	}
 	if v == nil {
 		return fieldMissing("body", key, "environment_variant_id")
@@ -188,7 +188,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		refs := registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+		refs := versioned.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
 		expand := resolve || b.boolean(false, "resolve")
 		if err := errOf(b); err != nil {
 			return err
@@ -198,7 +198,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return err
 		}
 		ctx := c.Request().Context()
-		r, err := a.reg.Resolve(ctx, sc, registry.Environments, "environment", refs)
+		r, err := a.reg.Resolve(ctx, sc, versioned.Environments, "environment", refs)
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func (a *environmentAPI) guard(on bool) echo.HandlerFunc {
 		if on {
 			next.Flags = json.RawMessage(`{"is_guarded":true}`)
 		}
-		out, err := a.reg.EditArtifact(ctx, sc, registry.Environments, &next)
+		out, err := a.reg.EditArtifact(ctx, sc, versioned.Environments, &next)
 		if err != nil {
 			return err
 		}

@@ -10,20 +10,20 @@ import (
 
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // git serves the artifact, variant and revision routes every family shares.
 // Families plug in how a revision's data is rendered.
 type git struct {
 	k   kind
-	reg *registry.Service
+	reg *versioned.Service
 	// revisionData adds the family's data to a rendered revision; b is the
 	// request body (nil for GET) and carries the family's read options.
-	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *registry.Revision, opts readOpts) error
+	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error
 	// artifactIn, if set, checks and narrows an artifact before it is
 	// created or edited (role flags, reserved slugs).
-	artifactIn func(a *registry.Artifact) error
+	artifactIn func(a *versioned.Artifact) error
 	// slugIn, if set, checks the slug of a new variant (fork included).
 	slugIn func(slug string) error
 	// editArtifactFn, if set, replaces the full-replace artifact edit
@@ -34,14 +34,14 @@ type git struct {
 	forceFlags json.RawMessage
 	// filterRevisions, if set, narrows a revision query's results by
 	// family-specific body fields (environments' references).
-	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error)
+	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error)
 }
 
 // readOpts are the options a request gives for rendering revisions.
 type readOpts struct {
 	includeTestcases   bool
 	includeTestcaseIDs bool
-	window             *registry.Windowing
+	window             *versioned.Windowing
 	withSlugs          bool
 }
 
@@ -119,7 +119,7 @@ func (g *git) createArtifact(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	a := &registry.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
+	a := &versioned.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
 	slug := in.slug("slug")
 	if forced := c.QueryParam(g.k.key + "_id"); forced != "" {
 		id, err := uuid.Parse(forced)
@@ -156,7 +156,7 @@ func (g *git) fetchArtifact(c echo.Context) error {
 	return g.sendArtifact(c, a, err)
 }
 
-func (g *git) sendArtifact(c echo.Context, a *registry.Artifact, err error) error {
+func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) error {
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (g *git) editArtifact(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	a := &registry.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
+	a := &versioned.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
 		return err
@@ -206,8 +206,8 @@ func (g *git) archiveArtifact(archived bool) echo.HandlerFunc {
 }
 
 // query reads the shared query body: filter, refs, archive and windowing.
-func (g *git) query(b *body, level string) registry.Query {
-	q := registry.Query{
+func (g *git) query(b *body, level string) versioned.Query {
+	q := versioned.Query{
 		ArtifactRefs:    b.refs(g.k.key + "_refs"),
 		VariantRefs:     b.refs(g.k.key + "_variant_refs"),
 		RevisionRefs:    b.refs(g.k.key + "_revision_refs"),
@@ -246,7 +246,7 @@ func (g *git) queryArtifacts(c echo.Context) error {
 
 func (g *git) variantKey() string { return g.k.key + "_variant" }
 
-func (g *git) sendVariant(c echo.Context, v *registry.Variant, err error) error {
+func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error {
 	if err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (g *git) createVariant(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	v := &registry.Variant{Header: in.header()}
+	v := &versioned.Variant{Header: in.header()}
 	slug := in.slug("slug")
 	artifactID := in.id(g.k.key+"_id", "artifact_id")
 	if err := errOf(in); err != nil {
@@ -308,7 +308,7 @@ func (g *git) editVariant(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	v := &registry.Variant{ID: id, Header: in.header()}
+	v := &versioned.Variant{ID: id, Header: in.header()}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
 		return err
@@ -368,13 +368,13 @@ func (g *git) forkVariant(c echo.Context) error {
 			if err != nil {
 				return fieldInvalid("Input should be a valid UUID", q, "query", g.variantKey()+"_id")
 			}
-			src = &registry.Ref{ID: &id}
+			src = &versioned.Ref{ID: &id}
 		}
 	}
 	if src == nil {
 		return fieldMissing("body", g.variantKey()+"_ref")
 	}
-	v := &registry.Variant{Header: in.header()}
+	v := &versioned.Variant{Header: in.header()}
 	slug := in.slug("slug")
 	if err := errOf(in); err != nil {
 		return err
@@ -400,7 +400,7 @@ func (g *git) forkVariant(c echo.Context) error {
 func (g *git) revisionKey() string { return g.k.key + "_revision" }
 
 // renderRevision renders r with its data as the family shows it.
-func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *registry.Revision, opts readOpts) (*obj, error) {
+func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*obj, error) {
 	o := g.k.revision(r, opts.withSlugs)
 	if g.revisionData != nil {
 		if err := g.revisionData(ctx, sc, o, r, opts); err != nil {
@@ -413,7 +413,7 @@ func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *registry.Re
 }
 
 // sendRevision answers {count, <e>_revision, ...extra}.
-func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *registry.Revision, opts readOpts, extra ...func(*obj)) error {
+func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *versioned.Revision, opts readOpts, extra ...func(*obj)) error {
 	if r == nil {
 		return send(c, envelope(g.revisionKey(), nil))
 	}
@@ -463,7 +463,7 @@ func (g *git) editRevision(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	r := &registry.Revision{ID: id, Header: in.header()}
+	r := &versioned.Revision{ID: id, Header: in.header()}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
 		return err
@@ -513,7 +513,7 @@ func (g *git) queryRevisions(c echo.Context) error {
 	return g.sendRevisions(c, sc, rs, opts, g.window(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
 }
 
-func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []registry.Revision, opts readOpts, win json.RawMessage) error {
+func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []versioned.Revision, opts readOpts, win json.RawMessage) error {
 	items := make([]json.RawMessage, len(rs))
 	for i := range rs {
 		o, err := g.renderRevision(c.Request().Context(), sc, &rs[i], opts)
@@ -536,7 +536,7 @@ func (g *git) logRevisions(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	t := registry.LogTarget{
+	t := versioned.LogTarget{
 		ArtifactID: in.id(g.k.key+"_id", "artifact_id"),
 		VariantID:  in.id(g.k.key+"_variant_id", "variant_id"),
 		RevisionID: in.id(g.k.key+"_revision_id", "revision_id"),
@@ -553,20 +553,20 @@ func (g *git) logRevisions(c echo.Context) error {
 }
 
 // retrievalInfo renders {"references": {...}} for a resolved revision.
-func (g *git) retrievalInfo(r *registry.Revision) func(*obj) {
+func (g *git) retrievalInfo(r *versioned.Revision) func(*obj) {
 	return func(e *obj) {
 		v := strconvVersion(r.Version)
 		refs := newObj().
-			put(g.k.key, registry.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-			put(g.k.key+"_variant", registry.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-			put(g.k.key+"_revision", registry.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
+			put(g.k.key, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
+			put(g.k.key+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
+			put(g.k.key+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
 		e.put("retrieval_info", json.RawMessage(newObj().put("references", json.RawMessage(refs.done())).done()))
 	}
 }
 
 // window is the response windowing of a list, unless the family never
 // sends one.
-func (g *git) window(win *registry.Windowing, n int, lastID func() string) json.RawMessage {
+func (g *git) window(win *versioned.Windowing, n int, lastID func() string) json.RawMessage {
 	if g.k.noWindowing {
 		return nil
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/queries"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-var queryKind = kind{fam: registry.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
+var queryKind = kind{fam: versioned.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
 	urlQuery: map[string]bool{"artifact": true}}
 
 // emptyFlags is the query flag model: it has no fields, so any flags
@@ -27,14 +27,14 @@ func emptyFlags(f json.RawMessage) json.RawMessage {
 // queryAPI serves /queries and /simple/queries.
 type queryAPI struct {
 	git    *git
-	reg    *registry.Service
+	reg    *versioned.Service
 	qs     *queries.Service
 	simple *simpleAPI
 }
 
-func newQueryAPI(reg *registry.Service, qs *queries.Service) *queryAPI {
+func newQueryAPI(reg *versioned.Service, qs *queries.Service) *queryAPI {
 	a := &queryAPI{reg: reg, qs: qs}
-	a.git = &git{k: queryKind, reg: reg, artifactIn: func(ar *registry.Artifact) error {
+	a.git = &git{k: queryKind, reg: reg, artifactIn: func(ar *versioned.Artifact) error {
 		ar.Flags = emptyFlags(ar.Flags)
 		return nil
 	}}
@@ -45,15 +45,15 @@ func newQueryAPI(reg *registry.Service, qs *queries.Service) *queryAPI {
 			}
 			return queries.ParseData(raw, loc...)
 		},
-		commit: func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error) {
-			r := registry.Revision{VariantID: variantID}
+		commit: func(ctx context.Context, sc scope.Scope, tx *versioned.Service, variantID uuid.UUID, data any, msg string) (*versioned.Revision, error) {
+			r := versioned.Revision{VariantID: variantID}
 			if msg != "" {
 				r.Message = &msg
 			}
 			if d, ok := data.(json.RawMessage); ok {
 				r.Data = d
 			}
-			return tx.Commit(ctx, sc, registry.Queries, registry.Commit{Revision: r})
+			return tx.Commit(ctx, sc, versioned.Queries, versioned.Commit{Revision: r})
 		}}
 	return a
 }
@@ -75,7 +75,7 @@ func (a *queryAPI) createRevision(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	r := registry.Revision{Header: in.header()}
+	r := versioned.Revision{Header: in.header()}
 	r.Flags = emptyFlags(r.Flags)
 	slug := in.slug("slug")
 	v := in.id("query_variant_id", "variant_id")
@@ -91,7 +91,7 @@ func (a *queryAPI) createRevision(c echo.Context) error {
 	}
 	msg := "Initial revision"
 	r.Message = &msg
-	out, err := a.reg.Commit(c.Request().Context(), sc, registry.Queries, registry.Commit{Revision: r, Initial: true})
+	out, err := a.reg.Commit(c.Request().Context(), sc, versioned.Queries, versioned.Commit{Revision: r, Initial: true})
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (a *queryAPI) commit(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	r := registry.Revision{Header: in.header(), Message: in.str("message")}
+	r := versioned.Revision{Header: in.header(), Message: in.str("message")}
 	r.Flags = emptyFlags(r.Flags)
 	slug := in.slug("slug")
 	v := in.id("query_variant_id", "variant_id")
@@ -119,7 +119,7 @@ func (a *queryAPI) commit(c echo.Context) error {
 		return err
 	}
 	if v == nil {
-		return registry.Invalid(key + ".query_variant_id is required.")
+		return versioned.Invalid(key + ".query_variant_id is required.")
 	}
 	r.VariantID = *v
 	if slug != nil {
@@ -130,7 +130,7 @@ func (a *queryAPI) commit(c echo.Context) error {
 			return err
 		}
 	}
-	out, err := a.reg.Commit(c.Request().Context(), sc, registry.Queries, registry.Commit{Revision: r})
+	out, err := a.reg.Commit(c.Request().Context(), sc, versioned.Queries, versioned.Commit{Revision: r})
 	if err != nil {
 		return err
 	}
@@ -144,14 +144,14 @@ func (a *queryAPI) retrieve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	refs := registry.Refs{Artifact: b.ref("query_ref"), Variant: b.ref("query_variant_ref"), Revision: b.ref("query_revision_ref")}
+	refs := versioned.Refs{Artifact: b.ref("query_ref"), Variant: b.ref("query_variant_ref"), Revision: b.ref("query_revision_ref")}
 	withIDs, withTraces := b.boolean(false, "include_trace_ids"), b.boolean(false, "include_traces")
 	win := b.windowing()
 	if err := errOf(b); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	r, err := a.reg.Resolve(ctx, sc, registry.Queries, "query", refs)
+	r, err := a.reg.Resolve(ctx, sc, versioned.Queries, "query", refs)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
@@ -32,7 +32,7 @@ func resolveOptions(b *body) (embeds.Options, error) {
 
 // resolveRevision returns a copy of r whose data has its embeds expanded
 // (see package embeds), with the resolution_info.
-func resolveRevision(ctx context.Context, wf *workflows.Service, sc scope.Scope, r *registry.Revision, o embeds.Options) (*registry.Revision, *embeds.Info, error) {
+func resolveRevision(ctx context.Context, wf *workflows.Service, sc scope.Scope, r *versioned.Revision, o embeds.Options) (*versioned.Revision, *embeds.Info, error) {
 	data, info, err := embeds.Resolve(ctx, r.Data, &r.ID, wf.EmbedLookup(sc), o)
 	if err != nil {
 		return nil, nil, err

@@ -9,15 +9,15 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/queries"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 // Services are the use cases the routes call.
 type Services struct {
-	Registry *registry.Service
+	Registry *versioned.Service
 	Testsets *testsets.Service
 	// Workflows serves workflows, applications and evaluators.
 	Workflows    *workflows.Service

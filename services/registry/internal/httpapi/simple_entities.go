@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // simpleAPI serves the flat /simple/<plural> surface of workflows,
@@ -17,15 +17,15 @@ import (
 // Families differ only in the hooks below.
 type simpleAPI struct {
 	k   kind
-	reg *registry.Service
+	reg *versioned.Service
 	// narrow returns the artifact flags to store for the sent ones.
 	narrow func(json.RawMessage) json.RawMessage
 	// parse checks the sent data; nil means none was sent.
 	parse func(raw json.RawMessage, loc []any) (any, error)
 	// commit writes a revision with the parsed data (nil: none) through tx.
-	commit func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error)
+	commit func(ctx context.Context, sc scope.Scope, tx *versioned.Service, variantID uuid.UUID, data any, msg string) (*versioned.Revision, error)
 	// flags are the flags a record shows; nil: the artifact's.
-	flags func(a *registry.Artifact, r *registry.Revision) json.RawMessage
+	flags func(a *versioned.Artifact, r *versioned.Revision) json.RawMessage
 	// keepData: an edit without data commits the latest data again
 	// (environments commit "no references" instead).
 	keepData bool
@@ -38,7 +38,7 @@ type simpleAPI struct {
 	// noRevisionIDs: query items lack variant_id and revision_id.
 	noRevisionIDs bool
 	// editCheck, if set, may refuse an edit (evaluator renames).
-	editCheck func(cur *registry.Artifact, h registry.Header) error
+	editCheck func(cur *versioned.Artifact, h versioned.Header) error
 	// slugCheck, if set, refuses reserved slugs.
 	slugCheck func(string) error
 	// forceFlags is always part of the query's artifact flag filter.
@@ -59,13 +59,13 @@ func (s *simpleAPI) route(e *echo.Echo) {
 }
 
 // record renders the simple shape.
-func (s *simpleAPI) record(a *registry.Artifact, v *registry.Variant, r *registry.Revision, withIDs bool) *obj {
+func (s *simpleAPI) record(a *versioned.Artifact, v *versioned.Variant, r *versioned.Revision, withIDs bool) *obj {
 	o := newObj().put("id", a.ID).put("slug", a.Slug)
 	flags := a.Flags
 	if s.flags != nil && r != nil {
 		flags = s.flags(a, r)
 	}
-	header(o, registry.Header{Name: a.Name, Description: a.Description, Flags: flags, Tags: a.Tags, Meta: a.Meta})
+	header(o, versioned.Header{Name: a.Name, Description: a.Description, Flags: flags, Tags: a.Tags, Meta: a.Meta})
 	lifecycle(o, a.Lifecycle)
 	if r != nil {
 		o.put("data", r.Data)
@@ -81,7 +81,7 @@ func (s *simpleAPI) record(a *registry.Artifact, v *registry.Variant, r *registr
 	return o
 }
 
-func (s *simpleAPI) sendRecord(c echo.Context, a *registry.Artifact, v *registry.Variant, r *registry.Revision) error {
+func (s *simpleAPI) sendRecord(c echo.Context, a *versioned.Artifact, v *versioned.Variant, r *versioned.Revision) error {
 	if a == nil {
 		return send(c, envelope(s.k.key, nil))
 	}
@@ -102,7 +102,7 @@ func (s *simpleAPI) create(c echo.Context) error {
 	if err := errOf(in); err != nil {
 		return err
 	}
-	a := &registry.Artifact{Header: h}
+	a := &versioned.Artifact{Header: h}
 	if forced := c.QueryParam(s.k.key + "_id"); forced != "" {
 		id, err := uuid.Parse(forced)
 		if err != nil {
@@ -127,11 +127,11 @@ func (s *simpleAPI) create(c echo.Context) error {
 	if data == nil && s.keepData {
 		data, _ = s.parse(json.RawMessage(`{}`), nil)
 	}
-	var out *registry.Artifact
-	var v *registry.Variant
-	var r *registry.Revision
+	var out *versioned.Artifact
+	var v *versioned.Variant
+	var r *versioned.Revision
 	ctx := c.Request().Context()
-	err = s.reg.InTx(ctx, func(tx *registry.Service) error {
+	err = s.reg.InTx(ctx, func(tx *versioned.Service) error {
 		var err error
 		if out, err = tx.CreateArtifact(ctx, sc, s.k.fam, a); err != nil {
 			return err
@@ -140,8 +140,8 @@ func (s *simpleAPI) create(c echo.Context) error {
 		if name == nil {
 			name = &out.Slug
 		}
-		vh := registry.Header{Name: name, Description: out.Description, Tags: out.Tags, Meta: out.Meta}
-		if v, err = tx.CreateVariant(ctx, sc, s.k.fam, &registry.Variant{ArtifactID: out.ID, Slug: registry.NewSlug(), Header: vh}); err != nil {
+		vh := versioned.Header{Name: name, Description: out.Description, Tags: out.Tags, Meta: out.Meta}
+		if v, err = tx.CreateVariant(ctx, sc, s.k.fam, &versioned.Variant{ArtifactID: out.ID, Slug: versioned.NewSlug(), Header: vh}); err != nil {
 			return err
 		}
 		// Two commits, as the reference makes: an empty v0 and v1 with data.
@@ -159,7 +159,7 @@ func (s *simpleAPI) create(c echo.Context) error {
 
 // current loads the artifact, its default variant and that variant's
 // latest revision.
-func (s *simpleAPI) current(ctx context.Context, sc scope.Scope, reg *registry.Service, id uuid.UUID) (*registry.Artifact, *registry.Variant, *registry.Revision, error) {
+func (s *simpleAPI) current(ctx context.Context, sc scope.Scope, reg *versioned.Service, id uuid.UUID) (*versioned.Artifact, *versioned.Variant, *versioned.Revision, error) {
 	a, err := reg.Artifact(ctx, sc, s.k.fam, id)
 	if err != nil || a == nil {
 		return nil, nil, nil, err
@@ -204,7 +204,7 @@ func (s *simpleAPI) edit(c echo.Context) error {
 	}
 	if bid == nil || *bid != id {
 		if s.mismatch400 {
-			return registry.Invalid("The " + s.k.key + " id in the path does not match the id in the body.")
+			return versioned.Invalid("The " + s.k.key + " id in the path does not match the id in the body.")
 		}
 		return send(c, envelope(s.k.key, nil))
 	}
@@ -213,10 +213,10 @@ func (s *simpleAPI) edit(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	var a *registry.Artifact
-	var v *registry.Variant
-	var r *registry.Revision
-	err = s.reg.InTx(ctx, func(tx *registry.Service) error {
+	var a *versioned.Artifact
+	var v *versioned.Variant
+	var r *versioned.Revision
+	err = s.reg.InTx(ctx, func(tx *versioned.Service) error {
 		cur, cv, cr, err := s.current(ctx, sc, tx, id)
 		if err != nil || cur == nil || cv == nil {
 			return err
@@ -279,10 +279,10 @@ func (s *simpleAPI) archive(archived bool) echo.HandlerFunc {
 			return err
 		}
 		ctx := c.Request().Context()
-		var a *registry.Artifact
-		var v *registry.Variant
-		var r *registry.Revision
-		err = s.reg.InTx(ctx, func(tx *registry.Service) error {
+		var a *versioned.Artifact
+		var v *versioned.Variant
+		var r *versioned.Revision
+		err = s.reg.InTx(ctx, func(tx *versioned.Service) error {
 			var err error
 			if a, err = tx.ArchiveArtifact(ctx, sc, s.k.fam, id, archived); err != nil || a == nil {
 				return err
@@ -310,7 +310,7 @@ func (s *simpleAPI) query(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := registry.Query{ArtifactRefs: b.refs(s.k.key + "_refs"), IncludeArchived: b.boolean(false, "include_archived"), Windowing: b.windowing()}
+	q := versioned.Query{ArtifactRefs: b.refs(s.k.key + "_refs"), IncludeArchived: b.boolean(false, "include_archived"), Windowing: b.windowing()}
 	if f := b.sub(s.k.key); f != nil {
 		q.Filter = f.filter(false)
 		if b.err == nil {
@@ -326,7 +326,7 @@ func (s *simpleAPI) query(c echo.Context) error {
 	q.Filter.Flags = s.forceFlags
 	if q.Windowing == nil {
 		order := "descending"
-		q.Windowing = &registry.Windowing{Order: &order}
+		q.Windowing = &versioned.Windowing{Order: &order}
 	}
 	ctx := c.Request().Context()
 	as, err := s.reg.QueryArtifacts(ctx, sc, s.k.fam, q)

@@ -8,9 +8,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // simpleTestset renders the flat record. Unlike the reference we always
@@ -124,11 +124,11 @@ func (a *testsetAPI) editSimple(c echo.Context) error {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return registry.Invalid("The testset id in the path and in the body must match.")
+		return versioned.Invalid("The testset id in the path and in the body must match.")
 	}
 	rec, err := a.ts.EditSimple(c.Request().Context(), sc, id, si)
 	if err == nil && rec == nil {
-		return registry.NotFound("Testset not found.")
+		return versioned.NotFound("Testset not found.")
 	}
 	return sendSimple(c, rec, err)
 }
@@ -169,8 +169,8 @@ func (a *testsetAPI) querySimple(c echo.Context) error {
 
 // uploadHeader reads testset_name, _description, _tags and _meta from an
 // upload form over the stored header (nil for a create).
-func uploadHeader(form *fileForm, cur *registry.Header) (registry.Header, error) {
-	var h registry.Header
+func uploadHeader(form *fileForm, cur *versioned.Header) (versioned.Header, error) {
+	var h versioned.Header
 	if cur != nil {
 		h = *cur
 	}
@@ -215,7 +215,7 @@ func (a *testsetAPI) uploadSimple(c echo.Context) error {
 	}
 	slug := form.fields["testset_slug"]
 	if slug == "" {
-		slug = registry.NewSlug()
+		slug = versioned.NewSlug()
 	} else if !slugRE.MatchString(slug) {
 		return fieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
 	}
@@ -240,12 +240,12 @@ func (a *testsetAPI) uploadSimpleEdit(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	cur, err := a.reg.Artifact(ctx, sc, registry.Testsets, id)
+	cur, err := a.reg.Artifact(ctx, sc, versioned.Testsets, id)
 	if err != nil {
 		return err
 	}
 	if cur == nil {
-		return registry.NotFound("Testset not found.")
+		return versioned.NotFound("Testset not found.")
 	}
 	h, err := uploadHeader(form, &cur.Header)
 	if err != nil {
@@ -253,7 +253,7 @@ func (a *testsetAPI) uploadSimpleEdit(c echo.Context) error {
 	}
 	rec, err := a.ts.EditSimple(ctx, sc, id, testsets.SimpleInput{Header: h, Rows: form.rows})
 	if err == nil && rec == nil {
-		return registry.NotFound("Testset not found.")
+		return versioned.NotFound("Testset not found.")
 	}
 	return sendSimple(c, rec, err)
 }
@@ -265,14 +265,14 @@ func (a *testsetAPI) downloadSimple(c echo.Context) error {
 	}
 	fileType := c.QueryParam("file_type")
 	if fileType != "csv" && fileType != "json" {
-		return registry.Invalid("file_type is required and must be 'csv' or 'json'.")
+		return versioned.Invalid("file_type is required and must be 'csv' or 'json'.")
 	}
 	rec, err := a.ts.GetSimple(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
 	}
 	if rec == nil {
-		return registry.NotFound("Testset not found.")
+		return versioned.NotFound("Testset not found.")
 	}
 	rows, err := testsets.ToRows(rec.Testcases)
 	if err != nil {
@@ -301,7 +301,7 @@ func (a *testsetAPI) testcasesByID(c echo.Context) error {
 		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
-		return registry.Invalid("At least one testcase_id query parameter is required.")
+		return versioned.Invalid("At least one testcase_id query parameter is required.")
 	}
 	tcs, err := a.reg.Testcases(c.Request().Context(), sc, ids)
 	if err != nil {
@@ -310,7 +310,7 @@ func (a *testsetAPI) testcasesByID(c echo.Context) error {
 	return sendTestcases(c, tcs, nil)
 }
 
-func sendTestcases(c echo.Context, tcs []registry.Testcase, win json.RawMessage) error {
+func sendTestcases(c echo.Context, tcs []versioned.Testcase, win json.RawMessage) error {
 	o := (&obj{b: append(make([]byte, 0, testcasesSize(tcs)+64), '{')}).put("count", len(tcs))
 	o.key("testcases")
 	o.b = appendTestcases(o.b, tcs, true)
@@ -343,7 +343,7 @@ func (a *testsetAPI) queryTestcases(c echo.Context) error {
 	var ids []uuid.UUID
 	hasIDs := b.decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
 	setID := b.id("testset_id")
-	refs := registry.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
+	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
 	win := b.windowing()
 	if err := errOf(b); err != nil {
 		return err
@@ -351,7 +351,7 @@ func (a *testsetAPI) queryTestcases(c echo.Context) error {
 	ctx := c.Request().Context()
 	switch {
 	case !refs.Empty():
-		r, err := a.reg.Resolve(ctx, sc, registry.Testsets, "testset", refs)
+		r, err := a.reg.Resolve(ctx, sc, versioned.Testsets, "testset", refs)
 		if err != nil {
 			return err
 		}
@@ -382,5 +382,5 @@ func (a *testsetAPI) queryTestcases(c echo.Context) error {
 		}
 		return sendTestcases(c, tcs, next)
 	}
-	return registry.Invalid("Provide testcase_ids, testset_id or a testset, variant or revision reference.")
+	return versioned.Invalid("Provide testcase_ids, testset_id or a testset, variant or revision reference.")
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
@@ -22,7 +22,7 @@ var playgroundBuildKit = json.RawMessage(`{"playground_build_kit":{"agent_templa
 // newSimpleWorkflows returns the simple surface of one workflow role.
 // Evaluator data is hydrated from the catalog; application and workflow
 // records keep their data across edits that send none.
-func newSimpleWorkflows(reg *registry.Service, wf *workflows.Service, a *workflowAPI) *simpleAPI {
+func newSimpleWorkflows(reg *versioned.Service, wf *workflows.Service, a *workflowAPI) *simpleAPI {
 	key := a.key()
 	s := &simpleAPI{k: a.git.k, reg: reg, keepData: true, slugCheck: workflows.CheckSlug, forceFlags: a.git.forceFlags,
 		narrow: func(f json.RawMessage) json.RawMessage {
@@ -31,7 +31,7 @@ func newSimpleWorkflows(reg *registry.Service, wf *workflows.Service, a *workflo
 			}
 			return workflows.ArtifactFlags(f, a.role)
 		},
-		flags: func(ar *registry.Artifact, r *registry.Revision) json.RawMessage {
+		flags: func(ar *versioned.Artifact, r *versioned.Revision) json.RawMessage {
 			cp := *r
 			cp.ArtifactFlags, cp.ArtifactSlug = ar.Flags, ar.Slug
 			return workflows.RevisionFlags(&cp)
@@ -61,7 +61,7 @@ func newSimpleWorkflows(reg *registry.Service, wf *workflows.Service, a *workflo
 		}
 		return d, nil
 	}
-	s.commit = func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error) {
+	s.commit = func(ctx context.Context, sc scope.Scope, tx *versioned.Service, variantID uuid.UUID, data any, msg string) (*versioned.Revision, error) {
 		ci := workflows.CommitInput{Key: key, VariantID: variantID}
 		if msg != "" {
 			ci.Message = &msg
@@ -80,9 +80,9 @@ func newSimpleWorkflows(reg *registry.Service, wf *workflows.Service, a *workflo
 		}
 	case "evaluator":
 		s.archiveVariant, s.noRevisionIDs = true, true
-		s.editCheck = func(cur *registry.Artifact, h registry.Header) error {
+		s.editCheck = func(cur *versioned.Artifact, h versioned.Header) error {
 			if h.Name != nil && cur.Name != nil && *h.Name != *cur.Name {
-				return registry.Invalid("Renaming evaluators is temporarily disabled. Current evaluator name is '" + *cur.Name + "'.")
+				return versioned.Invalid("Renaming evaluators is temporarily disabled. Current evaluator name is '" + *cur.Name + "'.")
 			}
 			return nil
 		}

@@ -17,20 +17,20 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/canon"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // testsetAPI serves /testsets, /simple/testsets and /testcases.
 type testsetAPI struct {
 	git *git
-	reg *registry.Service
+	reg *versioned.Service
 	ts  *testsets.Service
 }
 
-func newTestsetAPI(reg *registry.Service, ts *testsets.Service) *testsetAPI {
+func newTestsetAPI(reg *versioned.Service, ts *testsets.Service) *testsetAPI {
 	a := &testsetAPI{reg: reg, ts: ts}
 	a.git = &git{k: testsetKind, reg: reg, revisionData: a.revisionData}
 	return a
@@ -63,7 +63,7 @@ func (a *testsetAPI) route(e *echo.Echo) {
 
 // appendTestcase renders one testcase; withSetID adds set_id, which only
 // the /testcases routes show.
-func appendTestcase(b []byte, tc *registry.Testcase, withSetID bool) []byte {
+func appendTestcase(b []byte, tc *versioned.Testcase, withSetID bool) []byte {
 	o := obj{b: append(b, '{')}
 	o.put("id", tc.ID)
 	if tc.SetID != nil {
@@ -79,7 +79,7 @@ func appendTestcase(b []byte, tc *registry.Testcase, withSetID bool) []byte {
 
 // testcasesSize estimates the rendered size of tcs, so a response of
 // 100,000 rows is built in one allocation instead of a chain of doublings.
-func testcasesSize(tcs []registry.Testcase) int {
+func testcasesSize(tcs []versioned.Testcase) int {
 	n := 0
 	for i := range tcs {
 		n += len(tcs[i].Data) + len(tcs[i].Flags) + len(tcs[i].Tags) + len(tcs[i].Meta) + 256
@@ -87,7 +87,7 @@ func testcasesSize(tcs []registry.Testcase) int {
 	return n
 }
 
-func appendTestcases(b []byte, tcs []registry.Testcase, withSetID bool) []byte {
+func appendTestcases(b []byte, tcs []versioned.Testcase, withSetID bool) []byte {
 	b = append(b, '[')
 	for i := range tcs {
 		if i > 0 {
@@ -110,7 +110,7 @@ func appendIDs(b []byte, ids []uuid.UUID) []byte {
 }
 
 // testcaseData renders {"testcase_ids": [...], "testcases": [...]}.
-func testcaseData(ids []uuid.UUID, tcs []registry.Testcase, withIDs, withTestcases bool) json.RawMessage {
+func testcaseData(ids []uuid.UUID, tcs []versioned.Testcase, withIDs, withTestcases bool) json.RawMessage {
 	o := &obj{b: append(make([]byte, 0, testcasesSize(tcs)+40*len(ids)+64), '{')}
 	if withIDs {
 		o.key("testcase_ids")
@@ -125,12 +125,12 @@ func testcaseData(ids []uuid.UUID, tcs []registry.Testcase, withIDs, withTestcas
 
 // revisionData adds a testset revision's data, paging its id list when the
 // request carries windowing.
-func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r *registry.Revision, opts readOpts) error {
+func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error {
 	if r.TestcaseIDs == nil {
 		return nil
 	}
 	ids, _ := pageIDs(r.TestcaseIDs, opts.window)
-	var tcs []registry.Testcase
+	var tcs []versioned.Testcase
 	if opts.includeTestcases {
 		var err error
 		if tcs, err = a.reg.Testcases(ctx, sc, ids); err != nil {
@@ -143,7 +143,7 @@ func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r
 
 // pageIDs applies list windowing to an ordered id list: descending
 // reverses it, next starts after that id (unknown: empty), limit cuts.
-func pageIDs(ids []uuid.UUID, w *registry.Windowing) (page []uuid.UUID, more bool) {
+func pageIDs(ids []uuid.UUID, w *versioned.Windowing) (page []uuid.UUID, more bool) {
 	if w == nil {
 		return ids, false
 	}
@@ -173,7 +173,7 @@ func pageIDs(ids []uuid.UUID, w *registry.Windowing) (page []uuid.UUID, more boo
 	return page, false
 }
 
-func listWindow(w *registry.Windowing, page []uuid.UUID, more bool) json.RawMessage {
+func listWindow(w *versioned.Windowing, page []uuid.UUID, more bool) json.RawMessage {
 	if !more || len(page) == 0 {
 		return nil
 	}
@@ -246,13 +246,13 @@ func (a *testsetAPI) commit(c echo.Context) error {
 	hasDelta := !isNull(delta)
 	switch {
 	case data != nil && hasDelta:
-		return registry.Invalid("Provide either data or delta for a commit, not both.")
+		return versioned.Invalid("Provide either data or delta for a commit, not both.")
 	case data == nil && !hasDelta:
-		return registry.Invalid("Provide either data or delta for a commit.")
+		return versioned.Invalid("Provide either data or delta for a commit.")
 	}
 	ctx := c.Request().Context()
 	if artifactID == nil && cm.BaseRevisionID != nil {
-		if base, err := a.reg.Revision(ctx, sc, registry.Testsets, *cm.BaseRevisionID); err != nil {
+		if base, err := a.reg.Revision(ctx, sc, versioned.Testsets, *cm.BaseRevisionID); err != nil {
 			return err
 		} else if base != nil {
 			artifactID = &base.ArtifactID
@@ -324,7 +324,7 @@ func (a *testsetAPI) existingRows(ctx context.Context, sc scope.Scope, ids []uui
 		return nil, err
 	}
 	if len(tcs) != len(ids) {
-		return nil, registry.Invalid("data.testcase_ids names testcases that do not exist in this project.")
+		return nil, versioned.Invalid("data.testcase_ids names testcases that do not exist in this project.")
 	}
 	return testsets.ToRows(tcs)
 }
@@ -334,13 +334,13 @@ func (a *testsetAPI) retrieve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	refs := registry.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
+	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
 	opts := readOpts{includeTestcases: b.boolean(true, "include_testcases"), includeTestcaseIDs: b.boolean(true, "include_testcase_ids"),
 		window: b.windowing(), withSlugs: true}
 	if err := errOf(b); err != nil {
 		return err
 	}
-	r, err := a.reg.Resolve(c.Request().Context(), sc, registry.Testsets, "testset", refs)
+	r, err := a.reg.Resolve(c.Request().Context(), sc, versioned.Testsets, "testset", refs)
 	if err != nil || r == nil {
 		if err == nil {
 			return send(c, envelope("testset_revision", nil))
@@ -478,12 +478,12 @@ func (a *testsetAPI) uploadRevision(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	base, err := a.reg.Revision(ctx, sc, registry.Testsets, id)
+	base, err := a.reg.Revision(ctx, sc, versioned.Testsets, id)
 	if err != nil {
 		return err
 	}
 	if base == nil {
-		return registry.NotFound("Testset revision not found.")
+		return versioned.NotFound("Testset revision not found.")
 	}
 	msg := "Uploaded testset file"
 	r, err := a.ts.Commit(ctx, sc, testsets.Commit{ArtifactID: base.ArtifactID, VariantID: &base.VariantID, Header: base.Header,
@@ -510,15 +510,15 @@ func (a *testsetAPI) downloadRevision(c echo.Context) error {
 		fileType = "csv"
 	}
 	if fileType != "csv" && fileType != "json" {
-		return registry.Invalid("file_type must be 'csv' or 'json'.")
+		return versioned.Invalid("file_type must be 'csv' or 'json'.")
 	}
 	ctx := c.Request().Context()
-	r, err := a.reg.Revision(ctx, sc, registry.Testsets, id)
+	r, err := a.reg.Revision(ctx, sc, versioned.Testsets, id)
 	if err != nil {
 		return err
 	}
 	if r == nil {
-		return registry.NotFound("Testset revision not found.")
+		return versioned.NotFound("Testset revision not found.")
 	}
 	rows, err := a.ts.Rows(ctx, sc, r)
 	if err != nil {

@@ -13,16 +13,16 @@ import (
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 // workflowKind is the kind of one role of the workflow family: plain
 // workflows, applications or evaluators share the tables and slugs.
 func workflowKind(key, plural string) kind {
-	k := kind{fam: registry.Workflows, key: key, plural: plural, generic: true,
+	k := kind{fam: versioned.Workflows, key: key, plural: plural, generic: true,
 		revFlags: workflows.RevisionFlags,
-		varFlags: func(v *registry.Variant) json.RawMessage { return v.ArtifactFlags }}
+		varFlags: func(v *versioned.Variant) json.RawMessage { return v.ArtifactFlags }}
 	k.urlQuery = map[string]bool{"variant": true}
 	if key != "workflow" {
 		k.alias = "workflow"
@@ -42,12 +42,12 @@ func workflowKind(key, plural string) kind {
 // catalogs.
 type workflowAPI struct {
 	git  *git
-	reg  *registry.Service
+	reg  *versioned.Service
 	wf   *workflows.Service
 	role string // "" for workflows, else the flag the role forces
 }
 
-func newWorkflowAPI(reg *registry.Service, wf *workflows.Service, key, plural string) *workflowAPI {
+func newWorkflowAPI(reg *versioned.Service, wf *workflows.Service, key, plural string) *workflowAPI {
 	a := &workflowAPI{reg: reg, wf: wf}
 	switch key {
 	case "application":
@@ -56,7 +56,7 @@ func newWorkflowAPI(reg *registry.Service, wf *workflows.Service, key, plural st
 		a.role = "is_evaluator"
 	}
 	a.git = &git{k: workflowKind(key, plural), reg: reg, slugIn: workflows.CheckSlug,
-		artifactIn: func(ar *registry.Artifact) error {
+		artifactIn: func(ar *versioned.Artifact) error {
 			if err := workflows.CheckSlug(ar.Slug); ar.Slug != "" && err != nil {
 				return err
 			}
@@ -124,24 +124,24 @@ func (a *workflowAPI) editArtifact(c echo.Context) error {
 		if key == "evaluator" {
 			return send(c, envelope(key, nil))
 		}
-		return registry.Invalid("The " + key + " id in the path does not match the id in the body.")
+		return versioned.Invalid("The " + key + " id in the path does not match the id in the body.")
 	}
 	if h.Name != nil && strings.TrimSpace(*h.Name) == "" {
 		return fieldInvalid("String should not be blank", *h.Name, "body", key, "name")
 	}
 	ctx := c.Request().Context()
-	cur, err := a.reg.Artifact(ctx, sc, registry.Workflows, id)
+	cur, err := a.reg.Artifact(ctx, sc, versioned.Workflows, id)
 	if err != nil {
 		return err
 	}
 	if cur == nil || key == "workflow" && cur.DeletedAt != nil {
 		if key == "workflow" {
-			return registry.NotFound("Workflow not found.")
+			return versioned.NotFound("Workflow not found.")
 		}
 		return send(c, envelope(key, nil))
 	}
 	if key == "evaluator" && h.Name != nil && cur.Name != nil && *h.Name != *cur.Name {
-		return registry.Invalid("Renaming evaluators is temporarily disabled. Current evaluator name is '" + *cur.Name + "'.")
+		return versioned.Invalid("Renaming evaluators is temporarily disabled. Current evaluator name is '" + *cur.Name + "'.")
 	}
 	next := *cur
 	if h.Name != nil {
@@ -165,7 +165,7 @@ func (a *workflowAPI) editArtifact(c echo.Context) error {
 			next.Flags = nil
 		}
 	}
-	out, err := a.reg.EditArtifact(ctx, sc, registry.Workflows, &next)
+	out, err := a.reg.EditArtifact(ctx, sc, versioned.Workflows, &next)
 	return a.git.sendArtifact(c, out, err)
 }
 
@@ -227,12 +227,12 @@ func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, e
 		ci.Slug = *slug
 	}
 	if v == nil {
-		return ci, registry.Invalid(a.revisionKey() + "." + a.key() + "_variant_id is required.")
+		return ci, versioned.Invalid(a.revisionKey() + "." + a.key() + "_variant_id is required.")
 	}
 	ci.VariantID = *v
 	data, delta := in.m["data"], in.m["delta"]
 	if !isNull(data) && !isNull(delta) {
-		return ci, registry.Invalid("Provide either data or delta for a commit, not both.")
+		return ci, versioned.Invalid("Provide either data or delta for a commit, not both.")
 	}
 	if !isNull(data) {
 		d, err := workflows.Decode(data)
@@ -293,24 +293,24 @@ func (a *workflowAPI) commit(c echo.Context) error {
 }
 
 // refs reads the entity and environment refs of a retrieve or deploy.
-func (a *workflowAPI) refs(b *body) (refs, env registry.Refs) {
+func (a *workflowAPI) refs(b *body) (refs, env versioned.Refs) {
 	k := a.key()
-	refs = registry.Refs{Artifact: b.ref(k+"_ref", "workflow_ref"), Variant: b.ref(k+"_variant_ref", "workflow_variant_ref"),
+	refs = versioned.Refs{Artifact: b.ref(k+"_ref", "workflow_ref"), Variant: b.ref(k+"_variant_ref", "workflow_variant_ref"),
 		Revision: b.ref(k+"_revision_ref", "workflow_revision_ref")}
-	env = registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+	env = versioned.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
 	return refs, env
 }
 
 // retrieved is the outcome of a retrieve: the revision and, when read
 // through an environment, the deployment.
-func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*registry.Revision, *workflows.Deployment, error) {
+func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*versioned.Revision, *workflows.Deployment, error) {
 	refs, env := a.refs(b)
 	key := b.str("key")
 	if err := errOf(b); err != nil {
 		return nil, nil, err
 	}
 	if refs.Empty() && env.Empty() {
-		return nil, nil, registry.Invalid("Provide " + a.key() + " refs or environment refs with key to retrieve a(n) " + a.key() + " revision.")
+		return nil, nil, versioned.Invalid("Provide " + a.key() + " refs or environment refs with key to retrieve a(n) " + a.key() + " revision.")
 	}
 	if !env.Empty() || key != nil {
 		d, err := a.wf.RetrieveByEnvironment(ctx, sc, a.key(), refs, env, key)
@@ -319,7 +319,7 @@ func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*regis
 		}
 		return d.Revision, d, nil
 	}
-	r, err := a.reg.Resolve(ctx, sc, registry.Workflows, a.key(), refs)
+	r, err := a.reg.Resolve(ctx, sc, versioned.Workflows, a.key(), refs)
 	return r, nil, err
 }
 
@@ -362,20 +362,20 @@ func (a *workflowAPI) retrieve(c echo.Context) error {
 	return sendTagged(c, e.done())
 }
 
-func (a *workflowAPI) retrievalInfo(e *obj, r *registry.Revision, d *workflows.Deployment) {
+func (a *workflowAPI) retrievalInfo(e *obj, r *versioned.Revision, d *workflows.Deployment) {
 	refs := newObj()
 	if d != nil {
 		env := d.Environment
 		ev := strconvVersion(env.Version)
-		refs.put("environment", registry.Ref{ID: &env.ArtifactID, Slug: &env.ArtifactSlug}).
-			put("environment_variant", registry.Ref{ID: &env.VariantID, Slug: &env.VariantSlug}).
-			put("environment_revision", registry.Ref{ID: &env.ID, Slug: &env.Slug, Version: &ev})
+		refs.put("environment", versioned.Ref{ID: &env.ArtifactID, Slug: &env.ArtifactSlug}).
+			put("environment_variant", versioned.Ref{ID: &env.VariantID, Slug: &env.VariantSlug}).
+			put("environment_revision", versioned.Ref{ID: &env.ID, Slug: &env.Slug, Version: &ev})
 	}
 	k := a.key()
 	v := strconvVersion(r.Version)
-	refs.put(k, registry.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-		put(k+"_variant", registry.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-		put(k+"_revision", registry.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
+	refs.put(k, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
+		put(k+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
+		put(k+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
 	info := newObj().put("references", json.RawMessage(refs.done()))
 	if d != nil {
 		info.put("selector", map[string]string{"key": d.Key})
@@ -414,7 +414,7 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 	ctx := c.Request().Context()
 	if inline := b.sub(a.revisionKey()); inline != nil {
 		if isNull(inline.m["data"]) {
-			return registry.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
+			return versioned.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
 		}
 		raw, err := resolveInline(ctx, a.wf, sc, a.revisionKey(), inline, opts)
 		if err != nil {
@@ -508,7 +508,7 @@ func (a *workflowAPI) types(c echo.Context) error {
 func (a *workflowAPI) typeByKey(c echo.Context) error {
 	t := a.wf.Catalog().Type(c.Param("key"))
 	if t == nil {
-		return registry.NotFound("Unknown ag-type: " + c.Param("key"))
+		return versioned.NotFound("Unknown ag-type: " + c.Param("key"))
 	}
 	return sendJSON(c, map[string]any{"count": 1, "type": t})
 }
@@ -557,7 +557,7 @@ func (a *workflowAPI) harnesses(c echo.Context) error {
 func (a *workflowAPI) harness(c echo.Context) error {
 	h := a.wf.Catalog().Harness(c.Param("key"))
 	if h == nil {
-		return registry.NotFound("Unknown harness: " + c.Param("key"))
+		return versioned.NotFound("Unknown harness: " + c.Param("key"))
 	}
 	return sendJSON(c, map[string]any{"count": 1, "harness": h})
 }

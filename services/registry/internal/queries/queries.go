@@ -8,8 +8,8 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // Tracing runs a query; tracingclient.Client implements it.
@@ -85,7 +85,7 @@ func ParseData(raw json.RawMessage, loc ...any) (json.RawMessage, error) {
 			}
 			d.Filtering = v
 		case "windowing":
-			var w registry.Windowing
+			var w versioned.Windowing
 			if err := json.Unmarshal(v, &w); err != nil {
 				return nil, errs.Field("Input should be a valid windowing: "+err.Error(), v, at(k)...)
 			}
@@ -182,7 +182,7 @@ func NewService(t Tracing) *Service { return &Service{tracing: t} }
 
 // Run executes the revision's stored query; limit and next from the
 // request override the stored windowing.
-func (s *Service) Run(ctx context.Context, sc scope.Scope, r *registry.Revision, override *registry.Windowing) (*tracingclient.Result, error) {
+func (s *Service) Run(ctx context.Context, sc scope.Scope, r *versioned.Revision, override *versioned.Windowing) (*tracingclient.Result, error) {
 	if s.tracing == nil {
 		return nil, errs.New(errs.Unavailable, "queries.no_tracing", "No tracing service is configured to run queries.")
 	}

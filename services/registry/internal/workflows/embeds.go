@@ -5,7 +5,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // EmbedLookup resolves the targets of embed tokens (package embeds) in the
@@ -20,15 +20,15 @@ import (
 //     latest without a version).
 func (s *Service) EmbedLookup(sc scope.Scope) embeds.Lookup {
 	return func(ctx context.Context, t embeds.Target) (*embeds.Found, error) {
-		role, refs := "workflow", registry.Refs{}
+		role, refs := "workflow", versioned.Refs{}
 		for _, e := range embeds.Families {
-			rs := registry.Refs{Artifact: t.Ref(e), Variant: t.Ref(e + "_variant"), Revision: t.Ref(e + "_revision")}
+			rs := versioned.Refs{Artifact: t.Ref(e), Variant: t.Ref(e + "_variant"), Revision: t.Ref(e + "_revision")}
 			if !rs.Empty() {
 				role, refs = e, rs
 				break
 			}
 		}
-		env := registry.Refs{Artifact: t.Ref(embeds.Environment), Variant: t.Ref(embeds.Environment + "_variant"),
+		env := versioned.Refs{Artifact: t.Ref(embeds.Environment), Variant: t.Ref(embeds.Environment + "_variant"),
 			Revision: t.Ref(embeds.Environment + "_revision")}
 		if !env.Empty() || t.Key != nil {
 			d, err := s.RetrieveByEnvironment(ctx, sc, role, refs, env, t.Key)
@@ -40,16 +40,16 @@ func (s *Service) EmbedLookup(sc scope.Scope) embeds.Lookup {
 		if refs.Empty() {
 			return nil, nil
 		}
-		rev, err := s.reg.Resolve(ctx, sc, registry.Workflows, role, refs)
+		rev, err := s.reg.Resolve(ctx, sc, versioned.Workflows, role, refs)
 		if err != nil || rev != nil {
 			return &embeds.Found{Revision: rev}, err
 		}
 		if rr := refs.Revision; refs.Artifact == nil && refs.Variant == nil && rr != nil && rr.ID == nil && rr.Slug != nil {
-			bySlug := registry.Refs{Artifact: &registry.Ref{Slug: rr.Slug}}
+			bySlug := versioned.Refs{Artifact: &versioned.Ref{Slug: rr.Slug}}
 			if rr.Version != nil {
-				bySlug.Revision = &registry.Ref{Version: rr.Version}
+				bySlug.Revision = &versioned.Ref{Version: rr.Version}
 			}
-			rev, err = s.reg.Resolve(ctx, sc, registry.Workflows, role, bySlug)
+			rev, err = s.reg.Resolve(ctx, sc, versioned.Workflows, role, bySlug)
 		}
 		return &embeds.Found{Revision: rev}, err
 	}

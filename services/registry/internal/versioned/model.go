@@ -1,8 +1,8 @@
-// Package registry is the versioned-artifact domain shared by every family
+// Package versioned is the versioned-artifact domain shared by every family
 // (testsets, workflows, environments, queries): artifacts hold variants,
 // variants hold immutable revisions, and the lookup rules of the reference's
 // "git" model resolve references to one revision.
-package registry
+package versioned
 
 import (
 	"encoding/json"
