@@ -123,7 +123,7 @@ func run(ctx context.Context, cfg Config) error {
 		Testsets:     testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes}),
 		Workflows:    workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL}),
 		Environments: envs,
-		Queries:      queries.NewService(tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
+		Queries:      queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
 		Secrets:      secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
 	})
 

@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/scope"
@@ -15,20 +13,6 @@ import (
 
 var environmentKind = kind{fam: versioned.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
 	urlQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
-
-// guardFlags narrows environment artifact flags to {is_guarded}.
-func guardFlags(f json.RawMessage) json.RawMessage {
-	if f == nil {
-		return nil
-	}
-	var m map[string]any
-	_ = json.Unmarshal(f, &m)
-	g, _ := m["is_guarded"].(bool)
-	if g {
-		return json.RawMessage(`{"is_guarded":true}`)
-	}
-	return json.RawMessage(`{"is_guarded":false}`)
-}
 
 // environmentAPI serves /environments and /simple/environments.
 type environmentAPI struct {
@@ -42,7 +26,7 @@ type environmentAPI struct {
 func newEnvironmentAPI(reg *versioned.Service, envs *environments.Service, wf *workflows.Service) *environmentAPI {
 	a := &environmentAPI{reg: reg, envs: envs, wf: wf}
 	a.git = &git{k: environmentKind, reg: reg, artifactIn: func(ar *versioned.Artifact) error {
-		ar.Flags = guardFlags(ar.Flags)
+		ar.Flags = environments.GuardFlags(ar.Flags)
 		return nil
 	}}
 	// The revision query's extra `references: [Ref]` keeps the revisions
@@ -58,27 +42,7 @@ func newEnvironmentAPI(reg *versioned.Service, envs *environments.Service, wf *w
 		}
 		return envs.DeploymentChanged(ctx, sc, rs, refs)
 	}
-	a.simple = &simpleAPI{k: environmentKind, reg: reg, narrow: guardFlags, archiveVariant: true,
-		parse: func(raw json.RawMessage, loc []any) (any, error) {
-			if isNull(raw) {
-				return nil, nil
-			}
-			return environments.ParseData(raw, loc...)
-		},
-		commit: func(ctx context.Context, sc scope.Scope, tx *versioned.Service, variantID uuid.UUID, data any, msg string) (*versioned.Revision, error) {
-			cm := environments.Commit{VariantID: variantID}
-			if msg != "" {
-				cm.Message = &msg
-			} else {
-				// An edit without data leaves the head with no references,
-				// as the reference does; create without data likewise.
-				cm.Data = &environments.Data{}
-			}
-			if d, ok := data.(*environments.Data); ok {
-				cm.Data = d
-			}
-			return envs.With(tx).Commit(ctx, sc, cm)
-		}}
+	a.simple = &simpleAPI{k: environmentKind, uc: envs.Simple()}
 	return a
 }
 
@@ -227,23 +191,7 @@ func (a *environmentAPI) guard(on bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		ctx := c.Request().Context()
-		cur, v, r, err := a.simple.current(ctx, sc, a.reg, id)
-		if err != nil || cur == nil {
-			if err == nil {
-				return send(c, envelope("environment", nil))
-			}
-			return err
-		}
-		next := *cur
-		next.Flags = guardFlags(json.RawMessage(`{}`))
-		if on {
-			next.Flags = json.RawMessage(`{"is_guarded":true}`)
-		}
-		out, err := a.reg.EditArtifact(ctx, sc, versioned.Environments, &next)
-		if err != nil {
-			return err
-		}
-		return a.simple.sendRecord(c, out, v, r)
+		rec, err := a.envs.Guard(c.Request().Context(), sc, id, on)
+		return a.simple.sendRecord(c, rec, err)
 	}
 }

@@ -1,28 +1,16 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 var queryKind = kind{fam: versioned.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
 	urlQuery: map[string]bool{"artifact": true}}
-
-// emptyFlags is the query flag model: it has no fields, so any flags
-// object is stored as {}.
-func emptyFlags(f json.RawMessage) json.RawMessage {
-	if f == nil {
-		return nil
-	}
-	return json.RawMessage(`{}`)
-}
 
 // queryAPI serves /queries and /simple/queries.
 type queryAPI struct {
@@ -35,26 +23,10 @@ type queryAPI struct {
 func newQueryAPI(reg *versioned.Service, qs *queries.Service) *queryAPI {
 	a := &queryAPI{reg: reg, qs: qs}
 	a.git = &git{k: queryKind, reg: reg, artifactIn: func(ar *versioned.Artifact) error {
-		ar.Flags = emptyFlags(ar.Flags)
+		ar.Flags = queries.EmptyFlags(ar.Flags)
 		return nil
 	}}
-	a.simple = &simpleAPI{k: queryKind, reg: reg, narrow: emptyFlags, archiveVariant: true,
-		parse: func(raw json.RawMessage, loc []any) (any, error) {
-			if isNull(raw) {
-				return nil, nil
-			}
-			return queries.ParseData(raw, loc...)
-		},
-		commit: func(ctx context.Context, sc scope.Scope, tx *versioned.Service, variantID uuid.UUID, data any, msg string) (*versioned.Revision, error) {
-			r := versioned.Revision{VariantID: variantID}
-			if msg != "" {
-				r.Message = &msg
-			}
-			if d, ok := data.(json.RawMessage); ok {
-				r.Data = d
-			}
-			return tx.Commit(ctx, sc, versioned.Queries, versioned.Commit{Revision: r})
-		}}
+	a.simple = &simpleAPI{k: queryKind, uc: qs.Simple()}
 	return a
 }
 
@@ -76,7 +48,7 @@ func (a *queryAPI) createRevision(c echo.Context) error {
 		return err
 	}
 	r := versioned.Revision{Header: in.header()}
-	r.Flags = emptyFlags(r.Flags)
+	r.Flags = queries.EmptyFlags(r.Flags)
 	slug := in.slug("slug")
 	v := in.id("query_variant_id", "variant_id")
 	if err := errOf(in); err != nil {
@@ -112,7 +84,7 @@ func (a *queryAPI) commit(c echo.Context) error {
 		return err
 	}
 	r := versioned.Revision{Header: in.header(), Message: in.str("message")}
-	r.Flags = emptyFlags(r.Flags)
+	r.Flags = queries.EmptyFlags(r.Flags)
 	slug := in.slug("slug")
 	v := in.id("query_variant_id", "variant_id")
 	if err := errOf(in); err != nil {

@@ -8,7 +8,7 @@ func registerWorkflows(e *echo.Echo, s Services) {
 	for _, r := range []struct{ key, plural string }{{"workflow", "workflows"}, {"application", "applications"}, {"evaluator", "evaluators"}} {
 		a := newWorkflowAPI(s.Registry, s.Workflows, r.key, r.plural)
 		a.route(e)
-		newSimpleWorkflows(s.Registry, s.Workflows, a).route(e)
+		newSimpleWorkflows(s.Workflows, a).route(e)
 	}
 	newEnvironmentAPI(s.Registry, s.Environments, s.Workflows).route(e)
 	newQueryAPI(s.Registry, s.Queries).route(e)

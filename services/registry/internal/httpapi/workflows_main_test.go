@@ -21,7 +21,7 @@ func withWorkflows(s httpapi.Services, tr *fakeTracing) httpapi.Services {
 	s.Environments = environments.NewService(s.Registry)
 	s.Workflows = workflows.NewService(s.Registry, s.Environments, catalog.MustNew("svc"),
 		workflows.Config{Provider: "svc", ServicesURL: servicesURL})
-	s.Queries = queries.NewService(tr)
+	s.Queries = queries.NewService(s.Registry, tr)
 	return s
 }
 

@@ -173,12 +173,16 @@ func checkCondition(c map[string]json.RawMessage, loc ...any) error {
 	return nil
 }
 
-// Service runs stored queries.
-type Service struct{ tracing Tracing }
+// Service holds the query use cases: the simple surface, commits, and
+// retrieving a revision and running its stored query.
+type Service struct {
+	reg     *versioned.Service
+	tracing Tracing
+}
 
 // NewService returns a service; tracing may be nil when no tracing
 // service is configured (include flags then answer 503).
-func NewService(t Tracing) *Service { return &Service{tracing: t} }
+func NewService(reg *versioned.Service, t Tracing) *Service { return &Service{reg: reg, tracing: t} }
 
 // Run executes the revision's stored query; limit and next from the
 // request override the stored windowing.

@@ -32,40 +32,36 @@ type SimpleInput struct {
 }
 
 // CreateSimple creates the artifact, a variant with the same header, an
-// empty "Initial commit" v0 and v1 with the rows, in one transaction.
+// empty "Initial commit" v0 and v1 with the rows, in one transaction
+// (versioned.Service.CreateRecord).
 func (s *Service) CreateSimple(ctx context.Context, sc scope.Scope, in SimpleInput) (*Simple, error) {
 	if s.limits.MaxRows > 0 && len(in.Rows) > s.limits.MaxRows {
 		return nil, s.errTooManyRows()
 	}
-	var out *Simple
-	err := s.inTx(ctx, func(tx *Service) error {
-		a := &versioned.Artifact{Slug: in.Slug, Header: in.Header}
-		if in.ID != nil {
-			a.ID = *in.ID
-		}
-		a, err := tx.reg.CreateArtifact(ctx, sc, fam, a)
-		if err != nil {
-			return err
-		}
-		v, err := tx.reg.CreateVariant(ctx, sc, fam, &versioned.Variant{ArtifactID: a.ID, Slug: versioned.NewSlug(), Header: in.Header})
-		if err != nil {
-			return err
-		}
-		msg := "Initial commit"
-		if _, err := tx.Commit(ctx, sc, Commit{ArtifactID: a.ID, VariantID: &v.ID, Header: in.Header, Message: &msg, Initial: true}); err != nil {
-			return err
-		}
-		r, blobs, err := tx.commit(ctx, sc, Commit{ArtifactID: a.ID, VariantID: &v.ID, Header: in.Header,
-			HasData: true, Rows: in.Rows, Dedup: true, JSONBody: in.JSONBody})
-		if err != nil {
-			return err
-		}
-		// The testset is new, so every blob (its id hashes the testset id)
-		// was written by this commit: answer from memory, not a re-read.
-		out = &Simple{Artifact: a, Variant: v, Revision: r, Testcases: blobs}
-		return nil
-	})
-	return out, err
+	a := &versioned.Artifact{Slug: in.Slug, Header: in.Header}
+	if in.ID != nil {
+		a.ID = *in.ID
+	}
+	var blobs []versioned.Testcase
+	rec, err := s.reg.CreateRecord(ctx, sc, fam, a,
+		func(*versioned.Artifact) versioned.Header { return in.Header },
+		func(reg *versioned.Service, v *versioned.Variant, initial bool) (*versioned.Revision, error) {
+			tx := &Service{reg: reg, limits: s.limits}
+			if initial {
+				msg := versioned.InitialMessage
+				return tx.Commit(ctx, sc, Commit{ArtifactID: v.ArtifactID, VariantID: &v.ID, Header: in.Header, Message: &msg, Initial: true})
+			}
+			r, tcs, err := tx.commit(ctx, sc, Commit{ArtifactID: v.ArtifactID, VariantID: &v.ID, Header: in.Header,
+				HasData: true, Rows: in.Rows, Dedup: true, JSONBody: in.JSONBody})
+			blobs = tcs
+			return r, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	// The testset is new, so every blob (its id hashes the testset id) was
+	// written by this commit: answer from memory, not a re-read.
+	return &Simple{Artifact: rec.Artifact, Variant: rec.Variant, Revision: rec.Revision, Testcases: blobs}, nil
 }
 
 // GetSimple returns the simple record, or nil when the testset, its
