@@ -90,3 +90,8 @@ func (s *Service) Guard(ctx context.Context, sc scope.Scope, id uuid.UUID, on bo
 	}
 	return rec, nil
 }
+
+// Resolve returns the environment revision refs name, or nil.
+func (s *Service) Resolve(ctx context.Context, sc scope.Scope, refs versioned.Refs) (*versioned.Revision, error) {
+	return s.reg.Resolve(ctx, sc, versioned.Environments, "environment", refs)
+}

@@ -162,7 +162,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return err
 		}
 		ctx := c.Request().Context()
-		r, err := a.reg.Resolve(ctx, sc, versioned.Environments, "environment", refs)
+		r, err := a.envs.Resolve(ctx, sc, refs)
 		if err != nil {
 			return err
 		}

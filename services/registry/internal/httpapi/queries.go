@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/services/registry/internal/queries"
@@ -63,7 +61,7 @@ func (a *queryAPI) createRevision(c echo.Context) error {
 	}
 	msg := "Initial revision"
 	r.Message = &msg
-	out, err := a.reg.Commit(c.Request().Context(), sc, versioned.Queries, versioned.Commit{Revision: r, Initial: true})
+	out, err := a.qs.Commit(c.Request().Context(), sc, r, true)
 	if err != nil {
 		return err
 	}
@@ -102,7 +100,7 @@ func (a *queryAPI) commit(c echo.Context) error {
 			return err
 		}
 	}
-	out, err := a.reg.Commit(c.Request().Context(), sc, versioned.Queries, versioned.Commit{Revision: r})
+	out, err := a.qs.Commit(c.Request().Context(), sc, r, false)
 	if err != nil {
 		return err
 	}
@@ -122,35 +120,12 @@ func (a *queryAPI) retrieve(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	r, err := a.reg.Resolve(ctx, sc, versioned.Queries, "query", refs)
+	r, err := a.qs.Retrieve(c.Request().Context(), sc, refs, queries.Include{TraceIDs: withIDs, Traces: withTraces, Window: win})
 	if err != nil {
 		return err
 	}
 	if r == nil {
 		return send(c, envelope("query_revision", nil))
-	}
-	if withIDs || withTraces {
-		res, err := a.qs.Run(ctx, sc, r, win)
-		if err != nil {
-			return err
-		}
-		d := map[string]any{}
-		if r.Data != nil {
-			_ = json.Unmarshal(r.Data, &d)
-		}
-		if withIDs {
-			d["trace_ids"] = res.TraceIDs
-		}
-		if withTraces {
-			d["traces"] = res.Traces
-			if !withIDs {
-				d["trace_ids"] = res.TraceIDs
-			}
-		}
-		cp := *r
-		cp.Data, _ = json.Marshal(d)
-		r = &cp
 	}
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, a.git.retrievalInfo(r))
 }

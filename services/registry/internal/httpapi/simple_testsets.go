@@ -52,7 +52,7 @@ func simpleInput(b *body) (*body, testsets.SimpleInput, error) {
 	si := testsets.SimpleInput{Header: in.header(), JSONBody: true}
 	si.Header.Flags = nil // the simple surface has no testset flags
 	if data := in.sub("data"); data != nil {
-		rows, ids, err := commitData(data, append(in.loc, "data"))
+		rows, ids, err := testsets.ParseData(data.m, append(in.loc, "data"))
 		if err != nil {
 			return nil, si, err
 		}
@@ -239,22 +239,9 @@ func (a *testsetAPI) uploadSimpleEdit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	cur, err := a.reg.Artifact(ctx, sc, versioned.Testsets, id)
-	if err != nil {
-		return err
-	}
-	if cur == nil {
-		return versioned.NotFound("Testset not found.")
-	}
-	h, err := uploadHeader(form, &cur.Header)
-	if err != nil {
-		return err
-	}
-	rec, err := a.ts.EditSimple(ctx, sc, id, testsets.SimpleInput{Header: h, Rows: form.rows})
-	if err == nil && rec == nil {
-		return versioned.NotFound("Testset not found.")
-	}
+	rec, err := a.ts.UploadEditSimple(c.Request().Context(), sc, id, func(cur *versioned.Header) (versioned.Header, error) {
+		return uploadHeader(form, cur)
+	}, form.rows)
 	return sendSimple(c, rec, err)
 }
 
@@ -303,7 +290,7 @@ func (a *testsetAPI) testcasesByID(c echo.Context) error {
 	if len(ids) == 0 {
 		return versioned.Invalid("At least one testcase_id query parameter is required.")
 	}
-	tcs, err := a.reg.Testcases(c.Request().Context(), sc, ids)
+	tcs, err := a.ts.Blobs(c.Request().Context(), sc, ids)
 	if err != nil {
 		return err
 	}
@@ -322,7 +309,7 @@ func (a *testsetAPI) testcase(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tcs, err := a.reg.Testcases(c.Request().Context(), sc, []uuid.UUID{id})
+	tcs, err := a.ts.Blobs(c.Request().Context(), sc, []uuid.UUID{id})
 	if err != nil {
 		return err
 	}
@@ -348,33 +335,19 @@ func (a *testsetAPI) queryTestcases(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	q := testsets.TestcaseQuery{Refs: refs, IDs: ids, HasIDs: hasIDs, SetID: setID, Window: win}
+	res, err := a.ts.QueryTestcases(c.Request().Context(), sc, q)
+	if err != nil {
+		return err
+	}
+	tcs := res.Testcases
 	switch {
 	case !refs.Empty():
-		r, err := a.reg.Resolve(ctx, sc, versioned.Testsets, "testset", refs)
-		if err != nil {
-			return err
-		}
-		if r == nil {
+		if !res.Resolved {
 			return send(c, newObj().put("count", 0).done())
 		}
-		page, more := pageIDs(r.TestcaseIDs, win)
-		tcs, err := a.reg.Testcases(ctx, sc, page)
-		if err != nil {
-			return err
-		}
-		return sendTestcases(c, tcs, listWindow(win, page, more))
-	case hasIDs:
-		tcs, err := a.reg.Testcases(ctx, sc, ids)
-		if err != nil {
-			return err
-		}
-		return sendTestcases(c, tcs, nil)
-	case setID != nil:
-		tcs, err := a.reg.TestcasesBySet(ctx, sc, *setID, win)
-		if err != nil {
-			return err
-		}
+		return sendTestcases(c, tcs, listWindow(win, res.Page, res.More))
+	case setID != nil && !hasIDs:
 		var next json.RawMessage
 		if n := win.LimitValue(); n > 0 && len(tcs) >= n {
 			last := tcs[len(tcs)-1]
@@ -382,5 +355,5 @@ func (a *testsetAPI) queryTestcases(c echo.Context) error {
 		}
 		return sendTestcases(c, tcs, next)
 	}
-	return versioned.Invalid("Provide testcase_ids, testset_id or a testset, variant or revision reference.")
+	return sendTestcases(c, tcs, nil)
 }

@@ -129,48 +129,16 @@ func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r
 	if r.TestcaseIDs == nil {
 		return nil
 	}
-	ids, _ := pageIDs(r.TestcaseIDs, opts.window)
+	ids, _ := testsets.PageIDs(r.TestcaseIDs, opts.window)
 	var tcs []versioned.Testcase
 	if opts.includeTestcases {
 		var err error
-		if tcs, err = a.reg.Testcases(ctx, sc, ids); err != nil {
+		if tcs, err = a.ts.Blobs(ctx, sc, ids); err != nil {
 			return err
 		}
 	}
 	o.put("data", testcaseData(ids, tcs, opts.includeTestcaseIDs, opts.includeTestcases))
 	return nil
-}
-
-// pageIDs applies list windowing to an ordered id list: descending
-// reverses it, next starts after that id (unknown: empty), limit cuts.
-func pageIDs(ids []uuid.UUID, w *versioned.Windowing) (page []uuid.UUID, more bool) {
-	if w == nil {
-		return ids, false
-	}
-	page = ids
-	if w.Order != nil && *w.Order == "descending" {
-		page = make([]uuid.UUID, len(ids))
-		for i, id := range ids {
-			page[len(ids)-1-i] = id
-		}
-	}
-	if w.Next != nil {
-		at := -1
-		for i, id := range page {
-			if id == *w.Next {
-				at = i
-				break
-			}
-		}
-		page = page[at+1:]
-		if at < 0 {
-			page = nil
-		}
-	}
-	if n := w.LimitValue(); n > 0 && len(page) > n {
-		return page[:n], true
-	}
-	return page, false
 }
 
 func listWindow(w *versioned.Windowing, page []uuid.UUID, more bool) json.RawMessage {
@@ -250,83 +218,20 @@ func (a *testsetAPI) commit(c echo.Context) error {
 	case data == nil && !hasDelta:
 		return versioned.Invalid("Provide either data or delta for a commit.")
 	}
-	ctx := c.Request().Context()
-	if artifactID == nil && cm.BaseRevisionID != nil {
-		if base, err := a.reg.Revision(ctx, sc, versioned.Testsets, *cm.BaseRevisionID); err != nil {
-			return err
-		} else if base != nil {
-			artifactID = &base.ArtifactID
-		}
+	if artifactID != nil {
+		cm.ArtifactID = *artifactID
 	}
-	if artifactID == nil {
-		return fieldMissing("body", key, "testset_id")
-	}
-	cm.ArtifactID = *artifactID
+	p := testsets.Payload{Loc: in.loc}
 	if hasDelta {
-		var d testcases.Delta
-		if err := json.Unmarshal(delta, &d); err != nil {
-			return fieldInvalid("Invalid delta: "+err.Error(), delta, "body", key, "delta")
-		}
-		cm.Delta = &d
+		p.Delta = delta
 	} else {
-		rows, ids, err := commitData(data, append(in.loc, "data"))
-		if err != nil {
-			return err
-		}
-		cm.HasData, cm.Rows = true, rows
-		if rows == nil && ids != nil {
-			if cm.Rows, err = a.existingRows(ctx, sc, ids); err != nil {
-				return err
-			}
-		}
+		p.Data = data.m
 	}
-	r, err := a.ts.Commit(ctx, sc, cm)
+	r, err := a.ts.CommitFromBase(c.Request().Context(), sc, cm, p)
 	if err != nil {
 		return err
 	}
 	return a.git.sendRevision(c, sc, r, opts)
-}
-
-// commitData reads {"testcases": [...], "testcase_ids": [...]}; any other
-// key is a 422, as the reference's data model forbids extras.
-func commitData(data *body, loc []any) (rows []testcases.Row, ids []uuid.UUID, err error) {
-	for k := range data.m {
-		if k != "testcases" && k != "testcase_ids" {
-			return nil, nil, errs.Field("Extra inputs are not permitted", json.RawMessage(data.m[k]), append(loc, k)...)
-		}
-	}
-	if raw, ok := data.m["testcases"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &rows); err != nil {
-			return nil, nil, errs.Field("Input should be a list of testcases: "+err.Error(), nil, append(loc, "testcases")...)
-		}
-		if rows == nil {
-			rows = []testcases.Row{}
-		}
-		return rows, nil, nil
-	}
-	if raw, ok := data.m["testcase_ids"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &ids); err != nil {
-			return nil, nil, errs.Field("Input should be a list of UUIDs", json.RawMessage(raw), append(loc, "testcase_ids")...)
-		}
-		if ids == nil {
-			ids = []uuid.UUID{}
-		}
-		return nil, ids, nil
-	}
-	return []testcases.Row{}, nil, nil
-}
-
-// existingRows loads the blobs a commit names by id; an unknown id is a 400
-// rather than a revision pointing at nothing.
-func (a *testsetAPI) existingRows(ctx context.Context, sc scope.Scope, ids []uuid.UUID) ([]testcases.Row, error) {
-	tcs, err := a.reg.Testcases(ctx, sc, ids)
-	if err != nil {
-		return nil, err
-	}
-	if len(tcs) != len(ids) {
-		return nil, versioned.Invalid("data.testcase_ids names testcases that do not exist in this project.")
-	}
-	return testsets.ToRows(tcs)
 }
 
 func (a *testsetAPI) retrieve(c echo.Context) error {
@@ -340,14 +245,14 @@ func (a *testsetAPI) retrieve(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	r, err := a.reg.Resolve(c.Request().Context(), sc, versioned.Testsets, "testset", refs)
+	r, err := a.ts.Resolve(c.Request().Context(), sc, refs)
 	if err != nil || r == nil {
 		if err == nil {
 			return send(c, envelope("testset_revision", nil))
 		}
 		return err
 	}
-	page, more := pageIDs(r.TestcaseIDs, opts.window)
+	page, more := testsets.PageIDs(r.TestcaseIDs, opts.window)
 	return a.git.sendRevision(c, sc, r, opts, a.git.retrievalInfo(r), func(e *obj) {
 		e.put("windowing", listWindow(opts.window, page, more))
 	})
@@ -477,17 +382,7 @@ func (a *testsetAPI) uploadRevision(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	base, err := a.reg.Revision(ctx, sc, versioned.Testsets, id)
-	if err != nil {
-		return err
-	}
-	if base == nil {
-		return versioned.NotFound("Testset revision not found.")
-	}
-	msg := "Uploaded testset file"
-	r, err := a.ts.Commit(ctx, sc, testsets.Commit{ArtifactID: base.ArtifactID, VariantID: &base.VariantID, Header: base.Header,
-		Message: &msg, HasData: true, Rows: form.rows, Dedup: true})
+	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.rows)
 	if err != nil {
 		return err
 	}
@@ -512,15 +407,7 @@ func (a *testsetAPI) downloadRevision(c echo.Context) error {
 	if fileType != "csv" && fileType != "json" {
 		return versioned.Invalid("file_type must be 'csv' or 'json'.")
 	}
-	ctx := c.Request().Context()
-	r, err := a.reg.Revision(ctx, sc, versioned.Testsets, id)
-	if err != nil {
-		return err
-	}
-	if r == nil {
-		return versioned.NotFound("Testset revision not found.")
-	}
-	rows, err := a.ts.Rows(ctx, sc, r)
+	rows, err := a.ts.RevisionRows(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
 	}

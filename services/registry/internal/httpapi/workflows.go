@@ -129,43 +129,8 @@ func (a *workflowAPI) editArtifact(c echo.Context) error {
 	if h.Name != nil && strings.TrimSpace(*h.Name) == "" {
 		return fieldInvalid("String should not be blank", *h.Name, "body", key, "name")
 	}
-	ctx := c.Request().Context()
-	cur, err := a.reg.Artifact(ctx, sc, versioned.Workflows, id)
-	if err != nil {
-		return err
-	}
-	if cur == nil || key == "workflow" && cur.DeletedAt != nil {
-		if key == "workflow" {
-			return versioned.NotFound("Workflow not found.")
-		}
-		return send(c, envelope(key, nil))
-	}
-	if key == "evaluator" && h.Name != nil && cur.Name != nil && *h.Name != *cur.Name {
-		return versioned.Invalid("Renaming evaluators is temporarily disabled. Current evaluator name is '" + *cur.Name + "'.")
-	}
-	next := *cur
-	if h.Name != nil {
-		next.Name = h.Name
-	}
-	if h.Description != nil {
-		next.Description = h.Description
-	}
-	if h.Tags != nil {
-		next.Tags = h.Tags
-	}
-	if h.Meta != nil {
-		next.Meta = h.Meta
-	}
-	if folder != nil {
-		next.FolderID = folder
-	}
-	if a.role != "" || in.has("flags") {
-		next.Flags = workflows.ArtifactFlags(h.Flags, a.role)
-		if h.Flags == nil && a.role != "" {
-			next.Flags = nil
-		}
-	}
-	out, err := a.reg.EditArtifact(ctx, sc, versioned.Workflows, &next)
+	e := workflows.HeaderEdit{Header: h, FolderID: folder, SetFlags: a.role != "" || in.has("flags")}
+	out, err := a.wf.EditHeader(c.Request().Context(), sc, key, id, e)
 	return a.git.sendArtifact(c, out, err)
 }
 
@@ -319,7 +284,7 @@ func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*versi
 		}
 		return d.Revision, d, nil
 	}
-	r, err := a.reg.Resolve(ctx, sc, versioned.Workflows, a.key(), refs)
+	r, err := a.wf.Resolve(ctx, sc, a.key(), refs)
 	return r, nil, err
 }
 

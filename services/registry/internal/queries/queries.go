@@ -218,3 +218,47 @@ func (s *Service) Run(ctx context.Context, sc scope.Scope, r *versioned.Revision
 	}
 	return s.tracing.Run(ctx, sc, q)
 }
+
+// Commit stores the next revision of a query variant; initial requires it
+// to be the variant's first.
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, r versioned.Revision, initial bool) (*versioned.Revision, error) {
+	return s.reg.Commit(ctx, sc, versioned.Queries, versioned.Commit{Revision: r, Initial: initial})
+}
+
+// Include asks Retrieve to run the stored query: TraceIDs adds the
+// matching trace ids to the revision's data, Traces the traces (and the
+// ids); Window's limit and next override the stored windowing.
+type Include struct {
+	TraceIDs, Traces bool
+	Window           *versioned.Windowing
+}
+
+// Retrieve resolves the query revision refs name (nil if none) and, when
+// inc asks for it, runs its stored query and returns a copy whose data
+// carries the results.
+func (s *Service) Retrieve(ctx context.Context, sc scope.Scope, refs versioned.Refs, inc Include) (*versioned.Revision, error) {
+	r, err := s.reg.Resolve(ctx, sc, versioned.Queries, "query", refs)
+	if err != nil || r == nil || !inc.TraceIDs && !inc.Traces {
+		return r, err
+	}
+	res, err := s.Run(ctx, sc, r, inc.Window)
+	if err != nil {
+		return nil, err
+	}
+	d := map[string]any{}
+	if r.Data != nil {
+		_ = json.Unmarshal(r.Data, &d)
+	}
+	if inc.TraceIDs {
+		d["trace_ids"] = res.TraceIDs
+	}
+	if inc.Traces {
+		d["traces"] = res.Traces
+		if !inc.TraceIDs {
+			d["trace_ids"] = res.TraceIDs
+		}
+	}
+	cp := *r
+	cp.Data, _ = json.Marshal(d)
+	return &cp, nil
+}
