@@ -119,7 +119,6 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
-		Registry:     reg,
 		Testsets:     testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes}),
 		Workflows:    workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL}),
 		Environments: envs,

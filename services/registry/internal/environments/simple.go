@@ -95,3 +95,17 @@ func (s *Service) Guard(ctx context.Context, sc scope.Scope, id uuid.UUID, on bo
 func (s *Service) Resolve(ctx context.Context, sc scope.Scope, refs versioned.Refs) (*versioned.Revision, error) {
 	return s.reg.Resolve(ctx, sc, versioned.Environments, "environment", refs)
 }
+
+// rules are the environment family's rules of the git model: artifact
+// flags narrowed to {is_guarded}.
+type rules struct{ versioned.PlainRules }
+
+func (rules) Family() versioned.Family { return versioned.Environments }
+
+func (rules) CheckArtifact(a *versioned.Artifact) error {
+	a.Flags = GuardFlags(a.Flags)
+	return nil
+}
+
+// Lineage returns the environment git model (artifacts, variants, revisions).
+func (s *Service) Lineage() *versioned.Lineage { return s.registry().Lineage(rules{}) }

@@ -17,18 +17,14 @@ var environmentKind = kind{fam: versioned.Environments, key: "environment", plur
 // environmentAPI serves /environments and /simple/environments.
 type environmentAPI struct {
 	git    *git
-	reg    *versioned.Service
 	envs   *environments.Service
 	wf     *workflows.Service // resolves embeds
 	simple *simpleAPI
 }
 
-func newEnvironmentAPI(reg *versioned.Service, envs *environments.Service, wf *workflows.Service) *environmentAPI {
-	a := &environmentAPI{reg: reg, envs: envs, wf: wf}
-	a.git = &git{k: environmentKind, reg: reg, artifactIn: func(ar *versioned.Artifact) error {
-		ar.Flags = environments.GuardFlags(ar.Flags)
-		return nil
-	}}
+func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *environmentAPI {
+	a := &environmentAPI{envs: envs, wf: wf}
+	a.git = &git{k: environmentKind, lin: envs.Lineage()}
 	// The revision query's extra `references: [Ref]` keeps the revisions
 	// where the deployment of those applications changed (reference §6).
 	// It applies after the query's own windowing.

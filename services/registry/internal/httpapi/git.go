@@ -13,25 +13,18 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-// git serves the artifact, variant and revision routes every family shares.
-// Families plug in how a revision's data is rendered.
+// git serves the artifact, variant and revision routes every family
+// shares over the family's versioned.Lineage. Families plug in how a
+// revision's data is rendered.
 type git struct {
 	k   kind
-	reg *versioned.Service
+	lin *versioned.Lineage
 	// revisionData adds the family's data to a rendered revision; b is the
 	// request body (nil for GET) and carries the family's read options.
 	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error
-	// artifactIn, if set, checks and narrows an artifact before it is
-	// created or edited (role flags, reserved slugs).
-	artifactIn func(a *versioned.Artifact) error
-	// slugIn, if set, checks the slug of a new variant (fork included).
-	slugIn func(slug string) error
 	// editArtifactFn, if set, replaces the full-replace artifact edit
 	// (the workflow family edits partially).
 	editArtifactFn echo.HandlerFunc
-	// forceFlags, if set, is always part of the artifact query's flag
-	// filter (applications and evaluators list only their role).
-	forceFlags json.RawMessage
 	// filterRevisions, if set, narrows a revision query's results by
 	// family-specific body fields (environments' references).
 	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error)
@@ -135,12 +128,7 @@ func (g *git) createArtifact(c echo.Context) error {
 		return send(c, envelope(g.k.key, nil))
 	}
 	a.Slug = *slug
-	if g.artifactIn != nil {
-		if err := g.artifactIn(a); err != nil {
-			return err
-		}
-	}
-	out, err := g.reg.CreateArtifact(c.Request().Context(), sc, g.k.fam, a)
+	out, err := g.lin.CreateArtifact(c.Request().Context(), sc, a)
 	if err != nil {
 		return err
 	}
@@ -152,7 +140,7 @@ func (g *git) fetchArtifact(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := g.reg.Artifact(c.Request().Context(), sc, g.k.fam, id)
+	a, err := g.lin.Artifact(c.Request().Context(), sc, id)
 	return g.sendArtifact(c, a, err)
 }
 
@@ -185,12 +173,7 @@ func (g *git) editArtifact(c echo.Context) error {
 	if bid == nil || *bid != id {
 		return send(c, envelope(g.k.key, nil))
 	}
-	if g.artifactIn != nil {
-		if err := g.artifactIn(a); err != nil {
-			return err
-		}
-	}
-	out, err := g.reg.EditArtifact(c.Request().Context(), sc, g.k.fam, a)
+	out, err := g.lin.EditArtifact(c.Request().Context(), sc, a)
 	return g.sendArtifact(c, out, err)
 }
 
@@ -200,7 +183,7 @@ func (g *git) archiveArtifact(archived bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := g.reg.ArchiveArtifact(c.Request().Context(), sc, g.k.fam, id, archived)
+		a, err := g.lin.ArchiveArtifact(c.Request().Context(), sc, id, archived)
 		return g.sendArtifact(c, a, err)
 	}
 }
@@ -228,10 +211,7 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if g.forceFlags != nil {
-		q.Filter.Flags = mergeFlags(q.Filter.Flags, g.forceFlags)
-	}
-	as, err := g.reg.QueryArtifacts(c.Request().Context(), sc, g.k.fam, q)
+	as, err := g.lin.QueryArtifacts(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
@@ -274,19 +254,14 @@ func (g *git) createVariant(c echo.Context) error {
 	if slug == nil {
 		return send(c, envelope(g.variantKey(), nil))
 	}
-	if g.slugIn != nil {
-		if err := g.slugIn(*slug); err != nil {
-			return err
-		}
+	if err := g.lin.CheckVariantSlug(*slug); err != nil {
+		return err
 	}
 	if artifactID == nil {
 		return fieldMissing("body", g.variantKey(), g.k.key+"_id")
 	}
 	v.Slug, v.ArtifactID = *slug, *artifactID
-	if v.Name == nil {
-		v.Name = slug
-	}
-	out, err := g.reg.CreateVariant(c.Request().Context(), sc, g.k.fam, v)
+	out, err := g.lin.CreateVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
 }
 
@@ -295,7 +270,7 @@ func (g *git) fetchVariant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := g.reg.Variant(c.Request().Context(), sc, g.k.fam, id)
+	v, err := g.lin.Variant(c.Request().Context(), sc, id)
 	return g.sendVariant(c, v, err)
 }
 
@@ -316,7 +291,7 @@ func (g *git) editVariant(c echo.Context) error {
 	if bid == nil || *bid != id {
 		return send(c, envelope(g.variantKey(), nil))
 	}
-	out, err := g.reg.EditVariant(c.Request().Context(), sc, g.k.fam, v)
+	out, err := g.lin.EditVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
 }
 
@@ -326,7 +301,7 @@ func (g *git) archiveVariant(archived bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		v, err := g.reg.ArchiveVariant(c.Request().Context(), sc, g.k.fam, id, archived)
+		v, err := g.lin.ArchiveVariant(c.Request().Context(), sc, id, archived)
 		return g.sendVariant(c, v, err)
 	}
 }
@@ -336,7 +311,7 @@ func (g *git) queryVariants(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vs, err := g.reg.QueryVariants(c.Request().Context(), sc, g.k.fam, q)
+	vs, err := g.lin.QueryVariants(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
@@ -382,16 +357,8 @@ func (g *git) forkVariant(c echo.Context) error {
 	if slug == nil {
 		return fieldMissing("body", g.variantKey(), "slug")
 	}
-	if g.slugIn != nil {
-		if err := g.slugIn(*slug); err != nil {
-			return err
-		}
-	}
 	v.Slug = *slug
-	if v.Name == nil {
-		v.Name = slug
-	}
-	out, err := g.reg.Fork(c.Request().Context(), sc, g.k.fam, v, src, upTo)
+	out, err := g.lin.Fork(c.Request().Context(), sc, v, src, upTo)
 	return g.sendVariant(c, out, err)
 }
 
@@ -446,7 +413,7 @@ func (g *git) fetchRevision(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := g.reg.Revision(c.Request().Context(), sc, g.k.fam, id)
+	r, err := g.lin.Revision(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
 	}
@@ -471,7 +438,7 @@ func (g *git) editRevision(c echo.Context) error {
 	if bid == nil || *bid != id {
 		return send(c, envelope(g.revisionKey(), nil))
 	}
-	out, err := g.reg.EditRevision(c.Request().Context(), sc, g.k.fam, r)
+	out, err := g.lin.EditRevision(c.Request().Context(), sc, r)
 	if err != nil {
 		return err
 	}
@@ -484,7 +451,7 @@ func (g *git) archiveRevision(archived bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		r, err := g.reg.ArchiveRevision(c.Request().Context(), sc, g.k.fam, id, archived)
+		r, err := g.lin.ArchiveRevision(c.Request().Context(), sc, id, archived)
 		if err != nil {
 			return err
 		}
@@ -501,7 +468,7 @@ func (g *git) queryRevisions(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	rs, err := g.reg.QueryRevisions(c.Request().Context(), sc, g.k.fam, q)
+	rs, err := g.lin.QueryRevisions(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
@@ -545,7 +512,7 @@ func (g *git) logRevisions(c echo.Context) error {
 	if err := errOf(in); err != nil {
 		return err
 	}
-	rs, err := g.reg.Log(c.Request().Context(), sc, g.k.fam, t)
+	rs, err := g.lin.Log(c.Request().Context(), sc, t)
 	if err != nil {
 		return err
 	}
@@ -571,17 +538,4 @@ func (g *git) window(win *versioned.Windowing, n int, lastID func() string) json
 		return nil
 	}
 	return nextWindow(win, n, lastID)
-}
-
-// mergeFlags adds the members of force to a flag filter object.
-func mergeFlags(filter, force json.RawMessage) json.RawMessage {
-	m := map[string]any{}
-	_ = json.Unmarshal(filter, &m)
-	var f map[string]any
-	_ = json.Unmarshal(force, &f)
-	for k, v := range f {
-		m[k] = v
-	}
-	out, _ := json.Marshal(m)
-	return out
 }

@@ -58,7 +58,7 @@ func newServerWith(t testing.TB, lim tcfile.Limits, opts ...pgstore.Option) *ser
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
 	tr := &fakeTracing{}
 	srv.Echo.Use(recordRoutes)
-	httpapi.Register(srv.Echo, token, withSecrets(withWorkflows(httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, lim)}, tr), pool))
+	httpapi.Register(srv.Echo, token, withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool))
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
 	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool}

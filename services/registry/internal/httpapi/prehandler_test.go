@@ -40,7 +40,7 @@ func TestErrorsBeforeAHandlerAreJSON(t *testing.T) {
 	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
 	reg := versioned.NewService(pgstore.New(pool))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "1K", ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second}, log, "registry")
-	httpapi.Register(srv.Echo, token, withWorkflows(httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, tcfile.Limits{MaxRows: 10, MaxBytes: 1 << 20})}, &fakeTracing{}))
+	httpapi.Register(srv.Echo, token, withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, tcfile.Limits{MaxRows: 10, MaxBytes: 1 << 20})}, &fakeTracing{}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -13,17 +13,13 @@ var queryKind = kind{fam: versioned.Queries, key: "query", plural: "queries", ge
 // queryAPI serves /queries and /simple/queries.
 type queryAPI struct {
 	git    *git
-	reg    *versioned.Service
 	qs     *queries.Service
 	simple *simpleAPI
 }
 
-func newQueryAPI(reg *versioned.Service, qs *queries.Service) *queryAPI {
-	a := &queryAPI{reg: reg, qs: qs}
-	a.git = &git{k: queryKind, reg: reg, artifactIn: func(ar *versioned.Artifact) error {
-		ar.Flags = queries.EmptyFlags(ar.Flags)
-		return nil
-	}}
+func newQueryAPI(qs *queries.Service) *queryAPI {
+	a := &queryAPI{qs: qs}
+	a.git = &git{k: queryKind, lin: qs.Lineage()}
 	a.simple = &simpleAPI{k: queryKind, uc: qs.Simple()}
 	return a
 }

@@ -11,13 +11,11 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
-	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 // Services are the use cases the routes call.
 type Services struct {
-	Registry *versioned.Service
 	Testsets *testsets.Service
 	// Workflows serves workflows, applications and evaluators.
 	Workflows    *workflows.Service
@@ -48,7 +46,7 @@ func queryText(next echo.HandlerFunc) echo.HandlerFunc {
 // Register adds the registry's middleware and routes to e.
 func Register(e *echo.Echo, internalToken string, s Services) {
 	e.Use(httpx.RequireInternal(internalToken), queryText)
-	newTestsetAPI(s.Registry, s.Testsets).route(e)
+	newTestsetAPI(s.Testsets).route(e)
 	registerWorkflows(e, s)
 	secretAPI{s.Secrets}.route(e)
 }

@@ -26,13 +26,12 @@ import (
 // testsetAPI serves /testsets, /simple/testsets and /testcases.
 type testsetAPI struct {
 	git *git
-	reg *versioned.Service
 	ts  *testsets.Service
 }
 
-func newTestsetAPI(reg *versioned.Service, ts *testsets.Service) *testsetAPI {
-	a := &testsetAPI{reg: reg, ts: ts}
-	a.git = &git{k: testsetKind, reg: reg, revisionData: a.revisionData}
+func newTestsetAPI(ts *testsets.Service) *testsetAPI {
+	a := &testsetAPI{ts: ts}
+	a.git = &git{k: testsetKind, lin: ts.Lineage(), revisionData: a.revisionData}
 	return a
 }
 

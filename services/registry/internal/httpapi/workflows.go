@@ -42,31 +42,20 @@ func workflowKind(key, plural string) kind {
 // catalogs.
 type workflowAPI struct {
 	git  *git
-	reg  *versioned.Service
 	wf   *workflows.Service
 	role string // "" for workflows, else the flag the role forces
 }
 
-func newWorkflowAPI(reg *versioned.Service, wf *workflows.Service, key, plural string) *workflowAPI {
-	a := &workflowAPI{reg: reg, wf: wf}
+func newWorkflowAPI(wf *workflows.Service, key, plural string) *workflowAPI {
+	a := &workflowAPI{wf: wf}
 	switch key {
 	case "application":
 		a.role = "is_application"
 	case "evaluator":
 		a.role = "is_evaluator"
 	}
-	a.git = &git{k: workflowKind(key, plural), reg: reg, slugIn: workflows.CheckSlug,
-		artifactIn: func(ar *versioned.Artifact) error {
-			if err := workflows.CheckSlug(ar.Slug); ar.Slug != "" && err != nil {
-				return err
-			}
-			ar.Flags = workflows.ArtifactFlags(ar.Flags, a.role)
-			return nil
-		}}
+	a.git = &git{k: workflowKind(key, plural), lin: wf.Lineage(key)}
 	a.git.editArtifactFn = a.editArtifact
-	if a.role != "" {
-		a.git.forceFlags = json.RawMessage(`{"` + a.role + `":true}`)
-	}
 	return a
 }
 

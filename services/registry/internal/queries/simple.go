@@ -61,3 +61,17 @@ func (simpleFamily) CommitData(ctx context.Context, sc scope.Scope, tx *versione
 func (simpleFamily) ShownFlags(a *versioned.Artifact, _ *versioned.Revision) json.RawMessage {
 	return a.Flags
 }
+
+// rules are the query family's rules of the git model: artifact flags
+// stored as {}.
+type rules struct{ versioned.PlainRules }
+
+func (rules) Family() versioned.Family { return versioned.Queries }
+
+func (rules) CheckArtifact(a *versioned.Artifact) error {
+	a.Flags = EmptyFlags(a.Flags)
+	return nil
+}
+
+// Lineage returns the query git model (artifacts, variants, revisions).
+func (s *Service) Lineage() *versioned.Lineage { return s.registry().Lineage(rules{}) }

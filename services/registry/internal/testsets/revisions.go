@@ -258,3 +258,17 @@ func PageIDs(ids []uuid.UUID, w *versioned.Windowing) (page []uuid.UUID, more bo
 	}
 	return page, false
 }
+
+// rules are the testset family's rules of the git model: none beyond it.
+type rules struct{ versioned.PlainRules }
+
+func (rules) Family() versioned.Family { return fam }
+
+// Lineage returns the testset git model (artifacts, variants, revisions).
+func (s *Service) Lineage() *versioned.Lineage {
+	var reg *versioned.Service
+	if s != nil { // routes over no services are still listed (the OpenAPI test)
+		reg = s.reg
+	}
+	return reg.Lineage(rules{})
+}

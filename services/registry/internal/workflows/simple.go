@@ -105,3 +105,32 @@ func (simpleFamily) ShownFlags(a *versioned.Artifact, r *versioned.Revision) jso
 	cp.ArtifactFlags, cp.ArtifactSlug = a.Flags, a.Slug
 	return RevisionFlags(&cp)
 }
+
+// rules are the rules of the git model of one workflow role: reserved
+// slugs are refused, and the role's flag is forced on artifacts and on
+// the artifact query.
+type rules struct{ key string }
+
+func (rules) Family() versioned.Family { return versioned.Workflows }
+
+func (r rules) CheckArtifact(a *versioned.Artifact) error {
+	if err := CheckSlug(a.Slug); a.Slug != "" && err != nil {
+		return err
+	}
+	a.Flags = ArtifactFlags(a.Flags, simpleFamily{key: r.key}.role())
+	return nil
+}
+
+func (rules) CheckVariantSlug(slug string) error { return CheckSlug(slug) }
+
+func (r rules) ForceFlags() json.RawMessage { return simpleFamily{key: r.key}.Rules().ForceFlags }
+
+// Lineage returns the git model of the role key ("workflow",
+// "application", "evaluator").
+func (s *Service) Lineage(key string) *versioned.Lineage {
+	var reg *versioned.Service
+	if s != nil { // routes over no services are still listed (the OpenAPI test)
+		reg = s.reg
+	}
+	return reg.Lineage(rules{key: key})
+}
