@@ -1,6 +1,8 @@
 // Package environments holds the environment use cases: revisions whose
 // data is a map of deployment keys to reference groups, commits by full
-// data or by a set/remove delta, and lookups of what a key deploys.
+// data or by a set/remove delta, lookups of what a key deploys, the simple
+// surface (its versioned.SimpleFamily, guarding) and the family's
+// git-model rules.
 package environments
 
 import (

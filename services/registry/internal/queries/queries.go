@@ -1,5 +1,7 @@
-// Package queries holds saved trace queries: revision data validation and
-// running a stored query against the tracing service on retrieve.
+// Package queries holds the saved trace query use cases: revision data
+// validation, commits, the simple surface (its versioned.SimpleFamily),
+// the family's git-model rules, and retrieving a revision and running its
+// stored query against the tracing service.
 package queries
 
 import (

@@ -1,7 +1,8 @@
-// Package testsets holds what is particular to testsets on top of the
-// registry's git model: commits of testcase rows (full data or deltas),
-// content-addressed blobs, file import and export, and the simple surface
-// that merges a testset, its default variant and latest revision.
+// Package testsets holds the testset use cases on top of the versioned git
+// model: commits of testcase rows (full data, deltas, from a base revision,
+// from an uploaded file), content-addressed blobs and testcase queries, the
+// simple surface that merges a testset, its default variant and latest
+// revision, and the family's git-model rules.
 package testsets
 
 import (
