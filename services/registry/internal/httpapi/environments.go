@@ -44,24 +44,17 @@ func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *envir
 
 func (a *environmentAPI) route(e *echo.Echo) {
 	a.git.route(e)
-	e.POST("/environments/revisions", a.createRevision)
-	e.POST("/environments/revisions/commit", a.commit)
+	e.POST("/environments/revisions", withObject(false, "environment_revision", a.createRevision))
+	e.POST("/environments/revisions/commit", handle(false, a.commit))
 	e.POST("/environments/revisions/retrieve", a.retrieve(false))
 	e.POST("/environments/revisions/resolve", a.retrieve(true))
 	a.simple.route(e)
-	e.POST("/simple/environments/:id/guard", a.guard(true))
-	e.POST("/simple/environments/:id/unguard", a.guard(false))
+	e.POST("/simple/environments/:id/guard", byID(archiving(a.envs.Guard, true), a.simple.sendRecord))
+	e.POST("/simple/environments/:id/unguard", byID(archiving(a.envs.Guard, false), a.simple.sendRecord))
 }
 
-func (a *environmentAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require("environment_revision")
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *environmentAPI) createRevision(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	cm := environments.Commit{Header: in.header(), Initial: true}
 	slug := in.slug("slug")
 	art := in.id("environment_id", "artifact_id")
@@ -88,11 +81,9 @@ func (a *environmentAPI) createRevision(c echo.Context) error {
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
 }
 
-func (a *environmentAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *environmentAPI) commit(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
+	var err error
 	key := "environment_revision"
 	if !b.has(key) && b.has(key+"_commit") {
 		key += "_commit"
@@ -143,11 +134,8 @@ func (a *environmentAPI) commit(c echo.Context) error {
 }
 
 func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, _, b, err := request(c, false)
-		if err != nil {
-			return err
-		}
+	return handle(false, func(rq *req) error {
+		c, sc, b := rq.c, rq.sc, rq.b
 		refs := versioned.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
 		expand := resolve || b.boolean(false, "resolve")
 		if err := errOf(b); err != nil {
@@ -177,17 +165,5 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			extra = append(extra, putResolution(info))
 		}
 		return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, extra...)
-	}
-}
-
-// guard sets or clears is_guarded, rewriting the other fields unchanged.
-func (a *environmentAPI) guard(on bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		rec, err := a.envs.Guard(c.Request().Context(), sc, id, on)
-		return a.simple.sendRecord(c, rec, err)
-	}
+	})
 }

@@ -41,60 +41,52 @@ type readOpts struct {
 // route registers the shared routes under /<plural>.
 func (g *git) route(e *echo.Echo) {
 	p := "/" + g.k.plural
-	e.POST(p, g.createArtifact)
-	e.GET(p+"/:id", g.fetchArtifact)
-	edit := g.editArtifact
+	e.POST(p, withObject(false, g.k.key, g.createArtifact))
+	e.GET(p+"/:id", byID(g.lin.Artifact, g.sendArtifact))
+	edit := withObject(true, g.k.key, g.editArtifact)
 	if g.editArtifactFn != nil {
 		edit = g.editArtifactFn
 	}
 	e.PUT(p+"/:id", edit)
-	e.POST(p+"/:id/archive", g.archiveArtifact(true))
-	e.POST(p+"/:id/unarchive", g.archiveArtifact(false))
+	e.POST(p+"/:id/archive", byID(archiving(g.lin.ArchiveArtifact, true), g.sendArtifact))
+	e.POST(p+"/:id/unarchive", byID(archiving(g.lin.ArchiveArtifact, false), g.sendArtifact))
 	e.POST(p+"/query", g.queryArtifacts)
 
-	e.POST(p+"/variants", g.createVariant)
-	e.GET(p+"/variants/:id", g.fetchVariant)
-	e.PUT(p+"/variants/:id", g.editVariant)
-	e.POST(p+"/variants/:id/archive", g.archiveVariant(true))
-	e.POST(p+"/variants/:id/unarchive", g.archiveVariant(false))
+	e.POST(p+"/variants", withObject(false, g.variantKey(), g.createVariant))
+	e.GET(p+"/variants/:id", byID(g.lin.Variant, g.sendVariant))
+	e.PUT(p+"/variants/:id", withObject(true, g.variantKey(), g.editVariant))
+	e.POST(p+"/variants/:id/archive", byID(archiving(g.lin.ArchiveVariant, true), g.sendVariant))
+	e.POST(p+"/variants/:id/unarchive", byID(archiving(g.lin.ArchiveVariant, false), g.sendVariant))
 	e.POST(p+"/variants/query", g.queryVariants)
-	e.POST(p+"/variants/fork", g.forkVariant)
+	e.POST(p+"/variants/fork", handle(false, g.forkVariant))
 
-	e.GET(p+"/revisions/:id", g.fetchRevision)
-	e.PUT(p+"/revisions/:id", g.editRevision)
+	e.GET(p+"/revisions/:id", handle(true, g.fetchRevision))
+	e.PUT(p+"/revisions/:id", handle(true, g.editRevision))
 	e.POST(p+"/revisions/:id/archive", g.archiveRevision(true))
 	e.POST(p+"/revisions/:id/unarchive", g.archiveRevision(false))
 	e.POST(p+"/revisions/query", g.queryRevisions)
-	e.POST(p+"/revisions/log", g.logRevisions)
+	e.POST(p+"/revisions/log", handle(false, g.logRevisions))
 }
 
-// request reads the scope, the optional path id and the body.
+// request reads the scope, the optional path id and the JSON body: the
+// one prologue, which handle, withObject, byID and stream wrap.
 func request(c echo.Context, withID bool) (scope.Scope, uuid.UUID, *body, error) {
-	sc, err := httpx.ProjectScope(c)
+	sc, id, err := scopeAndID(c, withID)
 	if err != nil {
-		return sc, uuid.Nil, nil, err
-	}
-	var id uuid.UUID
-	if withID {
-		if id, err = httpx.UUIDParam(c, "id"); err != nil {
-			return sc, id, nil, err
-		}
+		return sc, id, nil, err
 	}
 	b, err := readBody(c)
 	return sc, id, b, err
 }
 
-// scopeOnly reads the caller's scope.
-func scopeOnly(c echo.Context) (scope.Scope, error) { return httpx.ProjectScope(c) }
-
-// requestNoBody reads the scope and path id, leaving the body unread.
-func requestNoBody(c echo.Context) (scope.Scope, uuid.UUID, *body, error) {
+// scopeAndID reads the caller's scope and, when withID, the path id.
+func scopeAndID(c echo.Context, withID bool) (scope.Scope, uuid.UUID, error) {
 	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return sc, uuid.Nil, nil, err
+	if err != nil || !withID {
+		return sc, uuid.Nil, err
 	}
 	id, err := httpx.UUIDParam(c, "id")
-	return sc, id, nil, err
+	return sc, id, err
 }
 
 func send(c echo.Context, raw json.RawMessage) error {
@@ -103,15 +95,8 @@ func send(c echo.Context, raw json.RawMessage) error {
 
 // ---- artifacts
 
-func (g *git) createArtifact(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.k.key)
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (g *git) createArtifact(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	a := &versioned.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
 	slug := in.slug("slug")
 	if forced := c.QueryParam(g.k.key + "_id"); forced != "" {
@@ -135,15 +120,6 @@ func (g *git) createArtifact(c echo.Context) error {
 	return send(c, envelope(g.k.key, g.k.artifact(out)))
 }
 
-func (g *git) fetchArtifact(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	a, err := g.lin.Artifact(c.Request().Context(), sc, id)
-	return g.sendArtifact(c, a, err)
-}
-
 func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) error {
 	if err != nil {
 		return err
@@ -156,15 +132,8 @@ func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) err
 
 // editArtifact full-replaces the header (testsets, environments, queries);
 // an id that differs from the path gives the empty envelope.
-func (g *git) editArtifact(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.k.key)
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (g *git) editArtifact(rq *req, in *body) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	a := &versioned.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
@@ -175,17 +144,6 @@ func (g *git) editArtifact(c echo.Context) error {
 	}
 	out, err := g.lin.EditArtifact(c.Request().Context(), sc, a)
 	return g.sendArtifact(c, out, err)
-}
-
-func (g *git) archiveArtifact(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		a, err := g.lin.ArchiveArtifact(c.Request().Context(), sc, id, archived)
-		return g.sendArtifact(c, a, err)
-	}
 }
 
 // query reads the shared query body: filter, refs, archive and windowing.
@@ -236,15 +194,8 @@ func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error
 	return send(c, envelope(g.variantKey(), g.k.variant(v)))
 }
 
-func (g *git) createVariant(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.variantKey())
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (g *git) createVariant(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	v := &versioned.Variant{Header: in.header()}
 	slug := in.slug("slug")
 	artifactID := in.id(g.k.key+"_id", "artifact_id")
@@ -265,24 +216,8 @@ func (g *git) createVariant(c echo.Context) error {
 	return g.sendVariant(c, out, err)
 }
 
-func (g *git) fetchVariant(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	v, err := g.lin.Variant(c.Request().Context(), sc, id)
-	return g.sendVariant(c, v, err)
-}
-
-func (g *git) editVariant(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.variantKey())
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (g *git) editVariant(rq *req, in *body) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	v := &versioned.Variant{ID: id, Header: in.header()}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
@@ -293,17 +228,6 @@ func (g *git) editVariant(c echo.Context) error {
 	}
 	out, err := g.lin.EditVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
-}
-
-func (g *git) archiveVariant(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		v, err := g.lin.ArchiveVariant(c.Request().Context(), sc, id, archived)
-		return g.sendVariant(c, v, err)
-	}
 }
 
 func (g *git) queryVariants(c echo.Context) error {
@@ -326,11 +250,8 @@ func (g *git) queryVariants(c echo.Context) error {
 	return send(c, list(g.k.key+"_variants", items, win))
 }
 
-func (g *git) forkVariant(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (g *git) forkVariant(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in := b.require(g.variantKey())
 	src := b.ref(g.variantKey() + "_ref")
 	upTo := b.ref(g.k.key + "_revision_ref")
@@ -408,11 +329,8 @@ func testcaseOpts(c echo.Context, b *body) readOpts {
 	return opts
 }
 
-func (g *git) fetchRevision(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (g *git) fetchRevision(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	r, err := g.lin.Revision(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
@@ -420,11 +338,8 @@ func (g *git) fetchRevision(c echo.Context) error {
 	return g.sendRevision(c, sc, r, testcaseOpts(c, nil))
 }
 
-func (g *git) editRevision(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (g *git) editRevision(rq *req) error {
+	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
 	in := b.require(g.revisionKey())
 	opts := testcaseOpts(c, b)
 	if err := errOf(b); err != nil {
@@ -446,17 +361,14 @@ func (g *git) editRevision(c echo.Context) error {
 }
 
 func (g *git) archiveRevision(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, b, err := request(c, true)
-		if err != nil {
-			return err
-		}
+	return handle(true, func(rq *req) error {
+		c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
 		r, err := g.lin.ArchiveRevision(c.Request().Context(), sc, id, archived)
 		if err != nil {
 			return err
 		}
 		return g.sendRevision(c, sc, r, testcaseOpts(c, b))
-	}
+	})
 }
 
 func (g *git) queryRevisions(c echo.Context) error {
@@ -492,11 +404,8 @@ func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []versioned.Revis
 	return send(c, list(g.k.key+"_revisions", items, win))
 }
 
-func (g *git) logRevisions(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (g *git) logRevisions(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in := b.require(g.k.key + "_revisions")
 	opts := testcaseOpts(c, b)
 	opts.withSlugs = false

@@ -26,21 +26,14 @@ func newQueryAPI(qs *queries.Service) *queryAPI {
 
 func (a *queryAPI) route(e *echo.Echo) {
 	a.git.route(e)
-	e.POST("/queries/revisions", a.createRevision)
-	e.POST("/queries/revisions/commit", a.commit)
-	e.POST("/queries/revisions/retrieve", a.retrieve)
+	e.POST("/queries/revisions", withObject(false, "query_revision", a.createRevision))
+	e.POST("/queries/revisions/commit", handle(false, a.commit))
+	e.POST("/queries/revisions/retrieve", handle(false, a.retrieve))
 	a.simple.route(e)
 }
 
-func (a *queryAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require("query_revision")
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *queryAPI) createRevision(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	r := versioned.Revision{Header: in.header()}
 	r.Flags = queries.EmptyFlags(r.Flags)
 	slug := in.slug("slug")
@@ -64,11 +57,9 @@ func (a *queryAPI) createRevision(c echo.Context) error {
 	return a.git.sendRevision(c, sc, out, readOpts{withSlugs: true})
 }
 
-func (a *queryAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *queryAPI) commit(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
+	var err error
 	key := "query_revision"
 	if !b.has(key) && b.has(key+"_commit") {
 		key += "_commit"
@@ -105,11 +96,8 @@ func (a *queryAPI) commit(c echo.Context) error {
 
 // retrieve resolves a query revision; include_trace_ids and include_traces
 // (both opt-in) run its stored query against the tracing service.
-func (a *queryAPI) retrieve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *queryAPI) retrieve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	refs := versioned.Refs{Artifact: b.ref("query_ref"), Variant: b.ref("query_variant_ref"), Revision: b.ref("query_revision_ref")}
 	withIDs, withTraces := b.boolean(false, "include_trace_ids"), b.boolean(false, "include_traces")
 	win := b.windowing()

@@ -28,12 +28,12 @@ type simpleAPI struct {
 
 func (s *simpleAPI) route(e *echo.Echo) {
 	p := "/simple/" + s.k.plural
-	e.POST(p, s.create)
-	e.GET(p+"/:id", s.fetch)
-	e.PUT(p+"/:id", s.edit)
-	e.POST(p+"/:id/archive", s.archive(true))
-	e.POST(p+"/:id/unarchive", s.archive(false))
-	e.POST(p+"/query", s.query)
+	e.POST(p, withObject(false, s.k.key, s.create))
+	e.GET(p+"/:id", handle(true, s.fetch))
+	e.PUT(p+"/:id", withObject(true, s.k.key, s.edit))
+	e.POST(p+"/:id/archive", byID(archiving(s.uc.Archive, true), s.sendRecord))
+	e.POST(p+"/:id/unarchive", byID(archiving(s.uc.Archive, false), s.sendRecord))
+	e.POST(p+"/query", handle(false, s.query))
 }
 
 // record renders the simple shape.
@@ -68,15 +68,8 @@ func (s *simpleAPI) sendRecord(c echo.Context, rec *versioned.Record, err error)
 	return send(c, envelope(s.k.key, s.record(rec, true)))
 }
 
-func (s *simpleAPI) create(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require(s.k.key)
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (s *simpleAPI) create(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	slug := in.slug("slug")
 	h := in.header()
 	if err := errOf(in); err != nil {
@@ -98,11 +91,8 @@ func (s *simpleAPI) create(c echo.Context) error {
 	return s.sendRecord(c, rec, err)
 }
 
-func (s *simpleAPI) fetch(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (s *simpleAPI) fetch(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	rec, err := s.uc.Current(c.Request().Context(), sc, id)
 	if err != nil || rec == nil || s.additionalContext == nil {
 		return s.sendRecord(c, rec, err)
@@ -111,15 +101,8 @@ func (s *simpleAPI) fetch(c echo.Context) error {
 	return send(c, e.put("additional_context", s.additionalContext).done())
 }
 
-func (s *simpleAPI) edit(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	in := b.require(s.k.key)
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (s *simpleAPI) edit(rq *req, in *body) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	bid := in.id("id")
 	h := in.header()
 	if err := errOf(in); err != nil {
@@ -139,22 +122,8 @@ func (s *simpleAPI) edit(c echo.Context) error {
 	return s.sendRecord(c, rec, err)
 }
 
-func (s *simpleAPI) archive(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		rec, err := s.uc.Archive(c.Request().Context(), sc, id, archived)
-		return s.sendRecord(c, rec, err)
-	}
-}
-
-func (s *simpleAPI) query(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (s *simpleAPI) query(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	q := versioned.Query{ArtifactRefs: b.refs(s.k.key + "_refs"), IncludeArchived: b.boolean(false, "include_archived"), Windowing: b.windowing()}
 	if f := b.sub(s.k.key); f != nil {
 		q.Filter = f.filter(false)

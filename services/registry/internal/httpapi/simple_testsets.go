@@ -64,11 +64,8 @@ func simpleInput(b *body) (*body, testsets.SimpleInput, error) {
 	return in, si, errOf(in)
 }
 
-func (a *testsetAPI) createSimple(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) createSimple(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in, si, err := simpleInput(b)
 	if err != nil {
 		return err
@@ -101,20 +98,8 @@ func forcedID(c echo.Context, name string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
-func (a *testsetAPI) fetchSimple(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	rec, err := a.ts.GetSimple(c.Request().Context(), sc, id)
-	return sendSimple(c, rec, err)
-}
-
-func (a *testsetAPI) editSimple(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) editSimple(rq *req) error {
+	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
 	in, si, err := simpleInput(b)
 	if err != nil {
 		return err
@@ -134,24 +119,18 @@ func (a *testsetAPI) editSimple(c echo.Context) error {
 }
 
 func (a *testsetAPI) archiveSimple(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
+	return handle(true, func(rq *req) error {
+		c, sc, id := rq.c, rq.sc, rq.id
 		art, err := a.ts.ArchiveSimple(c.Request().Context(), sc, id, archived)
 		if err != nil || art == nil {
 			return sendSimple(c, nil, err)
 		}
 		return send(c, envelope("testset", simpleTestset(&testsets.Simple{Artifact: art}, false)))
-	}
+	})
 }
 
-func (a *testsetAPI) querySimple(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) querySimple(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	q := a.git.query(b, "testset")
 	if err := errOf(b); err != nil {
 		return err
@@ -200,11 +179,8 @@ func uploadHeader(form *fileForm, cur *versioned.Header) (versioned.Header, erro
 	return h, nil
 }
 
-func (a *testsetAPI) uploadSimple(c echo.Context) error {
-	sc, err := scopeOnly(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) uploadSimple(rq *req) error {
+	c, sc := rq.c, rq.sc
 	form, err := readUpload(c, a.ts.Limits())
 	if err != nil {
 		return err
@@ -230,11 +206,8 @@ func (a *testsetAPI) uploadSimple(c echo.Context) error {
 	return sendSimple(c, rec, err)
 }
 
-func (a *testsetAPI) uploadSimpleEdit(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) uploadSimpleEdit(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	form, err := readUpload(c, a.ts.Limits())
 	if err != nil {
 		return err
@@ -245,11 +218,8 @@ func (a *testsetAPI) uploadSimpleEdit(c echo.Context) error {
 	return sendSimple(c, rec, err)
 }
 
-func (a *testsetAPI) downloadSimple(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) downloadSimple(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	fileType := c.QueryParam("file_type")
 	if fileType != "csv" && fileType != "json" {
 		return versioned.Invalid("file_type is required and must be 'csv' or 'json'.")
@@ -270,11 +240,8 @@ func (a *testsetAPI) downloadSimple(c echo.Context) error {
 
 // ---- testcases
 
-func (a *testsetAPI) testcasesByID(c echo.Context) error {
-	sc, err := scopeOnly(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) testcasesByID(rq *req) error {
+	c, sc := rq.c, rq.sc
 	var ids []uuid.UUID
 	raw := c.QueryParams()["testcase_id"]
 	for _, v := range c.QueryParams()["testcase_ids"] {
@@ -304,11 +271,8 @@ func sendTestcases(c echo.Context, tcs []versioned.Testcase, win json.RawMessage
 	return send(c, o.put("windowing", win).done())
 }
 
-func (a *testsetAPI) testcase(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) testcase(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	tcs, err := a.ts.Blobs(c.Request().Context(), sc, []uuid.UUID{id})
 	if err != nil {
 		return err
@@ -322,11 +286,8 @@ func (a *testsetAPI) testcase(c echo.Context) error {
 	return send(c, o.done())
 }
 
-func (a *testsetAPI) queryTestcases(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) queryTestcases(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	var ids []uuid.UUID
 	hasIDs := b.decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
 	setID := b.id("testset_id")

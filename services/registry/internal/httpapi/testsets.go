@@ -37,25 +37,25 @@ func newTestsetAPI(ts *testsets.Service) *testsetAPI {
 
 func (a *testsetAPI) route(e *echo.Echo) {
 	a.git.route(e)
-	e.POST("/testsets/revisions", a.createRevision)
-	e.POST("/testsets/revisions/commit", a.commit)
-	e.POST("/testsets/revisions/retrieve", a.retrieve)
-	e.POST("/testsets/revisions/:id/upload", a.uploadRevision)
-	e.POST("/testsets/revisions/:id/download", a.downloadRevision)
+	e.POST("/testsets/revisions", handle(false, a.createRevision))
+	e.POST("/testsets/revisions/commit", handle(false, a.commit))
+	e.POST("/testsets/revisions/retrieve", handle(false, a.retrieve))
+	e.POST("/testsets/revisions/:id/upload", stream(true, a.uploadRevision))
+	e.POST("/testsets/revisions/:id/download", stream(true, a.downloadRevision))
 
-	e.POST("/simple/testsets", a.createSimple)
-	e.GET("/simple/testsets/:id", a.fetchSimple)
-	e.PUT("/simple/testsets/:id", a.editSimple)
+	e.POST("/simple/testsets", handle(false, a.createSimple))
+	e.GET("/simple/testsets/:id", byID(a.ts.GetSimple, sendSimple))
+	e.PUT("/simple/testsets/:id", handle(true, a.editSimple))
 	e.POST("/simple/testsets/:id/archive", a.archiveSimple(true))
 	e.POST("/simple/testsets/:id/unarchive", a.archiveSimple(false))
-	e.POST("/simple/testsets/query", a.querySimple)
-	e.POST("/simple/testsets/upload", a.uploadSimple)
-	e.POST("/simple/testsets/:id/upload", a.uploadSimpleEdit)
-	e.POST("/simple/testsets/:id/download", a.downloadSimple)
+	e.POST("/simple/testsets/query", handle(false, a.querySimple))
+	e.POST("/simple/testsets/upload", stream(false, a.uploadSimple))
+	e.POST("/simple/testsets/:id/upload", stream(true, a.uploadSimpleEdit))
+	e.POST("/simple/testsets/:id/download", stream(true, a.downloadSimple))
 
-	e.GET("/testcases", a.testcasesByID)
-	e.GET("/testcases/:id", a.testcase)
-	e.POST("/testcases/query", a.queryTestcases)
+	e.GET("/testcases", stream(false, a.testcasesByID))
+	e.GET("/testcases/:id", handle(true, a.testcase))
+	e.POST("/testcases/query", handle(false, a.queryTestcases))
 }
 
 // ---- rendering
@@ -150,11 +150,8 @@ func listWindow(w *versioned.Windowing, page []uuid.UUID, more bool) json.RawMes
 
 // ---- revisions
 
-func (a *testsetAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) createRevision(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in := b.require("testset_revision")
 	opts := testcaseOpts(c, b)
 	if err := errOf(b); err != nil {
@@ -184,11 +181,8 @@ func (a *testsetAPI) createRevision(c echo.Context) error {
 }
 
 // commitBody reads the commit shape shared by commit and the upload paths.
-func (a *testsetAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) commit(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	key := "testset_revision"
 	if !b.has(key) && b.has("testset_revision_commit") {
 		key = "testset_revision_commit" // the spec's name for the same object
@@ -233,11 +227,8 @@ func (a *testsetAPI) commit(c echo.Context) error {
 	return a.git.sendRevision(c, sc, r, opts)
 }
 
-func (a *testsetAPI) retrieve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) retrieve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
 	opts := readOpts{includeTestcases: b.boolean(true, "include_testcases"), includeTestcaseIDs: b.boolean(true, "include_testcase_ids"),
 		window: b.windowing(), withSlugs: true}
@@ -372,11 +363,8 @@ func importPart(part *multipart.Part, fileType string, limits tcfile.Limits) ([]
 	return nil, errs.Field("Input should be 'csv' or 'json'", fileType, "body", "file_type")
 }
 
-func (a *testsetAPI) uploadRevision(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) uploadRevision(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	form, err := readUpload(c, a.ts.Limits())
 	if err != nil {
 		return err
@@ -389,16 +377,8 @@ func (a *testsetAPI) uploadRevision(c echo.Context) error {
 	return a.git.sendRevision(c, sc, r, opts)
 }
 
-func scopeAndID(c echo.Context) (scope.Scope, uuid.UUID, error) {
-	sc, id, _, err := requestNoBody(c)
-	return sc, id, err
-}
-
-func (a *testsetAPI) downloadRevision(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) downloadRevision(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	fileType := c.QueryParam("file_type")
 	if fileType == "" {
 		fileType = "csv"

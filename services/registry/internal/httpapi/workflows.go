@@ -55,7 +55,7 @@ func newWorkflowAPI(wf *workflows.Service, key, plural string) *workflowAPI {
 		a.role = "is_evaluator"
 	}
 	a.git = &git{k: workflowKind(key, plural), lin: wf.Lineage(key)}
-	a.git.editArtifactFn = a.editArtifact
+	a.git.editArtifactFn = handle(true, a.editArtifact)
 	return a
 }
 
@@ -64,11 +64,11 @@ func (a *workflowAPI) key() string { return a.git.k.key }
 func (a *workflowAPI) route(e *echo.Echo) {
 	a.git.route(e)
 	p := "/" + a.git.k.plural
-	e.POST(p+"/revisions", a.createRevision)
-	e.POST(p+"/revisions/commit", a.commit)
-	e.POST(p+"/revisions/retrieve", a.retrieve)
-	e.POST(p+"/revisions/resolve", a.resolve)
-	e.POST(p+"/revisions/deploy", a.deploy)
+	e.POST(p+"/revisions", withObject(false, a.revisionKey(), a.createRevision))
+	e.POST(p+"/revisions/commit", handle(false, a.commit))
+	e.POST(p+"/revisions/retrieve", handle(false, a.retrieve))
+	e.POST(p+"/revisions/resolve", handle(false, a.resolve))
+	e.POST(p+"/revisions/deploy", handle(false, a.deploy))
 
 	e.GET(p+"/catalog/types", a.types)
 	if a.role != "is_application" {
@@ -79,7 +79,7 @@ func (a *workflowAPI) route(e *echo.Echo) {
 	e.GET(p+"/catalog/templates/:key/presets", a.presets)
 	e.GET(p+"/catalog/templates/:key/presets/:preset", a.preset)
 	if a.role == "is_evaluator" {
-		e.GET("/simple/evaluators/templates", a.legacyTemplates)
+		e.GET("/simple/evaluators/templates", stream(false, a.legacyTemplates))
 	}
 	if a.role == "" {
 		e.GET(p+"/catalog/harnesses", a.harnesses)
@@ -93,11 +93,8 @@ func (a *workflowAPI) route(e *echo.Echo) {
 // and non-null change. Applications and evaluators always replace flags
 // (omitting them clears them, as the reference does); evaluators may not be
 // renamed.
-func (a *workflowAPI) editArtifact(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) editArtifact(rq *req) error {
+	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
 	key := a.key()
 	in := b.require(key)
 	if err := errOf(b); err != nil {
@@ -134,15 +131,8 @@ func (a *workflowAPI) ids(in *body) (variant, artifact *uuid.UUID) {
 	return in.id(k+"_variant_id", "workflow_variant_id", "variant_id"), in.id(k+"_id", "workflow_id", "artifact_id")
 }
 
-func (a *workflowAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require(a.revisionKey())
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *workflowAPI) createRevision(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	slug := in.slug("slug")
 	h := in.header()
 	v, _ := a.ids(in)
@@ -211,11 +201,8 @@ func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, e
 	return ci, nil
 }
 
-func (a *workflowAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) commit(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	key := a.revisionKey()
 	if !b.has(key) && b.has(key+"_commit") {
 		key += "_commit" // the spec's name for the same object
@@ -280,11 +267,8 @@ func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*versi
 // retrieve answers the revision named by refs or deployed in an
 // environment. The answer carries an ETag over its bytes: runtimes poll it
 // on every request, and an unchanged deployment costs them a 304.
-func (a *workflowAPI) retrieve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) retrieve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	resolve := b.boolean(false, "resolve")
 	opts, err := resolveOptions(b)
 	if err != nil {
@@ -356,11 +340,8 @@ func sendTagged(c echo.Context, raw json.RawMessage) error {
 
 // resolve is retrieve with the data's embeds expanded (package embeds)
 // and resolution_info; an inline <e>_revision is resolved as sent.
-func (a *workflowAPI) resolve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) resolve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	opts, err := resolveOptions(b)
 	if err != nil {
 		return err
@@ -400,11 +381,8 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 	return send(c, e.done())
 }
 
-func (a *workflowAPI) deploy(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) deploy(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	refs, env := a.refs(b)
 	key, msg := b.str("key"), b.str("message")
 	if err := errOf(b); err != nil {
@@ -495,10 +473,8 @@ func (a *workflowAPI) preset(c echo.Context) error {
 
 // legacyTemplates is GET /simple/evaluators/templates, the evaluator
 // catalog in the shape older clients read (catalog.LegacyTemplate).
-func (a *workflowAPI) legacyTemplates(c echo.Context) error {
-	if _, err := scopeOnly(c); err != nil {
-		return err
-	}
+func (a *workflowAPI) legacyTemplates(rq *req) error {
+	c := rq.c
 	ts := a.wf.Catalog().Legacy(includeArchived(c))
 	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
 }
