@@ -157,7 +157,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 		if expand {
 			// Environment data is references only, so there is rarely a
 			// token to expand; the same resolver runs for the same answer.
-			rr, info, err := resolveRevision(ctx, a.wf, sc, r, opts)
+			rr, info, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 			if err != nil {
 				return err
 			}

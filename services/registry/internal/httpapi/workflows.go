@@ -269,7 +269,7 @@ func (a *workflowAPI) retrieve(rq *req) error {
 	}
 	var info any
 	if resolve { // §3.3 point 7: resolved data plus resolution_info
-		rr, in, err := resolveRevision(ctx, a.wf, sc, r, opts)
+		rr, in, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 		if err != nil {
 			return err
 		}
@@ -352,7 +352,7 @@ func (a *workflowAPI) resolve(rq *req) error {
 	if r == nil {
 		return send(c, envelope(a.revisionKey(), nil))
 	}
-	r, info, err := resolveRevision(ctx, a.wf, sc, r, opts)
+	r, info, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 	if err != nil {
 		return err
 	}

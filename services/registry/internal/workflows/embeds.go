@@ -1,6 +1,10 @@
 package workflows
 
 import (
+	"encoding/json"
+
+	"github.com/google/uuid"
+
 	"context"
 
 	"github.com/assayhq/assay/pkg/scope"
@@ -53,4 +57,22 @@ func (s *Service) EmbedLookup(sc scope.Scope) embeds.Lookup {
 		}
 		return &embeds.Found{Revision: rev}, err
 	}
+}
+
+// ResolveRevision returns a copy of r whose data has its embeds expanded
+// in the project of sc (see package embeds), with the resolution info.
+func (s *Service) ResolveRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, o embeds.Options) (*versioned.Revision, *embeds.Info, error) {
+	data, info, err := s.ResolveData(ctx, sc, r.Data, &r.ID, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp := *r
+	cp.Data = data
+	return &cp, info, nil
+}
+
+// ResolveData expands the embeds of data (an inline revision's when
+// self is nil) in the project of sc.
+func (s *Service) ResolveData(ctx context.Context, sc scope.Scope, data json.RawMessage, self *uuid.UUID, o embeds.Options) (json.RawMessage, *embeds.Info, error) {
+	return embeds.Resolve(ctx, data, self, s.EmbedLookup(sc), o)
 }
