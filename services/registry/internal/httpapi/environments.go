@@ -45,7 +45,7 @@ func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *envir
 func (a *environmentAPI) route(e *echo.Echo) {
 	a.git.route(e)
 	e.POST("/environments/revisions", withObject(false, "environment_revision", a.createRevision))
-	e.POST("/environments/revisions/commit", handle(false, a.commit))
+	e.POST("/environments/revisions/commit", withCommit("environment_revision", a.commit))
 	e.POST("/environments/revisions/retrieve", a.retrieve(false))
 	e.POST("/environments/revisions/resolve", a.retrieve(true))
 	a.simple.route(e)
@@ -81,17 +81,9 @@ func (a *environmentAPI) createRevision(rq *req, in *body) error {
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
 }
 
-func (a *environmentAPI) commit(rq *req) error {
-	c, sc, b := rq.c, rq.sc, rq.b
+func (a *environmentAPI) commit(rq *req, in *body, key string) error {
+	c, sc := rq.c, rq.sc
 	var err error
-	key := "environment_revision"
-	if !b.has(key) && b.has(key+"_commit") {
-		key += "_commit"
-	}
-	in := b.require(key)
-	if err := errOf(b); err != nil {
-		return err
-	}
 	cm := environments.Commit{Header: in.header(), Message: in.str("message")}
 	cm.Header.Flags = nil
 	slug := in.slug("slug")

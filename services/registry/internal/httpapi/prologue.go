@@ -66,3 +66,20 @@ func stream(withID bool, h func(rq *req) error) echo.HandlerFunc {
 		return h(&req{c: c, ctx: c.Request().Context(), sc: sc, id: id})
 	}
 }
+
+// withCommit is withObject for a commit, whose object is under key or,
+// when only that is sent, key+"_commit" (the spec's name for the same
+// object); h also gets the key used.
+func withCommit(key string, h func(rq *req, in *body, key string) error) echo.HandlerFunc {
+	return handle(false, func(rq *req) error {
+		k := key
+		if !rq.b.has(k) && rq.b.has(k+"_commit") {
+			k += "_commit"
+		}
+		in := rq.b.require(k)
+		if err := errOf(rq.b); err != nil {
+			return err
+		}
+		return h(rq, in, k)
+	})
+}

@@ -27,7 +27,7 @@ func newQueryAPI(qs *queries.Service) *queryAPI {
 func (a *queryAPI) route(e *echo.Echo) {
 	a.git.route(e)
 	e.POST("/queries/revisions", withObject(false, "query_revision", a.createRevision))
-	e.POST("/queries/revisions/commit", handle(false, a.commit))
+	e.POST("/queries/revisions/commit", withCommit("query_revision", a.commit))
 	e.POST("/queries/revisions/retrieve", handle(false, a.retrieve))
 	a.simple.route(e)
 }
@@ -57,17 +57,9 @@ func (a *queryAPI) createRevision(rq *req, in *body) error {
 	return a.git.sendRevision(c, sc, out, readOpts{withSlugs: true})
 }
 
-func (a *queryAPI) commit(rq *req) error {
-	c, sc, b := rq.c, rq.sc, rq.b
+func (a *queryAPI) commit(rq *req, in *body, key string) error {
+	c, sc := rq.c, rq.sc
 	var err error
-	key := "query_revision"
-	if !b.has(key) && b.has(key+"_commit") {
-		key += "_commit"
-	}
-	in := b.require(key)
-	if err := errOf(b); err != nil {
-		return err
-	}
 	r := versioned.Revision{Header: in.header(), Message: in.str("message")}
 	r.Flags = queries.EmptyFlags(r.Flags)
 	slug := in.slug("slug")

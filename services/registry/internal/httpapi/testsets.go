@@ -38,7 +38,7 @@ func newTestsetAPI(ts *testsets.Service) *testsetAPI {
 func (a *testsetAPI) route(e *echo.Echo) {
 	a.git.route(e)
 	e.POST("/testsets/revisions", handle(false, a.createRevision))
-	e.POST("/testsets/revisions/commit", handle(false, a.commit))
+	e.POST("/testsets/revisions/commit", withCommit("testset_revision", a.commit))
 	e.POST("/testsets/revisions/retrieve", handle(false, a.retrieve))
 	e.POST("/testsets/revisions/:id/upload", stream(true, a.uploadRevision))
 	e.POST("/testsets/revisions/:id/download", stream(true, a.downloadRevision))
@@ -181,13 +181,8 @@ func (a *testsetAPI) createRevision(rq *req) error {
 }
 
 // commitBody reads the commit shape shared by commit and the upload paths.
-func (a *testsetAPI) commit(rq *req) error {
+func (a *testsetAPI) commit(rq *req, in *body, key string) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	key := "testset_revision"
-	if !b.has(key) && b.has("testset_revision_commit") {
-		key = "testset_revision_commit" // the spec's name for the same object
-	}
-	in := b.require(key)
 	opts := testcaseOpts(c, b)
 	if err := errOf(b); err != nil {
 		return err

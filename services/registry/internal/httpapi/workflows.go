@@ -64,7 +64,7 @@ func (a *workflowAPI) route(e *echo.Echo) {
 	a.git.route(e)
 	p := "/" + a.git.k.plural
 	e.POST(p+"/revisions", withObject(false, a.revisionKey(), a.createRevision))
-	e.POST(p+"/revisions/commit", handle(false, a.commit))
+	e.POST(p+"/revisions/commit", withCommit(a.revisionKey(), a.commit))
 	e.POST(p+"/revisions/retrieve", handle(false, a.retrieve))
 	e.POST(p+"/revisions/resolve", handle(false, a.resolve))
 	e.POST(p+"/revisions/deploy", handle(false, a.deploy))
@@ -186,16 +186,8 @@ func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, e
 	return ci, nil
 }
 
-func (a *workflowAPI) commit(rq *req) error {
-	c, sc, b := rq.c, rq.sc, rq.b
-	key := a.revisionKey()
-	if !b.has(key) && b.has(key+"_commit") {
-		key += "_commit" // the spec's name for the same object
-	}
-	in := b.require(key)
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *workflowAPI) commit(rq *req, in *body, key string) error {
+	c, sc := rq.c, rq.sc
 	ci, err := a.commitInput(in, []any{"body", key})
 	if err != nil {
 		return err
