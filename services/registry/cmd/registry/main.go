@@ -20,11 +20,11 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/queries"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 	"github.com/assayhq/assay/services/registry/migrations"
 )
@@ -106,7 +106,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 
 	store := pgstore.New(pool, pgstore.WithLockTimeout(cfg.CommitLockTimeout))
-	reg := registry.NewService(store)
+	reg := versioned.NewService(store)
 	cat, err := catalog.New(cfg.URIProvider)
 	if err != nil {
 		return err
@@ -119,11 +119,10 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
-		Registry:     reg,
 		Testsets:     testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes}),
 		Workflows:    workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL}),
 		Environments: envs,
-		Queries:      queries.NewService(tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
+		Queries:      queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
 		Secrets:      secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
 	})
 

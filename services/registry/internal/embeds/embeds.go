@@ -61,7 +61,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // Error policies.
@@ -92,21 +92,21 @@ type Error struct {
 
 // Info is resolution_info.
 type Info struct {
-	ReferencesUsed []map[string]registry.Ref `json:"references_used"`
-	DepthReached   int                       `json:"depth_reached"`
-	EmbedsResolved int                       `json:"embeds_resolved"`
-	Errors         []Error                   `json:"errors"`
+	ReferencesUsed []map[string]versioned.Ref `json:"references_used"`
+	DepthReached   int                        `json:"depth_reached"`
+	EmbedsResolved int                        `json:"embeds_resolved"`
+	Errors         []Error                    `json:"errors"`
 }
 
 // Target is what one token names: its references, and the environment
 // key from its selector (nil if none).
 type Target struct {
-	Refs map[string]registry.Ref
+	Refs map[string]versioned.Ref
 	Key  *string
 }
 
 // Ref returns the reference to entity, or nil.
-func (t Target) Ref(entity string) *registry.Ref {
+func (t Target) Ref(entity string) *versioned.Ref {
 	if r, ok := t.Refs[entity]; ok {
 		return &r
 	}
@@ -116,8 +116,8 @@ func (t Target) Ref(entity string) *registry.Ref {
 // Found is a token's target revision and, when it was read through an
 // environment, that environment's revision.
 type Found struct {
-	Revision    *registry.Revision
-	Environment *registry.Revision
+	Revision    *versioned.Revision
+	Environment *versioned.Revision
 }
 
 // Lookup finds the revision a token names; nil if none. An error of kind
@@ -135,7 +135,7 @@ const Environment = "environment"
 // belongs to (embedding it is a cycle). Under the exception policy the
 // first error is returned as a 400 carrying the errors.
 func Resolve(ctx context.Context, data json.RawMessage, self *uuid.UUID, lookup Lookup, o Options) (json.RawMessage, *Info, error) {
-	info := &Info{ReferencesUsed: []map[string]registry.Ref{}, Errors: []Error{}}
+	info := &Info{ReferencesUsed: []map[string]versioned.Ref{}, Errors: []Error{}}
 	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
 		return data, info, nil
 	}
@@ -282,7 +282,7 @@ func parseText(in string) (Target, string, *failure) {
 			}
 		}
 	}
-	refs := map[string]registry.Ref{}
+	refs := map[string]versioned.Ref{}
 	for _, item := range strings.Split(refPart, ",") {
 		item = strings.TrimSpace(item)
 		lhs, val, ok := strings.Cut(item, "=")
@@ -320,10 +320,10 @@ func parseObject(spec any) (Target, string, *failure) {
 	if !ok || len(rawRefs) == 0 {
 		return Target{}, "", &failure{"invalid_token", "@ag.embed needs a non-empty @ag.references object"}
 	}
-	refs := map[string]registry.Ref{}
+	refs := map[string]versioned.Ref{}
 	for ent, rv := range rawRefs {
 		raw, _ := json.Marshal(rv)
-		var ref registry.Ref
+		var ref versioned.Ref
 		if err := json.Unmarshal(raw, &ref); err != nil {
 			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("@ag.references.%s is not a reference: %v", ent, err)}
 		}
@@ -419,7 +419,7 @@ func (r *resolver) expand(t Target, sel, path string, depth int, stack []uuid.UU
 	r.info.DepthReached = max(r.info.DepthReached, depth)
 	if !r.used[rev.ID] {
 		r.used[rev.ID] = true
-		used := map[string]registry.Ref{}
+		used := map[string]versioned.Ref{}
 		addRefs(used, "workflow", rev)
 		if found.Environment != nil {
 			addRefs(used, Environment, found.Environment)
@@ -436,11 +436,11 @@ func (r *resolver) expand(t Target, sel, path string, depth int, stack []uuid.UU
 }
 
 // addRefs adds the <e>, <e>_variant and <e>_revision references of rev.
-func addRefs(m map[string]registry.Ref, e string, rev *registry.Revision) {
+func addRefs(m map[string]versioned.Ref, e string, rev *versioned.Revision) {
 	v := strconv.Itoa(rev.Version)
-	m[e] = registry.Ref{ID: &rev.ArtifactID, Slug: &rev.ArtifactSlug}
-	m[e+"_variant"] = registry.Ref{ID: &rev.VariantID, Slug: &rev.VariantSlug}
-	m[e+"_revision"] = registry.Ref{ID: &rev.ID, Slug: &rev.Slug, Version: &v}
+	m[e] = versioned.Ref{ID: &rev.ArtifactID, Slug: &rev.ArtifactSlug}
+	m[e+"_variant"] = versioned.Ref{ID: &rev.VariantID, Slug: &rev.VariantSlug}
+	m[e+"_revision"] = versioned.Ref{ID: &rev.ID, Slug: &rev.Slug, Version: &v}
 }
 
 func knownEntity(e string) bool {

@@ -27,14 +27,14 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/embeds"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 	"github.com/assayhq/assay/services/registry/migrations"
 )
 
 // world is the registry's services over one database, in one project.
 type world struct {
-	reg *registry.Service
+	reg *versioned.Service
 	wf  *workflows.Service
 	sc  scope.Scope
 }
@@ -45,7 +45,7 @@ func TestResolve(t *testing.T) {
 	pool := pgtest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
-	reg := registry.NewService(pgstore.New(pool))
+	reg := versioned.NewService(pgstore.New(pool))
 	cat, err := catalog.New("svc")
 	require.NoError(t, err)
 	wf := workflows.NewService(reg, environments.NewService(reg), cat, workflows.Config{Provider: "svc"})
@@ -73,20 +73,20 @@ func TestResolve(t *testing.T) {
 
 // workflow stores a workflow artifact with one variant and a first
 // revision of data; its default variant is that variant.
-func (w *world) workflow(t *testing.T, slug, data string) *registry.Revision {
+func (w *world) workflow(t *testing.T, slug, data string) *versioned.Revision {
 	t.Helper()
 	ctx := context.Background()
-	a, err := w.reg.CreateArtifact(ctx, w.sc, registry.Workflows, &registry.Artifact{Slug: slug})
+	a, err := w.reg.CreateArtifact(ctx, w.sc, versioned.Workflows, &versioned.Artifact{Slug: slug})
 	require.NoError(t, err)
-	v, err := w.reg.CreateVariant(ctx, w.sc, registry.Workflows, &registry.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
+	v, err := w.reg.CreateVariant(ctx, w.sc, versioned.Workflows, &versioned.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
 	require.NoError(t, err)
 	return w.commit(t, v.ID, data)
 }
 
 // commit stores the next revision of variant v with data.
-func (w *world) commit(t *testing.T, v uuid.UUID, data string) *registry.Revision {
+func (w *world) commit(t *testing.T, v uuid.UUID, data string) *versioned.Revision {
 	t.Helper()
-	r, err := w.reg.Commit(context.Background(), w.sc, registry.Workflows, registry.Commit{Revision: registry.Revision{VariantID: v, Data: json.RawMessage(data)}})
+	r, err := w.reg.Commit(context.Background(), w.sc, versioned.Workflows, versioned.Commit{Revision: versioned.Revision{VariantID: v, Data: json.RawMessage(data)}})
 	require.NoError(t, err)
 	return r
 }
@@ -331,14 +331,14 @@ func testEnvironmentRefsReadTheDeployedRevision(t *testing.T, w *world) {
 	ctx := context.Background()
 	v0 := w.workflow(t, "tone", `{"parameters": {"v": "deployed"}}`)
 	w.commit(t, v0.VariantID, `{"parameters": {"v": "latest"}}`)
-	env, err := w.reg.CreateArtifact(ctx, w.sc, registry.Environments, &registry.Artifact{Slug: "prod"})
+	env, err := w.reg.CreateArtifact(ctx, w.sc, versioned.Environments, &versioned.Artifact{Slug: "prod"})
 	require.NoError(t, err)
-	ev, err := w.reg.CreateVariant(ctx, w.sc, registry.Environments, &registry.Variant{ArtifactID: env.ID, Slug: "prod.default"})
+	ev, err := w.reg.CreateVariant(ctx, w.sc, versioned.Environments, &versioned.Variant{ArtifactID: env.ID, Slug: "prod.default"})
 	require.NoError(t, err)
-	_, err = w.reg.Commit(ctx, w.sc, registry.Environments, registry.Commit{Revision: registry.Revision{VariantID: ev.ID}})
+	_, err = w.reg.Commit(ctx, w.sc, versioned.Environments, versioned.Commit{Revision: versioned.Revision{VariantID: ev.ID}})
 	require.NoError(t, err)
 	id := v0.ID
-	_, err = w.wf.Deploy(ctx, w.sc, "workflow", registry.Refs{Revision: &registry.Ref{ID: &id}}, registry.Refs{Artifact: &registry.Ref{ID: &env.ID}}, nil, nil)
+	_, err = w.wf.Deploy(ctx, w.sc, "workflow", versioned.Refs{Revision: &versioned.Ref{ID: &id}}, versioned.Refs{Artifact: &versioned.Ref{ID: &env.ID}}, nil, nil)
 	require.NoError(t, err)
 
 	out, info := w.mustResolve(t, `"@ag.embed[workflow.slug=tone,environment.slug=prod;path=parameters.v]"`)

@@ -1,6 +1,8 @@
 // Package environments holds the environment use cases: revisions whose
 // data is a map of deployment keys to reference groups, commits by full
-// data or by a set/remove delta, and lookups of what a key deploys.
+// data or by a set/remove delta, lookups of what a key deploys, the simple
+// surface (its versioned.SimpleFamily, guarding) and the family's
+// git-model rules.
 package environments
 
 import (
@@ -15,12 +17,12 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // Group is one deployment: entity type ("application", "application_variant",
 // "application_revision", ...) to reference.
-type Group map[string]registry.Ref
+type Group map[string]versioned.Ref
 
 // References maps a deployment key ("my-app.revision") to its group.
 type References map[string]Group
@@ -37,10 +39,10 @@ type Delta struct {
 }
 
 // Service implements environment commits over the registry.
-type Service struct{ reg *registry.Service }
+type Service struct{ reg *versioned.Service }
 
 // NewService returns a service.
-func NewService(reg *registry.Service) *Service { return &Service{reg: reg} }
+func NewService(reg *versioned.Service) *Service { return &Service{reg: reg} }
 
 // ParseData checks raw against the data model: only "references", a map
 // of groups of references. loc prefixes 422 locations.
@@ -76,7 +78,7 @@ func parseRefs(raw json.RawMessage, loc ...any) (References, error) {
 	for key, g := range groups {
 		grp := Group{}
 		for typ, rv := range g {
-			var ref registry.Ref
+			var ref versioned.Ref
 			if err := json.Unmarshal(rv, &ref); err != nil {
 				return nil, errs.Field("Input should be a valid reference", rv, at(key, typ)...)
 			}
@@ -132,7 +134,7 @@ type Commit struct {
 	ArtifactID uuid.UUID
 	VariantID  uuid.UUID
 	Slug       string
-	Header     registry.Header
+	Header     versioned.Header
 	Message    *string
 	Data       *Data
 	Delta      *Delta
@@ -142,8 +144,8 @@ type Commit struct {
 // Commit stores the next revision. A delta is applied under the variant
 // lock to the newest revision that has references, so concurrent deploys
 // never lose each other's keys.
-func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, error) {
-	rev := registry.Revision{ArtifactID: c.ArtifactID, VariantID: c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*versioned.Revision, error) {
+	rev := versioned.Revision{ArtifactID: c.ArtifactID, VariantID: c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
 	// Environment revisions have no typed flags.
 	rev.Flags = nil
 	// Groups carried over by a delta were rewritten when they were set, so
@@ -161,9 +163,9 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 	if c.Data != nil {
 		rev.Data = c.Data.Encode()
 	}
-	cm := registry.Commit{Revision: rev, Initial: c.Initial}
+	cm := versioned.Commit{Revision: rev, Initial: c.Initial}
 	if c.Delta == nil {
-		return s.reg.Commit(ctx, sc, registry.Environments, cm)
+		return s.reg.Commit(ctx, sc, versioned.Environments, cm)
 	}
 	// Prepare runs under the variant lock, inside the commit's transaction;
 	// when the head has no references it reads older revisions, and must
@@ -171,10 +173,10 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 	// a second connection while holding the lock, so as many concurrent
 	// deploys as the pool has connections held them all and stalled (until
 	// their lock timeout, or for good without one).
-	var out *registry.Revision
-	err := s.reg.InTx(ctx, func(tx *registry.Service) error {
+	var out *versioned.Revision
+	err := s.reg.InTx(ctx, func(tx *versioned.Service) error {
 		envs := s.With(tx)
-		cm.Prepare = func(r *registry.Revision, head *registry.Revision, _ int) error {
+		cm.Prepare = func(r *versioned.Revision, head *versioned.Revision, _ int) error {
 			base, err := envs.newestReferences(ctx, sc, head, c.VariantID)
 			if err != nil {
 				return err
@@ -192,7 +194,7 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 			return nil
 		}
 		var err error
-		out, err = tx.Commit(ctx, sc, registry.Environments, cm)
+		out, err = tx.Commit(ctx, sc, versioned.Environments, cm)
 		return err
 	})
 	if err != nil {
@@ -245,13 +247,13 @@ func (s *Service) rewriteSlugs(ctx context.Context, sc scope.Scope, refs Referen
 // lineage finds the revision a group names under prefix e. Ids are
 // trusted over slugs (the slugs are what is being corrected); references
 // that resolve to nothing or disagree give nil.
-func (s *Service) lineage(ctx context.Context, sc scope.Scope, e string, g Group) (*registry.Revision, error) {
-	pick := func(k string, withVersion bool) *registry.Ref {
+func (s *Service) lineage(ctx context.Context, sc scope.Scope, e string, g Group) (*versioned.Revision, error) {
+	pick := func(k string, withVersion bool) *versioned.Ref {
 		r, ok := g[k]
 		if !ok {
 			return nil
 		}
-		out := registry.Ref{ID: r.ID}
+		out := versioned.Ref{ID: r.ID}
 		if r.ID == nil {
 			out.Slug = r.Slug
 		}
@@ -260,11 +262,11 @@ func (s *Service) lineage(ctx context.Context, sc scope.Scope, e string, g Group
 		}
 		return &out
 	}
-	refs := registry.Refs{Artifact: pick(e, false), Variant: pick(e+"_variant", false), Revision: pick(e+"_revision", true)}
+	refs := versioned.Refs{Artifact: pick(e, false), Variant: pick(e+"_variant", false), Revision: pick(e+"_revision", true)}
 	if rr := refs.Revision; rr != nil && rr.ID != nil {
 		rr.Version = nil // the id names the revision; a stale version must not block the rewrite
 	}
-	rev, err := s.reg.Resolve(ctx, sc, registry.Workflows, e, refs)
+	rev, err := s.reg.Resolve(ctx, sc, versioned.Workflows, e, refs)
 	if err != nil {
 		if k := errs.KindOf(err); k == errs.Invalid || k == errs.NotFound {
 			return nil, nil
@@ -276,15 +278,15 @@ func (s *Service) lineage(ctx context.Context, sc scope.Scope, e string, g Group
 
 // newestReferences returns a copy of the references of the newest
 // non-archived revision that has any: the head in the common case.
-func (s *Service) newestReferences(ctx context.Context, sc scope.Scope, head *registry.Revision, variantID uuid.UUID) (References, error) {
+func (s *Service) newestReferences(ctx context.Context, sc scope.Scope, head *versioned.Revision, variantID uuid.UUID) (References, error) {
 	if refs := referencesOf(head); len(refs) > 0 {
 		return refs, nil
 	}
 	order, limit := "descending", 100
 	var next *uuid.UUID
 	for {
-		rs, err := s.reg.QueryRevisions(ctx, sc, registry.Environments, registry.Query{
-			VariantRefs: []registry.Ref{{ID: &variantID}}, Windowing: &registry.Windowing{Order: &order, Limit: &limit, Next: next}})
+		rs, err := s.reg.QueryRevisions(ctx, sc, versioned.Environments, versioned.Query{
+			VariantRefs: []versioned.Ref{{ID: &variantID}}, Windowing: &versioned.Windowing{Order: &order, Limit: &limit, Next: next}})
 		if err != nil {
 			return nil, err
 		}
@@ -301,9 +303,9 @@ func (s *Service) newestReferences(ctx context.Context, sc scope.Scope, head *re
 }
 
 // ReferencesOf decodes a revision's references; empty when it has none.
-func ReferencesOf(r *registry.Revision) References { return referencesOf(r) }
+func ReferencesOf(r *versioned.Revision) References { return referencesOf(r) }
 
-func referencesOf(r *registry.Revision) References {
+func referencesOf(r *versioned.Revision) References {
 	out := References{}
 	if r == nil || r.Data == nil {
 		return out
@@ -320,7 +322,7 @@ func referencesOf(r *registry.Revision) References {
 
 // With returns the service over another registry service (one bound to a
 // transaction).
-func (s *Service) With(reg *registry.Service) *Service { return &Service{reg: reg} }
+func (s *Service) With(reg *versioned.Service) *Service { return &Service{reg: reg} }
 
 // DeploymentChanged keeps the revisions of rs where the deployment of any
 // artifact named by artifacts changed against the previous revision of the
@@ -328,13 +330,13 @@ func (s *Service) With(reg *registry.Service) *Service { return &Service{reg: re
 // revision query, a UI helper for "deploy history of this app"). An
 // artifact matches a group's <e> reference by id or slug, <e> being any
 // workflow role; a group's deployment is its revision reference.
-func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []registry.Revision, artifacts []registry.Ref) ([]registry.Revision, error) {
+func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []versioned.Revision, artifacts []versioned.Ref) ([]versioned.Revision, error) {
 	// Deploys store ids only, so a slug-only artifact ref is matched
 	// through the artifact it names.
-	artifacts = append([]registry.Ref{}, artifacts...)
+	artifacts = append([]versioned.Ref{}, artifacts...)
 	for i, a := range artifacts {
 		if a.ID == nil && a.Slug != nil {
-			art, err := s.reg.ResolveArtifact(ctx, sc, registry.Workflows, &a)
+			art, err := s.reg.ResolveArtifact(ctx, sc, versioned.Workflows, &a)
 			if err != nil {
 				return nil, fmt.Errorf("resolve artifact %q: %w", *a.Slug, err)
 			}
@@ -343,7 +345,7 @@ func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []re
 			}
 		}
 	}
-	prev := map[uuid.UUID]*registry.Revision{} // revision id -> previous revision in its variant
+	prev := map[uuid.UUID]*versioned.Revision{} // revision id -> previous revision in its variant
 	seen := map[uuid.UUID]bool{}
 	for _, r := range rs {
 		if seen[r.VariantID] {
@@ -351,7 +353,7 @@ func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []re
 		}
 		seen[r.VariantID] = true
 		id := r.VariantID
-		lineage, err := s.reg.QueryRevisions(ctx, sc, registry.Environments, registry.Query{VariantRefs: []registry.Ref{{ID: &id}}, IncludeArchived: true})
+		lineage, err := s.reg.QueryRevisions(ctx, sc, versioned.Environments, versioned.Query{VariantRefs: []versioned.Ref{{ID: &id}}, IncludeArchived: true})
 		if err != nil {
 			return nil, fmt.Errorf("environment lineage: %w", err)
 		}
@@ -360,7 +362,7 @@ func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []re
 			prev[lineage[i].ID] = &lineage[i-1]
 		}
 	}
-	out := []registry.Revision{}
+	out := []versioned.Revision{}
 	for _, r := range rs {
 		if deployment(&r, artifacts) != deployment(prev[r.ID], artifacts) {
 			out = append(out, r)
@@ -371,7 +373,7 @@ func (s *Service) DeploymentChanged(ctx context.Context, sc scope.Scope, rs []re
 
 // deployment renders what r deploys for the artifacts: each matching key
 // with its revision reference, in key order.
-func deployment(r *registry.Revision, artifacts []registry.Ref) string {
+func deployment(r *versioned.Revision, artifacts []versioned.Ref) string {
 	refs := referencesOf(r)
 	keys := make([]string, 0, len(refs))
 	for k := range refs {
@@ -394,7 +396,7 @@ func deployment(r *registry.Revision, artifacts []registry.Ref) string {
 	return b.String()
 }
 
-func matchesAny(a registry.Ref, refs []registry.Ref) bool {
+func matchesAny(a versioned.Ref, refs []versioned.Ref) bool {
 	for _, r := range refs {
 		if r.ID != nil && a.ID != nil && *r.ID == *a.ID || r.Slug != nil && a.Slug != nil && *r.Slug == *a.Slug {
 			return true

@@ -26,13 +26,13 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/migrations"
 )
 
 type world struct {
 	pool *pgxpool.Pool
-	reg  *registry.Service
+	reg  *versioned.Service
 	envs *environments.Service
 	sc   scope.Scope
 }
@@ -43,7 +43,7 @@ func TestService(t *testing.T) {
 	pool := pgtest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
-	reg := registry.NewService(pgstore.New(pool))
+	reg := versioned.NewService(pgstore.New(pool))
 	for _, tc := range []struct {
 		name string
 		run  func(*testing.T, *world)
@@ -62,17 +62,17 @@ func TestService(t *testing.T) {
 }
 
 // environment stores an environment with one variant and no revision.
-func (w *world) environment(t *testing.T, slug string) *registry.Variant {
+func (w *world) environment(t *testing.T, slug string) *versioned.Variant {
 	t.Helper()
 	ctx := context.Background()
-	a, err := w.reg.CreateArtifact(ctx, w.sc, registry.Environments, &registry.Artifact{Slug: slug})
+	a, err := w.reg.CreateArtifact(ctx, w.sc, versioned.Environments, &versioned.Artifact{Slug: slug})
 	require.NoError(t, err)
-	v, err := w.reg.CreateVariant(ctx, w.sc, registry.Environments, &registry.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
+	v, err := w.reg.CreateVariant(ctx, w.sc, versioned.Environments, &versioned.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
 	require.NoError(t, err)
 	return v
 }
 
-func (w *world) commit(t *testing.T, v *registry.Variant, c environments.Commit) *registry.Revision {
+func (w *world) commit(t *testing.T, v *versioned.Variant, c environments.Commit) *versioned.Revision {
 	t.Helper()
 	c.ArtifactID, c.VariantID = v.ArtifactID, v.ID
 	r, err := w.envs.Commit(context.Background(), w.sc, c)
@@ -93,7 +93,7 @@ func set(keys ...string) *environments.Delta {
 	return d
 }
 
-func keysOf(r *registry.Revision) []string {
+func keysOf(r *versioned.Revision) []string {
 	out := []string{}
 	for k := range environments.ReferencesOf(r) {
 		out = append(out, k)
@@ -131,7 +131,7 @@ func testDeltaSkipsRevisionsWithoutReferences(t *testing.T, w *world) {
 
 	// An archived revision is no base.
 	archived := w.commit(t, v, environments.Commit{Delta: set("gone.revision")})
-	_, err := w.reg.ArchiveRevision(ctx, w.sc, registry.Environments, archived.ID, true)
+	_, err := w.reg.ArchiveRevision(ctx, w.sc, versioned.Environments, archived.ID, true)
 	require.NoError(t, err)
 	r = w.commit(t, v, environments.Commit{Delta: set("c.revision")})
 	assert.Equal(t, []string{"a.revision", "b.revision", "c.revision"}, keysOf(r))
@@ -163,7 +163,7 @@ func testConcurrentDeltasLoseNoKey(t *testing.T, w *world) {
 	for _, err := range errsOf {
 		require.NoError(t, err)
 	}
-	head, err := w.reg.LatestRevision(context.Background(), w.sc, registry.Environments, v.ID)
+	head, err := w.reg.LatestRevision(context.Background(), w.sc, versioned.Environments, v.ID)
 	require.NoError(t, err)
 	assert.Len(t, keysOf(head), n, "every deploy's key is in the head")
 	assert.Equal(t, n-1, head.Version)
@@ -180,8 +180,8 @@ func testDeltaReadsItsBaseInTheCommitsTransaction(t *testing.T, w *world) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v := w.environment(t, "tx")
-	var last *registry.Revision
-	err := w.reg.InTx(ctx, func(tx *registry.Service) error {
+	var last *versioned.Revision
+	err := w.reg.InTx(ctx, func(tx *versioned.Service) error {
 		envs := w.envs.With(tx)
 		c := environments.Commit{ArtifactID: v.ArtifactID, VariantID: v.ID}
 		for _, step := range []*environments.Delta{set("a.revision"), nil, set("b.revision")} {
@@ -203,7 +203,7 @@ func testDeltaReadsItsBaseInTheCommitsTransaction(t *testing.T, w *world) {
 	one, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	defer one.Close()
-	reg := registry.NewService(pgstore.New(one))
+	reg := versioned.NewService(pgstore.New(one))
 	envs := environments.NewService(reg)
 	v2 := w.environment(t, "one-conn")
 	_, err = envs.Commit(ctx, w.sc, environments.Commit{ArtifactID: v2.ArtifactID, VariantID: v2.ID, Message: ptr("no references")})
@@ -218,11 +218,11 @@ func testDeltaReadsItsBaseInTheCommitsTransaction(t *testing.T, w *world) {
 // nothing is kept as sent.
 func testSlugsAreRewritten(t *testing.T, w *world) {
 	ctx := context.Background()
-	a, err := w.reg.CreateArtifact(ctx, w.sc, registry.Workflows, &registry.Artifact{Slug: "real-app"})
+	a, err := w.reg.CreateArtifact(ctx, w.sc, versioned.Workflows, &versioned.Artifact{Slug: "real-app"})
 	require.NoError(t, err)
-	wv, err := w.reg.CreateVariant(ctx, w.sc, registry.Workflows, &registry.Variant{ArtifactID: a.ID, Slug: "real-app.main"})
+	wv, err := w.reg.CreateVariant(ctx, w.sc, versioned.Workflows, &versioned.Variant{ArtifactID: a.ID, Slug: "real-app.main"})
 	require.NoError(t, err)
-	rev, err := w.reg.Commit(ctx, w.sc, registry.Workflows, registry.Commit{Revision: registry.Revision{VariantID: wv.ID, Slug: "real-rev", Data: json.RawMessage(`{}`)}})
+	rev, err := w.reg.Commit(ctx, w.sc, versioned.Workflows, versioned.Commit{Revision: versioned.Revision{VariantID: wv.ID, Slug: "real-rev", Data: json.RawMessage(`{}`)}})
 	require.NoError(t, err)
 
 	stale, ver := "stale", "7"
@@ -253,10 +253,10 @@ func testDeploymentChanged(t *testing.T, w *world) {
 	r2 := w.commit(t, v, environments.Commit{Delta: &environments.Delta{Set: environments.References{"one": g(app1, "r2")}}})
 	r3 := w.commit(t, v, environments.Commit{Delta: &environments.Delta{Remove: []string{"one"}}})
 
-	all, err := w.reg.QueryRevisions(ctx, w.sc, registry.Environments, registry.Query{VariantRefs: []registry.Ref{{ID: &v.ID}}})
+	all, err := w.reg.QueryRevisions(ctx, w.sc, versioned.Environments, versioned.Query{VariantRefs: []versioned.Ref{{ID: &v.ID}}})
 	require.NoError(t, err)
 	require.Len(t, all, 4)
-	got, err := w.envs.DeploymentChanged(ctx, w.sc, all, []registry.Ref{{ID: &app1}})
+	got, err := w.envs.DeploymentChanged(ctx, w.sc, all, []versioned.Ref{{ID: &app1}})
 	require.NoError(t, err)
 	ids := []uuid.UUID{}
 	for _, r := range got {

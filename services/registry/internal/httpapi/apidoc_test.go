@@ -14,7 +14,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/queries"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
@@ -111,7 +111,7 @@ func one(key string, item any) any {
 // manyOf is a list envelope: {count, <key>: [item], windowing?}.
 func manyOf(key string, item any) any {
 	return apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: key, Value: sliceOf(item)},
-		apidoc.Field{Name: "windowing", Value: &registry.Windowing{}, Doc: "Present when a limit was asked and the page is full: resend it for the next page."})
+		apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}, Doc: "Present when a limit was asked and the page is full: resend it for the next page."})
 }
 
 func sliceOf(item any) any {
@@ -126,9 +126,9 @@ func filterIn() any {
 
 func queryIn(k kind, level string) any {
 	return apidoc.Envelope(apidoc.Field{Name: level, Value: filterIn(), Doc: "Filter on the header."},
-		apidoc.Field{Name: k.key + "_refs", Value: []registry.Ref{}}, apidoc.Field{Name: k.key + "_variant_refs", Value: []registry.Ref{}},
-		apidoc.Field{Name: k.key + "_revision_refs", Value: []registry.Ref{}},
-		apidoc.Field{Name: "include_archived", Value: false}, apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})
+		apidoc.Field{Name: k.key + "_refs", Value: []versioned.Ref{}}, apidoc.Field{Name: k.key + "_variant_refs", Value: []versioned.Ref{}},
+		apidoc.Field{Name: k.key + "_revision_refs", Value: []versioned.Ref{}},
+		apidoc.Field{Name: "include_archived", Value: false}, apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})
 }
 
 func artifactIn() any {
@@ -163,8 +163,8 @@ func gitBindings(k kind) []apidoc.Binding {
 		{Method: "POST", Path: p + "/variants/{id}/unarchive", Response: one(vk, vr)},
 		{Method: "POST", Path: p + "/variants/query", Request: queryIn(k, vk), Response: manyOf(vk+"s", vr)},
 		{Method: "POST", Path: p + "/variants/fork", Request: apidoc.Envelope(apidoc.Field{Name: vk, Value: variantIn(k)},
-			apidoc.Field{Name: vk + "_ref", Value: registry.Ref{}, Doc: "The variant to fork."},
-			apidoc.Field{Name: rk + "_ref", Value: registry.Ref{}, Doc: "Fork up to this revision (default: the latest)."}), Response: one(vk, vr)},
+			apidoc.Field{Name: vk + "_ref", Value: versioned.Ref{}, Doc: "The variant to fork."},
+			apidoc.Field{Name: rk + "_ref", Value: versioned.Ref{}, Doc: "Fork up to this revision (default: the latest)."}), Response: one(vk, vr)},
 		{Method: "GET", Path: p + "/revisions/{id}", Response: one(rk, rev)},
 		{Method: "PUT", Path: p + "/revisions/{id}", Request: wrap(rk, revisionIn()), Response: one(rk, rev)},
 		{Method: "POST", Path: p + "/revisions/{id}/archive", Response: one(rk, rev)},
@@ -200,10 +200,10 @@ func workflowBindings(k kind) []apidoc.Binding {
 	rk := k.key + "_revision"
 	rev := revisionOut(k)
 	target := cat([]apidoc.Field{{Name: "slug", Value: ""}}, headerFields(), ids(k, "variant_id", "id"))
-	refs := []apidoc.Field{{Name: k.key + "_ref", Value: &registry.Ref{}}, {Name: k.key + "_variant_ref", Value: &registry.Ref{}},
-		{Name: k.key + "_revision_ref", Value: &registry.Ref{}, Doc: "{slug, version} names that version of the artifact."},
-		{Name: "environment_ref", Value: &registry.Ref{}}, {Name: "environment_variant_ref", Value: &registry.Ref{}},
-		{Name: "environment_revision_ref", Value: &registry.Ref{}}, {Name: "key", Value: "", Doc: "The deployment key in the environment."}}
+	refs := []apidoc.Field{{Name: k.key + "_ref", Value: &versioned.Ref{}}, {Name: k.key + "_variant_ref", Value: &versioned.Ref{}},
+		{Name: k.key + "_revision_ref", Value: &versioned.Ref{}, Doc: "{slug, version} names that version of the artifact."},
+		{Name: "environment_ref", Value: &versioned.Ref{}}, {Name: "environment_variant_ref", Value: &versioned.Ref{}},
+		{Name: "environment_revision_ref", Value: &versioned.Ref{}}, {Name: "key", Value: "", Doc: "The deployment key in the environment."}}
 	resolveOpts := []apidoc.Field{{Name: "max_depth", Value: 0}, {Name: "max_embeds", Value: 0},
 		{Name: "error_policy", Value: "", Doc: "exception, placeholder (<error:CODE>) or keep."}}
 	retrieved := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: rk, Value: rev},
@@ -286,8 +286,8 @@ func simpleBindings(k kind, data any, dataDoc string) []apidoc.Binding {
 	in := apidoc.Envelope(apidoc.Field{Name: k.key, Value: apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{
 		{Name: "data", Value: data, Doc: dataDoc}, {Name: "message", Value: ""}})...)})
 	query := apidoc.Envelope(apidoc.Field{Name: k.key, Value: filterIn(), Doc: "Filter on the header."},
-		apidoc.Field{Name: k.key + "_refs", Value: []registry.Ref{}}, apidoc.Field{Name: "include_archived", Value: false},
-		apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})
+		apidoc.Field{Name: k.key + "_refs", Value: []versioned.Ref{}}, apidoc.Field{Name: "include_archived", Value: false},
+		apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})
 	return []apidoc.Binding{
 		{Method: "POST", Path: p, Request: in, Response: one(k.key, rec)},
 		{Method: "GET", Path: p + "/{id}", Response: one(k.key, rec)},
@@ -311,10 +311,10 @@ func testsetRevisionBindings() []apidoc.Binding {
 	return []apidoc.Binding{
 		{Method: "POST", Path: "/api/testsets/revisions", Request: apidoc.Envelope(apidoc.Field{Name: "testset_revision", Value: apidoc.Envelope(target...)}), Response: one("testset_revision", rev)},
 		{Method: "POST", Path: "/api/testsets/revisions/commit", Request: apidoc.Envelope(apidoc.Field{Name: "testset_revision", Value: commit, Doc: "Also accepted as testset_revision_commit."}), Response: one("testset_revision", rev)},
-		{Method: "POST", Path: "/api/testsets/revisions/retrieve", Request: apidoc.Envelope(apidoc.Field{Name: "testset_ref", Value: &registry.Ref{}},
-			apidoc.Field{Name: "testset_variant_ref", Value: &registry.Ref{}}, apidoc.Field{Name: "testset_revision_ref", Value: &registry.Ref{}},
+		{Method: "POST", Path: "/api/testsets/revisions/retrieve", Request: apidoc.Envelope(apidoc.Field{Name: "testset_ref", Value: &versioned.Ref{}},
+			apidoc.Field{Name: "testset_variant_ref", Value: &versioned.Ref{}}, apidoc.Field{Name: "testset_revision_ref", Value: &versioned.Ref{}},
 			apidoc.Field{Name: "include_testcases", Value: false, Doc: "Default true."}, apidoc.Field{Name: "include_testcase_ids", Value: false, Doc: "Default true."},
-			apidoc.Field{Name: "windowing", Value: &registry.Windowing{}, Doc: "Pages the testcases."}), Response: one("testset_revision", rev)},
+			apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}, Doc: "Pages the testcases."}), Response: one("testset_revision", rev)},
 	}
 }
 
@@ -338,8 +338,8 @@ func revisionBindings(k kind, data, delta any, retrieveExtra ...apidoc.Field) []
 	if delta != nil {
 		commitFields = append(commitFields, apidoc.Field{Name: "delta", Value: delta, Doc: "Exclusive with data."})
 	}
-	retrieve := apidoc.Envelope(cat([]apidoc.Field{{Name: k.key + "_ref", Value: &registry.Ref{}}, {Name: k.key + "_variant_ref", Value: &registry.Ref{}},
-		{Name: k.key + "_revision_ref", Value: &registry.Ref{}}}, retrieveExtra)...)
+	retrieve := apidoc.Envelope(cat([]apidoc.Field{{Name: k.key + "_ref", Value: &versioned.Ref{}}, {Name: k.key + "_variant_ref", Value: &versioned.Ref{}},
+		{Name: k.key + "_revision_ref", Value: &versioned.Ref{}}}, retrieveExtra)...)
 	b := []apidoc.Binding{
 		{Method: "POST", Path: p + "/revisions", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: apidoc.Envelope(target...)}), Response: one(rk, rev)},
 		{Method: "POST", Path: p + "/revisions/commit", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: apidoc.Envelope(commitFields...), Doc: "Also accepted as " + rk + "_commit."}), Response: one(rk, rev)},
@@ -368,12 +368,12 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 		{Name: "error_policy", Value: "", Doc: "exception, placeholder (<error:CODE>) or keep."}}
 	b = append(b, revisionBindings(environmentKind, docEnvironmentData{}, docEnvironmentDelta{}, resolveOpts...)...)
 	b = append(b, revisionBindings(queryKind, docQueryData{}, nil, apidoc.Field{Name: "include_trace_ids", Value: false},
-		apidoc.Field{Name: "include_traces", Value: false}, apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})...)
+		apidoc.Field{Name: "include_traces", Value: false}, apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})...)
 	b = append(b, simpleBindings(environmentKind, docEnvironmentData{}, "What is deployed, by key.")...)
 	guarded := one("environment", simpleRecord(docEnvironmentData{}, "What is deployed, by key."))
 	tcOne := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "testcase", Value: &docTestcase{}})
 	tcMany := apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "testcases", Value: []docTestcase{}},
-		apidoc.Field{Name: "windowing", Value: &registry.Windowing{}, Doc: "Present when more pages follow."})
+		apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}, Doc: "Present when more pages follow."})
 	b = append(b,
 		apidoc.Binding{Method: "POST", Path: "/api/simple/environments/{id}/guard", Response: guarded},
 		apidoc.Binding{Method: "POST", Path: "/api/simple/environments/{id}/unguard", Response: guarded},
@@ -382,8 +382,8 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 		apidoc.Binding{Method: "GET", Path: "/api/testcases/{id}", Response: tcOne},
 		apidoc.Binding{Method: "POST", Path: "/api/testcases/query", Response: tcMany, Request: apidoc.Envelope(
 			apidoc.Field{Name: "testcase_ids", Value: []uuid.UUID{}}, apidoc.Field{Name: "testset_id", Value: uuid.UUID{}},
-			apidoc.Field{Name: "testset_ref", Value: &registry.Ref{}}, apidoc.Field{Name: "testset_variant_ref", Value: &registry.Ref{}},
-			apidoc.Field{Name: "testset_revision_ref", Value: &registry.Ref{}}, apidoc.Field{Name: "windowing", Value: &registry.Windowing{}})})
+			apidoc.Field{Name: "testset_ref", Value: &versioned.Ref{}}, apidoc.Field{Name: "testset_variant_ref", Value: &versioned.Ref{}},
+			apidoc.Field{Name: "testset_revision_ref", Value: &versioned.Ref{}}, apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})})
 	b = append(b, simpleBindings(queryKind, docQueryData{}, "The saved query.")...)
 	for _, r := range [][2]string{{"workflow", "workflows"}, {"application", "applications"}, {"evaluator", "evaluators"}} {
 		k := workflowKind(r[0], r[1])

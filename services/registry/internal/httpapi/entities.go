@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // kind describes one family's wire names: the entity key ("testset") and
 // its plural, and which alias ids its revisions carry.
 type kind struct {
-	fam    registry.Family
+	fam    versioned.Family
 	key    string // testset, workflow, application, evaluator, environment, query
 	plural string
 	// generic: revisions and variants also carry artifact_id/variant_id
@@ -22,8 +22,8 @@ type kind struct {
 	// revFlags and varFlags, when set, compute the flags a revision or a
 	// variant shows (workflow revisions merge the artifact's role flags;
 	// workflow variants show the artifact's flags as their own).
-	revFlags func(r *registry.Revision) json.RawMessage
-	varFlags func(v *registry.Variant) json.RawMessage
+	revFlags func(r *versioned.Revision) json.RawMessage
+	varFlags func(v *versioned.Variant) json.RawMessage
 	// noWindowing: list responses never carry windowing.
 	noWindowing bool
 	// variantWindowing: variant lists carry windowing too (only the
@@ -37,18 +37,18 @@ type kind struct {
 	forkByQuery bool
 }
 
-var testsetKind = kind{fam: registry.Testsets, key: "testset", plural: "testsets"}
+var testsetKind = kind{fam: versioned.Testsets, key: "testset", plural: "testsets"}
 
-func header(o *obj, h registry.Header) {
+func header(o *obj, h versioned.Header) {
 	o.put("name", h.Name).put("description", h.Description).put("flags", h.Flags).put("tags", h.Tags).put("meta", h.Meta)
 }
 
-func lifecycle(o *obj, l registry.Lifecycle) {
+func lifecycle(o *obj, l versioned.Lifecycle) {
 	o.put("created_at", l.CreatedAt).put("updated_at", l.UpdatedAt).put("deleted_at", l.DeletedAt)
 	o.put("created_by_id", l.CreatedByID).put("updated_by_id", l.UpdatedByID).put("deleted_by_id", l.DeletedByID)
 }
 
-func (k kind) artifact(a *registry.Artifact) *obj {
+func (k kind) artifact(a *versioned.Artifact) *obj {
 	o := newObj().put("id", a.ID).put("slug", a.Slug)
 	header(o, a.Header)
 	o.put("folder_id", a.FolderID)
@@ -56,7 +56,7 @@ func (k kind) artifact(a *registry.Artifact) *obj {
 	return o
 }
 
-func (k kind) variant(v *registry.Variant) *obj {
+func (k kind) variant(v *versioned.Variant) *obj {
 	o := newObj().put("id", v.ID).put("slug", v.Slug)
 	o.put(k.key+"_id", v.ArtifactID).put(k.key+"_slug", v.ArtifactSlug)
 	o.put("artifact_id", v.ArtifactID).put("artifact_slug", v.ArtifactSlug)
@@ -74,7 +74,7 @@ func (k kind) variant(v *registry.Variant) *obj {
 
 // revision renders a revision without its data; withSlugs adds the slug
 // aliases that fetch, query and commit fill (log leaves them out).
-func (k kind) revision(r *registry.Revision, withSlugs bool) *obj {
+func (k kind) revision(r *versioned.Revision, withSlugs bool) *obj {
 	o := newObj().put("id", r.ID).put("slug", r.Slug).put("version", strconv.Itoa(r.Version))
 	o.put(k.key+"_id", r.ArtifactID).put(k.key+"_variant_id", r.VariantID)
 	if k.generic {
@@ -127,7 +127,7 @@ func list(key string, items []json.RawMessage, win json.RawMessage) json.RawMess
 
 // nextWindow is the response windowing of a git query: sent when a limit
 // was asked and the page is full, so the client resends next = last id.
-func nextWindow(win *registry.Windowing, n int, lastID func() string) json.RawMessage {
+func nextWindow(win *versioned.Windowing, n int, lastID func() string) json.RawMessage {
 	if win == nil || win.Limit == nil || n < win.LimitValue() || n == 0 {
 		return nil
 	}

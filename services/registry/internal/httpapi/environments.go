@@ -2,53 +2,33 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/environments"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-var environmentKind = kind{fam: registry.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
+var environmentKind = kind{fam: versioned.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
 	urlQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
-
-// guardFlags narrows environment artifact flags to {is_guarded}.
-func guardFlags(f json.RawMessage) json.RawMessage {
-	if f == nil {
-		return nil
-	}
-	var m map[string]any
-	_ = json.Unmarshal(f, &m)
-	g, _ := m["is_guarded"].(bool)
-	if g {
-		return json.RawMessage(`{"is_guarded":true}`)
-	}
-	return json.RawMessage(`{"is_guarded":false}`)
-}
 
 // environmentAPI serves /environments and /simple/environments.
 type environmentAPI struct {
 	git    *git
-	reg    *registry.Service
 	envs   *environments.Service
 	wf     *workflows.Service // resolves embeds
 	simple *simpleAPI
 }
 
-func newEnvironmentAPI(reg *registry.Service, envs *environments.Service, wf *workflows.Service) *environmentAPI {
-	a := &environmentAPI{reg: reg, envs: envs, wf: wf}
-	a.git = &git{k: environmentKind, reg: reg, artifactIn: func(ar *registry.Artifact) error {
-		ar.Flags = guardFlags(ar.Flags)
-		return nil
-	}}
+func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *environmentAPI {
+	a := &environmentAPI{envs: envs, wf: wf}
+	a.git = &git{k: environmentKind, lin: envs.Lineage()}
 	// The revision query's extra `references: [Ref]` keeps the revisions
 	// where the deployment of those applications changed (reference §6).
 	// It applies after the query's own windowing.
-	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error) {
+	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error) {
 		refs := b.refs("references")
 		if err := errOf(b); err != nil {
 			return nil, err
@@ -58,50 +38,23 @@ func newEnvironmentAPI(reg *registry.Service, envs *environments.Service, wf *wo
 		}
 		return envs.DeploymentChanged(ctx, sc, rs, refs)
 	}
-	a.simple = &simpleAPI{k: environmentKind, reg: reg, narrow: guardFlags, archiveVariant: true,
-		parse: func(raw json.RawMessage, loc []any) (any, error) {
-			if isNull(raw) {
-				return nil, nil
-			}
-			return environments.ParseData(raw, loc...)
-		},
-		commit: func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error) {
-			cm := environments.Commit{VariantID: variantID}
-			if msg != "" {
-				cm.Message = &msg
-			} else {
-				// An edit without data leaves the head with no references,
-				// as the reference does; create without data likewise.
-				cm.Data = &environments.Data{}
-			}
-			if d, ok := data.(*environments.Data); ok {
-				cm.Data = d
-			}
-			return envs.With(tx).Commit(ctx, sc, cm)
-		}}
+	a.simple = &simpleAPI{k: environmentKind, uc: envs.Simple()}
 	return a
 }
 
 func (a *environmentAPI) route(e *echo.Echo) {
 	a.git.route(e)
-	e.POST("/environments/revisions", a.createRevision)
-	e.POST("/environments/revisions/commit", a.commit)
+	e.POST("/environments/revisions", withObject(false, "environment_revision", a.createRevision))
+	e.POST("/environments/revisions/commit", withCommit("environment_revision", a.commit))
 	e.POST("/environments/revisions/retrieve", a.retrieve(false))
 	e.POST("/environments/revisions/resolve", a.retrieve(true))
 	a.simple.route(e)
-	e.POST("/simple/environments/:id/guard", a.guard(true))
-	e.POST("/simple/environments/:id/unguard", a.guard(false))
+	e.POST("/simple/environments/:id/guard", byID(archiving(a.envs.Guard, true), a.simple.sendRecord))
+	e.POST("/simple/environments/:id/unguard", byID(archiving(a.envs.Guard, false), a.simple.sendRecord))
 }
 
-func (a *environmentAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require("environment_revision")
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *environmentAPI) createRevision(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	cm := environments.Commit{Header: in.header(), Initial: true}
 	slug := in.slug("slug")
 	art := in.id("environment_id", "artifact_id")
@@ -128,19 +81,9 @@ func (a *environmentAPI) createRevision(c echo.Context) error {
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
 }
 
-func (a *environmentAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	key := "environment_revision"
-	if !b.has(key) && b.has(key+"_commit") {
-		key += "_commit"
-	}
-	in := b.require(key)
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *environmentAPI) commit(rq *req, in *body, key string) error {
+	c, sc := rq.c, rq.sc
+	var err error
 	cm := environments.Commit{Header: in.header(), Message: in.str("message")}
 	cm.Header.Flags = nil
 	slug := in.slug("slug")
@@ -152,9 +95,9 @@ func (a *environmentAPI) commit(c echo.Context) error {
 	data, delta := in.m["data"], in.m["delta"]
 	switch {
 	case !isNull(data) && !isNull(delta):
-		return registry.Invalid("Provide either data or delta for a commit, not both.")
+		return versioned.Invalid("Provide either data or delta for a commit, not both.")
 	case isNull(data) && isNull(delta):
-		return registry.Invalid("Provide either data or delta for a commit.")
+		return versioned.Invalid("Provide either data or delta for a commit.")
 	}
 	if v == nil {
 		return fieldMissing("body", key, "environment_variant_id")
@@ -183,12 +126,9 @@ func (a *environmentAPI) commit(c echo.Context) error {
 }
 
 func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, _, b, err := request(c, false)
-		if err != nil {
-			return err
-		}
-		refs := registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+	return handle(false, func(rq *req) error {
+		c, sc, b := rq.c, rq.sc, rq.b
+		refs := versioned.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
 		expand := resolve || b.boolean(false, "resolve")
 		if err := errOf(b); err != nil {
 			return err
@@ -198,7 +138,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return err
 		}
 		ctx := c.Request().Context()
-		r, err := a.reg.Resolve(ctx, sc, registry.Environments, "environment", refs)
+		r, err := a.envs.Resolve(ctx, sc, refs)
 		if err != nil {
 			return err
 		}
@@ -209,7 +149,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 		if expand {
 			// Environment data is references only, so there is rarely a
 			// token to expand; the same resolver runs for the same answer.
-			rr, info, err := resolveRevision(ctx, a.wf, sc, r, opts)
+			rr, info, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 			if err != nil {
 				return err
 			}
@@ -217,33 +157,5 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			extra = append(extra, putResolution(info))
 		}
 		return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, extra...)
-	}
-}
-
-// guard sets or clears is_guarded, rewriting the other fields unchanged.
-func (a *environmentAPI) guard(on bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		ctx := c.Request().Context()
-		cur, v, r, err := a.simple.current(ctx, sc, a.reg, id)
-		if err != nil || cur == nil {
-			if err == nil {
-				return send(c, envelope("environment", nil))
-			}
-			return err
-		}
-		next := *cur
-		next.Flags = guardFlags(json.RawMessage(`{}`))
-		if on {
-			next.Flags = json.RawMessage(`{"is_guarded":true}`)
-		}
-		out, err := a.reg.EditArtifact(ctx, sc, registry.Environments, &next)
-		if err != nil {
-			return err
-		}
-		return a.simple.sendRecord(c, out, v, r)
-	}
+	})
 }

@@ -10,98 +10,83 @@ import (
 
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-// git serves the artifact, variant and revision routes every family shares.
-// Families plug in how a revision's data is rendered.
+// git serves the artifact, variant and revision routes every family
+// shares over the family's versioned.Lineage. Families plug in how a
+// revision's data is rendered.
 type git struct {
 	k   kind
-	reg *registry.Service
+	lin *versioned.Lineage
 	// revisionData adds the family's data to a rendered revision; b is the
 	// request body (nil for GET) and carries the family's read options.
-	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *registry.Revision, opts readOpts) error
-	// artifactIn, if set, checks and narrows an artifact before it is
-	// created or edited (role flags, reserved slugs).
-	artifactIn func(a *registry.Artifact) error
-	// slugIn, if set, checks the slug of a new variant (fork included).
-	slugIn func(slug string) error
+	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error
 	// editArtifactFn, if set, replaces the full-replace artifact edit
 	// (the workflow family edits partially).
 	editArtifactFn echo.HandlerFunc
-	// forceFlags, if set, is always part of the artifact query's flag
-	// filter (applications and evaluators list only their role).
-	forceFlags json.RawMessage
 	// filterRevisions, if set, narrows a revision query's results by
 	// family-specific body fields (environments' references).
-	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []registry.Revision) ([]registry.Revision, error)
+	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error)
 }
 
 // readOpts are the options a request gives for rendering revisions.
 type readOpts struct {
 	includeTestcases   bool
 	includeTestcaseIDs bool
-	window             *registry.Windowing
+	window             *versioned.Windowing
 	withSlugs          bool
 }
 
 // route registers the shared routes under /<plural>.
 func (g *git) route(e *echo.Echo) {
 	p := "/" + g.k.plural
-	e.POST(p, g.createArtifact)
-	e.GET(p+"/:id", g.fetchArtifact)
-	edit := g.editArtifact
+	e.POST(p, withObject(false, g.k.key, g.createArtifact))
+	e.GET(p+"/:id", byID(g.lin.Artifact, g.sendArtifact))
+	edit := withObject(true, g.k.key, g.editArtifact)
 	if g.editArtifactFn != nil {
 		edit = g.editArtifactFn
 	}
 	e.PUT(p+"/:id", edit)
-	e.POST(p+"/:id/archive", g.archiveArtifact(true))
-	e.POST(p+"/:id/unarchive", g.archiveArtifact(false))
+	e.POST(p+"/:id/archive", byID(archiving(g.lin.ArchiveArtifact, true), g.sendArtifact))
+	e.POST(p+"/:id/unarchive", byID(archiving(g.lin.ArchiveArtifact, false), g.sendArtifact))
 	e.POST(p+"/query", g.queryArtifacts)
 
-	e.POST(p+"/variants", g.createVariant)
-	e.GET(p+"/variants/:id", g.fetchVariant)
-	e.PUT(p+"/variants/:id", g.editVariant)
-	e.POST(p+"/variants/:id/archive", g.archiveVariant(true))
-	e.POST(p+"/variants/:id/unarchive", g.archiveVariant(false))
+	e.POST(p+"/variants", withObject(false, g.variantKey(), g.createVariant))
+	e.GET(p+"/variants/:id", byID(g.lin.Variant, g.sendVariant))
+	e.PUT(p+"/variants/:id", withObject(true, g.variantKey(), g.editVariant))
+	e.POST(p+"/variants/:id/archive", byID(archiving(g.lin.ArchiveVariant, true), g.sendVariant))
+	e.POST(p+"/variants/:id/unarchive", byID(archiving(g.lin.ArchiveVariant, false), g.sendVariant))
 	e.POST(p+"/variants/query", g.queryVariants)
-	e.POST(p+"/variants/fork", g.forkVariant)
+	e.POST(p+"/variants/fork", handle(false, g.forkVariant))
 
-	e.GET(p+"/revisions/:id", g.fetchRevision)
-	e.PUT(p+"/revisions/:id", g.editRevision)
+	e.GET(p+"/revisions/:id", handle(true, g.fetchRevision))
+	e.PUT(p+"/revisions/:id", handle(true, g.editRevision))
 	e.POST(p+"/revisions/:id/archive", g.archiveRevision(true))
 	e.POST(p+"/revisions/:id/unarchive", g.archiveRevision(false))
 	e.POST(p+"/revisions/query", g.queryRevisions)
-	e.POST(p+"/revisions/log", g.logRevisions)
+	e.POST(p+"/revisions/log", handle(false, g.logRevisions))
 }
 
-// request reads the scope, the optional path id and the body.
+// request reads the scope, the optional path id and the JSON body: the
+// one prologue, which handle, withObject, byID and stream wrap.
 func request(c echo.Context, withID bool) (scope.Scope, uuid.UUID, *body, error) {
-	sc, err := httpx.ProjectScope(c)
+	sc, id, err := scopeAndID(c, withID)
 	if err != nil {
-		return sc, uuid.Nil, nil, err
-	}
-	var id uuid.UUID
-	if withID {
-		if id, err = httpx.UUIDParam(c, "id"); err != nil {
-			return sc, id, nil, err
-		}
+		return sc, id, nil, err
 	}
 	b, err := readBody(c)
 	return sc, id, b, err
 }
 
-// scopeOnly reads the caller's scope.
-func scopeOnly(c echo.Context) (scope.Scope, error) { return httpx.ProjectScope(c) }
-
-// requestNoBody reads the scope and path id, leaving the body unread.
-func requestNoBody(c echo.Context) (scope.Scope, uuid.UUID, *body, error) {
+// scopeAndID reads the caller's scope and, when withID, the path id.
+func scopeAndID(c echo.Context, withID bool) (scope.Scope, uuid.UUID, error) {
 	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return sc, uuid.Nil, nil, err
+	if err != nil || !withID {
+		return sc, uuid.Nil, err
 	}
 	id, err := httpx.UUIDParam(c, "id")
-	return sc, id, nil, err
+	return sc, id, err
 }
 
 func send(c echo.Context, raw json.RawMessage) error {
@@ -110,16 +95,9 @@ func send(c echo.Context, raw json.RawMessage) error {
 
 // ---- artifacts
 
-func (g *git) createArtifact(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.k.key)
-	if err := errOf(b); err != nil {
-		return err
-	}
-	a := &registry.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
+func (g *git) createArtifact(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
+	a := &versioned.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
 	slug := in.slug("slug")
 	if forced := c.QueryParam(g.k.key + "_id"); forced != "" {
 		id, err := uuid.Parse(forced)
@@ -135,28 +113,14 @@ func (g *git) createArtifact(c echo.Context) error {
 		return send(c, envelope(g.k.key, nil))
 	}
 	a.Slug = *slug
-	if g.artifactIn != nil {
-		if err := g.artifactIn(a); err != nil {
-			return err
-		}
-	}
-	out, err := g.reg.CreateArtifact(c.Request().Context(), sc, g.k.fam, a)
+	out, err := g.lin.CreateArtifact(c.Request().Context(), sc, a)
 	if err != nil {
 		return err
 	}
 	return send(c, envelope(g.k.key, g.k.artifact(out)))
 }
 
-func (g *git) fetchArtifact(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	a, err := g.reg.Artifact(c.Request().Context(), sc, g.k.fam, id)
-	return g.sendArtifact(c, a, err)
-}
-
-func (g *git) sendArtifact(c echo.Context, a *registry.Artifact, err error) error {
+func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) error {
 	if err != nil {
 		return err
 	}
@@ -168,16 +132,9 @@ func (g *git) sendArtifact(c echo.Context, a *registry.Artifact, err error) erro
 
 // editArtifact full-replaces the header (testsets, environments, queries);
 // an id that differs from the path gives the empty envelope.
-func (g *git) editArtifact(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.k.key)
-	if err := errOf(b); err != nil {
-		return err
-	}
-	a := &registry.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
+func (g *git) editArtifact(rq *req, in *body) error {
+	c, sc, id := rq.c, rq.sc, rq.id
+	a := &versioned.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
 		return err
@@ -185,29 +142,13 @@ func (g *git) editArtifact(c echo.Context) error {
 	if bid == nil || *bid != id {
 		return send(c, envelope(g.k.key, nil))
 	}
-	if g.artifactIn != nil {
-		if err := g.artifactIn(a); err != nil {
-			return err
-		}
-	}
-	out, err := g.reg.EditArtifact(c.Request().Context(), sc, g.k.fam, a)
+	out, err := g.lin.EditArtifact(c.Request().Context(), sc, a)
 	return g.sendArtifact(c, out, err)
 }
 
-func (g *git) archiveArtifact(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		a, err := g.reg.ArchiveArtifact(c.Request().Context(), sc, g.k.fam, id, archived)
-		return g.sendArtifact(c, a, err)
-	}
-}
-
 // query reads the shared query body: filter, refs, archive and windowing.
-func (g *git) query(b *body, level string) registry.Query {
-	q := registry.Query{
+func (g *git) query(b *body, level string) versioned.Query {
+	q := versioned.Query{
 		ArtifactRefs:    b.refs(g.k.key + "_refs"),
 		VariantRefs:     b.refs(g.k.key + "_variant_refs"),
 		RevisionRefs:    b.refs(g.k.key + "_revision_refs"),
@@ -228,10 +169,7 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if g.forceFlags != nil {
-		q.Filter.Flags = mergeFlags(q.Filter.Flags, g.forceFlags)
-	}
-	as, err := g.reg.QueryArtifacts(c.Request().Context(), sc, g.k.fam, q)
+	as, err := g.lin.QueryArtifacts(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
@@ -246,7 +184,7 @@ func (g *git) queryArtifacts(c echo.Context) error {
 
 func (g *git) variantKey() string { return g.k.key + "_variant" }
 
-func (g *git) sendVariant(c echo.Context, v *registry.Variant, err error) error {
+func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error {
 	if err != nil {
 		return err
 	}
@@ -256,16 +194,9 @@ func (g *git) sendVariant(c echo.Context, v *registry.Variant, err error) error 
 	return send(c, envelope(g.variantKey(), g.k.variant(v)))
 }
 
-func (g *git) createVariant(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.variantKey())
-	if err := errOf(b); err != nil {
-		return err
-	}
-	v := &registry.Variant{Header: in.header()}
+func (g *git) createVariant(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
+	v := &versioned.Variant{Header: in.header()}
 	slug := in.slug("slug")
 	artifactID := in.id(g.k.key+"_id", "artifact_id")
 	if err := errOf(in); err != nil {
@@ -274,41 +205,20 @@ func (g *git) createVariant(c echo.Context) error {
 	if slug == nil {
 		return send(c, envelope(g.variantKey(), nil))
 	}
-	if g.slugIn != nil {
-		if err := g.slugIn(*slug); err != nil {
-			return err
-		}
+	if err := g.lin.CheckVariantSlug(*slug); err != nil {
+		return err
 	}
 	if artifactID == nil {
 		return fieldMissing("body", g.variantKey(), g.k.key+"_id")
 	}
 	v.Slug, v.ArtifactID = *slug, *artifactID
-	if v.Name == nil {
-		v.Name = slug
-	}
-	out, err := g.reg.CreateVariant(c.Request().Context(), sc, g.k.fam, v)
+	out, err := g.lin.CreateVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
 }
 
-func (g *git) fetchVariant(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	v, err := g.reg.Variant(c.Request().Context(), sc, g.k.fam, id)
-	return g.sendVariant(c, v, err)
-}
-
-func (g *git) editVariant(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	in := b.require(g.variantKey())
-	if err := errOf(b); err != nil {
-		return err
-	}
-	v := &registry.Variant{ID: id, Header: in.header()}
+func (g *git) editVariant(rq *req, in *body) error {
+	c, sc, id := rq.c, rq.sc, rq.id
+	v := &versioned.Variant{ID: id, Header: in.header()}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
 		return err
@@ -316,19 +226,8 @@ func (g *git) editVariant(c echo.Context) error {
 	if bid == nil || *bid != id {
 		return send(c, envelope(g.variantKey(), nil))
 	}
-	out, err := g.reg.EditVariant(c.Request().Context(), sc, g.k.fam, v)
+	out, err := g.lin.EditVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
-}
-
-func (g *git) archiveVariant(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		v, err := g.reg.ArchiveVariant(c.Request().Context(), sc, g.k.fam, id, archived)
-		return g.sendVariant(c, v, err)
-	}
 }
 
 func (g *git) queryVariants(c echo.Context) error {
@@ -336,7 +235,7 @@ func (g *git) queryVariants(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vs, err := g.reg.QueryVariants(c.Request().Context(), sc, g.k.fam, q)
+	vs, err := g.lin.QueryVariants(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
@@ -351,11 +250,8 @@ func (g *git) queryVariants(c echo.Context) error {
 	return send(c, list(g.k.key+"_variants", items, win))
 }
 
-func (g *git) forkVariant(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (g *git) forkVariant(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in := b.require(g.variantKey())
 	src := b.ref(g.variantKey() + "_ref")
 	upTo := b.ref(g.k.key + "_revision_ref")
@@ -368,13 +264,13 @@ func (g *git) forkVariant(c echo.Context) error {
 			if err != nil {
 				return fieldInvalid("Input should be a valid UUID", q, "query", g.variantKey()+"_id")
 			}
-			src = &registry.Ref{ID: &id}
+			src = &versioned.Ref{ID: &id}
 		}
 	}
 	if src == nil {
 		return fieldMissing("body", g.variantKey()+"_ref")
 	}
-	v := &registry.Variant{Header: in.header()}
+	v := &versioned.Variant{Header: in.header()}
 	slug := in.slug("slug")
 	if err := errOf(in); err != nil {
 		return err
@@ -382,16 +278,8 @@ func (g *git) forkVariant(c echo.Context) error {
 	if slug == nil {
 		return fieldMissing("body", g.variantKey(), "slug")
 	}
-	if g.slugIn != nil {
-		if err := g.slugIn(*slug); err != nil {
-			return err
-		}
-	}
 	v.Slug = *slug
-	if v.Name == nil {
-		v.Name = slug
-	}
-	out, err := g.reg.Fork(c.Request().Context(), sc, g.k.fam, v, src, upTo)
+	out, err := g.lin.Fork(c.Request().Context(), sc, v, src, upTo)
 	return g.sendVariant(c, out, err)
 }
 
@@ -400,7 +288,7 @@ func (g *git) forkVariant(c echo.Context) error {
 func (g *git) revisionKey() string { return g.k.key + "_revision" }
 
 // renderRevision renders r with its data as the family shows it.
-func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *registry.Revision, opts readOpts) (*obj, error) {
+func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*obj, error) {
 	o := g.k.revision(r, opts.withSlugs)
 	if g.revisionData != nil {
 		if err := g.revisionData(ctx, sc, o, r, opts); err != nil {
@@ -413,7 +301,7 @@ func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *registry.Re
 }
 
 // sendRevision answers {count, <e>_revision, ...extra}.
-func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *registry.Revision, opts readOpts, extra ...func(*obj)) error {
+func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *versioned.Revision, opts readOpts, extra ...func(*obj)) error {
 	if r == nil {
 		return send(c, envelope(g.revisionKey(), nil))
 	}
@@ -441,29 +329,23 @@ func testcaseOpts(c echo.Context, b *body) readOpts {
 	return opts
 }
 
-func (g *git) fetchRevision(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	r, err := g.reg.Revision(c.Request().Context(), sc, g.k.fam, id)
+func (g *git) fetchRevision(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
+	r, err := g.lin.Revision(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
 	}
 	return g.sendRevision(c, sc, r, testcaseOpts(c, nil))
 }
 
-func (g *git) editRevision(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (g *git) editRevision(rq *req) error {
+	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
 	in := b.require(g.revisionKey())
 	opts := testcaseOpts(c, b)
 	if err := errOf(b); err != nil {
 		return err
 	}
-	r := &registry.Revision{ID: id, Header: in.header()}
+	r := &versioned.Revision{ID: id, Header: in.header()}
 	bid := in.id("id")
 	if err := errOf(in); err != nil {
 		return err
@@ -471,7 +353,7 @@ func (g *git) editRevision(c echo.Context) error {
 	if bid == nil || *bid != id {
 		return send(c, envelope(g.revisionKey(), nil))
 	}
-	out, err := g.reg.EditRevision(c.Request().Context(), sc, g.k.fam, r)
+	out, err := g.lin.EditRevision(c.Request().Context(), sc, r)
 	if err != nil {
 		return err
 	}
@@ -479,17 +361,14 @@ func (g *git) editRevision(c echo.Context) error {
 }
 
 func (g *git) archiveRevision(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, b, err := request(c, true)
-		if err != nil {
-			return err
-		}
-		r, err := g.reg.ArchiveRevision(c.Request().Context(), sc, g.k.fam, id, archived)
+	return handle(true, func(rq *req) error {
+		c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
+		r, err := g.lin.ArchiveRevision(c.Request().Context(), sc, id, archived)
 		if err != nil {
 			return err
 		}
 		return g.sendRevision(c, sc, r, testcaseOpts(c, b))
-	}
+	})
 }
 
 func (g *git) queryRevisions(c echo.Context) error {
@@ -501,7 +380,7 @@ func (g *git) queryRevisions(c echo.Context) error {
 	if err := errOf(b); err != nil {
 		return err
 	}
-	rs, err := g.reg.QueryRevisions(c.Request().Context(), sc, g.k.fam, q)
+	rs, err := g.lin.QueryRevisions(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
@@ -513,7 +392,7 @@ func (g *git) queryRevisions(c echo.Context) error {
 	return g.sendRevisions(c, sc, rs, opts, g.window(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
 }
 
-func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []registry.Revision, opts readOpts, win json.RawMessage) error {
+func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []versioned.Revision, opts readOpts, win json.RawMessage) error {
 	items := make([]json.RawMessage, len(rs))
 	for i := range rs {
 		o, err := g.renderRevision(c.Request().Context(), sc, &rs[i], opts)
@@ -525,18 +404,15 @@ func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []registry.Revisi
 	return send(c, list(g.k.key+"_revisions", items, win))
 }
 
-func (g *git) logRevisions(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (g *git) logRevisions(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in := b.require(g.k.key + "_revisions")
 	opts := testcaseOpts(c, b)
 	opts.withSlugs = false
 	if err := errOf(b); err != nil {
 		return err
 	}
-	t := registry.LogTarget{
+	t := versioned.LogTarget{
 		ArtifactID: in.id(g.k.key+"_id", "artifact_id"),
 		VariantID:  in.id(g.k.key+"_variant_id", "variant_id"),
 		RevisionID: in.id(g.k.key+"_revision_id", "revision_id"),
@@ -545,7 +421,7 @@ func (g *git) logRevisions(c echo.Context) error {
 	if err := errOf(in); err != nil {
 		return err
 	}
-	rs, err := g.reg.Log(c.Request().Context(), sc, g.k.fam, t)
+	rs, err := g.lin.Log(c.Request().Context(), sc, t)
 	if err != nil {
 		return err
 	}
@@ -553,35 +429,22 @@ func (g *git) logRevisions(c echo.Context) error {
 }
 
 // retrievalInfo renders {"references": {...}} for a resolved revision.
-func (g *git) retrievalInfo(r *registry.Revision) func(*obj) {
+func (g *git) retrievalInfo(r *versioned.Revision) func(*obj) {
 	return func(e *obj) {
 		v := strconvVersion(r.Version)
 		refs := newObj().
-			put(g.k.key, registry.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-			put(g.k.key+"_variant", registry.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-			put(g.k.key+"_revision", registry.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
+			put(g.k.key, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
+			put(g.k.key+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
+			put(g.k.key+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
 		e.put("retrieval_info", json.RawMessage(newObj().put("references", json.RawMessage(refs.done())).done()))
 	}
 }
 
 // window is the response windowing of a list, unless the family never
 // sends one.
-func (g *git) window(win *registry.Windowing, n int, lastID func() string) json.RawMessage {
+func (g *git) window(win *versioned.Windowing, n int, lastID func() string) json.RawMessage {
 	if g.k.noWindowing {
 		return nil
 	}
 	return nextWindow(win, n, lastID)
-}
-
-// mergeFlags adds the members of force to a flag filter object.
-func mergeFlags(filter, force json.RawMessage) json.RawMessage {
-	m := map[string]any{}
-	_ = json.Unmarshal(filter, &m)
-	var f map[string]any
-	_ = json.Unmarshal(force, &f)
-	for k, v := range f {
-		m[k] = v
-	}
-	out, _ := json.Marshal(m)
-	return out
 }

@@ -22,9 +22,9 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/migrations"
 )
 
@@ -54,11 +54,11 @@ func newServerWith(t testing.TB, lim tcfile.Limits, opts ...pgstore.Option) *ser
 	pool := pgtest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
-	reg := registry.NewService(pgstore.New(pool, opts...))
+	reg := versioned.NewService(pgstore.New(pool, opts...))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
 	tr := &fakeTracing{}
 	srv.Echo.Use(recordRoutes)
-	httpapi.Register(srv.Echo, token, withSecrets(withWorkflows(httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, lim)}, tr), pool))
+	httpapi.Register(srv.Echo, token, withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool))
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
 	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool}

@@ -22,9 +22,9 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/migrations"
 )
 
@@ -38,9 +38,9 @@ func TestErrorsBeforeAHandlerAreJSON(t *testing.T) {
 	pool := pgtest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
-	reg := registry.NewService(pgstore.New(pool))
+	reg := versioned.NewService(pgstore.New(pool))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "1K", ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second}, log, "registry")
-	httpapi.Register(srv.Echo, token, withWorkflows(httpapi.Services{Registry: reg, Testsets: testsets.NewService(reg, tcfile.Limits{MaxRows: 10, MaxBytes: 1 << 20})}, &fakeTracing{}))
+	httpapi.Register(srv.Echo, token, withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, tcfile.Limits{MaxRows: 10, MaxBytes: 1 << 20})}, &fakeTracing{}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,82 +1,41 @@
 package httpapi
 
 import (
-	"context"
-	"encoding/json"
-
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/queries"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-var queryKind = kind{fam: registry.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
+var queryKind = kind{fam: versioned.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
 	urlQuery: map[string]bool{"artifact": true}}
-
-// emptyFlags is the query flag model: it has no fields, so any flags
-// object is stored as {}.
-func emptyFlags(f json.RawMessage) json.RawMessage {
-	if f == nil {
-		return nil
-	}
-	return json.RawMessage(`{}`)
-}
 
 // queryAPI serves /queries and /simple/queries.
 type queryAPI struct {
 	git    *git
-	reg    *registry.Service
 	qs     *queries.Service
 	simple *simpleAPI
 }
 
-func newQueryAPI(reg *registry.Service, qs *queries.Service) *queryAPI {
-	a := &queryAPI{reg: reg, qs: qs}
-	a.git = &git{k: queryKind, reg: reg, artifactIn: func(ar *registry.Artifact) error {
-		ar.Flags = emptyFlags(ar.Flags)
-		return nil
-	}}
-	a.simple = &simpleAPI{k: queryKind, reg: reg, narrow: emptyFlags, archiveVariant: true,
-		parse: func(raw json.RawMessage, loc []any) (any, error) {
-			if isNull(raw) {
-				return nil, nil
-			}
-			return queries.ParseData(raw, loc...)
-		},
-		commit: func(ctx context.Context, sc scope.Scope, tx *registry.Service, variantID uuid.UUID, data any, msg string) (*registry.Revision, error) {
-			r := registry.Revision{VariantID: variantID}
-			if msg != "" {
-				r.Message = &msg
-			}
-			if d, ok := data.(json.RawMessage); ok {
-				r.Data = d
-			}
-			return tx.Commit(ctx, sc, registry.Queries, registry.Commit{Revision: r})
-		}}
+func newQueryAPI(qs *queries.Service) *queryAPI {
+	a := &queryAPI{qs: qs}
+	a.git = &git{k: queryKind, lin: qs.Lineage()}
+	a.simple = &simpleAPI{k: queryKind, uc: qs.Simple()}
 	return a
 }
 
 func (a *queryAPI) route(e *echo.Echo) {
 	a.git.route(e)
-	e.POST("/queries/revisions", a.createRevision)
-	e.POST("/queries/revisions/commit", a.commit)
-	e.POST("/queries/revisions/retrieve", a.retrieve)
+	e.POST("/queries/revisions", withObject(false, "query_revision", a.createRevision))
+	e.POST("/queries/revisions/commit", withCommit("query_revision", a.commit))
+	e.POST("/queries/revisions/retrieve", handle(false, a.retrieve))
 	a.simple.route(e)
 }
 
-func (a *queryAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require("query_revision")
-	if err := errOf(b); err != nil {
-		return err
-	}
-	r := registry.Revision{Header: in.header()}
-	r.Flags = emptyFlags(r.Flags)
+func (a *queryAPI) createRevision(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
+	r := versioned.Revision{Header: in.header()}
+	r.Flags = queries.EmptyFlags(r.Flags)
 	slug := in.slug("slug")
 	v := in.id("query_variant_id", "variant_id")
 	if err := errOf(in); err != nil {
@@ -91,35 +50,25 @@ func (a *queryAPI) createRevision(c echo.Context) error {
 	}
 	msg := "Initial revision"
 	r.Message = &msg
-	out, err := a.reg.Commit(c.Request().Context(), sc, registry.Queries, registry.Commit{Revision: r, Initial: true})
+	out, err := a.qs.Commit(c.Request().Context(), sc, r, true)
 	if err != nil {
 		return err
 	}
 	return a.git.sendRevision(c, sc, out, readOpts{withSlugs: true})
 }
 
-func (a *queryAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	key := "query_revision"
-	if !b.has(key) && b.has(key+"_commit") {
-		key += "_commit"
-	}
-	in := b.require(key)
-	if err := errOf(b); err != nil {
-		return err
-	}
-	r := registry.Revision{Header: in.header(), Message: in.str("message")}
-	r.Flags = emptyFlags(r.Flags)
+func (a *queryAPI) commit(rq *req, in *body, key string) error {
+	c, sc := rq.c, rq.sc
+	var err error
+	r := versioned.Revision{Header: in.header(), Message: in.str("message")}
+	r.Flags = queries.EmptyFlags(r.Flags)
 	slug := in.slug("slug")
 	v := in.id("query_variant_id", "variant_id")
 	if err := errOf(in); err != nil {
 		return err
 	}
 	if v == nil {
-		return registry.Invalid(key + ".query_variant_id is required.")
+		return versioned.Invalid(key + ".query_variant_id is required.")
 	}
 	r.VariantID = *v
 	if slug != nil {
@@ -130,7 +79,7 @@ func (a *queryAPI) commit(c echo.Context) error {
 			return err
 		}
 	}
-	out, err := a.reg.Commit(c.Request().Context(), sc, registry.Queries, registry.Commit{Revision: r})
+	out, err := a.qs.Commit(c.Request().Context(), sc, r, false)
 	if err != nil {
 		return err
 	}
@@ -139,46 +88,20 @@ func (a *queryAPI) commit(c echo.Context) error {
 
 // retrieve resolves a query revision; include_trace_ids and include_traces
 // (both opt-in) run its stored query against the tracing service.
-func (a *queryAPI) retrieve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	refs := registry.Refs{Artifact: b.ref("query_ref"), Variant: b.ref("query_variant_ref"), Revision: b.ref("query_revision_ref")}
+func (a *queryAPI) retrieve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
+	refs := versioned.Refs{Artifact: b.ref("query_ref"), Variant: b.ref("query_variant_ref"), Revision: b.ref("query_revision_ref")}
 	withIDs, withTraces := b.boolean(false, "include_trace_ids"), b.boolean(false, "include_traces")
 	win := b.windowing()
 	if err := errOf(b); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	r, err := a.reg.Resolve(ctx, sc, registry.Queries, "query", refs)
+	r, err := a.qs.Retrieve(c.Request().Context(), sc, refs, queries.Include{TraceIDs: withIDs, Traces: withTraces, Window: win})
 	if err != nil {
 		return err
 	}
 	if r == nil {
 		return send(c, envelope("query_revision", nil))
-	}
-	if withIDs || withTraces {
-		res, err := a.qs.Run(ctx, sc, r, win)
-		if err != nil {
-			return err
-		}
-		d := map[string]any{}
-		if r.Data != nil {
-			_ = json.Unmarshal(r.Data, &d)
-		}
-		if withIDs {
-			d["trace_ids"] = res.TraceIDs
-		}
-		if withTraces {
-			d["traces"] = res.Traces
-			if !withIDs {
-				d["trace_ids"] = res.TraceIDs
-			}
-		}
-		cp := *r
-		cp.Data, _ = json.Marshal(d)
-		r = &cp
 	}
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, a.git.retrievalInfo(r))
 }

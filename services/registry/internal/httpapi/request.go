@@ -14,7 +14,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // Limits on the text the registry stores (README, registry configuration,
@@ -297,13 +297,13 @@ func (b *body) slug(key string) *string {
 }
 
 // ref reads a Reference; unknown keys are ignored, the slug is checked.
-func (b *body) ref(keys ...string) *registry.Ref {
+func (b *body) ref(keys ...string) *versioned.Ref {
 	for _, k := range keys {
 		s := b.sub(k)
 		if s == nil {
 			continue
 		}
-		r := &registry.Ref{ID: s.id("id"), Slug: s.slug("slug"), Version: s.str("version")}
+		r := &versioned.Ref{ID: s.id("id"), Slug: s.slug("slug"), Version: s.str("version")}
 		if s.err != nil && b.err == nil {
 			b.err = s.err
 		}
@@ -313,7 +313,7 @@ func (b *body) ref(keys ...string) *registry.Ref {
 }
 
 // refs reads a list of References.
-func (b *body) refs(key string) []registry.Ref {
+func (b *body) refs(key string) []versioned.Ref {
 	v := b.m[key]
 	if isNull(v) {
 		return nil
@@ -323,14 +323,14 @@ func (b *body) refs(key string) []registry.Ref {
 		b.fail(key, "Input should be a valid list", v)
 		return nil
 	}
-	out := make([]registry.Ref, 0, len(items))
+	out := make([]versioned.Ref, 0, len(items))
 	for i, it := range items {
 		s := &body{loc: append(append([]any{}, b.loc...), key, i)}
 		if err := json.Unmarshal(it, &s.m); err != nil || s.m == nil {
 			b.fail(key, "Input should be a valid dictionary", it)
 			return nil
 		}
-		out = append(out, registry.Ref{ID: s.id("id"), Slug: s.slug("slug"), Version: s.str("version")})
+		out = append(out, versioned.Ref{ID: s.id("id"), Slug: s.slug("slug"), Version: s.str("version")})
 		if s.err != nil && b.err == nil {
 			b.err = s.err
 		}
@@ -339,12 +339,12 @@ func (b *body) refs(key string) []registry.Ref {
 }
 
 // windowing reads the windowing object.
-func (b *body) windowing() *registry.Windowing {
+func (b *body) windowing() *versioned.Windowing {
 	s := b.sub("windowing")
 	if s == nil {
 		return nil
 	}
-	w := &registry.Windowing{Next: s.id("next"), Limit: s.integer("limit"), Order: s.str("order"), Interval: s.integer("interval")}
+	w := &versioned.Windowing{Next: s.id("next"), Limit: s.integer("limit"), Order: s.str("order"), Interval: s.integer("interval")}
 	w.Newest, w.Oldest = s.time("newest"), s.time("oldest")
 	var rate float64
 	if s.decode(&rate, "Input should be a valid number", "rate") {
@@ -368,8 +368,8 @@ func (b *body) time(key string) *time.Time {
 }
 
 // header reads name, description, flags, tags and meta.
-func (b *body) header() registry.Header {
-	return registry.Header{Name: b.str("name"), Description: b.str("description"),
+func (b *body) header() versioned.Header {
+	return versioned.Header{Name: b.str("name"), Description: b.str("description"),
 		Flags: b.object("flags"), Tags: b.tags("tags"), Meta: b.object("meta")}
 }
 
@@ -380,8 +380,8 @@ var revisionFilters = []string{"message", "author", "authors", "date", "dates"}
 // revisions: on artifacts and variants the revision-only keys are refused
 // (422 naming the key) rather than reaching the database as columns that
 // do not exist there (they were 500s).
-func (b *body) filter(revisions bool) registry.Filter {
-	f := registry.Filter{Name: b.str("name"), Description: b.str("description"), Slug: b.str("slug"),
+func (b *body) filter(revisions bool) versioned.Filter {
+	f := versioned.Filter{Name: b.str("name"), Description: b.str("description"), Slug: b.str("slug"),
 		Flags: b.object("flags"), Tags: b.object("tags")}
 	b.decode(&f.Slugs, "Input should be a valid list", "slugs")
 	if b.has("folder_id") {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
@@ -30,18 +29,6 @@ func resolveOptions(b *body) (embeds.Options, error) {
 	return o, errOf(b)
 }
 
-// resolveRevision returns a copy of r whose data has its embeds expanded
-// (see package embeds), with the resolution_info.
-func resolveRevision(ctx context.Context, wf *workflows.Service, sc scope.Scope, r *registry.Revision, o embeds.Options) (*registry.Revision, *embeds.Info, error) {
-	data, info, err := embeds.Resolve(ctx, r.Data, &r.ID, wf.EmbedLookup(sc), o)
-	if err != nil {
-		return nil, nil, err
-	}
-	cp := *r
-	cp.Data = data
-	return &cp, info, nil
-}
-
 func putResolution(info *embeds.Info) func(*obj) {
 	return func(e *obj) { e.put("resolution_info", info) }
 }
@@ -49,7 +36,7 @@ func putResolution(info *embeds.Info) func(*obj) {
 // resolveInline expands the data of an inline revision (resolve's
 // <e>_revision body), answering it as sent with its data replaced.
 func resolveInline(ctx context.Context, wf *workflows.Service, sc scope.Scope, key string, inline *body, o embeds.Options) (json.RawMessage, error) {
-	data, info, err := embeds.Resolve(ctx, inline.m["data"], nil, wf.EmbedLookup(sc), o)
+	data, info, err := wf.ResolveData(ctx, sc, inline.m["data"], nil, o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,6 @@
-// Package httpapi is the registry's HTTP surface. Every route sits behind the
+// Package httpapi is the registry's HTTP surface: binding, rendering and
+// routes only; every use case is a method of a family package (testsets,
+// workflows, environments, queries, secrets). Every route sits behind the
 // gateway's internal token; its operations are listed in pkg/apidoc's
 // registry fragment, which a test keeps in step with the routes.
 package httpapi
@@ -9,7 +11,6 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/queries"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
@@ -17,7 +18,6 @@ import (
 
 // Services are the use cases the routes call.
 type Services struct {
-	Registry *registry.Service
 	Testsets *testsets.Service
 	// Workflows serves workflows, applications and evaluators.
 	Workflows    *workflows.Service
@@ -48,7 +48,19 @@ func queryText(next echo.HandlerFunc) echo.HandlerFunc {
 // Register adds the registry's middleware and routes to e.
 func Register(e *echo.Echo, internalToken string, s Services) {
 	e.Use(httpx.RequireInternal(internalToken), queryText)
-	newTestsetAPI(s.Registry, s.Testsets).route(e)
+	newTestsetAPI(s.Testsets).route(e)
 	registerWorkflows(e, s)
 	secretAPI{s.Secrets}.route(e)
+}
+
+// registerWorkflows adds the workflow family (workflows, applications,
+// evaluators), environments and queries, each with its simple surface.
+func registerWorkflows(e *echo.Echo, s Services) {
+	for _, r := range []struct{ key, plural string }{{"workflow", "workflows"}, {"application", "applications"}, {"evaluator", "evaluators"}} {
+		a := newWorkflowAPI(s.Workflows, r.key, r.plural)
+		a.route(e)
+		newSimpleWorkflows(s.Workflows, a).route(e)
+	}
+	newEnvironmentAPI(s.Environments, s.Workflows).route(e)
+	newQueryAPI(s.Queries).route(e)
 }

@@ -19,11 +19,11 @@ import (
 type secretAPI struct{ svc *secrets.Service }
 
 func (a secretAPI) route(e *echo.Echo) {
-	e.GET("/secrets", a.list)
-	e.POST("/secrets", a.create)
-	e.GET("/secrets/:id", a.get) // the id, or the slug
-	e.PUT("/secrets/:id", a.update)
-	e.DELETE("/secrets/:id", a.remove)
+	e.GET("/secrets", stream(false, a.list))
+	e.POST("/secrets", stream(false, a.create))
+	e.GET("/secrets/:id", stream(false, a.get)) // the id, or the slug
+	e.PUT("/secrets/:id", stream(true, a.update))
+	e.DELETE("/secrets/:id", stream(true, a.remove))
 	e.GET(vaultwire.Path, a.reveal)
 }
 
@@ -82,11 +82,8 @@ func readSecretBody(c echo.Context) (secrets.Input, error) {
 	return secrets.Decode(raw)
 }
 
-func (a secretAPI) list(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
+func (a secretAPI) list(rq *req) error {
+	c, sc := rq.c, rq.sc
 	ss, err := a.svc.List(c.Request().Context(), sc)
 	if err != nil {
 		return err
@@ -98,11 +95,8 @@ func (a secretAPI) list(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-func (a secretAPI) create(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
+func (a secretAPI) create(rq *req) error {
+	c, sc := rq.c, rq.sc
 	in, err := readSecretBody(c)
 	if err != nil {
 		return err
@@ -114,11 +108,8 @@ func (a secretAPI) create(c echo.Context) error {
 	return c.JSON(http.StatusOK, toSecret(s))
 }
 
-func (a secretAPI) get(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
+func (a secretAPI) get(rq *req) error {
+	c, sc := rq.c, rq.sc
 	s, err := a.svc.Get(c.Request().Context(), sc, c.Param("id"))
 	if err != nil {
 		return err
@@ -126,15 +117,8 @@ func (a secretAPI) get(c echo.Context) error {
 	return c.JSON(http.StatusOK, toSecret(s))
 }
 
-func (a secretAPI) update(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
-	id, err := httpx.UUIDParam(c, "id")
-	if err != nil {
-		return err
-	}
+func (a secretAPI) update(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	in, err := readSecretBody(c)
 	if err != nil {
 		return err
@@ -146,15 +130,8 @@ func (a secretAPI) update(c echo.Context) error {
 	return c.JSON(http.StatusOK, toSecret(s))
 }
 
-func (a secretAPI) remove(c echo.Context) error {
-	sc, err := httpx.ProjectScope(c)
-	if err != nil {
-		return err
-	}
-	id, err := httpx.UUIDParam(c, "id")
-	if err != nil {
-		return err
-	}
+func (a secretAPI) remove(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	if err := a.svc.Delete(c.Request().Context(), sc, id); err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // simpleTestset renders the flat record. Unlike the reference we always
@@ -52,7 +52,7 @@ func simpleInput(b *body) (*body, testsets.SimpleInput, error) {
 	si := testsets.SimpleInput{Header: in.header(), JSONBody: true}
 	si.Header.Flags = nil // the simple surface has no testset flags
 	if data := in.sub("data"); data != nil {
-		rows, ids, err := commitData(data, append(in.loc, "data"))
+		rows, ids, err := testsets.ParseData(data.m, append(in.loc, "data"))
 		if err != nil {
 			return nil, si, err
 		}
@@ -64,11 +64,8 @@ func simpleInput(b *body) (*body, testsets.SimpleInput, error) {
 	return in, si, errOf(in)
 }
 
-func (a *testsetAPI) createSimple(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) createSimple(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in, si, err := simpleInput(b)
 	if err != nil {
 		return err
@@ -101,20 +98,8 @@ func forcedID(c echo.Context, name string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
-func (a *testsetAPI) fetchSimple(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	rec, err := a.ts.GetSimple(c.Request().Context(), sc, id)
-	return sendSimple(c, rec, err)
-}
-
-func (a *testsetAPI) editSimple(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) editSimple(rq *req) error {
+	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
 	in, si, err := simpleInput(b)
 	if err != nil {
 		return err
@@ -124,34 +109,28 @@ func (a *testsetAPI) editSimple(c echo.Context) error {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return registry.Invalid("The testset id in the path and in the body must match.")
+		return versioned.Invalid("The testset id in the path and in the body must match.")
 	}
 	rec, err := a.ts.EditSimple(c.Request().Context(), sc, id, si)
 	if err == nil && rec == nil {
-		return registry.NotFound("Testset not found.")
+		return versioned.NotFound("Testset not found.")
 	}
 	return sendSimple(c, rec, err)
 }
 
 func (a *testsetAPI) archiveSimple(archived bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		sc, id, _, err := request(c, true)
-		if err != nil {
-			return err
-		}
+	return handle(true, func(rq *req) error {
+		c, sc, id := rq.c, rq.sc, rq.id
 		art, err := a.ts.ArchiveSimple(c.Request().Context(), sc, id, archived)
 		if err != nil || art == nil {
 			return sendSimple(c, nil, err)
 		}
 		return send(c, envelope("testset", simpleTestset(&testsets.Simple{Artifact: art}, false)))
-	}
+	})
 }
 
-func (a *testsetAPI) querySimple(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) querySimple(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	q := a.git.query(b, "testset")
 	if err := errOf(b); err != nil {
 		return err
@@ -169,8 +148,8 @@ func (a *testsetAPI) querySimple(c echo.Context) error {
 
 // uploadHeader reads testset_name, _description, _tags and _meta from an
 // upload form over the stored header (nil for a create).
-func uploadHeader(form *fileForm, cur *registry.Header) (registry.Header, error) {
-	var h registry.Header
+func uploadHeader(form *fileForm, cur *versioned.Header) (versioned.Header, error) {
+	var h versioned.Header
 	if cur != nil {
 		h = *cur
 	}
@@ -200,11 +179,8 @@ func uploadHeader(form *fileForm, cur *registry.Header) (registry.Header, error)
 	return h, nil
 }
 
-func (a *testsetAPI) uploadSimple(c echo.Context) error {
-	sc, err := scopeOnly(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) uploadSimple(rq *req) error {
+	c, sc := rq.c, rq.sc
 	form, err := readUpload(c, a.ts.Limits())
 	if err != nil {
 		return err
@@ -215,7 +191,7 @@ func (a *testsetAPI) uploadSimple(c echo.Context) error {
 	}
 	slug := form.fields["testset_slug"]
 	if slug == "" {
-		slug = registry.NewSlug()
+		slug = versioned.NewSlug()
 	} else if !slugRE.MatchString(slug) {
 		return fieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
 	}
@@ -230,49 +206,30 @@ func (a *testsetAPI) uploadSimple(c echo.Context) error {
 	return sendSimple(c, rec, err)
 }
 
-func (a *testsetAPI) uploadSimpleEdit(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) uploadSimpleEdit(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	form, err := readUpload(c, a.ts.Limits())
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	cur, err := a.reg.Artifact(ctx, sc, registry.Testsets, id)
-	if err != nil {
-		return err
-	}
-	if cur == nil {
-		return registry.NotFound("Testset not found.")
-	}
-	h, err := uploadHeader(form, &cur.Header)
-	if err != nil {
-		return err
-	}
-	rec, err := a.ts.EditSimple(ctx, sc, id, testsets.SimpleInput{Header: h, Rows: form.rows})
-	if err == nil && rec == nil {
-		return registry.NotFound("Testset not found.")
-	}
+	rec, err := a.ts.UploadEditSimple(c.Request().Context(), sc, id, func(cur *versioned.Header) (versioned.Header, error) {
+		return uploadHeader(form, cur)
+	}, form.rows)
 	return sendSimple(c, rec, err)
 }
 
-func (a *testsetAPI) downloadSimple(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) downloadSimple(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	fileType := c.QueryParam("file_type")
 	if fileType != "csv" && fileType != "json" {
-		return registry.Invalid("file_type is required and must be 'csv' or 'json'.")
+		return versioned.Invalid("file_type is required and must be 'csv' or 'json'.")
 	}
 	rec, err := a.ts.GetSimple(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
 	}
 	if rec == nil {
-		return registry.NotFound("Testset not found.")
+		return versioned.NotFound("Testset not found.")
 	}
 	rows, err := testsets.ToRows(rec.Testcases)
 	if err != nil {
@@ -283,11 +240,8 @@ func (a *testsetAPI) downloadSimple(c echo.Context) error {
 
 // ---- testcases
 
-func (a *testsetAPI) testcasesByID(c echo.Context) error {
-	sc, err := scopeOnly(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) testcasesByID(rq *req) error {
+	c, sc := rq.c, rq.sc
 	var ids []uuid.UUID
 	raw := c.QueryParams()["testcase_id"]
 	for _, v := range c.QueryParams()["testcase_ids"] {
@@ -301,28 +255,25 @@ func (a *testsetAPI) testcasesByID(c echo.Context) error {
 		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
-		return registry.Invalid("At least one testcase_id query parameter is required.")
+		return versioned.Invalid("At least one testcase_id query parameter is required.")
 	}
-	tcs, err := a.reg.Testcases(c.Request().Context(), sc, ids)
+	tcs, err := a.ts.Blobs(c.Request().Context(), sc, ids)
 	if err != nil {
 		return err
 	}
 	return sendTestcases(c, tcs, nil)
 }
 
-func sendTestcases(c echo.Context, tcs []registry.Testcase, win json.RawMessage) error {
+func sendTestcases(c echo.Context, tcs []versioned.Testcase, win json.RawMessage) error {
 	o := (&obj{b: append(make([]byte, 0, testcasesSize(tcs)+64), '{')}).put("count", len(tcs))
 	o.key("testcases")
 	o.b = appendTestcases(o.b, tcs, true)
 	return send(c, o.put("windowing", win).done())
 }
 
-func (a *testsetAPI) testcase(c echo.Context) error {
-	sc, id, _, err := request(c, true)
-	if err != nil {
-		return err
-	}
-	tcs, err := a.reg.Testcases(c.Request().Context(), sc, []uuid.UUID{id})
+func (a *testsetAPI) testcase(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
+	tcs, err := a.ts.Blobs(c.Request().Context(), sc, []uuid.UUID{id})
 	if err != nil {
 		return err
 	}
@@ -335,46 +286,29 @@ func (a *testsetAPI) testcase(c echo.Context) error {
 	return send(c, o.done())
 }
 
-func (a *testsetAPI) queryTestcases(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) queryTestcases(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	var ids []uuid.UUID
 	hasIDs := b.decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
 	setID := b.id("testset_id")
-	refs := registry.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
+	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
 	win := b.windowing()
 	if err := errOf(b); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	q := testsets.TestcaseQuery{Refs: refs, IDs: ids, HasIDs: hasIDs, SetID: setID, Window: win}
+	res, err := a.ts.QueryTestcases(c.Request().Context(), sc, q)
+	if err != nil {
+		return err
+	}
+	tcs := res.Testcases
 	switch {
 	case !refs.Empty():
-		r, err := a.reg.Resolve(ctx, sc, registry.Testsets, "testset", refs)
-		if err != nil {
-			return err
-		}
-		if r == nil {
+		if !res.Resolved {
 			return send(c, newObj().put("count", 0).done())
 		}
-		page, more := pageIDs(r.TestcaseIDs, win)
-		tcs, err := a.reg.Testcases(ctx, sc, page)
-		if err != nil {
-			return err
-		}
-		return sendTestcases(c, tcs, listWindow(win, page, more))
-	case hasIDs:
-		tcs, err := a.reg.Testcases(ctx, sc, ids)
-		if err != nil {
-			return err
-		}
-		return sendTestcases(c, tcs, nil)
-	case setID != nil:
-		tcs, err := a.reg.TestcasesBySet(ctx, sc, *setID, win)
-		if err != nil {
-			return err
-		}
+		return sendTestcases(c, tcs, listWindow(win, res.Page, res.More))
+	case setID != nil && !hasIDs:
 		var next json.RawMessage
 		if n := win.LimitValue(); n > 0 && len(tcs) >= n {
 			last := tcs[len(tcs)-1]
@@ -382,5 +316,5 @@ func (a *testsetAPI) queryTestcases(c echo.Context) error {
 		}
 		return sendTestcases(c, tcs, next)
 	}
-	return registry.Invalid("Provide testcase_ids, testset_id or a testset, variant or revision reference.")
+	return sendTestcases(c, tcs, nil)
 }

@@ -17,53 +17,52 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/canon"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // testsetAPI serves /testsets, /simple/testsets and /testcases.
 type testsetAPI struct {
 	git *git
-	reg *registry.Service
 	ts  *testsets.Service
 }
 
-func newTestsetAPI(reg *registry.Service, ts *testsets.Service) *testsetAPI {
-	a := &testsetAPI{reg: reg, ts: ts}
-	a.git = &git{k: testsetKind, reg: reg, revisionData: a.revisionData}
+func newTestsetAPI(ts *testsets.Service) *testsetAPI {
+	a := &testsetAPI{ts: ts}
+	a.git = &git{k: testsetKind, lin: ts.Lineage(), revisionData: a.revisionData}
 	return a
 }
 
 func (a *testsetAPI) route(e *echo.Echo) {
 	a.git.route(e)
-	e.POST("/testsets/revisions", a.createRevision)
-	e.POST("/testsets/revisions/commit", a.commit)
-	e.POST("/testsets/revisions/retrieve", a.retrieve)
-	e.POST("/testsets/revisions/:id/upload", a.uploadRevision)
-	e.POST("/testsets/revisions/:id/download", a.downloadRevision)
+	e.POST("/testsets/revisions", handle(false, a.createRevision))
+	e.POST("/testsets/revisions/commit", withCommit("testset_revision", a.commit))
+	e.POST("/testsets/revisions/retrieve", handle(false, a.retrieve))
+	e.POST("/testsets/revisions/:id/upload", stream(true, a.uploadRevision))
+	e.POST("/testsets/revisions/:id/download", stream(true, a.downloadRevision))
 
-	e.POST("/simple/testsets", a.createSimple)
-	e.GET("/simple/testsets/:id", a.fetchSimple)
-	e.PUT("/simple/testsets/:id", a.editSimple)
+	e.POST("/simple/testsets", handle(false, a.createSimple))
+	e.GET("/simple/testsets/:id", byID(a.ts.GetSimple, sendSimple))
+	e.PUT("/simple/testsets/:id", handle(true, a.editSimple))
 	e.POST("/simple/testsets/:id/archive", a.archiveSimple(true))
 	e.POST("/simple/testsets/:id/unarchive", a.archiveSimple(false))
-	e.POST("/simple/testsets/query", a.querySimple)
-	e.POST("/simple/testsets/upload", a.uploadSimple)
-	e.POST("/simple/testsets/:id/upload", a.uploadSimpleEdit)
-	e.POST("/simple/testsets/:id/download", a.downloadSimple)
+	e.POST("/simple/testsets/query", handle(false, a.querySimple))
+	e.POST("/simple/testsets/upload", stream(false, a.uploadSimple))
+	e.POST("/simple/testsets/:id/upload", stream(true, a.uploadSimpleEdit))
+	e.POST("/simple/testsets/:id/download", stream(true, a.downloadSimple))
 
-	e.GET("/testcases", a.testcasesByID)
-	e.GET("/testcases/:id", a.testcase)
-	e.POST("/testcases/query", a.queryTestcases)
+	e.GET("/testcases", stream(false, a.testcasesByID))
+	e.GET("/testcases/:id", handle(true, a.testcase))
+	e.POST("/testcases/query", handle(false, a.queryTestcases))
 }
 
 // ---- rendering
 
 // appendTestcase renders one testcase; withSetID adds set_id, which only
 // the /testcases routes show.
-func appendTestcase(b []byte, tc *registry.Testcase, withSetID bool) []byte {
+func appendTestcase(b []byte, tc *versioned.Testcase, withSetID bool) []byte {
 	o := obj{b: append(b, '{')}
 	o.put("id", tc.ID)
 	if tc.SetID != nil {
@@ -79,7 +78,7 @@ func appendTestcase(b []byte, tc *registry.Testcase, withSetID bool) []byte {
 
 // testcasesSize estimates the rendered size of tcs, so a response of
 // 100,000 rows is built in one allocation instead of a chain of doublings.
-func testcasesSize(tcs []registry.Testcase) int {
+func testcasesSize(tcs []versioned.Testcase) int {
 	n := 0
 	for i := range tcs {
 		n += len(tcs[i].Data) + len(tcs[i].Flags) + len(tcs[i].Tags) + len(tcs[i].Meta) + 256
@@ -87,7 +86,7 @@ func testcasesSize(tcs []registry.Testcase) int {
 	return n
 }
 
-func appendTestcases(b []byte, tcs []registry.Testcase, withSetID bool) []byte {
+func appendTestcases(b []byte, tcs []versioned.Testcase, withSetID bool) []byte {
 	b = append(b, '[')
 	for i := range tcs {
 		if i > 0 {
@@ -110,7 +109,7 @@ func appendIDs(b []byte, ids []uuid.UUID) []byte {
 }
 
 // testcaseData renders {"testcase_ids": [...], "testcases": [...]}.
-func testcaseData(ids []uuid.UUID, tcs []registry.Testcase, withIDs, withTestcases bool) json.RawMessage {
+func testcaseData(ids []uuid.UUID, tcs []versioned.Testcase, withIDs, withTestcases bool) json.RawMessage {
 	o := &obj{b: append(make([]byte, 0, testcasesSize(tcs)+40*len(ids)+64), '{')}
 	if withIDs {
 		o.key("testcase_ids")
@@ -125,15 +124,15 @@ func testcaseData(ids []uuid.UUID, tcs []registry.Testcase, withIDs, withTestcas
 
 // revisionData adds a testset revision's data, paging its id list when the
 // request carries windowing.
-func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r *registry.Revision, opts readOpts) error {
+func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error {
 	if r.TestcaseIDs == nil {
 		return nil
 	}
-	ids, _ := pageIDs(r.TestcaseIDs, opts.window)
-	var tcs []registry.Testcase
+	ids, _ := testsets.PageIDs(r.TestcaseIDs, opts.window)
+	var tcs []versioned.Testcase
 	if opts.includeTestcases {
 		var err error
-		if tcs, err = a.reg.Testcases(ctx, sc, ids); err != nil {
+		if tcs, err = a.ts.Blobs(ctx, sc, ids); err != nil {
 			return err
 		}
 	}
@@ -141,39 +140,7 @@ func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r
 	return nil
 }
 
-// pageIDs applies list windowing to an ordered id list: descending
-// reverses it, next starts after that id (unknown: empty), limit cuts.
-func pageIDs(ids []uuid.UUID, w *registry.Windowing) (page []uuid.UUID, more bool) {
-	if w == nil {
-		return ids, false
-	}
-	page = ids
-	if w.Order != nil && *w.Order == "descending" {
-		page = make([]uuid.UUID, len(ids))
-		for i, id := range ids {
-			page[len(ids)-1-i] = id
-		}
-	}
-	if w.Next != nil {
-		at := -1
-		for i, id := range page {
-			if id == *w.Next {
-				at = i
-				break
-			}
-		}
-		page = page[at+1:]
-		if at < 0 {
-			page = nil
-		}
-	}
-	if n := w.LimitValue(); n > 0 && len(page) > n {
-		return page[:n], true
-	}
-	return page, false
-}
-
-func listWindow(w *registry.Windowing, page []uuid.UUID, more bool) json.RawMessage {
+func listWindow(w *versioned.Windowing, page []uuid.UUID, more bool) json.RawMessage {
 	if !more || len(page) == 0 {
 		return nil
 	}
@@ -183,11 +150,8 @@ func listWindow(w *registry.Windowing, page []uuid.UUID, more bool) json.RawMess
 
 // ---- revisions
 
-func (a *testsetAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) createRevision(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	in := b.require("testset_revision")
 	opts := testcaseOpts(c, b)
 	if err := errOf(b); err != nil {
@@ -217,16 +181,8 @@ func (a *testsetAPI) createRevision(c echo.Context) error {
 }
 
 // commitBody reads the commit shape shared by commit and the upload paths.
-func (a *testsetAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	key := "testset_revision"
-	if !b.has(key) && b.has("testset_revision_commit") {
-		key = "testset_revision_commit" // the spec's name for the same object
-	}
-	in := b.require(key)
+func (a *testsetAPI) commit(rq *req, in *body, key string) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	opts := testcaseOpts(c, b)
 	if err := errOf(b); err != nil {
 		return err
@@ -246,108 +202,42 @@ func (a *testsetAPI) commit(c echo.Context) error {
 	hasDelta := !isNull(delta)
 	switch {
 	case data != nil && hasDelta:
-		return registry.Invalid("Provide either data or delta for a commit, not both.")
+		return versioned.Invalid("Provide either data or delta for a commit, not both.")
 	case data == nil && !hasDelta:
-		return registry.Invalid("Provide either data or delta for a commit.")
+		return versioned.Invalid("Provide either data or delta for a commit.")
 	}
-	ctx := c.Request().Context()
-	if artifactID == nil && cm.BaseRevisionID != nil {
-		if base, err := a.reg.Revision(ctx, sc, registry.Testsets, *cm.BaseRevisionID); err != nil {
-			return err
-		} else if base != nil {
-			artifactID = &base.ArtifactID
-		}
+	if artifactID != nil {
+		cm.ArtifactID = *artifactID
 	}
-	if artifactID == nil {
-		return fieldMissing("body", key, "testset_id")
-	}
-	cm.ArtifactID = *artifactID
+	p := testsets.Payload{Loc: in.loc}
 	if hasDelta {
-		var d testcases.Delta
-		if err := json.Unmarshal(delta, &d); err != nil {
-			return fieldInvalid("Invalid delta: "+err.Error(), delta, "body", key, "delta")
-		}
-		cm.Delta = &d
+		p.Delta = delta
 	} else {
-		rows, ids, err := commitData(data, append(in.loc, "data"))
-		if err != nil {
-			return err
-		}
-		cm.HasData, cm.Rows = true, rows
-		if rows == nil && ids != nil {
-			if cm.Rows, err = a.existingRows(ctx, sc, ids); err != nil {
-				return err
-			}
-		}
+		p.Data = data.m
 	}
-	r, err := a.ts.Commit(ctx, sc, cm)
+	r, err := a.ts.CommitFromBase(c.Request().Context(), sc, cm, p)
 	if err != nil {
 		return err
 	}
 	return a.git.sendRevision(c, sc, r, opts)
 }
 
-// commitData reads {"testcases": [...], "testcase_ids": [...]}; any other
-// key is a 422, as the reference's data model forbids extras.
-func commitData(data *body, loc []any) (rows []testcases.Row, ids []uuid.UUID, err error) {
-	for k := range data.m {
-		if k != "testcases" && k != "testcase_ids" {
-			return nil, nil, errs.Field("Extra inputs are not permitted", json.RawMessage(data.m[k]), append(loc, k)...)
-		}
-	}
-	if raw, ok := data.m["testcases"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &rows); err != nil {
-			return nil, nil, errs.Field("Input should be a list of testcases: "+err.Error(), nil, append(loc, "testcases")...)
-		}
-		if rows == nil {
-			rows = []testcases.Row{}
-		}
-		return rows, nil, nil
-	}
-	if raw, ok := data.m["testcase_ids"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &ids); err != nil {
-			return nil, nil, errs.Field("Input should be a list of UUIDs", json.RawMessage(raw), append(loc, "testcase_ids")...)
-		}
-		if ids == nil {
-			ids = []uuid.UUID{}
-		}
-		return nil, ids, nil
-	}
-	return []testcases.Row{}, nil, nil
-}
-
-// existingRows loads the blobs a commit names by id; an unknown id is a 400
-// rather than a revision pointing at nothing.
-func (a *testsetAPI) existingRows(ctx context.Context, sc scope.Scope, ids []uuid.UUID) ([]testcases.Row, error) {
-	tcs, err := a.reg.Testcases(ctx, sc, ids)
-	if err != nil {
-		return nil, err
-	}
-	if len(tcs) != len(ids) {
-		return nil, registry.Invalid("data.testcase_ids names testcases that do not exist in this project.")
-	}
-	return testsets.ToRows(tcs)
-}
-
-func (a *testsetAPI) retrieve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	refs := registry.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
+func (a *testsetAPI) retrieve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
+	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
 	opts := readOpts{includeTestcases: b.boolean(true, "include_testcases"), includeTestcaseIDs: b.boolean(true, "include_testcase_ids"),
 		window: b.windowing(), withSlugs: true}
 	if err := errOf(b); err != nil {
 		return err
 	}
-	r, err := a.reg.Resolve(c.Request().Context(), sc, registry.Testsets, "testset", refs)
+	r, err := a.ts.Resolve(c.Request().Context(), sc, refs)
 	if err != nil || r == nil {
 		if err == nil {
 			return send(c, envelope("testset_revision", nil))
 		}
 		return err
 	}
-	page, more := pageIDs(r.TestcaseIDs, opts.window)
+	page, more := testsets.PageIDs(r.TestcaseIDs, opts.window)
 	return a.git.sendRevision(c, sc, r, opts, a.git.retrievalInfo(r), func(e *obj) {
 		e.put("windowing", listWindow(opts.window, page, more))
 	})
@@ -468,26 +358,13 @@ func importPart(part *multipart.Part, fileType string, limits tcfile.Limits) ([]
 	return nil, errs.Field("Input should be 'csv' or 'json'", fileType, "body", "file_type")
 }
 
-func (a *testsetAPI) uploadRevision(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) uploadRevision(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	form, err := readUpload(c, a.ts.Limits())
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	base, err := a.reg.Revision(ctx, sc, registry.Testsets, id)
-	if err != nil {
-		return err
-	}
-	if base == nil {
-		return registry.NotFound("Testset revision not found.")
-	}
-	msg := "Uploaded testset file"
-	r, err := a.ts.Commit(ctx, sc, testsets.Commit{ArtifactID: base.ArtifactID, VariantID: &base.VariantID, Header: base.Header,
-		Message: &msg, HasData: true, Rows: form.rows, Dedup: true})
+	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.rows)
 	if err != nil {
 		return err
 	}
@@ -495,32 +372,16 @@ func (a *testsetAPI) uploadRevision(c echo.Context) error {
 	return a.git.sendRevision(c, sc, r, opts)
 }
 
-func scopeAndID(c echo.Context) (scope.Scope, uuid.UUID, error) {
-	sc, id, _, err := requestNoBody(c)
-	return sc, id, err
-}
-
-func (a *testsetAPI) downloadRevision(c echo.Context) error {
-	sc, id, err := scopeAndID(c)
-	if err != nil {
-		return err
-	}
+func (a *testsetAPI) downloadRevision(rq *req) error {
+	c, sc, id := rq.c, rq.sc, rq.id
 	fileType := c.QueryParam("file_type")
 	if fileType == "" {
 		fileType = "csv"
 	}
 	if fileType != "csv" && fileType != "json" {
-		return registry.Invalid("file_type must be 'csv' or 'json'.")
+		return versioned.Invalid("file_type must be 'csv' or 'json'.")
 	}
-	ctx := c.Request().Context()
-	r, err := a.reg.Revision(ctx, sc, registry.Testsets, id)
-	if err != nil {
-		return err
-	}
-	if r == nil {
-		return registry.NotFound("Testset revision not found.")
-	}
-	rows, err := a.ts.Rows(ctx, sc, r)
+	rows, err := a.ts.RevisionRows(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
 	}

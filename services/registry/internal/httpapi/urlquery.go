@@ -9,7 +9,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // queryRequest reads the body of a query route. Where the reference also
@@ -20,22 +20,22 @@ import (
 // leniently: malformed JSON or an ill-typed field makes us ignore the body,
 // as the reference does, instead of answering 422. A bad URL parameter is
 // still a 422 naming it (loc ["query", name]).
-func (g *git) queryRequest(c echo.Context, level, filterKey string) (scope.Scope, *body, registry.Query, error) {
+func (g *git) queryRequest(c echo.Context, level, filterKey string) (scope.Scope, *body, versioned.Query, error) {
 	if !g.k.urlQuery[level] {
 		sc, _, b, err := request(c, false)
 		if err != nil {
-			return sc, nil, registry.Query{}, err
+			return sc, nil, versioned.Query{}, err
 		}
 		q := g.query(b, filterKey)
 		return sc, b, q, errOf(b)
 	}
 	sc, err := httpx.ProjectScope(c)
 	if err != nil {
-		return sc, nil, registry.Query{}, err
+		return sc, nil, versioned.Query{}, err
 	}
 	u, err := g.urlBody(c, filterKey)
 	if err != nil {
-		return sc, nil, registry.Query{}, err
+		return sc, nil, versioned.Query{}, err
 	}
 	if q := g.query(u, filterKey); errOf(u) != nil {
 		return sc, nil, q, errOf(u)
@@ -45,7 +45,7 @@ func (g *git) queryRequest(c echo.Context, level, filterKey string) (scope.Scope
 		// Only malformed JSON is ignored: text that cannot be stored or a
 		// body over the limit is refused here as everywhere.
 		if errs.KindOf(err) != errs.Invalid {
-			return sc, nil, registry.Query{}, err
+			return sc, nil, versioned.Query{}, err
 		}
 		b = &body{m: map[string]json.RawMessage{}, loc: []any{"body"}}
 	}

@@ -12,17 +12,16 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/catalog"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 // workflowKind is the kind of one role of the workflow family: plain
 // workflows, applications or evaluators share the tables and slugs.
 func workflowKind(key, plural string) kind {
-	k := kind{fam: registry.Workflows, key: key, plural: plural, generic: true,
+	k := kind{fam: versioned.Workflows, key: key, plural: plural, generic: true,
 		revFlags: workflows.RevisionFlags,
-		varFlags: func(v *registry.Variant) json.RawMessage { return v.ArtifactFlags }}
+		varFlags: func(v *versioned.Variant) json.RawMessage { return v.ArtifactFlags }}
 	k.urlQuery = map[string]bool{"variant": true}
 	if key != "workflow" {
 		k.alias = "workflow"
@@ -42,31 +41,20 @@ func workflowKind(key, plural string) kind {
 // catalogs.
 type workflowAPI struct {
 	git  *git
-	reg  *registry.Service
 	wf   *workflows.Service
 	role string // "" for workflows, else the flag the role forces
 }
 
-func newWorkflowAPI(reg *registry.Service, wf *workflows.Service, key, plural string) *workflowAPI {
-	a := &workflowAPI{reg: reg, wf: wf}
+func newWorkflowAPI(wf *workflows.Service, key, plural string) *workflowAPI {
+	a := &workflowAPI{wf: wf}
 	switch key {
 	case "application":
 		a.role = "is_application"
 	case "evaluator":
 		a.role = "is_evaluator"
 	}
-	a.git = &git{k: workflowKind(key, plural), reg: reg, slugIn: workflows.CheckSlug,
-		artifactIn: func(ar *registry.Artifact) error {
-			if err := workflows.CheckSlug(ar.Slug); ar.Slug != "" && err != nil {
-				return err
-			}
-			ar.Flags = workflows.ArtifactFlags(ar.Flags, a.role)
-			return nil
-		}}
-	a.git.editArtifactFn = a.editArtifact
-	if a.role != "" {
-		a.git.forceFlags = json.RawMessage(`{"` + a.role + `":true}`)
-	}
+	a.git = &git{k: workflowKind(key, plural), lin: wf.Lineage(key)}
+	a.git.editArtifactFn = handle(true, a.editArtifact)
 	return a
 }
 
@@ -75,27 +63,13 @@ func (a *workflowAPI) key() string { return a.git.k.key }
 func (a *workflowAPI) route(e *echo.Echo) {
 	a.git.route(e)
 	p := "/" + a.git.k.plural
-	e.POST(p+"/revisions", a.createRevision)
-	e.POST(p+"/revisions/commit", a.commit)
-	e.POST(p+"/revisions/retrieve", a.retrieve)
-	e.POST(p+"/revisions/resolve", a.resolve)
-	e.POST(p+"/revisions/deploy", a.deploy)
+	e.POST(p+"/revisions", withObject(false, a.revisionKey(), a.createRevision))
+	e.POST(p+"/revisions/commit", withCommit(a.revisionKey(), a.commit))
+	e.POST(p+"/revisions/retrieve", handle(false, a.retrieve))
+	e.POST(p+"/revisions/resolve", handle(false, a.resolve))
+	e.POST(p+"/revisions/deploy", handle(false, a.deploy))
 
-	e.GET(p+"/catalog/types", a.types)
-	if a.role != "is_application" {
-		e.GET(p+"/catalog/types/:key", a.typeByKey)
-	}
-	e.GET(p+"/catalog/templates", a.templates)
-	e.GET(p+"/catalog/templates/:key", a.template)
-	e.GET(p+"/catalog/templates/:key/presets", a.presets)
-	e.GET(p+"/catalog/templates/:key/presets/:preset", a.preset)
-	if a.role == "is_evaluator" {
-		e.GET("/simple/evaluators/templates", a.legacyTemplates)
-	}
-	if a.role == "" {
-		e.GET(p+"/catalog/harnesses", a.harnesses)
-		e.GET(p+"/catalog/harnesses/:key", a.harness)
-	}
+	a.routeCatalog(e, p)
 }
 
 // ---- artifact edit
@@ -104,11 +78,8 @@ func (a *workflowAPI) route(e *echo.Echo) {
 // and non-null change. Applications and evaluators always replace flags
 // (omitting them clears them, as the reference does); evaluators may not be
 // renamed.
-func (a *workflowAPI) editArtifact(c echo.Context) error {
-	sc, id, b, err := request(c, true)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) editArtifact(rq *req) error {
+	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
 	key := a.key()
 	in := b.require(key)
 	if err := errOf(b); err != nil {
@@ -124,48 +95,13 @@ func (a *workflowAPI) editArtifact(c echo.Context) error {
 		if key == "evaluator" {
 			return send(c, envelope(key, nil))
 		}
-		return registry.Invalid("The " + key + " id in the path does not match the id in the body.")
+		return versioned.Invalid("The " + key + " id in the path does not match the id in the body.")
 	}
 	if h.Name != nil && strings.TrimSpace(*h.Name) == "" {
 		return fieldInvalid("String should not be blank", *h.Name, "body", key, "name")
 	}
-	ctx := c.Request().Context()
-	cur, err := a.reg.Artifact(ctx, sc, registry.Workflows, id)
-	if err != nil {
-		return err
-	}
-	if cur == nil || key == "workflow" && cur.DeletedAt != nil {
-		if key == "workflow" {
-			return registry.NotFound("Workflow not found.")
-		}
-		return send(c, envelope(key, nil))
-	}
-	if key == "evaluator" && h.Name != nil && cur.Name != nil && *h.Name != *cur.Name {
-		return registry.Invalid("Renaming evaluators is temporarily disabled. Current evaluator name is '" + *cur.Name + "'.")
-	}
-	next := *cur
-	if h.Name != nil {
-		next.Name = h.Name
-	}
-	if h.Description != nil {
-		next.Description = h.Description
-	}
-	if h.Tags != nil {
-		next.Tags = h.Tags
-	}
-	if h.Meta != nil {
-		next.Meta = h.Meta
-	}
-	if folder != nil {
-		next.FolderID = folder
-	}
-	if a.role != "" || in.has("flags") {
-		next.Flags = workflows.ArtifactFlags(h.Flags, a.role)
-		if h.Flags == nil && a.role != "" {
-			next.Flags = nil
-		}
-	}
-	out, err := a.reg.EditArtifact(ctx, sc, registry.Workflows, &next)
+	e := workflows.HeaderEdit{Header: h, FolderID: folder, SetFlags: a.role != "" || in.has("flags")}
+	out, err := a.wf.EditHeader(c.Request().Context(), sc, key, id, e)
 	return a.git.sendArtifact(c, out, err)
 }
 
@@ -180,15 +116,8 @@ func (a *workflowAPI) ids(in *body) (variant, artifact *uuid.UUID) {
 	return in.id(k+"_variant_id", "workflow_variant_id", "variant_id"), in.id(k+"_id", "workflow_id", "artifact_id")
 }
 
-func (a *workflowAPI) createRevision(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	in := b.require(a.revisionKey())
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *workflowAPI) createRevision(rq *req, in *body) error {
+	c, sc := rq.c, rq.sc
 	slug := in.slug("slug")
 	h := in.header()
 	v, _ := a.ids(in)
@@ -227,12 +156,12 @@ func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, e
 		ci.Slug = *slug
 	}
 	if v == nil {
-		return ci, registry.Invalid(a.revisionKey() + "." + a.key() + "_variant_id is required.")
+		return ci, versioned.Invalid(a.revisionKey() + "." + a.key() + "_variant_id is required.")
 	}
 	ci.VariantID = *v
 	data, delta := in.m["data"], in.m["delta"]
 	if !isNull(data) && !isNull(delta) {
-		return ci, registry.Invalid("Provide either data or delta for a commit, not both.")
+		return ci, versioned.Invalid("Provide either data or delta for a commit, not both.")
 	}
 	if !isNull(data) {
 		d, err := workflows.Decode(data)
@@ -257,19 +186,8 @@ func (a *workflowAPI) commitInput(in *body, loc []any) (workflows.CommitInput, e
 	return ci, nil
 }
 
-func (a *workflowAPI) commit(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
-	key := a.revisionKey()
-	if !b.has(key) && b.has(key+"_commit") {
-		key += "_commit" // the spec's name for the same object
-	}
-	in := b.require(key)
-	if err := errOf(b); err != nil {
-		return err
-	}
+func (a *workflowAPI) commit(rq *req, in *body, key string) error {
+	c, sc := rq.c, rq.sc
 	ci, err := a.commitInput(in, []any{"body", key})
 	if err != nil {
 		return err
@@ -293,24 +211,24 @@ func (a *workflowAPI) commit(c echo.Context) error {
 }
 
 // refs reads the entity and environment refs of a retrieve or deploy.
-func (a *workflowAPI) refs(b *body) (refs, env registry.Refs) {
+func (a *workflowAPI) refs(b *body) (refs, env versioned.Refs) {
 	k := a.key()
-	refs = registry.Refs{Artifact: b.ref(k+"_ref", "workflow_ref"), Variant: b.ref(k+"_variant_ref", "workflow_variant_ref"),
+	refs = versioned.Refs{Artifact: b.ref(k+"_ref", "workflow_ref"), Variant: b.ref(k+"_variant_ref", "workflow_variant_ref"),
 		Revision: b.ref(k+"_revision_ref", "workflow_revision_ref")}
-	env = registry.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
+	env = versioned.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
 	return refs, env
 }
 
 // retrieved is the outcome of a retrieve: the revision and, when read
 // through an environment, the deployment.
-func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*registry.Revision, *workflows.Deployment, error) {
+func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*versioned.Revision, *workflows.Deployment, error) {
 	refs, env := a.refs(b)
 	key := b.str("key")
 	if err := errOf(b); err != nil {
 		return nil, nil, err
 	}
 	if refs.Empty() && env.Empty() {
-		return nil, nil, registry.Invalid("Provide " + a.key() + " refs or environment refs with key to retrieve a(n) " + a.key() + " revision.")
+		return nil, nil, versioned.Invalid("Provide " + a.key() + " refs or environment refs with key to retrieve a(n) " + a.key() + " revision.")
 	}
 	if !env.Empty() || key != nil {
 		d, err := a.wf.RetrieveByEnvironment(ctx, sc, a.key(), refs, env, key)
@@ -319,18 +237,15 @@ func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *body) (*regis
 		}
 		return d.Revision, d, nil
 	}
-	r, err := a.reg.Resolve(ctx, sc, registry.Workflows, a.key(), refs)
+	r, err := a.wf.Resolve(ctx, sc, a.key(), refs)
 	return r, nil, err
 }
 
 // retrieve answers the revision named by refs or deployed in an
 // environment. The answer carries an ETag over its bytes: runtimes poll it
 // on every request, and an unchanged deployment costs them a 304.
-func (a *workflowAPI) retrieve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) retrieve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	resolve := b.boolean(false, "resolve")
 	opts, err := resolveOptions(b)
 	if err != nil {
@@ -346,7 +261,7 @@ func (a *workflowAPI) retrieve(c echo.Context) error {
 	}
 	var info any
 	if resolve { // §3.3 point 7: resolved data plus resolution_info
-		rr, in, err := resolveRevision(ctx, a.wf, sc, r, opts)
+		rr, in, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 		if err != nil {
 			return err
 		}
@@ -362,20 +277,20 @@ func (a *workflowAPI) retrieve(c echo.Context) error {
 	return sendTagged(c, e.done())
 }
 
-func (a *workflowAPI) retrievalInfo(e *obj, r *registry.Revision, d *workflows.Deployment) {
+func (a *workflowAPI) retrievalInfo(e *obj, r *versioned.Revision, d *workflows.Deployment) {
 	refs := newObj()
 	if d != nil {
 		env := d.Environment
 		ev := strconvVersion(env.Version)
-		refs.put("environment", registry.Ref{ID: &env.ArtifactID, Slug: &env.ArtifactSlug}).
-			put("environment_variant", registry.Ref{ID: &env.VariantID, Slug: &env.VariantSlug}).
-			put("environment_revision", registry.Ref{ID: &env.ID, Slug: &env.Slug, Version: &ev})
+		refs.put("environment", versioned.Ref{ID: &env.ArtifactID, Slug: &env.ArtifactSlug}).
+			put("environment_variant", versioned.Ref{ID: &env.VariantID, Slug: &env.VariantSlug}).
+			put("environment_revision", versioned.Ref{ID: &env.ID, Slug: &env.Slug, Version: &ev})
 	}
 	k := a.key()
 	v := strconvVersion(r.Version)
-	refs.put(k, registry.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-		put(k+"_variant", registry.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-		put(k+"_revision", registry.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
+	refs.put(k, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
+		put(k+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
+		put(k+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
 	info := newObj().put("references", json.RawMessage(refs.done()))
 	if d != nil {
 		info.put("selector", map[string]string{"key": d.Key})
@@ -402,11 +317,8 @@ func sendTagged(c echo.Context, raw json.RawMessage) error {
 
 // resolve is retrieve with the data's embeds expanded (package embeds)
 // and resolution_info; an inline <e>_revision is resolved as sent.
-func (a *workflowAPI) resolve(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) resolve(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	opts, err := resolveOptions(b)
 	if err != nil {
 		return err
@@ -414,7 +326,7 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 	ctx := c.Request().Context()
 	if inline := b.sub(a.revisionKey()); inline != nil {
 		if isNull(inline.m["data"]) {
-			return registry.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
+			return versioned.Invalid("An inline " + a.revisionKey() + " needs data to resolve.")
 		}
 		raw, err := resolveInline(ctx, a.wf, sc, a.revisionKey(), inline, opts)
 		if err != nil {
@@ -432,7 +344,7 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 	if r == nil {
 		return send(c, envelope(a.revisionKey(), nil))
 	}
-	r, info, err := resolveRevision(ctx, a.wf, sc, r, opts)
+	r, info, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 	if err != nil {
 		return err
 	}
@@ -446,11 +358,8 @@ func (a *workflowAPI) resolve(c echo.Context) error {
 	return send(c, e.done())
 }
 
-func (a *workflowAPI) deploy(c echo.Context) error {
-	sc, _, b, err := request(c, false)
-	if err != nil {
-		return err
-	}
+func (a *workflowAPI) deploy(rq *req) error {
+	c, sc, b := rq.c, rq.sc, rq.b
 	refs, env := a.refs(b)
 	key, msg := b.str("key"), b.str("message")
 	if err := errOf(b); err != nil {
@@ -461,103 +370,4 @@ func (a *workflowAPI) deploy(c echo.Context) error {
 		return err
 	}
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
-}
-
-// ---- catalog
-
-func (a *workflowAPI) catalogRole(c echo.Context) catalog.Role {
-	var r catalog.Role
-	t := true
-	switch a.role {
-	case "is_application":
-		r.IsApplication = &t
-	case "is_evaluator":
-		r.IsEvaluator = &t
-	default:
-		flag := func(name string) *bool {
-			v := c.QueryParam(name)
-			if v == "" {
-				return nil
-			}
-			b := v == "true" || v == "1"
-			return &b
-		}
-		r.IsApplication, r.IsEvaluator, r.IsSnippet = flag("is_application"), flag("is_evaluator"), flag("is_snippet")
-	}
-	return r
-}
-
-func includeArchived(c echo.Context) bool {
-	v := c.QueryParam("include_archived")
-	return v == "true" || v == "1"
-}
-
-func sendJSON(c echo.Context, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return send(c, raw)
-}
-
-func (a *workflowAPI) types(c echo.Context) error {
-	ts := a.wf.Catalog().Types()
-	return sendJSON(c, map[string]any{"count": len(ts), "types": ts})
-}
-
-func (a *workflowAPI) typeByKey(c echo.Context) error {
-	t := a.wf.Catalog().Type(c.Param("key"))
-	if t == nil {
-		return registry.NotFound("Unknown ag-type: " + c.Param("key"))
-	}
-	return sendJSON(c, map[string]any{"count": 1, "type": t})
-}
-
-func (a *workflowAPI) templates(c echo.Context) error {
-	ts := a.wf.Catalog().Templates(a.catalogRole(c), includeArchived(c))
-	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
-}
-
-func (a *workflowAPI) template(c echo.Context) error {
-	t := a.wf.Catalog().Template(a.catalogRole(c), c.Param("key"))
-	if t == nil {
-		return sendJSON(c, map[string]any{"count": 0})
-	}
-	return sendJSON(c, map[string]any{"count": 1, "template": t})
-}
-
-func (a *workflowAPI) presets(c echo.Context) error {
-	ps := a.wf.Catalog().Presets(a.catalogRole(c), c.Param("key"), includeArchived(c))
-	return sendJSON(c, map[string]any{"count": len(ps), "presets": ps})
-}
-
-func (a *workflowAPI) preset(c echo.Context) error {
-	p := a.wf.Catalog().Preset(a.catalogRole(c), c.Param("key"), c.Param("preset"))
-	if p == nil {
-		return sendJSON(c, map[string]any{"count": 0})
-	}
-	return sendJSON(c, map[string]any{"count": 1, "preset": p})
-}
-
-// legacyTemplates is GET /simple/evaluators/templates, the evaluator
-// catalog in the shape older clients read (catalog.LegacyTemplate).
-func (a *workflowAPI) legacyTemplates(c echo.Context) error {
-	if _, err := scopeOnly(c); err != nil {
-		return err
-	}
-	ts := a.wf.Catalog().Legacy(includeArchived(c))
-	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
-}
-
-func (a *workflowAPI) harnesses(c echo.Context) error {
-	hs := a.wf.Catalog().Harnesses()
-	return sendJSON(c, map[string]any{"count": len(hs), "harnesses": hs})
-}
-
-func (a *workflowAPI) harness(c echo.Context) error {
-	h := a.wf.Catalog().Harness(c.Param("key"))
-	if h == nil {
-		return registry.NotFound("Unknown harness: " + c.Param("key"))
-	}
-	return sendJSON(c, map[string]any{"count": 1, "harness": h})
 }

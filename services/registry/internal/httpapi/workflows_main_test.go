@@ -11,17 +11,19 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
 const servicesURL = "http://assay.test/services"
 
-// withWorkflows adds the workflow family, environments and queries to s.
-func withWorkflows(s httpapi.Services, tr *fakeTracing) httpapi.Services {
-	s.Environments = environments.NewService(s.Registry)
-	s.Workflows = workflows.NewService(s.Registry, s.Environments, catalog.MustNew("svc"),
+// withWorkflows adds the workflow family, environments and queries over
+// reg to s.
+func withWorkflows(reg *versioned.Service, s httpapi.Services, tr *fakeTracing) httpapi.Services {
+	s.Environments = environments.NewService(reg)
+	s.Workflows = workflows.NewService(reg, s.Environments, catalog.MustNew("svc"),
 		workflows.Config{Provider: "svc", ServicesURL: servicesURL})
-	s.Queries = queries.NewService(tr)
+	s.Queries = queries.NewService(reg, tr)
 	return s
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/assayhq/assay/pkg/pgxutil"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // db is what a pool and a transaction have in common.
@@ -38,7 +38,7 @@ type Store struct {
 type Option func(*Store)
 
 // WithLockTimeout bounds the wait of a commit for the variant lock: past
-// it the commit fails with registry.ErrCommitLockTimeout (503) instead of
+// it the commit fails with versioned.ErrCommitLockTimeout (503) instead of
 // queueing behind a stuck writer.
 func WithLockTimeout(d time.Duration) Option { return func(s *Store) { s.lockTimeout = d } }
 
@@ -54,33 +54,33 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 // InTx runs fn with a store whose every call belongs to one transaction
 // (a savepoint when already inside one): a use case that writes several
 // rows, like a simple create, lands whole or not at all.
-func (s *Store) InTx(ctx context.Context, fn func(registry.Store) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(versioned.Store) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&Store{pool: tx, lockTimeout: s.lockTimeout}) })
 }
 
-var _ registry.Store = (*Store)(nil)
+var _ versioned.Store = (*Store)(nil)
 
 const lifecycleCols = `created_at, updated_at, deleted_at, created_by_id, updated_by_id, deleted_by_id`
 
-func lifecycleDest(l *registry.Lifecycle) []any {
+func lifecycleDest(l *versioned.Lifecycle) []any {
 	return []any{&l.CreatedAt, &l.UpdatedAt, &l.DeletedAt, &l.CreatedByID, &l.UpdatedByID, &l.DeletedByID}
 }
 
-func headerDest(h *registry.Header) []any {
+func headerDest(h *versioned.Header) []any {
 	return []any{&h.Name, &h.Description, &h.Flags, &h.Tags, &h.Meta}
 }
 
 // mapWriteErr turns constraint violations into the registry's errors: a
 // duplicate slug is a conflict, a missing parent (level "artifact" or
 // "variant") a 404 naming it.
-func mapWriteErr(err error, slug string, f registry.Family, parentLevel string, parent uuid.UUID) error {
+func mapWriteErr(err error, slug string, f versioned.Family, parentLevel string, parent uuid.UUID) error {
 	switch {
 	case err == nil:
 		return nil
 	case pgxutil.IsUniqueViolation(err):
-		return registry.ErrSlugTaken(slug)
+		return versioned.ErrSlugTaken(slug)
 	case pgxutil.IsForeignKeyViolation(err):
-		return registry.ErrParentMissing(f, parentLevel, parent)
+		return versioned.ErrParentMissing(f, parentLevel, parent)
 	}
 	return err
 }
@@ -90,8 +90,8 @@ func mapWriteErr(err error, slug string, f registry.Family, parentLevel string, 
 const artifactCols = `a.id, a.slug, a.folder_id, a.name, a.description, a.flags, a.tags, a.meta, ` +
 	`a.created_at, a.updated_at, a.deleted_at, a.created_by_id, a.updated_by_id, a.deleted_by_id`
 
-func scanArtifact(row pgx.Row) (*registry.Artifact, error) {
-	var a registry.Artifact
+func scanArtifact(row pgx.Row) (*versioned.Artifact, error) {
+	var a versioned.Artifact
 	dest := append([]any{&a.ID, &a.Slug, &a.FolderID}, headerDest(&a.Header)...)
 	if err := row.Scan(append(dest, lifecycleDest(&a.Lifecycle)...)...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -103,7 +103,7 @@ func scanArtifact(row pgx.Row) (*registry.Artifact, error) {
 }
 
 // CreateArtifact inserts a.
-func (s *Store) CreateArtifact(ctx context.Context, p uuid.UUID, f registry.Family, a *registry.Artifact) error {
+func (s *Store) CreateArtifact(ctx context.Context, p uuid.UUID, f versioned.Family, a *versioned.Artifact) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO artifacts (project_id, family, id, slug, folder_id, name, description, flags, tags, meta, created_at, created_by_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		p, f, a.ID, a.Slug, a.FolderID, a.Name, a.Description, a.Flags, a.Tags, a.Meta, a.CreatedAt, a.CreatedByID)
@@ -111,17 +111,17 @@ func (s *Store) CreateArtifact(ctx context.Context, p uuid.UUID, f registry.Fami
 }
 
 // Artifact returns the artifact with id, or nil.
-func (s *Store) Artifact(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID) (*registry.Artifact, error) {
+func (s *Store) Artifact(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID) (*versioned.Artifact, error) {
 	return scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE a.project_id = $1 AND a.family = $2 AND a.id = $3`, p, f, id))
 }
 
 // ArtifactBySlug returns the artifact with slug, or nil.
-func (s *Store) ArtifactBySlug(ctx context.Context, p uuid.UUID, f registry.Family, slug string) (*registry.Artifact, error) {
+func (s *Store) ArtifactBySlug(ctx context.Context, p uuid.UUID, f versioned.Family, slug string) (*versioned.Artifact, error) {
 	return scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE a.project_id = $1 AND a.family = $2 AND a.slug = $3`, p, f, slug))
 }
 
 // UpdateArtifact replaces the header and folder of the artifact a.ID.
-func (s *Store) UpdateArtifact(ctx context.Context, p uuid.UUID, f registry.Family, a *registry.Artifact) (*registry.Artifact, error) {
+func (s *Store) UpdateArtifact(ctx context.Context, p uuid.UUID, f versioned.Family, a *versioned.Artifact) (*versioned.Artifact, error) {
 	return scanArtifact(s.pool.QueryRow(ctx, `UPDATE artifacts a SET name = $4, description = $5, flags = $6, tags = $7, meta = $8, folder_id = $9,
 		updated_at = now(), updated_by_id = $10
 		WHERE a.project_id = $1 AND a.family = $2 AND a.id = $3 RETURNING `+artifactCols,
@@ -129,7 +129,7 @@ func (s *Store) UpdateArtifact(ctx context.Context, p uuid.UUID, f registry.Fami
 }
 
 // ArchiveArtifact sets or clears deleted_at of the artifact only.
-func (s *Store) ArchiveArtifact(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*registry.Artifact, error) {
+func (s *Store) ArchiveArtifact(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*versioned.Artifact, error) {
 	return scanArtifact(s.pool.QueryRow(ctx, `UPDATE artifacts a SET
 		deleted_at = CASE WHEN $4 THEN now() END, deleted_by_id = CASE WHEN $4 THEN $5::uuid END,
 		updated_at = now(), updated_by_id = $5
@@ -137,7 +137,7 @@ func (s *Store) ArchiveArtifact(ctx context.Context, p uuid.UUID, f registry.Fam
 }
 
 // QueryArtifacts lists artifacts matching q.
-func (s *Store) QueryArtifacts(ctx context.Context, p uuid.UUID, f registry.Family, q registry.Query) ([]registry.Artifact, error) {
+func (s *Store) QueryArtifacts(ctx context.Context, p uuid.UUID, f versioned.Family, q versioned.Query) ([]versioned.Artifact, error) {
 	w := newWhere(p, f, "a")
 	w.filter("a", q.Filter)
 	if q.Filter.HasFolder {
@@ -173,8 +173,8 @@ const variantCols = `v.id, v.artifact_id, a.slug, a.flags, v.slug, v.name, v.des
 
 const variantFrom = ` FROM variants v JOIN artifacts a ON a.project_id = v.project_id AND a.id = v.artifact_id`
 
-func scanVariant(row pgx.Row) (*registry.Variant, error) {
-	var v registry.Variant
+func scanVariant(row pgx.Row) (*versioned.Variant, error) {
+	var v versioned.Variant
 	dest := append([]any{&v.ID, &v.ArtifactID, &v.ArtifactSlug, &v.ArtifactFlags, &v.Slug}, headerDest(&v.Header)...)
 	if err := row.Scan(append(dest, lifecycleDest(&v.Lifecycle)...)...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -186,7 +186,7 @@ func scanVariant(row pgx.Row) (*registry.Variant, error) {
 }
 
 // CreateVariant inserts v; a missing artifact is ErrParentMissing.
-func (s *Store) CreateVariant(ctx context.Context, p uuid.UUID, f registry.Family, v *registry.Variant) error {
+func (s *Store) CreateVariant(ctx context.Context, p uuid.UUID, f versioned.Family, v *versioned.Variant) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO variants (project_id, family, id, artifact_id, slug, name, description, flags, tags, meta, created_at, created_by_id)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 		WHERE EXISTS (SELECT 1 FROM artifacts WHERE project_id = $1 AND family = $2 AND id = $4)`,
@@ -199,30 +199,30 @@ func (s *Store) CreateVariant(ctx context.Context, p uuid.UUID, f registry.Famil
 		return err
 	}
 	if got == nil {
-		return registry.ErrParentMissing(f, "artifact", v.ArtifactID)
+		return versioned.ErrParentMissing(f, "artifact", v.ArtifactID)
 	}
 	*v = *got
 	return nil
 }
 
 // Variant returns the variant with id, or nil.
-func (s *Store) Variant(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID) (*registry.Variant, error) {
+func (s *Store) Variant(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID) (*versioned.Variant, error) {
 	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+` WHERE v.project_id = $1 AND v.family = $2 AND v.id = $3`, p, f, id))
 }
 
 // VariantBySlug returns the variant with slug, or nil.
-func (s *Store) VariantBySlug(ctx context.Context, p uuid.UUID, f registry.Family, slug string) (*registry.Variant, error) {
+func (s *Store) VariantBySlug(ctx context.Context, p uuid.UUID, f versioned.Family, slug string) (*versioned.Variant, error) {
 	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+` WHERE v.project_id = $1 AND v.family = $2 AND v.slug = $3`, p, f, slug))
 }
 
 // DefaultVariant returns the artifact's first variant, or nil.
-func (s *Store) DefaultVariant(ctx context.Context, p uuid.UUID, f registry.Family, artifactID uuid.UUID) (*registry.Variant, error) {
+func (s *Store) DefaultVariant(ctx context.Context, p uuid.UUID, f versioned.Family, artifactID uuid.UUID) (*versioned.Variant, error) {
 	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+`
 		WHERE v.project_id = $1 AND v.family = $2 AND v.artifact_id = $3 ORDER BY v.created_at, v.id LIMIT 1`, p, f, artifactID))
 }
 
 // UpdateVariant replaces the header of the variant v.ID.
-func (s *Store) UpdateVariant(ctx context.Context, p uuid.UUID, f registry.Family, v *registry.Variant) (*registry.Variant, error) {
+func (s *Store) UpdateVariant(ctx context.Context, p uuid.UUID, f versioned.Family, v *versioned.Variant) (*versioned.Variant, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE variants SET name = $4, description = $5, flags = $6, tags = $7, meta = $8,
 		updated_at = now(), updated_by_id = $9 WHERE project_id = $1 AND family = $2 AND id = $3`,
 		p, f, v.ID, v.Name, v.Description, v.Flags, v.Tags, v.Meta, v.UpdatedByID)
@@ -233,7 +233,7 @@ func (s *Store) UpdateVariant(ctx context.Context, p uuid.UUID, f registry.Famil
 }
 
 // ArchiveVariant sets or clears deleted_at of the variant and its revisions.
-func (s *Store) ArchiveVariant(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*registry.Variant, error) {
+func (s *Store) ArchiveVariant(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*versioned.Variant, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, table := range []string{"variants", "revisions"} {
 			col := "id"
@@ -256,7 +256,7 @@ func (s *Store) ArchiveVariant(ctx context.Context, p uuid.UUID, f registry.Fami
 }
 
 // QueryVariants lists variants matching q.
-func (s *Store) QueryVariants(ctx context.Context, p uuid.UUID, f registry.Family, q registry.Query) ([]registry.Variant, error) {
+func (s *Store) QueryVariants(ctx context.Context, p uuid.UUID, f versioned.Family, q versioned.Query) ([]versioned.Variant, error) {
 	w := newWhere(p, f, "v")
 	w.filter("v", q.Filter)
 	w.parentRefs("a", q.ArtifactRefs)
@@ -281,8 +281,8 @@ const revisionCols = `r.id, r.artifact_id, a.slug, r.variant_id, v.slug, r.slug,
 const revisionFrom = ` FROM revisions r JOIN variants v ON v.project_id = r.project_id AND v.id = r.variant_id
 	JOIN artifacts a ON a.project_id = r.project_id AND a.id = r.artifact_id`
 
-func scanRevision(row pgx.Row) (*registry.Revision, error) {
-	var r registry.Revision
+func scanRevision(row pgx.Row) (*versioned.Revision, error) {
+	var r versioned.Revision
 	var ids []pgtype.UUID
 	dest := []any{&r.ID, &r.ArtifactID, &r.ArtifactSlug, &r.VariantID, &r.VariantSlug, &r.Slug, &r.Version,
 		&r.Message, &r.Author, &r.Date, &r.Data, &ids, &r.ArtifactFlags}
@@ -297,7 +297,7 @@ func scanRevision(row pgx.Row) (*registry.Revision, error) {
 	return &r, nil
 }
 
-func (s *Store) revisionWhere(ctx context.Context, q pgx.Tx, cond string, args ...any) (*registry.Revision, error) {
+func (s *Store) revisionWhere(ctx context.Context, q pgx.Tx, cond string, args ...any) (*versioned.Revision, error) {
 	sql := `SELECT ` + revisionCols + revisionFrom + ` WHERE r.project_id = $1 AND r.family = $2 AND ` + cond
 	if q != nil {
 		return scanRevision(q.QueryRow(ctx, sql, args...))
@@ -306,17 +306,17 @@ func (s *Store) revisionWhere(ctx context.Context, q pgx.Tx, cond string, args .
 }
 
 // Revision returns the revision with id, or nil.
-func (s *Store) Revision(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID) (*registry.Revision, error) {
+func (s *Store) Revision(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID) (*versioned.Revision, error) {
 	return s.revisionWhere(ctx, nil, `r.id = $3`, p, f, id)
 }
 
 // RevisionBySlug returns the revision with slug, or nil.
-func (s *Store) RevisionBySlug(ctx context.Context, p uuid.UUID, f registry.Family, slug string) (*registry.Revision, error) {
+func (s *Store) RevisionBySlug(ctx context.Context, p uuid.UUID, f versioned.Family, slug string) (*versioned.Revision, error) {
 	return s.revisionWhere(ctx, nil, `r.slug = $3`, p, f, slug)
 }
 
 // RevisionByVersion returns the variant's revision with version, or nil.
-func (s *Store) RevisionByVersion(ctx context.Context, p uuid.UUID, f registry.Family, variantID uuid.UUID, version int) (*registry.Revision, error) {
+func (s *Store) RevisionByVersion(ctx context.Context, p uuid.UUID, f versioned.Family, variantID uuid.UUID, version int) (*versioned.Revision, error) {
 	return s.revisionWhere(ctx, nil, `r.variant_id = $3 AND r.version = $4`, p, f, variantID, version)
 }
 
@@ -324,12 +324,12 @@ func (s *Store) RevisionByVersion(ctx context.Context, p uuid.UUID, f registry.F
 // or nil. Newest is the highest version: versions are taken under the
 // variant lock, in the order commits land, while ids and stamps are made
 // before a commit waits for that lock.
-func (s *Store) LatestRevision(ctx context.Context, p uuid.UUID, f registry.Family, variantID uuid.UUID) (*registry.Revision, error) {
+func (s *Store) LatestRevision(ctx context.Context, p uuid.UUID, f versioned.Family, variantID uuid.UUID) (*versioned.Revision, error) {
 	return s.revisionWhere(ctx, nil, `r.variant_id = $3 ORDER BY r.version DESC LIMIT 1`, p, f, variantID)
 }
 
 // UpdateRevision replaces the header of the revision r.ID; data never changes.
-func (s *Store) UpdateRevision(ctx context.Context, p uuid.UUID, f registry.Family, r *registry.Revision) (*registry.Revision, error) {
+func (s *Store) UpdateRevision(ctx context.Context, p uuid.UUID, f versioned.Family, r *versioned.Revision) (*versioned.Revision, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE revisions SET name = $4, description = $5, flags = $6, tags = $7, meta = $8,
 		updated_at = now(), updated_by_id = $9 WHERE project_id = $1 AND family = $2 AND id = $3`,
 		p, f, r.ID, r.Name, r.Description, r.Flags, r.Tags, r.Meta, r.UpdatedByID)
@@ -340,7 +340,7 @@ func (s *Store) UpdateRevision(ctx context.Context, p uuid.UUID, f registry.Fami
 }
 
 // ArchiveRevision sets or clears deleted_at of one revision.
-func (s *Store) ArchiveRevision(ctx context.Context, p uuid.UUID, f registry.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*registry.Revision, error) {
+func (s *Store) ArchiveRevision(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID, archived bool, by *uuid.UUID) (*versioned.Revision, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE revisions SET
 		deleted_at = CASE WHEN $4 THEN now() END, deleted_by_id = CASE WHEN $4 THEN $5::uuid END,
 		updated_at = now(), updated_by_id = $5 WHERE project_id = $1 AND family = $2 AND id = $3`, p, f, id, archived, by)
@@ -351,7 +351,7 @@ func (s *Store) ArchiveRevision(ctx context.Context, p uuid.UUID, f registry.Fam
 }
 
 // QueryRevisions lists revisions matching q.
-func (s *Store) QueryRevisions(ctx context.Context, p uuid.UUID, f registry.Family, q registry.Query) ([]registry.Revision, error) {
+func (s *Store) QueryRevisions(ctx context.Context, p uuid.UUID, f versioned.Family, q versioned.Query) ([]versioned.Revision, error) {
 	w := newWhere(p, f, "r")
 	w.filter("r", q.Filter)
 	w.parentRefs("a", q.ArtifactRefs)
@@ -377,7 +377,7 @@ func (s *Store) QueryRevisions(ctx context.Context, p uuid.UUID, f registry.Fami
 // Log returns up to depth revisions of the variant, newest (highest
 // version) first, starting at the revision from and skipping archived ones
 // other than from itself.
-func (s *Store) Log(ctx context.Context, p uuid.UUID, f registry.Family, from *registry.Revision, depth int) ([]registry.Revision, error) {
+func (s *Store) Log(ctx context.Context, p uuid.UUID, f versioned.Family, from *versioned.Revision, depth int) ([]versioned.Revision, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+revisionCols+revisionFrom+`
 		WHERE r.project_id = $1 AND r.family = $2 AND r.variant_id = $3
 		  AND (r.id = $4 OR (r.version < $6 AND r.deleted_at IS NULL))
@@ -393,7 +393,7 @@ func (s *Store) Log(ctx context.Context, p uuid.UUID, f registry.Family, from *r
 // that lock with the current non-archived head (nil if none) and may refuse
 // the commit. Testcase blobs in tcs are inserted if absent, in the same
 // transaction.
-func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *registry.Revision, tcs []registry.Testcase, check func(head *registry.Revision, count int) error) (*registry.Revision, error) {
+func (s *Store) Commit(ctx context.Context, p uuid.UUID, f versioned.Family, r *versioned.Revision, tcs []versioned.Testcase, check func(head *versioned.Revision, count int) error) (*versioned.Revision, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if s.lockTimeout > 0 {
 			// is_local: the setting ends with the transaction (or the outer
@@ -407,10 +407,10 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *r
 		if err := tx.QueryRow(ctx, `SELECT artifact_id FROM variants WHERE project_id = $1 AND family = $2 AND id = $3 FOR UPDATE`,
 			p, f, r.VariantID).Scan(&artifactID); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return registry.ErrParentMissing(f, "variant", r.VariantID)
+				return versioned.ErrParentMissing(f, "variant", r.VariantID)
 			}
 			if isLockTimeout(err) {
-				return registry.ErrCommitLockTimeout
+				return versioned.ErrCommitLockTimeout
 			}
 			return fmt.Errorf("lock variant: %w", err)
 		}
@@ -418,7 +418,7 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f registry.Family, r *r
 			r.ArtifactID = artifactID
 		}
 		if r.ArtifactID != artifactID {
-			return registry.ErrVariantNotOfArtifact(f, r.ArtifactID, r.VariantID)
+			return versioned.ErrVariantNotOfArtifact(f, r.ArtifactID, r.VariantID)
 		}
 		var count int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM revisions WHERE project_id = $1 AND variant_id = $2`, p, r.VariantID).Scan(&count); err != nil {
@@ -465,7 +465,7 @@ type where struct {
 	args  []any
 }
 
-func newWhere(p uuid.UUID, f registry.Family, alias string) *where {
+func newWhere(p uuid.UUID, f versioned.Family, alias string) *where {
 	return &where{conds: []string{alias + ".project_id = $1", alias + ".family = $2"}, args: []any{p, f}}
 }
 
@@ -478,7 +478,7 @@ func (w *where) add(cond string) { w.conds = append(w.conds, cond) }
 
 func (w *where) sql() string { return strings.Join(w.conds, " AND ") }
 
-func (w *where) filter(alias string, f registry.Filter) {
+func (w *where) filter(alias string, f versioned.Filter) {
 	col := func(c string) string { return alias + "." + c }
 	if f.Name != nil {
 		w.add(col("name") + " ILIKE " + w.arg("%"+likeEscape(*f.Name)+"%"))
@@ -516,7 +516,7 @@ func (w *where) filter(alias string, f registry.Filter) {
 }
 
 // parentRefs keeps rows whose parent (alias a or v) matches any ref by id or slug.
-func (w *where) parentRefs(alias string, refs []registry.Ref) {
+func (w *where) parentRefs(alias string, refs []versioned.Ref) {
 	ids, slugs := refKeys(refs)
 	switch {
 	case len(ids) > 0 && len(slugs) > 0:
@@ -530,7 +530,7 @@ func (w *where) parentRefs(alias string, refs []registry.Ref) {
 
 // window adds the cursor conditions, order and limit; without windowing the
 // reference applies none.
-func (w *where) window(alias string, win *registry.Windowing) string {
+func (w *where) window(alias string, win *versioned.Windowing) string {
 	if win == nil {
 		return ""
 	}
@@ -559,7 +559,7 @@ func (w *where) window(alias string, win *registry.Windowing) string {
 }
 
 // windowed is the WHERE clause plus the windowing tail.
-func (w *where) windowed(alias string, win *registry.Windowing) string {
+func (w *where) windowed(alias string, win *versioned.Windowing) string {
 	tail := w.window(alias, win)
 	return w.sql() + tail
 }
@@ -567,7 +567,7 @@ func (w *where) windowed(alias string, win *registry.Windowing) string {
 // refKeys splits refs into ids and slugs. The ids go to pgx as
 // pgtype.UUID: a []uuid.UUID would be encoded element by element through
 // driver.Valuer as text, the slowest path for long lists.
-func refKeys(refs []registry.Ref) (ids []pgtype.UUID, slugs []string) {
+func refKeys(refs []versioned.Ref) (ids []pgtype.UUID, slugs []string) {
 	for _, r := range refs {
 		if r.ID != nil {
 			ids = append(ids, pgtype.UUID{Bytes: *r.ID, Valid: true})

@@ -25,7 +25,7 @@ import (
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/migrations"
 )
 
@@ -95,33 +95,33 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 func str(s string) *string { return &s }
 
-func (f *fixture) artifact(t *testing.T, fam registry.Family, slug string) *registry.Artifact {
+func (f *fixture) artifact(t *testing.T, fam versioned.Family, slug string) *versioned.Artifact {
 	t.Helper()
-	a := &registry.Artifact{ID: registry.NewID(), Slug: slug, Header: registry.Header{Name: str("name " + slug), Flags: json.RawMessage(`{"is_application":true}`)},
-		Lifecycle: registry.Lifecycle{CreatedAt: now(), CreatedByID: &f.user}}
+	a := &versioned.Artifact{ID: versioned.NewID(), Slug: slug, Header: versioned.Header{Name: str("name " + slug), Flags: json.RawMessage(`{"is_application":true}`)},
+		Lifecycle: versioned.Lifecycle{CreatedAt: now(), CreatedByID: &f.user}}
 	require.NoError(t, f.st.CreateArtifact(context.Background(), f.p, fam, a))
 	return a
 }
 
-func (f *fixture) variant(t *testing.T, fam registry.Family, artifactID uuid.UUID, slug string) *registry.Variant {
+func (f *fixture) variant(t *testing.T, fam versioned.Family, artifactID uuid.UUID, slug string) *versioned.Variant {
 	t.Helper()
-	v := &registry.Variant{ID: registry.NewID(), ArtifactID: artifactID, Slug: slug, Lifecycle: registry.Lifecycle{CreatedAt: now()}}
+	v := &versioned.Variant{ID: versioned.NewID(), ArtifactID: artifactID, Slug: slug, Lifecycle: versioned.Lifecycle{CreatedAt: now()}}
 	require.NoError(t, f.st.CreateVariant(context.Background(), f.p, fam, v))
 	return v
 }
 
 // revision is the next revision of variant v, with data and no testcases.
-func (f *fixture) revision(v uuid.UUID, slug, data string) *registry.Revision {
+func (f *fixture) revision(v uuid.UUID, slug, data string) *versioned.Revision {
 	n := now()
-	r := &registry.Revision{ID: registry.NewID(), VariantID: v, Slug: slug, Date: n, Author: &f.user, Message: str("commit " + slug),
-		Lifecycle: registry.Lifecycle{CreatedAt: n}}
+	r := &versioned.Revision{ID: versioned.NewID(), VariantID: v, Slug: slug, Date: n, Author: &f.user, Message: str("commit " + slug),
+		Lifecycle: versioned.Lifecycle{CreatedAt: n}}
 	if data != "" {
 		r.Data = json.RawMessage(data)
 	}
 	return r
 }
 
-func (f *fixture) commit(t *testing.T, fam registry.Family, v uuid.UUID, slug, data string) *registry.Revision {
+func (f *fixture) commit(t *testing.T, fam versioned.Family, v uuid.UUID, slug, data string) *versioned.Revision {
 	t.Helper()
 	got, err := f.st.Commit(context.Background(), f.p, fam, f.revision(v, slug, data), nil, nil)
 	require.NoError(t, err)
@@ -130,12 +130,12 @@ func (f *fixture) commit(t *testing.T, fam registry.Family, v uuid.UUID, slug, d
 
 // lineage is one artifact with one variant and n revisions (versions 0..n-1).
 type lineage struct {
-	a    *registry.Artifact
-	v    *registry.Variant
-	revs []*registry.Revision
+	a    *versioned.Artifact
+	v    *versioned.Variant
+	revs []*versioned.Revision
 }
 
-func (f *fixture) lineage(t *testing.T, fam registry.Family, slug string, n int) lineage {
+func (f *fixture) lineage(t *testing.T, fam versioned.Family, slug string, n int) lineage {
 	t.Helper()
 	l := lineage{a: f.artifact(t, fam, slug)}
 	l.v = f.variant(t, fam, l.a.ID, slug+".main")
@@ -169,9 +169,9 @@ func ids[T any](rows []T, id func(T) uuid.UUID) []uuid.UUID {
 	return out
 }
 
-func artID(a registry.Artifact) uuid.UUID { return a.ID }
-func varID(v registry.Variant) uuid.UUID  { return v.ID }
-func revID(r registry.Revision) uuid.UUID { return r.ID }
+func artID(a versioned.Artifact) uuid.UUID { return a.ID }
+func varID(v versioned.Variant) uuid.UUID  { return v.ID }
+func revID(r versioned.Revision) uuid.UUID { return r.ID }
 
 func (f *fixture) countRevisions(t *testing.T, v uuid.UUID) int {
 	t.Helper()
@@ -183,14 +183,14 @@ func (f *fixture) countRevisions(t *testing.T, v uuid.UUID) int {
 // ---- not found
 
 func testGettersAndUpdatesOfAbsentRowsAreNotFound(t *testing.T, f *fixture) {
-	ctx, p, fam, none := context.Background(), f.p, registry.Workflows, uuid.New()
+	ctx, p, fam, none := context.Background(), f.p, versioned.Workflows, uuid.New()
 	l := f.lineage(t, fam, "present", 1)
 
 	a, err := f.st.Artifact(ctx, p, fam, none)
 	requireNotFound(t, a, err, "Artifact")
 	a, err = f.st.ArtifactBySlug(ctx, p, fam, "absent")
 	requireNotFound(t, a, err, "ArtifactBySlug")
-	a, err = f.st.UpdateArtifact(ctx, p, fam, &registry.Artifact{ID: none})
+	a, err = f.st.UpdateArtifact(ctx, p, fam, &versioned.Artifact{ID: none})
 	requireNotFound(t, a, err, "UpdateArtifact")
 	a, err = f.st.ArchiveArtifact(ctx, p, fam, none, true, nil)
 	requireNotFound(t, a, err, "ArchiveArtifact")
@@ -204,7 +204,7 @@ func testGettersAndUpdatesOfAbsentRowsAreNotFound(t *testing.T, f *fixture) {
 	bare := f.artifact(t, fam, "bare")
 	v, err = f.st.DefaultVariant(ctx, p, fam, bare.ID)
 	requireNotFound(t, v, err, "DefaultVariant of an artifact without variants")
-	v, err = f.st.UpdateVariant(ctx, p, fam, &registry.Variant{ID: none})
+	v, err = f.st.UpdateVariant(ctx, p, fam, &versioned.Variant{ID: none})
 	requireNotFound(t, v, err, "UpdateVariant")
 	v, err = f.st.ArchiveVariant(ctx, p, fam, none, true, nil)
 	requireNotFound(t, v, err, "ArchiveVariant")
@@ -220,7 +220,7 @@ func testGettersAndUpdatesOfAbsentRowsAreNotFound(t *testing.T, f *fixture) {
 	empty := f.variant(t, fam, l.a.ID, "empty")
 	r, err = f.st.LatestRevision(ctx, p, fam, empty.ID)
 	requireNotFound(t, r, err, "LatestRevision of a variant without revisions")
-	r, err = f.st.UpdateRevision(ctx, p, fam, &registry.Revision{ID: none})
+	r, err = f.st.UpdateRevision(ctx, p, fam, &versioned.Revision{ID: none})
 	requireNotFound(t, r, err, "UpdateRevision")
 	r, err = f.st.ArchiveRevision(ctx, p, fam, none, true, nil)
 	requireNotFound(t, r, err, "ArchiveRevision")
@@ -238,13 +238,13 @@ func testGettersAndUpdatesOfAbsentRowsAreNotFound(t *testing.T, f *fixture) {
 // project B of a row of project A answers "not found" and changes nothing;
 // writes naming A's rows as parents are refused as missing parents.
 func testRowsOfAnotherProjectAreNotFound(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Testsets
+	ctx, fam := context.Background(), versioned.Testsets
 	l := f.lineage(t, fam, "theirs", 2)
 	set := uuid.New()
-	tc := registry.Testcase{ID: uuid.New(), SetID: &set, Data: json.RawMessage(`{"q":1}`), CreatedAt: now()}
+	tc := versioned.Testcase{ID: uuid.New(), SetID: &set, Data: json.RawMessage(`{"q":1}`), CreatedAt: now()}
 	r := f.revision(l.v.ID, "theirs.tc", "")
 	r.TestcaseIDs = []uuid.UUID{tc.ID}
-	_, err := f.st.Commit(ctx, f.p, fam, r, []registry.Testcase{tc}, nil)
+	_, err := f.st.Commit(ctx, f.p, fam, r, []versioned.Testcase{tc}, nil)
 	require.NoError(t, err)
 
 	b := uuid.New()
@@ -252,7 +252,7 @@ func testRowsOfAnotherProjectAreNotFound(t *testing.T, f *fixture) {
 	requireNotFound(t, a, err, "Artifact")
 	a, err = f.st.ArtifactBySlug(ctx, b, fam, l.a.Slug)
 	requireNotFound(t, a, err, "ArtifactBySlug")
-	a, err = f.st.UpdateArtifact(ctx, b, fam, &registry.Artifact{ID: l.a.ID, Header: registry.Header{Name: str("hijacked")}})
+	a, err = f.st.UpdateArtifact(ctx, b, fam, &versioned.Artifact{ID: l.a.ID, Header: versioned.Header{Name: str("hijacked")}})
 	requireNotFound(t, a, err, "UpdateArtifact")
 	a, err = f.st.ArchiveArtifact(ctx, b, fam, l.a.ID, true, nil)
 	requireNotFound(t, a, err, "ArchiveArtifact")
@@ -262,7 +262,7 @@ func testRowsOfAnotherProjectAreNotFound(t *testing.T, f *fixture) {
 	requireNotFound(t, v, err, "VariantBySlug")
 	v, err = f.st.DefaultVariant(ctx, b, fam, l.a.ID)
 	requireNotFound(t, v, err, "DefaultVariant")
-	v, err = f.st.UpdateVariant(ctx, b, fam, &registry.Variant{ID: l.v.ID, Header: registry.Header{Name: str("hijacked")}})
+	v, err = f.st.UpdateVariant(ctx, b, fam, &versioned.Variant{ID: l.v.ID, Header: versioned.Header{Name: str("hijacked")}})
 	requireNotFound(t, v, err, "UpdateVariant")
 	v, err = f.st.ArchiveVariant(ctx, b, fam, l.v.ID, true, nil)
 	requireNotFound(t, v, err, "ArchiveVariant")
@@ -274,18 +274,18 @@ func testRowsOfAnotherProjectAreNotFound(t *testing.T, f *fixture) {
 	requireNotFound(t, rv, err, "RevisionByVersion")
 	rv, err = f.st.LatestRevision(ctx, b, fam, l.v.ID)
 	requireNotFound(t, rv, err, "LatestRevision")
-	rv, err = f.st.UpdateRevision(ctx, b, fam, &registry.Revision{ID: l.revs[0].ID, Header: registry.Header{Name: str("hijacked")}})
+	rv, err = f.st.UpdateRevision(ctx, b, fam, &versioned.Revision{ID: l.revs[0].ID, Header: versioned.Header{Name: str("hijacked")}})
 	requireNotFound(t, rv, err, "UpdateRevision")
 	rv, err = f.st.ArchiveRevision(ctx, b, fam, l.revs[0].ID, true, nil)
 	requireNotFound(t, rv, err, "ArchiveRevision")
 
-	as, err := f.st.QueryArtifacts(ctx, b, fam, registry.Query{IncludeArchived: true})
+	as, err := f.st.QueryArtifacts(ctx, b, fam, versioned.Query{IncludeArchived: true})
 	require.NoError(t, err)
 	assert.Empty(t, as)
-	vs, err := f.st.QueryVariants(ctx, b, fam, registry.Query{IncludeArchived: true, ArtifactRefs: []registry.Ref{{ID: &l.a.ID}}})
+	vs, err := f.st.QueryVariants(ctx, b, fam, versioned.Query{IncludeArchived: true, ArtifactRefs: []versioned.Ref{{ID: &l.a.ID}}})
 	require.NoError(t, err)
 	assert.Empty(t, vs)
-	rs, err := f.st.QueryRevisions(ctx, b, fam, registry.Query{IncludeArchived: true, VariantRefs: []registry.Ref{{ID: &l.v.ID}}})
+	rs, err := f.st.QueryRevisions(ctx, b, fam, versioned.Query{IncludeArchived: true, VariantRefs: []versioned.Ref{{ID: &l.v.ID}}})
 	require.NoError(t, err)
 	assert.Empty(t, rs)
 	tcs, err := f.st.Testcases(ctx, b, []uuid.UUID{tc.ID})
@@ -295,13 +295,13 @@ func testRowsOfAnotherProjectAreNotFound(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.Empty(t, tcs, "TestcasesBySet")
 
-	err = f.st.CreateVariant(ctx, b, fam, &registry.Variant{ID: registry.NewID(), ArtifactID: l.a.ID, Slug: "intruder", Lifecycle: registry.Lifecycle{CreatedAt: now()}})
+	err = f.st.CreateVariant(ctx, b, fam, &versioned.Variant{ID: versioned.NewID(), ArtifactID: l.a.ID, Slug: "intruder", Lifecycle: versioned.Lifecycle{CreatedAt: now()}})
 	requireCode(t, err, errs.NotFound, "registry.parent_missing")
 	_, err = f.st.Commit(ctx, b, fam, f.revision(l.v.ID, "intruder.rev", `{}`), nil, nil)
 	requireCode(t, err, errs.NotFound, "registry.parent_missing")
 
 	// Slugs are per project: B may take A's.
-	require.NoError(t, f.st.CreateArtifact(ctx, b, fam, &registry.Artifact{ID: registry.NewID(), Slug: l.a.Slug, Lifecycle: registry.Lifecycle{CreatedAt: now()}}))
+	require.NoError(t, f.st.CreateArtifact(ctx, b, fam, &versioned.Artifact{ID: versioned.NewID(), Slug: l.a.Slug, Lifecycle: versioned.Lifecycle{CreatedAt: now()}}))
 
 	// Nothing of A changed.
 	got, err := f.st.Artifact(ctx, f.p, fam, l.a.ID)
@@ -324,37 +324,37 @@ func testRowsOfAnotherProjectAreNotFound(t *testing.T, f *fixture) {
 // across families (CreateArtifact's second unique violation).
 func testRowsOfAnotherFamilyAreNotFound(t *testing.T, f *fixture) {
 	ctx := context.Background()
-	l := f.lineage(t, registry.Workflows, "shared-slug", 1)
+	l := f.lineage(t, versioned.Workflows, "shared-slug", 1)
 
-	a, err := f.st.Artifact(ctx, f.p, registry.Environments, l.a.ID)
+	a, err := f.st.Artifact(ctx, f.p, versioned.Environments, l.a.ID)
 	requireNotFound(t, a, err, "Artifact")
-	a, err = f.st.ArtifactBySlug(ctx, f.p, registry.Environments, l.a.Slug)
+	a, err = f.st.ArtifactBySlug(ctx, f.p, versioned.Environments, l.a.Slug)
 	requireNotFound(t, a, err, "ArtifactBySlug")
-	v, err := f.st.Variant(ctx, f.p, registry.Environments, l.v.ID)
+	v, err := f.st.Variant(ctx, f.p, versioned.Environments, l.v.ID)
 	requireNotFound(t, v, err, "Variant")
-	r, err := f.st.Revision(ctx, f.p, registry.Environments, l.revs[0].ID)
+	r, err := f.st.Revision(ctx, f.p, versioned.Environments, l.revs[0].ID)
 	requireNotFound(t, r, err, "Revision")
-	r, err = f.st.RevisionBySlug(ctx, f.p, registry.Environments, l.revs[0].Slug)
+	r, err = f.st.RevisionBySlug(ctx, f.p, versioned.Environments, l.revs[0].Slug)
 	requireNotFound(t, r, err, "RevisionBySlug")
-	_, err = f.st.Commit(ctx, f.p, registry.Environments, f.revision(l.v.ID, "cross", `{}`), nil, nil)
+	_, err = f.st.Commit(ctx, f.p, versioned.Environments, f.revision(l.v.ID, "cross", `{}`), nil, nil)
 	requireCode(t, err, errs.NotFound, "registry.parent_missing")
 
-	other := f.artifact(t, registry.Environments, l.a.Slug)
+	other := f.artifact(t, versioned.Environments, l.a.Slug)
 	assert.NotEqual(t, l.a.ID, other.ID, "the same slug in another family is another artifact")
 
-	err = f.st.CreateArtifact(ctx, f.p, registry.Environments, &registry.Artifact{ID: l.a.ID, Slug: "fresh", Lifecycle: registry.Lifecycle{CreatedAt: now()}})
+	err = f.st.CreateArtifact(ctx, f.p, versioned.Environments, &versioned.Artifact{ID: l.a.ID, Slug: "fresh", Lifecycle: versioned.Lifecycle{CreatedAt: now()}})
 	requireCode(t, err, errs.Conflict, "registry.slug_taken")
 }
 
 // ---- artifacts
 
 func testCreateArtifactStoresWhatItIsGivenAndRefusesATakenSlug(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Queries
+	ctx, fam := context.Background(), versioned.Queries
 	folder := uuid.New()
 	created := now().Add(-time.Hour)
-	a := &registry.Artifact{ID: registry.NewID(), Slug: "q1", FolderID: &folder,
-		Header:    registry.Header{Name: str("Q"), Description: str("d"), Flags: json.RawMessage(`{"a":true}`), Tags: json.RawMessage(`{"t":"x"}`), Meta: json.RawMessage(`{"m":1}`)},
-		Lifecycle: registry.Lifecycle{CreatedAt: created, CreatedByID: &f.user}}
+	a := &versioned.Artifact{ID: versioned.NewID(), Slug: "q1", FolderID: &folder,
+		Header:    versioned.Header{Name: str("Q"), Description: str("d"), Flags: json.RawMessage(`{"a":true}`), Tags: json.RawMessage(`{"t":"x"}`), Meta: json.RawMessage(`{"m":1}`)},
+		Lifecycle: versioned.Lifecycle{CreatedAt: created, CreatedByID: &f.user}}
 	require.NoError(t, f.st.CreateArtifact(ctx, f.p, fam, a))
 
 	got, err := f.st.ArtifactBySlug(ctx, f.p, fam, "q1")
@@ -372,22 +372,22 @@ func testCreateArtifactStoresWhatItIsGivenAndRefusesATakenSlug(t *testing.T, f *
 	assert.Nil(t, got.UpdatedAt)
 	assert.Nil(t, got.DeletedAt)
 
-	err = f.st.CreateArtifact(ctx, f.p, fam, &registry.Artifact{ID: registry.NewID(), Slug: "q1", Lifecycle: registry.Lifecycle{CreatedAt: now()}})
+	err = f.st.CreateArtifact(ctx, f.p, fam, &versioned.Artifact{ID: versioned.NewID(), Slug: "q1", Lifecycle: versioned.Lifecycle{CreatedAt: now()}})
 	requireCode(t, err, errs.Conflict, "registry.slug_taken")
-	assert.True(t, errors.Is(err, registry.ErrSlugTaken("q1")))
-	as, err := f.st.QueryArtifacts(ctx, f.p, fam, registry.Query{IncludeArchived: true})
+	assert.True(t, errors.Is(err, versioned.ErrSlugTaken("q1")))
+	as, err := f.st.QueryArtifacts(ctx, f.p, fam, versioned.Query{IncludeArchived: true})
 	require.NoError(t, err)
 	assert.Len(t, as, 1, "the refused artifact is not stored")
 
 	// An archived artifact still holds its slug.
 	_, err = f.st.ArchiveArtifact(ctx, f.p, fam, a.ID, true, nil)
 	require.NoError(t, err)
-	err = f.st.CreateArtifact(ctx, f.p, fam, &registry.Artifact{ID: registry.NewID(), Slug: "q1", Lifecycle: registry.Lifecycle{CreatedAt: now()}})
+	err = f.st.CreateArtifact(ctx, f.p, fam, &versioned.Artifact{ID: versioned.NewID(), Slug: "q1", Lifecycle: versioned.Lifecycle{CreatedAt: now()}})
 	requireCode(t, err, errs.Conflict, "registry.slug_taken")
 }
 
 func testUpdateArtifactReplacesHeaderAndFolderButNotSlugOrArchive(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	a := f.artifact(t, fam, "edit-me")
 	by := uuid.New()
 	_, err := f.st.ArchiveArtifact(ctx, f.p, fam, a.ID, true, &by)
@@ -395,9 +395,9 @@ func testUpdateArtifactReplacesHeaderAndFolderButNotSlugOrArchive(t *testing.T, 
 
 	folder := uuid.New()
 	before := time.Now()
-	got, err := f.st.UpdateArtifact(ctx, f.p, fam, &registry.Artifact{ID: a.ID, Slug: "renamed", FolderID: &folder,
-		Header:    registry.Header{Name: str("new"), Tags: json.RawMessage(`{"k":"v"}`)},
-		Lifecycle: registry.Lifecycle{UpdatedByID: &by}})
+	got, err := f.st.UpdateArtifact(ctx, f.p, fam, &versioned.Artifact{ID: a.ID, Slug: "renamed", FolderID: &folder,
+		Header:    versioned.Header{Name: str("new"), Tags: json.RawMessage(`{"k":"v"}`)},
+		Lifecycle: versioned.Lifecycle{UpdatedByID: &by}})
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Equal(t, "edit-me", got.Slug, "the slug does not change")
@@ -417,7 +417,7 @@ func testUpdateArtifactReplacesHeaderAndFolderButNotSlugOrArchive(t *testing.T, 
 }
 
 func testArchiveArtifactMarksOnlyTheArtifact(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "arch", 1)
 	by := uuid.New()
 
@@ -447,32 +447,32 @@ func testArchiveArtifactMarksOnlyTheArtifact(t *testing.T, f *fixture) {
 // ---- variants
 
 func testCreateVariantFillsTheStoredRowAndChecksItsParent(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	a := f.artifact(t, fam, "parent")
-	v := &registry.Variant{ID: registry.NewID(), ArtifactID: a.ID, Slug: "child", Header: registry.Header{Name: str("c")}, Lifecycle: registry.Lifecycle{CreatedAt: now()}}
+	v := &versioned.Variant{ID: versioned.NewID(), ArtifactID: a.ID, Slug: "child", Header: versioned.Header{Name: str("c")}, Lifecycle: versioned.Lifecycle{CreatedAt: now()}}
 	require.NoError(t, f.st.CreateVariant(ctx, f.p, fam, v))
 	assert.Equal(t, "parent", v.ArtifactSlug, "*v is overwritten with the stored row")
 	assert.JSONEq(t, `{"is_application":true}`, string(v.ArtifactFlags))
 	assert.Equal(t, "c", *v.Name)
 
 	missing := uuid.New()
-	err := f.st.CreateVariant(ctx, f.p, fam, &registry.Variant{ID: registry.NewID(), ArtifactID: missing, Slug: "orphan", Lifecycle: registry.Lifecycle{CreatedAt: now()}})
+	err := f.st.CreateVariant(ctx, f.p, fam, &versioned.Variant{ID: versioned.NewID(), ArtifactID: missing, Slug: "orphan", Lifecycle: versioned.Lifecycle{CreatedAt: now()}})
 	requireCode(t, err, errs.NotFound, "registry.parent_missing")
 	assert.Contains(t, errs.From(err).Msg, missing.String())
 
-	err = f.st.CreateVariant(ctx, f.p, fam, &registry.Variant{ID: registry.NewID(), ArtifactID: a.ID, Slug: "child", Lifecycle: registry.Lifecycle{CreatedAt: now()}})
+	err = f.st.CreateVariant(ctx, f.p, fam, &versioned.Variant{ID: versioned.NewID(), ArtifactID: a.ID, Slug: "child", Lifecycle: versioned.Lifecycle{CreatedAt: now()}})
 	requireCode(t, err, errs.Conflict, "registry.slug_taken")
-	err = f.st.CreateVariant(ctx, f.p, fam, &registry.Variant{ID: v.ID, ArtifactID: a.ID, Slug: "other", Lifecycle: registry.Lifecycle{CreatedAt: now()}})
+	err = f.st.CreateVariant(ctx, f.p, fam, &versioned.Variant{ID: v.ID, ArtifactID: a.ID, Slug: "other", Lifecycle: versioned.Lifecycle{CreatedAt: now()}})
 	requireCode(t, err, errs.Conflict, "registry.slug_taken")
 }
 
 func testDefaultVariantIsTheFirstCreatedArchivedOrNot(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	a := f.artifact(t, fam, "multi")
 	base := now()
 	// Ids against creation order: the stamp decides, not the id.
-	second := &registry.Variant{ID: registry.NewID(), ArtifactID: a.ID, Slug: "second", Lifecycle: registry.Lifecycle{CreatedAt: base.Add(time.Second)}}
-	first := &registry.Variant{ID: registry.NewID(), ArtifactID: a.ID, Slug: "first", Lifecycle: registry.Lifecycle{CreatedAt: base}}
+	second := &versioned.Variant{ID: versioned.NewID(), ArtifactID: a.ID, Slug: "second", Lifecycle: versioned.Lifecycle{CreatedAt: base.Add(time.Second)}}
+	first := &versioned.Variant{ID: versioned.NewID(), ArtifactID: a.ID, Slug: "first", Lifecycle: versioned.Lifecycle{CreatedAt: base}}
 	require.NoError(t, f.st.CreateVariant(ctx, f.p, fam, second))
 	require.NoError(t, f.st.CreateVariant(ctx, f.p, fam, first))
 	_, err := f.st.ArchiveVariant(ctx, f.p, fam, first.ID, true, nil)
@@ -485,11 +485,11 @@ func testDefaultVariantIsTheFirstCreatedArchivedOrNot(t *testing.T, f *fixture) 
 }
 
 func testUpdateVariantReplacesTheHeaderOnly(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "uv", 0)
 	by := uuid.New()
-	got, err := f.st.UpdateVariant(ctx, f.p, fam, &registry.Variant{ID: l.v.ID, Slug: "renamed",
-		Header: registry.Header{Description: str("d")}, Lifecycle: registry.Lifecycle{UpdatedByID: &by}})
+	got, err := f.st.UpdateVariant(ctx, f.p, fam, &versioned.Variant{ID: l.v.ID, Slug: "renamed",
+		Header: versioned.Header{Description: str("d")}, Lifecycle: versioned.Lifecycle{UpdatedByID: &by}})
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Equal(t, l.v.Slug, got.Slug)
@@ -503,7 +503,7 @@ func testUpdateVariantReplacesTheHeaderOnly(t *testing.T, f *fixture) {
 // its revisions; unarchiving unarchives them all, those archived one by one
 // before included.
 func testArchiveVariantMarksItsRevisionsToo(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "av", 3)
 	_, err := f.st.ArchiveRevision(ctx, f.p, fam, l.revs[0].ID, true, nil)
 	require.NoError(t, err)
@@ -536,7 +536,7 @@ func testArchiveVariantMarksItsRevisionsToo(t *testing.T, f *fixture) {
 // ---- commits
 
 func testCommitVersionsAreDenseFromZeroPerVariant(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "dense", 3)
 	for i, r := range l.revs {
 		assert.Equal(t, i, r.Version)
@@ -567,7 +567,7 @@ func testCommitVersionsAreDenseFromZeroPerVariant(t *testing.T, f *fixture) {
 }
 
 func testLatestRevisionCountsArchivedOnes(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "latest", 2)
 	_, err := f.st.ArchiveRevision(ctx, f.p, fam, l.revs[1].ID, true, nil)
 	require.NoError(t, err)
@@ -583,12 +583,12 @@ func testLatestRevisionCountsArchivedOnes(t *testing.T, f *fixture) {
 // landed (the version): by stamp, the head was the earlier commit and a
 // delta on it dropped what the later one had written.
 func testTheHeadIsTheLastCommitNotTheNewestStamp(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "stamps", 0)
 	waited := f.revision(l.v.ID, "stamps.waited", `{"who":"waited"}`) // stamped first, lands second
 	first := f.revision(l.v.ID, "stamps.first", `{"who":"first"}`)
 	first.CreatedAt = waited.CreatedAt.Add(time.Second)
-	first.ID = registry.NewID()
+	first.ID = versioned.NewID()
 	_, err := f.st.Commit(ctx, f.p, fam, first, nil, nil)
 	require.NoError(t, err)
 	got, err := f.st.Commit(ctx, f.p, fam, waited, nil, nil)
@@ -598,9 +598,9 @@ func testTheHeadIsTheLastCommitNotTheNewestStamp(t *testing.T, f *fixture) {
 	latest, err := f.st.LatestRevision(ctx, f.p, fam, l.v.ID)
 	require.NoError(t, err)
 	assert.Equal(t, waited.ID, latest.ID, "LatestRevision is the last commit")
-	var head *registry.Revision
+	var head *versioned.Revision
 	_, err = f.st.Commit(ctx, f.p, fam, f.revision(l.v.ID, "stamps.next", `{}`), nil,
-		func(h *registry.Revision, _ int) error { head = h; return nil })
+		func(h *versioned.Revision, _ int) error { head = h; return nil })
 	require.NoError(t, err)
 	require.NotNil(t, head)
 	assert.Equal(t, waited.ID, head.ID, "check's head is the last commit")
@@ -620,18 +620,18 @@ func testTheHeadIsTheLastCommitNotTheNewestStamp(t *testing.T, f *fixture) {
 // as it is and nothing of the commit is stored, testcases included; it may
 // complete the revision.
 func testCommitCheckSeesTheNonArchivedHeadAndTheCount(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Testsets
+	ctx, fam := context.Background(), versioned.Testsets
 	l := f.lineage(t, fam, "check", 3)
 	_, err := f.st.ArchiveRevision(ctx, f.p, fam, l.revs[2].ID, true, nil)
 	require.NoError(t, err)
 
-	var head *registry.Revision
+	var head *versioned.Revision
 	count := -1
 	refuse := errors.New("refused by check")
 	set := uuid.New()
-	tc := registry.Testcase{ID: uuid.New(), SetID: &set, Data: json.RawMessage(`{"x":1}`), CreatedAt: now()}
-	_, err = f.st.Commit(ctx, f.p, fam, f.revision(l.v.ID, "check.refused", `{}`), []registry.Testcase{tc},
-		func(h *registry.Revision, n int) error { head, count = h, n; return refuse })
+	tc := versioned.Testcase{ID: uuid.New(), SetID: &set, Data: json.RawMessage(`{"x":1}`), CreatedAt: now()}
+	_, err = f.st.Commit(ctx, f.p, fam, f.revision(l.v.ID, "check.refused", `{}`), []versioned.Testcase{tc},
+		func(h *versioned.Revision, n int) error { head, count = h, n; return refuse })
 	require.ErrorIs(t, err, refuse)
 	assert.Same(t, refuse, err, "check's error is returned as it is")
 	require.NotNil(t, head)
@@ -646,20 +646,20 @@ func testCommitCheckSeesTheNonArchivedHeadAndTheCount(t *testing.T, f *fixture) 
 
 	// check may complete r.
 	got, err := f.st.Commit(ctx, f.p, fam, f.revision(l.v.ID, "check.completed", `{}`), nil,
-		func(_ *registry.Revision, _ int) error { return nil })
+		func(_ *versioned.Revision, _ int) error { return nil })
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.Version)
 
 	empty := f.variant(t, fam, l.a.ID, "check.empty")
 	_, err = f.st.Commit(ctx, f.p, fam, f.revision(empty.ID, "check.first", `{}`), nil,
-		func(h *registry.Revision, n int) error { head, count = h, n; return nil })
+		func(h *versioned.Revision, n int) error { head, count = h, n; return nil })
 	require.NoError(t, err)
 	assert.Nil(t, head, "no head on an empty variant")
 	assert.Equal(t, 0, count)
 }
 
 func testCommitErrorsNameTheirCause(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "errs", 1)
 	otherArtifact := f.artifact(t, fam, "errs-other")
 
@@ -688,7 +688,7 @@ func testCommitErrorsNameTheirCause(t *testing.T, f *fixture) {
 // testConcurrentCommitsOnOneVariantAreSerialised: the variant lock makes
 // concurrent commits take distinct, dense versions, none failing.
 func testConcurrentCommitsOnOneVariantAreSerialised(t *testing.T, f *fixture) {
-	fam := registry.Workflows
+	fam := versioned.Workflows
 	l := f.lineage(t, fam, "race", 0)
 	const n = 8
 	versions := make([]int, n)
@@ -721,7 +721,7 @@ func testConcurrentCommitsOnOneVariantAreSerialised(t *testing.T, f *fixture) {
 // store's timeout passes, and writes nothing.
 func testCommitWaitsAtMostTheLockTimeout(t *testing.T, f *fixture) {
 	f = f.with(pgstore.WithLockTimeout(100 * time.Millisecond))
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "locked", 1)
 
 	holder, err := f.pool.Begin(ctx)
@@ -731,9 +731,9 @@ func testCommitWaitsAtMostTheLockTimeout(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 
 	set := uuid.New()
-	tc := registry.Testcase{ID: uuid.New(), SetID: &set, Data: json.RawMessage(`{}`), CreatedAt: now()}
-	_, err = f.st.Commit(ctx, f.p, fam, f.revision(l.v.ID, "locked.v1", `{}`), []registry.Testcase{tc}, nil)
-	require.ErrorIs(t, err, registry.ErrCommitLockTimeout)
+	tc := versioned.Testcase{ID: uuid.New(), SetID: &set, Data: json.RawMessage(`{}`), CreatedAt: now()}
+	_, err = f.st.Commit(ctx, f.p, fam, f.revision(l.v.ID, "locked.v1", `{}`), []versioned.Testcase{tc}, nil)
+	require.ErrorIs(t, err, versioned.ErrCommitLockTimeout)
 	assert.Equal(t, errs.Unavailable, errs.KindOf(err))
 
 	require.NoError(t, holder.Rollback(ctx))
@@ -752,16 +752,16 @@ func testCommitWaitsAtMostTheLockTimeout(t *testing.T, f *fixture) {
 // variant times out until the outer transaction ends.
 func testCommitLockIsHeldUntilTheOuterTransactionEnds(t *testing.T, f *fixture) {
 	f = f.with(pgstore.WithLockTimeout(100 * time.Millisecond))
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "outer", 1)
 	other := pgstore.New(f.pool, pgstore.WithLockTimeout(100*time.Millisecond))
 
-	err := f.st.InTx(ctx, func(tx registry.Store) error {
+	err := f.st.InTx(ctx, func(tx versioned.Store) error {
 		if _, err := tx.Commit(ctx, f.p, fam, f.revision(l.v.ID, "outer.v1", `{}`), nil, nil); err != nil {
 			return err
 		}
 		_, err := other.Commit(ctx, f.p, fam, f.revision(l.v.ID, "outer.blocked", `{}`), nil, nil)
-		assert.ErrorIs(t, err, registry.ErrCommitLockTimeout, "the lock is still held after the savepoint")
+		assert.ErrorIs(t, err, versioned.ErrCommitLockTimeout, "the lock is still held after the savepoint")
 		return nil
 	})
 	require.NoError(t, err)
@@ -775,13 +775,13 @@ func testCommitLockIsHeldUntilTheOuterTransactionEnds(t *testing.T, f *fixture) 
 // their context gives up) and change nothing; once it is released they
 // go through.
 func testUpdateAndArchiveVariantWaitForTheCommitLock(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "waits", 1)
 	release := make(chan struct{})
 	locked := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- f.st.InTx(ctx, func(tx registry.Store) error {
+		done <- f.st.InTx(ctx, func(tx versioned.Store) error {
 			if _, err := tx.Commit(ctx, f.p, fam, f.revision(l.v.ID, "waits.v1", `{}`), nil, nil); err != nil {
 				return err
 			}
@@ -793,7 +793,7 @@ func testUpdateAndArchiveVariantWaitForTheCommitLock(t *testing.T, f *fixture) {
 	<-locked
 
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	got, err := f.st.UpdateVariant(short, f.p, fam, &registry.Variant{ID: l.v.ID, Header: registry.Header{Name: str("edited")}})
+	got, err := f.st.UpdateVariant(short, f.p, fam, &versioned.Variant{ID: l.v.ID, Header: versioned.Header{Name: str("edited")}})
 	cancel()
 	require.Error(t, err, "UpdateVariant waits for the lock: %+v", got)
 	short, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
@@ -808,7 +808,7 @@ func testUpdateAndArchiveVariantWaitForTheCommitLock(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.Nil(t, v.Name, "the waiting update changed nothing")
 	assert.Nil(t, v.DeletedAt, "the waiting archive changed nothing")
-	got, err = f.st.UpdateVariant(ctx, f.p, fam, &registry.Variant{ID: l.v.ID, Header: registry.Header{Name: str("edited")}})
+	got, err = f.st.UpdateVariant(ctx, f.p, fam, &versioned.Variant{ID: l.v.ID, Header: versioned.Header{Name: str("edited")}})
 	require.NoError(t, err)
 	assert.Equal(t, "edited", *got.Name)
 	got, err = f.st.ArchiveVariant(ctx, f.p, fam, l.v.ID, true, nil)
@@ -819,9 +819,9 @@ func testUpdateAndArchiveVariantWaitForTheCommitLock(t *testing.T, f *fixture) {
 // ---- transactions
 
 func testInTxRollsBackOnErrorAndPanicAndNestsAsSavepoints(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
-	mk := func(slug string) *registry.Artifact {
-		return &registry.Artifact{ID: registry.NewID(), Slug: slug, Lifecycle: registry.Lifecycle{CreatedAt: now()}}
+	ctx, fam := context.Background(), versioned.Workflows
+	mk := func(slug string) *versioned.Artifact {
+		return &versioned.Artifact{ID: versioned.NewID(), Slug: slug, Lifecycle: versioned.Lifecycle{CreatedAt: now()}}
 	}
 	exists := func(slug string) bool {
 		a, err := f.st.ArtifactBySlug(ctx, f.p, fam, slug)
@@ -830,7 +830,7 @@ func testInTxRollsBackOnErrorAndPanicAndNestsAsSavepoints(t *testing.T, f *fixtu
 	}
 
 	boom := errors.New("boom")
-	err := f.st.InTx(ctx, func(tx registry.Store) error {
+	err := f.st.InTx(ctx, func(tx versioned.Store) error {
 		require.NoError(t, tx.CreateArtifact(ctx, f.p, fam, mk("rolled-back")))
 		return boom
 	})
@@ -838,22 +838,22 @@ func testInTxRollsBackOnErrorAndPanicAndNestsAsSavepoints(t *testing.T, f *fixtu
 	assert.False(t, exists("rolled-back"))
 
 	assert.Panics(t, func() {
-		_ = f.st.InTx(ctx, func(tx registry.Store) error {
+		_ = f.st.InTx(ctx, func(tx versioned.Store) error {
 			require.NoError(t, tx.CreateArtifact(ctx, f.p, fam, mk("panicked")))
 			panic("boom")
 		})
 	})
 	assert.False(t, exists("panicked"))
 
-	err = f.st.InTx(ctx, func(tx registry.Store) error {
+	err = f.st.InTx(ctx, func(tx versioned.Store) error {
 		require.NoError(t, tx.CreateArtifact(ctx, f.p, fam, mk("outer")))
-		inner := tx.InTx(ctx, func(tx2 registry.Store) error {
+		inner := tx.InTx(ctx, func(tx2 versioned.Store) error {
 			require.NoError(t, tx2.CreateArtifact(ctx, f.p, fam, mk("inner")))
 			return boom
 		})
 		assert.Same(t, boom, inner)
 		// A failed statement inside a savepoint leaves the outer one usable.
-		dup := tx.InTx(ctx, func(tx2 registry.Store) error { return tx2.CreateArtifact(ctx, f.p, fam, mk("outer")) })
+		dup := tx.InTx(ctx, func(tx2 versioned.Store) error { return tx2.CreateArtifact(ctx, f.p, fam, mk("outer")) })
 		requireCode(t, dup, errs.Conflict, "registry.slug_taken")
 		return tx.CreateArtifact(ctx, f.p, fam, mk("outer-after"))
 	})
@@ -866,7 +866,7 @@ func testInTxRollsBackOnErrorAndPanicAndNestsAsSavepoints(t *testing.T, f *fixtu
 // ---- revisions
 
 func testUpdateRevisionChangesTheHeaderNeverThePayload(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "ur", 1)
 	r := *l.revs[0]
 	r.Name, r.Flags = str("renamed"), json.RawMessage(`{"f":true}`)
@@ -884,7 +884,7 @@ func testUpdateRevisionChangesTheHeaderNeverThePayload(t *testing.T, f *fixture)
 
 // testLogIsNewestFirstFromTheRevisionSkippingOlderArchivedOnes.
 func testLogIsNewestFirstFromTheRevisionSkippingOlderArchivedOnes(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "log", 5)
 	for _, i := range []int{1, 3} {
 		_, err := f.st.ArchiveRevision(ctx, f.p, fam, l.revs[i].ID, true, nil)
@@ -902,7 +902,7 @@ func testLogIsNewestFirstFromTheRevisionSkippingOlderArchivedOnes(t *testing.T, 
 // ---- queries
 
 func testQueriesLeaveArchivedRowsOutUnlessAsked(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	live := f.lineage(t, fam, "live", 2)
 	gone := f.lineage(t, fam, "gone", 1)
 	_, err := f.st.ArchiveArtifact(ctx, f.p, fam, gone.a.ID, true, nil)
@@ -912,37 +912,37 @@ func testQueriesLeaveArchivedRowsOutUnlessAsked(t *testing.T, f *fixture) {
 	_, err = f.st.ArchiveRevision(ctx, f.p, fam, live.revs[1].ID, true, nil)
 	require.NoError(t, err)
 
-	as, err := f.st.QueryArtifacts(ctx, f.p, fam, registry.Query{})
+	as, err := f.st.QueryArtifacts(ctx, f.p, fam, versioned.Query{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{live.a.ID}, ids(as, artID))
-	as, err = f.st.QueryArtifacts(ctx, f.p, fam, registry.Query{IncludeArchived: true})
+	as, err = f.st.QueryArtifacts(ctx, f.p, fam, versioned.Query{IncludeArchived: true})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{live.a.ID, gone.a.ID}, ids(as, artID))
 
-	vs, err := f.st.QueryVariants(ctx, f.p, fam, registry.Query{})
+	vs, err := f.st.QueryVariants(ctx, f.p, fam, versioned.Query{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{live.v.ID}, ids(vs, varID))
-	vs, err = f.st.QueryVariants(ctx, f.p, fam, registry.Query{IncludeArchived: true})
+	vs, err = f.st.QueryVariants(ctx, f.p, fam, versioned.Query{IncludeArchived: true})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{live.v.ID, gone.v.ID}, ids(vs, varID))
 
-	rs, err := f.st.QueryRevisions(ctx, f.p, fam, registry.Query{})
+	rs, err := f.st.QueryRevisions(ctx, f.p, fam, versioned.Query{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{live.revs[0].ID}, ids(rs, revID))
-	rs, err = f.st.QueryRevisions(ctx, f.p, fam, registry.Query{IncludeArchived: true})
+	rs, err = f.st.QueryRevisions(ctx, f.p, fam, versioned.Query{IncludeArchived: true})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{live.revs[0].ID, live.revs[1].ID, gone.revs[0].ID}, ids(rs, revID))
 
-	none, err := f.st.QueryArtifacts(ctx, f.p, fam, registry.Query{Filter: registry.Filter{Slug: str("nothing")}})
+	none, err := f.st.QueryArtifacts(ctx, f.p, fam, versioned.Query{Filter: versioned.Filter{Slug: str("nothing")}})
 	require.NoError(t, err)
 	assert.NotNil(t, none, "no match is an empty, non-nil slice")
 	assert.Empty(t, none)
 }
 
 func testQueryFiltersMatchAsDocumented(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
-	mk := func(slug, name string, flags, tags string) *registry.Artifact {
-		a := &registry.Artifact{ID: registry.NewID(), Slug: slug, Header: registry.Header{Name: &name}, Lifecycle: registry.Lifecycle{CreatedAt: now()}}
+	ctx, fam := context.Background(), versioned.Workflows
+	mk := func(slug, name string, flags, tags string) *versioned.Artifact {
+		a := &versioned.Artifact{ID: versioned.NewID(), Slug: slug, Header: versioned.Header{Name: &name}, Lifecycle: versioned.Lifecycle{CreatedAt: now()}}
 		if flags != "" {
 			a.Flags = json.RawMessage(flags)
 		}
@@ -956,36 +956,36 @@ func testQueryFiltersMatchAsDocumented(t *testing.T, f *fixture) {
 	alpha := mk("alpha", "The Alpha_1%", `{"is_evaluator":true,"x":1}`, `{"team":"a","env":"prod"}`)
 	beta := mk("beta", "beta two", `{"is_evaluator":false}`, `{"team":"b"}`)
 	gamma := mk("gamma", "GAMMA", "", "")
-	_, err := f.st.UpdateArtifact(ctx, f.p, fam, &registry.Artifact{ID: gamma.ID, FolderID: &folder, Header: gamma.Header})
+	_, err := f.st.UpdateArtifact(ctx, f.p, fam, &versioned.Artifact{ID: gamma.ID, FolderID: &folder, Header: gamma.Header})
 	require.NoError(t, err)
 
-	q := func(filter registry.Filter, refs ...registry.Ref) []uuid.UUID {
+	q := func(filter versioned.Filter, refs ...versioned.Ref) []uuid.UUID {
 		t.Helper()
-		as, err := f.st.QueryArtifacts(ctx, f.p, fam, registry.Query{Filter: filter, ArtifactRefs: refs})
+		as, err := f.st.QueryArtifacts(ctx, f.p, fam, versioned.Query{Filter: filter, ArtifactRefs: refs})
 		require.NoError(t, err)
 		return ids(as, artID)
 	}
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(registry.Filter{Name: str("alpha")}), "name: case-insensitive substring")
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(registry.Filter{Name: str("_1%")}), "name: LIKE wildcards are literal")
-	assert.Empty(t, q(registry.Filter{Name: str("a_p")}), "name: _ is not a wildcard")
-	assert.ElementsMatch(t, []uuid.UUID{beta.ID}, q(registry.Filter{Slug: str("beta")}))
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID, gamma.ID}, q(registry.Filter{Slugs: []string{"alpha", "gamma"}}))
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(registry.Filter{Flags: json.RawMessage(`{"is_evaluator":true}`)}), "flags: containment")
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(registry.Filter{Tags: json.RawMessage(`{"env":"prod"}`)}), "tags: containment")
-	assert.ElementsMatch(t, []uuid.UUID{gamma.ID}, q(registry.Filter{HasFolder: true, FolderID: &folder}))
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID, beta.ID}, q(registry.Filter{HasFolder: true}), "a null folder is the root")
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID, beta.ID, gamma.ID}, q(registry.Filter{}), "no folder filter without HasFolder")
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(versioned.Filter{Name: str("alpha")}), "name: case-insensitive substring")
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(versioned.Filter{Name: str("_1%")}), "name: LIKE wildcards are literal")
+	assert.Empty(t, q(versioned.Filter{Name: str("a_p")}), "name: _ is not a wildcard")
+	assert.ElementsMatch(t, []uuid.UUID{beta.ID}, q(versioned.Filter{Slug: str("beta")}))
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID, gamma.ID}, q(versioned.Filter{Slugs: []string{"alpha", "gamma"}}))
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(versioned.Filter{Flags: json.RawMessage(`{"is_evaluator":true}`)}), "flags: containment")
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(versioned.Filter{Tags: json.RawMessage(`{"env":"prod"}`)}), "tags: containment")
+	assert.ElementsMatch(t, []uuid.UUID{gamma.ID}, q(versioned.Filter{HasFolder: true, FolderID: &folder}))
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID, beta.ID}, q(versioned.Filter{HasFolder: true}), "a null folder is the root")
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID, beta.ID, gamma.ID}, q(versioned.Filter{}), "no folder filter without HasFolder")
 	// Artifact refs: ids AND slugs.
-	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(registry.Filter{}, registry.Ref{ID: &alpha.ID}, registry.Ref{Slug: str("alpha")}))
-	assert.Empty(t, q(registry.Filter{}, registry.Ref{ID: &alpha.ID}, registry.Ref{Slug: str("beta")}), "ids and slugs must both match")
+	assert.ElementsMatch(t, []uuid.UUID{alpha.ID}, q(versioned.Filter{}, versioned.Ref{ID: &alpha.ID}, versioned.Ref{Slug: str("alpha")}))
+	assert.Empty(t, q(versioned.Filter{}, versioned.Ref{ID: &alpha.ID}, versioned.Ref{Slug: str("beta")}), "ids and slugs must both match")
 
 	// Variants: any artifact ref, any variant ref (id OR slug).
 	va := f.variant(t, fam, alpha.ID, "alpha.v")
 	vb := f.variant(t, fam, beta.ID, "beta.v")
-	vs, err := f.st.QueryVariants(ctx, f.p, fam, registry.Query{ArtifactRefs: []registry.Ref{{ID: &alpha.ID}, {Slug: str("beta")}}})
+	vs, err := f.st.QueryVariants(ctx, f.p, fam, versioned.Query{ArtifactRefs: []versioned.Ref{{ID: &alpha.ID}, {Slug: str("beta")}}})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{va.ID, vb.ID}, ids(vs, varID))
-	vs, err = f.st.QueryVariants(ctx, f.p, fam, registry.Query{VariantRefs: []registry.Ref{{ID: &va.ID}, {Slug: str("beta.v")}}})
+	vs, err = f.st.QueryVariants(ctx, f.p, fam, versioned.Query{VariantRefs: []versioned.Ref{{ID: &va.ID}, {Slug: str("beta.v")}}})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []uuid.UUID{va.ID, vb.ID}, ids(vs, varID), "variant refs: id or slug")
 
@@ -996,50 +996,50 @@ func testQueryFiltersMatchAsDocumented(t *testing.T, f *fixture) {
 	rb.Author, rb.Message = &other, str("Fix the PROMPT")
 	rb, err = f.st.Commit(ctx, f.p, fam, rb, nil, nil)
 	require.NoError(t, err)
-	qr := func(q registry.Query) []uuid.UUID {
+	qr := func(q versioned.Query) []uuid.UUID {
 		t.Helper()
 		rs, err := f.st.QueryRevisions(ctx, f.p, fam, q)
 		require.NoError(t, err)
 		return ids(rs, revID)
 	}
-	assert.ElementsMatch(t, []uuid.UUID{rb.ID}, qr(registry.Query{Filter: registry.Filter{Author: &other}}))
-	assert.ElementsMatch(t, []uuid.UUID{ra.ID, rb.ID}, qr(registry.Query{Filter: registry.Filter{Authors: []uuid.UUID{other, f.user}}}))
-	assert.ElementsMatch(t, []uuid.UUID{rb.ID}, qr(registry.Query{Filter: registry.Filter{Message: str("prompt")}}))
-	assert.ElementsMatch(t, []uuid.UUID{ra.ID}, qr(registry.Query{ArtifactRefs: []registry.Ref{{Slug: str("alpha")}}}))
-	assert.ElementsMatch(t, []uuid.UUID{rb.ID}, qr(registry.Query{RevisionRefs: []registry.Ref{{ID: &rb.ID}, {Slug: str("beta.r0")}}}))
-	assert.Empty(t, qr(registry.Query{RevisionRefs: []registry.Ref{{ID: &rb.ID}, {Slug: str("alpha.r0")}}}), "revision refs: ids and slugs must both match")
+	assert.ElementsMatch(t, []uuid.UUID{rb.ID}, qr(versioned.Query{Filter: versioned.Filter{Author: &other}}))
+	assert.ElementsMatch(t, []uuid.UUID{ra.ID, rb.ID}, qr(versioned.Query{Filter: versioned.Filter{Authors: []uuid.UUID{other, f.user}}}))
+	assert.ElementsMatch(t, []uuid.UUID{rb.ID}, qr(versioned.Query{Filter: versioned.Filter{Message: str("prompt")}}))
+	assert.ElementsMatch(t, []uuid.UUID{ra.ID}, qr(versioned.Query{ArtifactRefs: []versioned.Ref{{Slug: str("alpha")}}}))
+	assert.ElementsMatch(t, []uuid.UUID{rb.ID}, qr(versioned.Query{RevisionRefs: []versioned.Ref{{ID: &rb.ID}, {Slug: str("beta.r0")}}}))
+	assert.Empty(t, qr(versioned.Query{RevisionRefs: []versioned.Ref{{ID: &rb.ID}, {Slug: str("alpha.r0")}}}), "revision refs: ids and slugs must both match")
 }
 
 // testQueryWindowingOrdersByIDAndPages: with windowing, rows come by id
 // (creation), descending unless ascending is asked, after the cursor,
 // limited.
 func testQueryWindowingOrdersByIDAndPages(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Workflows
+	ctx, fam := context.Background(), versioned.Workflows
 	l := f.lineage(t, fam, "win", 5)
-	all := ids(func() []registry.Revision {
-		out := make([]registry.Revision, len(l.revs))
+	all := ids(func() []versioned.Revision {
+		out := make([]versioned.Revision, len(l.revs))
 		for i, r := range l.revs {
 			out[i] = *r
 		}
 		return out
 	}(), revID)
-	page := func(w registry.Windowing) []uuid.UUID {
+	page := func(w versioned.Windowing) []uuid.UUID {
 		t.Helper()
-		rs, err := f.st.QueryRevisions(ctx, f.p, fam, registry.Query{Windowing: &w})
+		rs, err := f.st.QueryRevisions(ctx, f.p, fam, versioned.Query{Windowing: &w})
 		require.NoError(t, err)
 		return ids(rs, revID)
 	}
 	two, asc := 2, "ascending"
-	assert.Equal(t, []uuid.UUID{all[4], all[3]}, page(registry.Windowing{Limit: &two}), "descending by default")
-	assert.Equal(t, []uuid.UUID{all[2], all[1]}, page(registry.Windowing{Limit: &two, Next: &all[3]}), "after the cursor")
-	assert.Equal(t, []uuid.UUID{all[0], all[1]}, page(registry.Windowing{Limit: &two, Order: &asc}))
-	assert.Equal(t, []uuid.UUID{all[2], all[3]}, page(registry.Windowing{Limit: &two, Order: &asc, Next: &all[1]}))
+	assert.Equal(t, []uuid.UUID{all[4], all[3]}, page(versioned.Windowing{Limit: &two}), "descending by default")
+	assert.Equal(t, []uuid.UUID{all[2], all[1]}, page(versioned.Windowing{Limit: &two, Next: &all[3]}), "after the cursor")
+	assert.Equal(t, []uuid.UUID{all[0], all[1]}, page(versioned.Windowing{Limit: &two, Order: &asc}))
+	assert.Equal(t, []uuid.UUID{all[2], all[3]}, page(versioned.Windowing{Limit: &two, Order: &asc, Next: &all[1]}))
 	zero := 0
-	assert.Len(t, page(registry.Windowing{Limit: &zero}), 1, "a limit below 1 is 1")
-	assert.Equal(t, []uuid.UUID{all[4], all[3], all[2], all[1], all[0]}, page(registry.Windowing{}), "no limit: all, ordered")
+	assert.Len(t, page(versioned.Windowing{Limit: &zero}), 1, "a limit below 1 is 1")
+	assert.Equal(t, []uuid.UUID{all[4], all[3], all[2], all[1], all[0]}, page(versioned.Windowing{}), "no limit: all, ordered")
 
 	oldest, newest := l.revs[1].CreatedAt, l.revs[3].CreatedAt
-	assert.Equal(t, []uuid.UUID{all[3], all[2], all[1]}, page(registry.Windowing{Oldest: &oldest, Newest: &newest}), "within newest/oldest on created_at")
+	assert.Equal(t, []uuid.UUID{all[3], all[2], all[1]}, page(versioned.Windowing{Oldest: &oldest, Newest: &newest}), "within newest/oldest on created_at")
 }
 
 // ---- testcases
@@ -1048,12 +1048,12 @@ func testQueryWindowingOrdersByIDAndPages(t *testing.T, f *fixture) {
 // naming a stored id keeps the first row, whatever it carries, and a
 // repeated id within one commit is stored once.
 func testTestcasesAreStoredOnceByID(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Testsets
+	ctx, fam := context.Background(), versioned.Testsets
 	l := f.lineage(t, fam, "tcs", 0)
 	set := l.a.ID
 	first := now()
 	id1, id2 := uuid.New(), uuid.New()
-	tcs := []registry.Testcase{
+	tcs := []versioned.Testcase{
 		{ID: id1, SetID: &set, Data: json.RawMessage(`{"b":2, "a":1.50}`), Tags: json.RawMessage(`{"t":1}`), CreatedAt: first, CreatedByID: &f.user},
 		{ID: id2, SetID: &set, Data: json.RawMessage(`{"q":"two"}`), CreatedAt: first},
 		{ID: id1, SetID: &set, Data: json.RawMessage(`{"dup":true}`), CreatedAt: first},
@@ -1069,7 +1069,7 @@ func testTestcasesAreStoredOnceByID(t *testing.T, f *fixture) {
 	r2 := f.revision(l.v.ID, "tcs.v1", "")
 	r2.TestcaseIDs = []uuid.UUID{id1}
 	later := first.Add(time.Hour)
-	_, err = f.st.Commit(ctx, f.p, fam, r2, []registry.Testcase{{ID: id1, SetID: &set, Data: json.RawMessage(`{"other":true}`), CreatedAt: later}}, nil)
+	_, err = f.st.Commit(ctx, f.p, fam, r2, []versioned.Testcase{{ID: id1, SetID: &set, Data: json.RawMessage(`{"other":true}`), CreatedAt: later}}, nil)
 	require.NoError(t, err)
 
 	var n int
@@ -1096,7 +1096,7 @@ func testTestcasesAreStoredOnceByID(t *testing.T, f *fixture) {
 // testTestcasesBySetPagesByCreation: every blob ever committed to the set,
 // archived revisions included, by (created_at, id), with both cursors.
 func testTestcasesBySetPagesByCreation(t *testing.T, f *fixture) {
-	ctx, fam := context.Background(), registry.Testsets
+	ctx, fam := context.Background(), versioned.Testsets
 	l := f.lineage(t, fam, "set", 0)
 	set := l.a.ID
 	base := now()
@@ -1109,7 +1109,7 @@ func testTestcasesBySetPagesByCreation(t *testing.T, f *fixture) {
 		}
 		r := f.revision(l.v.ID, fmt.Sprintf("set.v%d", i), "")
 		r.TestcaseIDs = []uuid.UUID{b, a}
-		rev, err := f.st.Commit(ctx, f.p, fam, r, []registry.Testcase{
+		rev, err := f.st.Commit(ctx, f.p, fam, r, []versioned.Testcase{
 			{ID: b, SetID: &set, Data: json.RawMessage(`{}`), CreatedAt: stamp},
 			{ID: a, SetID: &set, Data: json.RawMessage(`{}`), CreatedAt: stamp},
 		}, nil)
@@ -1122,10 +1122,10 @@ func testTestcasesBySetPagesByCreation(t *testing.T, f *fixture) {
 	}
 	otherSet := uuid.New()
 	r := f.revision(l.v.ID, "set.other", "")
-	_, err := f.st.Commit(ctx, f.p, fam, r, []registry.Testcase{{ID: uuid.New(), SetID: &otherSet, Data: json.RawMessage(`{}`), CreatedAt: base}}, nil)
+	_, err := f.st.Commit(ctx, f.p, fam, r, []versioned.Testcase{{ID: uuid.New(), SetID: &otherSet, Data: json.RawMessage(`{}`), CreatedAt: base}}, nil)
 	require.NoError(t, err)
 
-	page := func(w *registry.Windowing) []uuid.UUID {
+	page := func(w *versioned.Windowing) []uuid.UUID {
 		t.Helper()
 		tcs, err := f.st.TestcasesBySet(ctx, f.p, set, w)
 		require.NoError(t, err)
@@ -1144,11 +1144,11 @@ func testTestcasesBySetPagesByCreation(t *testing.T, f *fixture) {
 	}
 	assert.Equal(t, all, page(nil), "ascending by (created_at, id), archived revisions' blobs included")
 	desc, two := "descending", 2
-	assert.Equal(t, rev(all), page(&registry.Windowing{Order: &desc}))
-	assert.Equal(t, all[:2], page(&registry.Windowing{Limit: &two}))
+	assert.Equal(t, rev(all), page(&versioned.Windowing{Order: &desc}))
+	assert.Equal(t, all[:2], page(&versioned.Windowing{Limit: &two}))
 	stamp1 := base.Add(time.Second)
-	assert.Equal(t, all[3:5], page(&registry.Windowing{Limit: &two, Oldest: &stamp1, Next: &all[2]}), "after the (oldest, next) pair")
-	assert.Equal(t, rev(all[:2]), page(&registry.Windowing{Limit: &two, Order: &desc, Oldest: &stamp1, Next: &all[2]}), "before the pair, descending")
+	assert.Equal(t, all[3:5], page(&versioned.Windowing{Limit: &two, Oldest: &stamp1, Next: &all[2]}), "after the (oldest, next) pair")
+	assert.Equal(t, rev(all[:2]), page(&versioned.Windowing{Limit: &two, Order: &desc, Oldest: &stamp1, Next: &all[2]}), "before the pair, descending")
 	newest := base
-	assert.Equal(t, all, page(&registry.Windowing{Newest: &newest}), "Newest is not used")
+	assert.Equal(t, all, page(&versioned.Windowing{Newest: &newest}), "Newest is not used")
 }

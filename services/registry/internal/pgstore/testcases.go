@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // insertTestcases stores the blobs that are not stored yet, in one statement
@@ -19,7 +19,7 @@ import (
 // belongs to the same testset and shares its creation stamp, so those go
 // as scalars (an array of *uuid.UUID would be encoded value by value
 // through driver.Valuer, the slowest path in pgx).
-func insertTestcases(ctx context.Context, tx pgx.Tx, p uuid.UUID, tcs []registry.Testcase) error {
+func insertTestcases(ctx context.Context, tx pgx.Tx, p uuid.UUID, tcs []versioned.Testcase) error {
 	if len(tcs) == 0 {
 		return nil
 	}
@@ -85,8 +85,8 @@ func fromPG(ids []pgtype.UUID) []uuid.UUID {
 
 const testcaseCols = `id, set_id, data::text, flags, tags, meta, created_at, created_by_id`
 
-func scanTestcase(row pgx.Row) (*registry.Testcase, error) {
-	var tc registry.Testcase
+func scanTestcase(row pgx.Row) (*versioned.Testcase, error) {
+	var tc versioned.Testcase
 	var data string
 	var id, set, by pgtype.UUID // binary; uuid.UUID would be scanned from text
 	if err := row.Scan(&id, &set, &data, &tc.Flags, &tc.Tags, &tc.Meta, &tc.CreatedAt, &by); err != nil {
@@ -99,9 +99,9 @@ func scanTestcase(row pgx.Row) (*registry.Testcase, error) {
 
 // Testcases returns the blobs with the given ids, in the order of ids
 // (duplicates repeated); ids that do not exist are left out.
-func (s *Store) Testcases(ctx context.Context, p uuid.UUID, ids []uuid.UUID) ([]registry.Testcase, error) {
+func (s *Store) Testcases(ctx context.Context, p uuid.UUID, ids []uuid.UUID) ([]versioned.Testcase, error) {
 	if len(ids) == 0 {
-		return []registry.Testcase{}, nil
+		return []versioned.Testcase{}, nil
 	}
 	uniq := slices.Clone(ids)
 	slices.SortFunc(uniq, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
@@ -118,7 +118,7 @@ func (s *Store) Testcases(ctx context.Context, p uuid.UUID, ids []uuid.UUID) ([]
 	for i, tc := range found {
 		byID[tc.ID] = i
 	}
-	out := make([]registry.Testcase, 0, len(ids))
+	out := make([]versioned.Testcase, 0, len(ids))
 	for _, id := range ids {
 		if i, ok := byID[id]; ok {
 			out = append(out, found[i])
@@ -129,7 +129,7 @@ func (s *Store) Testcases(ctx context.Context, p uuid.UUID, ids []uuid.UUID) ([]
 
 // TestcasesBySet pages every blob ever committed to the testset setID, by
 // created_at then id (descending when asked), after the cursor in win.
-func (s *Store) TestcasesBySet(ctx context.Context, p, setID uuid.UUID, win *registry.Windowing) ([]registry.Testcase, error) {
+func (s *Store) TestcasesBySet(ctx context.Context, p, setID uuid.UUID, win *versioned.Windowing) ([]versioned.Testcase, error) {
 	args := []any{p, setID}
 	cond, order := "", " ORDER BY created_at, id"
 	desc := win != nil && win.Order != nil && *win.Order == "descending"

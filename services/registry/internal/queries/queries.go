@@ -1,5 +1,7 @@
-// Package queries holds saved trace queries: revision data validation and
-// running a stored query against the tracing service on retrieve.
+// Package queries holds the saved trace query use cases: revision data
+// validation, commits, the simple surface (its versioned.SimpleFamily),
+// the family's git-model rules, and retrieving a revision and running its
+// stored query against the tracing service.
 package queries
 
 import (
@@ -8,8 +10,8 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // Tracing runs a query; tracingclient.Client implements it.
@@ -85,7 +87,7 @@ func ParseData(raw json.RawMessage, loc ...any) (json.RawMessage, error) {
 			}
 			d.Filtering = v
 		case "windowing":
-			var w registry.Windowing
+			var w versioned.Windowing
 			if err := json.Unmarshal(v, &w); err != nil {
 				return nil, errs.Field("Input should be a valid windowing: "+err.Error(), v, at(k)...)
 			}
@@ -173,16 +175,20 @@ func checkCondition(c map[string]json.RawMessage, loc ...any) error {
 	return nil
 }
 
-// Service runs stored queries.
-type Service struct{ tracing Tracing }
+// Service holds the query use cases: the simple surface, commits, and
+// retrieving a revision and running its stored query.
+type Service struct {
+	reg     *versioned.Service
+	tracing Tracing
+}
 
 // NewService returns a service; tracing may be nil when no tracing
 // service is configured (include flags then answer 503).
-func NewService(t Tracing) *Service { return &Service{tracing: t} }
+func NewService(reg *versioned.Service, t Tracing) *Service { return &Service{reg: reg, tracing: t} }
 
 // Run executes the revision's stored query; limit and next from the
 // request override the stored windowing.
-func (s *Service) Run(ctx context.Context, sc scope.Scope, r *registry.Revision, override *registry.Windowing) (*tracingclient.Result, error) {
+func (s *Service) Run(ctx context.Context, sc scope.Scope, r *versioned.Revision, override *versioned.Windowing) (*tracingclient.Result, error) {
 	if s.tracing == nil {
 		return nil, errs.New(errs.Unavailable, "queries.no_tracing", "No tracing service is configured to run queries.")
 	}
@@ -213,4 +219,48 @@ func (s *Service) Run(ctx context.Context, sc scope.Scope, r *registry.Revision,
 		q.Windowing, _ = json.Marshal(w)
 	}
 	return s.tracing.Run(ctx, sc, q)
+}
+
+// Commit stores the next revision of a query variant; initial requires it
+// to be the variant's first.
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, r versioned.Revision, initial bool) (*versioned.Revision, error) {
+	return s.reg.Commit(ctx, sc, versioned.Queries, versioned.Commit{Revision: r, Initial: initial})
+}
+
+// Include asks Retrieve to run the stored query: TraceIDs adds the
+// matching trace ids to the revision's data, Traces the traces (and the
+// ids); Window's limit and next override the stored windowing.
+type Include struct {
+	TraceIDs, Traces bool
+	Window           *versioned.Windowing
+}
+
+// Retrieve resolves the query revision refs name (nil if none) and, when
+// inc asks for it, runs its stored query and returns a copy whose data
+// carries the results.
+func (s *Service) Retrieve(ctx context.Context, sc scope.Scope, refs versioned.Refs, inc Include) (*versioned.Revision, error) {
+	r, err := s.reg.Resolve(ctx, sc, versioned.Queries, "query", refs)
+	if err != nil || r == nil || !inc.TraceIDs && !inc.Traces {
+		return r, err
+	}
+	res, err := s.Run(ctx, sc, r, inc.Window)
+	if err != nil {
+		return nil, err
+	}
+	d := map[string]any{}
+	if r.Data != nil {
+		_ = json.Unmarshal(r.Data, &d)
+	}
+	if inc.TraceIDs {
+		d["trace_ids"] = res.TraceIDs
+	}
+	if inc.Traces {
+		d["traces"] = res.Traces
+		if !inc.TraceIDs {
+			d["trace_ids"] = res.TraceIDs
+		}
+	}
+	cp := *r
+	cp.Data, _ = json.Marshal(d)
+	return &cp, nil
 }

@@ -8,64 +8,60 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // Simple is the flat record of the simple surface: a testset, its default
 // variant and that variant's latest revision with its testcases.
 type Simple struct {
-	Artifact  *registry.Artifact
-	Variant   *registry.Variant
-	Revision  *registry.Revision
-	Testcases []registry.Testcase
+	Artifact  *versioned.Artifact
+	Variant   *versioned.Variant
+	Revision  *versioned.Revision
+	Testcases []versioned.Testcase
 }
 
 // SimpleInput creates or edits a simple testset.
 type SimpleInput struct {
 	ID     *uuid.UUID
 	Slug   string
-	Header registry.Header
+	Header versioned.Header
 	Rows   []testcases.Row
 	// JSONBody marks rows from a JSON request body (not a file).
 	JSONBody bool
 }
 
 // CreateSimple creates the artifact, a variant with the same header, an
-// empty "Initial commit" v0 and v1 with the rows, in one transaction.
+// empty "Initial commit" v0 and v1 with the rows, in one transaction
+// (versioned.Service.CreateRecord).
 func (s *Service) CreateSimple(ctx context.Context, sc scope.Scope, in SimpleInput) (*Simple, error) {
 	if s.limits.MaxRows > 0 && len(in.Rows) > s.limits.MaxRows {
 		return nil, s.errTooManyRows()
 	}
-	var out *Simple
-	err := s.inTx(ctx, func(tx *Service) error {
-		a := &registry.Artifact{Slug: in.Slug, Header: in.Header}
-		if in.ID != nil {
-			a.ID = *in.ID
-		}
-		a, err := tx.reg.CreateArtifact(ctx, sc, fam, a)
-		if err != nil {
-			return err
-		}
-		v, err := tx.reg.CreateVariant(ctx, sc, fam, &registry.Variant{ArtifactID: a.ID, Slug: registry.NewSlug(), Header: in.Header})
-		if err != nil {
-			return err
-		}
-		msg := "Initial commit"
-		if _, err := tx.Commit(ctx, sc, Commit{ArtifactID: a.ID, VariantID: &v.ID, Header: in.Header, Message: &msg, Initial: true}); err != nil {
-			return err
-		}
-		r, blobs, err := tx.commit(ctx, sc, Commit{ArtifactID: a.ID, VariantID: &v.ID, Header: in.Header,
-			HasData: true, Rows: in.Rows, Dedup: true, JSONBody: in.JSONBody})
-		if err != nil {
-			return err
-		}
-		// The testset is new, so every blob (its id hashes the testset id)
-		// was written by this commit: answer from memory, not a re-read.
-		out = &Simple{Artifact: a, Variant: v, Revision: r, Testcases: blobs}
-		return nil
-	})
-	return out, err
+	a := &versioned.Artifact{Slug: in.Slug, Header: in.Header}
+	if in.ID != nil {
+		a.ID = *in.ID
+	}
+	var blobs []versioned.Testcase
+	rec, err := s.reg.CreateRecord(ctx, sc, fam, a,
+		func(*versioned.Artifact) versioned.Header { return in.Header },
+		func(reg *versioned.Service, v *versioned.Variant, initial bool) (*versioned.Revision, error) {
+			tx := &Service{reg: reg, limits: s.limits}
+			if initial {
+				msg := versioned.InitialMessage
+				return tx.Commit(ctx, sc, Commit{ArtifactID: v.ArtifactID, VariantID: &v.ID, Header: in.Header, Message: &msg, Initial: true})
+			}
+			r, tcs, err := tx.commit(ctx, sc, Commit{ArtifactID: v.ArtifactID, VariantID: &v.ID, Header: in.Header,
+				HasData: true, Rows: in.Rows, Dedup: true, JSONBody: in.JSONBody})
+			blobs = tcs
+			return r, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	// The testset is new, so every blob (its id hashes the testset id) was
+	// written by this commit: answer from memory, not a re-read.
+	return &Simple{Artifact: rec.Artifact, Variant: rec.Variant, Revision: rec.Revision, Testcases: blobs}, nil
 }
 
 // GetSimple returns the simple record, or nil when the testset, its
@@ -78,7 +74,7 @@ func (s *Service) GetSimple(ctx context.Context, sc scope.Scope, id uuid.UUID) (
 	return s.simpleOf(ctx, sc, a)
 }
 
-func (s *Service) simpleOf(ctx context.Context, sc scope.Scope, a *registry.Artifact) (*Simple, error) {
+func (s *Service) simpleOf(ctx context.Context, sc scope.Scope, a *versioned.Artifact) (*Simple, error) {
 	v, err := s.reg.DefaultVariant(ctx, sc, fam, a.ID)
 	if err != nil || v == nil {
 		return nil, err
@@ -90,7 +86,7 @@ func (s *Service) simpleOf(ctx context.Context, sc scope.Scope, a *registry.Arti
 	return s.load(ctx, sc, a, v, r)
 }
 
-func (s *Service) load(ctx context.Context, sc scope.Scope, a *registry.Artifact, v *registry.Variant, r *registry.Revision) (*Simple, error) {
+func (s *Service) load(ctx context.Context, sc scope.Scope, a *versioned.Artifact, v *versioned.Variant, r *versioned.Revision) (*Simple, error) {
 	tcs, err := s.Testcases(ctx, sc, r)
 	if err != nil {
 		return nil, err
@@ -124,7 +120,7 @@ func (s *Service) EditSimple(ctx context.Context, sc scope.Scope, id uuid.UUID, 
 			return err
 		}
 		if v == nil {
-			if v, err = tx.reg.CreateVariant(ctx, sc, fam, &registry.Variant{ArtifactID: id, Slug: registry.NewSlug(), Header: in.Header}); err != nil {
+			if v, err = tx.reg.CreateVariant(ctx, sc, fam, &versioned.Variant{ArtifactID: id, Slug: versioned.NewSlug(), Header: in.Header}); err != nil {
 				return err
 			}
 		} else if changed {
@@ -161,7 +157,7 @@ func (s *Service) EditSimple(ctx context.Context, sc scope.Scope, id uuid.UUID, 
 	return out, err
 }
 
-func sameHeader(a, b registry.Header) bool {
+func sameHeader(a, b versioned.Header) bool {
 	return eqStr(a.Name, b.Name) && eqStr(a.Description, b.Description) && eqJSON(a.Tags, b.Tags) && eqJSON(a.Meta, b.Meta)
 }
 
@@ -186,7 +182,7 @@ func eqJSON(a, b json.RawMessage) bool {
 
 // QuerySimple lists simple records; testsets lacking a variant or a
 // revision are skipped.
-func (s *Service) QuerySimple(ctx context.Context, sc scope.Scope, q registry.Query) ([]Simple, error) {
+func (s *Service) QuerySimple(ctx context.Context, sc scope.Scope, q versioned.Query) ([]Simple, error) {
 	as, err := s.reg.QueryArtifacts(ctx, sc, fam, q)
 	if err != nil {
 		return nil, err
@@ -205,6 +201,6 @@ func (s *Service) QuerySimple(ctx context.Context, sc scope.Scope, q registry.Qu
 }
 
 // ArchiveSimple (un)archives the artifact only; nil if missing.
-func (s *Service) ArchiveSimple(ctx context.Context, sc scope.Scope, id uuid.UUID, archived bool) (*registry.Artifact, error) {
+func (s *Service) ArchiveSimple(ctx context.Context, sc scope.Scope, id uuid.UUID, archived bool) (*versioned.Artifact, error) {
 	return s.reg.ArchiveArtifact(ctx, sc, fam, id, archived)
 }

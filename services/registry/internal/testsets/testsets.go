@@ -1,7 +1,8 @@
-// Package testsets holds what is particular to testsets on top of the
-// registry's git model: commits of testcase rows (full data or deltas),
-// content-addressed blobs, file import and export, and the simple surface
-// that merges a testset, its default variant and latest revision.
+// Package testsets holds the testset use cases on top of the versioned git
+// model: commits of testcase rows (full data, deltas, from a base revision,
+// from an uploaded file), content-addressed blobs and testcase queries, the
+// simple surface that merges a testset, its default variant and latest
+// revision, and the family's git-model rules.
 package testsets
 
 import (
@@ -14,21 +15,21 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/canon"
-	"github.com/assayhq/assay/services/registry/internal/registry"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-const fam = registry.Testsets
+const fam = versioned.Testsets
 
 // Service implements the testset use cases.
 type Service struct {
-	reg    *registry.Service
+	reg    *versioned.Service
 	limits tcfile.Limits
 }
 
 // NewService returns a testset service; limits bound uploads and commits.
-func NewService(reg *registry.Service, limits tcfile.Limits) *Service {
+func NewService(reg *versioned.Service, limits tcfile.Limits) *Service {
 	return &Service{reg: reg, limits: limits}
 }
 
@@ -40,7 +41,7 @@ type Commit struct {
 	ArtifactID uuid.UUID
 	VariantID  *uuid.UUID
 	Slug       string
-	Header     registry.Header
+	Header     versioned.Header
 	Message    *string
 	// Rows is the full data when HasData; nil rows with HasData commit an
 	// empty revision ({"testcases": []} counts as data).
@@ -62,13 +63,13 @@ func (s *Service) errTooManyRows() error {
 }
 
 // Commit stores a new revision. A delta without a base gives nil.
-func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, error) {
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*versioned.Revision, error) {
 	r, _, err := s.commit(ctx, sc, c)
 	return r, err
 }
 
 // commit also returns the blobs of the revision as committed, in order.
-func (s *Service) commit(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, []registry.Testcase, error) {
+func (s *Service) commit(ctx context.Context, sc scope.Scope, c Commit) (*versioned.Revision, []versioned.Testcase, error) {
 	rows := c.Rows
 	if c.Delta != nil {
 		base, err := s.base(ctx, sc, c)
@@ -93,32 +94,32 @@ func (s *Service) commit(ctx context.Context, sc scope.Scope, c Commit) (*regist
 		c.HasData = true
 	}
 	if c.VariantID == nil {
-		return nil, nil, registry.Invalid("testset_revision.testset_variant_id is required.")
+		return nil, nil, versioned.Invalid("testset_revision.testset_variant_id is required.")
 	}
 	if s.limits.MaxRows > 0 && len(rows) > s.limits.MaxRows {
 		return nil, nil, s.errTooManyRows()
 	}
-	rev := registry.Revision{ArtifactID: c.ArtifactID, VariantID: *c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
-	var blobs []registry.Testcase
+	rev := versioned.Revision{ArtifactID: c.ArtifactID, VariantID: *c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
+	var blobs []versioned.Testcase
 	if c.HasData {
 		if c.Dedup {
 			rows = testcases.AssignDedup(rows, c.JSONBody)
 		}
 		testcases.AssignIDs(c.ArtifactID, rows)
 		rev.TestcaseIDs = make([]uuid.UUID, len(rows))
-		blobs = make([]registry.Testcase, len(rows))
+		blobs = make([]versioned.Testcase, len(rows))
 		setID := c.ArtifactID
 		for i, r := range rows {
 			rev.TestcaseIDs[i] = r.ID
-			blobs[i] = registry.Testcase{ID: r.ID, SetID: &setID, Data: canon.AppendCompact(nil, r.Data),
+			blobs[i] = versioned.Testcase{ID: r.ID, SetID: &setID, Data: canon.AppendCompact(nil, r.Data),
 				Flags: rawObject(r.Flags), Tags: rawObject(r.Tags), Meta: rawObject(r.Meta)}
 		}
 	}
-	r, err := s.reg.Commit(ctx, sc, fam, registry.Commit{Revision: rev, Testcases: blobs, Initial: c.Initial})
+	r, err := s.reg.Commit(ctx, sc, fam, versioned.Commit{Revision: rev, Testcases: blobs, Initial: c.Initial})
 	return r, blobs, err
 }
 
-func (s *Service) base(ctx context.Context, sc scope.Scope, c Commit) (*registry.Revision, error) {
+func (s *Service) base(ctx context.Context, sc scope.Scope, c Commit) (*versioned.Revision, error) {
 	if c.BaseRevisionID != nil {
 		return s.reg.Revision(ctx, sc, fam, *c.BaseRevisionID)
 	}
@@ -130,12 +131,12 @@ func (s *Service) base(ctx context.Context, sc scope.Scope, c Commit) (*registry
 }
 
 // Testcases loads the revision's testcases in order.
-func (s *Service) Testcases(ctx context.Context, sc scope.Scope, r *registry.Revision) ([]registry.Testcase, error) {
+func (s *Service) Testcases(ctx context.Context, sc scope.Scope, r *versioned.Revision) ([]versioned.Testcase, error) {
 	return s.reg.Testcases(ctx, sc, r.TestcaseIDs)
 }
 
 // Rows loads the revision's testcases as editable rows.
-func (s *Service) Rows(ctx context.Context, sc scope.Scope, r *registry.Revision) ([]testcases.Row, error) {
+func (s *Service) Rows(ctx context.Context, sc scope.Scope, r *versioned.Revision) ([]testcases.Row, error) {
 	tcs, err := s.Testcases(ctx, sc, r)
 	if err != nil {
 		return nil, err
@@ -144,7 +145,7 @@ func (s *Service) Rows(ctx context.Context, sc scope.Scope, r *registry.Revision
 }
 
 // ToRows parses stored testcases back into editable rows.
-func ToRows(tcs []registry.Testcase) ([]testcases.Row, error) {
+func ToRows(tcs []versioned.Testcase) ([]testcases.Row, error) {
 	rows := make([]testcases.Row, len(tcs))
 	for i, tc := range tcs {
 		data, err := canon.ParseObject(tc.Data)
@@ -167,7 +168,7 @@ func ToRows(tcs []registry.Testcase) ([]testcases.Row, error) {
 }
 
 // sameIDs reports whether a revision already holds exactly ids.
-func sameIDs(r *registry.Revision, ids []uuid.UUID) bool {
+func sameIDs(r *versioned.Revision, ids []uuid.UUID) bool {
 	return r != nil && r.TestcaseIDs != nil && slices.Equal(r.TestcaseIDs, ids)
 }
 
@@ -182,5 +183,5 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // inTx runs fn with a service whose writes form one transaction.
 func (s *Service) inTx(ctx context.Context, fn func(*Service) error) error {
-	return s.reg.InTx(ctx, func(r *registry.Service) error { return fn(&Service{reg: r, limits: s.limits}) })
+	return s.reg.InTx(ctx, func(r *versioned.Service) error { return fn(&Service{reg: r, limits: s.limits}) })
 }

@@ -25,13 +25,13 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 	"github.com/assayhq/assay/services/registry/migrations"
 )
 
 type world struct {
-	reg *registry.Service
+	reg *versioned.Service
 	wf  *workflows.Service
 	sc  scope.Scope
 }
@@ -42,7 +42,7 @@ func TestService(t *testing.T) {
 	pool := pgtest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
-	reg := registry.NewService(pgstore.New(pool))
+	reg := versioned.NewService(pgstore.New(pool))
 	cat, err := catalog.New("svc")
 	require.NoError(t, err)
 	wf := workflows.NewService(reg, environments.NewService(reg), cat, workflows.Config{Provider: "svc"})
@@ -68,16 +68,16 @@ func TestService(t *testing.T) {
 
 // app stores a workflow with one variant and revisions of the given data
 // (versions 0, 1, ...); it returns them.
-func (w *world) app(t *testing.T, slug string, data ...string) []*registry.Revision {
+func (w *world) app(t *testing.T, slug string, data ...string) []*versioned.Revision {
 	t.Helper()
 	ctx := context.Background()
-	a, err := w.reg.CreateArtifact(ctx, w.sc, registry.Workflows, &registry.Artifact{Slug: slug, Header: registry.Header{Flags: json.RawMessage(`{"is_application":true}`)}})
+	a, err := w.reg.CreateArtifact(ctx, w.sc, versioned.Workflows, &versioned.Artifact{Slug: slug, Header: versioned.Header{Flags: json.RawMessage(`{"is_application":true}`)}})
 	require.NoError(t, err)
-	v, err := w.reg.CreateVariant(ctx, w.sc, registry.Workflows, &registry.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
+	v, err := w.reg.CreateVariant(ctx, w.sc, versioned.Workflows, &versioned.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
 	require.NoError(t, err)
-	var out []*registry.Revision
+	var out []*versioned.Revision
 	for _, d := range data {
-		r, err := w.reg.Commit(ctx, w.sc, registry.Workflows, registry.Commit{Revision: registry.Revision{VariantID: v.ID, Data: json.RawMessage(d)}})
+		r, err := w.reg.Commit(ctx, w.sc, versioned.Workflows, versioned.Commit{Revision: versioned.Revision{VariantID: v.ID, Data: json.RawMessage(d)}})
 		require.NoError(t, err)
 		out = append(out, r)
 	}
@@ -85,31 +85,31 @@ func (w *world) app(t *testing.T, slug string, data ...string) []*registry.Revis
 }
 
 // environment stores an environment with a first, empty revision.
-func (w *world) environment(t *testing.T, slug string) *registry.Revision {
+func (w *world) environment(t *testing.T, slug string) *versioned.Revision {
 	t.Helper()
 	ctx := context.Background()
-	a, err := w.reg.CreateArtifact(ctx, w.sc, registry.Environments, &registry.Artifact{Slug: slug})
+	a, err := w.reg.CreateArtifact(ctx, w.sc, versioned.Environments, &versioned.Artifact{Slug: slug})
 	require.NoError(t, err)
-	v, err := w.reg.CreateVariant(ctx, w.sc, registry.Environments, &registry.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
+	v, err := w.reg.CreateVariant(ctx, w.sc, versioned.Environments, &versioned.Variant{ArtifactID: a.ID, Slug: slug + ".default"})
 	require.NoError(t, err)
-	r, err := w.reg.Commit(ctx, w.sc, registry.Environments, registry.Commit{Revision: registry.Revision{VariantID: v.ID}})
+	r, err := w.reg.Commit(ctx, w.sc, versioned.Environments, versioned.Commit{Revision: versioned.Revision{VariantID: v.ID}})
 	require.NoError(t, err)
 	return r
 }
 
-func bySlug(s string) *registry.Ref             { return &registry.Ref{Slug: &s} }
-func byID(id uuid.UUID) *registry.Ref           { return &registry.Ref{ID: &id} }
-func envRefs(slug string) registry.Refs         { return registry.Refs{Artifact: bySlug(slug)} }
-func revRef(r *registry.Revision) registry.Refs { return registry.Refs{Revision: byID(r.ID)} }
+func bySlug(s string) *versioned.Ref              { return &versioned.Ref{Slug: &s} }
+func byID(id uuid.UUID) *versioned.Ref            { return &versioned.Ref{ID: &id} }
+func envRefs(slug string) versioned.Refs          { return versioned.Refs{Artifact: bySlug(slug)} }
+func revRef(r *versioned.Revision) versioned.Refs { return versioned.Refs{Revision: byID(r.ID)} }
 
-func (w *world) deploy(t *testing.T, role string, refs registry.Refs, env string, key *string) *registry.Revision {
+func (w *world) deploy(t *testing.T, role string, refs versioned.Refs, env string, key *string) *versioned.Revision {
 	t.Helper()
 	r, err := w.wf.Deploy(context.Background(), w.sc, role, refs, envRefs(env), key, nil)
 	require.NoError(t, err)
 	return r
 }
 
-func (w *world) retrieve(t *testing.T, role string, refs registry.Refs, env string, key *string) *workflows.Deployment {
+func (w *world) retrieve(t *testing.T, role string, refs versioned.Refs, env string, key *string) *workflows.Deployment {
 	t.Helper()
 	d, err := w.wf.RetrieveByEnvironment(context.Background(), w.sc, role, refs, envRefs(env), key)
 	require.NoError(t, err)
@@ -128,10 +128,10 @@ func testDeployThenRetrieve(t *testing.T, w *world) {
 	revs := w.app(t, "my-app", `{"v":0}`, `{"v":1}`)
 	env := w.environment(t, "prod")
 
-	deployed := w.deploy(t, "application", registry.Refs{Artifact: bySlug("my-app")}, "prod", nil)
+	deployed := w.deploy(t, "application", versioned.Refs{Artifact: bySlug("my-app")}, "prod", nil)
 	assert.Equal(t, revs[1].ID, deployed.ID, "an artifact ref deploys its latest revision")
 
-	head, err := w.reg.LatestRevision(ctx, w.sc, registry.Environments, env.VariantID)
+	head, err := w.reg.LatestRevision(ctx, w.sc, versioned.Environments, env.VariantID)
 	require.NoError(t, err)
 	assert.Equal(t, 1, head.Version, "a deploy is a new environment revision")
 	refs := environments.ReferencesOf(head)
@@ -142,15 +142,15 @@ func testDeployThenRetrieve(t *testing.T, w *world) {
 	assert.Equal(t, revs[1].ID, *g["application_revision"].ID)
 	assert.Equal(t, "1", *g["application_revision"].Version)
 
-	d := w.retrieve(t, "application", registry.Refs{Artifact: bySlug("my-app")}, "prod", nil)
+	d := w.retrieve(t, "application", versioned.Refs{Artifact: bySlug("my-app")}, "prod", nil)
 	assert.Equal(t, revs[1].ID, d.Revision.ID)
 	assert.Equal(t, head.ID, d.Environment.ID)
 	assert.Equal(t, "my-app.revision", d.Key)
 
 	// A later commit to the app does not change what is deployed.
-	_, err = w.reg.Commit(ctx, w.sc, registry.Workflows, registry.Commit{Revision: registry.Revision{VariantID: revs[0].VariantID, Data: json.RawMessage(`{"v":2}`)}})
+	_, err = w.reg.Commit(ctx, w.sc, versioned.Workflows, versioned.Commit{Revision: versioned.Revision{VariantID: revs[0].VariantID, Data: json.RawMessage(`{"v":2}`)}})
 	require.NoError(t, err)
-	d = w.retrieve(t, "application", registry.Refs{Artifact: bySlug("my-app")}, "prod", nil)
+	d = w.retrieve(t, "application", versioned.Refs{Artifact: bySlug("my-app")}, "prod", nil)
 	assert.Equal(t, revs[1].ID, d.Revision.ID)
 }
 
@@ -162,8 +162,8 @@ func testDeployKeepsOtherKeys(t *testing.T, w *world) {
 	w.deploy(t, "application", revRef(b[0]), "prod", nil)
 	w.deploy(t, "application", revRef(a[0]), "prod", nil) // a rollback
 
-	assert.Equal(t, a[0].ID, w.retrieve(t, "application", registry.Refs{Artifact: bySlug("a")}, "prod", nil).Revision.ID, "the redeploy replaced a's key")
-	assert.Equal(t, b[0].ID, w.retrieve(t, "application", registry.Refs{Artifact: bySlug("b")}, "prod", nil).Revision.ID, "b's key is kept")
+	assert.Equal(t, a[0].ID, w.retrieve(t, "application", versioned.Refs{Artifact: bySlug("a")}, "prod", nil).Revision.ID, "the redeploy replaced a's key")
+	assert.Equal(t, b[0].ID, w.retrieve(t, "application", versioned.Refs{Artifact: bySlug("b")}, "prod", nil).Revision.ID, "b's key is kept")
 }
 
 func testRetrieveKeys(t *testing.T, w *world) {
@@ -172,20 +172,20 @@ func testRetrieveKeys(t *testing.T, w *world) {
 	custom := "custom-key"
 	w.deploy(t, "application", revRef(revs[0]), "prod", &custom)
 
-	d := w.retrieve(t, "application", registry.Refs{}, "prod", &custom)
+	d := w.retrieve(t, "application", versioned.Refs{}, "prod", &custom)
 	assert.Equal(t, revs[0].ID, d.Revision.ID, "by an explicit key")
 	assert.Equal(t, custom, d.Key)
 
-	_, err := w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", registry.Refs{Artifact: bySlug("keyed")}, envRefs("prod"), nil)
+	_, err := w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", versioned.Refs{Artifact: bySlug("keyed")}, envRefs("prod"), nil)
 	requireKind(t, err, errs.NotFound, "the derived key keyed.revision was not deployed")
 
 	w.deploy(t, "application", revRef(revs[0]), "prod", nil)
-	d = w.retrieve(t, "application", registry.Refs{Artifact: byID(revs[0].ArtifactID)}, "prod", nil)
+	d = w.retrieve(t, "application", versioned.Refs{Artifact: byID(revs[0].ArtifactID)}, "prod", nil)
 	assert.Equal(t, "keyed.revision", d.Key, "the key is derived from the slug of the artifact an id names")
 
-	_, err = w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", registry.Refs{Artifact: byID(uuid.New())}, envRefs("prod"), nil)
+	_, err = w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", versioned.Refs{Artifact: byID(uuid.New())}, envRefs("prod"), nil)
 	requireKind(t, err, errs.Invalid, "an artifact id that names nothing derives no key")
-	_, err = w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", registry.Refs{}, envRefs("prod"), nil)
+	_, err = w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", versioned.Refs{}, envRefs("prod"), nil)
 	requireKind(t, err, errs.Invalid, "no artifact ref and no key")
 }
 
@@ -196,21 +196,21 @@ func testRetrieveHistoricEnvironment(t *testing.T, w *world) {
 	w.deploy(t, "application", revRef(revs[1]), "prod", nil) // environment version 2
 
 	one := "1"
-	d, err := w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", registry.Refs{Artifact: bySlug("hist")},
-		registry.Refs{Artifact: bySlug("prod"), Revision: &registry.Ref{Version: &one}}, nil)
+	d, err := w.wf.RetrieveByEnvironment(context.Background(), w.sc, "application", versioned.Refs{Artifact: bySlug("hist")},
+		versioned.Refs{Artifact: bySlug("prod"), Revision: &versioned.Ref{Version: &one}}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, revs[0].ID, d.Revision.ID, "what environment version 1 deployed")
 	assert.Equal(t, 1, d.Environment.Version)
-	assert.Equal(t, revs[1].ID, w.retrieve(t, "application", registry.Refs{Artifact: bySlug("hist")}, "prod", nil).Revision.ID, "the latest environment revision by default")
+	assert.Equal(t, revs[1].ID, w.retrieve(t, "application", versioned.Refs{Artifact: bySlug("hist")}, "prod", nil).Revision.ID, "the latest environment revision by default")
 }
 
 func testWorkflowReadsApplicationDeploy(t *testing.T, w *world) {
 	revs := w.app(t, "shared", `{"s":0}`)
 	w.environment(t, "prod")
 	w.deploy(t, "application", revRef(revs[0]), "prod", nil)
-	d := w.retrieve(t, "workflow", registry.Refs{Artifact: bySlug("shared")}, "prod", nil)
+	d := w.retrieve(t, "workflow", versioned.Refs{Artifact: bySlug("shared")}, "prod", nil)
 	assert.Equal(t, revs[0].ID, d.Revision.ID, "applications are workflows too")
-	_, err := w.wf.RetrieveByEnvironment(context.Background(), w.sc, "evaluator", registry.Refs{Artifact: bySlug("shared")}, envRefs("prod"), nil)
+	_, err := w.wf.RetrieveByEnvironment(context.Background(), w.sc, "evaluator", versioned.Refs{Artifact: bySlug("shared")}, envRefs("prod"), nil)
 	requireKind(t, err, errs.NotFound, "an evaluator retrieve does not read an application deploy")
 }
 
@@ -219,31 +219,31 @@ func testDeployAndRetrieveErrors(t *testing.T, w *world) {
 	revs := w.app(t, "errs", `{"e":0}`)
 	w.environment(t, "prod")
 
-	_, err := w.wf.Deploy(ctx, w.sc, "application", registry.Refs{}, envRefs("prod"), nil, nil)
+	_, err := w.wf.Deploy(ctx, w.sc, "application", versioned.Refs{}, envRefs("prod"), nil, nil)
 	requireKind(t, err, errs.Invalid, "deploy without app refs")
-	_, err = w.wf.Deploy(ctx, w.sc, "application", revRef(revs[0]), registry.Refs{}, nil, nil)
+	_, err = w.wf.Deploy(ctx, w.sc, "application", revRef(revs[0]), versioned.Refs{}, nil, nil)
 	requireKind(t, err, errs.Invalid, "deploy without environment refs")
-	_, err = w.wf.Deploy(ctx, w.sc, "application", registry.Refs{Artifact: bySlug("nothing")}, envRefs("prod"), nil, nil)
+	_, err = w.wf.Deploy(ctx, w.sc, "application", versioned.Refs{Artifact: bySlug("nothing")}, envRefs("prod"), nil, nil)
 	requireKind(t, err, errs.NotFound, "deploy of no revision")
 	_, err = w.wf.Deploy(ctx, w.sc, "application", revRef(revs[0]), envRefs("nowhere"), nil, nil)
 	requireKind(t, err, errs.NotFound, "deploy to no environment")
 
 	key := "k"
-	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", registry.Refs{}, registry.Refs{}, &key)
+	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", versioned.Refs{}, versioned.Refs{}, &key)
 	requireKind(t, err, errs.Invalid, "a key without environment refs")
-	d, err := w.wf.RetrieveByEnvironment(ctx, w.sc, "application", registry.Refs{Artifact: bySlug("errs")}, registry.Refs{}, nil)
+	d, err := w.wf.RetrieveByEnvironment(ctx, w.sc, "application", versioned.Refs{Artifact: bySlug("errs")}, versioned.Refs{}, nil)
 	require.NoError(t, err)
 	assert.Nil(t, d, "no environment refs and no key: not an environment retrieve")
-	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", registry.Refs{Artifact: bySlug("errs")}, envRefs("nowhere"), nil)
+	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", versioned.Refs{Artifact: bySlug("errs")}, envRefs("nowhere"), nil)
 	requireKind(t, err, errs.NotFound, "retrieve from no environment")
 
 	// Refs given with the key must agree with what is deployed there.
 	w.deploy(t, "application", revRef(revs[0]), "prod", &key)
 	other := w.app(t, "other", `{"o":0}`)
-	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", registry.Refs{Artifact: byID(other[0].ArtifactID)}, envRefs("prod"), &key)
+	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", versioned.Refs{Artifact: byID(other[0].ArtifactID)}, envRefs("prod"), &key)
 	requireKind(t, err, errs.Invalid, "an artifact ref that disagrees with the deployed revision")
 	v := strconv.Itoa(revs[0].Version + 5)
-	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", registry.Refs{Revision: &registry.Ref{Version: &v}, Artifact: bySlug("errs")}, envRefs("prod"), &key)
+	_, err = w.wf.RetrieveByEnvironment(ctx, w.sc, "application", versioned.Refs{Revision: &versioned.Ref{Version: &v}, Artifact: bySlug("errs")}, envRefs("prod"), &key)
 	requireKind(t, err, errs.Invalid, "a version that disagrees with the deployed revision")
 }
 
@@ -254,12 +254,12 @@ func testDeployProjectIsolation(t *testing.T, w *world) {
 	w.deploy(t, "application", revRef(revs[0]), "prod", nil)
 
 	other := &world{reg: w.reg, wf: w.wf, sc: scope.Scope{ProjectID: uuid.New()}}
-	_, err := other.wf.RetrieveByEnvironment(ctx, other.sc, "application", registry.Refs{Artifact: bySlug("mine")}, envRefs("prod"), nil)
+	_, err := other.wf.RetrieveByEnvironment(ctx, other.sc, "application", versioned.Refs{Artifact: bySlug("mine")}, envRefs("prod"), nil)
 	requireKind(t, err, errs.NotFound, "another project's environment")
 	other.environment(t, "prod")
 	_, err = other.wf.Deploy(ctx, other.sc, "application", revRef(revs[0]), envRefs("prod"), nil, nil)
 	requireKind(t, err, errs.NotFound, "another project's revision cannot be deployed")
-	_, err = other.wf.RetrieveByEnvironment(ctx, other.sc, "application", registry.Refs{Artifact: bySlug("mine")}, envRefs("prod"), nil)
+	_, err = other.wf.RetrieveByEnvironment(ctx, other.sc, "application", versioned.Refs{Artifact: bySlug("mine")}, envRefs("prod"), nil)
 	requireKind(t, err, errs.NotFound, "the other project's prod deploys nothing")
 }
 
@@ -277,7 +277,7 @@ func testCommitBaseRevision(t *testing.T, w *world) {
 	_, _, err = w.wf.Commit(ctx, w.sc, in)
 	requireKind(t, err, errs.Conflict, "the base is no longer the head")
 	assert.Equal(t, "workflows.revision_conflict", errs.From(err).Code)
-	latest, err := w.reg.LatestRevision(ctx, w.sc, registry.Workflows, vid)
+	latest, err := w.reg.LatestRevision(ctx, w.sc, versioned.Workflows, vid)
 	require.NoError(t, err)
 	assert.Equal(t, r.ID, latest.ID, "the refused commit wrote nothing")
 }
@@ -294,7 +294,7 @@ func testStrictNoChange(t *testing.T, w *world) {
 	require.NoError(t, err)
 	assert.True(t, noChange, "the same data again is no change")
 	assert.Equal(t, first.ID, again.ID, "the head is returned")
-	latest, err := w.reg.LatestRevision(ctx, w.sc, registry.Workflows, vid)
+	latest, err := w.reg.LatestRevision(ctx, w.sc, versioned.Workflows, vid)
 	require.NoError(t, err)
 	assert.Equal(t, first.ID, latest.ID, "nothing was written")
 }
@@ -302,7 +302,7 @@ func testStrictNoChange(t *testing.T, w *world) {
 // defaultVariant is the default variant of the workflow slug.
 func (w *world) defaultVariant(t *testing.T, slug string) uuid.UUID {
 	t.Helper()
-	v, err := w.reg.ResolveVariant(context.Background(), w.sc, registry.Workflows, bySlug(slug), nil)
+	v, err := w.reg.ResolveVariant(context.Background(), w.sc, versioned.Workflows, bySlug(slug), nil)
 	require.NoError(t, err)
 	require.NotNil(t, v)
 	return v.ID

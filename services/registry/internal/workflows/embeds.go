@@ -1,11 +1,15 @@
 package workflows
 
 import (
+	"encoding/json"
+
+	"github.com/google/uuid"
+
 	"context"
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // EmbedLookup resolves the targets of embed tokens (package embeds) in the
@@ -20,15 +24,15 @@ import (
 //     latest without a version).
 func (s *Service) EmbedLookup(sc scope.Scope) embeds.Lookup {
 	return func(ctx context.Context, t embeds.Target) (*embeds.Found, error) {
-		role, refs := "workflow", registry.Refs{}
+		role, refs := "workflow", versioned.Refs{}
 		for _, e := range embeds.Families {
-			rs := registry.Refs{Artifact: t.Ref(e), Variant: t.Ref(e + "_variant"), Revision: t.Ref(e + "_revision")}
+			rs := versioned.Refs{Artifact: t.Ref(e), Variant: t.Ref(e + "_variant"), Revision: t.Ref(e + "_revision")}
 			if !rs.Empty() {
 				role, refs = e, rs
 				break
 			}
 		}
-		env := registry.Refs{Artifact: t.Ref(embeds.Environment), Variant: t.Ref(embeds.Environment + "_variant"),
+		env := versioned.Refs{Artifact: t.Ref(embeds.Environment), Variant: t.Ref(embeds.Environment + "_variant"),
 			Revision: t.Ref(embeds.Environment + "_revision")}
 		if !env.Empty() || t.Key != nil {
 			d, err := s.RetrieveByEnvironment(ctx, sc, role, refs, env, t.Key)
@@ -40,17 +44,35 @@ func (s *Service) EmbedLookup(sc scope.Scope) embeds.Lookup {
 		if refs.Empty() {
 			return nil, nil
 		}
-		rev, err := s.reg.Resolve(ctx, sc, registry.Workflows, role, refs)
+		rev, err := s.reg.Resolve(ctx, sc, versioned.Workflows, role, refs)
 		if err != nil || rev != nil {
 			return &embeds.Found{Revision: rev}, err
 		}
 		if rr := refs.Revision; refs.Artifact == nil && refs.Variant == nil && rr != nil && rr.ID == nil && rr.Slug != nil {
-			bySlug := registry.Refs{Artifact: &registry.Ref{Slug: rr.Slug}}
+			bySlug := versioned.Refs{Artifact: &versioned.Ref{Slug: rr.Slug}}
 			if rr.Version != nil {
-				bySlug.Revision = &registry.Ref{Version: rr.Version}
+				bySlug.Revision = &versioned.Ref{Version: rr.Version}
 			}
-			rev, err = s.reg.Resolve(ctx, sc, registry.Workflows, role, bySlug)
+			rev, err = s.reg.Resolve(ctx, sc, versioned.Workflows, role, bySlug)
 		}
 		return &embeds.Found{Revision: rev}, err
 	}
+}
+
+// ResolveRevision returns a copy of r whose data has its embeds expanded
+// in the project of sc (see package embeds), with the resolution info.
+func (s *Service) ResolveRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, o embeds.Options) (*versioned.Revision, *embeds.Info, error) {
+	data, info, err := s.ResolveData(ctx, sc, r.Data, &r.ID, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp := *r
+	cp.Data = data
+	return &cp, info, nil
+}
+
+// ResolveData expands the embeds of data (an inline revision's when
+// self is nil) in the project of sc.
+func (s *Service) ResolveData(ctx context.Context, sc scope.Scope, data json.RawMessage, self *uuid.UUID, o embeds.Options) (json.RawMessage, *embeds.Info, error) {
+	return embeds.Resolve(ctx, data, self, s.EmbedLookup(sc), o)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
-	"github.com/assayhq/assay/services/registry/internal/registry"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
 // Config names our handler provider and where managed handlers are served.
@@ -25,7 +25,7 @@ type Config struct {
 
 // Service implements the workflow-family use cases.
 type Service struct {
-	reg    *registry.Service
+	reg    *versioned.Service
 	envs   *environments.Service
 	cat    *catalog.Catalog
 	cfg    Config
@@ -33,7 +33,7 @@ type Service struct {
 }
 
 // NewService returns a service.
-func NewService(reg *registry.Service, envs *environments.Service, cat *catalog.Catalog, cfg Config) *Service {
+func NewService(reg *versioned.Service, envs *environments.Service, cat *catalog.Catalog, cfg Config) *Service {
 	cfg.ServicesURL = strings.TrimRight(cfg.ServicesURL, "/")
 	return &Service{reg: reg, envs: envs, cat: cat, cfg: cfg, params: &paramSchemas{}}
 }
@@ -51,7 +51,7 @@ const ReservedPrefix = "__ag__"
 // CheckSlug refuses a reserved slug.
 func CheckSlug(slug string) error {
 	if strings.HasPrefix(slug, ReservedPrefix) {
-		return registry.Invalid("The slug prefix '__ag__' is reserved for static workflows.")
+		return versioned.Invalid("The slug prefix '__ag__' is reserved for static workflows.")
 	}
 	return nil
 }
@@ -82,7 +82,7 @@ func ArtifactFlags(raw json.RawMessage, force string) json.RawMessage {
 
 // RevisionFlags are the flags a workflow revision shows: its inferred
 // flags, the artifact's role flags, and is_static from the artifact slug.
-func RevisionFlags(r *registry.Revision) json.RawMessage {
+func RevisionFlags(r *versioned.Revision) json.RawMessage {
 	out := map[string]any{}
 	_ = json.Unmarshal(r.Flags, &out)
 	var af map[string]any
@@ -228,7 +228,7 @@ type CommitInput struct {
 	Key            string // wire name for messages: workflow, application, evaluator
 	VariantID      uuid.UUID
 	Slug           string
-	Header         registry.Header
+	Header         versioned.Header
 	Message        *string
 	Data           Data // nil: no data sent
 	Delta          *Delta
@@ -245,12 +245,12 @@ type CommitInput struct {
 }
 
 // ErrNoChange carries the head an unchanged commit left in place.
-type ErrNoChange struct{ Head *registry.Revision }
+type ErrNoChange struct{ Head *versioned.Revision }
 
 func (e *ErrNoChange) Error() string { return "no change" }
 
 // Conflict is the 409 of a commit whose base is no longer the head.
-func Conflict(key string, base uuid.UUID, head *registry.Revision) error {
+func Conflict(key string, base uuid.UUID, head *versioned.Revision) error {
 	details := map[string]any{"base_revision_id": base.String()}
 	if head != nil {
 		details["current_revision_id"] = head.ID.String()
@@ -264,17 +264,17 @@ func Conflict(key string, base uuid.UUID, head *registry.Revision) error {
 
 // Commit stores the next revision; noChange reports a Strict commit that
 // left the head in place (the head is returned).
-func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (rev *registry.Revision, noChange bool, err error) {
+func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (rev *versioned.Revision, noChange bool, err error) {
 	if in.Slug != "" {
 		if err := CheckSlug(in.Slug); err != nil {
 			return nil, false, err
 		}
 	}
 	if in.Data != nil && in.Delta != nil {
-		return nil, false, registry.Invalid("Provide either data or delta for a commit, not both.")
+		return nil, false, versioned.Invalid("Provide either data or delta for a commit, not both.")
 	}
 	if in.Delta != nil && in.Delta.Ordered() && in.BaseRevisionID == nil {
-		return nil, false, registry.Invalid(in.Key + "_revision.base_revision_id is required with delta operations.")
+		return nil, false, versioned.Invalid(in.Key + "_revision.base_revision_id is required with delta operations.")
 	}
 	at := func(k string) []any {
 		loc := in.Loc
@@ -283,8 +283,8 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (r
 		}
 		return append(append([]any{}, loc...), k)
 	}
-	cm := registry.Commit{Initial: in.Initial, Revision: registry.Revision{VariantID: in.VariantID, Slug: in.Slug, Header: in.Header, Message: in.Message}}
-	cm.Prepare = func(r *registry.Revision, head *registry.Revision, _ int) error {
+	cm := versioned.Commit{Initial: in.Initial, Revision: versioned.Revision{VariantID: in.VariantID, Slug: in.Slug, Header: in.Header, Message: in.Message}}
+	cm.Prepare = func(r *versioned.Revision, head *versioned.Revision, _ int) error {
 		if in.BaseRevisionID != nil && (head == nil || head.ID != *in.BaseRevisionID) {
 			return Conflict(in.Key, *in.BaseRevisionID, head)
 		}
@@ -307,7 +307,7 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (r
 			}
 			data = next
 		case data == nil && in.Strict && head != nil && head.Data != nil:
-			return registry.Invalid(in.Key + "_revision.data is required when committing a " + in.Key + " revision.")
+			return versioned.Invalid(in.Key + "_revision.data is required when committing a " + in.Key + " revision.")
 		}
 		data = s.Enrich(data)
 		flags, _ := json.Marshal(InferFlags(data, s.cfg.Provider))
@@ -317,7 +317,7 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (r
 		}
 		return nil
 	}
-	rev, err = s.reg.Commit(ctx, sc, registry.Workflows, cm)
+	rev, err = s.reg.Commit(ctx, sc, versioned.Workflows, cm)
 	if nc := (*ErrNoChange)(nil); errors.As(err, &nc) {
 		return nc.Head, true, nil
 	}
@@ -325,7 +325,7 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, in CommitInput) (r
 }
 
 // Group returns the reference group a role deploys under key.
-func Group(role string, r *registry.Revision) environments.Group {
+func Group(role string, r *versioned.Revision) environments.Group {
 	v := strconv.Itoa(r.Version)
 	return environments.Group{
 		role:               {ID: &r.ArtifactID},
@@ -337,27 +337,27 @@ func Group(role string, r *registry.Revision) environments.Group {
 // Deploy writes the revision named by refs into the environment named by
 // envRefs under key (default "<artifact slug>.revision") as a new
 // environment revision; it returns the deployed revision.
-func (s *Service) Deploy(ctx context.Context, sc scope.Scope, role string, refs, envRefs registry.Refs, key, message *string) (*registry.Revision, error) {
+func (s *Service) Deploy(ctx context.Context, sc scope.Scope, role string, refs, envRefs versioned.Refs, key, message *string) (*versioned.Revision, error) {
 	title := strings.ToUpper(role[:1]) + role[1:]
 	if refs.Empty() {
-		return nil, registry.Invalid(title + " deploy requires " + role + " refs.")
+		return nil, versioned.Invalid(title + " deploy requires " + role + " refs.")
 	}
 	if envRefs.Empty() {
-		return nil, registry.Invalid(title + " deploy requires environment refs.")
+		return nil, versioned.Invalid(title + " deploy requires environment refs.")
 	}
-	rev, err := s.reg.Resolve(ctx, sc, registry.Workflows, role, refs)
+	rev, err := s.reg.Resolve(ctx, sc, versioned.Workflows, role, refs)
 	if err != nil {
 		return nil, err
 	}
 	if rev == nil {
-		return nil, registry.NotFound(title + " revision not found.")
+		return nil, versioned.NotFound(title + " revision not found.")
 	}
-	env, err := s.reg.Resolve(ctx, sc, registry.Environments, "environment", envRefs)
+	env, err := s.reg.Resolve(ctx, sc, versioned.Environments, "environment", envRefs)
 	if err != nil {
 		return nil, err
 	}
 	if env == nil {
-		return nil, registry.NotFound("Environment revision not found.")
+		return nil, versioned.NotFound("Environment revision not found.")
 	}
 	k := rev.ArtifactSlug + ".revision"
 	if key != nil && *key != "" {
@@ -373,18 +373,18 @@ func (s *Service) Deploy(ctx context.Context, sc scope.Scope, role string, refs,
 
 // Deployment is what an environment-backed retrieve found.
 type Deployment struct {
-	Revision    *registry.Revision
-	Environment *registry.Revision
+	Revision    *versioned.Revision
+	Environment *versioned.Revision
 	Key         string
 }
 
 // RetrieveByEnvironment applies the reference's §3.3 rules: the revision
 // an environment deploys under key (derived from the artifact slug when
 // omitted), consistent with any entity refs also given.
-func (s *Service) RetrieveByEnvironment(ctx context.Context, sc scope.Scope, role string, refs, envRefs registry.Refs, key *string) (*Deployment, error) {
+func (s *Service) RetrieveByEnvironment(ctx context.Context, sc scope.Scope, role string, refs, envRefs versioned.Refs, key *string) (*Deployment, error) {
 	if envRefs.Empty() {
 		if key != nil {
-			return nil, registry.Invalid(fmt.Sprintf("Retrieving a(n) %s revision by key requires environment refs.", role))
+			return nil, versioned.Invalid(fmt.Sprintf("Retrieving a(n) %s revision by key requires environment refs.", role))
 		}
 		return nil, nil
 	}
@@ -396,24 +396,24 @@ func (s *Service) RetrieveByEnvironment(ctx context.Context, sc scope.Scope, rol
 		case a != nil && a.Slug != nil:
 			k = *a.Slug + ".revision"
 		case a != nil && a.ID != nil:
-			art, err := s.reg.Artifact(ctx, sc, registry.Workflows, *a.ID)
+			art, err := s.reg.Artifact(ctx, sc, versioned.Workflows, *a.ID)
 			if err != nil {
 				return nil, err
 			}
 			if art == nil {
-				return nil, registry.Invalid(fmt.Sprintf("The %s named by %s_ref.id does not exist, so no key can be derived.", role, role))
+				return nil, versioned.Invalid(fmt.Sprintf("The %s named by %s_ref.id does not exist, so no key can be derived.", role, role))
 			}
 			k = art.Slug + ".revision"
 		default:
-			return nil, registry.Invalid(fmt.Sprintf("Retrieving a(n) %s revision from an environment requires key.", role))
+			return nil, versioned.Invalid(fmt.Sprintf("Retrieving a(n) %s revision from an environment requires key.", role))
 		}
 	}
-	env, err := s.reg.Resolve(ctx, sc, registry.Environments, "environment", envRefs)
+	env, err := s.reg.Resolve(ctx, sc, versioned.Environments, "environment", envRefs)
 	if err != nil {
 		return nil, err
 	}
 	if env == nil {
-		return nil, registry.NotFound("Environment revision not found.")
+		return nil, versioned.NotFound("Environment revision not found.")
 	}
 	group, ok := environments.ReferencesOf(env)[k]
 	ref, found := group[role+"_revision"]
@@ -427,16 +427,16 @@ func (s *Service) RetrieveByEnvironment(ctx context.Context, sc scope.Scope, rol
 		}
 	}
 	if !ok || !found || ref.ID == nil {
-		return nil, registry.NotFound(fmt.Sprintf("Environment revision does not contain %s references for the requested key.", role))
+		return nil, versioned.NotFound(fmt.Sprintf("Environment revision does not contain %s references for the requested key.", role))
 	}
-	rev, err := s.reg.Revision(ctx, sc, registry.Workflows, *ref.ID)
+	rev, err := s.reg.Revision(ctx, sc, versioned.Workflows, *ref.ID)
 	if err != nil {
 		return nil, err
 	}
 	if rev == nil {
-		return nil, registry.NotFound(fmt.Sprintf("The %s revision deployed under the key no longer exists.", role))
+		return nil, versioned.NotFound(fmt.Sprintf("The %s revision deployed under the key no longer exists.", role))
 	}
-	if err := registry.Consistent(role, refs, rev); err != nil {
+	if err := versioned.Consistent(role, refs, rev); err != nil {
 		return nil, err
 	}
 	return &Deployment{Revision: rev, Environment: env, Key: k}, nil
@@ -444,7 +444,7 @@ func (s *Service) RetrieveByEnvironment(ctx context.Context, sc scope.Scope, rol
 
 // With returns the service over another registry service (one bound to a
 // transaction, for multi-write use cases).
-func (s *Service) With(reg *registry.Service) *Service {
+func (s *Service) With(reg *versioned.Service) *Service {
 	cp := *s
 	cp.reg, cp.envs = reg, s.envs.With(reg)
 	return &cp

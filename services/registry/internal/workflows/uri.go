@@ -2,7 +2,8 @@
 // serves applications and evaluators (workflows with a role flag): revision
 // data validation, flag inference from the handler URI, catalog enrichment,
 // commits with deltas and conflict checks, deploys and retrieval through an
-// environment.
+// environment, partial header edits, the simple surface of each role (its
+// versioned.SimpleFamily) and each role's git-model rules.
 package workflows
 
 import "strings"

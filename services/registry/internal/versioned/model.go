@@ -1,8 +1,13 @@
-// Package registry is the versioned-artifact domain shared by every family
+// Package versioned is the versioned-artifact domain shared by every family
 // (testsets, workflows, environments, queries): artifacts hold variants,
 // variants hold immutable revisions, and the lookup rules of the reference's
-// "git" model resolve references to one revision.
-package registry
+// "git" model resolve references to one revision. It holds the model, the
+// Store it needs (pgstore implements it), the Service over it, and the
+// family-parameterised use cases the families plug into: Lineage (the git
+// model under a family's FamilyRules), CreateRecord (the one
+// create-in-one-transaction) and Simple (the flat simple surface under a
+// family's SimpleFamily).
+package versioned
 
 import (
 	"encoding/json"
