@@ -47,7 +47,13 @@ func codecs() {
 	})
 }
 
-// EncodeBatch marshals and compresses a batch; a batch over the message
+// compressFrom is the smallest batch worth compressing: a zstd frame costs
+// a few hundred microseconds of encoder set-up whatever its size, more than
+// the runtime's whole two-span invocation batch takes to build, and saves
+// only a few kilobytes on the wire there. DecodeBatch reads both forms.
+const compressFrom = 16 << 10
+
+// EncodeBatch marshals and compresses a batch (from compressFrom bytes); a batch over the message
 // limits is ErrBatchTooLarge. (Checked on the marshalled bytes: a
 // proto.Size walk first would cost every batch a few percent, and ingest
 // bounds its batches before they get here.)
@@ -58,6 +64,9 @@ func EncodeBatch(b *spanspb.SpanBatch) ([]byte, error) {
 	}
 	if len(raw) > MaxBatchBytes {
 		return nil, fmt.Errorf("%w: %d bytes of protobuf, the most is %d", ErrBatchTooLarge, len(raw), MaxBatchBytes)
+	}
+	if len(raw) < compressFrom {
+		return raw, nil
 	}
 	codecs()
 	out := enc.EncodeAll(raw, make([]byte, 0, len(raw)/4))

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -29,9 +30,12 @@ import (
 // Config is the runtime's configuration, read from RUNTIME_* variables.
 type Config struct {
 	Addr               string        `default:"127.0.0.1:8082" desc:"listen address (internal; the gateway is the public entry)"`
+	GCPercent          int           `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): an invocation allocates its envelope, prompt and spans several times over, and the default 100 spends much of the CPU in the GC"`
+	PprofAddr          string        `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6061), for profiling; empty (the default) turns it off"`
 	InternalToken      string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
 	RegistryURL        string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: revisions to run and the project's secrets"`
 	RegistryTimeout    time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
+	RevisionCacheTTL   time.Duration `split_words:"true" default:"1s" desc:"how long a retrieved revision is reused for the same references (a commit or deployment reaches invocations by slug or environment at most this late); 0 turns it off"`
 	URIProvider        string        `split_words:"true" default:"svc" desc:"provider segment of the handler URIs the runtime answers with (svc:builtin:completion:v0); agenta is accepted on input"`
 	SecretsTTL         time.Duration `split_words:"true" default:"30s" desc:"how long a project's provider keys are cached"`
 	AllowPrivateEgress bool          `split_words:"true" default:"false" desc:"let webhooks and hooks reach private, loopback and link-local addresses and plain http (self-hosters' own services)"`
@@ -55,6 +59,10 @@ func main() {
 
 func run(ctx context.Context, cfg Config) error {
 	log := logx.New(cfg.Log).With("service", "runtime")
+	app.Pprof(cfg.PprofAddr, log)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
 	prices, err := spanmodel.LoadPrices(cfg.ModelPrices)
 	if err != nil {
 		return err
@@ -69,7 +77,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 
 	svc := &invoke.Service{
-		Revisions: registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout),
+		Revisions: registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout, cfg.RevisionCacheTTL),
 		Secrets:   vault.New(cfg.RegistryURL, cfg.InternalToken, cfg.SecretsTTL),
 		LLM:       llm.New(cfg.LLM, os.Getenv),
 		Recorder:  &traces.Recorder{Pub: traces.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Norm: &spanmodel.Normalizer{Prices: prices}},

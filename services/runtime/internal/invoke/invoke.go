@@ -215,7 +215,9 @@ func (r *run) resolve(ctx context.Context) error {
 		// A custom handler at a URL: called like a hook.
 		r.handler = Handler{Kind: "custom", Key: "hook", Version: "v0"}
 		if r.rev.Data.URL == "" {
-			r.rev.Data.URL = uri
+			rev := *r.rev // a copy: stored revisions are shared by concurrent calls
+			rev.Data.URL = uri
+			r.rev = &rev
 		}
 	case uri != "":
 		h, err := ParseURI(uri)

@@ -2,7 +2,8 @@
 // it retrieves the application, evaluator or workflow revision an
 // invocation names (by references, or deployed to an environment), with
 // its embeds resolved, over the registry's internal HTTP API in the
-// caller's scope.
+// caller's scope, and reuses an answer for a short while: the lookup of a
+// saved revision was most of an invocation's cost.
 package registryclient
 
 import (
@@ -10,7 +11,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
@@ -22,19 +26,69 @@ import (
 // registry's own request limits, far below this.
 const maxAnswer = 16 << 20
 
-// Client calls one registry.
-type Client struct{ c *svcclient.Client }
+// maxCached bounds the cache; when full, it is emptied (entries live for a
+// second or so, so this only matters under a flood of distinct lookups).
+const maxCached = 10000
 
-// New returns a client of the registry at base (its internal address).
-func New(base, token string, timeout time.Duration) *Client {
-	return &Client{c: svcclient.New(base, token, timeout)}
+// Client calls one registry.
+type Client struct {
+	c   *svcclient.Client
+	ttl time.Duration
+	now func() time.Time
+
+	flight singleflight.Group
+	mu     sync.Mutex
+	cache  map[string]cached
+}
+
+type cached struct {
+	rev     *invoke.Revision
+	expires time.Time
+}
+
+// New returns a client of the registry at base (its internal address). A
+// found revision is reused for ttl by later lookups with the same project
+// and references (0: never): a commit or a deployment reaches invocations
+// by slug or environment at most ttl late; a lookup by revision id always
+// names the same revision. Misses and refusals are not cached.
+func New(base, token string, timeout, ttl time.Duration) *Client {
+	return &Client{c: svcclient.New(base, token, timeout), ttl: ttl, now: time.Now, cache: map[string]cached{}}
 }
 
 // Revision implements invoke.Revisions: POST /api/<family>s/revisions/retrieve
 // with the references as <key>_ref fields and resolve set unless the caller
 // turned it off. No match is (nil, nil); a reference the registry refuses
-// (400/422) is errs.Unprocessable with the registry's detail.
+// (400/422) is errs.Unprocessable with the registry's detail. Concurrent
+// lookups of one key share one call.
 func (c *Client) Revision(ctx context.Context, sc scope.Scope, q invoke.Lookup) (*invoke.Revision, error) {
+	if c.ttl <= 0 {
+		return c.retrieve(ctx, sc, q)
+	}
+	kb, _ := json.Marshal(q) // map keys are sorted: equal lookups, equal keys
+	key := sc.ProjectID.String() + string(kb)
+	c.mu.Lock()
+	e, ok := c.cache[key]
+	c.mu.Unlock()
+	if ok && c.now().Before(e.expires) {
+		return e.rev, nil
+	}
+	v, err, _ := c.flight.Do(key, func() (any, error) {
+		rev, err := c.retrieve(ctx, sc, q)
+		if err == nil && rev != nil {
+			c.mu.Lock()
+			if len(c.cache) >= maxCached {
+				clear(c.cache)
+			}
+			c.cache[key] = cached{rev: rev, expires: c.now().Add(c.ttl)}
+			c.mu.Unlock()
+		}
+		return rev, err
+	})
+	rev, _ := v.(*invoke.Revision)
+	return rev, err
+}
+
+func (c *Client) retrieve(ctx context.Context, sc scope.Scope, q invoke.Lookup) (*invoke.Revision, error) {
 	body := map[string]any{"resolve": q.Resolve}
 	for k, r := range q.References {
 		body[k+"_ref"] = r

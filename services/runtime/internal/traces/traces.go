@@ -126,13 +126,53 @@ func raw(s invoke.Span) spanmodel.Raw {
 
 // plain is v as JSON values only (maps, lists, strings, float64, bools):
 // handlers put Go structs (messages, model settings) in the ag subtree,
-// and the normaliser reads JSON values.
+// and the normaliser reads JSON values. What is already JSON (most of it:
+// inputs, parameters and outputs come decoded from the request) is kept
+// as it is; only the subtrees that are not take a trip through
+// encoding/json.
 func plain(v map[string]any) map[string]any {
+	out, _ := jsonValue(v).(map[string]any)
+	return out
+}
+
+func jsonValue(v any) any {
+	if isJSON(v) {
+		return v
+	}
+	if m, ok := v.(map[string]any); ok {
+		c := make(map[string]any, len(m))
+		for k, e := range m {
+			c[k] = jsonValue(e)
+		}
+		return c
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return map[string]any{"unsupported": map[string]any{"encode_error": err.Error()}}
+		return map[string]any{"unsupported": err.Error()}
 	}
-	var out map[string]any
+	var out any
 	_ = json.Unmarshal(b, &out)
 	return out
+}
+
+func isJSON(v any) bool {
+	switch x := v.(type) {
+	case nil, string, float64, bool:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !isJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !isJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
