@@ -8,6 +8,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
@@ -28,9 +29,9 @@ func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *envir
 	// The revision query's extra `references: [Ref]` keeps the revisions
 	// where the deployment of those applications changed (reference §6).
 	// It applies after the query's own windowing.
-	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error) {
-		refs := b.refs("references")
-		if err := errOf(b); err != nil {
+	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error) {
+		refs := b.Refs("references")
+		if err := wire.ErrOf(b); err != nil {
 			return nil, err
 		}
 		if refs == nil {
@@ -53,17 +54,17 @@ func (a *environmentAPI) route(e *echo.Echo) {
 	e.POST("/simple/environments/:id/unguard", byID(archiving(a.envs.Guard, false), a.simple.sendRecord))
 }
 
-func (a *environmentAPI) createRevision(rq *req, in *body) error {
+func (a *environmentAPI) createRevision(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	cm := environments.Commit{Header: in.header(), Initial: true}
-	slug := in.slug("slug")
-	art := in.id("environment_id", "artifact_id")
-	v := in.id("environment_variant_id", "variant_id")
-	if err := errOf(in); err != nil {
+	cm := environments.Commit{Header: in.Header(), Initial: true}
+	slug := in.Slug("slug")
+	art := in.ID("environment_id", "artifact_id")
+	v := in.ID("environment_variant_id", "variant_id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if v == nil {
-		return send(c, envelope("environment_revision", nil))
+		return send(c, wire.Envelope("environment_revision", nil))
 	}
 	if art != nil {
 		cm.ArtifactID = *art
@@ -81,26 +82,26 @@ func (a *environmentAPI) createRevision(rq *req, in *body) error {
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
 }
 
-func (a *environmentAPI) commit(rq *req, in *body, key string) error {
+func (a *environmentAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc := rq.c, rq.sc
 	var err error
-	cm := environments.Commit{Header: in.header(), Message: in.str("message")}
+	cm := environments.Commit{Header: in.Header(), Message: in.Str("message")}
 	cm.Header.Flags = nil
-	slug := in.slug("slug")
-	art := in.id("environment_id", "artifact_id")
-	v := in.id("environment_variant_id", "variant_id")
-	if err := errOf(in); err != nil {
+	slug := in.Slug("slug")
+	art := in.ID("environment_id", "artifact_id")
+	v := in.ID("environment_variant_id", "variant_id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	data, delta := in.m["data"], in.m["delta"]
+	data, delta := in.Value("data"), in.Value("delta")
 	switch {
-	case !isNull(data) && !isNull(delta):
+	case !wire.IsNull(data) && !wire.IsNull(delta):
 		return versioned.Invalid("Provide either data or delta for a commit, not both.")
-	case isNull(data) && isNull(delta):
+	case wire.IsNull(data) && wire.IsNull(delta):
 		return versioned.Invalid("Provide either data or delta for a commit.")
 	}
 	if v == nil {
-		return fieldMissing("body", key, "environment_variant_id")
+		return wire.FieldMissing("body", key, "environment_variant_id")
 	}
 	// The reference needs environment_id too and answers {count:0} without
 	// it; the variant names its artifact, so we derive it instead.
@@ -111,7 +112,7 @@ func (a *environmentAPI) commit(rq *req, in *body, key string) error {
 	if slug != nil {
 		cm.Slug = *slug
 	}
-	if !isNull(data) {
+	if !wire.IsNull(data) {
 		if cm.Data, err = environments.ParseData(data, "body", key, "data"); err != nil {
 			return err
 		}
@@ -128,9 +129,9 @@ func (a *environmentAPI) commit(rq *req, in *body, key string) error {
 func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 	return handle(false, func(rq *req) error {
 		c, sc, b := rq.c, rq.sc, rq.b
-		refs := versioned.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
-		expand := resolve || b.boolean(false, "resolve")
-		if err := errOf(b); err != nil {
+		refs := versioned.Refs{Artifact: b.Ref("environment_ref"), Variant: b.Ref("environment_variant_ref"), Revision: b.Ref("environment_revision_ref")}
+		expand := resolve || b.Bool(false, "resolve")
+		if err := wire.ErrOf(b); err != nil {
 			return err
 		}
 		opts, err := resolveOptions(b)
@@ -143,9 +144,9 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return err
 		}
 		if r == nil {
-			return send(c, envelope("environment_revision", nil))
+			return send(c, wire.Envelope("environment_revision", nil))
 		}
-		extra := []func(*obj){a.git.retrievalInfo(r)}
+		extra := []func(*wire.Obj){a.git.retrievalInfo(r)}
 		if expand {
 			// Environment data is references only, so there is rarely a
 			// token to expand; the same resolver runs for the same answer.

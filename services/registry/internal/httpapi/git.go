@@ -11,6 +11,7 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // git serves the artifact, variant and revision routes every family
@@ -21,13 +22,13 @@ type git struct {
 	lin *versioned.Lineage
 	// revisionData adds the family's data to a rendered revision; b is the
 	// request body (nil for GET) and carries the family's read options.
-	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error
+	revisionData func(ctx context.Context, sc scope.Scope, o *wire.Obj, r *versioned.Revision, opts readOpts) error
 	// editArtifactFn, if set, replaces the full-replace artifact edit
 	// (the workflow family edits partially).
 	editArtifactFn echo.HandlerFunc
 	// filterRevisions, if set, narrows a revision query's results by
 	// family-specific body fields (environments' references).
-	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error)
+	filterRevisions func(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error)
 }
 
 // readOpts are the options a request gives for rendering revisions.
@@ -70,12 +71,12 @@ func (g *git) route(e *echo.Echo) {
 
 // request reads the scope, the optional path id and the JSON body: the
 // one prologue, which handle, withObject, byID and stream wrap.
-func request(c echo.Context, withID bool) (scope.Scope, uuid.UUID, *body, error) {
+func request(c echo.Context, withID bool) (scope.Scope, uuid.UUID, *wire.Body, error) {
 	sc, id, err := scopeAndID(c, withID)
 	if err != nil {
 		return sc, id, nil, err
 	}
-	b, err := readBody(c)
+	b, err := wire.ReadBody(c.Request().Body)
 	return sc, id, b, err
 }
 
@@ -95,29 +96,29 @@ func send(c echo.Context, raw json.RawMessage) error {
 
 // ---- artifacts
 
-func (g *git) createArtifact(rq *req, in *body) error {
+func (g *git) createArtifact(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	a := &versioned.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
-	slug := in.slug("slug")
+	a := &versioned.Artifact{Header: in.Header(), FolderID: in.ID("folder_id")}
+	slug := in.Slug("slug")
 	if forced := c.QueryParam(g.k.key + "_id"); forced != "" {
 		id, err := uuid.Parse(forced)
 		if err != nil {
-			return fieldInvalid("Input should be a valid UUID", forced, "query", g.k.key+"_id")
+			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", g.k.key+"_id")
 		}
 		a.ID = id
 	}
-	if err := errOf(in); err != nil {
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil { // the reference's NOT NULL failure is swallowed into an empty envelope
-		return send(c, envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.key, nil))
 	}
 	a.Slug = *slug
 	out, err := g.lin.CreateArtifact(c.Request().Context(), sc, a)
 	if err != nil {
 		return err
 	}
-	return send(c, envelope(g.k.key, g.k.artifact(out)))
+	return send(c, wire.Envelope(g.k.key, g.k.ent().Artifact(out)))
 }
 
 func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) error {
@@ -125,41 +126,39 @@ func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) err
 		return err
 	}
 	if a == nil {
-		return send(c, envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.key, nil))
 	}
-	return send(c, envelope(g.k.key, g.k.artifact(a)))
+	return send(c, wire.Envelope(g.k.key, g.k.ent().Artifact(a)))
 }
 
 // editArtifact full-replaces the header (testsets, environments, queries);
 // an id that differs from the path gives the empty envelope.
-func (g *git) editArtifact(rq *req, in *body) error {
+func (g *git) editArtifact(rq *req, in *wire.Body) error {
 	c, sc, id := rq.c, rq.sc, rq.id
-	a := &versioned.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	a := &versioned.Artifact{ID: id, Header: in.Header(), FolderID: in.ID("folder_id")}
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return send(c, envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.key, nil))
 	}
 	out, err := g.lin.EditArtifact(c.Request().Context(), sc, a)
 	return g.sendArtifact(c, out, err)
 }
 
 // query reads the shared query body: filter, refs, archive and windowing.
-func (g *git) query(b *body, level string) versioned.Query {
+func (g *git) query(b *wire.Body, level string) versioned.Query {
 	q := versioned.Query{
-		ArtifactRefs:    b.refs(g.k.key + "_refs"),
-		VariantRefs:     b.refs(g.k.key + "_variant_refs"),
-		RevisionRefs:    b.refs(g.k.key + "_revision_refs"),
-		IncludeArchived: b.boolean(false, "include_archived"),
-		Windowing:       b.windowing(),
+		ArtifactRefs:    b.Refs(g.k.key + "_refs"),
+		VariantRefs:     b.Refs(g.k.key + "_variant_refs"),
+		RevisionRefs:    b.Refs(g.k.key + "_revision_refs"),
+		IncludeArchived: b.Bool(false, "include_archived"),
+		Windowing:       b.Windowing(),
 	}
-	if f := b.sub(level); f != nil {
-		q.Filter = f.filter(level == g.revisionKey())
-		if b.err == nil {
-			b.err = f.err
-		}
+	if f := b.Sub(level); f != nil {
+		q.Filter = f.Filter(level == g.revisionKey())
+		b.Adopt(f)
 	}
 	return q
 }
@@ -175,9 +174,9 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	}
 	items := make([]json.RawMessage, len(as))
 	for i := range as {
-		items[i] = g.k.artifact(&as[i]).done()
+		items[i] = g.k.ent().Artifact(&as[i]).Done()
 	}
-	return send(c, list(g.k.plural, items, g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
+	return send(c, wire.List(g.k.plural, items, g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
 }
 
 // ---- variants
@@ -189,42 +188,42 @@ func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error
 		return err
 	}
 	if v == nil {
-		return send(c, envelope(g.variantKey(), nil))
+		return send(c, wire.Envelope(g.variantKey(), nil))
 	}
-	return send(c, envelope(g.variantKey(), g.k.variant(v)))
+	return send(c, wire.Envelope(g.variantKey(), g.k.ent().Variant(v)))
 }
 
-func (g *git) createVariant(rq *req, in *body) error {
+func (g *git) createVariant(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	v := &versioned.Variant{Header: in.header()}
-	slug := in.slug("slug")
-	artifactID := in.id(g.k.key+"_id", "artifact_id")
-	if err := errOf(in); err != nil {
+	v := &versioned.Variant{Header: in.Header()}
+	slug := in.Slug("slug")
+	artifactID := in.ID(g.k.key+"_id", "artifact_id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil {
-		return send(c, envelope(g.variantKey(), nil))
+		return send(c, wire.Envelope(g.variantKey(), nil))
 	}
 	if err := g.lin.CheckVariantSlug(*slug); err != nil {
 		return err
 	}
 	if artifactID == nil {
-		return fieldMissing("body", g.variantKey(), g.k.key+"_id")
+		return wire.FieldMissing("body", g.variantKey(), g.k.key+"_id")
 	}
 	v.Slug, v.ArtifactID = *slug, *artifactID
 	out, err := g.lin.CreateVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
 }
 
-func (g *git) editVariant(rq *req, in *body) error {
+func (g *git) editVariant(rq *req, in *wire.Body) error {
 	c, sc, id := rq.c, rq.sc, rq.id
-	v := &versioned.Variant{ID: id, Header: in.header()}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	v := &versioned.Variant{ID: id, Header: in.Header()}
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return send(c, envelope(g.variantKey(), nil))
+		return send(c, wire.Envelope(g.variantKey(), nil))
 	}
 	out, err := g.lin.EditVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
@@ -241,42 +240,42 @@ func (g *git) queryVariants(c echo.Context) error {
 	}
 	items := make([]json.RawMessage, len(vs))
 	for i := range vs {
-		items[i] = g.k.variant(&vs[i]).done()
+		items[i] = g.k.ent().Variant(&vs[i]).Done()
 	}
 	var win json.RawMessage
 	if g.k.variantWindowing {
 		win = g.window(q.Windowing, len(vs), func() string { return vs[len(vs)-1].ID.String() })
 	}
-	return send(c, list(g.k.key+"_variants", items, win))
+	return send(c, wire.List(g.k.key+"_variants", items, win))
 }
 
 func (g *git) forkVariant(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	in := b.require(g.variantKey())
-	src := b.ref(g.variantKey() + "_ref")
-	upTo := b.ref(g.k.key + "_revision_ref")
-	if err := errOf(b); err != nil {
+	in := b.Require(g.variantKey())
+	src := b.Ref(g.variantKey() + "_ref")
+	upTo := b.Ref(g.k.key + "_revision_ref")
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	if src == nil && g.k.forkByQuery {
 		if q := c.QueryParam(g.variantKey() + "_id"); q != "" {
 			id, err := uuid.Parse(q)
 			if err != nil {
-				return fieldInvalid("Input should be a valid UUID", q, "query", g.variantKey()+"_id")
+				return wire.FieldInvalid("Input should be a valid UUID", q, "query", g.variantKey()+"_id")
 			}
 			src = &versioned.Ref{ID: &id}
 		}
 	}
 	if src == nil {
-		return fieldMissing("body", g.variantKey()+"_ref")
+		return wire.FieldMissing("body", g.variantKey()+"_ref")
 	}
-	v := &versioned.Variant{Header: in.header()}
-	slug := in.slug("slug")
-	if err := errOf(in); err != nil {
+	v := &versioned.Variant{Header: in.Header()}
+	slug := in.Slug("slug")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil {
-		return fieldMissing("body", g.variantKey(), "slug")
+		return wire.FieldMissing("body", g.variantKey(), "slug")
 	}
 	v.Slug = *slug
 	out, err := g.lin.Fork(c.Request().Context(), sc, v, src, upTo)
@@ -288,43 +287,43 @@ func (g *git) forkVariant(rq *req) error {
 func (g *git) revisionKey() string { return g.k.key + "_revision" }
 
 // renderRevision renders r with its data as the family shows it.
-func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*obj, error) {
-	o := g.k.revision(r, opts.withSlugs)
+func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*wire.Obj, error) {
+	o := g.k.ent().Revision(r, opts.withSlugs)
 	if g.revisionData != nil {
 		if err := g.revisionData(ctx, sc, o, r, opts); err != nil {
 			return nil, err
 		}
 	} else {
-		o.put("data", r.Data)
+		o.Put("data", r.Data)
 	}
 	return o, nil
 }
 
 // sendRevision answers {count, <e>_revision, ...extra}.
-func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *versioned.Revision, opts readOpts, extra ...func(*obj)) error {
+func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *versioned.Revision, opts readOpts, extra ...func(*wire.Obj)) error {
 	if r == nil {
-		return send(c, envelope(g.revisionKey(), nil))
+		return send(c, wire.Envelope(g.revisionKey(), nil))
 	}
 	o, err := g.renderRevision(c.Request().Context(), sc, r, opts)
 	if err != nil {
 		return err
 	}
-	e := newObj().put("count", 1).put(g.revisionKey(), json.RawMessage(o.done()))
+	e := wire.NewObj().Put("count", 1).Put(g.revisionKey(), json.RawMessage(o.Done()))
 	for _, f := range extra {
 		f(e)
 	}
-	return send(c, e.done())
+	return send(c, e.Done())
 }
 
 // testcaseOpts reads include_testcases (default true) from the query
 // string or the body.
-func testcaseOpts(c echo.Context, b *body) readOpts {
+func testcaseOpts(c echo.Context, b *wire.Body) readOpts {
 	opts := readOpts{includeTestcases: true, includeTestcaseIDs: true, withSlugs: true}
 	if q := c.QueryParam("include_testcases"); q != "" {
 		opts.includeTestcases = q != "false" && q != "0"
 	}
 	if b != nil {
-		opts.includeTestcases = b.boolean(opts.includeTestcases, "include_testcases")
+		opts.includeTestcases = b.Bool(opts.includeTestcases, "include_testcases")
 	}
 	return opts
 }
@@ -340,18 +339,18 @@ func (g *git) fetchRevision(rq *req) error {
 
 func (g *git) editRevision(rq *req) error {
 	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
-	in := b.require(g.revisionKey())
+	in := b.Require(g.revisionKey())
 	opts := testcaseOpts(c, b)
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	r := &versioned.Revision{ID: id, Header: in.header()}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	r := &versioned.Revision{ID: id, Header: in.Header()}
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return send(c, envelope(g.revisionKey(), nil))
+		return send(c, wire.Envelope(g.revisionKey(), nil))
 	}
 	out, err := g.lin.EditRevision(c.Request().Context(), sc, r)
 	if err != nil {
@@ -377,7 +376,7 @@ func (g *git) queryRevisions(c echo.Context) error {
 		return err
 	}
 	opts := testcaseOpts(c, b)
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	rs, err := g.lin.QueryRevisions(c.Request().Context(), sc, q)
@@ -399,26 +398,26 @@ func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []versioned.Revis
 		if err != nil {
 			return err
 		}
-		items[i] = o.done()
+		items[i] = o.Done()
 	}
-	return send(c, list(g.k.key+"_revisions", items, win))
+	return send(c, wire.List(g.k.key+"_revisions", items, win))
 }
 
 func (g *git) logRevisions(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	in := b.require(g.k.key + "_revisions")
+	in := b.Require(g.k.key + "_revisions")
 	opts := testcaseOpts(c, b)
 	opts.withSlugs = false
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	t := versioned.LogTarget{
-		ArtifactID: in.id(g.k.key+"_id", "artifact_id"),
-		VariantID:  in.id(g.k.key+"_variant_id", "variant_id"),
-		RevisionID: in.id(g.k.key+"_revision_id", "revision_id"),
-		Depth:      in.integer("depth"),
+		ArtifactID: in.ID(g.k.key+"_id", "artifact_id"),
+		VariantID:  in.ID(g.k.key+"_variant_id", "variant_id"),
+		RevisionID: in.ID(g.k.key+"_revision_id", "revision_id"),
+		Depth:      in.Int("depth"),
 	}
-	if err := errOf(in); err != nil {
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	rs, err := g.lin.Log(c.Request().Context(), sc, t)
@@ -428,16 +427,9 @@ func (g *git) logRevisions(rq *req) error {
 	return g.sendRevisions(c, sc, rs, opts, nil)
 }
 
-// retrievalInfo renders {"references": {...}} for a resolved revision.
-func (g *git) retrievalInfo(r *versioned.Revision) func(*obj) {
-	return func(e *obj) {
-		v := strconvVersion(r.Version)
-		refs := newObj().
-			put(g.k.key, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-			put(g.k.key+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-			put(g.k.key+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
-		e.put("retrieval_info", json.RawMessage(newObj().put("references", json.RawMessage(refs.done())).done()))
-	}
+// retrievalInfo adds {"references": {...}} of a resolved revision.
+func (g *git) retrievalInfo(r *versioned.Revision) func(*wire.Obj) {
+	return func(e *wire.Obj) { e.Put("retrieval_info", g.k.ent().RetrievalInfo(r)) }
 }
 
 // window is the response windowing of a list, unless the family never
@@ -446,5 +438,5 @@ func (g *git) window(win *versioned.Windowing, n int, lastID func() string) json
 	if g.k.noWindowing {
 		return nil
 	}
-	return nextWindow(win, n, lastID)
+	return wire.NextWindow(win, n, lastID)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // req is a bound request: what every handler's prologue reads.
@@ -15,7 +16,7 @@ type req struct {
 	ctx context.Context
 	sc  scope.Scope
 	id  uuid.UUID // the path id, on routes with :id
-	b   *body
+	b   *wire.Body
 }
 
 // handle is the one handler prologue: the caller's scope, the path id
@@ -32,10 +33,10 @@ func handle(withID bool, h func(r *req) error) echo.HandlerFunc {
 
 // withObject is handle for a body that must hold an object under key (a
 // 422 when it is missing or not an object); h gets that object.
-func withObject(withID bool, key string, h func(r *req, in *body) error) echo.HandlerFunc {
+func withObject(withID bool, key string, h func(r *req, in *wire.Body) error) echo.HandlerFunc {
 	return handle(withID, func(r *req) error {
-		in := r.b.require(key)
-		if err := errOf(r.b); err != nil {
+		in := r.b.Require(key)
+		if err := wire.ErrOf(r.b); err != nil {
 			return err
 		}
 		return h(r, in)
@@ -70,14 +71,14 @@ func stream(withID bool, h func(rq *req) error) echo.HandlerFunc {
 // withCommit is withObject for a commit, whose object is under key or,
 // when only that is sent, key+"_commit" (the spec's name for the same
 // object); h also gets the key used.
-func withCommit(key string, h func(rq *req, in *body, key string) error) echo.HandlerFunc {
+func withCommit(key string, h func(rq *req, in *wire.Body, key string) error) echo.HandlerFunc {
 	return handle(false, func(rq *req) error {
 		k := key
-		if !rq.b.has(k) && rq.b.has(k+"_commit") {
+		if !rq.b.Has(k) && rq.b.Has(k+"_commit") {
 			k += "_commit"
 		}
-		in := rq.b.require(k)
-		if err := errOf(rq.b); err != nil {
+		in := rq.b.Require(k)
+		if err := wire.ErrOf(rq.b); err != nil {
 			return err
 		}
 		return h(rq, in, k)

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // simpleAPI serves the flat /simple/<plural> surface of workflows,
@@ -37,20 +38,20 @@ func (s *simpleAPI) route(e *echo.Echo) {
 }
 
 // record renders the simple shape.
-func (s *simpleAPI) record(rec *versioned.Record, withIDs bool) *obj {
+func (s *simpleAPI) record(rec *versioned.Record, withIDs bool) *wire.Obj {
 	a, v, r := rec.Artifact, rec.Variant, rec.Revision
-	o := newObj().put("id", a.ID).put("slug", a.Slug)
-	header(o, versioned.Header{Name: a.Name, Description: a.Description, Flags: s.uc.ShownFlags(a, r), Tags: a.Tags, Meta: a.Meta})
-	lifecycle(o, a.Lifecycle)
+	o := wire.NewObj().Put("id", a.ID).Put("slug", a.Slug)
+	wire.Header(o, versioned.Header{Name: a.Name, Description: a.Description, Flags: s.uc.ShownFlags(a, r), Tags: a.Tags, Meta: a.Meta})
+	wire.Lifecycle(o, a.Lifecycle)
 	if r != nil {
-		o.put("data", r.Data)
+		o.Put("data", r.Data)
 	}
 	if withIDs {
 		if v != nil {
-			o.put("variant_id", v.ID)
+			o.Put("variant_id", v.ID)
 		}
 		if r != nil {
-			o.put("revision_id", r.ID)
+			o.Put("revision_id", r.ID)
 		}
 	}
 	return o
@@ -63,31 +64,31 @@ func (s *simpleAPI) sendRecord(c echo.Context, rec *versioned.Record, err error)
 		return err
 	}
 	if rec == nil || rec.Artifact == nil {
-		return send(c, envelope(s.k.key, nil))
+		return send(c, wire.Envelope(s.k.key, nil))
 	}
-	return send(c, envelope(s.k.key, s.record(rec, true)))
+	return send(c, wire.Envelope(s.k.key, s.record(rec, true)))
 }
 
-func (s *simpleAPI) create(rq *req, in *body) error {
+func (s *simpleAPI) create(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	slug := in.slug("slug")
-	h := in.header()
-	if err := errOf(in); err != nil {
+	slug := in.Slug("slug")
+	h := in.Header()
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	a := &versioned.Artifact{Header: h}
 	if forced := c.QueryParam(s.k.key + "_id"); forced != "" {
 		id, err := uuid.Parse(forced)
 		if err != nil {
-			return fieldInvalid("Input should be a valid UUID", forced, "query", s.k.key+"_id")
+			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", s.k.key+"_id")
 		}
 		a.ID = id
 	}
 	if slug == nil {
-		return fieldMissing("body", s.k.key, "slug")
+		return wire.FieldMissing("body", s.k.key, "slug")
 	}
 	a.Slug = *slug
-	rec, err := s.uc.Create(c.Request().Context(), sc, a, in.m["data"], append(in.loc, "data"))
+	rec, err := s.uc.Create(c.Request().Context(), sc, a, in.Value("data"), append(in.Loc(), "data"))
 	return s.sendRecord(c, rec, err)
 }
 
@@ -97,24 +98,24 @@ func (s *simpleAPI) fetch(rq *req) error {
 	if err != nil || rec == nil || s.additionalContext == nil {
 		return s.sendRecord(c, rec, err)
 	}
-	e := newObj().put("count", 1).put(s.k.key, json.RawMessage(s.record(rec, true).done()))
-	return send(c, e.put("additional_context", s.additionalContext).done())
+	e := wire.NewObj().Put("count", 1).Put(s.k.key, json.RawMessage(s.record(rec, true).Done()))
+	return send(c, e.Put("additional_context", s.additionalContext).Done())
 }
 
-func (s *simpleAPI) edit(rq *req, in *body) error {
+func (s *simpleAPI) edit(rq *req, in *wire.Body) error {
 	c, sc, id := rq.c, rq.sc, rq.id
-	bid := in.id("id")
-	h := in.header()
-	if err := errOf(in); err != nil {
+	bid := in.ID("id")
+	h := in.Header()
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
 		if s.mismatch400 {
 			return versioned.Invalid("The " + s.k.key + " id in the path does not match the id in the body.")
 		}
-		return send(c, envelope(s.k.key, nil))
+		return send(c, wire.Envelope(s.k.key, nil))
 	}
-	data, err := s.uc.Parse(in.m["data"], append(in.loc, "data"))
+	data, err := s.uc.Parse(in.Value("data"), append(in.Loc(), "data"))
 	if err != nil {
 		return err
 	}
@@ -124,14 +125,12 @@ func (s *simpleAPI) edit(rq *req, in *body) error {
 
 func (s *simpleAPI) query(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	q := versioned.Query{ArtifactRefs: b.refs(s.k.key + "_refs"), IncludeArchived: b.boolean(false, "include_archived"), Windowing: b.windowing()}
-	if f := b.sub(s.k.key); f != nil {
-		q.Filter = f.filter(false)
-		if b.err == nil {
-			b.err = f.err
-		}
+	q := versioned.Query{ArtifactRefs: b.Refs(s.k.key + "_refs"), IncludeArchived: b.Bool(false, "include_archived"), Windowing: b.Windowing()}
+	if f := b.Sub(s.k.key); f != nil {
+		q.Filter = f.Filter(false)
+		b.Adopt(f)
 	}
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	recs, err := s.uc.Query(c.Request().Context(), sc, q)
@@ -140,7 +139,7 @@ func (s *simpleAPI) query(rq *req) error {
 	}
 	items := make([]json.RawMessage, len(recs))
 	for i := range recs {
-		items[i] = s.record(&recs[i], !s.noRevisionIDs).done()
+		items[i] = s.record(&recs[i], !s.noRevisionIDs).Done()
 	}
-	return send(c, list(s.k.plural, items, nil))
+	return send(c, wire.List(s.k.plural, items, nil))
 }

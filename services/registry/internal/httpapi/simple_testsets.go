@@ -11,23 +11,24 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // simpleTestset renders the flat record. Unlike the reference we always
 // include variant_id and revision_id: a client polling the record needs
 // them to pin what it read.
-func simpleTestset(rec *testsets.Simple, withData bool) *obj {
+func simpleTestset(rec *testsets.Simple, withData bool) *wire.Obj {
 	a := rec.Artifact
-	o := newObj().put("id", a.ID).put("slug", a.Slug)
-	header(o, a.Header)
-	lifecycle(o, a.Lifecycle)
+	o := wire.NewObj().Put("id", a.ID).Put("slug", a.Slug)
+	wire.Header(o, a.Header)
+	wire.Lifecycle(o, a.Lifecycle)
 	if rec.Variant != nil {
-		o.put("variant_id", rec.Variant.ID)
+		o.Put("variant_id", rec.Variant.ID)
 	}
 	if rec.Revision != nil {
-		o.put("revision_id", rec.Revision.ID)
+		o.Put("revision_id", rec.Revision.ID)
 		if withData && rec.Revision.TestcaseIDs != nil {
-			o.put("data", testcaseData(rec.Revision.TestcaseIDs, rec.Testcases, true, true))
+			o.Put("data", wire.TestcaseData(rec.Revision.TestcaseIDs, rec.Testcases, true, true))
 		}
 	}
 	return o
@@ -38,30 +39,30 @@ func sendSimple(c echo.Context, rec *testsets.Simple, err error) error {
 		return err
 	}
 	if rec == nil {
-		return send(c, envelope("testset", nil))
+		return send(c, wire.Envelope("testset", nil))
 	}
-	return send(c, envelope("testset", simpleTestset(rec, true)))
+	return send(c, wire.Envelope("testset", simpleTestset(rec, true)))
 }
 
 // simpleInput reads {"testset": {slug?, name, description, tags, meta, data: {testcases}}}.
-func simpleInput(b *body) (*body, testsets.SimpleInput, error) {
-	in := b.require("testset")
-	if err := errOf(b); err != nil {
+func simpleInput(b *wire.Body) (*wire.Body, testsets.SimpleInput, error) {
+	in := b.Require("testset")
+	if err := wire.ErrOf(b); err != nil {
 		return nil, testsets.SimpleInput{}, err
 	}
-	si := testsets.SimpleInput{Header: in.header(), JSONBody: true}
+	si := testsets.SimpleInput{Header: in.Header(), JSONBody: true}
 	si.Header.Flags = nil // the simple surface has no testset flags
-	if data := in.sub("data"); data != nil {
-		rows, ids, err := testsets.ParseData(data.m, append(in.loc, "data"))
+	if data := in.Sub("data"); data != nil {
+		rows, ids, err := testsets.ParseData(data.Map(), append(in.Loc(), "data"))
 		if err != nil {
 			return nil, si, err
 		}
 		if ids != nil {
-			return nil, si, errs.Field("The simple surface takes rows under data.testcases", nil, append(in.loc, "data", "testcase_ids")...)
+			return nil, si, errs.Field("The simple surface takes rows under data.testcases", nil, append(in.Loc(), "data", "testcase_ids")...)
 		}
 		si.Rows = rows
 	}
-	return in, si, errOf(in)
+	return in, si, wire.ErrOf(in)
 }
 
 func (a *testsetAPI) createSimple(rq *req) error {
@@ -70,12 +71,12 @@ func (a *testsetAPI) createSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	slug := in.slug("slug")
-	if err := errOf(in); err != nil {
+	slug := in.Slug("slug")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil {
-		return fieldMissing("body", "testset", "slug")
+		return wire.FieldMissing("body", "testset", "slug")
 	}
 	si.Slug = *slug
 	if si.ID, err = forcedID(c, "testset_id"); err != nil {
@@ -93,7 +94,7 @@ func forcedID(c echo.Context, name string) (*uuid.UUID, error) {
 	}
 	id, err := uuid.Parse(raw)
 	if err != nil {
-		return nil, fieldInvalid("Input should be a valid UUID", raw, "query", name)
+		return nil, wire.FieldInvalid("Input should be a valid UUID", raw, "query", name)
 	}
 	return &id, nil
 }
@@ -104,8 +105,8 @@ func (a *testsetAPI) editSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
@@ -125,14 +126,14 @@ func (a *testsetAPI) archiveSimple(archived bool) echo.HandlerFunc {
 		if err != nil || art == nil {
 			return sendSimple(c, nil, err)
 		}
-		return send(c, envelope("testset", simpleTestset(&testsets.Simple{Artifact: art}, false)))
+		return send(c, wire.Envelope("testset", simpleTestset(&testsets.Simple{Artifact: art}, false)))
 	})
 }
 
 func (a *testsetAPI) querySimple(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
 	q := a.git.query(b, "testset")
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	recs, err := a.ts.QuerySimple(c.Request().Context(), sc, q)
@@ -141,9 +142,9 @@ func (a *testsetAPI) querySimple(rq *req) error {
 	}
 	items := make([]json.RawMessage, len(recs))
 	for i := range recs {
-		items[i] = simpleTestset(&recs[i], true).done()
+		items[i] = simpleTestset(&recs[i], true).Done()
 	}
-	return send(c, list("testsets", items, nil))
+	return send(c, wire.List("testsets", items, nil))
 }
 
 // uploadHeader reads testset_name, _description, _tags and _meta from an
@@ -171,10 +172,10 @@ func uploadHeader(form *fileForm, cur *versioned.Header) (versioned.Header, erro
 		if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
 			return h, errs.New(errs.Invalid, "testsets.bad_form", f.key+" must be a JSON object.")
 		}
-		if f.key == "testset_tags" && !validTags(m) {
+		if f.key == "testset_tags" && !wire.ValidTags(m) {
 			return h, errs.New(errs.Invalid, "testsets.bad_form", "testset_tags values must be booleans, strings or nested objects of them.")
 		}
-		*f.dst = compact(json.RawMessage(v))
+		*f.dst = wire.Compact(json.RawMessage(v))
 	}
 	return h, nil
 }
@@ -192,8 +193,8 @@ func (a *testsetAPI) uploadSimple(rq *req) error {
 	slug := form.fields["testset_slug"]
 	if slug == "" {
 		slug = versioned.NewSlug()
-	} else if !slugRE.MatchString(slug) {
-		return fieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
+	} else if !wire.ValidSlug(slug) {
+		return wire.FieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
 	}
 	if h.Name == nil {
 		h.Name = &slug
@@ -250,7 +251,7 @@ func (a *testsetAPI) testcasesByID(rq *req) error {
 	for _, v := range raw {
 		id, err := uuid.Parse(strings.TrimSpace(v))
 		if err != nil {
-			return fieldInvalid("Input should be a valid UUID", v, "query", "testcase_id")
+			return wire.FieldInvalid("Input should be a valid UUID", v, "query", "testcase_id")
 		}
 		ids = append(ids, id)
 	}
@@ -265,10 +266,10 @@ func (a *testsetAPI) testcasesByID(rq *req) error {
 }
 
 func sendTestcases(c echo.Context, tcs []versioned.Testcase, win json.RawMessage) error {
-	o := (&obj{b: append(make([]byte, 0, testcasesSize(tcs)+64), '{')}).put("count", len(tcs))
-	o.key("testcases")
-	o.b = appendTestcases(o.b, tcs, true)
-	return send(c, o.put("windowing", win).done())
+	o := wire.NewObjSize(wire.TestcasesSize(tcs)+64).Put("count", len(tcs))
+	o.Key("testcases")
+	o.Append(func(b []byte) []byte { return wire.AppendTestcases(b, tcs, true) })
+	return send(c, o.Put("windowing", win).Done())
 }
 
 func (a *testsetAPI) testcase(rq *req) error {
@@ -278,22 +279,22 @@ func (a *testsetAPI) testcase(rq *req) error {
 		return err
 	}
 	if len(tcs) == 0 {
-		return send(c, envelope("testcase", nil))
+		return send(c, wire.Envelope("testcase", nil))
 	}
-	o := newObj().put("count", 1)
-	o.key("testcase")
-	o.b = appendTestcase(o.b, &tcs[0], true)
-	return send(c, o.done())
+	o := wire.NewObj().Put("count", 1)
+	o.Key("testcase")
+	o.Append(func(b []byte) []byte { return wire.AppendTestcase(b, &tcs[0], true) })
+	return send(c, o.Done())
 }
 
 func (a *testsetAPI) queryTestcases(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
 	var ids []uuid.UUID
-	hasIDs := b.decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
-	setID := b.id("testset_id")
-	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
-	win := b.windowing()
-	if err := errOf(b); err != nil {
+	hasIDs := b.Decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
+	setID := b.ID("testset_id")
+	refs := versioned.Refs{Artifact: b.Ref("testset_ref"), Variant: b.Ref("testset_variant_ref"), Revision: b.Ref("testset_revision_ref")}
+	win := b.Windowing()
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	q := testsets.TestcaseQuery{Refs: refs, IDs: ids, HasIDs: hasIDs, SetID: setID, Window: win}
@@ -305,14 +306,14 @@ func (a *testsetAPI) queryTestcases(rq *req) error {
 	switch {
 	case !refs.Empty():
 		if !res.Resolved {
-			return send(c, newObj().put("count", 0).done())
+			return send(c, wire.NewObj().Put("count", 0).Done())
 		}
 		return sendTestcases(c, tcs, listWindow(win, res.Page, res.More))
 	case setID != nil && !hasIDs:
 		var next json.RawMessage
 		if n := win.LimitValue(); n > 0 && len(tcs) >= n {
 			last := tcs[len(tcs)-1]
-			next = newObj().put("next", last.ID).put("oldest", last.CreatedAt).put("limit", n).put("order", win.Order).done()
+			next = wire.NewObj().Put("next", last.ID).Put("oldest", last.CreatedAt).Put("limit", n).Put("order", win.Order).Done()
 		}
 		return sendTestcases(c, tcs, next)
 	}
