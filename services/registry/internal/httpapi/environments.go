@@ -17,7 +17,7 @@ var environmentKind = kind{fam: versioned.Environments, key: "environment", plur
 
 // environmentAPI serves /environments and /simple/environments.
 type environmentAPI struct {
-	git    *git
+	*git
 	envs   *environments.Service
 	wf     *workflows.Service // resolves embeds
 	simple *simpleAPI
@@ -26,21 +26,23 @@ type environmentAPI struct {
 func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *environmentAPI {
 	a := &environmentAPI{envs: envs, wf: wf}
 	a.git = &git{k: environmentKind, lin: envs.Lineage()}
-	// The revision query's extra `references: [Ref]` keeps the revisions
-	// where the deployment of those applications changed (reference §6).
-	// It applies after the query's own windowing.
-	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error) {
-		refs := b.Refs("references")
-		if err := wire.ErrOf(b); err != nil {
-			return nil, err
-		}
-		if refs == nil {
-			return rs, nil
-		}
-		return envs.DeploymentChanged(ctx, sc, rs, refs)
-	}
+	a.git.fam = a
 	a.simple = &simpleAPI{k: environmentKind, uc: envs.Simple()}
 	return a
+}
+
+// narrowRevisions applies the revision query's extra `references: [Ref]`:
+// it keeps the revisions where the deployment of those applications
+// changed (reference §6), after the query's own windowing.
+func (a *environmentAPI) narrowRevisions(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error) {
+	refs := b.Refs("references")
+	if err := wire.ErrOf(b); err != nil {
+		return nil, err
+	}
+	if refs == nil {
+		return rs, nil
+	}
+	return a.envs.DeploymentChanged(ctx, sc, rs, refs)
 }
 
 func (a *environmentAPI) route(e *echo.Echo) {

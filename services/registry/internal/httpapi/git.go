@@ -15,20 +15,28 @@ import (
 )
 
 // git serves the artifact, variant and revision routes every family
-// shares over the family's versioned.Lineage. Families plug in how a
-// revision's data is rendered.
+// shares over the family's versioned.Lineage, with what the family
+// changes in them (fam).
 type git struct {
 	k   kind
 	lin *versioned.Lineage
-	// revisionData adds the family's data to a rendered revision; b is the
-	// request body (nil for GET) and carries the family's read options.
-	revisionData func(ctx context.Context, sc scope.Scope, o *wire.Obj, r *versioned.Revision, opts readOpts) error
-	// editArtifactFn, if set, replaces the full-replace artifact edit
-	// (the workflow family edits partially).
-	editArtifactFn echo.HandlerFunc
-	// filterRevisions, if set, narrows a revision query's results by
-	// family-specific body fields (environments' references).
-	filterRevisions func(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error)
+	fam family // nil: g itself, the family that changes nothing
+}
+
+// family is what a family's API changes in the shared routes. *git
+// implements it with the plain behaviour, so a family API embeds its *git
+// and overrides only what differs.
+type family interface {
+	// revisionData adds the family's data to a rendered revision (the
+	// plain family sends the stored data as is).
+	revisionData(ctx context.Context, sc scope.Scope, o *wire.Obj, r *versioned.Revision, opts readOpts) error
+	// narrowRevisions narrows a revision query's results by the family's
+	// own body fields (environments' references; the plain family keeps
+	// them all).
+	narrowRevisions(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error)
+	// editArtifact serves PUT /<plural>/{id} (the plain family replaces
+	// the header; the workflow family edits what is sent).
+	editArtifact(rq *req) error
 }
 
 // readOpts are the options a request gives for rendering revisions.
@@ -41,14 +49,13 @@ type readOpts struct {
 
 // route registers the shared routes under /<plural>.
 func (g *git) route(e *echo.Echo) {
+	if g.fam == nil {
+		g.fam = g
+	}
 	p := "/" + g.k.plural
 	e.POST(p, withObject(false, g.k.key, g.createArtifact))
 	e.GET(p+"/:id", byID(g.lin.Artifact, g.sendArtifact))
-	edit := withObject(true, g.k.key, g.editArtifact)
-	if g.editArtifactFn != nil {
-		edit = g.editArtifactFn
-	}
-	e.PUT(p+"/:id", edit)
+	e.PUT(p+"/:id", handle(true, g.fam.editArtifact))
 	e.POST(p+"/:id/archive", byID(archiving(g.lin.ArchiveArtifact, true), g.sendArtifact))
 	e.POST(p+"/:id/unarchive", byID(archiving(g.lin.ArchiveArtifact, false), g.sendArtifact))
 	e.POST(p+"/query", g.queryArtifacts)
@@ -133,8 +140,12 @@ func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) err
 
 // editArtifact full-replaces the header (testsets, environments, queries);
 // an id that differs from the path gives the empty envelope.
-func (g *git) editArtifact(rq *req, in *wire.Body) error {
+func (g *git) editArtifact(rq *req) error {
 	c, sc, id := rq.c, rq.sc, rq.id
+	in := rq.b.Require(g.k.key)
+	if err := wire.ErrOf(rq.b); err != nil {
+		return err
+	}
 	a := &versioned.Artifact{ID: id, Header: in.Header(), FolderID: in.ID("folder_id")}
 	bid := in.ID("id")
 	if err := wire.ErrOf(in); err != nil {
@@ -289,14 +300,19 @@ func (g *git) revisionKey() string { return g.k.key + "_revision" }
 // renderRevision renders r with its data as the family shows it.
 func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*wire.Obj, error) {
 	o := g.k.ent().Revision(r, opts.withSlugs)
-	if g.revisionData != nil {
-		if err := g.revisionData(ctx, sc, o, r, opts); err != nil {
-			return nil, err
-		}
-	} else {
-		o.Put("data", r.Data)
+	if err := g.fam.revisionData(ctx, sc, o, r, opts); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+func (g *git) revisionData(_ context.Context, _ scope.Scope, o *wire.Obj, r *versioned.Revision, _ readOpts) error {
+	o.Put("data", r.Data)
+	return nil
+}
+
+func (g *git) narrowRevisions(_ context.Context, _ scope.Scope, _ *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error) {
+	return rs, nil
 }
 
 // sendRevision answers {count, <e>_revision, ...extra}.
@@ -383,10 +399,8 @@ func (g *git) queryRevisions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if g.filterRevisions != nil {
-		if rs, err = g.filterRevisions(c.Request().Context(), sc, b, rs); err != nil {
-			return err
-		}
+	if rs, err = g.fam.narrowRevisions(c.Request().Context(), sc, b, rs); err != nil {
+		return err
 	}
 	return g.sendRevisions(c, sc, rs, opts, g.window(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
 }

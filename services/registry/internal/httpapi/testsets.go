@@ -25,13 +25,14 @@ import (
 
 // testsetAPI serves /testsets, /simple/testsets and /testcases.
 type testsetAPI struct {
-	git *git
-	ts  *testsets.Service
+	*git
+	ts *testsets.Service
 }
 
 func newTestsetAPI(ts *testsets.Service) *testsetAPI {
 	a := &testsetAPI{ts: ts}
-	a.git = &git{k: testsetKind, lin: ts.Lineage(), revisionData: a.revisionData}
+	a.git = &git{k: testsetKind, lin: ts.Lineage()}
+	a.git.fam = a
 	return a
 }
 

@@ -42,7 +42,7 @@ func workflowKind(key, plural string) kind {
 // workflowAPI serves /workflows, /applications or /evaluators and their
 // catalogs.
 type workflowAPI struct {
-	git  *git
+	*git
 	wf   *workflows.Service
 	role string // "" for workflows, else the flag the role forces
 }
@@ -56,7 +56,7 @@ func newWorkflowAPI(wf *workflows.Service, key, plural string) *workflowAPI {
 		a.role = "is_evaluator"
 	}
 	a.git = &git{k: workflowKind(key, plural), lin: wf.Lineage(key)}
-	a.git.editArtifactFn = handle(true, a.editArtifact)
+	a.git.fam = a
 	return a
 }
 
