@@ -443,7 +443,7 @@ func (g *git) logRevisions(rq *req) error {
 
 // retrievalInfo adds {"references": {...}} of a resolved revision.
 func (g *git) retrievalInfo(r *versioned.Revision) func(*wire.Obj) {
-	return func(e *wire.Obj) { e.Put("retrieval_info", g.k.ent().RetrievalInfo(r)) }
+	return func(e *wire.Obj) { e.Put("retrieval_info", g.k.ent().RetrievalInfo(r, nil, "")) }
 }
 
 // window is the response windowing of a list, unless the family never

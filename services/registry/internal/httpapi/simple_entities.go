@@ -39,22 +39,7 @@ func (s *simpleAPI) route(e *echo.Echo) {
 
 // record renders the simple shape.
 func (s *simpleAPI) record(rec *versioned.Record, withIDs bool) *wire.Obj {
-	a, v, r := rec.Artifact, rec.Variant, rec.Revision
-	o := wire.NewObj().Put("id", a.ID).Put("slug", a.Slug)
-	wire.Header(o, versioned.Header{Name: a.Name, Description: a.Description, Flags: s.uc.ShownFlags(a, r), Tags: a.Tags, Meta: a.Meta})
-	wire.Lifecycle(o, a.Lifecycle)
-	if r != nil {
-		o.Put("data", r.Data)
-	}
-	if withIDs {
-		if v != nil {
-			o.Put("variant_id", v.ID)
-		}
-		if r != nil {
-			o.Put("revision_id", r.ID)
-		}
-	}
-	return o
+	return wire.Record(rec, s.uc.ShownFlags(rec.Artifact, rec.Revision), withIDs)
 }
 
 // sendRecord answers the record, or a null one when rec or its artifact

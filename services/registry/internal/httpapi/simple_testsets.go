@@ -14,26 +14,6 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
-// simpleTestset renders the flat record. Unlike the reference we always
-// include variant_id and revision_id: a client polling the record needs
-// them to pin what it read.
-func simpleTestset(rec *testsets.Simple, withData bool) *wire.Obj {
-	a := rec.Artifact
-	o := wire.NewObj().Put("id", a.ID).Put("slug", a.Slug)
-	wire.Header(o, a.Header)
-	wire.Lifecycle(o, a.Lifecycle)
-	if rec.Variant != nil {
-		o.Put("variant_id", rec.Variant.ID)
-	}
-	if rec.Revision != nil {
-		o.Put("revision_id", rec.Revision.ID)
-		if withData && rec.Revision.TestcaseIDs != nil {
-			o.Put("data", wire.TestcaseData(rec.Revision.TestcaseIDs, rec.Testcases, true, true))
-		}
-	}
-	return o
-}
-
 func sendSimple(c echo.Context, rec *testsets.Simple, err error) error {
 	if err != nil {
 		return err
@@ -41,7 +21,7 @@ func sendSimple(c echo.Context, rec *testsets.Simple, err error) error {
 	if rec == nil {
 		return send(c, wire.Envelope("testset", nil))
 	}
-	return send(c, wire.Envelope("testset", simpleTestset(rec, true)))
+	return send(c, wire.Envelope("testset", wire.SimpleTestset(rec, true)))
 }
 
 // simpleInput reads {"testset": {slug?, name, description, tags, meta, data: {testcases}}}.
@@ -126,7 +106,7 @@ func (a *testsetAPI) archiveSimple(archived bool) echo.HandlerFunc {
 		if err != nil || art == nil {
 			return sendSimple(c, nil, err)
 		}
-		return send(c, wire.Envelope("testset", simpleTestset(&testsets.Simple{Artifact: art}, false)))
+		return send(c, wire.Envelope("testset", wire.SimpleTestset(&testsets.Simple{Artifact: art}, false)))
 	})
 }
 
@@ -142,42 +122,9 @@ func (a *testsetAPI) querySimple(rq *req) error {
 	}
 	items := make([]json.RawMessage, len(recs))
 	for i := range recs {
-		items[i] = simpleTestset(&recs[i], true).Done()
+		items[i] = wire.SimpleTestset(&recs[i], true).Done()
 	}
 	return send(c, wire.List("testsets", items, nil))
-}
-
-// uploadHeader reads testset_name, _description, _tags and _meta from an
-// upload form over the stored header (nil for a create).
-func uploadHeader(form *fileForm, cur *versioned.Header) (versioned.Header, error) {
-	var h versioned.Header
-	if cur != nil {
-		h = *cur
-	}
-	if v, ok := form.fields["testset_name"]; ok {
-		h.Name = &v
-	}
-	if v, ok := form.fields["testset_description"]; ok {
-		h.Description = &v
-	}
-	for _, f := range []struct {
-		key string
-		dst *json.RawMessage
-	}{{"testset_tags", &h.Tags}, {"testset_meta", &h.Meta}} {
-		v, ok := form.fields[f.key]
-		if !ok || strings.TrimSpace(v) == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
-			return h, errs.New(errs.Invalid, "testsets.bad_form", f.key+" must be a JSON object.")
-		}
-		if f.key == "testset_tags" && !wire.ValidTags(m) {
-			return h, errs.New(errs.Invalid, "testsets.bad_form", "testset_tags values must be booleans, strings or nested objects of them.")
-		}
-		*f.dst = wire.Compact(json.RawMessage(v))
-	}
-	return h, nil
 }
 
 func (a *testsetAPI) uploadSimple(rq *req) error {
@@ -186,11 +133,11 @@ func (a *testsetAPI) uploadSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	h, err := uploadHeader(form, nil)
+	h, err := form.Header(nil)
 	if err != nil {
 		return err
 	}
-	slug := form.fields["testset_slug"]
+	slug := form.Fields["testset_slug"]
 	if slug == "" {
 		slug = versioned.NewSlug()
 	} else if !wire.ValidSlug(slug) {
@@ -203,7 +150,7 @@ func (a *testsetAPI) uploadSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, testsets.SimpleInput{ID: id, Slug: slug, Header: h, Rows: form.rows})
+	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, testsets.SimpleInput{ID: id, Slug: slug, Header: h, Rows: form.Rows})
 	return sendSimple(c, rec, err)
 }
 
@@ -214,8 +161,8 @@ func (a *testsetAPI) uploadSimpleEdit(rq *req) error {
 		return err
 	}
 	rec, err := a.ts.UploadEditSimple(c.Request().Context(), sc, id, func(cur *versioned.Header) (versioned.Header, error) {
-		return uploadHeader(form, cur)
-	}, form.rows)
+		return form.Header(cur)
+	}, form.Rows)
 	return sendSimple(c, rec, err)
 }
 
@@ -308,7 +255,7 @@ func (a *testsetAPI) queryTestcases(rq *req) error {
 		if !res.Resolved {
 			return send(c, wire.NewObj().Put("count", 0).Done())
 		}
-		return sendTestcases(c, tcs, listWindow(win, res.Page, res.More))
+		return sendTestcases(c, tcs, wire.ListWindow(win, res.Page, res.More))
 	case setID != nil && !hasIDs:
 		var next json.RawMessage
 		if n := win.LimitValue(); n > 0 && len(tcs) >= n {

@@ -2,20 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"mime/multipart"
 	"net/http"
-	"path"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
@@ -77,14 +70,6 @@ func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *wire.O
 	}
 	o.Put("data", wire.TestcaseData(ids, tcs, opts.includeTestcaseIDs, opts.includeTestcases))
 	return nil
-}
-
-func listWindow(w *versioned.Windowing, page []uuid.UUID, more bool) json.RawMessage {
-	if !more || len(page) == 0 {
-		return nil
-	}
-	return wire.NewObj().Put("next", page[len(page)-1]).Put("limit", w.LimitValue()).
-		Put("order", w.Order).Put("newest", w.Newest).Put("oldest", w.Oldest).Done()
 }
 
 // ---- revisions
@@ -178,99 +163,19 @@ func (a *testsetAPI) retrieve(rq *req) error {
 	}
 	page, more := testsets.PageIDs(r.TestcaseIDs, opts.window)
 	return a.git.sendRevision(c, sc, r, opts, a.git.retrievalInfo(r), func(e *wire.Obj) {
-		e.Put("windowing", listWindow(opts.window, page, more))
+		e.Put("windowing", wire.ListWindow(opts.window, page, more))
 	})
 }
 
 // ---- files
 
-// fileForm is a multipart upload read as a stream: fields before the
-// file part are known when the file is parsed; the file is never buffered.
-type fileForm struct {
-	fields map[string]string
-	rows   []testcases.Row
-	found  bool
-}
-
-// readUpload parses the multipart form, importing the "file" part with
-// the type given by file_type (sent before the file, as every HTTP client
-// library orders fields), else the file name's extension.
-func readUpload(c echo.Context, limits tcfile.Limits) (*fileForm, error) {
+// readUpload reads the multipart upload of c (wire.ReadForm).
+func readUpload(c echo.Context, limits tcfile.Limits) (*wire.Form, error) {
 	mr, err := c.Request().MultipartReader()
 	if err != nil {
 		return nil, errs.New(errs.Invalid, "testsets.bad_form", "Expected a multipart/form-data body with a 'file' part.")
 	}
-	f := &fileForm{fields: map[string]string{}}
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
-		}
-		if part.FormName() == "file" {
-			if f.rows, err = importPart(part, f.fields["file_type"], limits); err != nil {
-				return nil, err
-			}
-			f.found = true
-			continue
-		}
-		v, err := io.ReadAll(io.LimitReader(part, 1<<20))
-		if err != nil {
-			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
-		}
-		name := part.FormName()
-		if err := wire.FormField(name, string(v)); err != nil {
-			return nil, err
-		}
-		f.fields[name] = string(v)
-	}
-	if !f.found {
-		return nil, errs.Field("Field required", nil, "body", "file")
-	}
-	if err := rowsText(f.rows); err != nil {
-		return nil, err
-	}
-	if ft, ok := f.fields["file_type"]; ok && ft != "csv" && ft != "json" {
-		return nil, errs.Field("Input should be 'csv' or 'json'", ft, "body", "file_type")
-	}
-	return f, nil
-}
-
-// rowsText checks the flags, tags and meta of file rows (stored as jsonb;
-// the row data is stored as json and needs no check).
-func rowsText(rows []testcases.Row) error {
-	for i := range rows {
-		for _, f := range []struct {
-			key string
-			o   *canon.Object
-		}{{"flags", rows[i].Flags}, {"tags", rows[i].Tags}, {"meta", rows[i].Meta}} {
-			if f.o == nil {
-				continue
-			}
-			if err := httpx.CheckJSONText(canon.AppendCompact(nil, f.o), nil, "body", "file", i, f.key); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func importPart(part *multipart.Part, fileType string, limits tcfile.Limits) ([]testcases.Row, error) {
-	if fileType == "" {
-		fileType = "csv"
-		if strings.EqualFold(path.Ext(part.FileName()), ".json") {
-			fileType = "json"
-		}
-	}
-	switch fileType {
-	case "csv":
-		return tcfile.ReadCSV(part, limits)
-	case "json":
-		return tcfile.ReadJSON(part, limits)
-	}
-	return nil, errs.Field("Input should be 'csv' or 'json'", fileType, "body", "file_type")
+	return wire.ReadForm(mr, limits)
 }
 
 func (a *testsetAPI) uploadRevision(rq *req) error {
@@ -279,11 +184,11 @@ func (a *testsetAPI) uploadRevision(rq *req) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.rows)
+	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.Rows)
 	if err != nil {
 		return err
 	}
-	opts := readOpts{includeTestcases: form.fields["include_testcases"] != "false", includeTestcaseIDs: true, withSlugs: true}
+	opts := readOpts{includeTestcases: form.Fields["include_testcases"] != "false", includeTestcaseIDs: true, withSlugs: true}
 	return a.git.sendRevision(c, sc, r, opts)
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -280,24 +279,11 @@ func (a *workflowAPI) retrieve(rq *req) error {
 }
 
 func (a *workflowAPI) retrievalInfo(e *wire.Obj, r *versioned.Revision, d *workflows.Deployment) {
-	refs := wire.NewObj()
-	if d != nil {
-		env := d.Environment
-		ev := strconv.Itoa(env.Version)
-		refs.Put("environment", versioned.Ref{ID: &env.ArtifactID, Slug: &env.ArtifactSlug}).
-			Put("environment_variant", versioned.Ref{ID: &env.VariantID, Slug: &env.VariantSlug}).
-			Put("environment_revision", versioned.Ref{ID: &env.ID, Slug: &env.Slug, Version: &ev})
+	if d == nil {
+		e.Put("retrieval_info", a.k.ent().RetrievalInfo(r, nil, ""))
+		return
 	}
-	k := a.key()
-	v := strconv.Itoa(r.Version)
-	refs.Put(k, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-		Put(k+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-		Put(k+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
-	info := wire.NewObj().Put("references", json.RawMessage(refs.Done()))
-	if d != nil {
-		info.Put("selector", map[string]string{"key": d.Key})
-	}
-	e.Put("retrieval_info", json.RawMessage(info.Done()))
+	e.Put("retrieval_info", a.k.ent().RetrievalInfo(r, d.Environment, d.Key))
 }
 
 // sendTagged answers raw with a strong ETag over its bytes, or 304 when

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
@@ -93,14 +94,70 @@ func (k Entity) Revision(r *versioned.Revision, withSlugs bool) *Obj {
 }
 
 // RetrievalInfo renders {"references": {<e>, <e>_variant, <e>_revision}}
-// for a resolved revision.
-func (k Entity) RetrievalInfo(r *versioned.Revision) json.RawMessage {
+// for a resolved revision r. When r was read through an environment
+// (env not nil), the references start with the environment's and a
+// selector names the deployment's key.
+func (k Entity) RetrievalInfo(r, env *versioned.Revision, key string) json.RawMessage {
+	refs := NewObj()
+	if env != nil {
+		refs3(refs, "environment", env)
+	}
+	refs3(refs, k.Key, r)
+	info := NewObj().Put("references", json.RawMessage(refs.Done()))
+	if env != nil {
+		info.Put("selector", map[string]string{"key": key})
+	}
+	return info.Done()
+}
+
+// refs3 puts the artifact, variant and revision references of r under
+// key, key_variant and key_revision.
+func refs3(o *Obj, key string, r *versioned.Revision) {
 	v := strconv.Itoa(r.Version)
-	refs := NewObj().
-		Put(k.Key, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-		Put(k.Key+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-		Put(k.Key+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
-	return NewObj().Put("references", json.RawMessage(refs.Done())).Done()
+	o.Put(key, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
+		Put(key+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
+		Put(key+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
+}
+
+// Record renders the flat record of a /simple surface, showing flags;
+// withIDs adds the variant and revision ids.
+func Record(rec *versioned.Record, flags json.RawMessage, withIDs bool) *Obj {
+	a, v, r := rec.Artifact, rec.Variant, rec.Revision
+	o := NewObj().Put("id", a.ID).Put("slug", a.Slug)
+	Header(o, versioned.Header{Name: a.Name, Description: a.Description, Flags: flags, Tags: a.Tags, Meta: a.Meta})
+	Lifecycle(o, a.Lifecycle)
+	if r != nil {
+		o.Put("data", r.Data)
+	}
+	if withIDs {
+		if v != nil {
+			o.Put("variant_id", v.ID)
+		}
+		if r != nil {
+			o.Put("revision_id", r.ID)
+		}
+	}
+	return o
+}
+
+// SimpleTestset renders the flat testset record. Unlike the reference we
+// always include variant_id and revision_id: a client polling the record
+// needs them to pin what it read.
+func SimpleTestset(rec *testsets.Simple, withData bool) *Obj {
+	a := rec.Artifact
+	o := NewObj().Put("id", a.ID).Put("slug", a.Slug)
+	Header(o, a.Header)
+	Lifecycle(o, a.Lifecycle)
+	if rec.Variant != nil {
+		o.Put("variant_id", rec.Variant.ID)
+	}
+	if rec.Revision != nil {
+		o.Put("revision_id", rec.Revision.ID)
+		if withData && rec.Revision.TestcaseIDs != nil {
+			o.Put("data", TestcaseData(rec.Revision.TestcaseIDs, rec.Testcases, true, true))
+		}
+	}
+	return o
 }
 
 // Envelope renders {"count": 1, key: v}, or {"count": 0} when v is nil.
@@ -125,6 +182,16 @@ func List(key string, items []json.RawMessage, win json.RawMessage) json.RawMess
 	}
 	e.b = append(e.b, ']')
 	return e.Put("windowing", win).Done()
+}
+
+// ListWindow is the response windowing of a page of ids cut from a
+// list (a revision's testcases): sent when more follow.
+func ListWindow(w *versioned.Windowing, page []uuid.UUID, more bool) json.RawMessage {
+	if !more || len(page) == 0 {
+		return nil
+	}
+	return NewObj().Put("next", page[len(page)-1]).Put("limit", w.LimitValue()).
+		Put("order", w.Order).Put("newest", w.Newest).Put("oldest", w.Oldest).Done()
 }
 
 // NextWindow is the response windowing of a git query: sent when a limit
