@@ -136,7 +136,7 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 		if err := wire.ErrOf(b); err != nil {
 			return err
 		}
-		opts, err := resolveOptions(b)
+		opts, err := b.ResolveOptions()
 		if err != nil {
 			return err
 		}

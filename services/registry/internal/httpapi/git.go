@@ -158,22 +158,6 @@ func (g *git) editArtifact(rq *req) error {
 	return g.sendArtifact(c, out, err)
 }
 
-// query reads the shared query body: filter, refs, archive and windowing.
-func (g *git) query(b *wire.Body, level string) versioned.Query {
-	q := versioned.Query{
-		ArtifactRefs:    b.Refs(g.k.key + "_refs"),
-		VariantRefs:     b.Refs(g.k.key + "_variant_refs"),
-		RevisionRefs:    b.Refs(g.k.key + "_revision_refs"),
-		IncludeArchived: b.Bool(false, "include_archived"),
-		Windowing:       b.Windowing(),
-	}
-	if f := b.Sub(level); f != nil {
-		q.Filter = f.Filter(level == g.revisionKey())
-		b.Adopt(f)
-	}
-	return q
-}
-
 func (g *git) queryArtifacts(c echo.Context) error {
 	sc, _, q, err := g.queryRequest(c, "artifact", g.k.key)
 	if err != nil {

@@ -10,26 +10,6 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-// resolveOptions reads max_depth, max_embeds and error_policy.
-func resolveOptions(b *wire.Body) (embeds.Options, error) {
-	o := embeds.Defaults()
-	if n := b.Int("max_depth"); n != nil {
-		o.MaxDepth = *n
-	}
-	if n := b.Int("max_embeds"); n != nil {
-		o.MaxEmbeds = *n
-	}
-	if p := b.Str("error_policy"); p != nil {
-		switch *p {
-		case embeds.Exception, embeds.Placeholder, embeds.Keep:
-			o.Policy = *p
-		default:
-			b.Fail("error_policy", "Input should be 'exception', 'placeholder' or 'keep'", b.Value("error_policy"))
-		}
-	}
-	return o, wire.ErrOf(b)
-}
-
 func putResolution(info *embeds.Info) func(*wire.Obj) {
 	return func(e *wire.Obj) { e.Put("resolution_info", info) }
 }

@@ -112,7 +112,7 @@ func (a *testsetAPI) archiveSimple(archived bool) echo.HandlerFunc {
 
 func (a *testsetAPI) querySimple(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	q := a.git.query(b, "testset")
+	q := b.Query("testset", "testset")
 	if err := wire.ErrOf(b); err != nil {
 		return err
 	}

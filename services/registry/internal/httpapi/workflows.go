@@ -248,7 +248,7 @@ func (a *workflowAPI) find(ctx context.Context, sc scope.Scope, b *wire.Body) (*
 func (a *workflowAPI) retrieve(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
 	resolve := b.Bool(false, "resolve")
-	opts, err := resolveOptions(b)
+	opts, err := b.ResolveOptions()
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func sendTagged(c echo.Context, raw json.RawMessage) error {
 // and resolution_info; an inline <e>_revision is resolved as sent.
 func (a *workflowAPI) resolve(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	opts, err := resolveOptions(b)
+	opts, err := b.ResolveOptions()
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/services/registry/internal/embeds"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
@@ -488,4 +489,25 @@ func FormField(name, v string) error {
 		}
 	}
 	return nil
+}
+
+// ResolveOptions reads the embed resolution options max_depth,
+// max_embeds and error_policy over embeds.Defaults.
+func (b *Body) ResolveOptions() (embeds.Options, error) {
+	o := embeds.Defaults()
+	if n := b.Int("max_depth"); n != nil {
+		o.MaxDepth = *n
+	}
+	if n := b.Int("max_embeds"); n != nil {
+		o.MaxEmbeds = *n
+	}
+	if p := b.Str("error_policy"); p != nil {
+		switch *p {
+		case embeds.Exception, embeds.Placeholder, embeds.Keep:
+			o.Policy = *p
+		default:
+			b.Fail("error_policy", "Input should be 'exception', 'placeholder' or 'keep'", b.m["error_policy"])
+		}
+	}
+	return o, ErrOf(b)
 }

@@ -2,11 +2,76 @@ package wire
 
 import (
 	"encoding/json"
+	"io"
 	"net/url"
 	"strings"
 
+	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
+
+// Query reads the query body of entity key's git routes: the artifact,
+// variant and revision refs, include_archived, the windowing and the
+// filter object under filterKey (revision-only filters are refused unless
+// filterKey is key_revision).
+func (b *Body) Query(key, filterKey string) versioned.Query {
+	q := versioned.Query{
+		ArtifactRefs:    b.Refs(key + "_refs"),
+		VariantRefs:     b.Refs(key + "_variant_refs"),
+		RevisionRefs:    b.Refs(key + "_revision_refs"),
+		IncludeArchived: b.Bool(false, "include_archived"),
+		Windowing:       b.Windowing(),
+	}
+	if f := b.Sub(filterKey); f != nil {
+		q.Filter = f.Filter(filterKey == key+"_revision")
+		b.Adopt(f)
+	}
+	return q
+}
+
+// ReadQuery reads the request of a query route of entity key: the body r
+// and, when qp is not nil, the URL query parameters. Where the reference
+// also takes URL parameters (§1.4: workflow and environment queries at
+// every level, query artifacts, application and evaluator variants), they
+// fill what the body leaves out (body fields win, field by field inside
+// the filter and the windowing), and the body is read leniently:
+// malformed JSON or an ill-typed field makes us ignore the body, as the
+// reference does, instead of answering 422. A bad URL parameter is still
+// a 422 naming it (loc ["query", name]).
+func ReadQuery(r io.Reader, qp url.Values, key, filterKey string) (*Body, versioned.Query, error) {
+	if qp == nil {
+		b, err := ReadBody(r)
+		if err != nil {
+			return nil, versioned.Query{}, err
+		}
+		q := b.Query(key, filterKey)
+		return b, q, ErrOf(b)
+	}
+	u, err := QueryBody(qp, key, filterKey)
+	if err != nil {
+		return nil, versioned.Query{}, err
+	}
+	if q := u.Query(key, filterKey); ErrOf(u) != nil {
+		return nil, q, ErrOf(u)
+	}
+	b, err := ReadBody(r)
+	if err != nil {
+		// Only malformed JSON is ignored: text that cannot be stored or a
+		// body over the limit is refused here as everywhere.
+		if errs.KindOf(err) != errs.Invalid {
+			return nil, versioned.Query{}, err
+		}
+		b = NewBody("body")
+	}
+	merged := Merge(b, u, filterKey, "windowing")
+	q := merged.Query(key, filterKey)
+	if ErrOf(merged) != nil { // an ill-typed body is ignored
+		q = u.Query(key, filterKey)
+		return u, q, ErrOf(u)
+	}
+	return merged, q, nil
+}
 
 // Merge returns b with the keys of u it lacks; for the nested objects
 // named by nested, the members are merged the same way (b's win). The
