@@ -12,9 +12,6 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-var environmentKind = kind{fam: versioned.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
-	urlQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
-
 // environmentAPI serves /environments and /simple/environments.
 type environmentAPI struct {
 	*git

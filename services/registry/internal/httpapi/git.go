@@ -52,8 +52,8 @@ func (g *git) route(e *echo.Echo) {
 	if g.fam == nil {
 		g.fam = g
 	}
-	p := "/" + g.k.plural
-	e.POST(p, withObject(false, g.k.key, g.createArtifact))
+	p := "/" + g.k.Plural
+	e.POST(p, withObject(false, g.k.Key, g.createArtifact))
 	e.GET(p+"/:id", byID(g.lin.Artifact, g.sendArtifact))
 	e.PUT(p+"/:id", handle(true, g.fam.editArtifact))
 	e.POST(p+"/:id/archive", byID(archiving(g.lin.ArchiveArtifact, true), g.sendArtifact))
@@ -107,10 +107,10 @@ func (g *git) createArtifact(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
 	a := &versioned.Artifact{Header: in.Header(), FolderID: in.ID("folder_id")}
 	slug := in.Slug("slug")
-	if forced := c.QueryParam(g.k.key + "_id"); forced != "" {
+	if forced := c.QueryParam(g.k.Key + "_id"); forced != "" {
 		id, err := uuid.Parse(forced)
 		if err != nil {
-			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", g.k.key+"_id")
+			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", g.k.Key+"_id")
 		}
 		a.ID = id
 	}
@@ -118,14 +118,14 @@ func (g *git) createArtifact(rq *req, in *wire.Body) error {
 		return err
 	}
 	if slug == nil { // the reference's NOT NULL failure is swallowed into an empty envelope
-		return send(c, wire.Envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.Key, nil))
 	}
 	a.Slug = *slug
 	out, err := g.lin.CreateArtifact(c.Request().Context(), sc, a)
 	if err != nil {
 		return err
 	}
-	return send(c, wire.Envelope(g.k.key, g.k.ent().Artifact(out)))
+	return send(c, wire.Envelope(g.k.Key, g.k.Artifact(out)))
 }
 
 func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) error {
@@ -133,16 +133,16 @@ func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) err
 		return err
 	}
 	if a == nil {
-		return send(c, wire.Envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.Key, nil))
 	}
-	return send(c, wire.Envelope(g.k.key, g.k.ent().Artifact(a)))
+	return send(c, wire.Envelope(g.k.Key, g.k.Artifact(a)))
 }
 
 // editArtifact full-replaces the header (testsets, environments, queries);
 // an id that differs from the path gives the empty envelope.
 func (g *git) editArtifact(rq *req) error {
 	c, sc, id := rq.c, rq.sc, rq.id
-	in := rq.b.Require(g.k.key)
+	in := rq.b.Require(g.k.Key)
 	if err := wire.ErrOf(rq.b); err != nil {
 		return err
 	}
@@ -152,14 +152,14 @@ func (g *git) editArtifact(rq *req) error {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return send(c, wire.Envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.Key, nil))
 	}
 	out, err := g.lin.EditArtifact(c.Request().Context(), sc, a)
 	return g.sendArtifact(c, out, err)
 }
 
 func (g *git) queryArtifacts(c echo.Context) error {
-	sc, _, q, err := g.queryRequest(c, "artifact", g.k.key)
+	sc, _, q, err := g.queryRequest(c, "artifact", g.k.Key)
 	if err != nil {
 		return err
 	}
@@ -169,14 +169,14 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	}
 	items := make([]json.RawMessage, len(as))
 	for i := range as {
-		items[i] = g.k.ent().Artifact(&as[i]).Done()
+		items[i] = g.k.Artifact(&as[i]).Done()
 	}
-	return send(c, wire.List(g.k.plural, items, g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
+	return send(c, wire.List(g.k.Plural, items, g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
 }
 
 // ---- variants
 
-func (g *git) variantKey() string { return g.k.key + "_variant" }
+func (g *git) variantKey() string { return g.k.Key + "_variant" }
 
 func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error {
 	if err != nil {
@@ -185,14 +185,14 @@ func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error
 	if v == nil {
 		return send(c, wire.Envelope(g.variantKey(), nil))
 	}
-	return send(c, wire.Envelope(g.variantKey(), g.k.ent().Variant(v)))
+	return send(c, wire.Envelope(g.variantKey(), g.k.Variant(v)))
 }
 
 func (g *git) createVariant(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
 	v := &versioned.Variant{Header: in.Header()}
 	slug := in.Slug("slug")
-	artifactID := in.ID(g.k.key+"_id", "artifact_id")
+	artifactID := in.ID(g.k.Key+"_id", "artifact_id")
 	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (g *git) createVariant(rq *req, in *wire.Body) error {
 		return err
 	}
 	if artifactID == nil {
-		return wire.FieldMissing("body", g.variantKey(), g.k.key+"_id")
+		return wire.FieldMissing("body", g.variantKey(), g.k.Key+"_id")
 	}
 	v.Slug, v.ArtifactID = *slug, *artifactID
 	out, err := g.lin.CreateVariant(c.Request().Context(), sc, v)
@@ -235,24 +235,24 @@ func (g *git) queryVariants(c echo.Context) error {
 	}
 	items := make([]json.RawMessage, len(vs))
 	for i := range vs {
-		items[i] = g.k.ent().Variant(&vs[i]).Done()
+		items[i] = g.k.Variant(&vs[i]).Done()
 	}
 	var win json.RawMessage
-	if g.k.variantWindowing {
+	if g.k.VariantWindowing {
 		win = g.window(q.Windowing, len(vs), func() string { return vs[len(vs)-1].ID.String() })
 	}
-	return send(c, wire.List(g.k.key+"_variants", items, win))
+	return send(c, wire.List(g.k.Key+"_variants", items, win))
 }
 
 func (g *git) forkVariant(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
 	in := b.Require(g.variantKey())
 	src := b.Ref(g.variantKey() + "_ref")
-	upTo := b.Ref(g.k.key + "_revision_ref")
+	upTo := b.Ref(g.k.Key + "_revision_ref")
 	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	if src == nil && g.k.forkByQuery {
+	if src == nil && g.k.ForkByQuery {
 		if q := c.QueryParam(g.variantKey() + "_id"); q != "" {
 			id, err := uuid.Parse(q)
 			if err != nil {
@@ -279,11 +279,11 @@ func (g *git) forkVariant(rq *req) error {
 
 // ---- revisions
 
-func (g *git) revisionKey() string { return g.k.key + "_revision" }
+func (g *git) revisionKey() string { return g.k.Key + "_revision" }
 
 // renderRevision renders r with its data as the family shows it.
 func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*wire.Obj, error) {
-	o := g.k.ent().Revision(r, opts.withSlugs)
+	o := g.k.Revision(r, opts.withSlugs)
 	if err := g.fam.revisionData(ctx, sc, o, r, opts); err != nil {
 		return nil, err
 	}
@@ -398,21 +398,21 @@ func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []versioned.Revis
 		}
 		items[i] = o.Done()
 	}
-	return send(c, wire.List(g.k.key+"_revisions", items, win))
+	return send(c, wire.List(g.k.Key+"_revisions", items, win))
 }
 
 func (g *git) logRevisions(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	in := b.Require(g.k.key + "_revisions")
+	in := b.Require(g.k.Key + "_revisions")
 	opts := testcaseOpts(c, b)
 	opts.withSlugs = false
 	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	t := versioned.LogTarget{
-		ArtifactID: in.ID(g.k.key+"_id", "artifact_id"),
-		VariantID:  in.ID(g.k.key+"_variant_id", "variant_id"),
-		RevisionID: in.ID(g.k.key+"_revision_id", "revision_id"),
+		ArtifactID: in.ID(g.k.Key+"_id", "artifact_id"),
+		VariantID:  in.ID(g.k.Key+"_variant_id", "variant_id"),
+		RevisionID: in.ID(g.k.Key+"_revision_id", "revision_id"),
 		Depth:      in.Int("depth"),
 	}
 	if err := wire.ErrOf(in); err != nil {
@@ -427,13 +427,13 @@ func (g *git) logRevisions(rq *req) error {
 
 // retrievalInfo adds {"references": {...}} of a resolved revision.
 func (g *git) retrievalInfo(r *versioned.Revision) func(*wire.Obj) {
-	return func(e *wire.Obj) { e.Put("retrieval_info", g.k.ent().RetrievalInfo(r, nil, "")) }
+	return func(e *wire.Obj) { e.Put("retrieval_info", g.k.RetrievalInfo(r, nil, "")) }
 }
 
 // window is the response windowing of a list, unless the family never
 // sends one.
 func (g *git) window(win *versioned.Windowing, n int, lastID func() string) json.RawMessage {
-	if g.k.noWindowing {
+	if g.k.NoWindowing {
 		return nil
 	}
 	return wire.NextWindow(win, n, lastID)

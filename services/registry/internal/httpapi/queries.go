@@ -8,9 +8,6 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
-var queryKind = kind{fam: versioned.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
-	urlQuery: map[string]bool{"artifact": true}}
-
 // queryAPI serves /queries and /simple/queries.
 type queryAPI struct {
 	git    *git

@@ -28,10 +28,10 @@ type simpleAPI struct {
 }
 
 func (s *simpleAPI) route(e *echo.Echo) {
-	p := "/simple/" + s.k.plural
-	e.POST(p, withObject(false, s.k.key, s.create))
+	p := "/simple/" + s.k.Plural
+	e.POST(p, withObject(false, s.k.Key, s.create))
 	e.GET(p+"/:id", handle(true, s.fetch))
-	e.PUT(p+"/:id", withObject(true, s.k.key, s.edit))
+	e.PUT(p+"/:id", withObject(true, s.k.Key, s.edit))
 	e.POST(p+"/:id/archive", byID(archiving(s.uc.Archive, true), s.sendRecord))
 	e.POST(p+"/:id/unarchive", byID(archiving(s.uc.Archive, false), s.sendRecord))
 	e.POST(p+"/query", handle(false, s.query))
@@ -49,9 +49,9 @@ func (s *simpleAPI) sendRecord(c echo.Context, rec *versioned.Record, err error)
 		return err
 	}
 	if rec == nil || rec.Artifact == nil {
-		return send(c, wire.Envelope(s.k.key, nil))
+		return send(c, wire.Envelope(s.k.Key, nil))
 	}
-	return send(c, wire.Envelope(s.k.key, s.record(rec, true)))
+	return send(c, wire.Envelope(s.k.Key, s.record(rec, true)))
 }
 
 func (s *simpleAPI) create(rq *req, in *wire.Body) error {
@@ -62,15 +62,15 @@ func (s *simpleAPI) create(rq *req, in *wire.Body) error {
 		return err
 	}
 	a := &versioned.Artifact{Header: h}
-	if forced := c.QueryParam(s.k.key + "_id"); forced != "" {
+	if forced := c.QueryParam(s.k.Key + "_id"); forced != "" {
 		id, err := uuid.Parse(forced)
 		if err != nil {
-			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", s.k.key+"_id")
+			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", s.k.Key+"_id")
 		}
 		a.ID = id
 	}
 	if slug == nil {
-		return wire.FieldMissing("body", s.k.key, "slug")
+		return wire.FieldMissing("body", s.k.Key, "slug")
 	}
 	a.Slug = *slug
 	rec, err := s.uc.Create(c.Request().Context(), sc, a, in.Value("data"), append(in.Loc(), "data"))
@@ -83,7 +83,7 @@ func (s *simpleAPI) fetch(rq *req) error {
 	if err != nil || rec == nil || s.additionalContext == nil {
 		return s.sendRecord(c, rec, err)
 	}
-	e := wire.NewObj().Put("count", 1).Put(s.k.key, json.RawMessage(s.record(rec, true).Done()))
+	e := wire.NewObj().Put("count", 1).Put(s.k.Key, json.RawMessage(s.record(rec, true).Done()))
 	return send(c, e.Put("additional_context", s.additionalContext).Done())
 }
 
@@ -96,9 +96,9 @@ func (s *simpleAPI) edit(rq *req, in *wire.Body) error {
 	}
 	if bid == nil || *bid != id {
 		if s.mismatch400 {
-			return versioned.Invalid("The " + s.k.key + " id in the path does not match the id in the body.")
+			return versioned.Invalid("The " + s.k.Key + " id in the path does not match the id in the body.")
 		}
-		return send(c, wire.Envelope(s.k.key, nil))
+		return send(c, wire.Envelope(s.k.Key, nil))
 	}
 	data, err := s.uc.Parse(in.Value("data"), append(in.Loc(), "data"))
 	if err != nil {
@@ -110,8 +110,8 @@ func (s *simpleAPI) edit(rq *req, in *wire.Body) error {
 
 func (s *simpleAPI) query(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	q := versioned.Query{ArtifactRefs: b.Refs(s.k.key + "_refs"), IncludeArchived: b.Bool(false, "include_archived"), Windowing: b.Windowing()}
-	if f := b.Sub(s.k.key); f != nil {
+	q := versioned.Query{ArtifactRefs: b.Refs(s.k.Key + "_refs"), IncludeArchived: b.Bool(false, "include_archived"), Windowing: b.Windowing()}
+	if f := b.Sub(s.k.Key); f != nil {
 		q.Filter = f.Filter(false)
 		b.Adopt(f)
 	}
@@ -126,5 +126,5 @@ func (s *simpleAPI) query(rq *req) error {
 	for i := range recs {
 		items[i] = s.record(&recs[i], !s.noRevisionIDs).Done()
 	}
-	return send(c, wire.List(s.k.plural, items, nil))
+	return send(c, wire.List(s.k.Plural, items, nil))
 }

@@ -18,9 +18,9 @@ func (g *git) queryRequest(c echo.Context, level, filterKey string) (scope.Scope
 		return sc, nil, versioned.Query{}, err
 	}
 	qp := c.QueryParams()
-	if !g.k.urlQuery[level] {
+	if !g.k.URLQuery[level] {
 		qp = nil
 	}
-	b, q, err := wire.ReadQuery(c.Request().Body, qp, g.k.key, filterKey)
+	b, q, err := wire.ReadQuery(c.Request().Body, qp, g.k.Key, filterKey)
 	return sc, b, q, err
 }

@@ -17,27 +17,6 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-// workflowKind is the kind of one role of the workflow family: plain
-// workflows, applications or evaluators share the tables and slugs.
-func workflowKind(key, plural string) kind {
-	k := kind{fam: versioned.Workflows, key: key, plural: plural, generic: true,
-		revFlags: workflows.RevisionFlags,
-		varFlags: func(v *versioned.Variant) json.RawMessage { return v.ArtifactFlags }}
-	k.urlQuery = map[string]bool{"variant": true}
-	if key != "workflow" {
-		k.alias = "workflow"
-	} else {
-		k.urlQuery["artifact"], k.urlQuery["revision"] = true, true
-	}
-	switch key {
-	case "evaluator":
-		k.noWindowing, k.forkByQuery = true, true
-	default:
-		k.variantWindowing = true
-	}
-	return k
-}
-
 // workflowAPI serves /workflows, /applications or /evaluators and their
 // catalogs.
 type workflowAPI struct {
@@ -59,11 +38,11 @@ func newWorkflowAPI(wf *workflows.Service, key, plural string) *workflowAPI {
 	return a
 }
 
-func (a *workflowAPI) key() string { return a.git.k.key }
+func (a *workflowAPI) key() string { return a.git.k.Key }
 
 func (a *workflowAPI) route(e *echo.Echo) {
 	a.git.route(e)
-	p := "/" + a.git.k.plural
+	p := "/" + a.git.k.Plural
 	e.POST(p+"/revisions", withObject(false, a.revisionKey(), a.createRevision))
 	e.POST(p+"/revisions/commit", withCommit(a.revisionKey(), a.commit))
 	e.POST(p+"/revisions/retrieve", handle(false, a.retrieve))
@@ -280,10 +259,10 @@ func (a *workflowAPI) retrieve(rq *req) error {
 
 func (a *workflowAPI) retrievalInfo(e *wire.Obj, r *versioned.Revision, d *workflows.Deployment) {
 	if d == nil {
-		e.Put("retrieval_info", a.k.ent().RetrievalInfo(r, nil, ""))
+		e.Put("retrieval_info", a.k.RetrievalInfo(r, nil, ""))
 		return
 	}
-	e.Put("retrieval_info", a.k.ent().RetrievalInfo(r, d.Environment, d.Key))
+	e.Put("retrieval_info", a.k.RetrievalInfo(r, d.Environment, d.Key))
 }
 
 // sendTagged answers raw with a strong ETag over its bytes, or 304 when

@@ -8,13 +8,16 @@ import (
 
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-// Entity is how one family's records are named on the wire: the entity
-// key ("testset") and which alias ids its records carry. It renders
-// artifacts, variants and revisions the same for every route.
+// Entity is how one family's records are named and listed on the wire:
+// the entity key ("testset") and its plural, which alias ids its records
+// carry, and the reference's variations on the shared git routes. It
+// renders artifacts, variants and revisions the same for every route.
 type Entity struct {
-	Key string // testset, workflow, application, evaluator, environment, query
+	Key    string // testset, workflow, application, evaluator, environment, query
+	Plural string
 	// Generic: revisions and variants also carry artifact_id/variant_id
 	// (every family but testsets).
 	Generic bool
@@ -26,6 +29,47 @@ type Entity struct {
 	// role flags; workflow variants show the artifact's flags as their own).
 	RevisionFlags func(r *versioned.Revision) json.RawMessage
 	VariantFlags  func(v *versioned.Variant) json.RawMessage
+	// NoWindowing: list responses never carry windowing.
+	NoWindowing bool
+	// VariantWindowing: variant lists carry windowing too (only the
+	// workflow family's, evaluators excepted; testset variant lists never do).
+	VariantWindowing bool
+	// URLQuery names the query levels ("artifact", "variant", "revision")
+	// that also take URL query parameters (reference §1.4).
+	URLQuery map[string]bool
+	// ForkByQuery: fork also takes the source variant as
+	// ?<e>_variant_id= (evaluators, reference §5); a body ref wins.
+	ForkByQuery bool
+}
+
+// The families' entities.
+var (
+	Testset     = Entity{Key: "testset", Plural: "testsets"}
+	Environment = Entity{Key: "environment", Plural: "environments", Generic: true, NoWindowing: true,
+		URLQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
+	Query = Entity{Key: "query", Plural: "queries", Generic: true, NoWindowing: true,
+		URLQuery: map[string]bool{"artifact": true}}
+)
+
+// Workflow is the entity of one role of the workflow family: plain
+// workflows, applications or evaluators share the tables and slugs.
+func Workflow(key, plural string) Entity {
+	k := Entity{Key: key, Plural: plural, Generic: true,
+		RevisionFlags: workflows.RevisionFlags,
+		VariantFlags:  func(v *versioned.Variant) json.RawMessage { return v.ArtifactFlags }}
+	k.URLQuery = map[string]bool{"variant": true}
+	if key != "workflow" {
+		k.Alias = "workflow"
+	} else {
+		k.URLQuery["artifact"], k.URLQuery["revision"] = true, true
+	}
+	switch key {
+	case "evaluator":
+		k.NoWindowing, k.ForkByQuery = true, true
+	default:
+		k.VariantWindowing = true
+	}
+	return k
 }
 
 // Header renders name, description, flags, tags and meta.
