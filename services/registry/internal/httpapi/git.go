@@ -107,12 +107,10 @@ func (g *git) createArtifact(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
 	a := &versioned.Artifact{Header: in.Header(), FolderID: in.ID("folder_id")}
 	slug := in.Slug("slug")
-	if forced := c.QueryParam(g.k.Key + "_id"); forced != "" {
-		id, err := uuid.Parse(forced)
-		if err != nil {
-			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", g.k.Key+"_id")
-		}
-		a.ID = id
+	if id, err := queryID(c, g.k.Key+"_id"); err != nil {
+		return err
+	} else if id != nil {
+		a.ID = *id
 	}
 	if err := wire.ErrOf(in); err != nil {
 		return err
@@ -129,13 +127,7 @@ func (g *git) createArtifact(rq *req, in *wire.Body) error {
 }
 
 func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) error {
-	if err != nil {
-		return err
-	}
-	if a == nil {
-		return send(c, wire.Envelope(g.k.Key, nil))
-	}
-	return send(c, wire.Envelope(g.k.Key, g.k.Artifact(a)))
+	return sendOne(c, g.k.Key, a, err, g.k.Artifact)
 }
 
 // editArtifact full-replaces the header (testsets, environments, queries);
@@ -167,11 +159,7 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(as))
-	for i := range as {
-		items[i] = g.k.Artifact(&as[i]).Done()
-	}
-	return send(c, wire.List(g.k.Plural, items, g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
+	return send(c, wire.List(g.k.Plural, renderAll(as, g.k.Artifact), g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
 }
 
 // ---- variants
@@ -179,13 +167,7 @@ func (g *git) queryArtifacts(c echo.Context) error {
 func (g *git) variantKey() string { return g.k.Key + "_variant" }
 
 func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error {
-	if err != nil {
-		return err
-	}
-	if v == nil {
-		return send(c, wire.Envelope(g.variantKey(), nil))
-	}
-	return send(c, wire.Envelope(g.variantKey(), g.k.Variant(v)))
+	return sendOne(c, g.variantKey(), v, err, g.k.Variant)
 }
 
 func (g *git) createVariant(rq *req, in *wire.Body) error {
@@ -233,15 +215,11 @@ func (g *git) queryVariants(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(vs))
-	for i := range vs {
-		items[i] = g.k.Variant(&vs[i]).Done()
-	}
 	var win json.RawMessage
 	if g.k.VariantWindowing {
 		win = g.window(q.Windowing, len(vs), func() string { return vs[len(vs)-1].ID.String() })
 	}
-	return send(c, wire.List(g.k.Key+"_variants", items, win))
+	return send(c, wire.List(g.k.Key+"_variants", renderAll(vs, g.k.Variant), win))
 }
 
 func (g *git) forkVariant(rq *req) error {
@@ -253,12 +231,11 @@ func (g *git) forkVariant(rq *req) error {
 		return err
 	}
 	if src == nil && g.k.ForkByQuery {
-		if q := c.QueryParam(g.variantKey() + "_id"); q != "" {
-			id, err := uuid.Parse(q)
-			if err != nil {
-				return wire.FieldInvalid("Input should be a valid UUID", q, "query", g.variantKey()+"_id")
-			}
-			src = &versioned.Ref{ID: &id}
+		id, err := queryID(c, g.variantKey()+"_id")
+		if err != nil {
+			return err
+		} else if id != nil {
+			src = &versioned.Ref{ID: id}
 		}
 	}
 	if src == nil {

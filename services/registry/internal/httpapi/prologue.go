@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -83,4 +84,39 @@ func withCommit(key string, h func(rq *req, in *wire.Body, key string) error) ec
 		}
 		return h(rq, in, k)
 	})
+}
+
+// queryID reads the optional UUID ?<name>= (a forced id, a fork's source);
+// a malformed one is a 422 naming it.
+func queryID(c echo.Context, name string) (*uuid.UUID, error) {
+	raw := c.QueryParam(name)
+	if raw == "" {
+		return nil, nil
+	}
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return nil, wire.FieldInvalid("Input should be a valid UUID", raw, "query", name)
+	}
+	return &id, nil
+}
+
+// sendOne answers err, or {"count": 1, key: render(v)}, or {"count": 0}
+// when v is nil.
+func sendOne[T any](c echo.Context, key string, v *T, err error, render func(*T) *wire.Obj) error {
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return send(c, wire.Envelope(key, nil))
+	}
+	return send(c, wire.Envelope(key, render(v)))
+}
+
+// renderAll renders each of xs.
+func renderAll[T any](xs []T, render func(*T) *wire.Obj) []json.RawMessage {
+	items := make([]json.RawMessage, len(xs))
+	for i := range xs {
+		items[i] = render(&xs[i]).Done()
+	}
+	return items
 }

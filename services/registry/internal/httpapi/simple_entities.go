@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/services/registry/internal/versioned"
@@ -45,13 +44,10 @@ func (s *simpleAPI) record(rec *versioned.Record, withIDs bool) *wire.Obj {
 // sendRecord answers the record, or a null one when rec or its artifact
 // is missing.
 func (s *simpleAPI) sendRecord(c echo.Context, rec *versioned.Record, err error) error {
-	if err != nil {
-		return err
+	if rec != nil && rec.Artifact == nil {
+		rec = nil
 	}
-	if rec == nil || rec.Artifact == nil {
-		return send(c, wire.Envelope(s.k.Key, nil))
-	}
-	return send(c, wire.Envelope(s.k.Key, s.record(rec, true)))
+	return sendOne(c, s.k.Key, rec, err, func(r *versioned.Record) *wire.Obj { return s.record(r, true) })
 }
 
 func (s *simpleAPI) create(rq *req, in *wire.Body) error {
@@ -62,12 +58,10 @@ func (s *simpleAPI) create(rq *req, in *wire.Body) error {
 		return err
 	}
 	a := &versioned.Artifact{Header: h}
-	if forced := c.QueryParam(s.k.Key + "_id"); forced != "" {
-		id, err := uuid.Parse(forced)
-		if err != nil {
-			return wire.FieldInvalid("Input should be a valid UUID", forced, "query", s.k.Key+"_id")
-		}
-		a.ID = id
+	if id, err := queryID(c, s.k.Key+"_id"); err != nil {
+		return err
+	} else if id != nil {
+		a.ID = *id
 	}
 	if slug == nil {
 		return wire.FieldMissing("body", s.k.Key, "slug")
@@ -122,9 +116,6 @@ func (s *simpleAPI) query(rq *req) error {
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(recs))
-	for i := range recs {
-		items[i] = s.record(&recs[i], !s.noRevisionIDs).Done()
-	}
+	items := renderAll(recs, func(r *versioned.Record) *wire.Obj { return s.record(r, !s.noRevisionIDs) })
 	return send(c, wire.List(s.k.Plural, items, nil))
 }

@@ -15,13 +15,7 @@ import (
 )
 
 func sendSimple(c echo.Context, rec *testsets.Simple, err error) error {
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		return send(c, wire.Envelope("testset", nil))
-	}
-	return send(c, wire.Envelope("testset", wire.SimpleTestset(rec, true)))
+	return sendOne(c, "testset", rec, err, func(r *testsets.Simple) *wire.Obj { return wire.SimpleTestset(r, true) })
 }
 
 // simpleInput reads {"testset": {slug?, name, description, tags, meta, data: {testcases}}}.
@@ -59,24 +53,11 @@ func (a *testsetAPI) createSimple(rq *req) error {
 		return wire.FieldMissing("body", "testset", "slug")
 	}
 	si.Slug = *slug
-	if si.ID, err = forcedID(c, "testset_id"); err != nil {
+	if si.ID, err = queryID(c, "testset_id"); err != nil {
 		return err
 	}
 	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, si)
 	return sendSimple(c, rec, err)
-}
-
-// forcedID reads the optional ?<name>= that forces a new artifact's id.
-func forcedID(c echo.Context, name string) (*uuid.UUID, error) {
-	raw := c.QueryParam(name)
-	if raw == "" {
-		return nil, nil
-	}
-	id, err := uuid.Parse(raw)
-	if err != nil {
-		return nil, wire.FieldInvalid("Input should be a valid UUID", raw, "query", name)
-	}
-	return &id, nil
 }
 
 func (a *testsetAPI) editSimple(rq *req) error {
@@ -120,10 +101,7 @@ func (a *testsetAPI) querySimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(recs))
-	for i := range recs {
-		items[i] = wire.SimpleTestset(&recs[i], true).Done()
-	}
+	items := renderAll(recs, func(r *testsets.Simple) *wire.Obj { return wire.SimpleTestset(r, true) })
 	return send(c, wire.List("testsets", items, nil))
 }
 
@@ -146,7 +124,7 @@ func (a *testsetAPI) uploadSimple(rq *req) error {
 	if h.Name == nil {
 		h.Name = &slug
 	}
-	id, err := forcedID(c, "testset_id")
+	id, err := queryID(c, "testset_id")
 	if err != nil {
 		return err
 	}
