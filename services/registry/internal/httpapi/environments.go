@@ -55,67 +55,30 @@ func (a *environmentAPI) route(e *echo.Echo) {
 
 func (a *environmentAPI) createRevision(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	cm := environments.Commit{Header: in.Header(), Initial: true}
-	slug := in.Slug("slug")
-	art := in.ID("environment_id", "artifact_id")
-	v := in.ID("environment_variant_id", "variant_id")
+	r := in.Revision("environment", false, true)
 	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if v == nil {
+	if r.VariantID == nil {
 		return send(c, wire.Envelope("environment_revision", nil))
 	}
-	if art != nil {
-		cm.ArtifactID = *art
+	msg := wire.InitialMessage
+	cm := environments.Commit{Header: r.Header, Initial: true, VariantID: *r.VariantID, Slug: r.SlugOr(), Message: &msg}
+	if r.ArtifactID != nil {
+		cm.ArtifactID = *r.ArtifactID
 	}
-	cm.VariantID = *v
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	msg := "Initial revision"
-	cm.Message = &msg
-	r, err := a.envs.Commit(c.Request().Context(), sc, cm)
+	out, err := a.envs.Commit(c.Request().Context(), sc, cm)
 	if err != nil {
 		return err
 	}
-	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
+	return a.git.sendRevision(c, sc, out, readOpts{withSlugs: true})
 }
 
+// commit serves /environments/revisions/commit (wire.EnvironmentCommit).
 func (a *environmentAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc := rq.c, rq.sc
-	var err error
-	cm := environments.Commit{Header: in.Header(), Message: in.Str("message")}
-	cm.Header.Flags = nil
-	slug := in.Slug("slug")
-	art := in.ID("environment_id", "artifact_id")
-	v := in.ID("environment_variant_id", "variant_id")
-	if err := wire.ErrOf(in); err != nil {
-		return err
-	}
-	data, delta := in.Value("data"), in.Value("delta")
-	switch {
-	case !wire.IsNull(data) && !wire.IsNull(delta):
-		return versioned.Invalid("Provide either data or delta for a commit, not both.")
-	case wire.IsNull(data) && wire.IsNull(delta):
-		return versioned.Invalid("Provide either data or delta for a commit.")
-	}
-	if v == nil {
-		return wire.FieldMissing("body", key, "environment_variant_id")
-	}
-	// The reference needs environment_id too and answers {count:0} without
-	// it; the variant names its artifact, so we derive it instead.
-	if art != nil {
-		cm.ArtifactID = *art
-	}
-	cm.VariantID = *v
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	if !wire.IsNull(data) {
-		if cm.Data, err = environments.ParseData(data, "body", key, "data"); err != nil {
-			return err
-		}
-	} else if cm.Delta, err = environments.ParseDelta(delta, "body", key, "delta"); err != nil {
+	cm, err := wire.EnvironmentCommit(in, key)
+	if err != nil {
 		return err
 	}
 	r, err := a.envs.Commit(c.Request().Context(), sc, cm)

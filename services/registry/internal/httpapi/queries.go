@@ -32,52 +32,31 @@ func (a *queryAPI) route(e *echo.Echo) {
 
 func (a *queryAPI) createRevision(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	r := versioned.Revision{Header: in.Header()}
-	r.Flags = queries.EmptyFlags(r.Flags)
-	slug := in.Slug("slug")
-	v := in.ID("query_variant_id", "variant_id")
+	r := in.Revision("query", false, false)
 	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if v == nil {
+	if r.VariantID == nil {
 		return send(c, wire.Envelope("query_revision", nil))
 	}
-	r.VariantID = *v
-	if slug != nil {
-		r.Slug = *slug
-	}
-	msg := "Initial revision"
-	r.Message = &msg
-	out, err := a.qs.Commit(c.Request().Context(), sc, r, true)
+	msg := wire.InitialMessage
+	rev := versioned.Revision{Header: r.Header, VariantID: *r.VariantID, Slug: r.SlugOr(), Message: &msg}
+	rev.Flags = queries.EmptyFlags(rev.Flags)
+	out, err := a.qs.Commit(c.Request().Context(), sc, rev, true)
 	if err != nil {
 		return err
 	}
 	return a.git.sendRevision(c, sc, out, readOpts{withSlugs: true})
 }
 
+// commit serves /queries/revisions/commit (wire.QueryCommit).
 func (a *queryAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc := rq.c, rq.sc
-	var err error
-	r := versioned.Revision{Header: in.Header(), Message: in.Str("message")}
-	r.Flags = queries.EmptyFlags(r.Flags)
-	slug := in.Slug("slug")
-	v := in.ID("query_variant_id", "variant_id")
-	if err := wire.ErrOf(in); err != nil {
+	rev, err := wire.QueryCommit(in, key)
+	if err != nil {
 		return err
 	}
-	if v == nil {
-		return versioned.Invalid(key + ".query_variant_id is required.")
-	}
-	r.VariantID = *v
-	if slug != nil {
-		r.Slug = *slug
-	}
-	if raw := in.Value("data"); !wire.IsNull(raw) {
-		if r.Data, err = queries.ParseData(raw, "body", key, "data"); err != nil {
-			return err
-		}
-	}
-	out, err := a.qs.Commit(c.Request().Context(), sc, r, false)
+	out, err := a.qs.Commit(c.Request().Context(), sc, rev, false)
 	if err != nil {
 		return err
 	}

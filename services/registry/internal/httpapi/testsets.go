@@ -81,63 +81,32 @@ func (a *testsetAPI) createRevision(rq *req) error {
 	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	cm := testsets.Commit{Header: in.Header(), Initial: true}
-	slug := in.Slug("slug")
-	artifactID := in.ID("testset_id", "artifact_id")
-	cm.VariantID = in.ID("testset_variant_id", "variant_id")
+	r := in.Revision("testset", false, true)
 	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if artifactID == nil || cm.VariantID == nil {
+	if r.ArtifactID == nil || r.VariantID == nil {
 		return send(c, wire.Envelope("testset_revision", nil))
 	}
-	cm.ArtifactID = *artifactID
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	msg := "Initial revision"
-	cm.Message = &msg
-	r, err := a.ts.Commit(c.Request().Context(), sc, cm)
+	msg := wire.InitialMessage
+	cm := testsets.Commit{Header: r.Header, Initial: true, ArtifactID: *r.ArtifactID, VariantID: r.VariantID, Slug: r.SlugOr(), Message: &msg}
+	out, err := a.ts.Commit(c.Request().Context(), sc, cm)
 	if err != nil {
 		return err
 	}
-	return a.git.sendRevision(c, sc, r, opts)
+	return a.git.sendRevision(c, sc, out, opts)
 }
 
-// commitBody reads the commit shape shared by commit and the upload paths.
+// commit serves /testsets/revisions/commit (wire.TestsetCommit).
 func (a *testsetAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc, b := rq.c, rq.sc, rq.b
 	opts := testcaseOpts(c, b)
 	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	cm := testsets.Commit{Header: in.Header(), Message: in.Str("message")}
-	slug := in.Slug("slug")
-	artifactID := in.ID("testset_id", "artifact_id")
-	cm.VariantID = in.ID("testset_variant_id", "variant_id")
-	cm.BaseRevisionID = in.ID("testset_revision_id", "revision_id")
-	data, delta := in.Sub("data"), in.Value("delta")
-	if err := wire.ErrOf(in); err != nil {
+	cm, p, err := wire.TestsetCommit(in)
+	if err != nil {
 		return err
-	}
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	hasDelta := !wire.IsNull(delta)
-	switch {
-	case data != nil && hasDelta:
-		return versioned.Invalid("Provide either data or delta for a commit, not both.")
-	case data == nil && !hasDelta:
-		return versioned.Invalid("Provide either data or delta for a commit.")
-	}
-	if artifactID != nil {
-		cm.ArtifactID = *artifactID
-	}
-	p := testsets.Payload{Loc: in.Loc()}
-	if hasDelta {
-		p.Delta = delta
-	} else {
-		p.Data = data.Map()
 	}
 	r, err := a.ts.CommitFromBase(c.Request().Context(), sc, cm, p)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/scope"
@@ -89,18 +88,11 @@ func (a *workflowAPI) editArtifact(rq *req) error {
 
 func (a *workflowAPI) revisionKey() string { return a.key() + "_revision" }
 
-// ids reads the variant and artifact ids of a commit under any of their
-// names; the artifact is derived from the variant.
-func (a *workflowAPI) ids(in *wire.Body) (variant, artifact *uuid.UUID) {
-	k := a.key()
-	return in.ID(k+"_variant_id", "workflow_variant_id", "variant_id"), in.ID(k+"_id", "workflow_id", "artifact_id")
-}
-
 func (a *workflowAPI) createRevision(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
 	slug := in.Slug("slug")
 	h := in.Header()
-	v, _ := a.ids(in)
+	v, _ := wire.WorkflowIDs(in, a.key())
 	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
@@ -121,56 +113,17 @@ func (a *workflowAPI) createRevision(rq *req, in *wire.Body) error {
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
 }
 
-// commitInput reads a commit body: data and delta are exclusive; data is
-// validated against the model, the delta's shape is checked.
-func (a *workflowAPI) commitInput(in *wire.Body, loc []any) (workflows.CommitInput, error) {
-	ci := workflows.CommitInput{Key: a.key(), Header: in.Header(), Message: in.Str("message"), Loc: loc}
-	ci.Header.Flags = nil // revision flags are inferred from data, never sent
-	slug := in.Slug("slug")
-	v, _ := a.ids(in)
-	ci.BaseRevisionID = in.ID("base_revision_id")
-	if err := wire.ErrOf(in); err != nil {
-		return ci, err
-	}
-	if slug != nil {
-		ci.Slug = *slug
-	}
-	if v == nil {
-		return ci, versioned.Invalid(a.revisionKey() + "." + a.key() + "_variant_id is required.")
-	}
-	ci.VariantID = *v
-	data, delta := in.Value("data"), in.Value("delta")
-	if !wire.IsNull(data) && !wire.IsNull(delta) {
-		return ci, versioned.Invalid("Provide either data or delta for a commit, not both.")
-	}
-	if !wire.IsNull(data) {
-		d, err := workflows.Decode(data)
-		if err != nil || d == nil {
-			return ci, wire.FieldInvalid("Input should be a valid dictionary", data, append(loc, "data")...)
-		}
-		if err := workflows.Validate(d, append(loc, "data")...); err != nil {
-			return ci, err
-		}
-		if err := a.wf.CheckParameters(d, append(loc, "data")...); err != nil {
-			return ci, err
-		}
-		ci.Data = d
-	}
-	if !wire.IsNull(delta) {
-		d, err := workflows.ParseDelta(delta, append(loc, "delta")...)
-		if err != nil {
-			return ci, err
-		}
-		ci.Delta = d
-	}
-	return ci, nil
-}
-
 func (a *workflowAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc := rq.c, rq.sc
-	ci, err := a.commitInput(in, []any{"body", key})
+	loc := []any{"body", key}
+	ci, err := wire.WorkflowCommit(in, a.key(), loc)
 	if err != nil {
 		return err
+	}
+	if ci.Data != nil {
+		if err := a.wf.CheckParameters(ci.Data, append(loc, "data")...); err != nil {
+			return err
+		}
 	}
 	ci.Strict = a.key() == "workflow"
 	r, noChange, err := a.wf.Commit(c.Request().Context(), sc, ci)
