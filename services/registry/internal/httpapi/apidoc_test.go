@@ -18,7 +18,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-// The registry reads bodies field by field (body) and renders through obj,
+// The registry reads bodies field by field (wire.Body) and renders through wire.Obj,
 // so its wire shapes have no Go struct of their own; they depend on the
 // family's keys ("testset_variant", "workflow_revision", ...). The schemas
 // below are still generated from Go types, with the keys taken from the
