@@ -18,7 +18,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-// The registry reads bodies field by field (body) and renders through obj,
+// The registry reads bodies field by field (wire.Body) and renders through wire.Obj,
 // so its wire shapes have no Go struct of their own; they depend on the
 // family's keys ("testset_variant", "workflow_revision", ...). The schemas
 // below are still generated from Go types, with the keys taken from the
@@ -58,16 +58,16 @@ func ids(k kind, suffixes ...string) []apidoc.Field {
 		if strings.HasSuffix(s, "slug") {
 			v = ""
 		}
-		out = append(out, apidoc.Field{Name: k.key + "_" + s, Value: v})
-		if k.generic { // artifact_id, artifact_slug, variant_id
+		out = append(out, apidoc.Field{Name: k.Key + "_" + s, Value: v})
+		if k.Generic { // artifact_id, artifact_slug, variant_id
 			g := "artifact_" + s
 			if strings.HasPrefix(s, "variant_") {
 				g = s
 			}
 			out = append(out, apidoc.Field{Name: g, Value: v})
 		}
-		if k.alias != "" {
-			out = append(out, apidoc.Field{Name: k.alias + "_" + s, Value: v})
+		if k.Alias != "" {
+			out = append(out, apidoc.Field{Name: k.Alias + "_" + s, Value: v})
 		}
 	}
 	return out
@@ -84,24 +84,24 @@ func artifactOut(k kind) any {
 }
 
 func variantOut(k kind) any {
-	return apidoc.Named(title(k.key)+"Variant", apidoc.Envelope(cat(idSlug(), ids(k, "id", "slug"), headerFields(), lifecycleFields())...))
+	return apidoc.Named(title(k.Key)+"Variant", apidoc.Envelope(cat(idSlug(), ids(k, "id", "slug"), headerFields(), lifecycleFields())...))
 }
 
 func revisionOut(k kind) any {
 	f := cat(idSlug(), []apidoc.Field{{Name: "version", Value: "", Doc: "1, 2, ... as a string."}},
-		[]apidoc.Field{{Name: k.key + "_id", Value: uuid.UUID{}}, {Name: k.key + "_variant_id", Value: uuid.UUID{}},
-			{Name: k.key + "_slug", Value: ""}, {Name: k.key + "_variant_slug", Value: ""}})
-	if k.generic {
+		[]apidoc.Field{{Name: k.Key + "_id", Value: uuid.UUID{}}, {Name: k.Key + "_variant_id", Value: uuid.UUID{}},
+			{Name: k.Key + "_slug", Value: ""}, {Name: k.Key + "_variant_slug", Value: ""}})
+	if k.Generic {
 		f = append(f, apidoc.Field{Name: "artifact_id", Value: uuid.UUID{}}, apidoc.Field{Name: "variant_id", Value: uuid.UUID{}},
 			apidoc.Field{Name: "artifact_slug", Value: ""}, apidoc.Field{Name: "variant_slug", Value: ""})
 	}
-	if k.alias != "" { // workflow_* beside application_* and evaluator_*
-		f = append(f, apidoc.Field{Name: k.alias + "_id", Value: uuid.UUID{}}, apidoc.Field{Name: k.alias + "_variant_id", Value: uuid.UUID{}},
-			apidoc.Field{Name: k.alias + "_slug", Value: ""}, apidoc.Field{Name: k.alias + "_variant_slug", Value: ""})
+	if k.Alias != "" { // workflow_* beside application_* and evaluator_*
+		f = append(f, apidoc.Field{Name: k.Alias + "_id", Value: uuid.UUID{}}, apidoc.Field{Name: k.Alias + "_variant_id", Value: uuid.UUID{}},
+			apidoc.Field{Name: k.Alias + "_slug", Value: ""}, apidoc.Field{Name: k.Alias + "_variant_slug", Value: ""})
 	}
 	f = cat(f, headerFields(), []apidoc.Field{{Name: "message", Value: ""}, {Name: "author", Value: uuid.UUID{}}, {Name: "date", Value: time.Time{}},
 		{Name: "data", Value: obj2{}, Doc: "The revision's content: testcases for testsets, the workflow's uri, url, schemas and parameters for workflows."}}, lifecycleFields())
-	return apidoc.Named(title(k.key)+"Revision", apidoc.Envelope(f...))
+	return apidoc.Named(title(k.Key)+"Revision", apidoc.Envelope(f...))
 }
 
 func one(key string, item any) any {
@@ -126,8 +126,8 @@ func filterIn() any {
 
 func queryIn(k kind, level string) any {
 	return apidoc.Envelope(apidoc.Field{Name: level, Value: filterIn(), Doc: "Filter on the header."},
-		apidoc.Field{Name: k.key + "_refs", Value: []versioned.Ref{}}, apidoc.Field{Name: k.key + "_variant_refs", Value: []versioned.Ref{}},
-		apidoc.Field{Name: k.key + "_revision_refs", Value: []versioned.Ref{}},
+		apidoc.Field{Name: k.Key + "_refs", Value: []versioned.Ref{}}, apidoc.Field{Name: k.Key + "_variant_refs", Value: []versioned.Ref{}},
+		apidoc.Field{Name: k.Key + "_revision_refs", Value: []versioned.Ref{}},
 		apidoc.Field{Name: "include_archived", Value: false}, apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})
 }
 
@@ -145,17 +145,17 @@ func revisionIn() any {
 
 // gitBindings are the routes git.route registers for one family.
 func gitBindings(k kind) []apidoc.Binding {
-	p := "/api/" + k.plural
-	vk, rk := k.key+"_variant", k.key+"_revision"
+	p := "/api/" + k.Plural
+	vk, rk := k.Key+"_variant", k.Key+"_revision"
 	art, vr, rev := artifactOut(k), variantOut(k), revisionOut(k)
 	wrap := func(key string, v any) any { return apidoc.Envelope(apidoc.Field{Name: key, Value: v}) }
 	return []apidoc.Binding{
-		{Method: "POST", Path: p, Request: wrap(k.key, artifactIn()), Response: one(k.key, art)},
-		{Method: "GET", Path: p + "/{id}", Response: one(k.key, art)},
-		{Method: "PUT", Path: p + "/{id}", Request: wrap(k.key, artifactIn()), Response: one(k.key, art)},
-		{Method: "POST", Path: p + "/{id}/archive", Response: one(k.key, art)},
-		{Method: "POST", Path: p + "/{id}/unarchive", Response: one(k.key, art)},
-		{Method: "POST", Path: p + "/query", Request: queryIn(k, k.key), Response: manyOf(k.plural, art)},
+		{Method: "POST", Path: p, Request: wrap(k.Key, artifactIn()), Response: one(k.Key, art)},
+		{Method: "GET", Path: p + "/{id}", Response: one(k.Key, art)},
+		{Method: "PUT", Path: p + "/{id}", Request: wrap(k.Key, artifactIn()), Response: one(k.Key, art)},
+		{Method: "POST", Path: p + "/{id}/archive", Response: one(k.Key, art)},
+		{Method: "POST", Path: p + "/{id}/unarchive", Response: one(k.Key, art)},
+		{Method: "POST", Path: p + "/query", Request: queryIn(k, k.Key), Response: manyOf(k.Plural, art)},
 		{Method: "POST", Path: p + "/variants", Request: wrap(vk, variantIn(k)), Response: one(vk, vr)},
 		{Method: "GET", Path: p + "/variants/{id}", Response: one(vk, vr)},
 		{Method: "PUT", Path: p + "/variants/{id}", Request: wrap(vk, variantIn(k)), Response: one(vk, vr)},
@@ -171,8 +171,8 @@ func gitBindings(k kind) []apidoc.Binding {
 		{Method: "POST", Path: p + "/revisions/{id}/unarchive", Response: one(rk, rev)},
 		{Method: "POST", Path: p + "/revisions/query", Request: queryIn(k, rk), Response: manyOf(rk+"s", rev)},
 		{Method: "POST", Path: p + "/revisions/log", Request: wrap(rk+"s", apidoc.Envelope(
-			apidoc.Field{Name: k.key + "_id", Value: uuid.UUID{}}, apidoc.Field{Name: k.key + "_variant_id", Value: uuid.UUID{}},
-			apidoc.Field{Name: k.key + "_revision_id", Value: uuid.UUID{}}, apidoc.Field{Name: "depth", Value: 0})), Response: manyOf(rk+"s", rev)},
+			apidoc.Field{Name: k.Key + "_id", Value: uuid.UUID{}}, apidoc.Field{Name: k.Key + "_variant_id", Value: uuid.UUID{}},
+			apidoc.Field{Name: k.Key + "_revision_id", Value: uuid.UUID{}}, apidoc.Field{Name: "depth", Value: 0})), Response: manyOf(rk+"s", rev)},
 	}
 }
 
@@ -196,12 +196,12 @@ type docSchemas struct {
 
 // workflowBindings are the revision routes only the workflow families have.
 func workflowBindings(k kind) []apidoc.Binding {
-	p := "/api/" + k.plural
-	rk := k.key + "_revision"
+	p := "/api/" + k.Plural
+	rk := k.Key + "_revision"
 	rev := revisionOut(k)
 	target := cat([]apidoc.Field{{Name: "slug", Value: ""}}, headerFields(), ids(k, "variant_id", "id"))
-	refs := []apidoc.Field{{Name: k.key + "_ref", Value: &versioned.Ref{}}, {Name: k.key + "_variant_ref", Value: &versioned.Ref{}},
-		{Name: k.key + "_revision_ref", Value: &versioned.Ref{}, Doc: "{slug, version} names that version of the artifact."},
+	refs := []apidoc.Field{{Name: k.Key + "_ref", Value: &versioned.Ref{}}, {Name: k.Key + "_variant_ref", Value: &versioned.Ref{}},
+		{Name: k.Key + "_revision_ref", Value: &versioned.Ref{}, Doc: "{slug, version} names that version of the artifact."},
 		{Name: "environment_ref", Value: &versioned.Ref{}}, {Name: "environment_variant_ref", Value: &versioned.Ref{}},
 		{Name: "environment_revision_ref", Value: &versioned.Ref{}}, {Name: "key", Value: "", Doc: "The deployment key in the environment."}}
 	resolveOpts := []apidoc.Field{{Name: "max_depth", Value: 0}, {Name: "max_embeds", Value: 0},
@@ -281,20 +281,20 @@ func catalogBindings(t *testing.T, plural string, documented map[string]bool) []
 // simpleBindings are the /simple/<plural> routes of simpleAPI.route and of
 // the testsets' simple surface, which answer the same record shape.
 func simpleBindings(k kind, data any, dataDoc string) []apidoc.Binding {
-	p := "/api/simple/" + k.plural
+	p := "/api/simple/" + k.Plural
 	rec := simpleRecord(data, dataDoc)
-	in := apidoc.Envelope(apidoc.Field{Name: k.key, Value: apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{
+	in := apidoc.Envelope(apidoc.Field{Name: k.Key, Value: apidoc.Envelope(cat(idSlug(), headerFields(), []apidoc.Field{
 		{Name: "data", Value: data, Doc: dataDoc}, {Name: "message", Value: ""}})...)})
-	query := apidoc.Envelope(apidoc.Field{Name: k.key, Value: filterIn(), Doc: "Filter on the header."},
-		apidoc.Field{Name: k.key + "_refs", Value: []versioned.Ref{}}, apidoc.Field{Name: "include_archived", Value: false},
+	query := apidoc.Envelope(apidoc.Field{Name: k.Key, Value: filterIn(), Doc: "Filter on the header."},
+		apidoc.Field{Name: k.Key + "_refs", Value: []versioned.Ref{}}, apidoc.Field{Name: "include_archived", Value: false},
 		apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})
 	return []apidoc.Binding{
-		{Method: "POST", Path: p, Request: in, Response: one(k.key, rec)},
-		{Method: "GET", Path: p + "/{id}", Response: one(k.key, rec)},
-		{Method: "PUT", Path: p + "/{id}", Request: in, Response: one(k.key, rec)},
-		{Method: "POST", Path: p + "/{id}/archive", Response: one(k.key, rec)},
-		{Method: "POST", Path: p + "/{id}/unarchive", Response: one(k.key, rec)},
-		{Method: "POST", Path: p + "/query", Request: query, Response: manyOf(k.plural, rec)},
+		{Method: "POST", Path: p, Request: in, Response: one(k.Key, rec)},
+		{Method: "GET", Path: p + "/{id}", Response: one(k.Key, rec)},
+		{Method: "PUT", Path: p + "/{id}", Request: in, Response: one(k.Key, rec)},
+		{Method: "POST", Path: p + "/{id}/archive", Response: one(k.Key, rec)},
+		{Method: "POST", Path: p + "/{id}/unarchive", Response: one(k.Key, rec)},
+		{Method: "POST", Path: p + "/query", Request: query, Response: manyOf(k.Plural, rec)},
 	}
 }
 
@@ -330,22 +330,22 @@ type (
 // revisionBindings are the revision routes environments.go and queries.go
 // add beside git.route: create, commit, retrieve (and environments' resolve).
 func revisionBindings(k kind, data, delta any, retrieveExtra ...apidoc.Field) []apidoc.Binding {
-	p := "/api/" + k.plural
-	rk := k.key + "_revision"
+	p := "/api/" + k.Plural
+	rk := k.Key + "_revision"
 	rev := revisionOut(k)
 	target := cat([]apidoc.Field{{Name: "slug", Value: ""}}, ids(k, "variant_id", "id"), headerFields())
 	commitFields := cat(target, []apidoc.Field{{Name: "message", Value: ""}, {Name: "data", Value: data}})
 	if delta != nil {
 		commitFields = append(commitFields, apidoc.Field{Name: "delta", Value: delta, Doc: "Exclusive with data."})
 	}
-	retrieve := apidoc.Envelope(cat([]apidoc.Field{{Name: k.key + "_ref", Value: &versioned.Ref{}}, {Name: k.key + "_variant_ref", Value: &versioned.Ref{}},
-		{Name: k.key + "_revision_ref", Value: &versioned.Ref{}}}, retrieveExtra)...)
+	retrieve := apidoc.Envelope(cat([]apidoc.Field{{Name: k.Key + "_ref", Value: &versioned.Ref{}}, {Name: k.Key + "_variant_ref", Value: &versioned.Ref{}},
+		{Name: k.Key + "_revision_ref", Value: &versioned.Ref{}}}, retrieveExtra)...)
 	b := []apidoc.Binding{
 		{Method: "POST", Path: p + "/revisions", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: apidoc.Envelope(target...)}), Response: one(rk, rev)},
 		{Method: "POST", Path: p + "/revisions/commit", Request: apidoc.Envelope(apidoc.Field{Name: rk, Value: apidoc.Envelope(commitFields...), Doc: "Also accepted as " + rk + "_commit."}), Response: one(rk, rev)},
 		{Method: "POST", Path: p + "/revisions/retrieve", Request: retrieve, Response: one(rk, rev)},
 	}
-	if k.key == "environment" {
+	if k.Key == "environment" {
 		b = append(b, apidoc.Binding{Method: "POST", Path: p + "/revisions/resolve", Request: retrieve, Response: one(rk, rev)})
 	}
 	return b
@@ -390,7 +390,7 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 		b = append(b, gitBindings(k)...)
 		b = append(b, workflowBindings(k)...)
 		b = append(b, simpleBindings(k, docWorkflowData{}, "The workflow's data.")...)
-		b = append(b, catalogBindings(t, k.plural, documented)...)
+		b = append(b, catalogBindings(t, k.Plural, documented)...)
 	}
 	b = append(b, secretBindings()...)
 	return b

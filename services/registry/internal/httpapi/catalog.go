@@ -13,20 +13,57 @@ import (
 // types, templates, presets and harnesses an application, evaluator or
 // workflow is built from (package catalog holds them).
 func (a *workflowAPI) routeCatalog(e *echo.Echo, p string) {
-	e.GET(p+"/catalog/types", a.types)
+	cat := a.wf.Catalog // read per request: the routes are also listed without services
+	e.GET(p+"/catalog/types", counted("types", func(echo.Context) []catalog.Type { return cat().Types() }))
 	if a.role != "is_application" {
-		e.GET(p+"/catalog/types/:key", a.typeByKey)
+		e.GET(p+"/catalog/types/:key", found("type", func(c echo.Context) *catalog.Type { return cat().Type(c.Param("key")) },
+			func(c echo.Context) error { return versioned.NotFound("Unknown ag-type: " + c.Param("key")) }))
 	}
-	e.GET(p+"/catalog/templates", a.templates)
-	e.GET(p+"/catalog/templates/:key", a.template)
-	e.GET(p+"/catalog/templates/:key/presets", a.presets)
-	e.GET(p+"/catalog/templates/:key/presets/:preset", a.preset)
+	e.GET(p+"/catalog/templates", counted("templates", func(c echo.Context) []catalog.Template {
+		return cat().Templates(a.catalogRole(c), includeArchived(c))
+	}))
+	e.GET(p+"/catalog/templates/:key", found("template", func(c echo.Context) *catalog.Template {
+		return cat().Template(a.catalogRole(c), c.Param("key"))
+	}, nil))
+	e.GET(p+"/catalog/templates/:key/presets", counted("presets", func(c echo.Context) []catalog.Template {
+		return cat().Presets(a.catalogRole(c), c.Param("key"), includeArchived(c))
+	}))
+	e.GET(p+"/catalog/templates/:key/presets/:preset", found("preset", func(c echo.Context) *catalog.Template {
+		return cat().Preset(a.catalogRole(c), c.Param("key"), c.Param("preset"))
+	}, nil))
 	if a.role == "is_evaluator" {
-		e.GET("/simple/evaluators/templates", stream(false, a.legacyTemplates))
+		// GET /simple/evaluators/templates: the evaluator catalog in the
+		// shape older clients read (catalog.LegacyTemplate).
+		legacy := counted("templates", func(c echo.Context) []catalog.LegacyTemplate { return cat().Legacy(includeArchived(c)) })
+		e.GET("/simple/evaluators/templates", stream(false, func(rq *req) error { return legacy(rq.c) }))
 	}
 	if a.role == "" {
-		e.GET(p+"/catalog/harnesses", a.harnesses)
-		e.GET(p+"/catalog/harnesses/:key", a.harness)
+		e.GET(p+"/catalog/harnesses", counted("harnesses", func(echo.Context) []catalog.Harness { return cat().Harnesses() }))
+		e.GET(p+"/catalog/harnesses/:key", found("harness", func(c echo.Context) *catalog.Harness { return cat().Harness(c.Param("key")) },
+			func(c echo.Context) error { return versioned.NotFound("Unknown harness: " + c.Param("key")) }))
+	}
+}
+
+// counted answers {"count": n, key: list(c)}.
+func counted[T any](key string, list func(echo.Context) []T) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		xs := list(c)
+		return sendJSON(c, map[string]any{"count": len(xs), key: xs})
+	}
+}
+
+// found answers {"count": 1, key: get(c)}; when there is none, missing(c)
+// or, when missing is nil, {"count": 0}.
+func found[T any](key string, get func(echo.Context) *T, missing func(echo.Context) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		x := get(c)
+		if x != nil {
+			return sendJSON(c, map[string]any{"count": 1, key: x})
+		}
+		if missing != nil {
+			return missing(c)
+		}
+		return sendJSON(c, map[string]any{"count": 0})
 	}
 }
 
@@ -63,64 +100,4 @@ func sendJSON(c echo.Context, v any) error {
 		return err
 	}
 	return send(c, raw)
-}
-
-func (a *workflowAPI) types(c echo.Context) error {
-	ts := a.wf.Catalog().Types()
-	return sendJSON(c, map[string]any{"count": len(ts), "types": ts})
-}
-
-func (a *workflowAPI) typeByKey(c echo.Context) error {
-	t := a.wf.Catalog().Type(c.Param("key"))
-	if t == nil {
-		return versioned.NotFound("Unknown ag-type: " + c.Param("key"))
-	}
-	return sendJSON(c, map[string]any{"count": 1, "type": t})
-}
-
-func (a *workflowAPI) templates(c echo.Context) error {
-	ts := a.wf.Catalog().Templates(a.catalogRole(c), includeArchived(c))
-	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
-}
-
-func (a *workflowAPI) template(c echo.Context) error {
-	t := a.wf.Catalog().Template(a.catalogRole(c), c.Param("key"))
-	if t == nil {
-		return sendJSON(c, map[string]any{"count": 0})
-	}
-	return sendJSON(c, map[string]any{"count": 1, "template": t})
-}
-
-func (a *workflowAPI) presets(c echo.Context) error {
-	ps := a.wf.Catalog().Presets(a.catalogRole(c), c.Param("key"), includeArchived(c))
-	return sendJSON(c, map[string]any{"count": len(ps), "presets": ps})
-}
-
-func (a *workflowAPI) preset(c echo.Context) error {
-	p := a.wf.Catalog().Preset(a.catalogRole(c), c.Param("key"), c.Param("preset"))
-	if p == nil {
-		return sendJSON(c, map[string]any{"count": 0})
-	}
-	return sendJSON(c, map[string]any{"count": 1, "preset": p})
-}
-
-// legacyTemplates is GET /simple/evaluators/templates, the evaluator
-// catalog in the shape older clients read (catalog.LegacyTemplate).
-func (a *workflowAPI) legacyTemplates(rq *req) error {
-	c := rq.c
-	ts := a.wf.Catalog().Legacy(includeArchived(c))
-	return sendJSON(c, map[string]any{"count": len(ts), "templates": ts})
-}
-
-func (a *workflowAPI) harnesses(c echo.Context) error {
-	hs := a.wf.Catalog().Harnesses()
-	return sendJSON(c, map[string]any{"count": len(hs), "harnesses": hs})
-}
-
-func (a *workflowAPI) harness(c echo.Context) error {
-	h := a.wf.Catalog().Harness(c.Param("key"))
-	if h == nil {
-		return versioned.NotFound("Unknown harness: " + c.Param("key"))
-	}
-	return sendJSON(c, map[string]any{"count": 1, "harness": h})
 }

@@ -8,15 +8,13 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
 
-var environmentKind = kind{fam: versioned.Environments, key: "environment", plural: "environments", generic: true, noWindowing: true,
-	urlQuery: map[string]bool{"artifact": true, "variant": true, "revision": true}}
-
 // environmentAPI serves /environments and /simple/environments.
 type environmentAPI struct {
-	git    *git
+	*git
 	envs   *environments.Service
 	wf     *workflows.Service // resolves embeds
 	simple *simpleAPI
@@ -25,21 +23,23 @@ type environmentAPI struct {
 func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *environmentAPI {
 	a := &environmentAPI{envs: envs, wf: wf}
 	a.git = &git{k: environmentKind, lin: envs.Lineage()}
-	// The revision query's extra `references: [Ref]` keeps the revisions
-	// where the deployment of those applications changed (reference §6).
-	// It applies after the query's own windowing.
-	a.git.filterRevisions = func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error) {
-		refs := b.refs("references")
-		if err := errOf(b); err != nil {
-			return nil, err
-		}
-		if refs == nil {
-			return rs, nil
-		}
-		return envs.DeploymentChanged(ctx, sc, rs, refs)
-	}
+	a.git.fam = a
 	a.simple = &simpleAPI{k: environmentKind, uc: envs.Simple()}
 	return a
+}
+
+// narrowRevisions applies the revision query's extra `references: [Ref]`:
+// it keeps the revisions where the deployment of those applications
+// changed (reference §6), after the query's own windowing.
+func (a *environmentAPI) narrowRevisions(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error) {
+	refs := b.Refs("references")
+	if err := wire.ErrOf(b); err != nil {
+		return nil, err
+	}
+	if refs == nil {
+		return rs, nil
+	}
+	return a.envs.DeploymentChanged(ctx, sc, rs, refs)
 }
 
 func (a *environmentAPI) route(e *echo.Echo) {
@@ -53,69 +53,32 @@ func (a *environmentAPI) route(e *echo.Echo) {
 	e.POST("/simple/environments/:id/unguard", byID(archiving(a.envs.Guard, false), a.simple.sendRecord))
 }
 
-func (a *environmentAPI) createRevision(rq *req, in *body) error {
+func (a *environmentAPI) createRevision(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	cm := environments.Commit{Header: in.header(), Initial: true}
-	slug := in.slug("slug")
-	art := in.id("environment_id", "artifact_id")
-	v := in.id("environment_variant_id", "variant_id")
-	if err := errOf(in); err != nil {
+	r := in.Revision("environment", false, true)
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if v == nil {
-		return send(c, envelope("environment_revision", nil))
+	if r.VariantID == nil {
+		return send(c, wire.Envelope("environment_revision", nil))
 	}
-	if art != nil {
-		cm.ArtifactID = *art
+	msg := wire.InitialMessage
+	cm := environments.Commit{Header: r.Header, Initial: true, VariantID: *r.VariantID, Slug: r.SlugOr(), Message: &msg}
+	if r.ArtifactID != nil {
+		cm.ArtifactID = *r.ArtifactID
 	}
-	cm.VariantID = *v
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	msg := "Initial revision"
-	cm.Message = &msg
-	r, err := a.envs.Commit(c.Request().Context(), sc, cm)
+	out, err := a.envs.Commit(c.Request().Context(), sc, cm)
 	if err != nil {
 		return err
 	}
-	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true})
+	return a.git.sendRevision(c, sc, out, readOpts{withSlugs: true})
 }
 
-func (a *environmentAPI) commit(rq *req, in *body, key string) error {
+// commit serves /environments/revisions/commit (wire.EnvironmentCommit).
+func (a *environmentAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc := rq.c, rq.sc
-	var err error
-	cm := environments.Commit{Header: in.header(), Message: in.str("message")}
-	cm.Header.Flags = nil
-	slug := in.slug("slug")
-	art := in.id("environment_id", "artifact_id")
-	v := in.id("environment_variant_id", "variant_id")
-	if err := errOf(in); err != nil {
-		return err
-	}
-	data, delta := in.m["data"], in.m["delta"]
-	switch {
-	case !isNull(data) && !isNull(delta):
-		return versioned.Invalid("Provide either data or delta for a commit, not both.")
-	case isNull(data) && isNull(delta):
-		return versioned.Invalid("Provide either data or delta for a commit.")
-	}
-	if v == nil {
-		return fieldMissing("body", key, "environment_variant_id")
-	}
-	// The reference needs environment_id too and answers {count:0} without
-	// it; the variant names its artifact, so we derive it instead.
-	if art != nil {
-		cm.ArtifactID = *art
-	}
-	cm.VariantID = *v
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	if !isNull(data) {
-		if cm.Data, err = environments.ParseData(data, "body", key, "data"); err != nil {
-			return err
-		}
-	} else if cm.Delta, err = environments.ParseDelta(delta, "body", key, "delta"); err != nil {
+	cm, err := wire.EnvironmentCommit(in, key)
+	if err != nil {
 		return err
 	}
 	r, err := a.envs.Commit(c.Request().Context(), sc, cm)
@@ -128,12 +91,12 @@ func (a *environmentAPI) commit(rq *req, in *body, key string) error {
 func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 	return handle(false, func(rq *req) error {
 		c, sc, b := rq.c, rq.sc, rq.b
-		refs := versioned.Refs{Artifact: b.ref("environment_ref"), Variant: b.ref("environment_variant_ref"), Revision: b.ref("environment_revision_ref")}
-		expand := resolve || b.boolean(false, "resolve")
-		if err := errOf(b); err != nil {
+		refs := versioned.Refs{Artifact: b.Ref("environment_ref"), Variant: b.Ref("environment_variant_ref"), Revision: b.Ref("environment_revision_ref")}
+		expand := resolve || b.Bool(false, "resolve")
+		if err := wire.ErrOf(b); err != nil {
 			return err
 		}
-		opts, err := resolveOptions(b)
+		opts, err := b.ResolveOptions()
 		if err != nil {
 			return err
 		}
@@ -143,9 +106,9 @@ func (a *environmentAPI) retrieve(resolve bool) echo.HandlerFunc {
 			return err
 		}
 		if r == nil {
-			return send(c, envelope("environment_revision", nil))
+			return send(c, wire.Envelope("environment_revision", nil))
 		}
-		extra := []func(*obj){a.git.retrievalInfo(r)}
+		extra := []func(*wire.Obj){a.git.retrievalInfo(r)}
 		if expand {
 			// Environment data is references only, so there is rarely a
 			// token to expand; the same resolver runs for the same answer.

@@ -11,23 +11,32 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // git serves the artifact, variant and revision routes every family
-// shares over the family's versioned.Lineage. Families plug in how a
-// revision's data is rendered.
+// shares over the family's versioned.Lineage, with what the family
+// changes in them (fam).
 type git struct {
 	k   kind
 	lin *versioned.Lineage
-	// revisionData adds the family's data to a rendered revision; b is the
-	// request body (nil for GET) and carries the family's read options.
-	revisionData func(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error
-	// editArtifactFn, if set, replaces the full-replace artifact edit
-	// (the workflow family edits partially).
-	editArtifactFn echo.HandlerFunc
-	// filterRevisions, if set, narrows a revision query's results by
-	// family-specific body fields (environments' references).
-	filterRevisions func(ctx context.Context, sc scope.Scope, b *body, rs []versioned.Revision) ([]versioned.Revision, error)
+	fam family // nil: g itself, the family that changes nothing
+}
+
+// family is what a family's API changes in the shared routes. *git
+// implements it with the plain behaviour, so a family API embeds its *git
+// and overrides only what differs.
+type family interface {
+	// revisionData adds the family's data to a rendered revision (the
+	// plain family sends the stored data as is).
+	revisionData(ctx context.Context, sc scope.Scope, o *wire.Obj, r *versioned.Revision, opts readOpts) error
+	// narrowRevisions narrows a revision query's results by the family's
+	// own body fields (environments' references; the plain family keeps
+	// them all).
+	narrowRevisions(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error)
+	// editArtifact serves PUT /<plural>/{id} (the plain family replaces
+	// the header; the workflow family edits what is sent).
+	editArtifact(rq *req) error
 }
 
 // readOpts are the options a request gives for rendering revisions.
@@ -40,14 +49,13 @@ type readOpts struct {
 
 // route registers the shared routes under /<plural>.
 func (g *git) route(e *echo.Echo) {
-	p := "/" + g.k.plural
-	e.POST(p, withObject(false, g.k.key, g.createArtifact))
-	e.GET(p+"/:id", byID(g.lin.Artifact, g.sendArtifact))
-	edit := withObject(true, g.k.key, g.editArtifact)
-	if g.editArtifactFn != nil {
-		edit = g.editArtifactFn
+	if g.fam == nil {
+		g.fam = g
 	}
-	e.PUT(p+"/:id", edit)
+	p := "/" + g.k.Plural
+	e.POST(p, withObject(false, g.k.Key, g.createArtifact))
+	e.GET(p+"/:id", byID(g.lin.Artifact, g.sendArtifact))
+	e.PUT(p+"/:id", handle(true, g.fam.editArtifact))
 	e.POST(p+"/:id/archive", byID(archiving(g.lin.ArchiveArtifact, true), g.sendArtifact))
 	e.POST(p+"/:id/unarchive", byID(archiving(g.lin.ArchiveArtifact, false), g.sendArtifact))
 	e.POST(p+"/query", g.queryArtifacts)
@@ -70,12 +78,12 @@ func (g *git) route(e *echo.Echo) {
 
 // request reads the scope, the optional path id and the JSON body: the
 // one prologue, which handle, withObject, byID and stream wrap.
-func request(c echo.Context, withID bool) (scope.Scope, uuid.UUID, *body, error) {
+func request(c echo.Context, withID bool) (scope.Scope, uuid.UUID, *wire.Body, error) {
 	sc, id, err := scopeAndID(c, withID)
 	if err != nil {
 		return sc, id, nil, err
 	}
-	b, err := readBody(c)
+	b, err := wire.ReadBody(c.Request().Body)
 	return sc, id, b, err
 }
 
@@ -95,77 +103,55 @@ func send(c echo.Context, raw json.RawMessage) error {
 
 // ---- artifacts
 
-func (g *git) createArtifact(rq *req, in *body) error {
+func (g *git) createArtifact(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	a := &versioned.Artifact{Header: in.header(), FolderID: in.id("folder_id")}
-	slug := in.slug("slug")
-	if forced := c.QueryParam(g.k.key + "_id"); forced != "" {
-		id, err := uuid.Parse(forced)
-		if err != nil {
-			return fieldInvalid("Input should be a valid UUID", forced, "query", g.k.key+"_id")
-		}
-		a.ID = id
+	a := &versioned.Artifact{Header: in.Header(), FolderID: in.ID("folder_id")}
+	slug := in.Slug("slug")
+	if id, err := queryID(c, g.k.Key+"_id"); err != nil {
+		return err
+	} else if id != nil {
+		a.ID = *id
 	}
-	if err := errOf(in); err != nil {
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil { // the reference's NOT NULL failure is swallowed into an empty envelope
-		return send(c, envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.Key, nil))
 	}
 	a.Slug = *slug
 	out, err := g.lin.CreateArtifact(c.Request().Context(), sc, a)
 	if err != nil {
 		return err
 	}
-	return send(c, envelope(g.k.key, g.k.artifact(out)))
+	return send(c, wire.Envelope(g.k.Key, g.k.Artifact(out)))
 }
 
 func (g *git) sendArtifact(c echo.Context, a *versioned.Artifact, err error) error {
-	if err != nil {
-		return err
-	}
-	if a == nil {
-		return send(c, envelope(g.k.key, nil))
-	}
-	return send(c, envelope(g.k.key, g.k.artifact(a)))
+	return sendOne(c, g.k.Key, a, err, g.k.Artifact)
 }
 
 // editArtifact full-replaces the header (testsets, environments, queries);
 // an id that differs from the path gives the empty envelope.
-func (g *git) editArtifact(rq *req, in *body) error {
+func (g *git) editArtifact(rq *req) error {
 	c, sc, id := rq.c, rq.sc, rq.id
-	a := &versioned.Artifact{ID: id, Header: in.header(), FolderID: in.id("folder_id")}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	in := rq.b.Require(g.k.Key)
+	if err := wire.ErrOf(rq.b); err != nil {
+		return err
+	}
+	a := &versioned.Artifact{ID: id, Header: in.Header(), FolderID: in.ID("folder_id")}
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return send(c, envelope(g.k.key, nil))
+		return send(c, wire.Envelope(g.k.Key, nil))
 	}
 	out, err := g.lin.EditArtifact(c.Request().Context(), sc, a)
 	return g.sendArtifact(c, out, err)
 }
 
-// query reads the shared query body: filter, refs, archive and windowing.
-func (g *git) query(b *body, level string) versioned.Query {
-	q := versioned.Query{
-		ArtifactRefs:    b.refs(g.k.key + "_refs"),
-		VariantRefs:     b.refs(g.k.key + "_variant_refs"),
-		RevisionRefs:    b.refs(g.k.key + "_revision_refs"),
-		IncludeArchived: b.boolean(false, "include_archived"),
-		Windowing:       b.windowing(),
-	}
-	if f := b.sub(level); f != nil {
-		q.Filter = f.filter(level == g.revisionKey())
-		if b.err == nil {
-			b.err = f.err
-		}
-	}
-	return q
-}
-
 func (g *git) queryArtifacts(c echo.Context) error {
-	sc, _, q, err := g.queryRequest(c, "artifact", g.k.key)
+	sc, _, q, err := g.queryRequest(c, "artifact", g.k.Key)
 	if err != nil {
 		return err
 	}
@@ -173,58 +159,48 @@ func (g *git) queryArtifacts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(as))
-	for i := range as {
-		items[i] = g.k.artifact(&as[i]).done()
-	}
-	return send(c, list(g.k.plural, items, g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
+	return send(c, wire.List(g.k.Plural, renderAll(as, g.k.Artifact), g.window(q.Windowing, len(as), func() string { return as[len(as)-1].ID.String() })))
 }
 
 // ---- variants
 
-func (g *git) variantKey() string { return g.k.key + "_variant" }
+func (g *git) variantKey() string { return g.k.Key + "_variant" }
 
 func (g *git) sendVariant(c echo.Context, v *versioned.Variant, err error) error {
-	if err != nil {
-		return err
-	}
-	if v == nil {
-		return send(c, envelope(g.variantKey(), nil))
-	}
-	return send(c, envelope(g.variantKey(), g.k.variant(v)))
+	return sendOne(c, g.variantKey(), v, err, g.k.Variant)
 }
 
-func (g *git) createVariant(rq *req, in *body) error {
+func (g *git) createVariant(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	v := &versioned.Variant{Header: in.header()}
-	slug := in.slug("slug")
-	artifactID := in.id(g.k.key+"_id", "artifact_id")
-	if err := errOf(in); err != nil {
+	v := &versioned.Variant{Header: in.Header()}
+	slug := in.Slug("slug")
+	artifactID := in.ID(g.k.Key+"_id", "artifact_id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil {
-		return send(c, envelope(g.variantKey(), nil))
+		return send(c, wire.Envelope(g.variantKey(), nil))
 	}
 	if err := g.lin.CheckVariantSlug(*slug); err != nil {
 		return err
 	}
 	if artifactID == nil {
-		return fieldMissing("body", g.variantKey(), g.k.key+"_id")
+		return wire.FieldMissing("body", g.variantKey(), g.k.Key+"_id")
 	}
 	v.Slug, v.ArtifactID = *slug, *artifactID
 	out, err := g.lin.CreateVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
 }
 
-func (g *git) editVariant(rq *req, in *body) error {
+func (g *git) editVariant(rq *req, in *wire.Body) error {
 	c, sc, id := rq.c, rq.sc, rq.id
-	v := &versioned.Variant{ID: id, Header: in.header()}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	v := &versioned.Variant{ID: id, Header: in.Header()}
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return send(c, envelope(g.variantKey(), nil))
+		return send(c, wire.Envelope(g.variantKey(), nil))
 	}
 	out, err := g.lin.EditVariant(c.Request().Context(), sc, v)
 	return g.sendVariant(c, out, err)
@@ -239,44 +215,39 @@ func (g *git) queryVariants(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(vs))
-	for i := range vs {
-		items[i] = g.k.variant(&vs[i]).done()
-	}
 	var win json.RawMessage
-	if g.k.variantWindowing {
+	if g.k.VariantWindowing {
 		win = g.window(q.Windowing, len(vs), func() string { return vs[len(vs)-1].ID.String() })
 	}
-	return send(c, list(g.k.key+"_variants", items, win))
+	return send(c, wire.List(g.k.Key+"_variants", renderAll(vs, g.k.Variant), win))
 }
 
 func (g *git) forkVariant(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	in := b.require(g.variantKey())
-	src := b.ref(g.variantKey() + "_ref")
-	upTo := b.ref(g.k.key + "_revision_ref")
-	if err := errOf(b); err != nil {
+	in := b.Require(g.variantKey())
+	src := b.Ref(g.variantKey() + "_ref")
+	upTo := b.Ref(g.k.Key + "_revision_ref")
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	if src == nil && g.k.forkByQuery {
-		if q := c.QueryParam(g.variantKey() + "_id"); q != "" {
-			id, err := uuid.Parse(q)
-			if err != nil {
-				return fieldInvalid("Input should be a valid UUID", q, "query", g.variantKey()+"_id")
-			}
-			src = &versioned.Ref{ID: &id}
+	if src == nil && g.k.ForkByQuery {
+		id, err := queryID(c, g.variantKey()+"_id")
+		if err != nil {
+			return err
+		} else if id != nil {
+			src = &versioned.Ref{ID: id}
 		}
 	}
 	if src == nil {
-		return fieldMissing("body", g.variantKey()+"_ref")
+		return wire.FieldMissing("body", g.variantKey()+"_ref")
 	}
-	v := &versioned.Variant{Header: in.header()}
-	slug := in.slug("slug")
-	if err := errOf(in); err != nil {
+	v := &versioned.Variant{Header: in.Header()}
+	slug := in.Slug("slug")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil {
-		return fieldMissing("body", g.variantKey(), "slug")
+		return wire.FieldMissing("body", g.variantKey(), "slug")
 	}
 	v.Slug = *slug
 	out, err := g.lin.Fork(c.Request().Context(), sc, v, src, upTo)
@@ -285,46 +256,51 @@ func (g *git) forkVariant(rq *req) error {
 
 // ---- revisions
 
-func (g *git) revisionKey() string { return g.k.key + "_revision" }
+func (g *git) revisionKey() string { return g.k.Key + "_revision" }
 
 // renderRevision renders r with its data as the family shows it.
-func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*obj, error) {
-	o := g.k.revision(r, opts.withSlugs)
-	if g.revisionData != nil {
-		if err := g.revisionData(ctx, sc, o, r, opts); err != nil {
-			return nil, err
-		}
-	} else {
-		o.put("data", r.Data)
+func (g *git) renderRevision(ctx context.Context, sc scope.Scope, r *versioned.Revision, opts readOpts) (*wire.Obj, error) {
+	o := g.k.Revision(r, opts.withSlugs)
+	if err := g.fam.revisionData(ctx, sc, o, r, opts); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
 
+func (g *git) revisionData(_ context.Context, _ scope.Scope, o *wire.Obj, r *versioned.Revision, _ readOpts) error {
+	o.Put("data", r.Data)
+	return nil
+}
+
+func (g *git) narrowRevisions(_ context.Context, _ scope.Scope, _ *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error) {
+	return rs, nil
+}
+
 // sendRevision answers {count, <e>_revision, ...extra}.
-func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *versioned.Revision, opts readOpts, extra ...func(*obj)) error {
+func (g *git) sendRevision(c echo.Context, sc scope.Scope, r *versioned.Revision, opts readOpts, extra ...func(*wire.Obj)) error {
 	if r == nil {
-		return send(c, envelope(g.revisionKey(), nil))
+		return send(c, wire.Envelope(g.revisionKey(), nil))
 	}
 	o, err := g.renderRevision(c.Request().Context(), sc, r, opts)
 	if err != nil {
 		return err
 	}
-	e := newObj().put("count", 1).put(g.revisionKey(), json.RawMessage(o.done()))
+	e := wire.NewObj().Put("count", 1).Put(g.revisionKey(), json.RawMessage(o.Done()))
 	for _, f := range extra {
 		f(e)
 	}
-	return send(c, e.done())
+	return send(c, e.Done())
 }
 
 // testcaseOpts reads include_testcases (default true) from the query
 // string or the body.
-func testcaseOpts(c echo.Context, b *body) readOpts {
+func testcaseOpts(c echo.Context, b *wire.Body) readOpts {
 	opts := readOpts{includeTestcases: true, includeTestcaseIDs: true, withSlugs: true}
 	if q := c.QueryParam("include_testcases"); q != "" {
 		opts.includeTestcases = q != "false" && q != "0"
 	}
 	if b != nil {
-		opts.includeTestcases = b.boolean(opts.includeTestcases, "include_testcases")
+		opts.includeTestcases = b.Bool(opts.includeTestcases, "include_testcases")
 	}
 	return opts
 }
@@ -340,18 +316,18 @@ func (g *git) fetchRevision(rq *req) error {
 
 func (g *git) editRevision(rq *req) error {
 	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
-	in := b.require(g.revisionKey())
+	in := b.Require(g.revisionKey())
 	opts := testcaseOpts(c, b)
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	r := &versioned.Revision{ID: id, Header: in.header()}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	r := &versioned.Revision{ID: id, Header: in.Header()}
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
-		return send(c, envelope(g.revisionKey(), nil))
+		return send(c, wire.Envelope(g.revisionKey(), nil))
 	}
 	out, err := g.lin.EditRevision(c.Request().Context(), sc, r)
 	if err != nil {
@@ -377,17 +353,15 @@ func (g *git) queryRevisions(c echo.Context) error {
 		return err
 	}
 	opts := testcaseOpts(c, b)
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	rs, err := g.lin.QueryRevisions(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
-	if g.filterRevisions != nil {
-		if rs, err = g.filterRevisions(c.Request().Context(), sc, b, rs); err != nil {
-			return err
-		}
+	if rs, err = g.fam.narrowRevisions(c.Request().Context(), sc, b, rs); err != nil {
+		return err
 	}
 	return g.sendRevisions(c, sc, rs, opts, g.window(q.Windowing, len(rs), func() string { return rs[len(rs)-1].ID.String() }))
 }
@@ -399,26 +373,26 @@ func (g *git) sendRevisions(c echo.Context, sc scope.Scope, rs []versioned.Revis
 		if err != nil {
 			return err
 		}
-		items[i] = o.done()
+		items[i] = o.Done()
 	}
-	return send(c, list(g.k.key+"_revisions", items, win))
+	return send(c, wire.List(g.k.Key+"_revisions", items, win))
 }
 
 func (g *git) logRevisions(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	in := b.require(g.k.key + "_revisions")
+	in := b.Require(g.k.Key + "_revisions")
 	opts := testcaseOpts(c, b)
 	opts.withSlugs = false
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	t := versioned.LogTarget{
-		ArtifactID: in.id(g.k.key+"_id", "artifact_id"),
-		VariantID:  in.id(g.k.key+"_variant_id", "variant_id"),
-		RevisionID: in.id(g.k.key+"_revision_id", "revision_id"),
-		Depth:      in.integer("depth"),
+		ArtifactID: in.ID(g.k.Key+"_id", "artifact_id"),
+		VariantID:  in.ID(g.k.Key+"_variant_id", "variant_id"),
+		RevisionID: in.ID(g.k.Key+"_revision_id", "revision_id"),
+		Depth:      in.Int("depth"),
 	}
-	if err := errOf(in); err != nil {
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	rs, err := g.lin.Log(c.Request().Context(), sc, t)
@@ -428,23 +402,16 @@ func (g *git) logRevisions(rq *req) error {
 	return g.sendRevisions(c, sc, rs, opts, nil)
 }
 
-// retrievalInfo renders {"references": {...}} for a resolved revision.
-func (g *git) retrievalInfo(r *versioned.Revision) func(*obj) {
-	return func(e *obj) {
-		v := strconvVersion(r.Version)
-		refs := newObj().
-			put(g.k.key, versioned.Ref{ID: &r.ArtifactID, Slug: &r.ArtifactSlug}).
-			put(g.k.key+"_variant", versioned.Ref{ID: &r.VariantID, Slug: &r.VariantSlug}).
-			put(g.k.key+"_revision", versioned.Ref{ID: &r.ID, Slug: &r.Slug, Version: &v})
-		e.put("retrieval_info", json.RawMessage(newObj().put("references", json.RawMessage(refs.done())).done()))
-	}
+// retrievalInfo adds {"references": {...}} of a resolved revision.
+func (g *git) retrievalInfo(r *versioned.Revision) func(*wire.Obj) {
+	return func(e *wire.Obj) { e.Put("retrieval_info", g.k.RetrievalInfo(r, nil, "")) }
 }
 
 // window is the response windowing of a list, unless the family never
 // sends one.
 func (g *git) window(win *versioned.Windowing, n int, lastID func() string) json.RawMessage {
-	if g.k.noWindowing {
+	if g.k.NoWindowing {
 		return nil
 	}
-	return nextWindow(win, n, lastID)
+	return wire.NextWindow(win, n, lastID)
 }

@@ -5,10 +5,8 @@ import (
 
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
-
-var queryKind = kind{fam: versioned.Queries, key: "query", plural: "queries", generic: true, noWindowing: true,
-	urlQuery: map[string]bool{"artifact": true}}
 
 // queryAPI serves /queries and /simple/queries.
 type queryAPI struct {
@@ -32,54 +30,33 @@ func (a *queryAPI) route(e *echo.Echo) {
 	a.simple.route(e)
 }
 
-func (a *queryAPI) createRevision(rq *req, in *body) error {
+func (a *queryAPI) createRevision(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	r := versioned.Revision{Header: in.header()}
-	r.Flags = queries.EmptyFlags(r.Flags)
-	slug := in.slug("slug")
-	v := in.id("query_variant_id", "variant_id")
-	if err := errOf(in); err != nil {
+	r := in.Revision("query", false, false)
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if v == nil {
-		return send(c, envelope("query_revision", nil))
+	if r.VariantID == nil {
+		return send(c, wire.Envelope("query_revision", nil))
 	}
-	r.VariantID = *v
-	if slug != nil {
-		r.Slug = *slug
-	}
-	msg := "Initial revision"
-	r.Message = &msg
-	out, err := a.qs.Commit(c.Request().Context(), sc, r, true)
+	msg := wire.InitialMessage
+	rev := versioned.Revision{Header: r.Header, VariantID: *r.VariantID, Slug: r.SlugOr(), Message: &msg}
+	rev.Flags = queries.EmptyFlags(rev.Flags)
+	out, err := a.qs.Commit(c.Request().Context(), sc, rev, true)
 	if err != nil {
 		return err
 	}
 	return a.git.sendRevision(c, sc, out, readOpts{withSlugs: true})
 }
 
-func (a *queryAPI) commit(rq *req, in *body, key string) error {
+// commit serves /queries/revisions/commit (wire.QueryCommit).
+func (a *queryAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc := rq.c, rq.sc
-	var err error
-	r := versioned.Revision{Header: in.header(), Message: in.str("message")}
-	r.Flags = queries.EmptyFlags(r.Flags)
-	slug := in.slug("slug")
-	v := in.id("query_variant_id", "variant_id")
-	if err := errOf(in); err != nil {
+	rev, err := wire.QueryCommit(in, key)
+	if err != nil {
 		return err
 	}
-	if v == nil {
-		return versioned.Invalid(key + ".query_variant_id is required.")
-	}
-	r.VariantID = *v
-	if slug != nil {
-		r.Slug = *slug
-	}
-	if raw := in.m["data"]; !isNull(raw) {
-		if r.Data, err = queries.ParseData(raw, "body", key, "data"); err != nil {
-			return err
-		}
-	}
-	out, err := a.qs.Commit(c.Request().Context(), sc, r, false)
+	out, err := a.qs.Commit(c.Request().Context(), sc, rev, false)
 	if err != nil {
 		return err
 	}
@@ -90,10 +67,10 @@ func (a *queryAPI) commit(rq *req, in *body, key string) error {
 // (both opt-in) run its stored query against the tracing service.
 func (a *queryAPI) retrieve(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	refs := versioned.Refs{Artifact: b.ref("query_ref"), Variant: b.ref("query_variant_ref"), Revision: b.ref("query_revision_ref")}
-	withIDs, withTraces := b.boolean(false, "include_trace_ids"), b.boolean(false, "include_traces")
-	win := b.windowing()
-	if err := errOf(b); err != nil {
+	refs := versioned.Refs{Artifact: b.Ref("query_ref"), Variant: b.Ref("query_variant_ref"), Revision: b.Ref("query_revision_ref")}
+	withIDs, withTraces := b.Bool(false, "include_trace_ids"), b.Bool(false, "include_traces")
+	win := b.Windowing()
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	r, err := a.qs.Retrieve(c.Request().Context(), sc, refs, queries.Include{TraceIDs: withIDs, Traces: withTraces, Window: win})
@@ -101,7 +78,7 @@ func (a *queryAPI) retrieve(rq *req) error {
 		return err
 	}
 	if r == nil {
-		return send(c, envelope("query_revision", nil))
+		return send(c, wire.Envelope("query_revision", nil))
 	}
 	return a.git.sendRevision(c, sc, r, readOpts{withSlugs: true}, a.git.retrievalInfo(r))
 }

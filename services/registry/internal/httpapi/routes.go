@@ -1,6 +1,7 @@
-// Package httpapi is the registry's HTTP surface: binding, rendering and
-// routes only; every use case is a method of a family package (testsets,
-// workflows, environments, queries, secrets). Every route sits behind the
+// Package httpapi is the registry's HTTP surface: echo binding and routes
+// only; every use case is a method of a family package (testsets,
+// workflows, environments, queries, secrets) and every request and
+// response shape is package wire's. Every route sits behind the
 // gateway's internal token; its operations are listed in pkg/apidoc's
 // registry fragment, which a test keeps in step with the routes.
 package httpapi

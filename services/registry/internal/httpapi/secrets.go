@@ -3,15 +3,14 @@ package httpapi
 import (
 	"io"
 	"net/http"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/vaultwire"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // secretAPI serves the project vault (/secrets, the compatible platform's
@@ -25,51 +24,6 @@ func (a secretAPI) route(e *echo.Echo) {
 	e.PUT("/secrets/:id", stream(true, a.update))
 	e.DELETE("/secrets/:id", stream(true, a.remove))
 	e.GET(vaultwire.Path, a.reveal)
-}
-
-// secret is a secret as every public route renders it: never its key nor
-// its extra headers, which secrets.Secret does not even hold.
-type secret struct {
-	ID        uuid.UUID    `json:"id"`
-	Kind      secrets.Kind `json:"kind" doc:"provider_key or custom_provider."`
-	Header    secretHeader `json:"header"`
-	Data      secretData   `json:"data"`
-	Slug      string       `json:"slug" doc:"Unique in the project; llm_config.connection names it."`
-	CreatedAt time.Time    `json:"created_at"`
-	UpdatedAt *time.Time   `json:"updated_at"`
-}
-
-type secretHeader struct {
-	Name        *string `json:"name"`
-	Description *string `json:"description"`
-}
-
-// secretData is what a secret shows of its data; the key is never in it.
-type secretData struct {
-	Kind         string         `json:"kind" doc:"The provider family (openai, anthropic, ...) or custom provider kind (custom, azure, ...)."`
-	Provider     secretProvider `json:"provider"`
-	Models       []secretModel  `json:"models,omitempty"`
-	ProviderSlug string         `json:"provider_slug,omitempty" doc:"Custom providers: the prefix of their models' names (the secret's slug unless given)."`
-}
-
-type secretProvider struct {
-	URL     string `json:"url,omitempty"`
-	Version string `json:"version,omitempty"`
-}
-
-type secretModel struct {
-	Slug string `json:"slug"`
-}
-
-func toSecret(s secrets.Secret) secret {
-	out := secret{ID: s.ID, Kind: s.Kind, Header: secretHeader{Name: s.Header.Name, Description: s.Header.Description},
-		Data: secretData{Kind: s.Data.Kind, Provider: secretProvider{URL: s.Data.Provider.URL, Version: s.Data.Provider.Version},
-			ProviderSlug: s.Data.ProviderSlug},
-		Slug: s.Slug, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
-	for _, m := range s.Data.Models {
-		out.Data.Models = append(out.Data.Models, secretModel{Slug: m.Slug})
-	}
-	return out
 }
 
 // readSecretBody reads at most one byte over the vault's body limit, so
@@ -88,9 +42,9 @@ func (a secretAPI) list(rq *req) error {
 	if err != nil {
 		return err
 	}
-	out := make([]secret, len(ss))
+	out := make([]wire.Secret, len(ss))
 	for i, s := range ss {
-		out[i] = toSecret(s)
+		out[i] = wire.PublicSecret(s)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -105,7 +59,7 @@ func (a secretAPI) create(rq *req) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toSecret(s))
+	return c.JSON(http.StatusOK, wire.PublicSecret(s))
 }
 
 func (a secretAPI) get(rq *req) error {
@@ -114,7 +68,7 @@ func (a secretAPI) get(rq *req) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toSecret(s))
+	return c.JSON(http.StatusOK, wire.PublicSecret(s))
 }
 
 func (a secretAPI) update(rq *req) error {
@@ -127,7 +81,7 @@ func (a secretAPI) update(rq *req) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toSecret(s))
+	return c.JSON(http.StatusOK, wire.PublicSecret(s))
 }
 
 func (a secretAPI) remove(rq *req) error {
@@ -155,19 +109,7 @@ func (a secretAPI) reveal(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := vaultwire.Secrets{ProviderKeys: []vaultwire.ProviderKey{}, CustomProviders: []vaultwire.CustomProvider{}}
-	for _, r := range rs {
-		if r.Kind == secrets.KindProviderKey {
-			out.ProviderKeys = append(out.ProviderKeys, vaultwire.ProviderKey{Slug: r.Slug, Kind: r.Data.Kind, Key: r.Key})
-			continue
-		}
-		cp := vaultwire.CustomProvider{Slug: r.Slug, Kind: r.Data.Kind, URL: r.Data.Provider.URL,
-			Version: r.Data.Provider.Version, Key: r.Key, Headers: r.Extras}
-		for _, m := range r.Data.Models {
-			cp.Models = append(cp.Models, m.Slug)
-		}
-		out.CustomProviders = append(out.CustomProviders, cp)
-	}
+	out := wire.Vault(rs)
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, out)
 }

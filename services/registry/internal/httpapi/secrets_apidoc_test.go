@@ -1,6 +1,9 @@
 package httpapi
 
-import "github.com/assayhq/assay/pkg/apidoc"
+import (
+	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/registry/internal/wire"
+)
 
 // The vault's bodies are decoded by secrets.Decode, field by field; these
 // types document what it reads.
@@ -21,7 +24,7 @@ type (
 	docSecretDataIn struct {
 		Kind         string              `json:"kind" doc:"provider_key: openai, anthropic, gemini, mistral, groq, together_ai, openrouter, deepinfra, cohere, ...; custom_provider: custom, azure, bedrock, vertex_ai, or a provider family at a URL of your own." example:"openai"`
 		Provider     docSecretProviderIn `json:"provider"`
-		Models       []secretModel       `json:"models,omitempty" doc:"custom_provider: the models it serves."`
+		Models       []wire.SecretModel  `json:"models,omitempty" doc:"custom_provider: the models it serves."`
 		ProviderSlug string              `json:"provider_slug,omitempty" doc:"custom_provider: the prefix of its models' names."`
 	}
 	docSecretProviderIn struct {
@@ -35,10 +38,10 @@ type (
 // secretBindings are secretAPI.route's public routes.
 func secretBindings() []apidoc.Binding {
 	return []apidoc.Binding{
-		{Method: "GET", Path: "/api/secrets", Response: []secret{}},
-		{Method: "POST", Path: "/api/secrets", Request: docSecretBody{}, Response: secret{}},
-		{Method: "GET", Path: "/api/secrets/{id}", Response: secret{}},
-		{Method: "PUT", Path: "/api/secrets/{id}", Request: docSecretBody{}, Response: secret{}},
+		{Method: "GET", Path: "/api/secrets", Response: []wire.Secret{}},
+		{Method: "POST", Path: "/api/secrets", Request: docSecretBody{}, Response: wire.Secret{}},
+		{Method: "GET", Path: "/api/secrets/{id}", Response: wire.Secret{}},
+		{Method: "PUT", Path: "/api/secrets/{id}", Request: docSecretBody{}, Response: wire.Secret{}},
 		{Method: "DELETE", Path: "/api/secrets/{id}"},
 	}
 }

@@ -3,10 +3,10 @@ package httpapi
 import (
 	"encoding/json"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // simpleAPI serves the flat /simple/<plural> surface of workflows,
@@ -27,67 +27,47 @@ type simpleAPI struct {
 }
 
 func (s *simpleAPI) route(e *echo.Echo) {
-	p := "/simple/" + s.k.plural
-	e.POST(p, withObject(false, s.k.key, s.create))
+	p := "/simple/" + s.k.Plural
+	e.POST(p, withObject(false, s.k.Key, s.create))
 	e.GET(p+"/:id", handle(true, s.fetch))
-	e.PUT(p+"/:id", withObject(true, s.k.key, s.edit))
+	e.PUT(p+"/:id", withObject(true, s.k.Key, s.edit))
 	e.POST(p+"/:id/archive", byID(archiving(s.uc.Archive, true), s.sendRecord))
 	e.POST(p+"/:id/unarchive", byID(archiving(s.uc.Archive, false), s.sendRecord))
 	e.POST(p+"/query", handle(false, s.query))
 }
 
 // record renders the simple shape.
-func (s *simpleAPI) record(rec *versioned.Record, withIDs bool) *obj {
-	a, v, r := rec.Artifact, rec.Variant, rec.Revision
-	o := newObj().put("id", a.ID).put("slug", a.Slug)
-	header(o, versioned.Header{Name: a.Name, Description: a.Description, Flags: s.uc.ShownFlags(a, r), Tags: a.Tags, Meta: a.Meta})
-	lifecycle(o, a.Lifecycle)
-	if r != nil {
-		o.put("data", r.Data)
-	}
-	if withIDs {
-		if v != nil {
-			o.put("variant_id", v.ID)
-		}
-		if r != nil {
-			o.put("revision_id", r.ID)
-		}
-	}
-	return o
+func (s *simpleAPI) record(rec *versioned.Record, withIDs bool) *wire.Obj {
+	return wire.Record(rec, s.uc.ShownFlags(rec.Artifact, rec.Revision), withIDs)
 }
 
 // sendRecord answers the record, or a null one when rec or its artifact
 // is missing.
 func (s *simpleAPI) sendRecord(c echo.Context, rec *versioned.Record, err error) error {
-	if err != nil {
-		return err
+	if rec != nil && rec.Artifact == nil {
+		rec = nil
 	}
-	if rec == nil || rec.Artifact == nil {
-		return send(c, envelope(s.k.key, nil))
-	}
-	return send(c, envelope(s.k.key, s.record(rec, true)))
+	return sendOne(c, s.k.Key, rec, err, func(r *versioned.Record) *wire.Obj { return s.record(r, true) })
 }
 
-func (s *simpleAPI) create(rq *req, in *body) error {
+func (s *simpleAPI) create(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
-	slug := in.slug("slug")
-	h := in.header()
-	if err := errOf(in); err != nil {
+	slug := in.Slug("slug")
+	h := in.Header()
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	a := &versioned.Artifact{Header: h}
-	if forced := c.QueryParam(s.k.key + "_id"); forced != "" {
-		id, err := uuid.Parse(forced)
-		if err != nil {
-			return fieldInvalid("Input should be a valid UUID", forced, "query", s.k.key+"_id")
-		}
-		a.ID = id
+	if id, err := queryID(c, s.k.Key+"_id"); err != nil {
+		return err
+	} else if id != nil {
+		a.ID = *id
 	}
 	if slug == nil {
-		return fieldMissing("body", s.k.key, "slug")
+		return wire.FieldMissing("body", s.k.Key, "slug")
 	}
 	a.Slug = *slug
-	rec, err := s.uc.Create(c.Request().Context(), sc, a, in.m["data"], append(in.loc, "data"))
+	rec, err := s.uc.Create(c.Request().Context(), sc, a, in.Value("data"), append(in.Loc(), "data"))
 	return s.sendRecord(c, rec, err)
 }
 
@@ -97,24 +77,24 @@ func (s *simpleAPI) fetch(rq *req) error {
 	if err != nil || rec == nil || s.additionalContext == nil {
 		return s.sendRecord(c, rec, err)
 	}
-	e := newObj().put("count", 1).put(s.k.key, json.RawMessage(s.record(rec, true).done()))
-	return send(c, e.put("additional_context", s.additionalContext).done())
+	e := wire.NewObj().Put("count", 1).Put(s.k.Key, json.RawMessage(s.record(rec, true).Done()))
+	return send(c, e.Put("additional_context", s.additionalContext).Done())
 }
 
-func (s *simpleAPI) edit(rq *req, in *body) error {
+func (s *simpleAPI) edit(rq *req, in *wire.Body) error {
 	c, sc, id := rq.c, rq.sc, rq.id
-	bid := in.id("id")
-	h := in.header()
-	if err := errOf(in); err != nil {
+	bid := in.ID("id")
+	h := in.Header()
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
 		if s.mismatch400 {
-			return versioned.Invalid("The " + s.k.key + " id in the path does not match the id in the body.")
+			return versioned.Invalid("The " + s.k.Key + " id in the path does not match the id in the body.")
 		}
-		return send(c, envelope(s.k.key, nil))
+		return send(c, wire.Envelope(s.k.Key, nil))
 	}
-	data, err := s.uc.Parse(in.m["data"], append(in.loc, "data"))
+	data, err := s.uc.Parse(in.Value("data"), append(in.Loc(), "data"))
 	if err != nil {
 		return err
 	}
@@ -124,23 +104,18 @@ func (s *simpleAPI) edit(rq *req, in *body) error {
 
 func (s *simpleAPI) query(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	q := versioned.Query{ArtifactRefs: b.refs(s.k.key + "_refs"), IncludeArchived: b.boolean(false, "include_archived"), Windowing: b.windowing()}
-	if f := b.sub(s.k.key); f != nil {
-		q.Filter = f.filter(false)
-		if b.err == nil {
-			b.err = f.err
-		}
+	q := versioned.Query{ArtifactRefs: b.Refs(s.k.Key + "_refs"), IncludeArchived: b.Bool(false, "include_archived"), Windowing: b.Windowing()}
+	if f := b.Sub(s.k.Key); f != nil {
+		q.Filter = f.Filter(false)
+		b.Adopt(f)
 	}
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	recs, err := s.uc.Query(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(recs))
-	for i := range recs {
-		items[i] = s.record(&recs[i], !s.noRevisionIDs).done()
-	}
-	return send(c, list(s.k.plural, items, nil))
+	items := renderAll(recs, func(r *versioned.Record) *wire.Obj { return s.record(r, !s.noRevisionIDs) })
+	return send(c, wire.List(s.k.Plural, items, nil))
 }

@@ -11,57 +11,32 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
-// simpleTestset renders the flat record. Unlike the reference we always
-// include variant_id and revision_id: a client polling the record needs
-// them to pin what it read.
-func simpleTestset(rec *testsets.Simple, withData bool) *obj {
-	a := rec.Artifact
-	o := newObj().put("id", a.ID).put("slug", a.Slug)
-	header(o, a.Header)
-	lifecycle(o, a.Lifecycle)
-	if rec.Variant != nil {
-		o.put("variant_id", rec.Variant.ID)
-	}
-	if rec.Revision != nil {
-		o.put("revision_id", rec.Revision.ID)
-		if withData && rec.Revision.TestcaseIDs != nil {
-			o.put("data", testcaseData(rec.Revision.TestcaseIDs, rec.Testcases, true, true))
-		}
-	}
-	return o
-}
-
 func sendSimple(c echo.Context, rec *testsets.Simple, err error) error {
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		return send(c, envelope("testset", nil))
-	}
-	return send(c, envelope("testset", simpleTestset(rec, true)))
+	return sendOne(c, "testset", rec, err, func(r *testsets.Simple) *wire.Obj { return wire.SimpleTestset(r, true) })
 }
 
 // simpleInput reads {"testset": {slug?, name, description, tags, meta, data: {testcases}}}.
-func simpleInput(b *body) (*body, testsets.SimpleInput, error) {
-	in := b.require("testset")
-	if err := errOf(b); err != nil {
+func simpleInput(b *wire.Body) (*wire.Body, testsets.SimpleInput, error) {
+	in := b.Require("testset")
+	if err := wire.ErrOf(b); err != nil {
 		return nil, testsets.SimpleInput{}, err
 	}
-	si := testsets.SimpleInput{Header: in.header(), JSONBody: true}
+	si := testsets.SimpleInput{Header: in.Header(), JSONBody: true}
 	si.Header.Flags = nil // the simple surface has no testset flags
-	if data := in.sub("data"); data != nil {
-		rows, ids, err := testsets.ParseData(data.m, append(in.loc, "data"))
+	if data := in.Sub("data"); data != nil {
+		rows, ids, err := testsets.ParseData(data.Map(), append(in.Loc(), "data"))
 		if err != nil {
 			return nil, si, err
 		}
 		if ids != nil {
-			return nil, si, errs.Field("The simple surface takes rows under data.testcases", nil, append(in.loc, "data", "testcase_ids")...)
+			return nil, si, errs.Field("The simple surface takes rows under data.testcases", nil, append(in.Loc(), "data", "testcase_ids")...)
 		}
 		si.Rows = rows
 	}
-	return in, si, errOf(in)
+	return in, si, wire.ErrOf(in)
 }
 
 func (a *testsetAPI) createSimple(rq *req) error {
@@ -70,32 +45,19 @@ func (a *testsetAPI) createSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	slug := in.slug("slug")
-	if err := errOf(in); err != nil {
+	slug := in.Slug("slug")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if slug == nil {
-		return fieldMissing("body", "testset", "slug")
+		return wire.FieldMissing("body", "testset", "slug")
 	}
 	si.Slug = *slug
-	if si.ID, err = forcedID(c, "testset_id"); err != nil {
+	if si.ID, err = queryID(c, "testset_id"); err != nil {
 		return err
 	}
 	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, si)
 	return sendSimple(c, rec, err)
-}
-
-// forcedID reads the optional ?<name>= that forces a new artifact's id.
-func forcedID(c echo.Context, name string) (*uuid.UUID, error) {
-	raw := c.QueryParam(name)
-	if raw == "" {
-		return nil, nil
-	}
-	id, err := uuid.Parse(raw)
-	if err != nil {
-		return nil, fieldInvalid("Input should be a valid UUID", raw, "query", name)
-	}
-	return &id, nil
 }
 
 func (a *testsetAPI) editSimple(rq *req) error {
@@ -104,8 +66,8 @@ func (a *testsetAPI) editSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	bid := in.id("id")
-	if err := errOf(in); err != nil {
+	bid := in.ID("id")
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
 	if bid == nil || *bid != id {
@@ -125,58 +87,22 @@ func (a *testsetAPI) archiveSimple(archived bool) echo.HandlerFunc {
 		if err != nil || art == nil {
 			return sendSimple(c, nil, err)
 		}
-		return send(c, envelope("testset", simpleTestset(&testsets.Simple{Artifact: art}, false)))
+		return send(c, wire.Envelope("testset", wire.SimpleTestset(&testsets.Simple{Artifact: art}, false)))
 	})
 }
 
 func (a *testsetAPI) querySimple(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	q := a.git.query(b, "testset")
-	if err := errOf(b); err != nil {
+	q := b.Query("testset", "testset")
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	recs, err := a.ts.QuerySimple(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
-	items := make([]json.RawMessage, len(recs))
-	for i := range recs {
-		items[i] = simpleTestset(&recs[i], true).done()
-	}
-	return send(c, list("testsets", items, nil))
-}
-
-// uploadHeader reads testset_name, _description, _tags and _meta from an
-// upload form over the stored header (nil for a create).
-func uploadHeader(form *fileForm, cur *versioned.Header) (versioned.Header, error) {
-	var h versioned.Header
-	if cur != nil {
-		h = *cur
-	}
-	if v, ok := form.fields["testset_name"]; ok {
-		h.Name = &v
-	}
-	if v, ok := form.fields["testset_description"]; ok {
-		h.Description = &v
-	}
-	for _, f := range []struct {
-		key string
-		dst *json.RawMessage
-	}{{"testset_tags", &h.Tags}, {"testset_meta", &h.Meta}} {
-		v, ok := form.fields[f.key]
-		if !ok || strings.TrimSpace(v) == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
-			return h, errs.New(errs.Invalid, "testsets.bad_form", f.key+" must be a JSON object.")
-		}
-		if f.key == "testset_tags" && !validTags(m) {
-			return h, errs.New(errs.Invalid, "testsets.bad_form", "testset_tags values must be booleans, strings or nested objects of them.")
-		}
-		*f.dst = compact(json.RawMessage(v))
-	}
-	return h, nil
+	items := renderAll(recs, func(r *testsets.Simple) *wire.Obj { return wire.SimpleTestset(r, true) })
+	return send(c, wire.List("testsets", items, nil))
 }
 
 func (a *testsetAPI) uploadSimple(rq *req) error {
@@ -185,24 +111,24 @@ func (a *testsetAPI) uploadSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	h, err := uploadHeader(form, nil)
+	h, err := form.Header(nil)
 	if err != nil {
 		return err
 	}
-	slug := form.fields["testset_slug"]
+	slug := form.Fields["testset_slug"]
 	if slug == "" {
 		slug = versioned.NewSlug()
-	} else if !slugRE.MatchString(slug) {
-		return fieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
+	} else if !wire.ValidSlug(slug) {
+		return wire.FieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
 	}
 	if h.Name == nil {
 		h.Name = &slug
 	}
-	id, err := forcedID(c, "testset_id")
+	id, err := queryID(c, "testset_id")
 	if err != nil {
 		return err
 	}
-	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, testsets.SimpleInput{ID: id, Slug: slug, Header: h, Rows: form.rows})
+	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, testsets.SimpleInput{ID: id, Slug: slug, Header: h, Rows: form.Rows})
 	return sendSimple(c, rec, err)
 }
 
@@ -213,8 +139,8 @@ func (a *testsetAPI) uploadSimpleEdit(rq *req) error {
 		return err
 	}
 	rec, err := a.ts.UploadEditSimple(c.Request().Context(), sc, id, func(cur *versioned.Header) (versioned.Header, error) {
-		return uploadHeader(form, cur)
-	}, form.rows)
+		return form.Header(cur)
+	}, form.Rows)
 	return sendSimple(c, rec, err)
 }
 
@@ -250,7 +176,7 @@ func (a *testsetAPI) testcasesByID(rq *req) error {
 	for _, v := range raw {
 		id, err := uuid.Parse(strings.TrimSpace(v))
 		if err != nil {
-			return fieldInvalid("Input should be a valid UUID", v, "query", "testcase_id")
+			return wire.FieldInvalid("Input should be a valid UUID", v, "query", "testcase_id")
 		}
 		ids = append(ids, id)
 	}
@@ -265,10 +191,10 @@ func (a *testsetAPI) testcasesByID(rq *req) error {
 }
 
 func sendTestcases(c echo.Context, tcs []versioned.Testcase, win json.RawMessage) error {
-	o := (&obj{b: append(make([]byte, 0, testcasesSize(tcs)+64), '{')}).put("count", len(tcs))
-	o.key("testcases")
-	o.b = appendTestcases(o.b, tcs, true)
-	return send(c, o.put("windowing", win).done())
+	o := wire.NewObjSize(wire.TestcasesSize(tcs)+64).Put("count", len(tcs))
+	o.Key("testcases")
+	o.Append(func(b []byte) []byte { return wire.AppendTestcases(b, tcs, true) })
+	return send(c, o.Put("windowing", win).Done())
 }
 
 func (a *testsetAPI) testcase(rq *req) error {
@@ -278,22 +204,22 @@ func (a *testsetAPI) testcase(rq *req) error {
 		return err
 	}
 	if len(tcs) == 0 {
-		return send(c, envelope("testcase", nil))
+		return send(c, wire.Envelope("testcase", nil))
 	}
-	o := newObj().put("count", 1)
-	o.key("testcase")
-	o.b = appendTestcase(o.b, &tcs[0], true)
-	return send(c, o.done())
+	o := wire.NewObj().Put("count", 1)
+	o.Key("testcase")
+	o.Append(func(b []byte) []byte { return wire.AppendTestcase(b, &tcs[0], true) })
+	return send(c, o.Done())
 }
 
 func (a *testsetAPI) queryTestcases(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
 	var ids []uuid.UUID
-	hasIDs := b.decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
-	setID := b.id("testset_id")
-	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
-	win := b.windowing()
-	if err := errOf(b); err != nil {
+	hasIDs := b.Decode(&ids, "Input should be a list of UUIDs", "testcase_ids")
+	setID := b.ID("testset_id")
+	refs := versioned.Refs{Artifact: b.Ref("testset_ref"), Variant: b.Ref("testset_variant_ref"), Revision: b.Ref("testset_revision_ref")}
+	win := b.Windowing()
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	q := testsets.TestcaseQuery{Refs: refs, IDs: ids, HasIDs: hasIDs, SetID: setID, Window: win}
@@ -305,14 +231,14 @@ func (a *testsetAPI) queryTestcases(rq *req) error {
 	switch {
 	case !refs.Empty():
 		if !res.Resolved {
-			return send(c, newObj().put("count", 0).done())
+			return send(c, wire.NewObj().Put("count", 0).Done())
 		}
-		return sendTestcases(c, tcs, listWindow(win, res.Page, res.More))
+		return sendTestcases(c, tcs, wire.ListWindow(win, res.Page, res.More))
 	case setID != nil && !hasIDs:
 		var next json.RawMessage
 		if n := win.LimitValue(); n > 0 && len(tcs) >= n {
 			last := tcs[len(tcs)-1]
-			next = newObj().put("next", last.ID).put("oldest", last.CreatedAt).put("limit", n).put("order", win.Order).done()
+			next = wire.NewObj().Put("next", last.ID).Put("oldest", last.CreatedAt).Put("limit", n).Put("order", win.Order).Done()
 		}
 		return sendTestcases(c, tcs, next)
 	}

@@ -2,36 +2,30 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"mime/multipart"
 	"net/http"
-	"path"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // testsetAPI serves /testsets, /simple/testsets and /testcases.
 type testsetAPI struct {
-	git *git
-	ts  *testsets.Service
+	*git
+	ts *testsets.Service
 }
 
 func newTestsetAPI(ts *testsets.Service) *testsetAPI {
 	a := &testsetAPI{ts: ts}
-	a.git = &git{k: testsetKind, lin: ts.Lineage(), revisionData: a.revisionData}
+	a.git = &git{k: testsetKind, lin: ts.Lineage()}
+	a.git.fam = a
 	return a
 }
 
@@ -60,71 +54,9 @@ func (a *testsetAPI) route(e *echo.Echo) {
 
 // ---- rendering
 
-// appendTestcase renders one testcase; withSetID adds set_id, which only
-// the /testcases routes show.
-func appendTestcase(b []byte, tc *versioned.Testcase, withSetID bool) []byte {
-	o := obj{b: append(b, '{')}
-	o.put("id", tc.ID)
-	if tc.SetID != nil {
-		o.put("testset_id", *tc.SetID)
-		if withSetID {
-			o.put("set_id", *tc.SetID)
-		}
-	}
-	o.put("data", tc.Data).put("flags", tc.Flags).put("tags", tc.Tags).put("meta", tc.Meta)
-	o.put("created_at", tc.CreatedAt).put("created_by_id", tc.CreatedByID)
-	return append(o.b, '}')
-}
-
-// testcasesSize estimates the rendered size of tcs, so a response of
-// 100,000 rows is built in one allocation instead of a chain of doublings.
-func testcasesSize(tcs []versioned.Testcase) int {
-	n := 0
-	for i := range tcs {
-		n += len(tcs[i].Data) + len(tcs[i].Flags) + len(tcs[i].Tags) + len(tcs[i].Meta) + 256
-	}
-	return n
-}
-
-func appendTestcases(b []byte, tcs []versioned.Testcase, withSetID bool) []byte {
-	b = append(b, '[')
-	for i := range tcs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendTestcase(b, &tcs[i], withSetID)
-	}
-	return append(b, ']')
-}
-
-func appendIDs(b []byte, ids []uuid.UUID) []byte {
-	b = append(b, '[')
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, '"'), id.String()...), '"')
-	}
-	return append(b, ']')
-}
-
-// testcaseData renders {"testcase_ids": [...], "testcases": [...]}.
-func testcaseData(ids []uuid.UUID, tcs []versioned.Testcase, withIDs, withTestcases bool) json.RawMessage {
-	o := &obj{b: append(make([]byte, 0, testcasesSize(tcs)+40*len(ids)+64), '{')}
-	if withIDs {
-		o.key("testcase_ids")
-		o.b = appendIDs(o.b, ids)
-	}
-	if withTestcases {
-		o.key("testcases")
-		o.b = appendTestcases(o.b, tcs, false)
-	}
-	return o.done()
-}
-
 // revisionData adds a testset revision's data, paging its id list when the
 // request carries windowing.
-func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r *versioned.Revision, opts readOpts) error {
+func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *wire.Obj, r *versioned.Revision, opts readOpts) error {
 	if r.TestcaseIDs == nil {
 		return nil
 	}
@@ -136,84 +68,45 @@ func (a *testsetAPI) revisionData(ctx context.Context, sc scope.Scope, o *obj, r
 			return err
 		}
 	}
-	o.put("data", testcaseData(ids, tcs, opts.includeTestcaseIDs, opts.includeTestcases))
+	o.Put("data", wire.TestcaseData(ids, tcs, opts.includeTestcaseIDs, opts.includeTestcases))
 	return nil
-}
-
-func listWindow(w *versioned.Windowing, page []uuid.UUID, more bool) json.RawMessage {
-	if !more || len(page) == 0 {
-		return nil
-	}
-	return newObj().put("next", page[len(page)-1]).put("limit", w.LimitValue()).
-		put("order", w.Order).put("newest", w.Newest).put("oldest", w.Oldest).done()
 }
 
 // ---- revisions
 
 func (a *testsetAPI) createRevision(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	in := b.require("testset_revision")
+	in := b.Require("testset_revision")
 	opts := testcaseOpts(c, b)
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	cm := testsets.Commit{Header: in.header(), Initial: true}
-	slug := in.slug("slug")
-	artifactID := in.id("testset_id", "artifact_id")
-	cm.VariantID = in.id("testset_variant_id", "variant_id")
-	if err := errOf(in); err != nil {
+	r := in.Revision("testset", false, true)
+	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if artifactID == nil || cm.VariantID == nil {
-		return send(c, envelope("testset_revision", nil))
+	if r.ArtifactID == nil || r.VariantID == nil {
+		return send(c, wire.Envelope("testset_revision", nil))
 	}
-	cm.ArtifactID = *artifactID
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	msg := "Initial revision"
-	cm.Message = &msg
-	r, err := a.ts.Commit(c.Request().Context(), sc, cm)
+	msg := wire.InitialMessage
+	cm := testsets.Commit{Header: r.Header, Initial: true, ArtifactID: *r.ArtifactID, VariantID: r.VariantID, Slug: r.SlugOr(), Message: &msg}
+	out, err := a.ts.Commit(c.Request().Context(), sc, cm)
 	if err != nil {
 		return err
 	}
-	return a.git.sendRevision(c, sc, r, opts)
+	return a.git.sendRevision(c, sc, out, opts)
 }
 
-// commitBody reads the commit shape shared by commit and the upload paths.
-func (a *testsetAPI) commit(rq *req, in *body, key string) error {
+// commit serves /testsets/revisions/commit (wire.TestsetCommit).
+func (a *testsetAPI) commit(rq *req, in *wire.Body, key string) error {
 	c, sc, b := rq.c, rq.sc, rq.b
 	opts := testcaseOpts(c, b)
-	if err := errOf(b); err != nil {
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	cm := testsets.Commit{Header: in.header(), Message: in.str("message")}
-	slug := in.slug("slug")
-	artifactID := in.id("testset_id", "artifact_id")
-	cm.VariantID = in.id("testset_variant_id", "variant_id")
-	cm.BaseRevisionID = in.id("testset_revision_id", "revision_id")
-	data, delta := in.sub("data"), in.m["delta"]
-	if err := errOf(in); err != nil {
+	cm, p, err := wire.TestsetCommit(in)
+	if err != nil {
 		return err
-	}
-	if slug != nil {
-		cm.Slug = *slug
-	}
-	hasDelta := !isNull(delta)
-	switch {
-	case data != nil && hasDelta:
-		return versioned.Invalid("Provide either data or delta for a commit, not both.")
-	case data == nil && !hasDelta:
-		return versioned.Invalid("Provide either data or delta for a commit.")
-	}
-	if artifactID != nil {
-		cm.ArtifactID = *artifactID
-	}
-	p := testsets.Payload{Loc: in.loc}
-	if hasDelta {
-		p.Delta = delta
-	} else {
-		p.Data = data.m
 	}
 	r, err := a.ts.CommitFromBase(c.Request().Context(), sc, cm, p)
 	if err != nil {
@@ -224,138 +117,34 @@ func (a *testsetAPI) commit(rq *req, in *body, key string) error {
 
 func (a *testsetAPI) retrieve(rq *req) error {
 	c, sc, b := rq.c, rq.sc, rq.b
-	refs := versioned.Refs{Artifact: b.ref("testset_ref"), Variant: b.ref("testset_variant_ref"), Revision: b.ref("testset_revision_ref")}
-	opts := readOpts{includeTestcases: b.boolean(true, "include_testcases"), includeTestcaseIDs: b.boolean(true, "include_testcase_ids"),
-		window: b.windowing(), withSlugs: true}
-	if err := errOf(b); err != nil {
+	refs := versioned.Refs{Artifact: b.Ref("testset_ref"), Variant: b.Ref("testset_variant_ref"), Revision: b.Ref("testset_revision_ref")}
+	opts := readOpts{includeTestcases: b.Bool(true, "include_testcases"), includeTestcaseIDs: b.Bool(true, "include_testcase_ids"),
+		window: b.Windowing(), withSlugs: true}
+	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
 	r, err := a.ts.Resolve(c.Request().Context(), sc, refs)
 	if err != nil || r == nil {
 		if err == nil {
-			return send(c, envelope("testset_revision", nil))
+			return send(c, wire.Envelope("testset_revision", nil))
 		}
 		return err
 	}
 	page, more := testsets.PageIDs(r.TestcaseIDs, opts.window)
-	return a.git.sendRevision(c, sc, r, opts, a.git.retrievalInfo(r), func(e *obj) {
-		e.put("windowing", listWindow(opts.window, page, more))
+	return a.git.sendRevision(c, sc, r, opts, a.git.retrievalInfo(r), func(e *wire.Obj) {
+		e.Put("windowing", wire.ListWindow(opts.window, page, more))
 	})
 }
 
 // ---- files
 
-// fileForm is a multipart upload read as a stream: fields before the
-// file part are known when the file is parsed; the file is never buffered.
-type fileForm struct {
-	fields map[string]string
-	rows   []testcases.Row
-	found  bool
-}
-
-// readUpload parses the multipart form, importing the "file" part with
-// the type given by file_type (sent before the file, as every HTTP client
-// library orders fields), else the file name's extension.
-func readUpload(c echo.Context, limits tcfile.Limits) (*fileForm, error) {
+// readUpload reads the multipart upload of c (wire.ReadForm).
+func readUpload(c echo.Context, limits tcfile.Limits) (*wire.Form, error) {
 	mr, err := c.Request().MultipartReader()
 	if err != nil {
 		return nil, errs.New(errs.Invalid, "testsets.bad_form", "Expected a multipart/form-data body with a 'file' part.")
 	}
-	f := &fileForm{fields: map[string]string{}}
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
-		}
-		if part.FormName() == "file" {
-			if f.rows, err = importPart(part, f.fields["file_type"], limits); err != nil {
-				return nil, err
-			}
-			f.found = true
-			continue
-		}
-		v, err := io.ReadAll(io.LimitReader(part, 1<<20))
-		if err != nil {
-			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
-		}
-		name := part.FormName()
-		if err := formText(name, string(v)); err != nil {
-			return nil, err
-		}
-		f.fields[name] = string(v)
-	}
-	if !f.found {
-		return nil, errs.Field("Field required", nil, "body", "file")
-	}
-	if err := rowsText(f.rows); err != nil {
-		return nil, err
-	}
-	if ft, ok := f.fields["file_type"]; ok && ft != "csv" && ft != "json" {
-		return nil, errs.Field("Input should be 'csv' or 'json'", ft, "body", "file_type")
-	}
-	return f, nil
-}
-
-// formText applies the text checks and limits of JSON bodies to a form
-// field: no NUL or invalid UTF-8, strings within maxLen, the JSON objects
-// testset_tags and testset_meta within maxBytes and free of what jsonb
-// refuses.
-func formText(name, v string) error {
-	if err := httpx.CheckText(v, "body", name); err != nil {
-		return err
-	}
-	switch name {
-	case "testset_tags", "testset_meta":
-		if len(v) > maxBytes(name) {
-			return errs.Field(tooLargeMsg(name), nil, "body", name)
-		}
-		if json.Valid([]byte(v)) {
-			return httpx.CheckJSONText([]byte(v), nil, "body", name)
-		}
-	default:
-		if utf8.RuneCountInString(v) > maxLen(name) {
-			return errs.Field(tooLongMsg(name), nil, "body", name)
-		}
-	}
-	return nil
-}
-
-// rowsText checks the flags, tags and meta of file rows (stored as jsonb;
-// the row data is stored as json and needs no check).
-func rowsText(rows []testcases.Row) error {
-	for i := range rows {
-		for _, f := range []struct {
-			key string
-			o   *canon.Object
-		}{{"flags", rows[i].Flags}, {"tags", rows[i].Tags}, {"meta", rows[i].Meta}} {
-			if f.o == nil {
-				continue
-			}
-			if err := httpx.CheckJSONText(canon.AppendCompact(nil, f.o), nil, "body", "file", i, f.key); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func importPart(part *multipart.Part, fileType string, limits tcfile.Limits) ([]testcases.Row, error) {
-	if fileType == "" {
-		fileType = "csv"
-		if strings.EqualFold(path.Ext(part.FileName()), ".json") {
-			fileType = "json"
-		}
-	}
-	switch fileType {
-	case "csv":
-		return tcfile.ReadCSV(part, limits)
-	case "json":
-		return tcfile.ReadJSON(part, limits)
-	}
-	return nil, errs.Field("Input should be 'csv' or 'json'", fileType, "body", "file_type")
+	return wire.ReadForm(mr, limits)
 }
 
 func (a *testsetAPI) uploadRevision(rq *req) error {
@@ -364,11 +153,11 @@ func (a *testsetAPI) uploadRevision(rq *req) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.rows)
+	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.Rows)
 	if err != nil {
 		return err
 	}
-	opts := readOpts{includeTestcases: form.fields["include_testcases"] != "false", includeTestcaseIDs: true, withSlugs: true}
+	opts := readOpts{includeTestcases: form.Fields["include_testcases"] != "false", includeTestcaseIDs: true, withSlugs: true}
 	return a.git.sendRevision(c, sc, r, opts)
 }
 

@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"encoding/json"
@@ -9,17 +9,26 @@ import (
 	"github.com/google/uuid"
 )
 
-// obj builds a JSON object member by member, leaving out null values: the
+// Obj builds a JSON object member by member, leaving out null values: the
 // reference renders every registry response with exclude_none, and several
 // keys (family-prefixed aliases) are only known at run time.
-type obj struct {
+type Obj struct {
 	b        []byte
 	nonEmpty bool
 }
 
-func newObj() *obj { return &obj{b: append(make([]byte, 0, 256), '{')} }
+// NewObj starts an empty object.
+func NewObj() *Obj { return NewObjSize(256) }
 
-func (o *obj) key(k string) {
+// NewObjSize starts an empty object with room for about n bytes, so a
+// large response is built in one allocation.
+func NewObjSize(n int) *Obj { return &Obj{b: append(make([]byte, 0, n), '{')} }
+
+// ObjOn starts an object appended to b; Done returns b with the object.
+func ObjOn(b []byte) *Obj { return &Obj{b: append(b, '{')} }
+
+// Key writes the member name k; the caller writes its value (Append).
+func (o *Obj) Key(k string) {
 	if o.nonEmpty {
 		o.b = append(o.b, ',')
 	}
@@ -28,8 +37,8 @@ func (o *obj) key(k string) {
 	o.b = append(o.b, ':')
 }
 
-// put adds k unless v is nil (a nil pointer, slice, map or RawMessage).
-func (o *obj) put(k string, v any) *obj {
+// Put adds k unless v is nil (a nil pointer, slice, map or RawMessage).
+func (o *Obj) Put(k string, v any) *Obj {
 	switch x := v.(type) {
 	case nil:
 		return o
@@ -37,36 +46,36 @@ func (o *obj) put(k string, v any) *obj {
 		if x == nil {
 			return o
 		}
-		o.key(k)
+		o.Key(k)
 		o.b = append(o.b, x...)
 		return o
 	case string:
-		o.key(k)
+		o.Key(k)
 		o.b = appendString(o.b, x)
 		return o
 	case uuid.UUID:
-		o.key(k)
+		o.Key(k)
 		o.b = append(append(append(o.b, '"'), x.String()...), '"')
 		return o
 	case *uuid.UUID:
 		if x == nil {
 			return o
 		}
-		return o.put(k, *x)
+		return o.Put(k, *x)
 	case *string:
 		if x == nil {
 			return o
 		}
-		return o.put(k, *x)
+		return o.Put(k, *x)
 	case time.Time:
-		o.key(k)
+		o.Key(k)
 		o.b = appendTime(o.b, x)
 		return o
 	case *time.Time:
 		if x == nil {
 			return o
 		}
-		return o.put(k, *x)
+		return o.Put(k, *x)
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -79,15 +88,22 @@ func (o *obj) put(k string, v any) *obj {
 	if err != nil {
 		panic(err) // only our own values reach here
 	}
-	o.key(k)
+	o.Key(k)
 	o.b = append(o.b, raw...)
 	return o
 }
 
-func (o *obj) done() json.RawMessage { return append(o.b, '}') }
+// Append writes raw JSON produced by f, after Key.
+func (o *Obj) Append(f func(b []byte) []byte) *Obj {
+	o.b = f(o.b)
+	return o
+}
+
+// Done closes the object and returns it.
+func (o *Obj) Done() json.RawMessage { return append(o.b, '}') }
 
 // MarshalJSON lets an obj be nested in other values.
-func (o *obj) MarshalJSON() ([]byte, error) { return o.done(), nil }
+func (o *Obj) MarshalJSON() ([]byte, error) { return o.Done(), nil }
 
 // timeLayout is the reference's datetime form: microseconds and a Z.
 const timeLayout = "2006-01-02T15:04:05.000000Z"
@@ -102,5 +118,3 @@ func appendString(b []byte, s string) []byte {
 	raw, _ := json.Marshal(s)
 	return append(b, raw...)
 }
-
-func strconvVersion(v int) string { return strconv.Itoa(v) }
