@@ -95,7 +95,7 @@ func scanArtifact(row pgx.Row) (*versioned.Artifact, error) {
 	dest := append([]any{&a.ID, &a.Slug, &a.FolderID}, headerDest(&a.Header)...)
 	if err := row.Scan(append(dest, lifecycleDest(&a.Lifecycle)...)...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, nil
+			return nil, versioned.ErrNotFound
 		}
 		return nil, err
 	}
@@ -110,12 +110,12 @@ func (s *Store) CreateArtifact(ctx context.Context, p uuid.UUID, f versioned.Fam
 	return mapWriteErr(err, a.Slug, f, "", uuid.Nil)
 }
 
-// Artifact returns the artifact with id, or nil.
+// Artifact returns the artifact with id, or versioned.ErrNotFound.
 func (s *Store) Artifact(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID) (*versioned.Artifact, error) {
 	return scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE a.project_id = $1 AND a.family = $2 AND a.id = $3`, p, f, id))
 }
 
-// ArtifactBySlug returns the artifact with slug, or nil.
+// ArtifactBySlug returns the artifact with slug, or versioned.ErrNotFound.
 func (s *Store) ArtifactBySlug(ctx context.Context, p uuid.UUID, f versioned.Family, slug string) (*versioned.Artifact, error) {
 	return scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE a.project_id = $1 AND a.family = $2 AND a.slug = $3`, p, f, slug))
 }
@@ -178,7 +178,7 @@ func scanVariant(row pgx.Row) (*versioned.Variant, error) {
 	dest := append([]any{&v.ID, &v.ArtifactID, &v.ArtifactSlug, &v.ArtifactFlags, &v.Slug}, headerDest(&v.Header)...)
 	if err := row.Scan(append(dest, lifecycleDest(&v.Lifecycle)...)...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, nil
+			return nil, versioned.ErrNotFound
 		}
 		return nil, err
 	}
@@ -195,27 +195,28 @@ func (s *Store) CreateVariant(ctx context.Context, p uuid.UUID, f versioned.Fami
 		return mapWriteErr(err, v.Slug, f, "artifact", v.ArtifactID)
 	}
 	got, err := s.Variant(ctx, p, f, v.ID)
+	if errors.Is(err, versioned.ErrNotFound) {
+		return versioned.ErrParentMissing(f, "artifact", v.ArtifactID)
+	}
 	if err != nil {
 		return err
-	}
-	if got == nil {
-		return versioned.ErrParentMissing(f, "artifact", v.ArtifactID)
 	}
 	*v = *got
 	return nil
 }
 
-// Variant returns the variant with id, or nil.
+// Variant returns the variant with id, or versioned.ErrNotFound.
 func (s *Store) Variant(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID) (*versioned.Variant, error) {
 	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+` WHERE v.project_id = $1 AND v.family = $2 AND v.id = $3`, p, f, id))
 }
 
-// VariantBySlug returns the variant with slug, or nil.
+// VariantBySlug returns the variant with slug, or versioned.ErrNotFound.
 func (s *Store) VariantBySlug(ctx context.Context, p uuid.UUID, f versioned.Family, slug string) (*versioned.Variant, error) {
 	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+` WHERE v.project_id = $1 AND v.family = $2 AND v.slug = $3`, p, f, slug))
 }
 
-// DefaultVariant returns the artifact's first variant, or nil.
+// DefaultVariant returns the artifact's first variant, or
+// versioned.ErrNotFound.
 func (s *Store) DefaultVariant(ctx context.Context, p uuid.UUID, f versioned.Family, artifactID uuid.UUID) (*versioned.Variant, error) {
 	return scanVariant(s.pool.QueryRow(ctx, `SELECT `+variantCols+variantFrom+`
 		WHERE v.project_id = $1 AND v.family = $2 AND v.artifact_id = $3 ORDER BY v.created_at, v.id LIMIT 1`, p, f, artifactID))
@@ -226,8 +227,11 @@ func (s *Store) UpdateVariant(ctx context.Context, p uuid.UUID, f versioned.Fami
 	tag, err := s.pool.Exec(ctx, `UPDATE variants SET name = $4, description = $5, flags = $6, tags = $7, meta = $8,
 		updated_at = now(), updated_by_id = $9 WHERE project_id = $1 AND family = $2 AND id = $3`,
 		p, f, v.ID, v.Name, v.Description, v.Flags, v.Tags, v.Meta, v.UpdatedByID)
-	if err != nil || tag.RowsAffected() == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, versioned.ErrNotFound
 	}
 	return s.Variant(ctx, p, f, v.ID)
 }
@@ -289,7 +293,7 @@ func scanRevision(row pgx.Row) (*versioned.Revision, error) {
 	dest = append(dest, headerDest(&r.Header)...)
 	if err := row.Scan(append(dest, lifecycleDest(&r.Lifecycle)...)...); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, nil
+			return nil, versioned.ErrNotFound
 		}
 		return nil, err
 	}
@@ -305,23 +309,24 @@ func (s *Store) revisionWhere(ctx context.Context, q pgx.Tx, cond string, args .
 	return scanRevision(s.pool.QueryRow(ctx, sql, args...))
 }
 
-// Revision returns the revision with id, or nil.
+// Revision returns the revision with id, or versioned.ErrNotFound.
 func (s *Store) Revision(ctx context.Context, p uuid.UUID, f versioned.Family, id uuid.UUID) (*versioned.Revision, error) {
 	return s.revisionWhere(ctx, nil, `r.id = $3`, p, f, id)
 }
 
-// RevisionBySlug returns the revision with slug, or nil.
+// RevisionBySlug returns the revision with slug, or versioned.ErrNotFound.
 func (s *Store) RevisionBySlug(ctx context.Context, p uuid.UUID, f versioned.Family, slug string) (*versioned.Revision, error) {
 	return s.revisionWhere(ctx, nil, `r.slug = $3`, p, f, slug)
 }
 
-// RevisionByVersion returns the variant's revision with version, or nil.
+// RevisionByVersion returns the variant's revision with version, or
+// versioned.ErrNotFound.
 func (s *Store) RevisionByVersion(ctx context.Context, p uuid.UUID, f versioned.Family, variantID uuid.UUID, version int) (*versioned.Revision, error) {
 	return s.revisionWhere(ctx, nil, `r.variant_id = $3 AND r.version = $4`, p, f, variantID, version)
 }
 
 // LatestRevision returns the variant's newest revision (archived included),
-// or nil. Newest is the highest version: versions are taken under the
+// or versioned.ErrNotFound. Newest is the highest version: versions are taken under the
 // variant lock, in the order commits land, while ids and stamps are made
 // before a commit waits for that lock.
 func (s *Store) LatestRevision(ctx context.Context, p uuid.UUID, f versioned.Family, variantID uuid.UUID) (*versioned.Revision, error) {
@@ -333,8 +338,11 @@ func (s *Store) UpdateRevision(ctx context.Context, p uuid.UUID, f versioned.Fam
 	tag, err := s.pool.Exec(ctx, `UPDATE revisions SET name = $4, description = $5, flags = $6, tags = $7, meta = $8,
 		updated_at = now(), updated_by_id = $9 WHERE project_id = $1 AND family = $2 AND id = $3`,
 		p, f, r.ID, r.Name, r.Description, r.Flags, r.Tags, r.Meta, r.UpdatedByID)
-	if err != nil || tag.RowsAffected() == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, versioned.ErrNotFound
 	}
 	return s.Revision(ctx, p, f, r.ID)
 }
@@ -344,8 +352,11 @@ func (s *Store) ArchiveRevision(ctx context.Context, p uuid.UUID, f versioned.Fa
 	tag, err := s.pool.Exec(ctx, `UPDATE revisions SET
 		deleted_at = CASE WHEN $4 THEN now() END, deleted_by_id = CASE WHEN $4 THEN $5::uuid END,
 		updated_at = now(), updated_by_id = $5 WHERE project_id = $1 AND family = $2 AND id = $3`, p, f, id, archived, by)
-	if err != nil || tag.RowsAffected() == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, versioned.ErrNotFound
 	}
 	return s.Revision(ctx, p, f, id)
 }
@@ -426,6 +437,9 @@ func (s *Store) Commit(ctx context.Context, p uuid.UUID, f versioned.Family, r *
 		}
 		if check != nil {
 			head, err := s.revisionWhere(ctx, tx, `r.variant_id = $3 AND r.deleted_at IS NULL ORDER BY r.version DESC LIMIT 1`, p, f, r.VariantID)
+			if errors.Is(err, versioned.ErrNotFound) {
+				head, err = nil, nil // no head yet: check gets nil
+			}
 			if err != nil {
 				return err
 			}

@@ -145,11 +145,11 @@ func (f *fixture) lineage(t *testing.T, fam versioned.Family, slug string, n int
 	return l
 }
 
-// requireNotFound is the store's not-found answer: nil and no error. It is
-// the one place that says so, for the day not-found becomes a sentinel.
+// requireNotFound is the store's not-found answer: nil and
+// versioned.ErrNotFound (possibly wrapped). It is the one place that says so.
 func requireNotFound[T any](t *testing.T, got *T, err error, what string) {
 	t.Helper()
-	require.NoError(t, err, what)
+	require.ErrorIs(t, err, versioned.ErrNotFound, what)
 	require.Nil(t, got, what)
 }
 
@@ -825,6 +825,9 @@ func testInTxRollsBackOnErrorAndPanicAndNestsAsSavepoints(t *testing.T, f *fixtu
 	}
 	exists := func(slug string) bool {
 		a, err := f.st.ArtifactBySlug(ctx, f.p, fam, slug)
+		if errors.Is(err, versioned.ErrNotFound) {
+			return false
+		}
 		require.NoError(t, err)
 		return a != nil
 	}

@@ -48,6 +48,16 @@ func Invalid(msg string) error { return errs.New(errs.Invalid, "registry.invalid
 // NotFound is a 404 whose detail is the plain message.
 func NotFound(msg string) error { return errs.New(errs.NotFound, "registry.not_found", msg) }
 
+// ErrNotFound is what a Store returns for a row that does not exist (or
+// lies in another project or family): its getters and its updates and
+// archives of a missing row return nil, ErrNotFound. The Service maps it
+// back to nil, nil in one place (found), which is what its callers turn
+// into their own answer (a 404, an empty list, a {count: 0}). It is a
+// NotFound kind with a code of its own, so one that escapes the mapping
+// still renders as a 404 rather than a 500, and errs.Is on
+// NotFound(msg) (code "registry.not_found") does not match it.
+var ErrNotFound = errs.New(errs.NotFound, "registry.row_not_found", "The resource was not found in this project.")
+
 // ErrCommitLockTimeout is the 503 of a commit that waited too long for the
 // variant lock (another commit on the same variant holds it): nothing was
 // written, and retrying later is safe.

@@ -3,6 +3,7 @@ package versioned
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,8 +24,9 @@ import (
 //     project or family is "not found", never an error that discloses it.
 //   - Not found. A getter (Artifact, Variant, Revision and their By*
 //     forms, DefaultVariant, LatestRevision) and an update or archive of a
-//     row that does not exist return nil, nil; callers turn that into their
-//     404. There is no not-found sentinel error yet.
+//     row that does not exist return nil, ErrNotFound (compare with
+//     errors.Is). Service maps it once (found) back to nil, nil for its
+//     callers, which turn that into their own answer.
 //   - Archived rows. Getters and updates see archived rows (deleted_at set)
 //     like any other; only the Query* methods leave them out, unless
 //     Query.IncludeArchived is set.
@@ -47,21 +49,21 @@ type Store interface {
 	// and family, and also when a.ID already exists in the project (any
 	// family): both are unique violations. folder_id is not checked.
 	CreateArtifact(ctx context.Context, p uuid.UUID, f Family, a *Artifact) error
-	// Artifact returns the artifact with id, archived or not; nil, nil if
-	// there is none.
+	// Artifact returns the artifact with id, archived or not; ErrNotFound
+	// if there is none.
 	Artifact(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Artifact, error)
-	// ArtifactBySlug returns the artifact with slug, archived or not; nil,
-	// nil if there is none.
+	// ArtifactBySlug returns the artifact with slug, archived or not;
+	// ErrNotFound if there is none.
 	ArtifactBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Artifact, error)
 	// UpdateArtifact replaces the header (name, description, flags, tags,
 	// meta) and folder of the artifact a.ID, stamps updated_at with the
 	// database clock and updated_by_id with a.UpdatedByID, and returns the
-	// stored row. The slug and the archive marker do not change. nil, nil
-	// if the artifact does not exist. No registry error is mapped here.
+	// stored row. The slug and the archive marker do not change.
+	// ErrNotFound if the artifact does not exist. No registry error is mapped here.
 	UpdateArtifact(ctx context.Context, p uuid.UUID, f Family, a *Artifact) (*Artifact, error)
 	// ArchiveArtifact sets (archived) or clears deleted_at and
 	// deleted_by_id of the artifact only: its variants and revisions keep
-	// their own markers. It returns the stored row; nil, nil if the
+	// their own markers. It returns the stored row; ErrNotFound if the
 	// artifact does not exist.
 	ArchiveArtifact(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Artifact, error)
 	// QueryArtifacts lists artifacts matching q.Filter (name and
@@ -80,26 +82,26 @@ type Store interface {
 	// does not exist in the project and family; registry.ErrSlugTaken when
 	// the slug (or v.ID) is taken.
 	CreateVariant(ctx context.Context, p uuid.UUID, f Family, v *Variant) error
-	// Variant returns the variant with id, archived or not; nil, nil if
+	// Variant returns the variant with id, archived or not; ErrNotFound if
 	// there is none.
 	Variant(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Variant, error)
-	// VariantBySlug returns the variant with slug, archived or not; nil,
-	// nil if there is none.
+	// VariantBySlug returns the variant with slug, archived or not;
+	// ErrNotFound if there is none.
 	VariantBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Variant, error)
 	// DefaultVariant returns the artifact's first variant by (created_at,
-	// id), archived or not; nil, nil if the artifact has none or does not
-	// exist.
+	// id), archived or not; ErrNotFound if the artifact has none or does
+	// not exist.
 	DefaultVariant(ctx context.Context, p uuid.UUID, f Family, artifactID uuid.UUID) (*Variant, error)
 	// UpdateVariant replaces the header of the variant v.ID (slug and
 	// archive marker unchanged), stamps updated_at/updated_by_id, and
-	// returns the stored row; nil, nil if the variant does not exist. The
+	// returns the stored row; ErrNotFound if the variant does not exist. The
 	// UPDATE waits for a Commit that holds the variant's lock.
 	UpdateVariant(ctx context.Context, p uuid.UUID, f Family, v *Variant) (*Variant, error)
 	// ArchiveVariant sets or clears deleted_at of the variant and of every
 	// one of its revisions, in one transaction (a savepoint inside InTx).
 	// Unarchiving therefore also unarchives revisions that were archived
-	// one by one before. It returns the stored variant; nil, nil if it does
-	// not exist (nothing is changed then). Errors are wrapped "archive
+	// one by one before. It returns the stored variant; ErrNotFound if it
+	// does not exist (nothing is changed then). Errors are wrapped "archive
 	// variant: ...". Its UPDATEs lock the variant row and its revisions'
 	// rows, so it waits for a Commit in progress on the variant (with
 	// no lock timeout of its own).
@@ -138,17 +140,17 @@ type Store interface {
 	// (nothing was written); registry.ErrSlugTaken when r.Slug is taken;
 	// check's error. On any error nothing of the commit is stored.
 	Commit(ctx context.Context, p uuid.UUID, f Family, r *Revision, tcs []Testcase, check func(head *Revision, count int) error) (*Revision, error)
-	// Revision returns the revision with id, archived or not; nil, nil if
-	// there is none.
+	// Revision returns the revision with id, archived or not; ErrNotFound
+	// if there is none.
 	Revision(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID) (*Revision, error)
-	// RevisionBySlug returns the revision with slug, archived or not; nil,
-	// nil if there is none.
+	// RevisionBySlug returns the revision with slug, archived or not;
+	// ErrNotFound if there is none.
 	RevisionBySlug(ctx context.Context, p uuid.UUID, f Family, slug string) (*Revision, error)
 	// RevisionByVersion returns the variant's revision with version,
-	// archived or not; nil, nil if there is none.
+	// archived or not; ErrNotFound if there is none.
 	RevisionByVersion(ctx context.Context, p uuid.UUID, f Family, variantID uuid.UUID, version int) (*Revision, error)
 	// LatestRevision returns the variant's newest revision, archived ones
-	// included; nil, nil if it has none. Newest is the highest version,
+	// included; ErrNotFound if it has none. Newest is the highest version,
 	// the order in which commits took the variant lock: ids and creation
 	// stamps are made before a commit waits for it, so a commit that
 	// waited can land with an older stamp than the one before it.
@@ -156,10 +158,10 @@ type Store interface {
 	// UpdateRevision replaces the header of the revision r.ID (name,
 	// description, flags, tags, meta; data, testcases, slug and version
 	// never change), stamps updated_at/updated_by_id, and returns the stored
-	// row; nil, nil if the revision does not exist.
+	// row; ErrNotFound if the revision does not exist.
 	UpdateRevision(ctx context.Context, p uuid.UUID, f Family, r *Revision) (*Revision, error)
 	// ArchiveRevision sets or clears deleted_at of one revision and returns
-	// the stored row; nil, nil if it does not exist.
+	// the stored row; ErrNotFound if it does not exist.
 	ArchiveRevision(ctx context.Context, p uuid.UUID, f Family, id uuid.UUID, archived bool, by *uuid.UUID) (*Revision, error)
 	// QueryRevisions lists revisions matching q.Filter (author, date and
 	// message included) whose artifact matches any of q.ArtifactRefs and
@@ -221,6 +223,18 @@ func NewSlug() string {
 	return hex.EncodeToString(id[10:])
 }
 
+// found is the one place the store's ErrNotFound becomes the nil, nil the
+// Service's callers expect of a missing row: each of them decides what
+// "missing" answers (a 404, an empty list, a {count: 0}, a 400 naming the
+// ref), so the sentinel stops here. Every Service method that returns a
+// store getter's, update's or archive's row passes it through found.
+func found[T any](v *T, err error) (*T, error) {
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
+
 func userOf(sc scope.Scope) *uuid.UUID {
 	if sc.UserID == uuid.Nil {
 		return nil
@@ -240,23 +254,23 @@ func (s *Service) CreateArtifact(ctx context.Context, sc scope.Scope, f Family, 
 	if err := s.store.CreateArtifact(ctx, sc.ProjectID, f, a); err != nil {
 		return nil, err
 	}
-	return s.store.Artifact(ctx, sc.ProjectID, f, a.ID)
+	return found(s.store.Artifact(ctx, sc.ProjectID, f, a.ID))
 }
 
 // Artifact returns the artifact, or nil.
 func (s *Service) Artifact(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID) (*Artifact, error) {
-	return s.store.Artifact(ctx, sc.ProjectID, f, id)
+	return found(s.store.Artifact(ctx, sc.ProjectID, f, id))
 }
 
 // EditArtifact replaces the artifact's header and folder; nil if missing.
 func (s *Service) EditArtifact(ctx context.Context, sc scope.Scope, f Family, a *Artifact) (*Artifact, error) {
 	a.UpdatedByID = userOf(sc)
-	return s.store.UpdateArtifact(ctx, sc.ProjectID, f, a)
+	return found(s.store.UpdateArtifact(ctx, sc.ProjectID, f, a))
 }
 
 // ArchiveArtifact sets or clears the artifact's archive marker; nil if missing.
 func (s *Service) ArchiveArtifact(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID, archived bool) (*Artifact, error) {
-	return s.store.ArchiveArtifact(ctx, sc.ProjectID, f, id, archived, userOf(sc))
+	return found(s.store.ArchiveArtifact(ctx, sc.ProjectID, f, id, archived, userOf(sc)))
 }
 
 // QueryArtifacts lists artifacts.
@@ -280,23 +294,23 @@ func (s *Service) CreateVariant(ctx context.Context, sc scope.Scope, f Family, v
 
 // Variant returns the variant, or nil.
 func (s *Service) Variant(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID) (*Variant, error) {
-	return s.store.Variant(ctx, sc.ProjectID, f, id)
+	return found(s.store.Variant(ctx, sc.ProjectID, f, id))
 }
 
 // DefaultVariant returns the artifact's first variant, or nil.
 func (s *Service) DefaultVariant(ctx context.Context, sc scope.Scope, f Family, artifactID uuid.UUID) (*Variant, error) {
-	return s.store.DefaultVariant(ctx, sc.ProjectID, f, artifactID)
+	return found(s.store.DefaultVariant(ctx, sc.ProjectID, f, artifactID))
 }
 
 // EditVariant replaces the variant's header; nil if missing.
 func (s *Service) EditVariant(ctx context.Context, sc scope.Scope, f Family, v *Variant) (*Variant, error) {
 	v.UpdatedByID = userOf(sc)
-	return s.store.UpdateVariant(ctx, sc.ProjectID, f, v)
+	return found(s.store.UpdateVariant(ctx, sc.ProjectID, f, v))
 }
 
 // ArchiveVariant (un)archives the variant and its revisions; nil if missing.
 func (s *Service) ArchiveVariant(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID, archived bool) (*Variant, error) {
-	return s.store.ArchiveVariant(ctx, sc.ProjectID, f, id, archived, userOf(sc))
+	return found(s.store.ArchiveVariant(ctx, sc.ProjectID, f, id, archived, userOf(sc)))
 }
 
 // QueryVariants lists variants.
@@ -360,28 +374,28 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, f Family, c Commit
 			return nil
 		}
 	}
-	return s.store.Commit(ctx, sc.ProjectID, f, &r, c.Testcases, check)
+	return found(s.store.Commit(ctx, sc.ProjectID, f, &r, c.Testcases, check))
 }
 
 // Revision returns the revision, or nil.
 func (s *Service) Revision(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID) (*Revision, error) {
-	return s.store.Revision(ctx, sc.ProjectID, f, id)
+	return found(s.store.Revision(ctx, sc.ProjectID, f, id))
 }
 
 // LatestRevision returns the variant's newest revision, or nil.
 func (s *Service) LatestRevision(ctx context.Context, sc scope.Scope, f Family, variantID uuid.UUID) (*Revision, error) {
-	return s.store.LatestRevision(ctx, sc.ProjectID, f, variantID)
+	return found(s.store.LatestRevision(ctx, sc.ProjectID, f, variantID))
 }
 
 // EditRevision replaces the revision's header; nil if missing.
 func (s *Service) EditRevision(ctx context.Context, sc scope.Scope, f Family, r *Revision) (*Revision, error) {
 	r.UpdatedByID = userOf(sc)
-	return s.store.UpdateRevision(ctx, sc.ProjectID, f, r)
+	return found(s.store.UpdateRevision(ctx, sc.ProjectID, f, r))
 }
 
 // ArchiveRevision (un)archives one revision; nil if missing.
 func (s *Service) ArchiveRevision(ctx context.Context, sc scope.Scope, f Family, id uuid.UUID, archived bool) (*Revision, error) {
-	return s.store.ArchiveRevision(ctx, sc.ProjectID, f, id, archived, userOf(sc))
+	return found(s.store.ArchiveRevision(ctx, sc.ProjectID, f, id, archived, userOf(sc)))
 }
 
 // QueryRevisions lists revisions.
@@ -437,10 +451,10 @@ func (s *Service) Resolve(ctx context.Context, sc scope.Scope, f Family, key str
 func (s *Service) lookup(ctx context.Context, sc scope.Scope, f Family, refs Refs) (*Revision, error) {
 	p := sc.ProjectID
 	if rr := refs.Revision; rr != nil && rr.ID != nil {
-		return s.store.Revision(ctx, p, f, *rr.ID)
+		return found(s.store.Revision(ctx, p, f, *rr.ID))
 	}
 	if rr := refs.Revision; rr != nil && rr.Slug != nil {
-		return s.store.RevisionBySlug(ctx, p, f, *rr.Slug)
+		return found(s.store.RevisionBySlug(ctx, p, f, *rr.Slug))
 	}
 	v, err := s.ResolveVariant(ctx, sc, f, refs.Artifact, refs.Variant)
 	if err != nil || v == nil {
@@ -451,9 +465,9 @@ func (s *Service) lookup(ctx context.Context, sc scope.Scope, f Family, refs Ref
 		if err != nil || n < 0 {
 			return nil, nil
 		}
-		return s.store.RevisionByVersion(ctx, p, f, v.ID, n)
+		return found(s.store.RevisionByVersion(ctx, p, f, v.ID, n))
 	}
-	return s.store.LatestRevision(ctx, p, f, v.ID)
+	return found(s.store.LatestRevision(ctx, p, f, v.ID))
 }
 
 // ResolveVariant finds the variant named by variant, else the default
@@ -462,24 +476,24 @@ func (s *Service) ResolveVariant(ctx context.Context, sc scope.Scope, f Family, 
 	p := sc.ProjectID
 	switch {
 	case variant != nil && variant.ID != nil:
-		return s.store.Variant(ctx, p, f, *variant.ID)
+		return found(s.store.Variant(ctx, p, f, *variant.ID))
 	case variant != nil && variant.Slug != nil:
-		return s.store.VariantBySlug(ctx, p, f, *variant.Slug)
+		return found(s.store.VariantBySlug(ctx, p, f, *variant.Slug))
 	}
 	a, err := s.ResolveArtifact(ctx, sc, f, artifact)
 	if err != nil || a == nil {
 		return nil, err
 	}
-	return s.store.DefaultVariant(ctx, p, f, a.ID)
+	return found(s.store.DefaultVariant(ctx, p, f, a.ID))
 }
 
 // ResolveArtifact finds the artifact named by ref; nil if none.
 func (s *Service) ResolveArtifact(ctx context.Context, sc scope.Scope, f Family, ref *Ref) (*Artifact, error) {
 	switch {
 	case ref != nil && ref.ID != nil:
-		return s.store.Artifact(ctx, sc.ProjectID, f, *ref.ID)
+		return found(s.store.Artifact(ctx, sc.ProjectID, f, *ref.ID))
 	case ref != nil && ref.Slug != nil:
-		return s.store.ArtifactBySlug(ctx, sc.ProjectID, f, *ref.Slug)
+		return found(s.store.ArtifactBySlug(ctx, sc.ProjectID, f, *ref.Slug))
 	}
 	return nil, nil
 }
@@ -535,13 +549,13 @@ func (s *Service) Log(ctx context.Context, sc scope.Scope, f Family, t LogTarget
 	var err error
 	switch {
 	case t.RevisionID != nil:
-		from, err = s.store.Revision(ctx, sc.ProjectID, f, *t.RevisionID)
+		from, err = found(s.store.Revision(ctx, sc.ProjectID, f, *t.RevisionID))
 	case t.VariantID != nil:
-		from, err = s.store.LatestRevision(ctx, sc.ProjectID, f, *t.VariantID)
+		from, err = found(s.store.LatestRevision(ctx, sc.ProjectID, f, *t.VariantID))
 	case t.ArtifactID != nil:
 		var v *Variant
-		if v, err = s.store.DefaultVariant(ctx, sc.ProjectID, f, *t.ArtifactID); v != nil {
-			from, err = s.store.LatestRevision(ctx, sc.ProjectID, f, v.ID)
+		if v, err = found(s.store.DefaultVariant(ctx, sc.ProjectID, f, *t.ArtifactID)); v != nil {
+			from, err = found(s.store.LatestRevision(ctx, sc.ProjectID, f, v.ID))
 		}
 	}
 	if err != nil || from == nil {
