@@ -204,7 +204,12 @@ func TestInvokeThroughTheGateway(t *testing.T) {
 			"references": map[string]any{"application": map[string]any{"id": app["id"]}},
 			"data":       map[string]any{"inputs": map[string]any{"country": "France"}}})
 		require.Equal(t, 404, r.status, string(r.body))
-		assert.Equal(t, "runtime.revision_not_found", r.json(t)["status"].(map[string]any)["type"])
+		out := r.json(t)
+		assert.Equal(t, "runtime.revision_not_found", out["status"].(map[string]any)["type"])
+		assert.Len(t, out["trace_id"], 32)
+		assert.NotContains(t, out, "version", "an error is {status, trace_id, span_id}")
+		assert.NotContains(t, out, "session_id")
+		assert.Equal(t, "2025.07.14", r.header.Get("X-Ag-Version"))
 	})
 
 	t.Run("the root dispatches by references", func(t *testing.T) {

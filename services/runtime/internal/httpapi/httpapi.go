@@ -185,7 +185,7 @@ func (h *Handler) invoke(c echo.Context) error {
 			c.Set("error", out.Err) // for the access log
 		}
 		setHeaders(c, out.Response)
-		return c.JSON(out.Response.Status.Code, out.Response)
+		return c.JSON(out.Response.Status.Code, body(out.Response))
 	}
 	return h.stream(c, call, f)
 }
@@ -224,7 +224,7 @@ func (h *Handler) stream(c echo.Context, call invoke.Call, f format) error {
 	if !started {
 		setHeaders(c, out.Response)
 		if out.Response.Status.Code != http.StatusOK {
-			return c.JSON(out.Response.Status.Code, out.Response)
+			return c.JSON(out.Response.Status.Code, body(out.Response))
 		}
 	}
 	final := map[string]any{"type": "done"}
@@ -251,6 +251,16 @@ func (h *Handler) inspect(c echo.Context) error {
 	}
 	c.Response().Header().Set(headerVersion, invoke.Version)
 	return c.JSON(http.StatusOK, res)
+}
+
+// body is what an answer carries: a failure is the reference's
+// {status, trace_id, span_id}, the version and session staying in the
+// headers.
+func body(r invoke.Response) invoke.Response {
+	if r.Status.Code != http.StatusOK {
+		r.Version, r.SessionID = "", ""
+	}
+	return r
 }
 
 func setHeaders(c echo.Context, r invoke.Response) {
