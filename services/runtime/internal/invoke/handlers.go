@@ -24,19 +24,15 @@ type handlerFunc struct {
 
 // handlers are the runtime's handlers by key; the built-in evaluators of
 // package evaluators are found there when a key is not here.
-var handlers map[string]handlerFunc
-
-func init() { // init: the table refers to functions that read it (builtinEvaluator)
-	handlers = map[string]handlerFunc{
-		"completion":       {run: completion, stream: true},
-		"chat":             {run: chat, stream: true},
-		"mock":             {run: mock},
-		"hook":             {run: hook},
-		"code":             {run: code},
-		"feedback":         {run: feedback},
-		"auto_ai_critique": {run: judge},
-		"llm":              {run: llmTurn, stream: true},
-	}
+var handlers = map[string]handlerFunc{
+	"completion":       {run: completion, stream: true},
+	"chat":             {run: chat, stream: true},
+	"llm":              {run: llmTurn, stream: true},
+	"mock":             {run: mock},
+	"hook":             {run: hook},
+	"code":             {run: code},
+	"feedback":         {run: feedback},
+	"auto_ai_critique": {run: judge},
 }
 
 // Keys lists every handler key the runtime serves (its own and the
