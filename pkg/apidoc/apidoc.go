@@ -365,6 +365,22 @@ func Operations(service string) ([]Operation, error) {
 	return ops, nil
 }
 
+// Routes lists one service's documented operations as the echo routes that
+// serve them ("POST /testsets/:id"), sorted: each service's routes test
+// compares them with what it registers.
+func Routes(service string) ([]string, error) {
+	ops, err := Operations(service)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ops))
+	for _, op := range ops {
+		out = append(out, op.Method+" "+RoutePath(op.Path))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // RoutePath turns an OpenAPI path into the canonical echo route that serves
 // it: no /api prefix, no trailing slash, {id} as :id.
 func RoutePath(openapiPath string) string {

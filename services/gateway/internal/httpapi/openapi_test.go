@@ -19,14 +19,9 @@ import (
 // document and its echo routes in step: a route without documentation, or
 // documentation without a route, fails.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	ops, err := apidoc.Operations("gateway")
+	documented, err := apidoc.Routes("gateway")
 	require.NoError(t, err)
-	var documented []string
-	for _, op := range ops {
-		documented = append(documented, op.Method+" "+apidoc.RoutePath(op.Path))
-	}
 	served := httpapi.Routes(t)
-	sort.Strings(documented)
 	sort.Strings(served)
 	assert.Equal(t, served, documented)
 }

@@ -11,8 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/google/uuid"
@@ -20,16 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
 	"github.com/assayhq/assay/services/registry/internal/environments"
-	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/versioned/versionedtest"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
-	"github.com/assayhq/assay/services/registry/migrations"
 )
 
 // world is the registry's services over one database, in one project.
@@ -42,10 +37,7 @@ type world struct {
 // TestResolve runs each contract on one migrated database (creating one
 // costs seconds on a loaded machine), each in a project of its own.
 func TestResolve(t *testing.T) {
-	pool := pgtest.New(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
-	reg := versioned.NewService(pgstore.New(pool))
+	reg := versionedtest.New(t)
 	cat, err := catalog.New("svc")
 	require.NoError(t, err)
 	wf := workflows.NewService(reg, environments.NewService(reg), cat, workflows.Config{Provider: "svc"})

@@ -14,14 +14,9 @@ import (
 // TestOpenAPIMatchesRoutes keeps the registry's fragment of the OpenAPI
 // document and its echo routes in step, in both directions.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	ops, err := apidoc.Operations("registry")
+	documented, err := apidoc.Routes("registry")
 	require.NoError(t, err)
-	var documented []string
-	for _, op := range ops {
-		documented = append(documented, op.Method+" "+apidoc.RoutePath(op.Path))
-	}
 	served := httpapi.Routes(t)
-	sort.Strings(documented)
 	sort.Strings(served)
 	assert.Equal(t, served, documented)
 }

@@ -9,8 +9,6 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strconv"
 	"testing"
 
@@ -19,15 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
-	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
+	"github.com/assayhq/assay/services/registry/internal/versioned/versionedtest"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
-	"github.com/assayhq/assay/services/registry/migrations"
 )
 
 type world struct {
@@ -39,10 +34,7 @@ type world struct {
 // TestService runs each contract on one migrated database, each in a
 // project of its own.
 func TestService(t *testing.T) {
-	pool := pgtest.New(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	require.NoError(t, pgxutil.Migrate(context.Background(), pool, migrations.FS, "registry_schema_version", log))
-	reg := versioned.NewService(pgstore.New(pool))
+	reg := versionedtest.New(t)
 	cat, err := catalog.New("svc")
 	require.NoError(t, err)
 	wf := workflows.NewService(reg, environments.NewService(reg), cat, workflows.Config{Provider: "svc"})
