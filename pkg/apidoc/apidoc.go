@@ -36,14 +36,54 @@ type fragment struct {
 	Components map[string]map[string]any `json:"components,omitempty"`
 }
 
+// load reads a service's fragment: <service>.json, merged with its parts
+// <service>.<part>.json (one per surface, so surfaces are documented side
+// by side without editing one file); a path or component defined twice is
+// an error.
 func load(service string) (fragment, error) {
 	var f fragment
-	b, err := fragments.ReadFile(service + ".json")
+	names, err := fs.Glob(fragments, service+".*.json")
 	if err != nil {
-		return f, fmt.Errorf("read %s fragment: %w", service, err)
+		return f, err
 	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		return f, fmt.Errorf("parse %s fragment: %w", service, err)
+	names = append([]string{service + ".json"}, names...)
+	for _, name := range names {
+		if name == service+".types.json" {
+			continue
+		}
+		b, err := fragments.ReadFile(name)
+		if err != nil {
+			return f, fmt.Errorf("read %s fragment: %w", service, err)
+		}
+		var part fragment
+		if err := json.Unmarshal(b, &part); err != nil {
+			return f, fmt.Errorf("parse %s: %w", name, err)
+		}
+		if f.Paths == nil {
+			f = part
+			continue
+		}
+		f.Tags = append(f.Tags, part.Tags...)
+		for p, ops := range part.Paths {
+			if _, dup := f.Paths[p]; dup {
+				return f, fmt.Errorf("%s: path %s is already documented", name, p)
+			}
+			f.Paths[p] = ops
+		}
+		for kind, defs := range part.Components {
+			if f.Components == nil {
+				f.Components = map[string]map[string]any{}
+			}
+			if f.Components[kind] == nil {
+				f.Components[kind] = map[string]any{}
+			}
+			for k, v := range defs {
+				if _, dup := f.Components[kind][k]; dup {
+					return f, fmt.Errorf("%s: component %s is already defined", name, k)
+				}
+				f.Components[kind][k] = v
+			}
+		}
 	}
 	return f, nil
 }
