@@ -213,6 +213,17 @@ func (r rolled) write(s *Span) {
 	}
 }
 
+// CacheHash is the evaluation-cache hash (reference §2.5) a root span with
+// refs and links is stored with, "" when there is none: the evaluation
+// worker computes it before running a cell to find an earlier trace with
+// the same hash, so it must be this very function.
+func CacheHash(refs []Reference, links []Link) string {
+	if h := hashes(refs, links); len(h) > 0 {
+		return h[0].ID
+	}
+	return ""
+}
+
 // hashes is the evaluation-cache hash of a span's references and keyed
 // links: blake2b-128 over the compact sorted JSON, as the reference does.
 func hashes(refs []Reference, links []Link) []Hash {

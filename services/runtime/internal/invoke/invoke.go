@@ -90,6 +90,11 @@ type Call struct {
 	// Stream, when set, receives completion and chat tokens as they
 	// arrive; a handler that cannot stream refuses the call (406).
 	Stream func(delta string) error
+	// TraceID, when set (32 hex), is the invocation's trace id, and its
+	// span ids are derived from it (SpanID): an evaluation cell executed
+	// again after a crash rewrites the same spans, which the span store
+	// replaces, instead of adding a second trace. Empty: random ids.
+	TraceID string
 }
 
 // Outcome is an invocation's answer: Response carries the status (and the
@@ -118,7 +123,10 @@ type run struct {
 func (s *Service) Invoke(ctx context.Context, call Call) Outcome {
 	start := time.Now()
 	r := &run{s: s, call: &call, traceID: call.Parent.TraceID, rootID: randomHex(8)}
-	if r.traceID == "" {
+	switch {
+	case call.TraceID != "":
+		r.traceID, r.rootID = call.TraceID, SpanID(call.TraceID, 0)
+	case r.traceID == "":
 		r.traceID = randomHex(16)
 	}
 	session := call.Req.SessionID
