@@ -23,3 +23,12 @@ func TestCacheHashIsTheReferenceHash(t *testing.T) {
 	assert.Empty(t, spanmodel.CacheHash(nil, nil))
 	assert.NotEqual(t, spanmodel.CacheHash(refs, nil), spanmodel.CacheHash(refs, links))
 }
+
+// TestCacheHashNormalisesIDs: ids given undashed or upper-case hash as the
+// normaliser stores them.
+func TestCacheHashNormalisesIDs(t *testing.T) {
+	refs := []spanmodel.Reference{{Key: "application", ID: "11111111111111111111111111111111", Slug: "app"},
+		{Key: "testcase", ID: "22222222-2222-2222-2222-222222222222"}}
+	links := []spanmodel.Link{{Key: "invocation", SpanID: "00000000000000AA", TraceID: "00000000-0000-0000-0000-0000000000bb"}}
+	assert.Equal(t, "c55c964bc1259f77cc713d6a4d80fa0f", spanmodel.CacheHash(refs, links))
+}
