@@ -129,7 +129,9 @@ type Cell struct {
 }
 
 // Of is the cell r fills.
-func (r Result) Of() Cell { return Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, RepeatIdx: r.RepeatIdx} }
+func (r Result) Of() Cell {
+	return Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, RepeatIdx: r.RepeatIdx}
+}
 
 // Claim asks the registry to mark cells running for one worker.
 type Claim struct {

@@ -208,7 +208,7 @@ func (j *jobRun) publish(ctx context.Context, ids []string) error {
 	for i := 0; i < len(ids); i += chunk {
 		part := ids[i:min(i+chunk, len(ids))]
 		p := evaljob.Job{Kind: evaljob.KindProcess, ProjectID: j.job.ProjectID, UserID: j.job.UserID, RunID: j.job.RunID,
-			Slice: evaljob.Slice{ScenarioIDs: part, StepKeys: j.job.Slice.StepKeys, RepeatIdxs: j.job.Slice.RepeatIdxs},
+			Slice:    evaljob.Slice{ScenarioIDs: part, StepKeys: j.job.Slice.StepKeys, RepeatIdxs: j.job.Slice.RepeatIdxs},
 			Statuses: j.job.Statuses, Overwrite: j.job.Overwrite}
 		if j.job.ID != "" {
 			p.ID = fmt.Sprintf("%s/process/%d", j.job.ID, i/chunk)
