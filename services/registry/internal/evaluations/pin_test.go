@@ -162,7 +162,9 @@ func TestPinRefusesWhatCannotRun(t *testing.T) {
 	f := newFixture(t, reg, sc)
 	other := newFixture(t, reg, scopeNew()) // another project
 	ctx := context.Background()
-	one := func(id uuid.UUID) []evaluations.StepRef { return []evaluations.StepRef{{RevisionID: id, Origin: "auto"}} }
+	one := func(id uuid.UUID) []evaluations.StepRef {
+		return []evaluations.StepRef{{RevisionID: id, Origin: "auto"}}
+	}
 	for _, tc := range []struct {
 		name  string
 		src   evaluations.Sources
