@@ -14,9 +14,11 @@ import (
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evaljobs"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/queries"
@@ -42,6 +44,9 @@ type Config struct {
 	VaultKey          string        `split_words:"true" desc:"key sealing the project vault's provider keys (AES-256-GCM): base64 of 32 random bytes, e.g. openssl rand -base64 32; required unless REGISTRY_DEV=true"`
 	Dev               bool          `default:"false" desc:"development mode: without REGISTRY_VAULT_KEY the vault seals with a fixed, publicly known key (a warning is logged); never set it in production"`
 	Secrets           SecretLimits
+	NATS              natsx.Config
+	Evals             evaljobs.Config
+	EvalLiveInterval  time.Duration `split_words:"true" default:"1m" desc:"how often the registry publishes a window job for each active live evaluation run (each covers the interval before it)"`
 	HTTP              httpx.Config
 	Postgres          pgxutil.Config
 	Log               logx.Config
@@ -116,8 +121,20 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	nc, err := natsx.Connect(cfg.NATS, "registry", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Drain()
+	if err := evaljobs.Ensure(ctx, nc, cfg.Evals); err != nil {
+		return err
+	}
+	jobs := evaljobs.Publisher{P: natsx.NewPublisher(nc, cfg.NATS)}
+	_ = jobs
+
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
+	srv.AddCheck("nats", nc.Check)
 	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
 		Testsets:     testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes}),
 		Workflows:    workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL}),
