@@ -1,0 +1,191 @@
+package evalrun_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTestsetApplication: without evaluators the run is the app's cells.
+func TestTestsetApplication(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "ta@example.com")
+	ts := s.testset(t, key, "capitals", countries(3))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev}}, nil)
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	cells := byStep(s.results(t, key, id))
+	app := cells[stepKey(t, run, "invocation", "application-")]
+	require.Len(t, app, 3)
+	for _, c := range app {
+		assert.Equal(t, "success", c.Status)
+		root := s.rootSpan(t, key, c.TraceID)
+		assert.Equal(t, "workflow", root["span_type"])
+	}
+}
+
+// TestTestsetEvaluators: evaluators straight on the testcases read the
+// testcase's data (with testcase_id) as inputs, and have no outputs.
+func TestTestsetEvaluators(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "te@example.com")
+	ts := s.testset(t, key, "capitals", countries(3))
+	_, evRev := s.workflow(t, key, "evaluator", "echo", mock("echo", nil))
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "evaluator_steps": map[string]any{evRev: "auto"}}, nil)
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	cells := byStep(s.results(t, key, id))
+	evs := cells[stepKey(t, run, "annotation", "evaluator-echo")]
+	require.Len(t, evs, 3)
+	for _, c := range evs {
+		root := s.rootSpan(t, key, c.TraceID)
+		in := ag(root, "data.inputs").(map[string]any)
+		assert.Contains(t, ts.testcaseIDs, in["testcase_id"])
+		assert.NotEmpty(t, in["country"])
+		assert.Equal(t, in, ag(root, "data.outputs"), "echo answers its inputs")
+	}
+}
+
+// TestQueryEvaluators: a saved query's traces are the scenarios (batch);
+// each evaluator cell is linked to the trace it evaluates and reads its
+// outputs.
+func TestQueryEvaluators(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "qe@example.com")
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	var traceIDs []string
+	for _, c := range []string{"France", "Peru", "Japan"} {
+		r := s.ok(t, "POST", "/services/completion/v0/invoke", key, map[string]any{
+			"references": map[string]any{"application_revision": map[string]any{"id": appRev}},
+			"data":       map[string]any{"inputs": map[string]any{"country": c}}})
+		traceIDs = append(traceIDs, r.json(t)["trace_id"].(string))
+	}
+	for _, tid := range traceIDs {
+		s.rootSpan(t, key, tid)
+	}
+	q := s.ok(t, "POST", "/api/simple/queries/", key, map[string]any{"query": map[string]any{"slug": "invocations",
+		"data": map[string]any{"filtering": map[string]any{"conditions": []any{map[string]any{"field": "trace_type", "value": "invocation"}}}}}}).obj(t, "query")
+	qRev, _ := q["revision_id"].(string)
+	require.NotEmpty(t, qRev, "%v", q)
+	_, evRev := s.workflow(t, key, "evaluator", "echo", mock("echo", nil))
+	id := s.evaluate(t, key, map[string]any{"query_steps": []any{qRev}, "evaluator_steps": map[string]any{evRev: "auto"}}, nil)
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	cells := byStep(s.results(t, key, id))
+	in := cells[stepKey(t, run, "input", "query-")]
+	require.Len(t, in, 3)
+	src := map[string]string{}
+	for _, c := range in {
+		assert.Contains(t, traceIDs, c.TraceID)
+		src[c.ScenarioID] = c.TraceID
+	}
+	evs := cells[stepKey(t, run, "annotation", "evaluator-echo")]
+	require.Len(t, evs, 3)
+	for _, c := range evs {
+		root := s.rootSpan(t, key, c.TraceID)
+		assert.Equal(t, "annotation", root["trace_type"])
+		links, _ := root["links"].([]any)
+		require.Len(t, links, 1)
+		assert.Equal(t, src[c.ScenarioID], links[0].(map[string]any)["trace_id"])
+		assert.NotEmpty(t, ag(root, "data.inputs.country"), "the source trace's inputs")
+	}
+}
+
+// TestPinnedRevisionsAreExecuted: new testset, application and evaluator
+// revisions committed during and after a run change nothing in it: the
+// traces reference exactly the pinned revisions and testcases.
+func TestPinnedRevisionsAreExecuted(t *testing.T) {
+	s := startStack(t)
+	s.llm.SetDelay(200 * time.Millisecond)
+	key := s.account(t, "pin@example.com")
+	ts := s.testset(t, key, "capitals", countries(6))
+	appID, appRev := s.workflow(t, key, "application", "app", completion)
+	evID, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{evRev: "auto"}, "concurrency": map[string]any{"batch_size": 1}}, nil)
+	commit := func(tag string) {
+		s.ok(t, "PUT", "/api/simple/testsets/"+ts.id, key, map[string]any{"testset": map[string]any{"id": ts.id,
+			"data": map[string]any{"testcases": []any{map[string]any{"data": map[string]any{"country": tag, "expected": tag}}}}}})
+		params := map[string]any{"prompt": map[string]any{"messages": []any{map[string]any{"role": "user", "content": tag + " {{country}}"}},
+			"llm_config": map[string]any{"model": "gpt-4o-mini"}}}
+		s.ok(t, "PUT", "/api/simple/applications/"+appID, key, map[string]any{"application": map[string]any{"id": appID,
+			"data": map[string]any{"uri": "agenta:builtin:completion:v0", "parameters": params}}})
+		s.ok(t, "PUT", "/api/simple/evaluators/"+evID, key, map[string]any{"evaluator": map[string]any{"id": evID,
+			"data": map[string]any{"uri": "agenta:custom:mock:v0", "parameters": map[string]any{"key": "fail"}}}})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for appCalls(s.llm) < 1 {
+		require.True(t, time.Now().Before(deadline))
+		time.Sleep(20 * time.Millisecond)
+	}
+	commit("during")
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	commit("after")
+	require.Equal(t, "success", run["status"], "the pinned evaluator passes; the new one would fail")
+	cells := byStep(s.results(t, key, id))
+	require.Len(t, cells[stepKey(t, run, "invocation", "application-")], 6)
+	for _, c := range cells[stepKey(t, run, "invocation", "application-")] {
+		root := s.rootSpan(t, key, c.TraceID)
+		refs := refIDs(root)
+		assert.Equal(t, appRev, refs["application_revision"])
+		assert.Equal(t, ts.revisionID, refs["testset_revision"])
+		assert.Contains(t, ts.testcaseIDs, refs["testcase"])
+		assert.NotContains(t, ag(root, "data.outputs"), "during")
+	}
+	for _, c := range cells[stepKey(t, run, "annotation", "evaluator-")] {
+		root := s.rootSpan(t, key, c.TraceID)
+		assert.Equal(t, evRev, refIDs(root)["evaluator_revision"])
+		assert.Equal(t, true, ag(root, "data.outputs.success"))
+	}
+}
+
+// TestCachedRunReusesTraces: a cached run over the same testcases and
+// revisions as an earlier cached run reuses its traces (same trace ids,
+// no model call) and stores the hash either way.
+func TestCachedRunReusesTraces(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "cache@example.com")
+	ts := s.testset(t, key, "capitals", countries(3))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	data := map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev}, "evaluator_steps": map[string]any{evRev: "auto"}}
+	cached := map[string]any{"is_cached": true}
+	first := s.evaluate(t, key, data, cached)
+	run := s.waitRun(t, key, first, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	appKey := stepKey(t, run, "invocation", "application-")
+	byTC := func(id string) map[string]result {
+		out := map[string]result{}
+		rs := s.results(t, key, id)
+		tc := map[string]string{}
+		for _, r := range rs {
+			if r.TestcaseID != "" {
+				tc[r.ScenarioID] = r.TestcaseID
+			}
+		}
+		for _, r := range rs {
+			if r.StepKey == appKey {
+				out[tc[r.ScenarioID]] = r
+			}
+		}
+		return out
+	}
+	one := byTC(first)
+	for _, r := range one {
+		assert.Len(t, r.HashID, 32)
+		s.rootSpan(t, key, r.TraceID) // stored, so the next run can find it
+	}
+	calls := appCalls(s.llm)
+	second := s.evaluate(t, key, data, cached)
+	require.Equal(t, "success", s.waitRun(t, key, second, 60*time.Second, "success", "errors", "failure")["status"])
+	two := byTC(second)
+	require.Len(t, two, 3)
+	for tc, r := range two {
+		assert.Equal(t, one[tc].TraceID, r.TraceID, "the cached trace is reused")
+		assert.Equal(t, one[tc].HashID, r.HashID)
+	}
+	assert.Equal(t, calls, appCalls(s.llm), "no model call for cached cells")
+}

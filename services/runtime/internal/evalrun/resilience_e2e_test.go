@@ -1,0 +1,189 @@
+package evalrun_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/testutil/llmtest"
+)
+
+// appCalls counts the model calls the app made (the evaluators here are
+// mocks and make none).
+func appCalls(l *llmtest.Server) int { return len(l.Requests()) }
+
+// TestFailingEvaluatorGivesErrors: an evaluator that raises fails its
+// cells with the error recorded, the scenarios and the run are errors.
+func TestFailingEvaluatorGivesErrors(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "fail@example.com")
+	ts := s.testset(t, key, "capitals", countries(2))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, badRev := s.workflow(t, key, "evaluator", "bad", mock("error", nil))
+	_, goodRev := s.workflow(t, key, "evaluator", "good", mock("pass", nil))
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{badRev: "auto", goodRev: "auto"}}, nil)
+	run := s.waitRun(t, key, id, 60*time.Second, "errors", "success", "failure")
+	require.Equal(t, "errors", run["status"])
+	assert.Equal(t, false, run["flags"].(map[string]any)["is_active"], "a terminal status ends the run's activity")
+	cells := byStep(s.results(t, key, id))
+	bad := cells[stepKey(t, run, "annotation", "evaluator-bad")]
+	require.Len(t, bad, 2)
+	for _, c := range bad {
+		assert.Equal(t, "failure", c.Status)
+		assert.Contains(t, string(c.Error), "the mock was asked to fail")
+		assert.Len(t, c.TraceID, 32, "a failed cell keeps its trace")
+	}
+	for _, c := range cells[stepKey(t, run, "annotation", "evaluator-good")] {
+		assert.Equal(t, "success", c.Status)
+	}
+	for _, sc := range s.scenarios(t, key, id) {
+		assert.Equal(t, "errors", sc["status"])
+	}
+}
+
+// TestStopTakesEffectWithinSeconds: a stopped run stops claiming and
+// executing: within seconds no more app cells are run.
+func TestStopTakesEffectWithinSeconds(t *testing.T) {
+	s := startStack(t)
+	s.llm.SetDelay(300 * time.Millisecond)
+	key := s.account(t, "stop@example.com")
+	ts := s.testset(t, key, "many", countries(40))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"concurrency": map[string]any{"batch_size": 2}}, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for appCalls(s.llm) < 4 {
+		require.True(t, time.Now().Before(deadline), "the run never started")
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.ok(t, "POST", "/api/simple/evaluations/"+id+"/stop", key, nil)
+	stopped := time.Now()
+	time.Sleep(3 * time.Second)
+	after := appCalls(s.llm)
+	time.Sleep(3 * time.Second)
+	assert.Equal(t, after, appCalls(s.llm), "no model call more than 3 s after the stop")
+	assert.Less(t, after, 40, "the run did not finish")
+	t.Logf("stopped after %d of 40 app calls; quiet within %s", after, time.Since(stopped)-3*time.Second)
+	run := s.run(t, key, id)
+	assert.Equal(t, false, run["flags"].(map[string]any)["is_active"])
+}
+
+// TestWorkerKilledMidRunIsResumed: a worker killed with SIGKILL in the
+// middle of a run leaves jobs and claimed cells that the other worker
+// takes over after the ack wait and the lease: the run finishes with one
+// scenario per testcase, one result per cell and one trace per cell.
+func TestWorkerKilledMidRunIsResumed(t *testing.T) {
+	s := startStack(t, "RUNTIME_EVAL_JOBS=0") // the gateway's runtime runs no jobs
+	a := s.worker(t, "RUNTIME_EVAL_CHUNK=5")
+	s.llm.SetDelay(150 * time.Millisecond)
+	key := s.account(t, "kill@example.com")
+	const n = 30
+	ts := s.testset(t, key, "many", countries(n))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{evRev: "auto"}, "concurrency": map[string]any{"batch_size": 3}}, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for appCalls(s.llm) < 6 {
+		require.True(t, time.Now().Before(deadline), "the run never started")
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.Kill()
+	killedAt := appCalls(s.llm)
+	b := s.worker(t, "RUNTIME_EVAL_CHUNK=5")
+	_ = b
+	run := s.waitRun(t, key, id, 120*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	t.Logf("killed after %d app calls; %d in all for %d testcases", killedAt, appCalls(s.llm), n)
+
+	scs := s.scenarios(t, key, id)
+	assert.Len(t, scs, n, "no duplicated scenario")
+	rs := s.results(t, key, id)
+	seen := map[string]bool{}
+	for _, r := range rs {
+		k := fmt.Sprintf("%s/%s/%d", r.ScenarioID, r.StepKey, r.RepeatIdx)
+		assert.False(t, seen[k], "duplicated result %s", k)
+		seen[k] = true
+		assert.Equal(t, "success", r.Status, k)
+	}
+	assert.Len(t, rs, 3*n, "input, app and evaluator cell per scenario")
+	// One trace per app cell: every root referencing the app revision and
+	// a testcase is the cell's deterministic trace.
+	roots := s.roots(t, key, []any{map[string]any{"field": "references", "operator": "in",
+		"value": []any{map[string]any{"id": appRev}}}}, n, 30*time.Second)
+	traces := map[string]map[string]bool{}
+	for _, r := range roots {
+		tc := refIDs(r)["testcase"]
+		if traces[tc] == nil {
+			traces[tc] = map[string]bool{}
+		}
+		traces[tc][r["trace_id"].(string)] = true
+	}
+	assert.Len(t, traces, n)
+	for tc, ids := range traces {
+		assert.Len(t, ids, 1, "traces of testcase %s", tc)
+	}
+}
+
+// TestTwoWorkersNeverRunACellTwice: two workers share a run (process jobs
+// of 4 scenarios) and the model server sees exactly one call per app cell.
+func TestTwoWorkersNeverRunACellTwice(t *testing.T) {
+	s := startStack(t, "RUNTIME_EVAL_CHUNK=4")
+	s.worker(t, "RUNTIME_EVAL_CHUNK=4")
+	s.llm.SetDelay(20 * time.Millisecond)
+	key := s.account(t, "two@example.com")
+	const n = 40
+	ts := s.testset(t, key, "many", countries(n))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{evRev: "auto"}}, nil)
+	run := s.waitRun(t, key, id, 120*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	assert.Equal(t, n, appCalls(s.llm), "one model call per app cell")
+	rs := s.results(t, key, id)
+	assert.Len(t, rs, 3*n)
+	for _, r := range rs {
+		assert.Equal(t, "success", r.Status)
+	}
+}
+
+// TestRerunFailedCellsMergesIntoTheRun: app cells that failed (the model
+// answered 500) are re-run by a process job with statuses [failure]: the
+// same run, the same scenarios, now success.
+func TestRerunFailedCellsMergesIntoTheRun(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "rerun@example.com")
+	ts := s.testset(t, key, "capitals", countries(5))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	s.llm.FailNextWith(llmtest.Error{Status: 500}, 2)
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{evRev: "auto"}, "concurrency": map[string]any{"batch_size": 1}}, nil)
+	run := s.waitRun(t, key, id, 60*time.Second, "errors", "success", "failure")
+	require.Equal(t, "errors", run["status"])
+	appKey := stepKey(t, run, "invocation", "application-")
+	failed := 0
+	for _, c := range byStep(s.results(t, key, id))[appKey] {
+		if c.Status == "failure" {
+			failed++
+		}
+	}
+	require.Equal(t, 2, failed)
+	before := s.scenarios(t, key, id)
+
+	r := s.do(t, "POST", "/api/simple/evaluations/"+id+"/process", key, map[string]any{"statuses": []any{"failure"}})
+	require.Contains(t, []int{200, 202}, r.status, string(r.body))
+	run = s.waitRun(t, key, id, 60*time.Second, "success")
+	assert.Len(t, s.scenarios(t, key, id), len(before), "merged into the same scenarios")
+	rs := s.results(t, key, id)
+	assert.Len(t, rs, 3*5)
+	for _, c := range rs {
+		assert.Equal(t, "success", c.Status, "%s %s", c.StepKey, c.Error)
+	}
+	assert.Equal(t, 5+2, appCalls(s.llm), "only the failed cells ran again")
+}
