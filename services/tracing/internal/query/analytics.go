@@ -199,19 +199,11 @@ func (s *Service) Analytics(ctx context.Context, project string, req AnalyticsRe
 	}
 	oldest, newest, interval := req.window(time.Now())
 	// The value expressions come before the filter in the statement, so
-	// their arguments go first. Specs count against the filter limits as
-	// conditions with a key.
+	// their arguments go first.
 	c := &compiler{rollup: f.Rollup, lim: s.store.limits.Filter, aliasPrefix: "_m"}
-	var cols []specCols
-	for i, sp := range specs {
-		p := fmt.Sprintf("specs[%d]", i)
-		if err := c.one(p); err != nil {
-			return AnalyticsResult{}, err
-		}
-		if err := c.key(sp.Path, p+".path"); err != nil {
-			return AnalyticsResult{}, err
-		}
-		cols = append(cols, specExprs(c, sp))
+	cols, err := specColumns(c, specs)
+	if err != nil {
+		return AnalyticsResult{}, err
 	}
 	where := "parent_id = '' AND created_us >= ? AND created_us < ? AND (" + f.SQL + ")"
 	args := append([]any{oldest.UnixMicro(), newest.UnixMicro()}, f.Args...)
@@ -243,17 +235,42 @@ func (s *Service) Analytics(ctx context.Context, project string, req AnalyticsRe
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	out := AnalyticsResult{Oldest: oldest, Newest: newest, Interval: interval, Specs: specs, Buckets: []Bucket{}}
 	for _, k := range keys {
-		b := Bucket{Timestamp: oldest.Add(time.Duration(k) * step), Interval: interval, Metrics: map[string]any{}}
-		for i, sp := range specs {
-			b.Metrics[sp.Path] = stats(sp, byStart[k], i)
-		}
+		b := Bucket{Timestamp: oldest.Add(time.Duration(k) * step), Interval: interval, Metrics: metricsOf(specs, byStart[k])}
 		out.Buckets = append(out.Buckets, b)
 	}
 	return out, nil
 }
 
-// valueRow is one root span's created time and per-spec values.
+// specColumns compiles how each spec's value is read. Specs count against
+// the filter limits as conditions with a key; errors name specs[i].
+func specColumns(c *compiler, specs []MetricSpec) ([]specCols, error) {
+	cols := make([]specCols, 0, len(specs))
+	for i, sp := range specs {
+		p := fmt.Sprintf("specs[%d]", i)
+		if err := c.one(p); err != nil {
+			return nil, err
+		}
+		if err := c.key(sp.Path, p+".path"); err != nil {
+			return nil, err
+		}
+		cols = append(cols, specExprs(c, sp))
+	}
+	return cols, nil
+}
+
+// metricsOf is every spec's statistics over rows, keyed by path: a
+// bucket's metrics, or a group's.
+func metricsOf(specs []MetricSpec, rows []valueRow) map[string]any {
+	m := make(map[string]any, len(specs))
+	for i, sp := range specs {
+		m[sp.Path] = stats(sp, rows, i)
+	}
+	return m
+}
+
+// valueRow is one root span's trace, created time and per-spec values.
 type valueRow struct {
+	trace   string
 	created int64
 	has     []bool
 	text    []string
@@ -267,7 +284,7 @@ func (s *Store) values(ctx context.Context, project string, j joinClause, cols [
 	for _, c := range cols {
 		sel = append(sel, "toUInt8("+c.has+")", c.text, c.list, c.longIdx, c.longText)
 	}
-	q := "SELECT created_us, " + strings.Join(sel, ", ") + " FROM " + from + " WHERE " + live + " AND " + where
+	q := "SELECT trace_id, created_us, " + strings.Join(sel, ", ") + " FROM " + from + " WHERE " + live + " AND " + where
 	all := append(append(append(append([]any{}, colArgs...), jargs...), project), args...)
 	rows, cancel, err := s.query(ctx, "query analytics", q, all...)
 	if err != nil {
@@ -282,7 +299,7 @@ func (s *Store) values(ctx context.Context, project string, j joinClause, cols [
 		hs := make([]uint8, n)
 		idx := make([][]uint32, n)
 		texts := make([][]string, n)
-		dst := []any{&r.created}
+		dst := []any{&r.trace, &r.created}
 		for i := 0; i < n; i++ {
 			dst = append(dst, &hs[i], &r.text[i], &r.list[i], &idx[i], &texts[i])
 		}
