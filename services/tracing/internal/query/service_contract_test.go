@@ -12,8 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
