@@ -577,6 +577,10 @@ func testGroups(t *testing.T, w *world) {
 			"metrics": map[string]any{"tokens": map[string]any{"incremental": map[string]any{"prompt": 10, "completion": 5, "total": 15}}}}}),
 		span(tid(2), sid(3), "", "eval", b, outputs(map[string]any{"score": 3, "success": false, "label": "bad"})),
 		span(tid(3), sid(4), "", "eval", b, outputs(map[string]any{"score": 8, "success": true, "label": "good"})))
+	// A failed evaluator: an exception event and no outputs.
+	failed := span(tid(5), sid(6), "", "eval", b, nil)
+	failed["events"] = []any{map[string]any{"name": "exception", "timestamp": b.Format(time.RFC3339Nano), "attributes": map[string]any{"message": "boom"}}}
+	w.ingest(t, time.Now(), failed)
 	// A deleted trace is not counted.
 	w.ingest(t, time.Now(), span(tid(4), sid(5), "", "eval", b, outputs(map[string]any{"score": 1000})))
 	gone, err := w.svc.Traces(context.Background(), w.project, []string{tid(4)})
@@ -624,6 +628,29 @@ func testGroups(t *testing.T, w *world) {
 	assert.Equal(t, 0, missing.Roots, "a trace not stored (yet) has no root")
 	assert.Equal(t, 0, missing.Metrics["attributes.ag.data.outputs.score"].(map[string]any)["count"])
 
+	// on_error: the failed trace counts with the given values where it
+	// has none; a trace without an exception that lacks a value still
+	// does not count.
+	w.ingest(t, time.Now(), span(tid(6), sid(7), "", "eval", b, outputs(map[string]any{"label": "good"})))
+	got, err = w.svc.Groups(context.Background(), w.project, query.GroupsRequest{Specs: []query.MetricSpec{
+		{Type: "numeric/continuous", Path: "attributes.ag.data.outputs.score", OnError: 0.0},
+		{Type: "binary", Path: "attributes.ag.data.outputs.success", OnError: false},
+		{Type: "categorical/single", Path: "attributes.ag.data.outputs.label"},
+	}, Groups: map[string][]string{"g": {tid(1), tid(2), tid(3), tid(5), tid(6)}}})
+	require.NoError(t, err)
+	g := got["g"]
+	assert.Equal(t, 5, g.Roots)
+	score = g.Metrics["attributes.ag.data.outputs.score"].(map[string]any)
+	assert.Equal(t, 4, score["count"], "1, 3, 8 and the failure's 0; t6 has no score")
+	assert.Equal(t, 12.0, score["sum"])
+	assert.Equal(t, 3.0, score["mean"])
+	assert.Equal(t, 0.0, score["min"])
+	assert.Equal(t, 2.0, score["pcts"].(map[string]float64)["p50.00"], "median of 0, 1, 3, 8")
+	success = g.Metrics["attributes.ag.data.outputs.success"].(map[string]any)
+	assert.Equal(t, []map[string]any{{"value": false, "count": 2, "density": 0.5}, {"value": true, "count": 2, "density": 0.5}}, success["freq"])
+	label = g.Metrics["attributes.ag.data.outputs.label"].(map[string]any)
+	assert.Equal(t, 4, label["count"], "t1, t2, t3, t6; no on_error: the failure has no label")
+
 	// No specs: the defaults.
 	got, err = w.svc.Groups(context.Background(), w.project, query.GroupsRequest{Groups: map[string][]string{"g": {tid(1)}}})
 	require.NoError(t, err)
@@ -645,6 +672,8 @@ func testGroupsBounds(t *testing.T, w *world) {
 		{"no groups", query.GroupsRequest{}, "groups: at least one group"},
 		{"bad id", query.GroupsRequest{Groups: map[string][]string{"g": {tid(1), "nope"}}}, "groups.g[1]"},
 		{"bad spec", query.GroupsRequest{Specs: []query.MetricSpec{{Type: "size", Path: "attributes.x"}}, Groups: map[string][]string{"g": {tid(1)}}}, "specs[0].type"},
+		{"on_error of the wrong type", query.GroupsRequest{Specs: []query.MetricSpec{{Type: "binary", Path: "attributes.x", OnError: 0.0}}, Groups: map[string][]string{"g": {tid(1)}}}, "specs[0].on_error"},
+		{"on_error on a string spec", query.GroupsRequest{Specs: []query.MetricSpec{{Type: "string", Path: "attributes.x", OnError: "x"}}, Groups: map[string][]string{"g": {tid(1)}}}, "specs[0].on_error"},
 		{"too many traces", query.GroupsRequest{Groups: map[string][]string{"a": many[:5000], "b": many[5000:]}}, "10001 distinct trace ids is over the limit of 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
