@@ -37,8 +37,10 @@ type GroupsRequest struct {
 }
 
 // Group is one group's answer: its metrics keyed by spec path, shaped as
-// an analytics bucket's, and the number of its traces whose root span was
-// read (fewer than listed while the writer has not stored them all).
+// an analytics bucket's, and the number of its listed trace ids whose root
+// span was read (fewer than listed while the writer has not stored them
+// all). A trace listed n times in a group counts n times, in roots and in
+// the metrics.
 type Group struct {
 	Metrics map[string]any `json:"metrics"`
 	Roots   int            `json:"roots"`
@@ -130,12 +132,10 @@ func (s *Service) Groups(ctx context.Context, project string, req GroupsRequest)
 	out := make(map[string]Group, len(req.Groups))
 	for name, list := range req.Groups {
 		var in []valueRow
-		roots, counted := 0, map[string]bool{}
+		roots := 0
 		for _, id := range list {
-			if counted[id] { // listed twice in one group: counted once
-				continue
-			}
-			counted[id] = true
+			// A trace listed twice counts twice: two evaluation cells
+			// may hold one trace (a cache hit reuses it).
 			if rs := byTrace[id]; len(rs) > 0 {
 				roots++
 				in = append(in, rs...)

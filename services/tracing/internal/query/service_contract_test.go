@@ -595,7 +595,7 @@ func testGroups(t *testing.T, w *world) {
 	}
 	got, err := w.svc.Groups(context.Background(), w.project, query.GroupsRequest{Specs: specs, Groups: map[string][]string{
 		"all":     {tid(1), tid(2), tid(3), tid(4)},
-		"pair":    {tid(2), strings.ToUpper(tid(3)), tid(3)}, // the same trace twice counts once
+		"pair":    {tid(2), strings.ToUpper(tid(3)), tid(3)}, // a trace listed twice counts twice
 		"missing": {tid(9)},
 	}})
 	require.NoError(t, err)
@@ -621,8 +621,8 @@ func testGroups(t *testing.T, w *world) {
 	assert.Equal(t, 15.0, tok["sum"], "rolled up from the child")
 
 	pair := got["pair"]
-	assert.Equal(t, 2, pair.Roots)
-	assert.Equal(t, 11.0, pair.Metrics["attributes.ag.data.outputs.score"].(map[string]any)["sum"])
+	assert.Equal(t, 3, pair.Roots)
+	assert.Equal(t, 19.0, pair.Metrics["attributes.ag.data.outputs.score"].(map[string]any)["sum"], "3 + 8 + 8")
 
 	missing := got["missing"]
 	assert.Equal(t, 0, missing.Roots, "a trace not stored (yet) has no root")
