@@ -86,8 +86,8 @@ type node struct {
 	props    map[string]*node // objects' keys
 	had      map[string]int   // how many objects had each key
 	objects  int              // how many objects were seen
-	items    *node // arrays
-	anything bool  // past the depth bound
+	items    *node            // arrays
+	anything bool             // past the depth bound
 }
 
 func of(v any, depth int) *node {
