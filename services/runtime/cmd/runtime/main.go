@@ -23,6 +23,7 @@ import (
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/services/runtime/internal/evalmetrics"
 	"github.com/assayhq/assay/services/runtime/internal/evalrun"
 	"github.com/assayhq/assay/services/runtime/internal/evaluators"
 	"github.com/assayhq/assay/services/runtime/internal/httpapi"
@@ -129,10 +130,13 @@ func run(ctx context.Context, cfg Config) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
 	if cfg.Eval.Jobs > 0 {
+		records := evalclient.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.RegistryTimeout)
+		analytics := evalmetrics.NewClient(cfg.TracingURL, cfg.InternalToken, cfg.RegistryTimeout)
 		consumer := &evalrun.Consumer{
 			JS: nc.JS,
 			Exec: &evalrun.Executor{
-				Client:      evalclient.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.RegistryTimeout),
+				Client:      records,
+				Metrics:     &evalrun.RunMetrics{Client: records, Computer: &evalmetrics.Computer{Tracing: analytics, Spans: analytics}},
 				Invoke:      svc,
 				Revisions:   svc.Revisions,
 				Pub:         natsx.NewPublisher(nc, cfg.NATS),

@@ -26,10 +26,11 @@ import (
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
-// Metrics computes and stores a run's metrics (lane eval-metrics:
-// evalmetrics); cells are the run's executed cells with their traces.
+// Metrics computes and stores a run's metrics (RunMetrics, through
+// evalmetrics): the global record, and the per-scenario records of
+// scenarioIDs (all of them when empty).
 type Metrics interface {
-	Refresh(ctx context.Context, sc scope.Scope, run *evalclient.Run) error
+	Refresh(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error
 }
 
 // Invoker runs one invocation in-process (invoke.Service): built-in
@@ -111,7 +112,7 @@ func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evalclient.
 	if x.Metrics == nil {
 		return nil
 	}
-	return x.Metrics.Refresh(ctx, sc, run)
+	return x.Metrics.Refresh(ctx, sc, run, nil)
 }
 
 // jobRun is one job's state.
@@ -182,9 +183,9 @@ func (j *jobRun) draining() bool { return j.drain != nil && j.drain.Err() != nil
 
 // settle asks the registry to recompute the run's status (metrics first,
 // so a finished run has them when its status says so).
-func (j *jobRun) settle(ctx context.Context) error {
-	if j.x.Metrics != nil {
-		if err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run); err != nil && j.x.Log != nil {
+func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
+	if j.x.Metrics != nil && len(scenarioIDs) > 0 {
+		if err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, scenarioIDs); err != nil && j.x.Log != nil {
 			// Metrics can be refreshed later (metrics/refresh); the run's
 			// status must not wait on them.
 			j.x.Log.Warn("evaluation metrics not computed", "run_id", j.job.RunID, "err", err)

@@ -78,7 +78,7 @@ func (j *jobRun) process(ctx context.Context) error {
 			return ErrInterrupted
 		}
 		if !j.stillActive(ctx) || wctx.Err() != nil {
-			return j.settle(ctx)
+			return j.settle(ctx, ids...)
 		}
 		results, err := j.x.Client.Results(ctx, j.sc, evalclient.ResultFilter{RunID: j.job.RunID, ScenarioIDs: ids})
 		if err != nil {
@@ -125,7 +125,7 @@ func (j *jobRun) process(ctx context.Context) error {
 		lastProgress = time.Now()
 		e.execute(wctx, ctx, claimed, srcs, byCell)
 	}
-	return j.settle(ctx)
+	return j.settle(ctx, ids...)
 }
 
 // loadSources reads each scenario's item from its input cell: testcases
