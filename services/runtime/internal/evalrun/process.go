@@ -196,7 +196,7 @@ func (j *jobRun) targets(scs []evalclient.Scenario, byCell map[evalclient.Cell]*
 			return true
 		}
 		switch r.Status {
-		case evalclient.Pending, evalclient.Queued, evalclient.Running:
+		case evalclient.Pending, evalclient.Running: // what the claim takes
 			return true
 		}
 		return slices.Contains(job.Statuses, r.Status)
