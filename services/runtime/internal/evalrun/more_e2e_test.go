@@ -189,3 +189,34 @@ func TestCachedRunReusesTraces(t *testing.T) {
 	}
 	assert.Equal(t, calls, appCalls(s.llm), "no model call for cached cells")
 }
+
+// TestHundredTestcases times a 100-testcase run of the main topology
+// (the local model as the app, three built-in evaluators) on one worker,
+// and checks it is complete: 100 scenarios, every cell a success.
+func TestHundredTestcases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing run")
+	}
+	s := startStack(t)
+	key := s.account(t, "hundred@example.com")
+	ts := s.testset(t, key, "hundred", countries(100))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, em := s.workflow(t, key, "evaluator", "em", exactMatch)
+	_, contains := s.workflow(t, key, "evaluator", "contains", map[string]any{"uri": "agenta:builtin:auto_contains:v0",
+		"parameters": map[string]any{"substring": "capital"}})
+	_, regex := s.workflow(t, key, "evaluator", "regex", map[string]any{"uri": "agenta:builtin:auto_regex_test:v0",
+		"parameters": map[string]any{"regex_pattern": "^echo", "regex_should_match": true}})
+	start := time.Now()
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{em: "auto", contains: "auto", regex: "auto"}}, nil)
+	run := s.waitRun(t, key, id, 180*time.Second, "success", "errors", "failure")
+	took := time.Since(start)
+	require.Equal(t, "success", run["status"], "%v", s.results(t, key, id)[:3])
+	assert.Len(t, s.scenarios(t, key, id), 100)
+	rs := s.results(t, key, id)
+	assert.Len(t, rs, 100*5)
+	for _, r := range rs {
+		assert.Equal(t, "success", r.Status, "%s %s", r.StepKey, r.Error)
+	}
+	t.Logf("100 testcases × (app + 3 built-in evaluators): %s from create to success", took.Round(10*time.Millisecond))
+}
