@@ -154,7 +154,9 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 		case <-time.After(time.Duration(p.retryDelaySeconds() * float64(time.Second))):
 		}
 	}
-	res.TraceID = out.Response.TraceID
+	if out.Traced {
+		res.TraceID = out.Response.TraceID
+	}
 	if out.Response.Status.Code != 200 {
 		return nil, cellError{status: out.Response.Status}
 	}

@@ -102,6 +102,10 @@ type Call struct {
 type Outcome struct {
 	Response Response
 	Err      error
+	// Traced says a trace of the call was recorded: false for a call
+	// refused before its handler ran (bad envelope, unknown handler or
+	// revision), whose trace id names nothing.
+	Traced bool
 }
 
 // run is one handler's execution state.
@@ -145,12 +149,15 @@ func (s *Service) Invoke(ctx context.Context, call Call) Outcome {
 	}
 	// A call refused before anything ran (bad envelope, unknown handler,
 	// missing revision, 406) leaves no trace: nothing was invoked.
+	traced := false
 	if r.handler.Key != "" && !isRefusal(err) {
 		if rerr := r.record(ctx, start, end, session, outputs, err); rerr != nil && s.Log != nil {
 			s.Log.Error("invocation trace not stored", "trace_id", r.traceID, "err", rerr)
+		} else {
+			traced = rerr == nil
 		}
 	}
-	return Outcome{Response: resp, Err: err}
+	return Outcome{Response: resp, Err: err, Traced: traced}
 }
 
 // refusal marks errors raised before the handler ran.

@@ -43,6 +43,7 @@ func TestDeterministicTraceIDs(t *testing.T) {
 		require.NoError(t, out.Err)
 		assert.Equal(t, trace, out.Response.TraceID)
 		assert.Equal(t, invoke.SpanID(trace, 0), out.Response.SpanID)
+		assert.True(t, out.Traced)
 	}
 	require.Len(t, rec.got, 2)
 	assert.Equal(t, rec.got[0][0].TraceID, rec.got[1][0].TraceID)
@@ -65,4 +66,17 @@ func TestRandomTraceIDsByDefault(t *testing.T) {
 	assert.NotEqual(t, a.Response.TraceID, b.Response.TraceID)
 	assert.NotEqual(t, a.Response.SpanID, b.Response.SpanID)
 	assert.NotEqual(t, invoke.SpanID(a.Response.TraceID, 0), a.Response.SpanID)
+}
+
+// TestRefusedCallIsNotTraced: a call refused before its handler ran
+// records nothing and says so.
+func TestRefusedCallIsNotTraced(t *testing.T) {
+	rec := &spans{}
+	svc := &invoke.Service{Recorder: rec}
+	call := echoCall("0123456789abcdef0123456789abcdef")
+	call.Key = "no-such-handler"
+	out := svc.Invoke(t.Context(), call)
+	require.Error(t, out.Err)
+	assert.False(t, out.Traced)
+	assert.Empty(t, rec.got)
 }
