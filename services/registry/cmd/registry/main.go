@@ -19,6 +19,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/evaljobs"
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/queries"
@@ -64,8 +65,13 @@ type SecretLimits struct {
 	MaxPerProject int `split_words:"true" default:"100" desc:"most secrets (provider keys and custom providers) one project may hold; a create over it is a 409"`
 }
 
-// Validate refuses to start without a usable vault key outside development.
+// Validate refuses to start without a usable vault key outside
+// development, and with a live interval under a second (window job ids
+// count in seconds).
 func (c *Config) Validate() error {
+	if c.EvalLiveInterval < time.Second {
+		return fmt.Errorf("REGISTRY_EVAL_LIVE_INTERVAL must be at least 1s, got %s", c.EvalLiveInterval)
+	}
 	if c.VaultKey != "" {
 		if _, err := secrets.ParseKey(c.VaultKey); err != nil {
 			return fmt.Errorf("REGISTRY_VAULT_KEY: %w", err)
@@ -130,20 +136,28 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	jobs := evaljobs.Publisher{P: natsx.NewPublisher(nc, cfg.NATS)}
-	_ = jobs
 
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	srv.AddCheck("nats", nc.Check)
+	ts := testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes})
+	wf := workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL})
+	qs := queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout))
+	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{})
+	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
 	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
-		Testsets:     testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes}),
-		Workflows:    workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL}),
-		Environments: envs,
-		Queries:      queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
-		Secrets:      secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
+		Testsets:          ts,
+		Workflows:         wf,
+		Environments:      envs,
+		Queries:           qs,
+		Secrets:           secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
+		SimpleEvaluations: simple,
+		SimpleQueues:      evaluations.NewSimpleQueues(simple),
 	})
+	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.EvalLiveInterval, Log: log}
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return live.Run(ctx) })
 	return g.Wait()
 }
