@@ -48,6 +48,7 @@ type Config struct {
 	NATS              natsx.Config
 	Evals             evaljobs.Config
 	EvalLiveInterval  time.Duration `split_words:"true" default:"1m" desc:"how often the registry publishes a window job for each active live evaluation run (each covers the interval before it)"`
+	Eval              EvalConfig
 	HTTP              httpx.Config
 	Postgres          pgxutil.Config
 	Log               logx.Config
@@ -63,6 +64,13 @@ type TestsetLimits struct {
 // SecretLimits bound a project's vault.
 type SecretLimits struct {
 	MaxPerProject int `split_words:"true" default:"100" desc:"most secrets (provider keys and custom providers) one project may hold; a create over it is a 409"`
+}
+
+// EvalConfig tunes the evaluation records.
+type EvalConfig struct {
+	DefaultQueuesForAllRuns bool `split_words:"true" default:"false" desc:"give every evaluation run a default annotation queue, not only runs with a human evaluator step"`
+	QueryLimit              int  `split_words:"true" default:"1000" desc:"most evaluation records one query returns (a larger or absent windowing limit is capped; the answer's windowing resumes)"`
+	MaxBatch                int  `split_words:"true" default:"10000" desc:"most evaluation records one write or delete may carry"`
 }
 
 // Validate refuses to start without a usable vault key outside
@@ -143,7 +151,8 @@ func run(ctx context.Context, cfg Config) error {
 	ts := testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes})
 	wf := workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL})
 	qs := queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout))
-	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{})
+	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{
+		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch})
 	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
 	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
 		Testsets:          ts,
@@ -153,6 +162,7 @@ func run(ctx context.Context, cfg Config) error {
 		Secrets:           secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
 		SimpleEvaluations: simple,
 		SimpleQueues:      evaluations.NewSimpleQueues(simple),
+		Evaluations:       evs,
 	})
 	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.EvalLiveInterval, Log: log}
 

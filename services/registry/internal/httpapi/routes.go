@@ -30,6 +30,9 @@ type Services struct {
 	// /simple/queues over the evaluation records.
 	SimpleEvaluations *evaluations.Simple
 	SimpleQueues      *evaluations.SimpleQueues
+	// Evaluations serves the evaluation records (runs, scenarios, results,
+	// metrics, queues) and the runtime worker's internal routes.
+	Evaluations *evaluations.Service
 }
 
 // queryText refuses, with a 422 naming the parameter, a query parameter
@@ -59,6 +62,7 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	secretAPI{s.Secrets}.route(e)
 	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
 	simpleQueueAPI{s.SimpleQueues}.route(e)
+	evaluationAPI{s.Evaluations}.route(e)
 }
 
 // registerWorkflows adds the workflow family (workflows, applications,
