@@ -29,6 +29,8 @@ const (
 	maxSpans   = 64 << 20
 	// PageSize is how many records or traces one query asks for.
 	PageSize = 500
+	// maxPages bounds one paged read (MaxItems records).
+	maxPages = 200
 	// WriteBatch is how many records one write carries.
 	WriteBatch = 200
 	// MaxItems bounds what one query source yields for one run: a saved
@@ -168,42 +170,41 @@ func (c *Client) Scenarios(ctx context.Context, sc scope.Scope, runID string, id
 		filter["ids"] = ids
 	}
 	var all []Scenario
-	err := pages(ctx, c.reg, sc, "/evaluations/scenarios/query", "scenario", filter, func(raw json.RawMessage) (int, string, error) {
+	err := pages(ctx, c.reg, sc, "/evaluations/scenarios/query", "scenario", filter, func(raw json.RawMessage) error {
 		var out struct {
 			Scenarios []Scenario `json:"scenarios"`
 		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return 0, "", err
-		}
+		err := json.Unmarshal(raw, &out)
 		all = append(all, out.Scenarios...)
-		last := ""
-		if n := len(out.Scenarios); n > 0 {
-			last = out.Scenarios[n-1].ID
-		}
-		return len(out.Scenarios), last, nil
+		return err
 	})
 	return all, err
 }
 
-// pages runs a registry query page after page (windowing.next = the last
-// id) until a page is short; each page is handed to read.
+// pages runs a registry query page after page, each answer's windowing
+// being the next request's, until an answer has none (the last page);
+// each page is handed to read.
 func pages(ctx context.Context, c *svcclient.Client, sc scope.Scope, path, key string, filter map[string]any,
-	read func(json.RawMessage) (n int, last string, err error)) error {
-	win := map[string]any{"limit": PageSize, "order": "ascending"}
-	for {
+	read func(json.RawMessage) error) error {
+	var win any = map[string]any{"limit": PageSize}
+	for range maxPages {
 		var raw json.RawMessage
 		if err := call(ctx, c, sc, http.MethodPost, path, map[string]any{key: filter, "windowing": win}, &raw, maxRecords); err != nil {
 			return err
 		}
-		n, last, err := read(raw)
-		if err != nil {
+		if err := read(raw); err != nil {
 			return fmt.Errorf("evalclient: %s: unreadable answer: %w", path, err)
 		}
-		if n < PageSize || last == "" {
+		var next struct {
+			Windowing json.RawMessage `json:"windowing"`
+		}
+		_ = json.Unmarshal(raw, &next)
+		if len(next.Windowing) == 0 || string(next.Windowing) == "null" {
 			return nil
 		}
-		win["next"] = last
+		win = next.Windowing
 	}
+	return fmt.Errorf("evalclient: %s: more than %d pages", path, maxPages)
 }
 
 // ---- results
@@ -225,19 +226,13 @@ func (c *Client) Results(ctx context.Context, sc scope.Scope, f ResultFilter) ([
 		filter["step_keys"] = f.StepKeys
 	}
 	var all []Result
-	err := pages(ctx, c.reg, sc, "/evaluations/results/query", "result", filter, func(raw json.RawMessage) (int, string, error) {
+	err := pages(ctx, c.reg, sc, "/evaluations/results/query", "result", filter, func(raw json.RawMessage) error {
 		var out struct {
 			Results []Result `json:"results"`
 		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return 0, "", err
-		}
+		err := json.Unmarshal(raw, &out)
 		all = append(all, out.Results...)
-		last := ""
-		if n := len(out.Results); n > 0 {
-			last = out.Results[n-1].ID
-		}
-		return len(out.Results), last, nil
+		return err
 	})
 	return all, err
 }
