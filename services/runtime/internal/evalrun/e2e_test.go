@@ -79,6 +79,12 @@ func (s *stack) worker(t *testing.T, extra ...string) *svctest.Service {
 		append(append([]string{}, workerEnv...), extra...)...)...)
 	w := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", Env: env})
 	s.workers = append(s.workers, w)
+	// The worker's log, when the test failed, before the stack stops.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("runtime %s log:\n%s", w.URL, w.Log())
+		}
+	})
 	return w
 }
 
@@ -271,16 +277,26 @@ func byStep(rs []result) map[string][]result {
 	return out
 }
 
-// stepKey finds the run's step key of a type (and a prefix).
-func stepKey(t *testing.T, run map[string]any, typ, prefix string) string {
+// stepKey finds the key of the run's step of a type whose references
+// hold revisionID (its *_revision), or the first of the type when
+// revisionID is "".
+func stepKey(t *testing.T, run map[string]any, typ, revisionID string) string {
 	t.Helper()
 	for _, st := range run["data"].(map[string]any)["steps"].([]any) {
 		m := st.(map[string]any)
-		if m["type"] == typ && strings.HasPrefix(m["key"].(string), prefix) {
+		if m["type"] != typ {
+			continue
+		}
+		if revisionID == "" {
 			return m["key"].(string)
 		}
+		for k, ref := range m["references"].(map[string]any) {
+			if strings.HasSuffix(k, "_revision") && ref.(map[string]any)["id"] == revisionID {
+				return m["key"].(string)
+			}
+		}
 	}
-	t.Fatalf("no %s step %s* in %v", typ, prefix, run["data"])
+	t.Fatalf("no %s step of revision %q in %v", typ, revisionID, run["data"])
 	return ""
 }
 

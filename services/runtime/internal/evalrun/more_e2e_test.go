@@ -18,7 +18,7 @@ func TestTestsetApplication(t *testing.T) {
 	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
 	require.Equal(t, "success", run["status"])
 	cells := byStep(s.results(t, key, id))
-	app := cells[stepKey(t, run, "invocation", "application-")]
+	app := cells[stepKey(t, run, "invocation", "")]
 	require.Len(t, app, 3)
 	for _, c := range app {
 		assert.Equal(t, "success", c.Status)
@@ -38,7 +38,7 @@ func TestTestsetEvaluators(t *testing.T) {
 	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
 	require.Equal(t, "success", run["status"])
 	cells := byStep(s.results(t, key, id))
-	evs := cells[stepKey(t, run, "annotation", "evaluator-echo")]
+	evs := cells[stepKey(t, run, "annotation", evRev)]
 	require.Len(t, evs, 3)
 	for _, c := range evs {
 		root := s.rootSpan(t, key, c.TraceID)
@@ -75,14 +75,14 @@ func TestQueryEvaluators(t *testing.T) {
 	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
 	require.Equal(t, "success", run["status"])
 	cells := byStep(s.results(t, key, id))
-	in := cells[stepKey(t, run, "input", "query-")]
+	in := cells[stepKey(t, run, "input", "")]
 	require.Len(t, in, 3)
 	src := map[string]string{}
 	for _, c := range in {
 		assert.Contains(t, traceIDs, c.TraceID)
 		src[c.ScenarioID] = c.TraceID
 	}
-	evs := cells[stepKey(t, run, "annotation", "evaluator-echo")]
+	evs := cells[stepKey(t, run, "annotation", evRev)]
 	require.Len(t, evs, 3)
 	for _, c := range evs {
 		root := s.rootSpan(t, key, c.TraceID)
@@ -126,8 +126,8 @@ func TestPinnedRevisionsAreExecuted(t *testing.T) {
 	commit("after")
 	require.Equal(t, "success", run["status"], "the pinned evaluator passes; the new one would fail")
 	cells := byStep(s.results(t, key, id))
-	require.Len(t, cells[stepKey(t, run, "invocation", "application-")], 6)
-	for _, c := range cells[stepKey(t, run, "invocation", "application-")] {
+	require.Len(t, cells[stepKey(t, run, "invocation", "")], 6)
+	for _, c := range cells[stepKey(t, run, "invocation", "")] {
 		root := s.rootSpan(t, key, c.TraceID)
 		refs := refIDs(root)
 		assert.Equal(t, appRev, refs["application_revision"])
@@ -135,7 +135,7 @@ func TestPinnedRevisionsAreExecuted(t *testing.T) {
 		assert.Contains(t, ts.testcaseIDs, refs["testcase"])
 		assert.NotContains(t, ag(root, "data.outputs"), "during")
 	}
-	for _, c := range cells[stepKey(t, run, "annotation", "evaluator-")] {
+	for _, c := range cells[stepKey(t, run, "annotation", "")] {
 		root := s.rootSpan(t, key, c.TraceID)
 		assert.Equal(t, evRev, refIDs(root)["evaluator_revision"])
 		assert.Equal(t, true, ag(root, "data.outputs.success"))
@@ -156,7 +156,7 @@ func TestCachedRunReusesTraces(t *testing.T) {
 	first := s.evaluate(t, key, data, cached)
 	run := s.waitRun(t, key, first, 60*time.Second, "success", "errors", "failure")
 	require.Equal(t, "success", run["status"])
-	appKey := stepKey(t, run, "invocation", "application-")
+	appKey := stepKey(t, run, "invocation", "")
 	byTC := func(id string) map[string]result {
 		out := map[string]result{}
 		rs := s.results(t, key, id)

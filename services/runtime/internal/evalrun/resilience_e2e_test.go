@@ -30,14 +30,14 @@ func TestFailingEvaluatorGivesErrors(t *testing.T) {
 	require.Equal(t, "errors", run["status"])
 	assert.Equal(t, false, run["flags"].(map[string]any)["is_active"], "a terminal status ends the run's activity")
 	cells := byStep(s.results(t, key, id))
-	bad := cells[stepKey(t, run, "annotation", "evaluator-bad")]
+	bad := cells[stepKey(t, run, "annotation", badRev)]
 	require.Len(t, bad, 2)
 	for _, c := range bad {
 		assert.Equal(t, "failure", c.Status)
 		assert.Contains(t, string(c.Error), "the mock was asked to fail")
 		assert.Len(t, c.TraceID, 32, "a failed cell keeps its trace")
 	}
-	for _, c := range cells[stepKey(t, run, "annotation", "evaluator-good")] {
+	for _, c := range cells[stepKey(t, run, "annotation", goodRev)] {
 		assert.Equal(t, "success", c.Status)
 	}
 	for _, sc := range s.scenarios(t, key, id) {
@@ -166,7 +166,7 @@ func TestRerunFailedCellsMergesIntoTheRun(t *testing.T) {
 		"evaluator_steps": map[string]any{evRev: "auto"}, "concurrency": map[string]any{"batch_size": 1}}, nil)
 	run := s.waitRun(t, key, id, 60*time.Second, "errors", "success", "failure")
 	require.Equal(t, "errors", run["status"])
-	appKey := stepKey(t, run, "invocation", "application-")
+	appKey := stepKey(t, run, "invocation", "")
 	failed := 0
 	for _, c := range byStep(s.results(t, key, id))[appKey] {
 		if c.Status == "failure" {

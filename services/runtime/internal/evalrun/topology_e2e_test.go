@@ -35,15 +35,23 @@ func TestTestsetApplicationEvaluators(t *testing.T) {
 	// A human step keeps the run open (queue): wait for every auto cell.
 	deadline := time.Now().Add(60 * time.Second)
 	var cells map[string][]result
+	finished := func(rs []result) bool {
+		for _, r := range rs {
+			if r.Status != "success" && r.Status != "failure" {
+				return false
+			}
+		}
+		return len(rs) == 6
+	}
 	for {
 		cells = byStep(s.results(t, key, id))
-		if len(cells[stepKey(t, run, "annotation", "evaluator-em")]) == 6 && len(cells[stepKey(t, run, "annotation", "evaluator-echo")]) == 6 || time.Now().After(deadline) {
+		if finished(cells[stepKey(t, run, "annotation", emRev)]) && finished(cells[stepKey(t, run, "annotation", echoRev)]) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	inKey, appKey := stepKey(t, run, "input", "testset-"), stepKey(t, run, "invocation", "application-")
-	emKey, echoKey, humanKey := stepKey(t, run, "annotation", "evaluator-em"), stepKey(t, run, "annotation", "evaluator-echo"), stepKey(t, run, "annotation", "evaluator-approval")
+	inKey, appKey := stepKey(t, run, "input", ""), stepKey(t, run, "invocation", "")
+	emKey, echoKey, humanKey := stepKey(t, run, "annotation", emRev), stepKey(t, run, "annotation", echoRev), stepKey(t, run, "annotation", humanRev)
 
 	require.Len(t, s.scenarios(t, key, id), 3)
 	require.Len(t, cells[inKey], 6, "an input cell per scenario and repeat")
