@@ -61,13 +61,13 @@ func TestStopTakesEffectWithinSeconds(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.ok(t, "POST", "/api/simple/evaluations/"+id+"/stop", key, nil)
-	stopped := time.Now()
+	atStop := appCalls(s.llm)
 	time.Sleep(3 * time.Second)
 	after := appCalls(s.llm)
 	time.Sleep(3 * time.Second)
 	assert.Equal(t, after, appCalls(s.llm), "no model call more than 3 s after the stop")
 	assert.Less(t, after, 40, "the run did not finish")
-	t.Logf("stopped after %d of 40 app calls; quiet within %s", after, time.Since(stopped)-3*time.Second)
+	t.Logf("stopped at %d of 40 app calls; %d made in all", atStop, after)
 	run := s.run(t, key, id)
 	assert.Equal(t, false, run["flags"].(map[string]any)["is_active"])
 }
@@ -87,18 +87,30 @@ func TestWorkerKilledMidRunIsResumed(t *testing.T) {
 	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
 	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
 		"evaluator_steps": map[string]any{evRev: "auto"}, "concurrency": map[string]any{"batch_size": 3}}, nil)
+	// Kill the worker once some app cells are done and others in flight.
+	doneApps := func() int {
+		n := 0
+		for _, r := range s.results(t, key, id) {
+			if r.TraceID != "" && r.Status == "success" && r.TestcaseID == "" {
+				n++
+			}
+		}
+		return n
+	}
 	deadline := time.Now().Add(30 * time.Second)
-	for appCalls(s.llm) < 6 {
+	for doneApps() < 6 {
 		require.True(t, time.Now().Before(deadline), "the run never started")
 		time.Sleep(20 * time.Millisecond)
 	}
 	a.Kill()
-	killedAt := appCalls(s.llm)
-	b := s.worker(t, "RUNTIME_EVAL_CHUNK=5")
-	_ = b
+	callsAtKill, doneAtKill := appCalls(s.llm), doneApps()
+	s.worker(t, "RUNTIME_EVAL_CHUNK=5")
 	run := s.waitRun(t, key, id, 120*time.Second, "success", "errors", "failure")
 	require.Equal(t, "success", run["status"])
-	t.Logf("killed after %d app calls; %d in all for %d testcases", killedAt, appCalls(s.llm), n)
+	t.Logf("killed after %d app calls with %d cells done; %d calls in all for %d testcases", callsAtKill, doneAtKill, appCalls(s.llm), n)
+	// The survivor ran only cells not done at the kill: a done cell is
+	// never run again.
+	assert.LessOrEqual(t, appCalls(s.llm), callsAtKill+(n-doneAtKill))
 
 	scs := s.scenarios(t, key, id)
 	assert.Len(t, scs, n, "no duplicated scenario")
