@@ -22,7 +22,10 @@ func TestFailingEvaluatorGivesErrors(t *testing.T) {
 	key := s.account(t, "fail@example.com")
 	ts := s.testset(t, key, "capitals", countries(2))
 	_, appRev := s.workflow(t, key, "application", "app", completion)
-	_, badRev := s.workflow(t, key, "evaluator", "bad", mock("error", nil))
+	badData := mock("error", nil)
+	badData["schemas"] = map[string]any{"outputs": map[string]any{"type": "object", "properties": map[string]any{
+		"score": map[string]any{"type": "number"}, "success": map[string]any{"type": "boolean"}}}}
+	_, badRev := s.workflow(t, key, "evaluator", "bad", badData)
 	_, goodRev := s.workflow(t, key, "evaluator", "good", mock("pass", nil))
 	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
 		"evaluator_steps": map[string]any{badRev: "auto", goodRev: "auto"}}, nil)
@@ -43,6 +46,25 @@ func TestFailingEvaluatorGivesErrors(t *testing.T) {
 	for _, sc := range s.scenarios(t, key, id) {
 		assert.Equal(t, "errors", sc["status"])
 	}
+
+	// The metrics count each failed cell as a score of 0.
+	ms := s.ok(t, "POST", "/api/evaluations/metrics/query", key, map[string]any{"metric": map[string]any{"run_id": id}}).json(t)
+	var global map[string]any
+	scenarioMetrics := 0
+	for _, m := range ms["metrics"].([]any) {
+		m := m.(map[string]any)
+		if m["scenario_id"] == nil && m["timestamp"] == nil {
+			global = m["data"].(map[string]any)
+		} else if m["scenario_id"] != nil {
+			scenarioMetrics++
+		}
+	}
+	require.NotNil(t, global, "a global metric: %v", ms)
+	assert.Equal(t, 2, scenarioMetrics, "one per scenario")
+	score, _ := global[stepKey(t, run, "annotation", badRev)].(map[string]any)["attributes.ag.data.outputs.score"].(map[string]any)
+	require.NotNil(t, score, "%v", global)
+	assert.Equal(t, 2.0, score["count"])
+	assert.Equal(t, 0.0, score["mean"])
 }
 
 // TestStopTakesEffectWithinSeconds: a stopped run stops claiming and
