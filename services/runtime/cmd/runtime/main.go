@@ -70,6 +70,7 @@ type EvalConfig struct {
 	Chunk        int           `default:"100" desc:"scenarios per process job: a run job fans its scenarios out in jobs of this many, so several workers share a run"`
 	Lease        time.Duration `default:"5m" desc:"how long a claimed cell belongs to its worker: a killed worker's cells are claimed again after this long (a cell running longer may be run twice)"`
 	ActiveEvery  time.Duration `split_words:"true" default:"1s" desc:"how often a running evaluation job re-reads whether its run is still active (a stop takes effect within about this long)"`
+	WindowGrace  time.Duration `split_words:"true" default:"2s" desc:"how long after a live evaluation window's end its traces are queried (the last ones reach storage a moment after they are sent)"`
 	DrainTimeout time.Duration `split_words:"true" default:"20s" desc:"on shutdown, how long running evaluation jobs may finish the cells they hold before they are handed back to the stream"`
 	Replicas     int           `default:"1" desc:"replicas of the EVALS job stream (3 on a NATS cluster; as REGISTRY_EVALS_REPLICAS)"`
 	DedupWindow  time.Duration `split_words:"true" default:"10m" desc:"how long the EVALS stream remembers job ids (as REGISTRY_EVALS_DEDUP_WINDOW)"`
@@ -144,6 +145,7 @@ func run(ctx context.Context, cfg Config) error {
 				Chunk:       cfg.Eval.Chunk,
 				Lease:       cfg.Eval.Lease,
 				ActiveEvery: cfg.Eval.ActiveEvery,
+				WindowGrace: cfg.Eval.WindowGrace,
 				Log:         log,
 			},
 			Jobs: cfg.Eval.Jobs, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,

@@ -52,6 +52,9 @@ type Executor struct {
 	// ActiveEvery is how often a running job re-reads whether its run is
 	// still active (stop takes effect within about this long).
 	ActiveEvery time.Duration
+	// WindowGrace is how long after a live window's end its traces are
+	// queried, so the last ones are stored by then.
+	WindowGrace time.Duration
 	Log         *slog.Logger
 }
 

@@ -86,6 +86,15 @@ func (j *jobRun) window(ctx context.Context) error {
 		return fmt.Errorf("evalrun: window job without a window [oldest, newest)")
 	}
 	oldest, newest := j.job.Oldest.UTC(), j.job.Newest.UTC()
+	// Traces of the window's last moments are still on their way to
+	// storage when the window job arrives: wait for them a little.
+	if d := time.Until(newest.Add(j.x.WindowGrace)); d > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(d, j.x.WindowGrace)):
+		}
+	}
 	var items []item
 	for _, s := range j.plan.inputs {
 		ref, ok := s.References["query_revision"]
