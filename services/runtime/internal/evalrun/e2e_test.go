@@ -49,6 +49,11 @@ var workerEnv = []string{"RUNTIME_EVAL_ACK_WAIT=3s", "RUNTIME_EVAL_LEASE=4s", "R
 	"RUNTIME_EVAL_ACTIVE_EVERY=500ms", "RUNTIME_EVAL_DRAIN_TIMEOUT=5s"}
 
 func startStack(t *testing.T, extra ...string) *stack {
+	return startStackWith(t, nil, extra...)
+}
+
+// startStackWith also gives the registry extra settings.
+func startStackWith(t *testing.T, registry []string, extra ...string) *stack {
 	t.Helper()
 	pg := pgtest.NewURL(t)
 	nats := natstest.New(t)
@@ -57,8 +62,8 @@ func startStack(t *testing.T, extra ...string) *stack {
 	writertest.Start(t, nats.URL(), ch)
 	s := &stack{llm: llm, nats: nats.URL()}
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
-		Env: common("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_NATS_URL="+nats.URL(), "REGISTRY_LOG_LEVEL=warn",
-			"REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
+		Env: common(append([]string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_NATS_URL=" + nats.URL(), "REGISTRY_LOG_LEVEL=warn",
+			"REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}, registry...)...)})
 	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
 		Env: common("TRACING_NATS_URL="+nats.URL(), "TRACING_CLICKHOUSE_URL="+ch, "TRACING_REGISTRY_URL="+reg.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
@@ -373,4 +378,26 @@ func sorted(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// invokeApp runs the app revision on inputs through the gateway and
+// returns the trace id, once the trace is stored.
+func (s *stack) invokeApp(t *testing.T, key, appRev, country string) string {
+	t.Helper()
+	r := s.ok(t, "POST", "/services/completion/v0/invoke", key, map[string]any{
+		"references": map[string]any{"application_revision": map[string]any{"id": appRev}},
+		"data":       map[string]any{"inputs": map[string]any{"country": country}}})
+	tid := r.json(t)["trace_id"].(string)
+	s.rootSpan(t, key, tid)
+	return tid
+}
+
+// saveQuery saves a query of invocation traces and returns its revision.
+func (s *stack) saveQuery(t *testing.T, key, slug string) string {
+	t.Helper()
+	q := s.ok(t, "POST", "/api/simple/queries/", key, map[string]any{"query": map[string]any{"slug": slug,
+		"data": map[string]any{"filtering": map[string]any{"conditions": []any{map[string]any{"field": "trace_type", "value": "invocation"}}}}}}).obj(t, "query")
+	rev, _ := q["revision_id"].(string)
+	require.NotEmpty(t, rev, "%v", q)
+	return rev
 }

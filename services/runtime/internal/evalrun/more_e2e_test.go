@@ -66,10 +66,7 @@ func TestQueryEvaluators(t *testing.T) {
 	for _, tid := range traceIDs {
 		s.rootSpan(t, key, tid)
 	}
-	q := s.ok(t, "POST", "/api/simple/queries/", key, map[string]any{"query": map[string]any{"slug": "invocations",
-		"data": map[string]any{"filtering": map[string]any{"conditions": []any{map[string]any{"field": "trace_type", "value": "invocation"}}}}}}).obj(t, "query")
-	qRev, _ := q["revision_id"].(string)
-	require.NotEmpty(t, qRev, "%v", q)
+	qRev := s.saveQuery(t, key, "invocations")
 	_, evRev := s.workflow(t, key, "evaluator", "echo", mock("echo", nil))
 	id := s.evaluate(t, key, map[string]any{"query_steps": []any{qRev}, "evaluator_steps": map[string]any{evRev: "auto"}}, nil)
 	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
@@ -219,4 +216,113 @@ func TestHundredTestcases(t *testing.T) {
 		assert.Equal(t, "success", r.Status, "%s %s", r.StepKey, r.Error)
 	}
 	t.Logf("100 testcases × (app + 3 built-in evaluators): %s from create to success", took.Round(10*time.Millisecond))
+}
+
+// TestLiveQueryEvaluators: a live run evaluates each window's invocation
+// traces (the registry's ticker publishes a window job per interval; 2 s
+// here): temporal scenarios with the window's start as timestamp, and the
+// run stays running and active.
+func TestLiveQueryEvaluators(t *testing.T) {
+	s := startStackWith(t, []string{"REGISTRY_EVAL_LIVE_INTERVAL=2s"}, "RUNTIME_EVAL_WINDOW_GRACE=1s")
+	key := s.account(t, "live@example.com")
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	qRev := s.saveQuery(t, key, "live")
+	_, evRev := s.workflow(t, key, "evaluator", "echo", mock("echo", nil))
+	id := s.evaluate(t, key, map[string]any{"query_steps": []any{qRev}, "evaluator_steps": map[string]any{evRev: "auto"}},
+		map[string]any{"is_live": true})
+	want := map[string]bool{}
+	for _, c := range []string{"France", "Peru"} {
+		want[s.invokeApp(t, key, appRev, c)] = true
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var evs []result
+	var run map[string]any
+	for {
+		run = s.run(t, key, id)
+		cells := byStep(s.results(t, key, id))
+		seen := 0
+		for _, c := range cells[stepKey(t, run, "input", "")] {
+			if want[c.TraceID] {
+				seen++
+			}
+		}
+		evs = cells[stepKey(t, run, "annotation", evRev)]
+		done := 0
+		for _, c := range evs {
+			if c.Status == "success" {
+				done++
+			}
+		}
+		if seen == 2 && done >= 2 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the live windows never evaluated the traces: %v", cells)
+		time.Sleep(300 * time.Millisecond)
+	}
+	for _, sc := range s.scenarios(t, key, id) {
+		assert.NotNil(t, sc["timestamp"], "a temporal scenario")
+		assert.NotNil(t, sc["interval"])
+	}
+	assert.Equal(t, "running", run["status"], "a live run stays running")
+	assert.Equal(t, true, run["flags"].(map[string]any)["is_active"])
+}
+
+// TestQueueTracesAndTestcases: a queue's traces or testcases (scenarios the
+// registry mints as they are added) get their auto evaluator run; the
+// human one stays pending, the run running.
+func TestQueueTracesAndTestcases(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "queue@example.com")
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, autoRev := s.workflow(t, key, "evaluator", "echo", mock("echo", nil))
+	_, humanRev := s.workflow(t, key, "evaluator", "approval", mock("pass", nil))
+	ts := s.testset(t, key, "capitals", countries(2))
+	tid := s.invokeApp(t, key, appRev, "Chile")
+	for _, kind := range []string{"traces", "testcases"} {
+		t.Run(kind, func(t *testing.T) {
+			q := s.ok(t, "POST", "/api/simple/queues/", key, map[string]any{"queue": map[string]any{"name": kind,
+				"data": map[string]any{"kind": kind, "evaluators": map[string]any{autoRev: "auto", humanRev: "human"}}}}).obj(t, "queue")
+			items := map[string]any{"trace_ids": []any{tid}}
+			n := 1
+			if kind == "testcases" {
+				items = map[string]any{"testcase_ids": []any{ts.testcaseIDs[0], ts.testcaseIDs[1]}}
+				n = 2
+			}
+			s.ok(t, "POST", "/api/simple/queues/"+q["id"].(string)+"/"+kind+"/", key, items)
+			runID := q["run_id"].(string)
+			run := s.run(t, key, runID)
+			deadline := time.Now().Add(30 * time.Second)
+			var evs []result
+			for {
+				evs = byStep(s.results(t, key, runID))[stepKey(t, run, "annotation", autoRev)]
+				done := 0
+				for _, c := range evs {
+					if c.Status == "success" {
+						done++
+					}
+				}
+				if done == n {
+					break
+				}
+				require.True(t, time.Now().Before(deadline), "queue cells: %v", s.results(t, key, runID))
+				time.Sleep(200 * time.Millisecond)
+			}
+			for _, c := range evs {
+				root := s.rootSpan(t, key, c.TraceID)
+				in := ag(root, "data.inputs").(map[string]any)
+				if kind == "traces" {
+					assert.Equal(t, "Chile", in["country"], "the trace's inputs")
+					links, _ := root["links"].([]any)
+					require.Len(t, links, 1)
+					assert.Equal(t, tid, links[0].(map[string]any)["trace_id"])
+				} else {
+					assert.Contains(t, ts.testcaseIDs, in["testcase_id"])
+				}
+			}
+			for _, c := range byStep(s.results(t, key, runID))[stepKey(t, run, "annotation", humanRev)] {
+				assert.Equal(t, "pending", c.Status)
+			}
+			assert.Equal(t, "running", s.run(t, key, runID)["status"], "a queue run stays running while a human cell is pending")
+		})
+	}
 }
