@@ -57,6 +57,11 @@ func familyOf(path string) (fuzzFamily, bool) {
 	simple := strings.HasPrefix(p, "simple/")
 	p = strings.TrimPrefix(p, "simple/")
 	first, _, _ := strings.Cut(p, "/")
+	for _, f := range evalFuzzFamilies {
+		if simple && f.plural == first {
+			return f, simple
+		}
+	}
 	for _, f := range fuzzFamilies {
 		if f.plural == first {
 			return f, simple
@@ -74,6 +79,8 @@ func seedBodies(route string) []string {
 	k := f.key
 	var valid []string
 	switch {
+	case strings.HasPrefix(path, "/simple/evaluations"), strings.HasPrefix(path, "/simple/queues"):
+		valid = evalSeedBodies(method, path)
 	case strings.HasPrefix(path, "/secrets"): // the vault, not a family
 		valid = []string{`{"header":{"name":"Fuzz"},"secret":{"kind":"provider_key","data":{"kind":"openai","provider":{"key":"sk-fz"}}}}`,
 			`{"secret":{"kind":"custom_provider","data":{"kind":"custom","provider":{"url":"http://127.0.0.1:11434/v1","extras":{"X-A":"b"}},"models":[{"slug":"m"}],"provider_slug":"fz"}}}`}
@@ -167,6 +174,7 @@ func makeFixtures(t *testing.T, s *server) fixtures {
 		sid := str(obj(t, s.ok(t, "POST", "/simple/"+f.plural, m{k: m{"slug": "fx-simple-" + k, "name": "Simple", "data": data}}), k)["id"])
 		fx[f.plural] = map[string]string{"$ID": id, "$VID": vid, "$RID": rid, "$SID": sid}
 	}
+	makeEvalFixtures(t, s, fx)
 	return fx
 }
 
