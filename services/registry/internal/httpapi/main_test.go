@@ -38,7 +38,8 @@ type server struct {
 	user    uuid.UUID
 	tracing *fakeTracing     // records the queries /queries retrieve runs
 	pool    *pgxpool.Pool    // the server's database, for tests that need a second connection
-	evals   jetstream.Stream // the EVALS stream the simple evaluations publish to
+	jobs    *evalJobs        // the jobs the /evaluations routes published
+	evals   jetstream.Stream // the EVALS stream the simple evaluations publish to (through NATS)
 }
 
 func newServer(t testing.TB, limits ...tcfile.Limits) *server {
@@ -59,12 +60,13 @@ func newServerWith(t testing.TB, lim tcfile.Limits, opts ...pgstore.Option) *ser
 	reg := versioned.NewService(pgstore.New(pool, opts...))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
 	tr := &fakeTracing{}
+	jobs := &evalJobs{}
 	srv.Echo.Use(recordRoutes)
-	svcs, evals := withSimpleEvaluations(t, withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool), pool)
+	svcs, evals := withSimpleEvaluations(t, withEvaluations(withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool), pool, jobs), pool)
 	httpapi.Register(srv.Echo, token, svcs)
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
-	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool, evals: evals}
+	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool, jobs: jobs, evals: evals}
 }
 
 type resp struct {

@@ -26,6 +26,9 @@ type Services struct {
 	Environments *environments.Service
 	Queries      *queries.Service
 	Secrets      *secrets.Service // the project vault
+	// Evaluations serves the evaluation records (runs, scenarios, results,
+	// metrics, queues) and the runtime worker's internal routes.
+	Evaluations *evaluations.Service
 	// SimpleEvaluations and SimpleQueues serve /simple/evaluations and
 	// /simple/queues over the evaluation records.
 	SimpleEvaluations *evaluations.Simple
@@ -57,6 +60,7 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	newTestsetAPI(s.Testsets).route(e)
 	registerWorkflows(e, s)
 	secretAPI{s.Secrets}.route(e)
+	evaluationAPI{s.Evaluations}.route(e)
 	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
 	simpleQueueAPI{s.SimpleQueues}.route(e)
 }

@@ -349,15 +349,15 @@ func TestSimpleQueuesHTTP(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, r.status, "a default queue is archived, not deleted")
 }
 
-// evalFuzzFamilies are the simple evaluations and queues as the body fuzz
+// simpleEvalFuzzFamilies are the simple evaluations and queues as the body fuzz
 // target names them; their fixtures are an evaluation (a client-driven
 // run with a scenario) and a traces queue ($SID), $RID the testset
 // revision and $ID the evaluator revision their bodies name.
-var evalFuzzFamilies = []fuzzFamily{{"evaluations", "evaluation", ""}, {"queues", "queue", ""}}
+var simpleEvalFuzzFamilies = []fuzzFamily{{"simple-evaluations", "evaluation", ""}, {"simple-queues", "queue", ""}}
 
-// evalSeedBodies are valid bodies of the simple evaluations' and queues'
+// simpleEvalSeedBodies are valid bodies of the simple evaluations' and queues'
 // write routes.
-func evalSeedBodies(method, path string) []string {
+func simpleEvalSeedBodies(method, path string) []string {
 	switch {
 	case strings.HasSuffix(path, "/populate"):
 		return []string{`{"results":[{"scenario_id":"$SCEN","step_key":"$KEY","status":"success"}]}`}
@@ -395,8 +395,8 @@ func evalSeedBodies(method, path string) []string {
 	return []string{`{}`} // start, stop, close, open
 }
 
-// makeEvalFixtures adds the evaluations' and queues' fixtures to fx.
-func makeEvalFixtures(t *testing.T, s *server, fx fixtures) {
+// makeSimpleEvalFixtures adds the evaluations' and queues' fixtures to fx.
+func makeSimpleEvalFixtures(t *testing.T, s *server, fx fixtures) {
 	t.Helper()
 	rid, evID := fx["testsets"]["$RID"], ""
 	ev := obj(t, s.ok(t, "POST", "/simple/evaluators", m{"evaluator": m{"slug": "fx-eval-human", "data": m{"uri": "svc:custom:hook:v0", "url": "https://hooks.example.com/x"}}}), "evaluator")
@@ -409,9 +409,9 @@ func makeEvalFixtures(t *testing.T, s *server, fx fixtures) {
 	q := obj(t, s.ok(t, "POST", "/simple/queues", m{"queue": m{"data": m{"kind": "traces", "evaluators": []string{evID}}}}), "queue")
 	tcs := list(t, obj(t, s.ok(t, "POST", "/testsets/revisions/retrieve", m{"testset_revision_ref": m{"id": rid}}), "testset_revision", "data"), "testcase_ids")
 	common := map[string]string{"$RID": rid, "$ID": evID, "$SCEN": scen, "$KEY": key, "$USER": s.user.String(), "$TC": str(tcs[0])}
-	fx["evaluations"] = map[string]string{"$SID": runID}
-	fx["queues"] = map[string]string{"$SID": str(q["id"])}
-	for _, p := range []string{"evaluations", "queues"} {
+	fx["simple-evaluations"] = map[string]string{"$SID": runID}
+	fx["simple-queues"] = map[string]string{"$SID": str(q["id"])}
+	for _, p := range []string{"simple-evaluations", "simple-queues"} {
 		for k, v := range common {
 			fx[p][k] = v
 		}
