@@ -480,6 +480,21 @@ func TestSimpleQueues(t *testing.T) {
 	assert.Len(t, human.Items, 4, "one pending cell per scenario and repeat")
 	assert.Empty(t, w.newJobs(t), "no auto step: nothing for the workers")
 
+	// Adding a trace again answers its scenario and keeps its cells.
+	done := human.Items[0]
+	done.Status = evaluations.Success
+	_, err = w.svc.UpsertResults(ctx, w.sc, []evaluations.Result{done})
+	require.NoError(t, err)
+	again, err := w.queues.AddItems(ctx, w.sc, uuid.MustParse(tq.ID), evaluations.QueueTraces, []string{traceA, traceB, strings.ToUpper(traceA)})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{scens[0].ID, scens[1].ID}, []string{again[0].ID, again[1].ID})
+	kept, err := w.svc.Result(ctx, w.sc, uuid.MustParse(done.ID))
+	require.NoError(t, err)
+	assert.Equal(t, evaluations.Success, kept.Status, "the annotation done is not reset")
+	p, err := w.svc.QueryScenarios(ctx, w.sc, evaluations.Filter{RunIDs: []uuid.UUID{uuid.MustParse(tq.RunID)}})
+	require.NoError(t, err)
+	assert.Len(t, p.Items, 2)
+
 	_, err = w.queues.AddItems(ctx, w.sc, uuid.MustParse(tq.ID), evaluations.QueueTestcases, []string{uuid.NewString()})
 	assert.Equal(t, http.StatusBadRequest, statusOf(err), "testcases into a traces queue")
 	_, err = w.queues.AddItems(ctx, w.sc, uuid.MustParse(tq.ID), evaluations.QueueTraces, []string{"not-a-trace"})
