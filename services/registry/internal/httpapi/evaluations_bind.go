@@ -173,6 +173,9 @@ func bindFilter(b *wire.Body, key string, kind ev.Kind) (ev.Filter, error) {
 		return f, err
 	}
 	f.IncludeArchived = b.Bool(false, "include_archived")
+	if err := checkDepth(b.Value(key), "body", key); err != nil {
+		return f, err
+	}
 	s := b.Sub(key)
 	if err := wire.ErrOf(b); err != nil || s == nil {
 		return f, err

@@ -254,6 +254,9 @@ func (a evaluationAPI) settle(rq *req) error {
 
 // fail serves POST /internal/evaluations/runs/{id}/fail {error}.
 func (a evaluationAPI) fail(rq *req) error {
+	if err := checkDepth(rq.b.Value("error"), "body", "error"); err != nil {
+		return err
+	}
 	r, err := a.svc.Fail(rq.ctx, rq.sc, rq.id, rq.b.Value("error"))
 	if err != nil {
 		return err
