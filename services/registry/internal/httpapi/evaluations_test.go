@@ -456,6 +456,16 @@ func TestEvaluationWorkerRoutes(t *testing.T) {
 	}
 	res := s.do(t, "POST", "/internal/evaluations/runs/"+uuid.NewString()+"/settle", nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
+
+	// a request the gateway forwarded never reaches the worker's routes
+	req, err := http.NewRequest("POST", s.url+"/internal/evaluations/runs/"+rid+"/fail", strings.NewReader(`{"error":"x"}`))
+	require.NoError(t, err)
+	setScope(req, s)
+	req.Header.Set("X-Forwarded-Host", "gateway.example")
+	fw, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	fw.Body.Close()
+	assert.Equal(t, http.StatusNotFound, fw.StatusCode)
 }
 
 // TestEvaluationBulkAndByIDRoutes covers the bulk and by-id routes the
