@@ -393,6 +393,7 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 		b = append(b, catalogBindings(t, k.Plural, documented)...)
 	}
 	b = append(b, secretBindings()...)
+	b = append(b, evaluationBindings()...)
 	return b
 }
 

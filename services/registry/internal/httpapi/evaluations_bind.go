@@ -40,9 +40,12 @@ func decodeAt(v json.RawMessage, dst any, loc ...any) error {
 	return errs.Field("Input is not valid here: "+err.Error(), nil, loc...)
 }
 
-// maxDepth bounds the nesting of a record's JSON: PostgreSQL parses jsonb
-// recursively and fails past its stack depth, which must be the client's
-// 422, not a 500.
+// maxDepth bounds the nesting of a record's JSON. PostgreSQL parses jsonb
+// recursively and fails past its stack depth (about 20,000 levels with the
+// default max_stack_depth; Go's decoder already stops bodies at 10,000), so
+// this is a margin, not the only guard: records and filters nested deeper
+// than any real one are a 422 naming the field, and the cost of reading
+// them back stays bounded.
 const maxDepth = 128
 
 // depth is the deepest nesting of objects and arrays in v (strings skipped).
@@ -173,6 +176,9 @@ func bindFilter(b *wire.Body, key string, kind ev.Kind) (ev.Filter, error) {
 		return f, err
 	}
 	f.IncludeArchived = b.Bool(false, "include_archived")
+	if err := checkDepth(b.Value(key), "body", key); err != nil {
+		return f, err
+	}
 	s := b.Sub(key)
 	if err := wire.ErrOf(b); err != nil || s == nil {
 		return f, err
