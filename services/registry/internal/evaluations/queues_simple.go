@@ -327,7 +327,7 @@ func (q *SimpleQueues) Create(ctx context.Context, sc scope.Scope, in *SimpleQue
 		}
 		st := Running
 		qs, err := s.svc.EditQueues(ctx, sc, []QueueEdit{{ID: def.ID, Name: in.Name, Description: in.Description,
-			Flags: &QueueFlags{IsDefault: true, IsSequential: seq}, Status: &st, Data: &data}})
+			Flags: &QueueFlagsEdit{IsSequential: &seq}, Status: &st, Data: &data}})
 		if err != nil {
 			return nil, err
 		}
