@@ -394,6 +394,7 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 	}
 	b = append(b, secretBindings()...)
 	b = append(b, evaluationBindings()...)
+	b = append(b, simpleEvaluationBindings()...)
 	return b
 }
 
