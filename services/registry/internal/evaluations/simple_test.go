@@ -582,3 +582,27 @@ func TestParseSimpleQueueRefusals(t *testing.T) {
 		assert.Contains(t, fe[0].Loc, tc.field, name)
 	}
 }
+
+func TestParseSimpleRefusals(t *testing.T) {
+	for name, tc := range map[string]struct {
+		raw string
+		loc []any
+	}{
+		"not an object":   {`[]`, []any{"body", "evaluation"}},
+		"name a number":   {`{"name":1}`, []any{"body", "evaluation", "name"}},
+		"tags a list":     {`{"tags":[]}`, []any{"body", "evaluation", "tags"}},
+		"bad status":      {`{"data":{"status":"done"}}`, []any{"body", "evaluation", "data", "status"}},
+		"steps a string":  {`{"data":{"testset_steps":"x"}}`, []any{"body", "evaluation", "data", "testset_steps"}},
+		"repeats zero":    {`{"data":{"repeats":0}}`, []any{"body", "evaluation", "data", "repeats"}},
+		"repeats a float": {`{"data":{"repeats":1.5}}`, []any{"body", "evaluation", "data", "repeats"}},
+		"batch size 0":    {`{"data":{"concurrency":{"batch_size":0}}}`, []any{"body", "evaluation", "data", "concurrency", "batch_size"}},
+		"retries -1":      {`{"data":{"concurrency":{"max_retries":-1}}}`, []any{"body", "evaluation", "data", "concurrency", "max_retries"}},
+		"is_live a str":   {`{"flags":{"is_live":"yes"}}`, []any{"body", "evaluation", "flags", "is_live"}},
+	} {
+		_, err := evaluations.ParseSimple(json.RawMessage(tc.raw), "body", "evaluation")
+		require.Error(t, err, name)
+		assert.Equal(t, errs.Unprocessable, errs.KindOf(err), name)
+		fe := errs.From(err).Detail.([]errs.FieldError)
+		assert.Equal(t, tc.loc, fe[0].Loc, name)
+	}
+}
