@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
 )
@@ -28,9 +30,18 @@ func (s *Store) Evaluations() *Evaluations { return &Evaluations{pool: s.pool} }
 
 var _ ev.Store = (*Evaluations)(nil)
 
-// InTx runs fn in a transaction (a savepoint inside one).
+// InTx runs fn in a transaction (a savepoint inside one). A deadlock or
+// serialization failure (two writers locking shared rows in opposite
+// orders, say a scenario delete and a result write on it) is a 503 the
+// client may retry, not a 500: nothing was written.
 func (e *Evaluations) InTx(ctx context.Context, fn func(ev.Store) error) error {
-	return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return fn(&Evaluations{pool: tx}) })
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return fn(&Evaluations{pool: tx}) })
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") {
+		return &errs.Error{Kind: errs.Unavailable, Code: "evaluations.retry",
+			Msg: "The write met a concurrent one on the same records and was rolled back; retry it.", Err: err}
+	}
+	return err
 }
 
 const evLifecycleCols = `created_at, updated_at, deleted_at, created_by_id::text, updated_by_id::text, deleted_by_id::text`
