@@ -45,10 +45,9 @@ type Config struct {
 	VaultKey          string        `split_words:"true" desc:"key sealing the project vault's provider keys (AES-256-GCM): base64 of 32 random bytes, e.g. openssl rand -base64 32; required unless REGISTRY_DEV=true"`
 	Dev               bool          `default:"false" desc:"development mode: without REGISTRY_VAULT_KEY the vault seals with a fixed, publicly known key (a warning is logged); never set it in production"`
 	Secrets           SecretLimits
+	Eval              EvalConfig
 	NATS              natsx.Config
 	Evals             evaljobs.Config
-	EvalLiveInterval  time.Duration `split_words:"true" default:"1m" desc:"how often the registry publishes a window job for each active live evaluation run (each covers the interval before it)"`
-	Eval              EvalConfig
 	HTTP              httpx.Config
 	Postgres          pgxutil.Config
 	Log               logx.Config
@@ -66,19 +65,20 @@ type SecretLimits struct {
 	MaxPerProject int `split_words:"true" default:"100" desc:"most secrets (provider keys and custom providers) one project may hold; a create over it is a 409"`
 }
 
-// EvalConfig tunes the evaluation records.
+// EvalConfig tunes the evaluation records and the live runs' ticker.
 type EvalConfig struct {
-	DefaultQueuesForAllRuns bool `split_words:"true" default:"false" desc:"give every evaluation run a default annotation queue, not only runs with a human evaluator step"`
-	QueryLimit              int  `split_words:"true" default:"1000" desc:"most evaluation records one query returns (a larger or absent windowing limit is capped; the answer's windowing resumes)"`
-	MaxBatch                int  `split_words:"true" default:"10000" desc:"most evaluation records one write or delete may carry"`
+	DefaultQueuesForAllRuns bool          `split_words:"true" default:"false" desc:"give every evaluation run a default annotation queue, not only runs with a human evaluator step"`
+	QueryLimit              int           `split_words:"true" default:"1000" desc:"most evaluation records one query returns (a larger or absent windowing limit is capped; the answer's windowing resumes)"`
+	MaxBatch                int           `split_words:"true" default:"10000" desc:"most evaluation records one write or delete may carry"`
+	LiveInterval            time.Duration `split_words:"true" default:"1m" desc:"how often the registry publishes a window job for each active live evaluation run (each covers the interval before it); at least 1s"`
 }
 
 // Validate refuses to start without a usable vault key outside
 // development, and with a live interval under a second (window job ids
 // count in seconds).
 func (c *Config) Validate() error {
-	if c.EvalLiveInterval < time.Second {
-		return fmt.Errorf("REGISTRY_EVAL_LIVE_INTERVAL must be at least 1s, got %s", c.EvalLiveInterval)
+	if c.Eval.LiveInterval < time.Second {
+		return fmt.Errorf("REGISTRY_EVAL_LIVE_INTERVAL must be at least 1s, got %s", c.Eval.LiveInterval)
 	}
 	if c.VaultKey != "" {
 		if _, err := secrets.ParseKey(c.VaultKey); err != nil {
@@ -160,11 +160,11 @@ func run(ctx context.Context, cfg Config) error {
 		Environments:      envs,
 		Queries:           qs,
 		Secrets:           secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
+		Evaluations:       evs,
 		SimpleEvaluations: simple,
 		SimpleQueues:      evaluations.NewSimpleQueues(simple),
-		Evaluations:       evs,
 	})
-	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.EvalLiveInterval, Log: log}
+	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.Eval.LiveInterval, Log: log}
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -326,7 +327,7 @@ func (q *SimpleQueues) Create(ctx context.Context, sc scope.Scope, in *SimpleQue
 		}
 		st := Running
 		qs, err := s.svc.EditQueues(ctx, sc, []QueueEdit{{ID: def.ID, Name: in.Name, Description: in.Description,
-			Flags: &QueueFlags{IsDefault: true, IsSequential: seq}, Status: &st, Data: &data}})
+			Flags: &QueueFlagsEdit{IsSequential: &seq}, Status: &st, Data: &data}})
 		if err != nil {
 			return nil, err
 		}
@@ -440,33 +441,69 @@ func (q *SimpleQueues) AddItems(ctx context.Context, sc scope.Scope, id uuid.UUI
 		return nil, errs.Field("List should have at most "+itoa(maxQueueItems)+" items", nil, "body", field)
 	}
 	inputKey := stepTraces
+	if kind == QueueTestcases {
+		inputKey = stepTestcases
+	}
 	var cells []Result
-	ss := make([]Scenario, len(ids))
+	var ss []Scenario
+	var items []string
+	seen := map[string]bool{}
+	runNS := uuid.MustParse(r.ID)
 	for i, v := range ids {
-		ss[i] = Scenario{RunID: r.ID, Status: Pending}
 		switch kind {
 		case QueueTraces:
 			tid, ok := NormTraceID(v)
 			if !ok {
 				return nil, errs.Field("Input should be a trace id (32 hex characters or a UUID)", v, "body", field, i)
 			}
-			ids[i] = tid
+			v = tid
 		default:
-			inputKey = stepTestcases
 			u, err := parseID(v, "body", field, i)
 			if err != nil {
 				return nil, err
 			}
-			ids[i] = u.String()
+			v = u.String()
 		}
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		// The runtime's scheme for a source item's scenario (UUIDv5 of the
+		// item in the run's namespace): adding a trace or testcase again
+		// answers its scenario instead of a second one.
+		id := uuid.NewSHA1(runNS, []byte(inputKey+":"+strings.TrimSuffix(kind, "s")+":"+v))
+		ss = append(ss, Scenario{ID: id.String(), RunID: r.ID, Status: Pending})
+		items = append(items, v)
 	}
-	created, err := q.s.svc.CreateScenarios(ctx, sc, ss)
+	// Items already in the queue keep their cells (an annotation done
+	// stays done): only new scenarios get theirs.
+	existing, err := q.s.svc.store.Scenarios(ctx, sc.ProjectID, Filter{IDs: scenarioIDs(ss), RunIDs: []uuid.UUID{runNS}, Windowing: upTo(len(ss))})
 	if err != nil {
 		return nil, err
 	}
+	old := map[string]bool{}
+	for _, e := range existing {
+		old[e.ID] = true
+	}
+	var fresh []Scenario
+	var freshItems []string
+	for i := range ss {
+		if !old[ss[i].ID] {
+			fresh, freshItems = append(fresh, ss[i]), append(freshItems, items[i])
+		}
+	}
+	all := scenarioIDs(ss)
+	if len(fresh) == 0 {
+		return existing, nil
+	}
+	created, err := q.s.svc.CreateScenarios(ctx, sc, fresh)
+	if err != nil {
+		return nil, err
+	}
+	items = freshItems
 	for i, scen := range created {
 		c := Result{RunID: r.ID, ScenarioID: scen.ID, StepKey: inputKey, Status: Success}
-		v := ids[i]
+		v := items[i]
 		if kind == QueueTraces {
 			c.TraceID = &v
 		} else {
@@ -499,7 +536,7 @@ func (q *SimpleQueues) AddItems(ctx context.Context, sc scope.Scope, id uuid.UUI
 			return nil, err
 		}
 	}
-	scens, err := q.s.svc.store.Scenarios(ctx, sc.ProjectID, Filter{IDs: scenarioIDs(created), Windowing: upTo(len(created))})
+	scens, err := q.s.svc.store.Scenarios(ctx, sc.ProjectID, Filter{IDs: all, Windowing: upTo(len(all))})
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,7 @@ func TestService(t *testing.T) {
 		{"ClaimRules", ev.Config{}, testClaimRules},
 		{"SettleRules", ev.Config{}, testSettle},
 		{"RefreshWithoutJobsIs503", ev.Config{}, testRefreshNoJobs},
+		{"ADeadlockIsARetryable503", ev.Config{}, testDeadlock},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &world{pool: pool, sc: scope.Scope{ProjectID: uuid.New(), UserID: uuid.New()}, jobs: &recJobs{}}
@@ -245,8 +246,12 @@ func testDefaultQueue(t *testing.T, w *world) {
 	sid := []string{uuid.NewString()}
 	_, err = w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Data: &ev.QueueData{ScenarioIDs: sid}}})
 	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
-	_, err = w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Flags: &ev.QueueFlags{IsDefault: false}}})
+	no, yes := false, true
+	_, err = w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Flags: &ev.QueueFlagsEdit{IsDefault: &no}}})
 	assert.Equal(t, http.StatusConflict, status(t, err))
+	seq, err := w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Flags: &ev.QueueFlagsEdit{IsSequential: &yes}}})
+	require.NoError(t, err, "setting another flag keeps is_default")
+	assert.True(t, seq[0].Flags.IsDefault && seq[0].Flags.IsSequential)
 	_, err = w.svc.DeleteQueues(ctx, w.sc, []uuid.UUID{uuid.MustParse(q.ID)})
 	assert.Equal(t, http.StatusConflict, status(t, err))
 	// A second default queue is a 409.
@@ -655,4 +660,37 @@ func testRefreshNoJobs(t *testing.T, w *world) {
 	require.NoError(t, err)
 	_, err = svc.RefreshMetrics(ctx, w.sc, ev.Filter{RunIDs: []uuid.UUID{uuid.MustParse(r[0].ID)}})
 	assert.Equal(t, http.StatusServiceUnavailable, status(t, err))
+}
+
+// testDeadlock makes the store's transaction the victim of a deadlock
+// (it locks the run, then waits on a scenario another transaction holds,
+// which then waits on the run) and expects a 503 to retry, not a 500.
+func testDeadlock(t *testing.T, w *world) {
+	r := w.run(t, ev.Run{Data: ev.RunData{Steps: steps(false)}})
+	s := w.scenarios(t, r.ID, 1)[0]
+	rid := uuid.MustParse(r.ID)
+	other, err := w.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer other.Rollback(ctx) //nolint:errcheck // after the test's own commit or the deadlock
+	_, err = other.Exec(ctx, `SELECT 1 FROM evaluation_scenarios WHERE project_id = $1 AND id = $2 FOR UPDATE`, w.sc.ProjectID, s.ID)
+	require.NoError(t, err)
+	locked := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- pgstore.New(w.pool).Evaluations().InTx(ctx, func(st ev.Store) error {
+			if _, err := st.LockRuns(ctx, w.sc.ProjectID, []uuid.UUID{rid}, true); err != nil {
+				return err
+			}
+			close(locked)
+			_, err := st.UpdateScenarios(ctx, w.sc.ProjectID, []ev.Scenario{{ID: s.ID, RunID: r.ID, Status: ev.Running}})
+			return err
+		})
+	}()
+	<-locked
+	time.Sleep(200 * time.Millisecond) // the store's transaction waits first, so its deadlock check fires first
+	_, err = other.Exec(ctx, `SELECT 1 FROM evaluation_runs WHERE project_id = $1 AND id = $2 FOR UPDATE`, w.sc.ProjectID, rid)
+	require.NoError(t, err, "the other transaction gets the run once the store's is rolled back")
+	err = <-done
+	assert.Equal(t, http.StatusServiceUnavailable, status(t, err))
+	assert.Equal(t, "evaluations.retry", errs.From(err).Code)
 }

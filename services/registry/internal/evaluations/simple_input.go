@@ -110,6 +110,19 @@ func ParseSimple(raw json.RawMessage, loc ...any) (*SimpleInput, error) {
 		if in.Repeats != nil && (*in.Repeats < 1 || *in.Repeats > MaxRepeats) {
 			return nil, errs.Field("Input should be between 1 and "+itoa(MaxRepeats), *in.Repeats, at("data", "repeats")...)
 		}
+		// The records check these too, but at body.runs.0: checked here
+		// so the error names the evaluation's field.
+		if c := in.Concurrency; c != nil {
+			if c.BatchSize != nil && (*c.BatchSize < 1 || *c.BatchSize > 1000) {
+				return nil, errs.Field("Input should be between 1 and 1000", *c.BatchSize, at("data", "concurrency", "batch_size")...)
+			}
+			if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 100) {
+				return nil, errs.Field("Input should be between 0 and 100", *c.MaxRetries, at("data", "concurrency", "max_retries")...)
+			}
+			if c.RetryDelay != nil && (*c.RetryDelay < 0 || *c.RetryDelay > 3600) {
+				return nil, errs.Field("Input should be between 0 and 3600", *c.RetryDelay, at("data", "concurrency", "retry_delay")...)
+			}
+		}
 	}
 	return in, nil
 }

@@ -480,6 +480,21 @@ func TestSimpleQueues(t *testing.T) {
 	assert.Len(t, human.Items, 4, "one pending cell per scenario and repeat")
 	assert.Empty(t, w.newJobs(t), "no auto step: nothing for the workers")
 
+	// Adding a trace again answers its scenario and keeps its cells.
+	done := human.Items[0]
+	done.Status = evaluations.Success
+	_, err = w.svc.UpsertResults(ctx, w.sc, []evaluations.Result{done})
+	require.NoError(t, err)
+	again, err := w.queues.AddItems(ctx, w.sc, uuid.MustParse(tq.ID), evaluations.QueueTraces, []string{traceA, traceB, strings.ToUpper(traceA)})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{scens[0].ID, scens[1].ID}, []string{again[0].ID, again[1].ID})
+	kept, err := w.svc.Result(ctx, w.sc, uuid.MustParse(done.ID))
+	require.NoError(t, err)
+	assert.Equal(t, evaluations.Success, kept.Status, "the annotation done is not reset")
+	p, err := w.svc.QueryScenarios(ctx, w.sc, evaluations.Filter{RunIDs: []uuid.UUID{uuid.MustParse(tq.RunID)}})
+	require.NoError(t, err)
+	assert.Len(t, p.Items, 2)
+
 	_, err = w.queues.AddItems(ctx, w.sc, uuid.MustParse(tq.ID), evaluations.QueueTestcases, []string{uuid.NewString()})
 	assert.Equal(t, http.StatusBadRequest, statusOf(err), "testcases into a traces queue")
 	_, err = w.queues.AddItems(ctx, w.sc, uuid.MustParse(tq.ID), evaluations.QueueTraces, []string{"not-a-trace"})
@@ -565,5 +580,29 @@ func TestParseSimpleQueueRefusals(t *testing.T) {
 		assert.Equal(t, errs.Unprocessable, errs.KindOf(err), name)
 		fe := errs.From(err).Detail.([]errs.FieldError)
 		assert.Contains(t, fe[0].Loc, tc.field, name)
+	}
+}
+
+func TestParseSimpleRefusals(t *testing.T) {
+	for name, tc := range map[string]struct {
+		raw string
+		loc []any
+	}{
+		"not an object":   {`[]`, []any{"body", "evaluation"}},
+		"name a number":   {`{"name":1}`, []any{"body", "evaluation", "name"}},
+		"tags a list":     {`{"tags":[]}`, []any{"body", "evaluation", "tags"}},
+		"bad status":      {`{"data":{"status":"done"}}`, []any{"body", "evaluation", "data", "status"}},
+		"steps a string":  {`{"data":{"testset_steps":"x"}}`, []any{"body", "evaluation", "data", "testset_steps"}},
+		"repeats zero":    {`{"data":{"repeats":0}}`, []any{"body", "evaluation", "data", "repeats"}},
+		"repeats a float": {`{"data":{"repeats":1.5}}`, []any{"body", "evaluation", "data", "repeats"}},
+		"batch size 0":    {`{"data":{"concurrency":{"batch_size":0}}}`, []any{"body", "evaluation", "data", "concurrency", "batch_size"}},
+		"retries -1":      {`{"data":{"concurrency":{"max_retries":-1}}}`, []any{"body", "evaluation", "data", "concurrency", "max_retries"}},
+		"is_live a str":   {`{"flags":{"is_live":"yes"}}`, []any{"body", "evaluation", "flags", "is_live"}},
+	} {
+		_, err := evaluations.ParseSimple(json.RawMessage(tc.raw), "body", "evaluation")
+		require.Error(t, err, name)
+		assert.Equal(t, errs.Unprocessable, errs.KindOf(err), name)
+		fe := errs.From(err).Detail.([]errs.FieldError)
+		assert.Equal(t, tc.loc, fe[0].Loc, name)
 	}
 }

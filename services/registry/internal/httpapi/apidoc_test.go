@@ -393,6 +393,8 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 		b = append(b, catalogBindings(t, k.Plural, documented)...)
 	}
 	b = append(b, secretBindings()...)
+	b = append(b, evaluationBindings()...)
+	b = append(b, simpleEvaluationBindings()...)
 	return b
 }
 
