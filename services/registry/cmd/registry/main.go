@@ -17,6 +17,7 @@ import (
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/queries"
@@ -42,6 +43,7 @@ type Config struct {
 	VaultKey          string        `split_words:"true" desc:"key sealing the project vault's provider keys (AES-256-GCM): base64 of 32 random bytes, e.g. openssl rand -base64 32; required unless REGISTRY_DEV=true"`
 	Dev               bool          `default:"false" desc:"development mode: without REGISTRY_VAULT_KEY the vault seals with a fixed, publicly known key (a warning is logged); never set it in production"`
 	Secrets           SecretLimits
+	Eval              EvalConfig
 	HTTP              httpx.Config
 	Postgres          pgxutil.Config
 	Log               logx.Config
@@ -57,6 +59,13 @@ type TestsetLimits struct {
 // SecretLimits bound a project's vault.
 type SecretLimits struct {
 	MaxPerProject int `split_words:"true" default:"100" desc:"most secrets (provider keys and custom providers) one project may hold; a create over it is a 409"`
+}
+
+// EvalConfig tunes the evaluation records.
+type EvalConfig struct {
+	DefaultQueuesForAllRuns bool `split_words:"true" default:"false" desc:"give every evaluation run a default annotation queue, not only runs with a human evaluator step"`
+	QueryLimit              int  `split_words:"true" default:"1000" desc:"most evaluation records one query returns (a larger or absent windowing limit is capped; the answer's windowing resumes)"`
+	MaxBatch                int  `split_words:"true" default:"10000" desc:"most evaluation records one write or delete may carry"`
 }
 
 // Validate refuses to start without a usable vault key outside development.
@@ -124,6 +133,10 @@ func run(ctx context.Context, cfg Config) error {
 		Environments: envs,
 		Queries:      queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
 		Secrets:      secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
+		// The job stream (NATS) is wired by the simple evaluations' lane;
+		// until then metrics/refresh answers 503 jobs unavailable.
+		Evaluations: evaluations.NewService(store.Evaluations(), nil, evaluations.Config{
+			DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch}),
 	})
 
 	g, ctx := errgroup.WithContext(ctx)

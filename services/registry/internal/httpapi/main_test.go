@@ -37,6 +37,7 @@ type server struct {
 	user    uuid.UUID
 	tracing *fakeTracing  // records the queries /queries retrieve runs
 	pool    *pgxpool.Pool // the server's database, for tests that need a second connection
+	jobs    *evalJobs     // the evaluation jobs the routes published
 }
 
 func newServer(t testing.TB, limits ...tcfile.Limits) *server {
@@ -57,11 +58,12 @@ func newServerWith(t testing.TB, lim tcfile.Limits, opts ...pgstore.Option) *ser
 	reg := versioned.NewService(pgstore.New(pool, opts...))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
 	tr := &fakeTracing{}
+	jobs := &evalJobs{}
 	srv.Echo.Use(recordRoutes)
-	httpapi.Register(srv.Echo, token, withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool))
+	httpapi.Register(srv.Echo, token, withEvaluations(withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool), pool, jobs))
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
-	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool}
+	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool, jobs: jobs}
 }
 
 type resp struct {

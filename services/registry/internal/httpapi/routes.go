@@ -11,6 +11,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
@@ -25,6 +26,9 @@ type Services struct {
 	Environments *environments.Service
 	Queries      *queries.Service
 	Secrets      *secrets.Service // the project vault
+	// Evaluations serves the evaluation records (runs, scenarios, results,
+	// metrics, queues) and the runtime worker's internal routes.
+	Evaluations *evaluations.Service
 }
 
 // queryText refuses, with a 422 naming the parameter, a query parameter
@@ -52,6 +56,7 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	newTestsetAPI(s.Testsets).route(e)
 	registerWorkflows(e, s)
 	secretAPI{s.Secrets}.route(e)
+	evaluationAPI{s.Evaluations}.route(e)
 }
 
 // registerWorkflows adds the workflow family (workflows, applications,
