@@ -57,6 +57,7 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	registerWorkflows(e, s)
 	secretAPI{s.Secrets}.route(e)
 	evaluationAPI{s.Evaluations}.route(e)
+	evaluationReadAPI{s.Evaluations}.route(e)
 }
 
 // registerWorkflows adds the workflow family (workflows, applications,
