@@ -12,8 +12,8 @@ import (
 
 	"github.com/assayhq/assay/pkg/apidoc"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
-	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"

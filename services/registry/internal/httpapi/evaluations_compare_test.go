@@ -65,12 +65,12 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 		assert.Equal(t, http.StatusConflict, r.status, string(r.body))
 		assert.Contains(t, string(r.body), other)
 		for body, loc := range map[string]string{
-			`{}`:                             `"loc":["body","run_ids"]`,
-			`{"run_ids":"x"}`:                `"loc":["body","run_ids"]`,
-			`{"run_ids":["` + a + `"]}`:      `"loc":["body","run_ids"]`,
-			`{"run_ids":["` + a + `","x"]}`:  `"loc":["body","run_ids",1]`,
+			`{}`:                            `"loc":["body","run_ids"]`,
+			`{"run_ids":"x"}`:               `"loc":["body","run_ids"]`,
+			`{"run_ids":["` + a + `"]}`:     `"loc":["body","run_ids"]`,
+			`{"run_ids":["` + a + `","x"]}`: `"loc":["body","run_ids",1]`,
 			`{"run_ids":["` + uuid.NewString() + `","` + a + `"]}`: `"loc":["body","run_ids",0]`,
-			`not json`:                       "",
+			`not json`: "",
 		} {
 			r := s.do(t, "POST", "/evaluations/runs/compare", body)
 			assert.True(t, r.status == http.StatusUnprocessableEntity || r.status == http.StatusBadRequest, "%s: %d %s", body, r.status, r.body)
