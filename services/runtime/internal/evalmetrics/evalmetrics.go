@@ -114,10 +114,11 @@ const (
 	MaxSpecs  = 50
 )
 
-// ErrTooManyTraces is returned when one step's cells hold more traces than
-// one grouped read takes: exact percentiles over the whole run need them in
-// one read.
-var ErrTooManyTraces = errors.New("evalmetrics: a step has more traces than one analytics read takes (10,000)")
+// ErrTooManyTraces is returned when one group holds more traces than one
+// grouped read takes: a step's run group (Global) over more than 10,000
+// cells, or a time bucket's. Exact percentiles of a group need all its
+// values in one read; scenario groups are spread over reads instead.
+var ErrTooManyTraces = errors.New("evalmetrics: a metrics group has more traces than one analytics read takes (10,000)")
 
 // MissingError lists the cells whose traces were not readable within the
 // wait.
