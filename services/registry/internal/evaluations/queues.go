@@ -15,11 +15,18 @@ type QueueEdit struct {
 	ID          string          `json:"id"`
 	Name        *string         `json:"name"`
 	Description *string         `json:"description"`
-	Flags       *QueueFlags     `json:"flags"`
+	Flags       *QueueFlagsEdit `json:"flags"`
 	Status      *Status         `json:"status"`
 	Data        *QueueData      `json:"data"`
 	Tags        json.RawMessage `json:"tags"`
 	Meta        json.RawMessage `json:"meta"`
+}
+
+// QueueFlagsEdit are the flags a queue edit sets; nil keeps the stored
+// value (so setting is_sequential alone never demotes a default queue).
+type QueueFlagsEdit struct {
+	IsSequential *bool `json:"is_sequential"`
+	IsDefault    *bool `json:"is_default"`
 }
 
 // prepareQueue validates a queue's data at loc: batch_size > 0,
@@ -152,8 +159,13 @@ func (s *Service) EditQueues(ctx context.Context, sc scope.Scope, edits []QueueE
 			if e.Description != nil {
 				q.Description = e.Description
 			}
-			if e.Flags != nil {
-				q.Flags = *e.Flags
+			if f := e.Flags; f != nil {
+				if f.IsSequential != nil {
+					q.Flags.IsSequential = *f.IsSequential
+				}
+				if f.IsDefault != nil {
+					q.Flags.IsDefault = *f.IsDefault
+				}
 			}
 			if e.Status != nil {
 				q.Status = *e.Status

@@ -249,8 +249,11 @@ func (s *Service) Claim(ctx context.Context, sc scope.Scope, in ClaimRequest) ([
 	if in.Worker == "" || len(in.Worker) > maxWorkerLen {
 		return nil, errs.Field("A worker name is 1 to 255 characters", nil, "body", "worker")
 	}
+	if !(in.LeaseSeconds > 0 && in.LeaseSeconds <= maxLease.Seconds()) { // before the conversion, which overflows
+		return nil, errs.Field("Input should be between 0 and 86400 seconds", in.LeaseSeconds, "body", "lease_seconds")
+	}
 	lease := time.Duration(in.LeaseSeconds * float64(time.Second))
-	if lease <= 0 || lease > maxLease {
+	if lease <= 0 {
 		return nil, errs.Field("Input should be between 0 and 86400 seconds", in.LeaseSeconds, "body", "lease_seconds")
 	}
 	if err := s.checkBatch(len(in.Cells), "cells"); err != nil {

@@ -245,8 +245,12 @@ func testDefaultQueue(t *testing.T, w *world) {
 	sid := []string{uuid.NewString()}
 	_, err = w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Data: &ev.QueueData{ScenarioIDs: sid}}})
 	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
-	_, err = w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Flags: &ev.QueueFlags{IsDefault: false}}})
+	no, yes := false, true
+	_, err = w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Flags: &ev.QueueFlagsEdit{IsDefault: &no}}})
 	assert.Equal(t, http.StatusConflict, status(t, err))
+	seq, err := w.svc.EditQueues(ctx, w.sc, []ev.QueueEdit{{ID: q.ID, Flags: &ev.QueueFlagsEdit{IsSequential: &yes}}})
+	require.NoError(t, err, "setting another flag keeps is_default")
+	assert.True(t, seq[0].Flags.IsDefault && seq[0].Flags.IsSequential)
 	_, err = w.svc.DeleteQueues(ctx, w.sc, []uuid.UUID{uuid.MustParse(q.ID)})
 	assert.Equal(t, http.StatusConflict, status(t, err))
 	// A second default queue is a 409.

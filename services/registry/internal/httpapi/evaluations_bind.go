@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -38,18 +40,63 @@ func decodeAt(v json.RawMessage, dst any, loc ...any) error {
 	return errs.Field("Input is not valid here: "+err.Error(), nil, loc...)
 }
 
+// maxDepth bounds the nesting of a record's JSON. PostgreSQL parses jsonb
+// recursively and fails past its stack depth (about 20,000 levels with the
+// default max_stack_depth; Go's decoder already stops bodies at 10,000), so
+// this is a margin, not the only guard: records and filters nested deeper
+// than any real one are a 422 naming the field, and the cost of reading
+// them back stays bounded.
+const maxDepth = 128
+
+// depth is the deepest nesting of objects and arrays in v (strings skipped).
+func depth(v []byte) int {
+	d, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range v {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
+}
+
+// checkDepth refuses v nested deeper than maxDepth, naming loc.
+func checkDepth(v []byte, loc ...any) error {
+	if depth(v) > maxDepth {
+		return errs.Field("JSON should be nested at most 128 levels deep", nil, loc...)
+	}
+	return nil
+}
+
 // items reads body[plural] as a list of T, or body[single] as one T when
 // the list is absent (the reference takes the list; one object is
 // accepted too). Either is required.
 func items[T any](b *wire.Body, plural, single string) ([]T, error) {
 	if v := b.Value(plural); !wire.IsNull(v) {
+		if err := checkDepth(v, "body", plural); err != nil {
+			return nil, err
+		}
 		var raw []json.RawMessage
 		if err := json.Unmarshal(v, &raw); err != nil {
 			return nil, errs.Field("Input should be a valid list", nil, "body", plural)
 		}
 		out := make([]T, len(raw))
 		for i, r := range raw {
-			if len(r) == 0 || r[0] != '{' {
+			if r = bytes.TrimSpace(r); len(r) == 0 || r[0] != '{' {
 				return nil, errs.Field("Input should be a valid dictionary", nil, "body", plural, i)
 			}
 			if err := decodeAt(r, &out[i], "body", plural, i); err != nil {
@@ -74,8 +121,11 @@ func item[T any](b *wire.Body, key string) (T, error) {
 	if wire.IsNull(v) {
 		return out, errs.Field("Field required", nil, "body", key)
 	}
-	if v[0] != '{' {
+	if v = bytes.TrimSpace(v); v[0] != '{' {
 		return out, errs.Field("Input should be a valid dictionary", nil, "body", key)
+	}
+	if err := checkDepth(v, "body", key); err != nil {
+		return out, err
 	}
 	return out, decodeAt(v, &out, "body", key)
 }
@@ -126,6 +176,9 @@ func bindFilter(b *wire.Body, key string, kind ev.Kind) (ev.Filter, error) {
 		return f, err
 	}
 	f.IncludeArchived = b.Bool(false, "include_archived")
+	if err := checkDepth(b.Value(key), "body", key); err != nil {
+		return f, err
+	}
 	s := b.Sub(key)
 	if err := wire.ErrOf(b); err != nil || s == nil {
 		return f, err
@@ -185,6 +238,11 @@ func bindFilter(b *wire.Body, key string, kind ev.Kind) (ev.Filter, error) {
 	}
 	if f.Intervals, err = ints(s, loc, "interval", "intervals"); err != nil {
 		return f, err
+	}
+	for _, n := range append(append([]int{}, f.RepeatIdxs...), f.Intervals...) {
+		if n < 0 || n > math.MaxInt32 {
+			return f, errs.Field("Input should be between 0 and 2147483647", n, "body", key)
+		}
 	}
 	if f.Timestamps, err = times(s, loc, "timestamp", "timestamps"); err != nil {
 		return f, err

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
 	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/wire"
@@ -66,9 +67,21 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.DELETE(p+"/queues/:id", handle(true, deleteOne("queue_id", a.svc.DeleteQueues)))
 	e.POST(p+"/queues/:id/scenarios/query", handle(true, a.queueScenarios))
 	// the runtime's worker (never routed by the gateway)
-	e.POST("/internal/evaluations/runs/:id/settle", handle(true, a.settle))
-	e.POST("/internal/evaluations/runs/:id/fail", handle(true, a.fail))
-	e.POST("/internal/evaluations/results/claim", handle(false, a.claim))
+	e.POST("/internal/evaluations/runs/:id/settle", notForwarded(handle(true, a.settle)))
+	e.POST("/internal/evaluations/runs/:id/fail", notForwarded(handle(true, a.fail)))
+	e.POST("/internal/evaluations/results/claim", notForwarded(handle(false, a.claim)))
+}
+
+// notForwarded answers 404 to a request the gateway forwarded (its proxy
+// always sets X-Forwarded-Host): the gateway routes nothing under
+// /internal, and this is the second lock, as on the vault's reveal.
+func notForwarded(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().Header.Get("X-Forwarded-Host") != "" {
+			return errs.New(errs.NotFound, "registry.not_found", "Not Found")
+		}
+		return h(c)
+	}
 }
 
 // sendOneRaw answers {"count": 1, key: v} or {"count": 0} when v is nil.
@@ -254,6 +267,9 @@ func (a evaluationAPI) settle(rq *req) error {
 
 // fail serves POST /internal/evaluations/runs/{id}/fail {error}.
 func (a evaluationAPI) fail(rq *req) error {
+	if err := checkDepth(rq.b.Value("error"), "body", "error"); err != nil {
+		return err
+	}
 	r, err := a.svc.Fail(rq.ctx, rq.sc, rq.id, rq.b.Value("error"))
 	if err != nil {
 		return err

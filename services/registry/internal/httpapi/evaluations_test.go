@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -455,6 +456,16 @@ func TestEvaluationWorkerRoutes(t *testing.T) {
 	}
 	res := s.do(t, "POST", "/internal/evaluations/runs/"+uuid.NewString()+"/settle", nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
+
+	// a request the gateway forwarded never reaches the worker's routes
+	req, err := http.NewRequest("POST", s.url+"/internal/evaluations/runs/"+rid+"/fail", strings.NewReader(`{"error":"x"}`))
+	require.NoError(t, err)
+	setScope(req, s)
+	req.Header.Set("X-Forwarded-Host", "gateway.example")
+	fw, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	fw.Body.Close()
+	assert.Equal(t, http.StatusNotFound, fw.StatusCode)
 }
 
 // TestEvaluationBulkAndByIDRoutes covers the bulk and by-id routes the
@@ -490,4 +501,39 @@ func TestEvaluationBulkAndByIDRoutes(t *testing.T) {
 	assert.Equal(t, sid, s.ok(t, "DELETE", "/evaluations/scenarios/"+sid, nil)["scenario_id"])
 	assert.EqualValues(t, 0, s.ok(t, "DELETE", "/evaluations/scenarios/"+sid, nil)["count"])
 	assert.Equal(t, rid, s.ok(t, "DELETE", "/evaluations/runs/"+rid, nil)["run_id"])
+}
+
+// TestEvaluationHostileBodies: bodies a client should never send are 4xx
+// naming the field, never a 500.
+func TestEvaluationHostileBodies(t *testing.T) {
+	s := newServer(t)
+	rid := str(s.evalRun(t, m{"data": m{"steps": evalSteps(false)}, "flags": m{"is_active": true}})["id"])
+	sid := s.evalScenario(t, rid)
+	deep := strings.Repeat(`{"a":`, 200) + `1` + strings.Repeat(`}`, 200)
+	for _, c := range []struct{ method, path, body, field string }{
+		{"POST", "/evaluations/results/query", `{"result":{"meta":` + deep + `}}`, `"result"`},
+		{"POST", "/evaluations/runs/query", `{"run":{"references":[` + deep + `]}}`, `"run"`},
+		{"POST", "/evaluations/results/", `{"results":[{"run_id":"` + rid + `","scenario_id":"` + sid + `","step_key":"testset-a","meta":` + deep + `}]}`, `"results"`},
+		{"POST", "/evaluations/runs/", `{"runs":[{"data":{"steps":[{"key":"a","type":"annotation","schemas":{"outputs":` + deep + `}}]}}]}`, `"runs"`},
+		{"POST", "/internal/evaluations/runs/" + rid + "/fail", `{"error":` + deep + `}`, `"error"`},
+		{"POST", "/evaluations/results/query", `{"result":{"repeat_idxs":[1e15]}}`, `"result"`},
+		{"POST", "/evaluations/results/query", `{"result":{"intervals":[-1]}}`, `"result"`},
+		{"POST", "/internal/evaluations/results/claim", `{"run_id":"` + rid + `","worker":"w","lease_seconds":1e300,"cells":[]}`, `"lease_seconds"`},
+		{"POST", "/evaluations/runs/", `{"runs":[{"data":{"repeats":100000}}]}`, `"repeats"`},
+		{"POST", "/evaluations/runs/", `{"runs":[{"tags":{"n":1}}]}`, `"tags"`},
+		{"POST", "/evaluations/runs/", `{"runs":[{"flags":{"is_live":"yes"}}]}`, `"is_live"`},
+		{"POST", "/evaluations/scenarios/", `{"scenarios":[{"run_id":"` + rid + `","timestamp":"yesterday"}]}`, `"scenarios"`},
+		{"POST", "/evaluations/queues/", `{"queues":[{"run_id":"` + rid + `","data":{"user_ids":[["nope"]]}}]}`, `"user_ids"`},
+		{"DELETE", "/evaluations/runs/", `{"run_ids":["nope"]}`, `"run_ids"`},
+		{"DELETE", "/evaluations/runs/", `{}`, `"run_ids"`},
+	} {
+		res := s.do(t, c.method, c.path, c.body)
+		assert.Equal(t, http.StatusUnprocessableEntity, res.status, "%s %s: %.300s", c.method, c.path, res.body)
+		assert.Contains(t, string(res.body), c.field, "%s %s", c.method, c.path)
+	}
+	// a partial flags edit never demotes a default queue
+	hr := str(s.evalRun(t, m{"data": m{"steps": evalSteps(true)}})["id"])
+	qid := str(obj(t, s.ok(t, "GET", "/evaluations/runs/"+hr+"/queues/default", nil), "queue")["id"])
+	q := obj(t, s.ok(t, "PATCH", "/evaluations/queues/"+qid, m{"queue": m{"flags": m{"is_sequential": true}}}), "queue")
+	assert.Equal(t, m{"is_sequential": true, "is_default": true}, m(obj(t, q, "flags")))
 }

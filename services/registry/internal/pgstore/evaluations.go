@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -416,7 +417,9 @@ func cellsJSON(cells []ev.Cell) (string, error) {
 }
 
 // RecomputeScenarios sets each listed scenario's status from its cells in
-// one statement, writing only the rows whose status changes.
+// one statement, writing only the rows whose status changes. It locks the
+// scenarios in id order first, so two transactions recomputing
+// overlapping scenarios queue instead of deadlocking.
 func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, ids []uuid.UUID, expected []ev.Cell) error {
 	if len(ids) == 0 {
 		return nil
@@ -425,7 +428,9 @@ func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, 
 	if err != nil {
 		return err
 	}
-	_, err = e.pool.Exec(ctx, `WITH e AS (SELECT * FROM jsonb_to_recordset($4::jsonb) AS e(k text, r int)),
+	_, err = e.pool.Exec(ctx, `WITH locked AS (
+			SELECT id FROM evaluation_scenarios WHERE project_id = $1 AND run_id = $2 AND id = ANY($3) ORDER BY id FOR UPDATE),
+		e AS (SELECT * FROM jsonb_to_recordset($4::jsonb) AS e(k text, r int)),
 		calc AS (
 			SELECT s.id, CASE
 				WHEN EXISTS (SELECT 1 FROM evaluation_results x WHERE x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id
@@ -434,7 +439,7 @@ func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, 
 					AND x.scenario_id = s.id AND x.step_key = e.k AND x.repeat_idx = e.r
 					WHERE x.id IS NULL OR x.status IN ('pending', 'queued', 'running')) THEN 'pending'
 				ELSE 'success' END AS st
-			FROM evaluation_scenarios s WHERE s.project_id = $1 AND s.run_id = $2 AND s.id = ANY($3))
+			FROM locked JOIN evaluation_scenarios s ON s.project_id = $1 AND s.id = locked.id)
 		UPDATE evaluation_scenarios s SET status = calc.st, updated_at = now()
 		FROM calc WHERE s.project_id = $1 AND s.id = calc.id AND s.status <> calc.st`, p, run, pgUUIDs(ids), js)
 	return err
@@ -476,11 +481,25 @@ type resultRow struct {
 	By         *string         `json:"stamp_by"`
 }
 
-// UpsertResults writes the results on their cells in one statement.
+// UpsertResults writes the results on their cells in one statement, in
+// cell order (as ClaimResults does), so concurrent writers lock the cells
+// they share in the same order.
 func (e *Evaluations) UpsertResults(ctx context.Context, p uuid.UUID, rs []ev.Result) ([]ev.Result, error) {
 	if len(rs) == 0 {
 		return []ev.Result{}, nil
 	}
+	in := rs
+	rs = append([]ev.Result(nil), rs...)
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := &rs[i], &rs[j]
+		if a.ScenarioID != b.ScenarioID {
+			return a.ScenarioID < b.ScenarioID
+		}
+		if a.StepKey != b.StepKey {
+			return a.StepKey < b.StepKey
+		}
+		return a.RepeatIdx < b.RepeatIdx
+	})
 	rows := make([]resultRow, len(rs))
 	for i, x := range rs {
 		rows[i] = resultRow{ID: x.ID, RunID: x.RunID, ScenarioID: x.ScenarioID, StepKey: x.StepKey, RepeatIdx: x.RepeatIdx,
@@ -508,14 +527,31 @@ func (e *Evaluations) UpsertResults(ctx context.Context, p uuid.UUID, rs []ev.Re
 	if err != nil {
 		return nil, err
 	}
-	out, err := collect(q, scanResult)
+	got, err := collect(q, scanResult)
 	switch {
 	case pgxutil.IsForeignKeyViolation(err):
 		return nil, ev.ErrUnknownScenario
 	case pgxutil.IsUniqueViolation(err):
 		return nil, ev.ErrIDTaken
+	case err != nil:
+		return nil, err
 	}
-	return out, err
+	// answer in the caller's order
+	type cell struct {
+		run, scen, step string
+		rep             int
+	}
+	byCell := make(map[cell]ev.Result, len(got))
+	for _, x := range got {
+		byCell[cell{x.RunID, x.ScenarioID, x.StepKey, x.RepeatIdx}] = x
+	}
+	out := make([]ev.Result, 0, len(in))
+	for _, x := range in {
+		if r, ok := byCell[cell{x.RunID, x.ScenarioID, x.StepKey, x.RepeatIdx}]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // Results returns the results matching f.
@@ -562,7 +598,7 @@ func (e *Evaluations) ClaimResults(ctx context.Context, p uuid.UUID, c ev.Claim)
 			created_at, created_by_id)
 		SELECT $1, gen_random_uuid(), run.id, c.scenario_id, c.step_key, c.repeat_idx, 'running',
 			jsonb_build_object('claim', $4::jsonb), $5, $6, $7
-		FROM c, run
+		FROM c, run ORDER BY c.scenario_id, c.step_key COLLATE "C", c.repeat_idx
 		ON CONFLICT (project_id, run_id, scenario_id, step_key, repeat_idx) DO UPDATE SET status = 'running',
 			meta = coalesce(t.meta, '{}'::jsonb) || jsonb_build_object('claim', $4::jsonb), claim_until = $5,
 			updated_at = $6, updated_by_id = $7
