@@ -66,7 +66,8 @@ type CompareScenario struct {
 }
 
 // ScenarioSide is a run's scenario for a testcase, with its per-scenario
-// values keyed by compared step and metric path.
+// values keyed by compared step (its label: the metrics' "step") and
+// metric path.
 type ScenarioSide struct {
 	ScenarioID string                        `json:"scenario_id"`
 	Status     Status                        `json:"status"`
@@ -194,9 +195,36 @@ func (s *Service) Compare(ctx context.Context, sc scope.Scope, runIDs []string) 
 	for i, sd := range sides {
 		out.RunIDs[i] = sd.run.ID
 	}
-	out.Scenarios = sideBySide(sides)
-	out.Metrics = compareMetrics(sides)
+	labels := stepLabels(sides)
+	out.Scenarios = sideBySide(sides, labels)
+	out.Metrics = compareMetrics(sides, labels)
 	return out, nil
+}
+
+// stepLabels names each compared step by the step key of the first run
+// that has it: the metrics' "step" and the scenarios' values keys.
+func stepLabels(sides []*runSide) map[string]string {
+	labels := map[string]string{}
+	for _, sd := range sides {
+		for k, key := range sd.keys {
+			if _, ok := labels[k]; !ok {
+				labels[k] = key
+			}
+		}
+	}
+	return labels
+}
+
+// labelled is a scenario's values keyed by compared step label.
+func labelled(values map[string]map[string]float64, labels map[string]string) map[string]map[string]float64 {
+	if values == nil {
+		return nil
+	}
+	out := make(map[string]map[string]float64, len(values))
+	for k, v := range values {
+		out[labels[k]] = v
+	}
+	return out
 }
 
 // readSide reads a run's scenarios, their testcases and their
@@ -347,12 +375,12 @@ func (sd *runSide) addValues(scenario string, data json.RawMessage, stepKey map[
 
 // sideBySide lines the runs' scenarios up by testcase, in the first run's
 // order, then the testcases only later runs have.
-func sideBySide(sides []*runSide) []CompareScenario {
+func sideBySide(sides []*runSide, labels map[string]string) []CompareScenario {
 	var rows []CompareScenario
 	row := map[string]int{}
 	for i, sd := range sides {
 		for _, sc := range sd.scenarios {
-			entry := &ScenarioSide{ScenarioID: sc.ID, Status: sc.Status, Values: sd.values[sc.ID]}
+			entry := &ScenarioSide{ScenarioID: sc.ID, Status: sc.Status, Values: labelled(sd.values[sc.ID], labels)}
 			tc, ok := sd.testcase[sc.ID]
 			if ok {
 				if at, found := row[tc]; found && rows[at].Runs[i] == nil {
@@ -377,7 +405,7 @@ func sideBySide(sides []*runSide) []CompareScenario {
 
 // compareMetrics is each compared step's metrics across the runs: the
 // steps and paths of the first run that has them, in key and path order.
-func compareMetrics(sides []*runSide) []CompareMetric {
+func compareMetrics(sides []*runSide, labels map[string]string) []CompareMetric {
 	type kp struct{ key, path string }
 	types := map[kp]string{}
 	for _, sd := range sides {
@@ -401,7 +429,7 @@ func compareMetrics(sides []*runSide) []CompareMetric {
 	})
 	out := make([]CompareMetric, 0, len(list))
 	for _, k := range list {
-		m := CompareMetric{Path: k.path, Type: types[k], Kind: TypeAnnotation}
+		m := CompareMetric{Step: labels[k.key], Path: k.path, Type: types[k], Kind: TypeAnnotation}
 		if k.key == TypeInvocation {
 			m.Kind = TypeInvocation
 		}
@@ -425,9 +453,6 @@ func compareMetrics(sides []*runSide) []CompareMetric {
 		}
 		for i, sd := range sides {
 			side := MetricSide{RunID: sd.run.ID, StepKey: sd.keys[k.key], Count: len(vals[i])}
-			if m.Step == "" && side.StepKey != "" {
-				m.Step = side.StepKey
-			}
 			if len(vals[i]) > 0 {
 				mean, _ := meanVar(vals[i])
 				side.Mean = &mean

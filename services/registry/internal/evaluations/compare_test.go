@@ -151,9 +151,9 @@ func TestCompare(t *testing.T) {
 		require.NotNil(t, first.TestcaseID)
 		assert.Equal(t, tc[0], *first.TestcaseID)
 		require.Len(t, first.Runs, 3)
-		assert.Equal(t, 0.5, first.Runs[0].Values["annotation:0193e8a0-0000-7000-8000-00000000e7a1"][scorePath])
-		assert.Equal(t, 1.0, first.Runs[1].Values["annotation:0193e8a0-0000-7000-8000-00000000e7a1"][scorePath])
-		assert.Equal(t, 1.0, first.Runs[2].Values["annotation:0193e8a0-0000-7000-8000-00000000e7a1"][scorePath])
+		assert.Equal(t, 0.5, first.Runs[0].Values["evaluator-exact"][scorePath])
+		assert.Equal(t, 1.0, first.Runs[1].Values["evaluator-exact"][scorePath])
+		assert.Equal(t, 1.0, first.Runs[2].Values["evaluator-exact"][scorePath])
 		third := got.Scenarios[2]
 		assert.Equal(t, tc[2], *third.TestcaseID)
 		assert.Equal(t, ev.Errors, third.Runs[0].Status, "A's evaluator failed there")
@@ -215,6 +215,10 @@ func TestCompare(t *testing.T) {
 		// A: 100, 200, 300, 400 by testcase; B (reversed order): 400, 300, 200, 100
 		assert.InDelta(t, 0, *m.Runs[1].Delta, 1e-12)
 		assert.InDelta(t, 250, *m.Runs[1].Mean, 1e-12)
+		first := got.Scenarios[0] // tc0: A's first scenario, B's fourth
+		assert.Equal(t, 100.0, first.Runs[0].Values["application-a"]["attributes.ag.metrics.duration.cumulative"])
+		assert.Equal(t, 400.0, first.Runs[1].Values["application-a"]["attributes.ag.metrics.duration.cumulative"],
+			"values are keyed by the compared step's label, whatever the run's own step key")
 	})
 
 	t.Run("categorical metrics have no mean", func(t *testing.T) {
