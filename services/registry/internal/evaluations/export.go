@@ -18,9 +18,9 @@ import (
 )
 
 // Export of a run's scenarios × steps (issue 14 point 8, ours), streamed:
-// one row per scenario, read page by page (scenarios, then their cells and
-// metrics) and written as read, so a run of any size is exported in
-// bounded memory.
+// one row per scenario in scenario id order, read page by page (scenarios,
+// then their cells and metrics) and written as read, so a run of any size
+// is exported in bounded memory.
 //
 // Columns: scenario_id, status, testcase_id; then, for every expected
 // cell (every step at every repeat, the invocation at repeat 0 unless
