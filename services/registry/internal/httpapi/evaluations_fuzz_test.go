@@ -43,6 +43,8 @@ func evalSeeds(method, path string) []string {
 			`{"run":{"references":[{"id":"0190f0a0-0000-7000-8000-000000000009"}],"flags":{"has_human":true},"tags":{"t":"v"}}}`,
 			`{"result":{"run_id":"$RUN","step_keys":["application-a"],"repeat_idxs":[0],"trace_ids":["0x0123456789abcdef0123456789abcdef"]}}`,
 			`{"queue":{"run_ids":["$RUN"],"include_archived":true},"metric":{"run_id":"$RUN","intervals":[1]}}`}
+	case strings.HasSuffix(path, "/runs/compare"):
+		return []string{`{"run_ids":["$RUN","$RUN"]}`, `{"run_ids":["$RUN","0190f0a0-0000-7000-8000-000000000009"]}`}
 	case strings.Contains(path, "/runs"):
 		if method == "POST" {
 			return []string{`{"runs":[{"name":"fz","flags":{"is_live":true},"tags":{"t":"v"},"meta":{"m":1},"data":{"steps":` + steps + `,"repeats":2,"concurrency":{"batch_size":3},"mappings":[{"column":{"kind":"query","name":"data"},"step":{"key":"testset-a","path":"attributes.ag.data"}}]}}]}`}

@@ -63,6 +63,7 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	evaluationAPI{s.Evaluations}.route(e)
 	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
 	simpleQueueAPI{s.SimpleQueues}.route(e)
+	evaluationReadAPI{s.Evaluations}.route(e)
 }
 
 // registerWorkflows adds the workflow family (workflows, applications,

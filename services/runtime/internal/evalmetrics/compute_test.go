@@ -208,6 +208,21 @@ func TestCompute(t *testing.T) {
 		assert.Len(t, only.Scenarios, 4)
 	})
 
+	t.Run("scenario and time groups spread over reads", func(t *testing.T) {
+		counted := &countReads{Analytics: c.Tracing}
+		small := &evalmetrics.Computer{Tracing: counted, MaxTraces: 3}
+		spread, err := small.Compute(ctx, tr.sc, steps, cells, evalmetrics.PerScenario|evalmetrics.PerTimestamp)
+		require.NoError(t, err)
+		// Per step: s1-s3 | s4 and the first bucket (s1, s2) | the second
+		// bucket (s3, s4): three reads of at most three traces.
+		assert.Equal(t, 6, counted.reads, "two steps, three reads each")
+		assert.LessOrEqual(t, counted.most, 3)
+		assert.Equal(t, res.Scenarios, spread.Scenarios, "four scenarios of one trace each, three per read")
+		assert.Equal(t, res.Temporal, spread.Temporal, "two buckets of two traces, one per read")
+		_, err = small.Compute(ctx, tr.sc, steps, cells, evalmetrics.Global)
+		assert.ErrorIs(t, err, evalmetrics.ErrTooManyTraces, "the run's four traces are one group")
+	})
+
 	t.Run("a trace that never arrives is named", func(t *testing.T) {
 		short := &evalmetrics.Computer{Tracing: c.Tracing, Wait: 500 * time.Millisecond, Poll: 100 * time.Millisecond}
 		lost := evalmetrics.Cell{ScenarioID: "s5", StepKey: "evaluator-a", TraceID: traceID(99)}
@@ -239,4 +254,22 @@ func TestCompute(t *testing.T) {
 		assert.Equal(t, 1.75, stat(res.Global, "evaluator-a", out+".score")["sum"])
 		assert.Equal(t, 3.0, stat(res.Global, "evaluator-a", out+".label")["count"], "a string leaf now")
 	})
+}
+
+// countReads counts the grouped reads and their largest trace count.
+type countReads struct {
+	evalmetrics.Analytics
+	reads, most int
+}
+
+func (c *countReads) Groups(ctx context.Context, sc scope.Scope, specs []evalmetrics.Spec, groups map[string][]string) (map[string]evalmetrics.Group, error) {
+	c.reads++
+	distinct := map[string]bool{}
+	for _, ids := range groups {
+		for _, id := range ids {
+			distinct[id] = true
+		}
+	}
+	c.most = max(c.most, len(distinct))
+	return c.Analytics.Groups(ctx, sc, specs, groups)
 }

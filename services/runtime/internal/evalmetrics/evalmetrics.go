@@ -114,10 +114,11 @@ const (
 	MaxSpecs  = 50
 )
 
-// ErrTooManyTraces is returned when one step's cells hold more traces than
-// one grouped read takes: exact percentiles over the whole run need them in
-// one read.
-var ErrTooManyTraces = errors.New("evalmetrics: a step has more traces than one analytics read takes (10,000)")
+// ErrTooManyTraces is returned when one group holds more traces than one
+// grouped read takes: a step's run group (Global) over more than 10,000
+// cells, or a time bucket's. Exact percentiles of a group need all its
+// values in one read; scenario groups are spread over reads instead.
+var ErrTooManyTraces = errors.New("evalmetrics: a metrics group has more traces than one analytics read takes (10,000)")
 
 // MissingError lists the cells whose traces were not readable within the
 // wait.
@@ -146,6 +147,9 @@ type Computer struct {
 	// Wait bounds how long Compute waits for traces to be readable
 	// (default 30 s); Poll is the pause between reads (default 250 ms).
 	Wait, Poll time.Duration
+	// MaxTraces is the most distinct traces of one read (default, and at
+	// most, the tracing service's MaxTraces).
+	MaxTraces int
 }
 
 // DefaultSpecs are the four specs every step gets (reference §4.5).
@@ -274,23 +278,33 @@ const (
 	timeGroup     = "t:"
 )
 
-// stepRead is one step's groups: the run's traces and, per level, theirs.
+// stepRead is one grouped read of a step: some of its groups (the run
+// group, scenario groups, time groups) whose traces together stay within
+// MaxTraces, with its cells (a cell may be in several reads).
 type stepRead struct {
 	step   Step
 	specs  []Spec
 	cells  []Cell
 	groups map[string][]string
+	ids    []string // the distinct trace ids of the groups
+	listed int      // the ids listed over the groups, repeats included
 }
 
 // Compute computes the levels' metrics of the steps over the cells'
-// traces: one grouped read per step (and per 50 specs), for the steps of
-// type invocation and annotation (an input cell's trace is a source, not
-// the run's work). Cells of other steps, and without a trace, are skipped.
-// It waits (bounded by Wait) until every trace is readable, and fails with
-// a *MissingError naming the cells whose traces are not; ErrTooManyTraces
-// when a step has more than MaxTraces traces.
+// traces, for the steps of type invocation and annotation (an input
+// cell's trace is a source, not the run's work); cells of other steps,
+// and without a trace, are skipped. A step is one grouped read (per 50
+// specs) when its traces fit one, else its scenario and time groups are
+// spread over several reads. It waits (bounded by Wait) until every trace
+// is readable, and fails with a *MissingError naming the cells whose
+// traces are not; with ErrTooManyTraces when one group (the run's, with
+// Global, or a time bucket) has more than MaxTraces traces.
 func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, cells []Cell, levels Levels) (Result, error) {
-	reads, err := plan(steps, cells, levels)
+	limit := MaxTraces
+	if c.MaxTraces > 0 && c.MaxTraces < limit {
+		limit = c.MaxTraces
+	}
+	reads, err := plan(steps, cells, levels, limit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -305,8 +319,8 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 		res.Temporal = map[time.Time]Data{}
 	}
 	// The happy path is one read per step: the traces are usually stored
-	// by the time a slice ends. Steps read short wait together, then are
-	// read again.
+	// by the time a slice ends. Reads that come back short wait together,
+	// then are read again.
 	all := make([]map[string]Group, len(reads))
 	var short []*stepRead
 	var shortIdx []int
@@ -316,7 +330,7 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 			return Result{}, err
 		}
 		all[i] = got
-		if got[groupRun].Roots < len(r.cells) {
+		if roots(got) < r.listed {
 			short, shortIdx = append(short, r), append(shortIdx, i)
 		}
 	}
@@ -333,8 +347,7 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 		}
 	}
 	for i, r := range reads {
-		merged := all[i]
-		for name, g := range merged {
+		for name, g := range all[i] {
 			switch {
 			case name == groupRun:
 				if res.Global != nil {
@@ -357,6 +370,16 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 		}
 	}
 	return res, nil
+}
+
+// roots sums the groups' roots: it equals the ids listed once every
+// listed trace is stored.
+func roots(groups map[string]Group) int {
+	n := 0
+	for _, g := range groups {
+		n += g.Roots
+	}
+	return n
 }
 
 // read is one step's groups over all its specs, MaxSpecs per call.
@@ -385,10 +408,16 @@ func (c *Computer) read(ctx context.Context, sc scope.Scope, r *stepRead) (map[s
 	return merged, nil
 }
 
-// plan groups the cells per step and level.
-func plan(steps []Step, cells []Cell, levels Levels) ([]*stepRead, error) {
-	byKey := map[string]*stepRead{}
-	var reads []*stepRead
+// plan groups each step's cells per level and packs the groups into
+// reads of at most limit distinct traces: the run group first (alone
+// if need be), then the time and scenario groups in name order.
+func plan(steps []Step, cells []Cell, levels Levels, limit int) ([]*stepRead, error) {
+	type stepCells struct {
+		step  Step
+		cells []Cell
+	}
+	byKey := map[string]*stepCells{}
+	var order []*stepCells
 	for _, s := range steps {
 		if s.Type != "invocation" && s.Type != "annotation" {
 			continue
@@ -396,41 +425,87 @@ func plan(steps []Step, cells []Cell, levels Levels) ([]*stepRead, error) {
 		if _, dup := byKey[s.Key]; dup {
 			continue
 		}
-		r := &stepRead{step: s, specs: Specs(s), groups: map[string][]string{groupRun: {}}}
-		byKey[s.Key] = r
-		reads = append(reads, r)
+		sc := &stepCells{step: s}
+		byKey[s.Key] = sc
+		order = append(order, sc)
 	}
 	for _, cell := range cells {
-		r := byKey[cell.StepKey]
-		if r == nil || cell.TraceID == "" {
-			continue
-		}
-		r.cells = append(r.cells, cell)
-		r.groups[groupRun] = append(r.groups[groupRun], cell.TraceID)
-		if levels&PerScenario != 0 && cell.ScenarioID != "" {
-			name := scenarioGroup + cell.ScenarioID
-			r.groups[name] = append(r.groups[name], cell.TraceID)
-		}
-		if levels&PerTimestamp != 0 && cell.Timestamp != nil {
-			name := timeGroup + strconv.FormatInt(cell.Timestamp.UnixNano(), 10)
-			r.groups[name] = append(r.groups[name], cell.TraceID)
+		if sc := byKey[cell.StepKey]; sc != nil && cell.TraceID != "" {
+			cell.TraceID = strings.ToLower(cell.TraceID)
+			sc.cells = append(sc.cells, cell)
 		}
 	}
-	for _, r := range reads {
-		distinct := map[string]bool{}
-		for _, id := range r.groups[groupRun] {
-			distinct[strings.ToLower(id)] = true
+	var reads []*stepRead
+	for _, sc := range order {
+		groups := map[string][]string{}
+		members := map[string][]Cell{} // the cells behind each group
+		add := func(name string, cell Cell) {
+			groups[name] = append(groups[name], cell.TraceID)
+			members[name] = append(members[name], cell)
 		}
-		if len(distinct) > MaxTraces {
-			return nil, fmt.Errorf("step %s, %d traces: %w", r.step.Key, len(distinct), ErrTooManyTraces)
+		if levels&Global != 0 {
+			groups[groupRun] = []string{} // a step without cells still has (empty) run metrics
+		}
+		for _, cell := range sc.cells {
+			if levels&Global != 0 {
+				add(groupRun, cell)
+			}
+			if levels&PerScenario != 0 && cell.ScenarioID != "" {
+				add(scenarioGroup+cell.ScenarioID, cell)
+			}
+			if levels&PerTimestamp != 0 && cell.Timestamp != nil {
+				add(timeGroup+strconv.FormatInt(cell.Timestamp.UnixNano(), 10), cell)
+			}
+		}
+		names := make([]string, 0, len(groups))
+		for name := range groups {
+			if name != groupRun {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		if _, ok := groups[groupRun]; ok {
+			names = append([]string{groupRun}, names...)
+		}
+		specs := Specs(sc.step)
+		var cur *stepRead
+		var curIDs map[string]bool
+		for _, name := range names {
+			distinct := map[string]bool{}
+			for _, id := range groups[name] {
+				distinct[id] = true
+			}
+			if len(distinct) > limit {
+				return nil, fmt.Errorf("step %s, group %s, %d traces: %w", sc.step.Key, name, len(distinct), ErrTooManyTraces)
+			}
+			fresh := 0
+			for id := range distinct {
+				if cur == nil || !curIDs[id] {
+					fresh++
+				}
+			}
+			if cur == nil || len(curIDs)+fresh > limit {
+				cur = &stepRead{step: sc.step, specs: specs, groups: map[string][]string{}}
+				curIDs = map[string]bool{}
+				reads = append(reads, cur)
+			}
+			cur.groups[name] = groups[name]
+			cur.listed += len(groups[name])
+			for id := range distinct {
+				if !curIDs[id] {
+					curIDs[id] = true
+					cur.ids = append(cur.ids, id)
+				}
+			}
+			cur.cells = append(cur.cells, members[name]...)
 		}
 	}
 	return reads, nil
 }
 
-// waitReadable reads each step's run group with the cheapest spec until
-// its roots equal its cells, or Wait passes; it then names the missing
-// cells, found with one group per trace.
+// waitReadable reads each read's traces with the cheapest spec until all
+// have their root, or Wait passes; it then names the missing cells, found
+// with one group per trace.
 func (c *Computer) waitReadable(ctx context.Context, sc scope.Scope, reads []*stepRead) error {
 	wait, poll := c.Wait, c.Poll
 	if wait <= 0 {
@@ -445,14 +520,14 @@ func (c *Computer) waitReadable(ctx context.Context, sc scope.Scope, reads []*st
 	for {
 		var still []*stepRead
 		for _, r := range pending {
-			if len(r.cells) == 0 {
+			if len(r.ids) == 0 {
 				continue
 			}
-			got, err := c.Tracing.Groups(ctx, sc, probe, map[string][]string{groupRun: r.groups[groupRun]})
+			got, err := c.Tracing.Groups(ctx, sc, probe, map[string][]string{groupRun: r.ids})
 			if err != nil {
 				return fmt.Errorf("metrics of step %s: %w", r.step.Key, err)
 			}
-			if got[groupRun].Roots < len(r.cells) {
+			if got[groupRun].Roots < len(r.ids) {
 				still = append(still, r)
 			}
 		}
@@ -470,17 +545,20 @@ func (c *Computer) waitReadable(ctx context.Context, sc scope.Scope, reads []*st
 		}
 	}
 	missing := &MissingError{Wait: wait}
+	seen := map[Cell]bool{}
 	for _, r := range pending {
-		groups := map[string][]string{}
-		for _, cell := range r.cells {
-			groups[strings.ToLower(cell.TraceID)] = []string{cell.TraceID}
+		groups := make(map[string][]string, len(r.ids))
+		for _, id := range r.ids {
+			groups[id] = []string{id}
 		}
 		got, err := c.Tracing.Groups(ctx, sc, probe, groups)
 		if err != nil {
 			return fmt.Errorf("metrics of step %s: %w", r.step.Key, err)
 		}
 		for _, cell := range r.cells {
-			if got[strings.ToLower(cell.TraceID)].Roots == 0 {
+			key := Cell{ScenarioID: cell.ScenarioID, StepKey: cell.StepKey, TraceID: cell.TraceID}
+			if got[cell.TraceID].Roots == 0 && !seen[key] {
+				seen[key] = true
 				missing.Cells = append(missing.Cells, cell)
 			}
 		}
