@@ -23,7 +23,7 @@ const outputsWait = 30 * time.Second
 func (e *cellRun) run(exec, ctx context.Context, c evalclient.Cell, step *evalclient.Step, src *source, byCell map[evalclient.Cell]*evalclient.Result) {
 	j := e.j
 	res := evalclient.Result{RunID: j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
-		Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval}
+		Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval, Meta: j.x.workerMeta()}
 	app, err := e.invocation(exec, c, step, src, byCell, &res)
 	switch {
 	case exec.Err() != nil && ctx.Err() == nil:

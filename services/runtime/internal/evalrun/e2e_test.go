@@ -249,6 +249,9 @@ type result struct {
 	TestcaseID string          `json:"testcase_id"`
 	HashID     string          `json:"hash_id"`
 	Error      json.RawMessage `json:"error"`
+	Meta       struct {
+		Worker string `json:"worker"`
+	} `json:"meta"`
 }
 
 func (s *stack) results(t *testing.T, key, runID string) []result {

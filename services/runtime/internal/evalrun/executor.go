@@ -12,6 +12,7 @@ package evalrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -94,6 +95,13 @@ func (x *Executor) Handle(ctx, drain context.Context, job evaljob.Job) error {
 		return j.process(ctx)
 	}
 	return fmt.Errorf("evalrun: unknown job kind %q", job.Kind)
+}
+
+// workerMeta is the meta of a result this worker executed: which worker
+// ran it (the write replaces the claim's meta).
+func (x *Executor) workerMeta() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"worker": x.Worker})
+	return b
 }
 
 func scopeOf(job evaljob.Job) (scope.Scope, error) {

@@ -168,7 +168,7 @@ func TestWorkerKilledMidRunIsResumed(t *testing.T) {
 func TestTwoWorkersNeverRunACellTwice(t *testing.T) {
 	s := startStack(t, "RUNTIME_EVAL_CHUNK=4")
 	s.worker(t, "RUNTIME_EVAL_CHUNK=4")
-	s.llm.SetDelay(20 * time.Millisecond)
+	s.llm.SetDelay(100 * time.Millisecond)
 	key := s.account(t, "two@example.com")
 	const n = 40
 	ts := s.testset(t, key, "many", countries(n))
@@ -181,9 +181,15 @@ func TestTwoWorkersNeverRunACellTwice(t *testing.T) {
 	assert.Equal(t, n, appCalls(s.llm), "one model call per app cell")
 	rs := s.results(t, key, id)
 	assert.Len(t, rs, 3*n)
+	workers := map[string]int{}
 	for _, r := range rs {
 		assert.Equal(t, "success", r.Status)
+		if r.TestcaseID == "" {
+			workers[r.Meta.Worker]++
+		}
 	}
+	assert.Len(t, workers, 2, "both workers ran cells: %v", workers)
+	t.Logf("cells per worker: %v", sorted(workers))
 }
 
 // TestRerunFailedCellsMergesIntoTheRun: app cells that failed (the model
