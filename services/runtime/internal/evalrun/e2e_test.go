@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -84,9 +85,10 @@ func (s *stack) worker(t *testing.T, extra ...string) *svctest.Service {
 		append(append([]string{}, workerEnv...), extra...)...)...)
 	w := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", Env: env})
 	s.workers = append(s.workers, w)
-	// The worker's log, when the test failed, before the stack stops.
+	// The worker's log, when the test failed (or EVALRUN_E2E_LOGS is
+	// set, e.g. to read a -race build's reports), before the stack stops.
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv("EVALRUN_E2E_LOGS") != "" {
 			t.Logf("runtime %s log:\n%s", w.URL, w.Log())
 		}
 	})
