@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/assayhq/assay/pkg/spanmodel"
@@ -37,17 +38,72 @@ func (e *cellRun) run(exec, ctx context.Context, c evalclient.Cell, step *evalcl
 	default:
 		res.Status = evalclient.Success
 	}
-	if err := j.x.Client.WriteResults(ctx, j.sc, []evalclient.Result{res}); err != nil {
+	e.out.add(ctx, res, app)
+}
+
+// resultBuffer gathers the results of a pass's cells and writes them in
+// batches (flushEvery or flushSize, whichever first), so a chunk's cells
+// cost a few registry writes instead of one each; the pass ends with a
+// flush, so the next pass reads every result. An application cell's
+// outputs are kept for its evaluators once its result is written.
+type resultBuffer struct {
+	e       *cellRun
+	wmu     sync.Mutex // one write at a time: the pass's last flush waits for a timed one
+	mu      sync.Mutex
+	pending []evalclient.Result
+	apps    []*appResult
+	timer   *time.Timer
+}
+
+const (
+	flushSize  = 50
+	flushEvery = 200 * time.Millisecond
+)
+
+func (b *resultBuffer) add(ctx context.Context, res evalclient.Result, app *appResult) {
+	b.mu.Lock()
+	b.pending = append(b.pending, res)
+	b.apps = append(b.apps, app)
+	full := len(b.pending) >= flushSize
+	if !full && b.timer == nil {
+		b.timer = time.AfterFunc(flushEvery, func() { b.flush(ctx) })
+	}
+	b.mu.Unlock()
+	if full {
+		b.flush(ctx)
+	}
+}
+
+// flush writes what is gathered; a failed write is logged (its cells stay
+// claimed, so another job takes them once the lease is over).
+func (b *resultBuffer) flush(ctx context.Context) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	b.mu.Lock()
+	rs, apps := b.pending, b.apps
+	b.pending, b.apps = nil, nil
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	b.mu.Unlock()
+	if len(rs) == 0 {
+		return
+	}
+	j := b.e.j
+	if err := j.x.Client.WriteResults(ctx, j.sc, rs); err != nil {
 		if !errors.Is(err, evalclient.ErrClosed) && j.x.Log != nil {
-			j.x.Log.Error("evaluation result not written", "run_id", j.job.RunID, "scenario_id", c.ScenarioID, "step_key", c.StepKey, "err", err)
+			j.x.Log.Error("evaluation results not written", "run_id", j.job.RunID, "cells", len(rs), "err", err)
 		}
 		return
 	}
-	if app != nil && res.Status == evalclient.Success {
-		e.mu.Lock()
-		e.apps[c] = *app
-		e.mu.Unlock()
+	b.e.mu.Lock()
+	for i, r := range rs {
+		if apps[i] != nil && r.Status == evalclient.Success {
+			b.e.apps[r.Of()] = *apps[i]
+		}
 	}
+	b.e.mu.Unlock()
 }
 
 // cellError is a failed invocation's status.

@@ -258,24 +258,48 @@ type result struct {
 
 func (s *stack) results(t *testing.T, key, runID string) []result {
 	t.Helper()
-	r := s.ok(t, "POST", "/api/evaluations/results/query", key, map[string]any{"result": map[string]any{"run_id": runID},
-		"windowing": map[string]any{"limit": 10000}})
-	var out struct {
-		Results []result `json:"results"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &out))
-	return out.Results
+	var all []result
+	s.pages(t, key, "/api/evaluations/results/query", "result", runID, func(b []byte) {
+		var out struct {
+			Results []result `json:"results"`
+		}
+		require.NoError(t, json.Unmarshal(b, &out))
+		all = append(all, out.Results...)
+	})
+	return all
 }
 
 func (s *stack) scenarios(t *testing.T, key, runID string) []map[string]any {
 	t.Helper()
-	r := s.ok(t, "POST", "/api/evaluations/scenarios/query", key, map[string]any{"scenario": map[string]any{"run_id": runID},
-		"windowing": map[string]any{"limit": 10000}})
-	var out struct {
-		Scenarios []map[string]any `json:"scenarios"`
+	var all []map[string]any
+	s.pages(t, key, "/api/evaluations/scenarios/query", "scenario", runID, func(b []byte) {
+		var out struct {
+			Scenarios []map[string]any `json:"scenarios"`
+		}
+		require.NoError(t, json.Unmarshal(b, &out))
+		all = append(all, out.Scenarios...)
+	})
+	return all
+}
+
+// pages reads a records query of one run page after page (the answer's
+// windowing is the next request's).
+func (s *stack) pages(t *testing.T, key, path, filter, runID string, read func([]byte)) {
+	t.Helper()
+	var win any = map[string]any{"limit": 1000}
+	for range 100 {
+		r := s.ok(t, "POST", path, key, map[string]any{filter: map[string]any{"run_id": runID}, "windowing": win})
+		read(r.body)
+		var next struct {
+			Windowing json.RawMessage `json:"windowing"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &next))
+		if len(next.Windowing) == 0 || string(next.Windowing) == "null" {
+			return
+		}
+		win = next.Windowing
 	}
-	require.NoError(t, json.Unmarshal(r.body, &out))
-	return out.Scenarios
+	t.Fatalf("%s: more than 100 pages", path)
 }
 
 // byStep groups results by step key.

@@ -216,12 +216,16 @@ func TestHundredTestcases(t *testing.T) {
 	run := s.waitRun(t, key, id, 600*time.Second, "success", "errors", "failure")
 	took := time.Since(start)
 	require.Equal(t, "success", run["status"])
-	assert.Len(t, s.scenarios(t, key, id), n)
+	assert.Equal(t, n, len(s.scenarios(t, key, id)))
 	rs := s.results(t, key, id)
-	assert.Len(t, rs, n*5)
+	assert.Equal(t, n*5, len(rs))
+	failed := 0
 	for _, r := range rs {
-		assert.Equal(t, "success", r.Status, "%s %s", r.StepKey, r.Error)
+		if r.Status != "success" {
+			failed++
+		}
 	}
+	assert.Zero(t, failed, "cells not a success")
 	t.Logf("%d testcases × (app + 3 built-in evaluators): %s from create to success", n, took.Round(10*time.Millisecond))
 }
 

@@ -68,6 +68,7 @@ func (j *jobRun) process(ctx context.Context) error {
 	wctx, cancel := j.watch(ctx)
 	defer cancel()
 	e := &cellRun{j: j, sem: make(chan struct{}, p.batchSize()), apps: map[evalclient.Cell]appResult{}, executed: map[evalclient.Cell]bool{}}
+	e.out.e = e
 	lastProgress := time.Now()
 	lease := j.x.Lease
 	if lease <= 0 {
@@ -258,6 +259,7 @@ type cellRun struct {
 	mu       sync.Mutex
 	apps     map[evalclient.Cell]appResult
 	executed map[evalclient.Cell]bool
+	out      resultBuffer
 }
 
 func (e *cellRun) executedSet() map[evalclient.Cell]bool {
@@ -307,6 +309,7 @@ func (e *cellRun) execute(exec, ctx context.Context, claimed []evalclient.Result
 		}()
 	}
 	wg.Wait()
+	e.out.flush(ctx)
 }
 
 // release hands a claimed cell back (pending) when the run stopped or the
