@@ -110,10 +110,11 @@ func TestWorkerKilledMidRunIsResumed(t *testing.T) {
 	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
 		"evaluator_steps": map[string]any{evRev: "auto"}, "concurrency": map[string]any{"batch_size": 3}}, nil)
 	// Kill the worker once some app cells are done and others in flight.
+	appKey := stepKey(t, s.run(t, key, id), "invocation", "")
 	doneApps := func() int {
 		n := 0
 		for _, r := range s.results(t, key, id) {
-			if r.TraceID != "" && r.Status == "success" && r.TestcaseID == "" {
+			if r.StepKey == appKey && r.Status == "success" {
 				n++
 			}
 		}
