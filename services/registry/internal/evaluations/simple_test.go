@@ -606,3 +606,47 @@ func TestParseSimpleRefusals(t *testing.T) {
 		assert.Equal(t, tc.loc, fe[0].Loc, name)
 	}
 }
+
+// TestClassify: the supported topologies, and the reason for each shape
+// the reference does not plan.
+func TestClassify(t *testing.T) {
+	in := func(ref string) evaluations.Step {
+		s := evaluations.Step{Key: "in-" + ref, Type: evaluations.TypeInput}
+		if ref != "" {
+			id := uuid.NewString()
+			s.References = map[string]evaluations.Ref{ref: {ID: &id}}
+		} else {
+			s.Key = "traces"
+		}
+		return s
+	}
+	app := evaluations.Step{Key: "app", Type: evaluations.TypeInvocation}
+	ev := evaluations.Step{Key: "ev", Type: evaluations.TypeAnnotation, Origin: "auto"}
+	ts, q, direct := in("testset_revision"), in("query_revision"), in("")
+	for _, tc := range []struct {
+		name  string
+		live  bool
+		steps []evaluations.Step
+		want  evaluations.Topology
+		why   string
+	}{
+		{"testset app evaluator", false, []evaluations.Step{ts, app, ev}, evaluations.TopologyTestsetAppEvaluators, ""},
+		{"testset app", false, []evaluations.Step{ts, app}, evaluations.TopologyTestsetApp, ""},
+		{"testset evaluator", false, []evaluations.Step{ts, ev}, evaluations.TopologyTestsetEvaluators, ""},
+		{"query evaluator", false, []evaluations.Step{q, ev}, evaluations.TopologyQueryEvaluators, ""},
+		{"live query evaluator", true, []evaluations.Step{q, ev}, evaluations.TopologyLiveQuery, ""},
+		{"direct evaluator", false, []evaluations.Step{direct, ev}, evaluations.TopologyDirectEvaluators, ""},
+		{"no source", false, []evaluations.Step{app, ev}, evaluations.Unsupported, "no source"},
+		{"query and testset", false, []evaluations.Step{q, ts, ev}, evaluations.Unsupported, "query and a testset"},
+		{"two apps", false, []evaluations.Step{ts, app, {Key: "app2", Type: evaluations.TypeInvocation}}, evaluations.Unsupported, "Two or more"},
+		{"live testset", true, []evaluations.Step{ts, ev}, evaluations.Unsupported, "not a testset"},
+		{"query app", false, []evaluations.Step{q, app, ev}, evaluations.Unsupported, "application"},
+		{"live without evaluator", true, []evaluations.Step{q}, evaluations.Unsupported, "evaluator_steps"},
+		{"testset alone", false, []evaluations.Step{ts}, evaluations.Unsupported, "nothing to run"},
+	} {
+		r := &evaluations.Run{Flags: evaluations.RunFlags{IsLive: tc.live}, Data: evaluations.RunData{Steps: tc.steps}}
+		got, why := evaluations.Classify(r)
+		assert.Equal(t, tc.want, got, tc.name)
+		assert.Contains(t, why, tc.why, tc.name)
+	}
+}
