@@ -132,7 +132,7 @@ func (s *Service) Settle(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Ru
 // Fail marks a run failed (a crash of its job): status failure,
 // is_active=false, the error under meta.error.
 func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause json.RawMessage) (*Run, error) {
-	if wire := cause; len(wire) > 1<<20 {
+	if len(cause) > 1<<20 {
 		return nil, errs.Field("Object is too large", nil, "body", "error")
 	}
 	var run *Run

@@ -3,6 +3,7 @@ package evaluations
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -180,9 +181,7 @@ func (s *Service) checkBatch(n int, key string) error {
 	return nil
 }
 
-func itoa(n int) string { return jsonInt(n) }
-
-func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // ptrTime is t as a pointer.
 func ptrTime(t time.Time) *time.Time { return &t }

@@ -545,6 +545,29 @@ func testClaimConcurrent(t *testing.T, w *world) {
 		}
 	}
 	assert.Equal(t, 100, total, "every cell claimed exactly once")
+
+	// Every lease expires; the workers race to take the cells over: still
+	// exactly one owner per cell (the WHERE is checked on the row as the
+	// winner left it).
+	_, err := w.pool.Exec(ctx, `UPDATE evaluation_results SET claim_until = now() - interval '1 second' WHERE run_id = $1`, r.ID)
+	require.NoError(t, err)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			claimed[i] = claimAll(t, w, r.ID, scen, "v"+string(rune('0'+i)), nil)
+		}()
+	}
+	wg.Wait()
+	again := map[string]bool{}
+	for _, rs := range claimed {
+		for _, x := range rs {
+			k := x.ScenarioID + "/" + x.StepKey
+			require.False(t, again[k], "expired cell %s taken over twice", k)
+			again[k] = true
+		}
+	}
+	assert.Len(t, again, 100)
 }
 
 func testClaimRules(t *testing.T, w *world) {

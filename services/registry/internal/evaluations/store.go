@@ -84,8 +84,12 @@ type Counts map[Status]int
 // Store is the persistence of the evaluation records; pgstore implements it
 // on PostgreSQL. Every method is scoped to one project: a record of another
 // project is absent. Methods that read several records are bounded by the
-// filter's windowing (the service always sets a limit). Lookups by id
-// return ErrNotFound when the record is absent.
+// filter's windowing (the service always sets a limit) and return an empty
+// list when nothing matches; the methods that address one record
+// (UpdateRun, UpdateQueue, DefaultQueue) return ErrNotFound when it is
+// absent. Constraint violations come back as the package's errors
+// (ErrIDTaken, ErrDefaultTaken, ErrUnknownScenario); a deadlock inside InTx
+// is a retryable 503.
 type Store interface {
 	// InTx runs fn with a store whose calls belong to one transaction; the
 	// closed-run guard and the write it guards commit together.
