@@ -156,6 +156,19 @@ func ParseSimpleQueue(raw json.RawMessage, loc ...any) (*SimpleQueueInput, error
 	if d.Settings != nil {
 		in.Settings = *d.Settings
 	}
+	// Checked here, not only by the records: the queue is written after
+	// its run, which must not be left without one.
+	if b := in.Settings.BatchSize; b != nil && *b < 1 {
+		return nil, errs.Field("Input should be greater than 0", *b, at("data", "settings", "batch_size")...)
+	}
+	if o := in.Settings.BatchOffset; o != nil && *o < 0 {
+		return nil, errs.Field("Input should be greater than or equal to 0", *o, at("data", "settings", "batch_offset")...)
+	}
+	for i, k := range in.StepKeys {
+		if k == "" || len(k) > MaxStepKey {
+			return nil, errs.Field("A step key is 1 to 255 characters", k, at("data", "step_keys", i)...)
+		}
+	}
 	return in, nil
 }
 

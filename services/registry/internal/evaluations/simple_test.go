@@ -574,6 +574,8 @@ func TestParseSimpleQueueRefusals(t *testing.T) {
 		"bad assignee":         {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"assignments":[["x"]]}}`, "assignments"},
 		"repeats zero":         {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"repeats":0}}`, "repeats"},
 		"repeats string":       {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"repeats":"2"}}`, "repeats"},
+		"batch size zero":      {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"settings":{"batch_size":0}}}`, "batch_size"},
+		"negative offset":      {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"settings":{"batch_offset":-1}}}`, "batch_offset"},
 	} {
 		_, err := evaluations.ParseSimpleQueue(json.RawMessage(tc.raw), "body", "queue")
 		require.Error(t, err, name)
