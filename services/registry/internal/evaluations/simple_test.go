@@ -47,6 +47,7 @@ type simpleWorld struct {
 	queues *evaluations.SimpleQueues
 	jobs   evaljobs.Publisher
 	stream jetstream.Stream
+	nats   *natstest.Server
 	seen   uint64 // stream sequence read so far
 }
 
@@ -69,7 +70,7 @@ func newSimpleWorld(t *testing.T) *simpleWorld {
 	stream, err := c.JS.Stream(ctx, evaljob.Stream)
 	require.NoError(t, err)
 
-	w := &simpleWorld{fixture: f, store: store, jobs: evaljobs.Publisher{P: natsx.NewPublisher(c, cfg)}, stream: stream}
+	w := &simpleWorld{fixture: f, store: store, jobs: evaljobs.Publisher{P: natsx.NewPublisher(c, cfg)}, stream: stream, nats: ns}
 	w.svc = evaluations.NewService(store.Evaluations(), w.jobs, evaluations.Config{})
 	w.simple = evaluations.NewSimple(w.svc, f.fam)
 	w.queues = evaluations.NewSimpleQueues(w.simple)
@@ -650,5 +651,36 @@ func TestClassify(t *testing.T) {
 		got, why := evaluations.Classify(r)
 		assert.Equal(t, tc.want, got, tc.name)
 		assert.Contains(t, why, tc.why, tc.name)
+	}
+}
+
+// TestStartWithoutNATS: when the run job cannot be stored the run is not
+// left active; the 503 names it, and /start works once NATS is back.
+func TestStartWithoutNATS(t *testing.T) {
+	w := newSimpleWorld(t)
+	ctx := context.Background()
+	w.nats.Shutdown()
+	_, err := w.simple.Create(ctx, w.sc, w.input(t, `{"data":{"testset_steps":["`+w.testset.ID.String()+`"],"evaluator_steps":`+refsOf(w.exact.ID)+`}}`))
+	require.Error(t, err)
+	assert.Equal(t, http.StatusServiceUnavailable, statusOf(err))
+	d, _ := errs.From(err).Detail.(map[string]any)
+	id := uuid.MustParse(d["run_id"].(string))
+	run, err := w.svc.Run(ctx, w.sc, id)
+	require.NoError(t, err)
+	assert.False(t, run.Flags.IsActive)
+	assert.Equal(t, evaluations.Pending, run.Status)
+
+	w.nats.Start()
+	require.Eventually(t, func() bool {
+		_, err := w.simple.Start(ctx, w.sc, id)
+		return err == nil
+	}, 15*time.Second, 200*time.Millisecond)
+	// The job of the failed start may have been stored on reconnection
+	// too (the client buffers while disconnected): at least the retry's.
+	jobs := w.newJobs(t)
+	require.NotEmpty(t, jobs)
+	for _, j := range jobs {
+		assert.Equal(t, evaljob.KindRun, j.Kind)
+		assert.Equal(t, id.String(), j.RunID)
 	}
 }
