@@ -126,6 +126,7 @@ func (s *Simple) Process(ctx context.Context, sc scope.Scope, id uuid.UUID, in *
 	if s.svc.jobs == nil {
 		return ErrJobsUnavailable
 	}
+	prevStatus, prevActive := r.Status, r.Flags.IsActive
 	if !r.Flags.IsActive || r.Status != Running {
 		if r, err = s.activate(ctx, sc, r, nil); err != nil {
 			return err
@@ -136,7 +137,12 @@ func (s *Simple) Process(ctx context.Context, sc scope.Scope, id uuid.UUID, in *
 		job.Statuses = append(job.Statuses, string(st))
 	}
 	job.ID = fmt.Sprintf("process:%s:%d", r.ID, s.svc.now().UnixNano())
-	return s.publish(ctx, sc, job)
+	err = s.publish(ctx, sc, job)
+	if err != nil && (prevStatus != r.Status || prevActive != r.Flags.IsActive) {
+		// No worker will settle it: the run goes back to what it was.
+		_, _ = s.svc.EditRuns(context.WithoutCancel(ctx), sc, []RunEdit{{ID: r.ID, Status: &prevStatus, Flags: &RunFlagsEdit{IsActive: &prevActive}}})
+	}
+	return err
 }
 
 // Probe returns the slice's results (a bounded page).
