@@ -89,6 +89,8 @@ CREATE TABLE evaluation_results (
     CHECK (repeat_idx >= 0),
     CHECK (status IN ('pending', 'queued', 'running', 'success', 'failure', 'errors', 'cancelled'))
 );
+-- A run's results page in id order (windowing) without sorting the run.
+CREATE INDEX evaluation_results_run ON evaluation_results (project_id, run_id, id);
 -- The result cache (is_cached) looks cells up by hash.
 CREATE INDEX evaluation_results_hash ON evaluation_results (project_id, hash_id) WHERE hash_id IS NOT NULL;
 
