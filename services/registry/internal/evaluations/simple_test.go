@@ -360,8 +360,17 @@ func TestSimpleEvaluationSlices(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, run.Data.Steps, 3)
 	assert.True(t, run.Flags.HasHuman)
-	_, err = w.simple.AddSteps(ctx, w.sc, id, []evaluations.Step{{Key: evKey, Type: "annotation"}}, nil)
-	assert.Equal(t, http.StatusUnprocessableEntity, statusOf(err))
+	for name, st := range map[string]evaluations.Step{
+		"existing key": {Key: evKey, Type: "annotation"},
+		"empty key":    {Type: "annotation"},
+		"bad type":     {Key: "k", Type: "judge"},
+		"bad origin":   {Key: "k", Type: "annotation", Origin: "robot"},
+	} {
+		_, err = w.simple.AddSteps(ctx, w.sc, id, []evaluations.Step{st}, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, statusOf(err), name)
+		fe := errs.From(err).Detail.([]errs.FieldError)
+		assert.Equal(t, []any{"body", "steps", 0}, fe[0].Loc[:3], name)
+	}
 	run, err = w.simple.RemoveSteps(ctx, w.sc, id, []string{"evaluator-extra"})
 	require.NoError(t, err)
 	assert.Len(t, run.Data.Steps, 2)
