@@ -421,8 +421,9 @@ func testMetrics(t *testing.T, w *world) {
 	_, err := w.svc.UpsertMetrics(ctx, w.sc, []ev.Metric{{RunID: r.ID, ScenarioID: &sc.ID, Timestamp: &ts}})
 	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
 	bogus := uuid.NewString()
-	_, err = w.svc.UpsertMetrics(ctx, w.sc, []ev.Metric{{RunID: r.ID, ScenarioID: &bogus}})
+	_, err = w.svc.UpsertMetrics(ctx, w.sc, []ev.Metric{{RunID: r.ID}, {RunID: r.ID, ScenarioID: &bogus}})
 	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
+	assert.Equal(t, []any{"body", "metrics", 1, "scenario_id"}, errs.From(err).Detail.([]errs.FieldError)[0].Loc, "names the culprit")
 
 	page, err := w.svc.QueryMetrics(ctx, w.sc, ev.Filter{RunIDs: []uuid.UUID{uuid.MustParse(r.ID)}})
 	require.NoError(t, err)
