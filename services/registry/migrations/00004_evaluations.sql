@@ -89,6 +89,10 @@ CREATE TABLE evaluation_results (
     CHECK (repeat_idx >= 0),
     CHECK (status IN ('pending', 'queued', 'running', 'success', 'failure', 'errors', 'cancelled'))
 );
+-- A run's results page in id order (windowing) without sorting the run.
+CREATE INDEX evaluation_results_run ON evaluation_results (project_id, run_id, id);
+-- A trace links back to its cell (results query by trace_id).
+CREATE INDEX evaluation_results_trace ON evaluation_results (project_id, trace_id) WHERE trace_id IS NOT NULL;
 -- The result cache (is_cached) looks cells up by hash.
 CREATE INDEX evaluation_results_hash ON evaluation_results (project_id, hash_id) WHERE hash_id IS NOT NULL;
 

@@ -97,7 +97,15 @@ func (s *Service) UpsertMetrics(ctx context.Context, sc scope.Scope, ms []Metric
 		out, err = st.UpsertMetrics(ctx, sc.ProjectID, uniq)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, s.locateScenario(ctx, sc.ProjectID, err, "metrics", len(ms), func(i int) (string, string) {
+			if ms[i].ScenarioID == nil {
+				return ms[i].RunID, ""
+			}
+			return ms[i].RunID, *ms[i].ScenarioID
+		})
+	}
+	return out, nil
 }
 
 // Metric returns the metric id, or nil.

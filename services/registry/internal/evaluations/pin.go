@@ -129,8 +129,7 @@ type Sources struct {
 	Queries, Testsets, Applications, Evaluators []StepRef
 }
 
-// Pinned is a resolved configuration: the run's steps and mappings, and
-// what they make.
+// Pinned is a resolved configuration: the run's steps and mappings.
 type Pinned struct {
 	Steps    []Step
 	Mappings []Mapping

@@ -156,6 +156,19 @@ func ParseSimpleQueue(raw json.RawMessage, loc ...any) (*SimpleQueueInput, error
 	if d.Settings != nil {
 		in.Settings = *d.Settings
 	}
+	// Checked here, not only by the records: the queue is written after
+	// its run, which must not be left without one.
+	if b := in.Settings.BatchSize; b != nil && *b < 1 {
+		return nil, errs.Field("Input should be greater than 0", *b, at("data", "settings", "batch_size")...)
+	}
+	if o := in.Settings.BatchOffset; o != nil && *o < 0 {
+		return nil, errs.Field("Input should be greater than or equal to 0", *o, at("data", "settings", "batch_offset")...)
+	}
+	for i, k := range in.StepKeys {
+		if k == "" || len(k) > MaxStepKey {
+			return nil, errs.Field("A step key is 1 to 255 characters", k, at("data", "step_keys", i)...)
+		}
+	}
 	return in, nil
 }
 
@@ -444,7 +457,6 @@ func (q *SimpleQueues) AddItems(ctx context.Context, sc scope.Scope, id uuid.UUI
 	if kind == QueueTestcases {
 		inputKey = stepTestcases
 	}
-	var cells []Result
 	var ss []Scenario
 	var items []string
 	seen := map[string]bool{}
@@ -496,35 +508,45 @@ func (q *SimpleQueues) AddItems(ctx context.Context, sc scope.Scope, id uuid.UUI
 	if len(fresh) == 0 {
 		return existing, nil
 	}
-	created, err := q.s.svc.CreateScenarios(ctx, sc, fresh)
+	// The scenarios and their cells are written in one transaction: a
+	// scenario without its cells would be skipped by the next add.
+	var created []Scenario
+	err = q.s.svc.store.InTx(ctx, func(st Store) error {
+		tx := &Service{store: st, jobs: q.s.svc.jobs, cfg: q.s.svc.cfg, now: q.s.svc.now}
+		var err error
+		if created, err = tx.CreateScenarios(ctx, sc, fresh); err != nil {
+			return err
+		}
+		var cells []Result
+		for i, scen := range created {
+			c := Result{RunID: r.ID, ScenarioID: scen.ID, StepKey: inputKey, Status: Success}
+			v := freshItems[i]
+			if kind == QueueTraces {
+				c.TraceID = &v
+			} else {
+				c.TestcaseID = &v
+			}
+			cells = append(cells, c)
+			for _, step := range r.Data.Steps {
+				if step.Type != TypeAnnotation || step.Origin == OriginAuto {
+					continue
+				}
+				for rep := 0; rep < r.Data.RepeatCount(); rep++ {
+					cells = append(cells, Result{RunID: r.ID, ScenarioID: scen.ID, StepKey: step.Key, RepeatIdx: rep, Status: Pending})
+				}
+			}
+		}
+		for len(cells) > 0 {
+			n := min(len(cells), tx.cfg.MaxBatch)
+			if _, err := tx.UpsertResults(ctx, sc, cells[:n]); err != nil {
+				return err
+			}
+			cells = cells[n:]
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	items = freshItems
-	for i, scen := range created {
-		c := Result{RunID: r.ID, ScenarioID: scen.ID, StepKey: inputKey, Status: Success}
-		v := items[i]
-		if kind == QueueTraces {
-			c.TraceID = &v
-		} else {
-			c.TestcaseID = &v
-		}
-		cells = append(cells, c)
-		for _, st := range r.Data.Steps {
-			if st.Type != TypeAnnotation || st.Origin == OriginAuto {
-				continue
-			}
-			for rep := 0; rep < r.Data.RepeatCount(); rep++ {
-				cells = append(cells, Result{RunID: r.ID, ScenarioID: scen.ID, StepKey: st.Key, RepeatIdx: rep, Status: Pending})
-			}
-		}
-	}
-	for len(cells) > 0 {
-		n := min(len(cells), q.s.svc.cfg.MaxBatch)
-		if _, err := q.s.svc.UpsertResults(ctx, sc, cells[:n]); err != nil {
-			return nil, err
-		}
-		cells = cells[n:]
 	}
 	if r.Flags.HasAuto {
 		sl := evaljob.Slice{}

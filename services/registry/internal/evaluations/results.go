@@ -142,7 +142,10 @@ func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result
 		}
 		return s.recompute(ctx, st, sc.ProjectID, runs, out)
 	})
-	return out, err
+	if err != nil {
+		return nil, s.locateScenario(ctx, sc.ProjectID, err, "results", len(rs), func(i int) (string, string) { return rs[i].RunID, rs[i].ScenarioID })
+	}
+	return out, nil
 }
 
 func hasStep(r *Run, key string) bool {

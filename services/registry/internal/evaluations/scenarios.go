@@ -2,6 +2,7 @@ package evaluations
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -233,3 +234,34 @@ func (s *Service) QueryScenarios(ctx context.Context, sc scope.Scope, f Filter) 
 
 // floorMinute is t floored to the minute (time buckets).
 func floorMinute(t time.Time) time.Time { return t.UTC().Truncate(time.Minute) }
+
+// locateScenario turns the store's ErrUnknownScenario into a 422 naming the
+// first record (body.<key>.<i>.scenario_id) whose scenario is not one of
+// its run's; it reads after the failed transaction, so it only names the
+// culprit and decides nothing. Other errors pass through.
+func (s *Service) locateScenario(ctx context.Context, p uuid.UUID, err error, key string, n int, at func(i int) (run, scen string)) error {
+	if !errors.Is(err, ErrUnknownScenario) {
+		return err
+	}
+	ids := make([]uuid.UUID, 0, n)
+	for i := 0; i < n; i++ {
+		if _, sc := at(i); sc != "" {
+			ids = append(ids, uuid.MustParse(sc))
+		}
+	}
+	found, ferr := s.store.Scenarios(ctx, p, Filter{IDs: ids, Windowing: upTo(len(ids))})
+	if ferr != nil {
+		return err
+	}
+	runOf := make(map[string]string, len(found))
+	for _, x := range found {
+		runOf[x.ID] = x.RunID
+	}
+	for i := 0; i < n; i++ {
+		run, sc := at(i)
+		if sc != "" && runOf[sc] != run {
+			return errs.Field("Scenario not found in this run", sc, "body", key, i, "scenario_id")
+		}
+	}
+	return err
+}

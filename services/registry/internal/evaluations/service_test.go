@@ -421,8 +421,9 @@ func testMetrics(t *testing.T, w *world) {
 	_, err := w.svc.UpsertMetrics(ctx, w.sc, []ev.Metric{{RunID: r.ID, ScenarioID: &sc.ID, Timestamp: &ts}})
 	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
 	bogus := uuid.NewString()
-	_, err = w.svc.UpsertMetrics(ctx, w.sc, []ev.Metric{{RunID: r.ID, ScenarioID: &bogus}})
+	_, err = w.svc.UpsertMetrics(ctx, w.sc, []ev.Metric{{RunID: r.ID}, {RunID: r.ID, ScenarioID: &bogus}})
 	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
+	assert.Equal(t, []any{"body", "metrics", 1, "scenario_id"}, errs.From(err).Detail.([]errs.FieldError)[0].Loc, "names the culprit")
 
 	page, err := w.svc.QueryMetrics(ctx, w.sc, ev.Filter{RunIDs: []uuid.UUID{uuid.MustParse(r.ID)}})
 	require.NoError(t, err)
@@ -545,6 +546,29 @@ func testClaimConcurrent(t *testing.T, w *world) {
 		}
 	}
 	assert.Equal(t, 100, total, "every cell claimed exactly once")
+
+	// Every lease expires; the workers race to take the cells over: still
+	// exactly one owner per cell (the WHERE is checked on the row as the
+	// winner left it).
+	_, err := w.pool.Exec(ctx, `UPDATE evaluation_results SET claim_until = now() - interval '1 second' WHERE run_id = $1`, r.ID)
+	require.NoError(t, err)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			claimed[i] = claimAll(t, w, r.ID, scen, "v"+string(rune('0'+i)), nil)
+		}()
+	}
+	wg.Wait()
+	again := map[string]bool{}
+	for _, rs := range claimed {
+		for _, x := range rs {
+			k := x.ScenarioID + "/" + x.StepKey
+			require.False(t, again[k], "expired cell %s taken over twice", k)
+			again[k] = true
+		}
+	}
+	assert.Len(t, again, 100)
 }
 
 func testClaimRules(t *testing.T, w *world) {

@@ -253,7 +253,19 @@ func (s *Simple) start(ctx context.Context, sc scope.Scope, r *Run) (*Run, error
 	}
 	if err := s.publish(ctx, sc, evaljob.Job{Kind: evaljob.KindRun, RunID: started.ID,
 		ID: fmt.Sprintf("run:%s:%d", started.ID, stamp)}); err != nil {
-		return nil, err
+		// Not started after all: the run goes back to what it was, and the
+		// 503 names it so the client can start it once NATS is back. (A
+		// job the client buffered may still be stored on reconnection: a
+		// worker skips it while the run is inactive, and jobs are
+		// idempotent when it is not.)
+		off, prev := false, r.Status
+		if _, rerr := s.svc.EditRuns(context.WithoutCancel(ctx), sc, []RunEdit{{ID: started.ID, Status: &prev, Flags: &RunFlagsEdit{IsActive: &off}}}); rerr != nil {
+			err = fmt.Errorf("%w (and the run stays active: %v)", err, rerr)
+		}
+		return nil, &errs.Error{Kind: errs.Unavailable, Code: "evaluations.jobs_unavailable",
+			Msg:    "The evaluation job stream did not acknowledge the job; the evaluation was not started. Retry /start.",
+			Detail: map[string]any{"message": "The evaluation job stream did not acknowledge the job; the evaluation was not started. Retry /start.", "run_id": started.ID},
+			Err:    err}
 	}
 	return started, nil
 }

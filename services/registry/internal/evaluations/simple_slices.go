@@ -126,6 +126,7 @@ func (s *Simple) Process(ctx context.Context, sc scope.Scope, id uuid.UUID, in *
 	if s.svc.jobs == nil {
 		return ErrJobsUnavailable
 	}
+	prevStatus, prevActive := r.Status, r.Flags.IsActive
 	if !r.Flags.IsActive || r.Status != Running {
 		if r, err = s.activate(ctx, sc, r, nil); err != nil {
 			return err
@@ -136,7 +137,12 @@ func (s *Simple) Process(ctx context.Context, sc scope.Scope, id uuid.UUID, in *
 		job.Statuses = append(job.Statuses, string(st))
 	}
 	job.ID = fmt.Sprintf("process:%s:%d", r.ID, s.svc.now().UnixNano())
-	return s.publish(ctx, sc, job)
+	err = s.publish(ctx, sc, job)
+	if err != nil && (prevStatus != r.Status || prevActive != r.Flags.IsActive) {
+		// No worker will settle it: the run goes back to what it was.
+		_, _ = s.svc.EditRuns(context.WithoutCancel(ctx), sc, []RunEdit{{ID: r.ID, Status: &prevStatus, Flags: &RunFlagsEdit{IsActive: &prevActive}}})
+	}
+	return err
 }
 
 // Probe returns the slice's results (a bounded page).
@@ -241,10 +247,30 @@ func (s *Simple) AddSteps(ctx context.Context, sc scope.Scope, id uuid.UUID, ste
 	if len(steps) == 0 {
 		return nil, errs.Field("Field required", nil, "body", "steps")
 	}
+	// Checked here so the errors name body.steps (the records would
+	// name the run they write).
+	seen := map[string]bool{}
 	for i, st := range steps {
-		if hasStep(r, st.Key) {
+		if st.Key == "" || len(st.Key) > MaxStepKey {
+			return nil, errs.Field("A step key is 1 to 255 characters", st.Key, "body", "steps", i, "key")
+		}
+		if hasStep(r, st.Key) || seen[st.Key] {
 			return nil, errs.Field("The evaluation already has this step", st.Key, "body", "steps", i, "key")
 		}
+		seen[st.Key] = true
+		switch st.Type {
+		case TypeInput, TypeInvocation, TypeAnnotation:
+		default:
+			return nil, errs.Field("Input should be 'input', 'invocation' or 'annotation'", st.Type, "body", "steps", i, "type")
+		}
+		switch st.Origin {
+		case "", OriginAuto, OriginHuman, OriginCustom:
+		default:
+			return nil, errs.Field("Input should be 'custom', 'human' or 'auto'", st.Origin, "body", "steps", i, "origin")
+		}
+	}
+	if len(r.Data.Steps)+len(steps) > MaxSteps {
+		return nil, errs.Field("An evaluation has at most "+itoa(MaxSteps)+" steps", nil, "body", "steps")
 	}
 	for i, m := range mappings {
 		if !hasStep(r, m.Step.Key) && !inSteps(steps, m.Step.Key) {

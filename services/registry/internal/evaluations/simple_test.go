@@ -47,6 +47,7 @@ type simpleWorld struct {
 	queues *evaluations.SimpleQueues
 	jobs   evaljobs.Publisher
 	stream jetstream.Stream
+	nats   *natstest.Server
 	seen   uint64 // stream sequence read so far
 }
 
@@ -69,7 +70,7 @@ func newSimpleWorld(t *testing.T) *simpleWorld {
 	stream, err := c.JS.Stream(ctx, evaljob.Stream)
 	require.NoError(t, err)
 
-	w := &simpleWorld{fixture: f, store: store, jobs: evaljobs.Publisher{P: natsx.NewPublisher(c, cfg)}, stream: stream}
+	w := &simpleWorld{fixture: f, store: store, jobs: evaljobs.Publisher{P: natsx.NewPublisher(c, cfg)}, stream: stream, nats: ns}
 	w.svc = evaluations.NewService(store.Evaluations(), w.jobs, evaluations.Config{})
 	w.simple = evaluations.NewSimple(w.svc, f.fam)
 	w.queues = evaluations.NewSimpleQueues(w.simple)
@@ -359,8 +360,17 @@ func TestSimpleEvaluationSlices(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, run.Data.Steps, 3)
 	assert.True(t, run.Flags.HasHuman)
-	_, err = w.simple.AddSteps(ctx, w.sc, id, []evaluations.Step{{Key: evKey, Type: "annotation"}}, nil)
-	assert.Equal(t, http.StatusUnprocessableEntity, statusOf(err))
+	for name, st := range map[string]evaluations.Step{
+		"existing key": {Key: evKey, Type: "annotation"},
+		"empty key":    {Type: "annotation"},
+		"bad type":     {Key: "k", Type: "judge"},
+		"bad origin":   {Key: "k", Type: "annotation", Origin: "robot"},
+	} {
+		_, err = w.simple.AddSteps(ctx, w.sc, id, []evaluations.Step{st}, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, statusOf(err), name)
+		fe := errs.From(err).Detail.([]errs.FieldError)
+		assert.Equal(t, []any{"body", "steps", 0}, fe[0].Loc[:3], name)
+	}
 	run, err = w.simple.RemoveSteps(ctx, w.sc, id, []string{"evaluator-extra"})
 	require.NoError(t, err)
 	assert.Len(t, run.Data.Steps, 2)
@@ -574,6 +584,8 @@ func TestParseSimpleQueueRefusals(t *testing.T) {
 		"bad assignee":         {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"assignments":[["x"]]}}`, "assignments"},
 		"repeats zero":         {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"repeats":0}}`, "repeats"},
 		"repeats string":       {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"repeats":"2"}}`, "repeats"},
+		"batch size zero":      {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"settings":{"batch_size":0}}}`, "batch_size"},
+		"negative offset":      {`{"data":{"kind":"traces","evaluators":["` + ev + `"],"settings":{"batch_offset":-1}}}`, "batch_offset"},
 	} {
 		_, err := evaluations.ParseSimpleQueue(json.RawMessage(tc.raw), "body", "queue")
 		require.Error(t, err, name)
@@ -604,5 +616,80 @@ func TestParseSimpleRefusals(t *testing.T) {
 		assert.Equal(t, errs.Unprocessable, errs.KindOf(err), name)
 		fe := errs.From(err).Detail.([]errs.FieldError)
 		assert.Equal(t, tc.loc, fe[0].Loc, name)
+	}
+}
+
+// TestClassify: the supported topologies, and the reason for each shape
+// the reference does not plan.
+func TestClassify(t *testing.T) {
+	in := func(ref string) evaluations.Step {
+		s := evaluations.Step{Key: "in-" + ref, Type: evaluations.TypeInput}
+		if ref != "" {
+			id := uuid.NewString()
+			s.References = map[string]evaluations.Ref{ref: {ID: &id}}
+		} else {
+			s.Key = "traces"
+		}
+		return s
+	}
+	app := evaluations.Step{Key: "app", Type: evaluations.TypeInvocation}
+	ev := evaluations.Step{Key: "ev", Type: evaluations.TypeAnnotation, Origin: "auto"}
+	ts, q, direct := in("testset_revision"), in("query_revision"), in("")
+	for _, tc := range []struct {
+		name  string
+		live  bool
+		steps []evaluations.Step
+		want  evaluations.Topology
+		why   string
+	}{
+		{"testset app evaluator", false, []evaluations.Step{ts, app, ev}, evaluations.TopologyTestsetAppEvaluators, ""},
+		{"testset app", false, []evaluations.Step{ts, app}, evaluations.TopologyTestsetApp, ""},
+		{"testset evaluator", false, []evaluations.Step{ts, ev}, evaluations.TopologyTestsetEvaluators, ""},
+		{"query evaluator", false, []evaluations.Step{q, ev}, evaluations.TopologyQueryEvaluators, ""},
+		{"live query evaluator", true, []evaluations.Step{q, ev}, evaluations.TopologyLiveQuery, ""},
+		{"direct evaluator", false, []evaluations.Step{direct, ev}, evaluations.TopologyDirectEvaluators, ""},
+		{"no source", false, []evaluations.Step{app, ev}, evaluations.Unsupported, "no source"},
+		{"query and testset", false, []evaluations.Step{q, ts, ev}, evaluations.Unsupported, "query and a testset"},
+		{"two apps", false, []evaluations.Step{ts, app, {Key: "app2", Type: evaluations.TypeInvocation}}, evaluations.Unsupported, "Two or more"},
+		{"live testset", true, []evaluations.Step{ts, ev}, evaluations.Unsupported, "not a testset"},
+		{"query app", false, []evaluations.Step{q, app, ev}, evaluations.Unsupported, "application"},
+		{"live without evaluator", true, []evaluations.Step{q}, evaluations.Unsupported, "evaluator_steps"},
+		{"testset alone", false, []evaluations.Step{ts}, evaluations.Unsupported, "nothing to run"},
+	} {
+		r := &evaluations.Run{Flags: evaluations.RunFlags{IsLive: tc.live}, Data: evaluations.RunData{Steps: tc.steps}}
+		got, why := evaluations.Classify(r)
+		assert.Equal(t, tc.want, got, tc.name)
+		assert.Contains(t, why, tc.why, tc.name)
+	}
+}
+
+// TestStartWithoutNATS: when the run job cannot be stored the run is not
+// left active; the 503 names it, and /start works once NATS is back.
+func TestStartWithoutNATS(t *testing.T) {
+	w := newSimpleWorld(t)
+	ctx := context.Background()
+	w.nats.Shutdown()
+	_, err := w.simple.Create(ctx, w.sc, w.input(t, `{"data":{"testset_steps":["`+w.testset.ID.String()+`"],"evaluator_steps":`+refsOf(w.exact.ID)+`}}`))
+	require.Error(t, err)
+	assert.Equal(t, http.StatusServiceUnavailable, statusOf(err))
+	d, _ := errs.From(err).Detail.(map[string]any)
+	id := uuid.MustParse(d["run_id"].(string))
+	run, err := w.svc.Run(ctx, w.sc, id)
+	require.NoError(t, err)
+	assert.False(t, run.Flags.IsActive)
+	assert.Equal(t, evaluations.Pending, run.Status)
+
+	w.nats.Start()
+	require.Eventually(t, func() bool {
+		_, err := w.simple.Start(ctx, w.sc, id)
+		return err == nil
+	}, 15*time.Second, 200*time.Millisecond)
+	// The job of the failed start may have been stored on reconnection
+	// too (the client buffers while disconnected): at least the retry's.
+	jobs := w.newJobs(t)
+	require.NotEmpty(t, jobs)
+	for _, j := range jobs {
+		assert.Equal(t, evaljob.KindRun, j.Kind)
+		assert.Equal(t, id.String(), j.RunID)
 	}
 }

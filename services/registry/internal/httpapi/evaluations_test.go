@@ -211,8 +211,9 @@ func TestEvaluationResultsUpsertAndScenarioStatus(t *testing.T) {
 	// the scenario of another run
 	other := s.evalRun(t, m{"data": m{"steps": evalSteps(false)}})
 	osid := s.evalScenario(t, str(other["id"]))
-	res := s.do(t, "POST", "/evaluations/results/", m{"results": []m{{"run_id": rid, "scenario_id": osid, "step_key": "testset-a"}}})
+	res := s.do(t, "POST", "/evaluations/results/", m{"results": []m{cell("testset-a", 0, "success"), {"run_id": rid, "scenario_id": osid, "step_key": "testset-a"}}})
 	assert.Equal(t, http.StatusUnprocessableEntity, res.status, string(res.body))
+	assert.Contains(t, string(res.body), `"loc":["body","results",1,"scenario_id"]`)
 
 	// delete by id
 	del := s.ok(t, "DELETE", "/evaluations/results/"+str(first["id"]), nil)
