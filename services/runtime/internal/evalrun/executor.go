@@ -80,7 +80,7 @@ func (x *Executor) Handle(ctx, drain context.Context, job evaljob.Job) error {
 		return err
 	}
 	if job.Kind == evaljob.KindMetrics {
-		return x.metrics(ctx, sc, run)
+		return x.metrics(ctx, sc, run, job.Slice.ScenarioIDs)
 	}
 	if !run.Flags.IsActive || run.Flags.IsClosed {
 		return nil
@@ -118,12 +118,13 @@ func scopeOf(job evaljob.Job) (scope.Scope, error) {
 	return sc, nil
 }
 
-// metrics recomputes the run's metrics; without a Metrics it does nothing.
-func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evalclient.Run) error {
+// metrics recomputes the run's metrics (the global record, and those of
+// scenarioIDs, all when empty); without a Metrics it does nothing.
+func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error {
 	if x.Metrics == nil {
 		return nil
 	}
-	return x.Metrics.Refresh(ctx, sc, run, nil)
+	return x.Metrics.Refresh(ctx, sc, run, scenarioIDs)
 }
 
 // jobRun is one job's state.

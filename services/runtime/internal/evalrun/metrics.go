@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/runtime/internal/evalclient"
@@ -44,15 +45,6 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 		}
 		cells = append(cells, evalmetrics.Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, TraceID: r.TraceID, Timestamp: r.Timestamp})
 	}
-	// A schemaless evaluator gets a schema from its traces, for these
-	// metrics (the run's own steps are the registry's to rewrite).
-	for i := range steps {
-		if steps[i].Type == evalclient.TypeAnnotation && len(steps[i].Outputs) == 0 && m.Computer.Spans != nil {
-			if schema, err := m.Computer.Infer(ctx, sc, steps[i], cells); err == nil && schema != nil {
-				steps[i].Outputs = schema
-			}
-		}
-	}
 	levels := evalmetrics.Global | evalmetrics.PerScenario
 	if run.Flags.IsLive {
 		levels |= evalmetrics.PerTimestamp
@@ -60,6 +52,25 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 	res, err := m.Computer.Compute(ctx, sc, steps, cells, levels)
 	if err != nil {
 		return err
+	}
+	// A schemaless evaluator gets a schema from its traces, for these
+	// metrics (the run's own steps are the registry's to rewrite). Compute
+	// waited for every trace, so the inference reads them all.
+	var inferred []evalmetrics.Step
+	for _, st := range steps {
+		if st.Type == evalclient.TypeAnnotation && len(st.Outputs) == 0 && m.Computer.Spans != nil {
+			if schema, err := m.Computer.Infer(ctx, sc, st, cells); err == nil && schema != nil {
+				st.Outputs = schema
+				inferred = append(inferred, st)
+			}
+		}
+	}
+	if len(inferred) > 0 {
+		more, err := m.Computer.Compute(ctx, sc, inferred, cells, levels)
+		if err != nil {
+			return err
+		}
+		merge(&res, more)
 	}
 	var out []evalclient.Metric
 	data := func(d evalmetrics.Data) json.RawMessage {
@@ -82,4 +93,34 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 		return fmt.Errorf("evalrun: store metrics: %w", err)
 	}
 	return nil
+}
+
+// merge puts more's steps over res's.
+func merge(res *evalmetrics.Result, more evalmetrics.Result) {
+	into := func(dst, src evalmetrics.Data) {
+		for k, v := range src {
+			dst[k] = v
+		}
+	}
+	if res.Global != nil {
+		into(res.Global, more.Global)
+	}
+	for id, d := range more.Scenarios {
+		if res.Scenarios[id] == nil {
+			if res.Scenarios == nil {
+				res.Scenarios = map[string]evalmetrics.Data{}
+			}
+			res.Scenarios[id] = evalmetrics.Data{}
+		}
+		into(res.Scenarios[id], d)
+	}
+	for ts, d := range more.Temporal {
+		if res.Temporal[ts] == nil {
+			if res.Temporal == nil {
+				res.Temporal = map[time.Time]evalmetrics.Data{}
+			}
+			res.Temporal[ts] = evalmetrics.Data{}
+		}
+		into(res.Temporal[ts], d)
+	}
 }

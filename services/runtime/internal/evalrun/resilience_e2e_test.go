@@ -48,23 +48,42 @@ func TestFailingEvaluatorGivesErrors(t *testing.T) {
 	}
 
 	// The metrics count each failed cell as a score of 0.
-	ms := s.ok(t, "POST", "/api/evaluations/metrics/query", key, map[string]any{"metric": map[string]any{"run_id": id}}).json(t)
-	var global map[string]any
-	scenarioMetrics := 0
-	for _, m := range ms["metrics"].([]any) {
-		m := m.(map[string]any)
-		if m["scenario_id"] == nil && m["timestamp"] == nil {
-			global = m["data"].(map[string]any)
-		} else if m["scenario_id"] != nil {
-			scenarioMetrics++
+	metrics := func() (map[string]any, []any) {
+		ms := s.ok(t, "POST", "/api/evaluations/metrics/query", key, map[string]any{"metric": map[string]any{"run_id": id}}).json(t)
+		var global map[string]any
+		var ids []any
+		for _, m := range ms["metrics"].([]any) {
+			m := m.(map[string]any)
+			ids = append(ids, m["id"])
+			if m["scenario_id"] == nil && m["timestamp"] == nil {
+				global = m["data"].(map[string]any)
+			}
 		}
+		return global, ids
 	}
-	require.NotNil(t, global, "a global metric: %v", ms)
-	assert.Equal(t, 2, scenarioMetrics, "one per scenario")
+	global, ids := metrics()
+	require.NotNil(t, global, "a global metric")
+	assert.Len(t, ids, 3, "the global record and one per scenario")
 	score, _ := global[stepKey(t, run, "annotation", badRev)].(map[string]any)["attributes.ag.data.outputs.score"].(map[string]any)
 	require.NotNil(t, score, "%v", global)
 	assert.Equal(t, 2.0, score["count"])
 	assert.Equal(t, 0.0, score["mean"])
+
+	// metrics/refresh recomputes them (a metrics job) once deleted.
+	s.ok(t, "DELETE", "/api/evaluations/metrics/", key, map[string]any{"metric_ids": ids})
+	_, ids = metrics()
+	require.Empty(t, ids)
+	s.ok(t, "POST", "/api/evaluations/metrics/refresh", key, map[string]any{"metrics": map[string]any{"run_id": id}})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		again, ids := metrics()
+		if len(ids) == 3 {
+			assert.Equal(t, global, again, "the same figures")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "metrics not recomputed")
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // TestStopTakesEffectWithinSeconds: a stopped run stops claiming and
