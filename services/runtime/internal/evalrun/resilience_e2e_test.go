@@ -247,3 +247,34 @@ func TestRerunFailedCellsMergesIntoTheRun(t *testing.T) {
 	}
 	assert.Equal(t, 5+2, appCalls(s.llm), "only the failed cells ran again")
 }
+
+// TestShutdownHandsJobsBack: a worker stopped with SIGTERM mid-run stops
+// claiming, finishes the cells it runs, hands the rest back and its jobs
+// to the stream; another worker finishes the run without running any cell
+// a second time and without waiting for a lease.
+func TestShutdownHandsJobsBack(t *testing.T) {
+	s := startStack(t, "RUNTIME_EVAL_JOBS=0")
+	a := s.worker(t, "RUNTIME_EVAL_CHUNK=5", "RUNTIME_EVAL_LEASE=10m")
+	s.llm.SetDelay(150 * time.Millisecond)
+	key := s.account(t, "drain@example.com")
+	const n = 30
+	ts := s.testset(t, key, "many", countries(n))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{evRev: "auto"}, "concurrency": map[string]any{"batch_size": 2}}, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for appCalls(s.llm) < 6 {
+		require.True(t, time.Now().Before(deadline), "the run never started")
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.Stop()
+	atStop := appCalls(s.llm)
+	s.worker(t, "RUNTIME_EVAL_CHUNK=5", "RUNTIME_EVAL_LEASE=10m")
+	// With a 10-minute lease, finishing in time shows nothing was left
+	// claimed by the stopped worker.
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	assert.Equal(t, n, appCalls(s.llm), "no app cell ran twice (%d calls when the first worker stopped)", atStop)
+	assert.Len(t, s.results(t, key, id), 3*n)
+}
