@@ -111,6 +111,20 @@ func TestStopTakesEffectWithinSeconds(t *testing.T) {
 	t.Logf("stopped at %d of 40 app calls; %d made in all", atStop, after)
 	run := s.run(t, key, id)
 	assert.Equal(t, false, run["flags"].(map[string]any)["is_active"])
+
+	// Started again, the run picks up where it stopped: the cells the stop
+	// cut short were handed back, and every cell ends a success.
+	s.llm.SetDelay(0)
+	s.ok(t, "POST", "/api/simple/evaluations/"+id+"/start", key, nil)
+	run = s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	assert.Len(t, s.scenarios(t, key, id), 40)
+	app := byStep(s.results(t, key, id))[stepKey(t, run, "invocation", "")]
+	assert.Len(t, app, 40)
+	for _, c := range app {
+		assert.Equal(t, "success", c.Status)
+	}
+	assert.LessOrEqual(t, appCalls(s.llm), 40+2, "at most the cells in flight at the stop ran again")
 }
 
 // TestWorkerKilledMidRunIsResumed: a worker killed with SIGKILL in the
@@ -165,21 +179,23 @@ func TestWorkerKilledMidRunIsResumed(t *testing.T) {
 		assert.Equal(t, "success", r.Status, k)
 	}
 	assert.Len(t, rs, 3*n, "input, app and evaluator cell per scenario")
-	// One trace per app cell: every root referencing the app revision and
-	// a testcase is the cell's deterministic trace.
-	roots := s.roots(t, key, []any{map[string]any{"field": "references", "operator": "in",
-		"value": []any{map[string]any{"id": appRev}}}}, n, 30*time.Second)
-	traces := map[string]map[string]bool{}
-	for _, r := range roots {
-		tc := refIDs(r)["testcase"]
-		if traces[tc] == nil {
-			traces[tc] = map[string]bool{}
+	// One trace per app and evaluator cell: every root referencing the
+	// revision and a testcase is the cell's deterministic trace.
+	for _, rev := range []string{appRev, evRev} {
+		roots := s.roots(t, key, []any{map[string]any{"field": "references", "operator": "in",
+			"value": []any{map[string]any{"id": rev}}}}, n, 30*time.Second)
+		traces := map[string]map[string]bool{}
+		for _, r := range roots {
+			tc := refIDs(r)["testcase"]
+			if traces[tc] == nil {
+				traces[tc] = map[string]bool{}
+			}
+			traces[tc][r["trace_id"].(string)] = true
 		}
-		traces[tc][r["trace_id"].(string)] = true
-	}
-	assert.Len(t, traces, n)
-	for tc, ids := range traces {
-		assert.Len(t, ids, 1, "traces of testcase %s", tc)
+		assert.Len(t, traces, n)
+		for tc, ids := range traces {
+			assert.Len(t, ids, 1, "traces of revision %s, testcase %s", rev, tc)
+		}
 	}
 }
 
