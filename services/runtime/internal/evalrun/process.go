@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -265,15 +266,7 @@ type cellRun struct {
 func (e *cellRun) executedSet() map[evalclient.Cell]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return maps(e.executed)
-}
-
-func maps(m map[evalclient.Cell]bool) map[evalclient.Cell]bool {
-	out := make(map[evalclient.Cell]bool, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.executed)
 }
 
 // execute runs the claimed cells concurrently; exec ends when the run is
