@@ -3,6 +3,7 @@ package evalrun_test
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,7 +202,11 @@ func TestHundredTestcases(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("EVALRUN_E2E_TESTCASES")); err == nil && v > 0 {
 		n = v
 	}
-	s := startStack(t)
+	var extra []string
+	if v := os.Getenv("EVALRUN_E2E_WORKER_ENV"); v != "" {
+		extra = strings.Split(v, ",")
+	}
+	s := startStack(t, extra...)
 	key := s.account(t, "hundred@example.com")
 	ts := s.testset(t, key, "hundred", countries(n))
 	_, appRev := s.workflow(t, key, "application", "app", completion)
