@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ func (e *cellRun) run(exec, ctx context.Context, c evalclient.Cell, step *evalcl
 	j := e.j
 	res := evalclient.Result{RunID: j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
 		Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval, Meta: j.x.workerMeta()}
-	app, err := e.invocation(exec, c, step, src, byCell, &res)
+	app, err := e.invokeSafely(exec, c, step, src, byCell, &res)
 	switch {
 	case exec.Err() != nil && ctx.Err() == nil:
 		// Stopped mid-cell: hand it back rather than record a failure
@@ -104,6 +105,21 @@ func (b *resultBuffer) flush(ctx context.Context) {
 		}
 	}
 	b.e.mu.Unlock()
+}
+
+// invokeSafely is invocation with a panic (a handler's bug) turned into
+// the cell's failure: the worker and its other cells go on.
+func (e *cellRun) invokeSafely(ctx context.Context, c evalclient.Cell, step *evalclient.Step, src *source, byCell map[evalclient.Cell]*evalclient.Result, res *evalclient.Result) (app *appResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e.j.x.Log != nil {
+				e.j.x.Log.Error("evaluation cell panicked", "run_id", e.j.job.RunID, "scenario_id", c.ScenarioID,
+					"step_key", c.StepKey, "panic", p, "stack", string(debug.Stack()))
+			}
+			app, err = nil, fmt.Errorf("the cell's execution crashed: %v", p)
+		}
+	}()
+	return e.invocation(ctx, c, step, src, byCell, res)
 }
 
 // cellError is a failed invocation's status.

@@ -137,7 +137,7 @@ func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg) {
 	default:
 		meta, _ := msg.Metadata()
 		last := meta == nil || (c.MaxDeliver > 0 && int(meta.NumDelivered) >= c.MaxDeliver)
-		if evalclient.Transient(err) && !last {
+		if evalclient.Transient(err) && !errors.Is(err, errCrashed) && !last {
 			log.Warn("evaluation job failed, will retry", "err", err)
 			_ = msg.NakWithDelay(c.RetryDelay)
 			return
@@ -155,13 +155,17 @@ func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg) {
 	}
 }
 
+// errCrashed marks a job that panicked: a bug, which a retry would meet
+// again, so its run fails at once.
+var errCrashed = errors.New("evalrun: the job crashed")
+
 // run is Exec.Handle with a panic turned into an error: a job that
 // crashes fails its run instead of the worker.
 func (c *Consumer) run(ctx, drain context.Context, job evaljob.Job) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.Log.Error("evaluation job panicked", "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("evalrun: the job crashed: %v", p)
+			err = fmt.Errorf("%w: %v", errCrashed, p)
 		}
 	}()
 	return c.Exec.Handle(ctx, drain, job)

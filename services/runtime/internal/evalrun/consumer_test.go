@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,15 @@ func TestConsumerSettlesJobs(t *testing.T) {
 		case strings.Contains(r.URL.Path, "bbbbbbbb"): // refused
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			_, _ = io.WriteString(w, `{"detail":"no"}`)
+		case r.URL.Path == "/evaluations/runs/eeeeeeee-0000-0000-0000-000000000000": // a run whose job crashes
+			_, _ = io.WriteString(w, `{"count":1,"run":{"id":"eeeeeeee-0000-0000-0000-000000000000","status":"running",
+				"flags":{"is_active":true},"data":{"steps":[{"key":"ts","type":"input","origin":"custom",
+				"references":{"testset_revision":{"id":"0190f0a0-0000-7000-8000-000000000001"}}}]}}}`)
+		case r.URL.Path == "/testsets/revisions/retrieve":
+			_, _ = io.WriteString(w, `{"count":1,"testset_revision":{"id":"0190f0a0-0000-7000-8000-000000000001",
+				"data":{"testcase_ids":["0190f0a0-0000-7000-8000-000000000002"]}}}`)
+		case r.URL.Path == "/evaluations/scenarios/" || r.URL.Path == "/evaluations/results/":
+			_, _ = io.WriteString(w, `{"count":1}`)
 		case strings.Contains(r.URL.Path, "cccccccc"): // an outage, then gone
 			if calls[r.URL.Path] <= 2 {
 				w.WriteHeader(http.StatusServiceUnavailable)
@@ -85,6 +95,9 @@ func TestConsumerSettlesJobs(t *testing.T) {
 	for _, run := range []string{"aaaaaaaa-0000-0000-0000-000000000000", "bbbbbbbb-0000-0000-0000-000000000000", "cccccccc-0000-0000-0000-000000000000"} {
 		require.NoError(t, evaljob.Publish(t.Context(), jsPublisher{js}, evaljob.Job{Kind: evaljob.KindProcess, ProjectID: project, RunID: run}))
 	}
+	// This executor has no job publisher: the run job's fan-out panics.
+	require.NoError(t, evaljob.Publish(t.Context(), jsPublisher{js}, evaljob.Job{Kind: evaljob.KindRun, ProjectID: project,
+		RunID: "eeeeeeee-0000-0000-0000-000000000000"}))
 	require.Eventually(t, func() bool {
 		info, err := stream.Info(t.Context())
 		return err == nil && info.State.Msgs == 0
@@ -97,7 +110,11 @@ func TestConsumerSettlesJobs(t *testing.T) {
 	assert.Equal(t, 1, calls["/evaluations/runs/aaaaaaaa-0000-0000-0000-000000000000"], "acknowledged at once")
 	assert.Equal(t, 1, calls["/evaluations/runs/bbbbbbbb-0000-0000-0000-000000000000"], "refused: not retried")
 	assert.Equal(t, 3, calls["/evaluations/runs/cccccccc-0000-0000-0000-000000000000"], "retried through the outage")
-	require.Len(t, failed, 1)
+	assert.Equal(t, 1, calls["/evaluations/runs/eeeeeeee-0000-0000-0000-000000000000"], "a crash is not retried")
+	require.Len(t, failed, 2)
+	sort.Strings(failed)
 	assert.Contains(t, failed[0], "/internal/evaluations/runs/bbbbbbbb-0000-0000-0000-000000000000/fail")
 	assert.Contains(t, failed[0], "422")
+	assert.Contains(t, failed[1], "/internal/evaluations/runs/eeeeeeee-0000-0000-0000-000000000000/fail")
+	assert.Contains(t, failed[1], "crashed")
 }

@@ -83,3 +83,15 @@ func TestInputsFollowTheSchema(t *testing.T) {
 	rev := &invoke.Revision{Data: invoke.RevisionData{Schemas: map[string]any{"inputs": map[string]any{"properties": map[string]any{"country": map[string]any{}}}}}}
 	assert.Equal(t, map[string]any{"country": "France"}, inputsOf(src, rev))
 }
+
+// TestCellPanicIsTheCellsFailure: a panic while running a cell (here: no
+// revision reader at all) fails that cell instead of the worker.
+func TestCellPanicIsTheCellsFailure(t *testing.T) {
+	run := testRun(1, false)
+	run.Data.Steps[1].References = map[string]evalclient.Ref{"application_revision": {ID: "0190f0a0-0000-7000-8000-000000000001"}}
+	e := &cellRun{j: &jobRun{x: &Executor{}, plan: planOf(run)}}
+	var res evalclient.Result
+	app, err := e.invokeSafely(t.Context(), cell("s", "application-a", 0), &run.Data.Steps[1], &source{}, nil, &res)
+	assert.Nil(t, app)
+	assert.ErrorContains(t, err, "crashed")
+}
