@@ -306,13 +306,11 @@ func (e *cellRun) execute(exec, ctx context.Context, claimed []evalclient.Result
 }
 
 // release hands a claimed cell back (pending) when the run stopped or the
-// worker drains before it ran, so a later job runs it.
+// worker drains before it ran, so a later job runs it; it is written with
+// the pass's results.
 func (e *cellRun) release(ctx context.Context, c evalclient.Cell, src *source) {
-	res := evalclient.Result{RunID: e.j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
-		Status: evalclient.Pending, Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval}
-	if err := e.j.x.Client.WriteResults(ctx, e.j.sc, []evalclient.Result{res}); err != nil && !errors.Is(err, evalclient.ErrClosed) && e.j.x.Log != nil {
-		e.j.x.Log.Warn("evaluation cell not released", "run_id", e.j.job.RunID, "scenario_id", c.ScenarioID, "step_key", c.StepKey, "err", err)
-	}
+	e.out.add(ctx, evalclient.Result{RunID: e.j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
+		Status: evalclient.Pending, Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval}, nil)
 }
 
 // step finds a step by key.
