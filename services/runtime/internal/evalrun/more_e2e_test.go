@@ -1,6 +1,7 @@
 package evalrun_test
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -341,4 +342,37 @@ func TestQueueTracesAndTestcases(t *testing.T) {
 			assert.Equal(t, "running", s.run(t, key, runID)["status"], "a queue run stays running while a human cell is pending")
 		})
 	}
+}
+
+// TestSplitRunsTheAppAtEveryRepeat: with is_split the app runs at every
+// repeat, and the evaluator at a repeat evaluates the app's trace of that
+// repeat.
+func TestSplitRunsTheAppAtEveryRepeat(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "split@example.com")
+	ts := s.testset(t, key, "capitals", countries(2))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{evRev: "auto"}, "repeats": 2}, map[string]any{"is_split": true})
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	require.Equal(t, true, run["flags"].(map[string]any)["is_split"])
+	cells := byStep(s.results(t, key, id))
+	apps := cells[stepKey(t, run, "invocation", "")]
+	require.Len(t, apps, 4, "the app at both repeats of both scenarios")
+	appTrace := map[string]string{}
+	for _, c := range apps {
+		appTrace[fmt.Sprintf("%s/%d", c.ScenarioID, c.RepeatIdx)] = c.TraceID
+	}
+	assert.Len(t, appTrace, 4)
+	evs := cells[stepKey(t, run, "annotation", evRev)]
+	require.Len(t, evs, 4)
+	for _, c := range evs {
+		root := s.rootSpan(t, key, c.TraceID)
+		links, _ := root["links"].([]any)
+		require.Len(t, links, 1)
+		assert.Equal(t, appTrace[fmt.Sprintf("%s/%d", c.ScenarioID, c.RepeatIdx)], links[0].(map[string]any)["trace_id"])
+	}
+	assert.Equal(t, 4, appCalls(s.llm))
 }
