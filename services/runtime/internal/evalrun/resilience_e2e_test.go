@@ -294,3 +294,21 @@ func TestShutdownHandsJobsBack(t *testing.T) {
 	assert.Equal(t, n, appCalls(s.llm), "no app cell ran twice (%d calls when the first worker stopped)", atStop)
 	assert.Len(t, s.results(t, key, id), 3*n)
 }
+
+// TestRetriesRecoverAFailedCell: with max_retries the failed invocation
+// is tried again after retry_delay, in the same cell and trace.
+func TestRetriesRecoverAFailedCell(t *testing.T) {
+	s := startStack(t)
+	key := s.account(t, "retry@example.com")
+	ts := s.testset(t, key, "capitals", countries(3))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	s.llm.FailNextWith(llmtest.Error{Status: 500}, 1)
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"concurrency": map[string]any{"batch_size": 1, "max_retries": 2, "retry_delay": 0.2}}, nil)
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	assert.Equal(t, 3+1, appCalls(s.llm), "one retry")
+	for _, c := range byStep(s.results(t, key, id))[stepKey(t, run, "invocation", "")] {
+		assert.Equal(t, "success", c.Status)
+	}
+}
