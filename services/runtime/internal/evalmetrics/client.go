@@ -5,28 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/svcclient"
 )
 
 // Client is Analytics and Spans over the tracing service's HTTP API, with
 // the internal token and the caller's scope headers (the grouped analytics
 // route is not behind the gateway).
-type Client struct {
-	base  string
-	token string
-	http  *http.Client
-}
+type Client struct{ c *svcclient.Client }
 
 // NewClient returns a client of the tracing service at baseURL; each call
 // is bounded by timeout.
 func NewClient(baseURL, token string, timeout time.Duration) *Client {
-	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: token, http: &http.Client{Timeout: timeout}}
+	return &Client{c: svcclient.New(baseURL, token, timeout)}
 }
 
 // maxAnswer bounds an answer read into memory: a grouped answer is about
@@ -79,32 +74,17 @@ func (c *Client) RootOutputs(ctx context.Context, sc scope.Scope, traceIDs []str
 }
 
 func (c *Client) post(ctx context.Context, sc scope.Scope, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	scope.Set(req.Header, c.token, sc)
-	resp, err := c.http.Do(req)
+	status, raw, err := c.c.Post(ctx, sc, path, body, maxAnswer)
 	if err != nil {
 		return &errs.Error{Kind: errs.Unavailable, Code: "runtime.tracing_unavailable", Msg: "the tracing service did not answer", Err: err}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return &errs.Error{Kind: errs.Unavailable, Code: "runtime.tracing_unavailable", Msg: "the tracing service's answer broke off", Err: err}
-	}
-	if resp.StatusCode != http.StatusOK {
+	if status != http.StatusOK {
 		kind := errs.Internal
-		if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests {
+		if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 			kind = errs.Unavailable
 		}
 		return &errs.Error{Kind: kind, Code: "runtime.tracing_refused", Msg: "the tracing service refused a metrics read",
-			Err: fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, bytes.TrimSpace(raw))}
+			Err: fmt.Errorf("POST %s: %d %s", path, status, bytes.TrimSpace(raw))}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("decode POST %s: %w", path, err)
