@@ -104,7 +104,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	defer ch.Close()
 
-	deletes, err := dedup.Open(ctx, nc.JS, cfg.Stream.DedupWindow)
+	deletes, err := dedup.OpenReplicated(ctx, nc.JS, cfg.Stream.DedupWindow, cfg.Stream.Replicas)
 	if err != nil {
 		return err
 	}
