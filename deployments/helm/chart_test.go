@@ -227,6 +227,11 @@ func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 		if count["Secret"] != 0 {
 			t.Error("production uses an existing Secret, yet the chart rendered one")
 		}
+		for _, s := range []string{"tracing", "writer"} {
+			if got := env(byID["Deployment/assay-"+s], strings.ToUpper(s)+"_CLICKHOUSE_CLUSTER"); got != "assay" {
+				t.Errorf("production: %s_CLICKHOUSE_CLUSTER = %q, want assay", strings.ToUpper(s), got)
+			}
+		}
 		for _, s := range []string{"runtime", "tracing", "writer"} {
 			if got := env(byID["Deployment/assay-"+s], strings.ToUpper(s)+"_STREAM_REPLICAS"); got != "3" {
 				t.Errorf("production: %s_STREAM_REPLICAS = %q, want 3", strings.ToUpper(s), got)

@@ -99,6 +99,10 @@ names (deployments/helm/compose_test.go checks it).
 {{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_CLICKHOUSE_URL" $P) "key" "clickhouse-url") }}
 - name: {{ $P }}_CLICKHOUSE_MIGRATE
   value: {{ $v.migrations.clickhouse | quote }}
+{{- with $v.clickhouse.cluster }}
+- name: {{ $P }}_CLICKHOUSE_CLUSTER
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- if eq $c "gateway" }}
 {{ include "assay.secretEnv" (dict "root" $root "name" "GATEWAY_ADMIN_KEY" "key" "admin-key") }}

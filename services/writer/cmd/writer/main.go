@@ -63,6 +63,7 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	store.Cluster = cfg.ClickHouse.Cluster
 
 	srv := httpx.NewServer(cfg.HTTP, log, "writer")
 	srv.AddCheck("nats", nc.Check)

@@ -1,19 +1,19 @@
--- Assay's span schema for a ClickHouse cluster (issue 17 point 4): NOT the
--- default, NOT applied by the services, and NOT TESTED here (no replicated
--- ClickHouse ran in this repository's tests). See cluster.md.
---
--- {cluster} is the cluster name in remote_servers (write it out where the
--- server does not expand the macro in ON CLUSTER); {shard} and {replica}
--- are macros each server defines (the ClickHouse operators set them).
--- Apply once, from any node, before starting tracing and the writer with
--- TRACING_CLICKHOUSE_MIGRATE=false and WRITER_CLICKHOUSE_MIGRATE=false.
+-- The span schema on a ClickHouse cluster, applied by chspans.Migrate when
+-- <PREFIX>_CLICKHOUSE_CLUSTER names the cluster (remote_servers) instead of
+-- the single-node migrations in migrations/. {cluster} and {database} are
+-- replaced by the service; {shard} and {replica} are macros each server
+-- defines (ClickHouse operators set them). Every statement is idempotent and
+-- runs ON CLUSTER, so it waits for every host (a host down at the time makes
+-- the start wait up to distributed_ddl_task_timeout). It is the current
+-- state of migrations/: a later migration there needs its cluster form here.
+-- Tested on two 18.16 replicas and ZooKeeper (pkg/chspans cluster_test.go).
 
-CREATE DATABASE IF NOT EXISTS assay ON CLUSTER '{cluster}';
+CREATE DATABASE IF NOT EXISTS {database} ON CLUSTER {cluster};
 
 -- Each shard's rows, replicated between the shard's replicas through
 -- ZooKeeper (or ClickHouse Keeper). Same columns, version, partitioning and
 -- order as the single-node table (pkg/chspans/migrations, current state).
-CREATE TABLE IF NOT EXISTS assay.spans_local ON CLUSTER '{cluster}' (
+CREATE TABLE IF NOT EXISTS {database}.spans_local ON CLUSTER {cluster} (
     project_id String,
     trace_id String,
     span_id String,
@@ -52,19 +52,16 @@ CREATE TABLE IF NOT EXISTS assay.spans_local ON CLUSTER '{cluster}' (
     version UInt64,
     expires Date
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/assay/spans_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/spans_local', '{replica}', version)
 PARTITION BY (expires, intDiv(start_us, 86400000000))
 ORDER BY (project_id, trace_id, span_id)
--- Retention: the writer drops expired partitions of the table named spans,
--- which here is the Distributed table and has no parts, so it drops nothing.
--- On ClickHouse 19.6 or later, let each replica expire rows itself by adding,
--- before SETTINGS above:  TTL expires
--- (or drop partitions from cron: ALTER TABLE assay.spans_local ON CLUSTER
--- '{cluster}' DROP PARTITION ...; see cluster.md).
+-- Retention: the writer (WRITER_CLICKHOUSE_CLUSTER set) drops expired
+-- partitions of spans_local ON CLUSTER, as it drops those of spans on one
+-- server.
 SETTINGS index_granularity = 1024;
 
 -- What the services read and write: inserts are routed by the sharding
 -- key, so every version of one trace's spans lands on one shard and FINAL
 -- (which merges within a shard) still folds re-ingests and tombstones.
-CREATE TABLE IF NOT EXISTS assay.spans ON CLUSTER '{cluster}' AS assay.spans_local
-ENGINE = Distributed('{cluster}', assay, spans_local, cityHash64(project_id, trace_id));
+CREATE TABLE IF NOT EXISTS {database}.spans ON CLUSTER {cluster} AS {database}.spans_local
+ENGINE = Distributed({cluster}, {database}, spans_local, cityHash64(project_id, trace_id));
