@@ -16,12 +16,14 @@ import (
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
+	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chserver"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
 	"github.com/assayhq/assay/pkg/testutil/zktest"
+	"github.com/assayhq/assay/services/writer/internal/chstore"
 )
 
 // TestClusterSchemaReplicaStoppedMidIngest: the cluster schema
@@ -128,6 +130,44 @@ func TestClusterSchemaReplicaStoppedMidIngest(t *testing.T) {
 	require.Equal(t, want, distinct, "queries through the Distributed table see them")
 	require.Equal(t, want, rows)
 	t.Logf("%d spans on both replicas", want)
+
+	// Retention on the cluster: an expired project's partition is dropped
+	// from both replicas, the other project's kept.
+	chConn, err := chx.Open(ctx, cfg)
+	require.NoError(t, err)
+	defer chConn.Close()
+	short, long := uuid.NewString(), uuid.NewString()
+	store, err := chstore.New(chConn, chstore.RetentionConfig{Default: 90 * 24 * time.Hour, Projects: short + "=168h"}, log)
+	require.NoError(t, err)
+	store.Cluster = "assay"
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	span := &spanspb.Span{TraceId: "0123456789abcdef0123456789abcdef", SpanId: "0000000000000001", StartUnixMicro: old.UnixMicro(), EndUnixMicro: old.UnixMicro()}
+	_, err = store.Insert(ctx, []*spanspb.SpanBatch{
+		{ProjectId: short, ReceivedUnixNano: old.UnixNano(), Spans: []*spanspb.Span{span}},
+		{ProjectId: long, ReceivedUnixNano: old.UnixNano(), Spans: []*spanspb.Span{span}},
+	})
+	require.NoError(t, err)
+	dropped, err := store.DropExpired(ctx)
+	require.NoError(t, err)
+	require.Len(t, dropped, 1, "the short-retention project's partition")
+	for i, c := range []driver.Conn{r1, r2} {
+		var left []string
+		poll(30*time.Second, func() bool {
+			left = nil
+			rows, err := c.Query(ctx, "SELECT project_id FROM spans_local WHERE project_id IN (?, ?)", short, long)
+			if err != nil {
+				return false
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var p string
+				_ = rows.Scan(&p)
+				left = append(left, p)
+			}
+			return len(left) == 1
+		})
+		require.Equal(t, []string{long}, left, "replica %d after retention", i+1)
+	}
 }
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
