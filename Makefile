@@ -1,6 +1,6 @@
 # Assay: `make up` runs the platform locally, `make test` runs every test.
 SHELL := /bin/bash
-MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer
+MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer deployments/helm
 SERVICES := gateway registry runtime tracing writer
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 # Each fuzz target runs this long after the tests (scripts/fuzz.sh); 0 skips.
@@ -34,7 +34,7 @@ vet: ## go vet every module
 	@go vet $(addprefix ./,$(addsuffix /...,$(MODULES)))
 
 fmt: ## gofmt every module
-	@gofmt -l -w pkg services
+	@gofmt -l -w pkg services deployments
 
 tidy: ## go mod tidy per module, then go work sync
 	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy) || exit 1; done; go work sync

@@ -29,6 +29,10 @@ install_missing() {
   [ -x /usr/sbin/clickhouse-server ] || command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
   command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-client)
   command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || pkgs+=(nats-server)
+  # ZooKeeper (with a Java runtime) coordinates the replicated ClickHouse of
+  # the cluster-schema test (services/writer, pkg/testutil/zktest); not run
+  # as a service here.
+  [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null || pkgs+=(zookeeper default-jre-headless)
   if [ ${#pkgs[@]} -gt 0 ]; then
     log "installing ${pkgs[*]} (Debian packages)"
     as_root apt-get update -qq

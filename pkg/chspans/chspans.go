@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -26,17 +27,78 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// clusterSchema is the span schema on a cluster (cfg.Cluster set).
+//
+//go:embed cluster.sql
+var clusterSchema string
+
 // MigrationsTable records the applied span-schema migrations.
 const MigrationsTable = "span_schema_migrations"
 
 // Migrate applies the span schema. Every statement is idempotent, so the
 // writer and tracing may both run it at start.
 func Migrate(ctx context.Context, cfg chx.Config, log *slog.Logger) error {
+	if cfg.Cluster != "" {
+		return migrateCluster(ctx, cfg, log)
+	}
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return fmt.Errorf("open span migrations: %w", err)
 	}
 	return chx.Migrate(ctx, cfg, sub, MigrationsTable, log)
+}
+
+// migrateCluster creates the replicated tables and the Distributed spans
+// table ON CLUSTER. The statements are idempotent and each waits for every
+// host, so replicas of a service may run them at once; there is no version
+// record: cluster.sql is the current schema, whole.
+func migrateCluster(ctx context.Context, cfg chx.Config, log *slog.Logger) error {
+	opts, err := chx.Options(cfg)
+	if err != nil {
+		return err
+	}
+	db := opts.Auth.Database
+	if db == "" {
+		db = "default"
+	}
+	conn, err := chx.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	sql := strings.NewReplacer("{cluster}", cfg.Cluster, "{database}", db).Replace(clusterSchema)
+	// Comments go first: they may hold a semicolon.
+	for _, stmt := range strings.Split(stripComments(sql), ";") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		// ON CLUSTER answers with a row per host; read them through Query
+		// (18.16's answer is not one Exec takes).
+		rows, err := conn.Query(ctx, stmt)
+		if err != nil {
+			return fmt.Errorf("cluster span schema: %w", err)
+		}
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("cluster span schema: %w", err)
+		}
+	}
+	log.Info("cluster span schema in place", "cluster", cfg.Cluster, "database", db)
+	return nil
+}
+
+func stripComments(stmt string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(stmt, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // Columns is the column list of every insert: 18.16 needs it named.

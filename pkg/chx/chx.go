@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,7 +25,10 @@ type Config struct {
 	URL         string        `default:"clickhouse://default@127.0.0.1:59000/assay" desc:"ClickHouse native-protocol URL; the path names the database"`
 	DialTimeout time.Duration `split_words:"true" default:"5s" desc:"connection timeout"`
 	Migrate     bool          `default:"true" desc:"apply this service's ClickHouse migrations at start"`
+	Cluster     string        `desc:"name of the ClickHouse cluster (remote_servers) holding the spans: replicated tables behind a Distributed one, created ON CLUSTER (deployments/clickhouse/cluster.md); empty (the default): the single-server schema"`
 }
+
+var clusterName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Options parses cfg into driver options.
 func Options(cfg Config) (*clickhouse.Options, error) {
@@ -33,6 +37,17 @@ func Options(cfg Config) (*clickhouse.Options, error) {
 		return nil, fmt.Errorf("parse clickhouse url: %w", err)
 	}
 	opts.DialTimeout = cfg.DialTimeout
+	if cfg.Cluster != "" {
+		if !clusterName.MatchString(cfg.Cluster) {
+			return nil, fmt.Errorf("CLICKHOUSE_CLUSTER %q: letters, digits and _ only", cfg.Cluster)
+		}
+		// An insert into the Distributed table is acknowledged only once
+		// its shard has it: the writer acks JetStream after the insert.
+		if opts.Settings == nil {
+			opts.Settings = clickhouse.Settings{}
+		}
+		opts.Settings["insert_distributed_sync"] = 1
+	}
 	return opts, nil
 }
 

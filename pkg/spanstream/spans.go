@@ -63,4 +63,21 @@ func DeadLetterStreamConfig() jetstream.StreamConfig {
 type StreamSettings struct {
 	MaxBytes    int64         `split_words:"true" default:"4294967296" desc:"largest unwritten span backlog in JetStream, in bytes; beyond it ingest answers 429"`
 	DedupWindow time.Duration `split_words:"true" default:"2m" desc:"how long a retried ingest request (same body) is recognised and stored once"`
+	Replicas    int           `default:"1" desc:"copies of the span streams (SPANS, SPANS_DEAD) on a NATS cluster: 3 survives the loss of one server; 1 on a single server"`
+}
+
+// Config is the span stream as these settings declare it. Every declarer
+// (tracing, the runtime, the writer) must pass the same settings: each
+// start updates the stream to its own view.
+func (s StreamSettings) Config() jetstream.StreamConfig {
+	c := StreamConfig(s.MaxBytes, s.DedupWindow)
+	c.Replicas = max(s.Replicas, 1)
+	return c
+}
+
+// DeadLetterConfig is the dead-letter stream with the same replica count.
+func (s StreamSettings) DeadLetterConfig() jetstream.StreamConfig {
+	c := DeadLetterStreamConfig()
+	c.Replicas = max(s.Replicas, 1)
+	return c
 }

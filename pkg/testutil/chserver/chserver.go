@@ -37,10 +37,30 @@ func freePort(t testing.TB) int {
 
 // Start launches a server (the binary scripts/deps.sh installs) and waits
 // until it answers; it is stopped when the test ends.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartWith(t, Options{}) }
+
+// Options add to a server's configuration, for a cluster of servers.
+type Options struct {
+	// TCPPort is the native port; 0 picks a free one.
+	TCPPort int
+	// Config is more XML inside <yandex> of config.xml (zookeeper, macros,
+	// remote_servers, interserver_http_port).
+	Config string
+	// Profile is more XML inside the default user's profile.
+	Profile string
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int { return freePort(t) }
+
+// StartWith is Start with o added to the configuration.
+func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	s := &Server{t: t, dir: dir, tcpPort: freePort(t)}
+	if o.TCPPort == 0 {
+		o.TCPPort = freePort(t)
+	}
+	s := &Server{t: t, dir: dir, tcpPort: o.TCPPort}
 	httpPort := freePort(t)
 	config := fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
@@ -57,11 +77,12 @@ func Start(t testing.TB) *Server {
   <default_database>default</default_database>
   <mark_cache_size>67108864</mark_cache_size>
   <timezone>UTC</timezone>
+%[4]s
 </yandex>
-`, dir, httpPort, s.tcpPort)
+`, dir, httpPort, s.tcpPort, o.Config)
 	users := `<?xml version="1.0"?>
 <yandex>
-  <profiles><default></default></profiles>
+  <profiles><default>` + o.Profile + `</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default></default></quotas>
 </yandex>
@@ -145,4 +166,10 @@ func (s *Server) Stop() {
 		<-s.done
 	}
 	s.cmd = nil
+}
+
+// ErrorLog returns the server's error log, for a failing test to show.
+func (s *Server) ErrorLog() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "server.err.log"))
+	return string(b)
 }

@@ -207,3 +207,36 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// GoBinary builds the main package importPath (a dependency of the
+// workspace, e.g. github.com/nats-io/nats-server/v2) once per test process,
+// at the version go.mod pins, and returns the binary's path.
+func GoBinary(t testing.TB, importPath string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if b, ok := built[importPath]; ok {
+		return b
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	dir, err := os.MkdirTemp("", "assay-svctest-")
+	if err != nil {
+		t.Fatalf("svctest: %v", err)
+	}
+	bin := filepath.Join(dir, "bin")
+	cmd := exec.Command("go", "build", "-o", bin, importPath)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("svctest: go build %s: %v\n%s", importPath, err, out)
+	}
+	built[importPath] = bin
+	return bin
+}
+
+// Prepare makes cmd a child like the services Start runs: killed with the
+// test process and holding none of its inherited descriptors.
+func Prepare(cmd *exec.Cmd) {
+	cmd.SysProcAttr = childAttr()
+	closeInheritedOnExec()
+}

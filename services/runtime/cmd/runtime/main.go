@@ -96,7 +96,7 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, cfg.Stream.Config()); err != nil {
 		return err
 	}
 	if cfg.Eval.Jobs > 0 {

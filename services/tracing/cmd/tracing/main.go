@@ -95,7 +95,7 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, cfg.Stream.Config()); err != nil {
 		return err
 	}
 	ch, err := chx.Open(ctx, cfg.ClickHouse)
@@ -104,7 +104,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	defer ch.Close()
 
-	deletes, err := dedup.Open(ctx, nc.JS, cfg.Stream.DedupWindow)
+	deletes, err := dedup.OpenReplicated(ctx, nc.JS, cfg.Stream.DedupWindow, cfg.Stream.Replicas)
 	if err != nil {
 		return err
 	}

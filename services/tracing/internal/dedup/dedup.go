@@ -57,7 +57,14 @@ func NewLocal() *Epochs { return &Epochs{m: map[string]uint64{}, now: time.Now} 
 // Open creates (or binds) the KV bucket and starts watching it until ctx
 // ends; ttl must be at least the stream's dedup window.
 func Open(ctx context.Context, js jetstream.JetStream, ttl time.Duration) (*Epochs, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, History: 1, TTL: ttl})
+	return OpenReplicated(ctx, js, ttl, 1)
+}
+
+// OpenReplicated is Open with the bucket kept on replicas servers of a NATS
+// cluster (TRACING_STREAM_REPLICAS, as the span stream): a delete's epoch
+// must survive the loss of a server as the spans do.
+func OpenReplicated(ctx context.Context, js jetstream.JetStream, ttl time.Duration, replicas int) (*Epochs, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, History: 1, TTL: ttl, Replicas: max(replicas, 1)})
 	if err != nil {
 		return nil, fmt.Errorf("delete epochs bucket: %w", err)
 	}

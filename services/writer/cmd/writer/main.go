@@ -48,10 +48,10 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
+	if _, err := nc.EnsureStream(ctx, cfg.Stream.Config()); err != nil {
 		return err
 	}
-	if _, err := nc.EnsureStream(ctx, spanstream.DeadLetterStreamConfig()); err != nil {
+	if _, err := nc.EnsureStream(ctx, cfg.Stream.DeadLetterConfig()); err != nil {
 		return err
 	}
 	ch, err := chx.Open(ctx, cfg.ClickHouse)
@@ -63,6 +63,7 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	store.Cluster = cfg.ClickHouse.Cluster
 
 	srv := httpx.NewServer(cfg.HTTP, log, "writer")
 	srv.AddCheck("nats", nc.Check)

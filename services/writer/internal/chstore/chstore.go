@@ -30,6 +30,10 @@ type Store struct {
 	projects  map[string]time.Duration
 	log       *slog.Logger
 	now       func() time.Time
+	// Cluster, when set, is the ClickHouse cluster of the replicated
+	// schema: partitions live in spans_local on every host, and are
+	// dropped there ON CLUSTER (spans is a Distributed table, without parts).
+	Cluster string
 }
 
 // New returns a store; cfg's project list must parse.
@@ -88,8 +92,12 @@ func (s *Store) Healthy(ctx context.Context) error { return s.conn.Ping(ctx) }
 // the partitions dropped.
 func (s *Store) DropExpired(ctx context.Context) ([]string, error) {
 	today := s.now().UTC().Format("2006-01-02")
+	table, onCluster := "spans", ""
+	if s.Cluster != "" {
+		table, onCluster = "spans_local", " ON CLUSTER "+s.Cluster
+	}
 	rows, err := s.conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts
-		WHERE database = currentDatabase() AND table = 'spans' AND active`)
+		WHERE database = currentDatabase() AND table = ? AND active`, table)
 	if err != nil {
 		return nil, fmt.Errorf("list span partitions: %w", err)
 	}
@@ -117,7 +125,7 @@ func (s *Store) DropExpired(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list span partitions: %w", err)
 	}
 	for _, p := range expired {
-		if err := s.conn.Exec(ctx, "ALTER TABLE spans DROP PARTITION "+p); err != nil {
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+onCluster+" DROP PARTITION "+p); err != nil {
 			return nil, fmt.Errorf("drop span partition %s: %w", p, err)
 		}
 	}

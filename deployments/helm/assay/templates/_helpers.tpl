@@ -1,0 +1,136 @@
+{{/* Names: <release>-assay-<component>, shortened to 63 characters. */}}
+{{- define "assay.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "assay.name" -}}
+{{- printf "%s-%s" (include "assay.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "assay.selectorLabels" -}}
+app.kubernetes.io/name: assay
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "assay.labels" -}}
+{{ include "assay.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "assay.image" -}}
+{{- $i := .root.Values.image -}}
+{{- $repo := printf "%s%s" $i.prefix .component -}}
+{{- if $i.registry }}{{ $repo = printf "%s/%s" $i.registry $repo }}{{ end -}}
+{{- printf "%s:%s" $repo (default .root.Chart.AppVersion $i.tag) -}}
+{{- end -}}
+
+{{- define "assay.secretName" -}}
+{{- default (printf "%s-secrets" (include "assay.fullname" .)) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{/* The components: name, HTTP port (/health, /ready, /metrics) and whether enabled. */}}
+{{- define "assay.components" -}}
+gateway: {port: 8080, enabled: true}
+registry: {port: 8081, enabled: true}
+runtime: {port: 8082, enabled: true}
+tracing: {port: 8083, enabled: true}
+writer: {port: 8084, enabled: true}
+console: {port: {{ .Values.console.port }}, enabled: {{ .Values.console.enabled }}}
+{{- end -}}
+
+{{- define "assay.url" -}}
+{{- printf "http://%s:%d" (include "assay.name" (dict "root" .root "component" .component)) (int .port) -}}
+{{- end -}}
+
+{{- define "assay.secretEnv" -}}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "assay.secretName" .root }}
+      key: {{ .key }}
+{{- end -}}
+
+{{/*
+Each service's environment. docker-compose.yml sets the same variable
+names (deployments/helm/compose_test.go checks it).
+*/}}
+{{- define "assay.env" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- $c := .component -}}
+{{- $P := upper $c -}}
+{{- $registry := include "assay.url" (dict "root" $root "component" "registry" "port" 8081) -}}
+{{- $runtime := include "assay.url" (dict "root" $root "component" "runtime" "port" 8082) -}}
+{{- $tracing := include "assay.url" (dict "root" $root "component" "tracing" "port" 8083) -}}
+- name: {{ $P }}_ADDR
+  value: "0.0.0.0:{{ .port }}"
+- name: {{ $P }}_LOG_LEVEL
+  value: {{ $v.logLevel | quote }}
+{{- if has $c (list "gateway" "registry" "runtime" "tracing") }}
+{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_INTERNAL_TOKEN" $P) "key" "internal-token") }}
+{{- end }}
+{{- if has $c (list "gateway" "registry" "tracing") }}
+{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_POSTGRES_URL" $P) "key" "postgres-url") }}
+{{- end }}
+{{- if has $c (list "gateway" "registry") }}
+- name: {{ $P }}_POSTGRES_MIGRATE
+  value: {{ $v.migrations.postgres | quote }}
+- name: {{ $P }}_POSTGRES_MAX_CONNS
+  value: {{ $v.postgres.maxConns | quote }}
+{{- end }}
+{{- if has $c (list "registry" "runtime" "tracing" "writer") }}
+- name: {{ $P }}_NATS_URL
+  value: {{ $v.nats.url | quote }}
+{{- end }}
+{{- if has $c (list "runtime" "tracing" "writer") }}
+- name: {{ $P }}_STREAM_REPLICAS
+  value: {{ $v.nats.streamReplicas | quote }}
+- name: {{ $P }}_STREAM_MAX_BYTES
+  value: {{ $v.nats.streamMaxBytes | int64 | quote }}
+{{- end }}
+{{- if has $c (list "tracing" "writer") }}
+{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_CLICKHOUSE_URL" $P) "key" "clickhouse-url") }}
+- name: {{ $P }}_CLICKHOUSE_MIGRATE
+  value: {{ $v.migrations.clickhouse | quote }}
+{{- with $v.clickhouse.cluster }}
+- name: {{ $P }}_CLICKHOUSE_CLUSTER
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- if eq $c "gateway" }}
+{{ include "assay.secretEnv" (dict "root" $root "name" "GATEWAY_ADMIN_KEY" "key" "admin-key") }}
+- name: GATEWAY_REGISTRY_URL
+  value: {{ $registry }}
+- name: GATEWAY_RUNTIME_URL
+  value: {{ $runtime }}
+- name: GATEWAY_TRACING_URL
+  value: {{ $tracing }}
+{{- else if eq $c "registry" }}
+{{ include "assay.secretEnv" (dict "root" $root "name" "REGISTRY_VAULT_KEY" "key" "vault-key") }}
+- name: REGISTRY_TRACING_URL
+  value: {{ $tracing }}
+- name: REGISTRY_SERVICES_URL
+  value: {{ printf "%s/services" (trimSuffix "/" $v.publicURL) | quote }}
+- name: REGISTRY_EVALS_REPLICAS
+  value: {{ $v.nats.streamReplicas | quote }}
+{{- else if eq $c "runtime" }}
+- name: RUNTIME_REGISTRY_URL
+  value: {{ $registry }}
+- name: RUNTIME_EVAL_REPLICAS
+  value: {{ $v.nats.streamReplicas | quote }}
+{{- else if eq $c "tracing" }}
+- name: TRACING_REGISTRY_URL
+  value: {{ $registry }}
+- name: TRACING_OTLP_GRPC_ADDR
+  value: "0.0.0.0:4317"
+- name: TRACING_OTLP_HTTP_ADDR
+  value: "0.0.0.0:4318"
+{{- end }}
+{{- end -}}
