@@ -49,7 +49,7 @@ func startReplica(t *testing.T, pg, natsURL, chURL, llmURL string) *replica {
 	env := func(extra ...string) []string { return append(append([]string{}, common...), extra...) }
 	r := &replica{}
 	r.registry = svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR", NoWait: true,
-		Env: env("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
+		Env: env("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_NATS_URL="+natsURL, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
 	r.tracing = svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR", NoWait: true,
 		Env: env("TRACING_NATS_URL="+natsURL, "TRACING_CLICKHOUSE_URL="+chURL, "TRACING_REGISTRY_URL="+r.registry.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
