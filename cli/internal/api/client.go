@@ -122,6 +122,10 @@ func (c *Client) Send(ctx context.Context, method, path string, body io.Reader, 
 	}
 	res, err := c.HTTP.Do(req)
 	if err != nil {
+		var own *Error // the body's reader failed (a bad file), not the network
+		if errors.As(err, &own) {
+			return nil, own
+		}
 		return nil, unreachable(c.BaseURL, err)
 	}
 	if res.StatusCode/100 == 2 || res.StatusCode == http.StatusNotModified {

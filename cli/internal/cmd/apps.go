@@ -44,7 +44,7 @@ func (a *app) appsCmd() *cobra.Command {
 				return err
 			}
 			params, _ := json.Marshal(sub(rev, "data")["parameters"])
-			t := output.Table{Header: []string{"field", "value"}, Raw: rev, Rows: [][]string{
+			t := output.Table{Header: []string{"field", "value"}, Raw: rev, Wide: true, Rows: [][]string{
 				{"application_id", str(rev, "application_id")},
 				{"variant_id", str(rev, "application_variant_id")},
 				{"revision_id", str(rev, "id")},

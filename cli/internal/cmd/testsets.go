@@ -323,7 +323,7 @@ func (a *app) testsetsDiff() *cobra.Command {
 		Short: "Show the rows that differ between two testset revisions (a unified diff, one row a line)",
 		Long: `Each REV is a revision id, a testset slug or id (its latest revision), or
 SLUG@VERSION. Rows are compared as canonical JSON lines (keys sorted, the
-testcase id left out), in the revisions' order. Exits 0 whether or not they
+server's __id__ and __dedup_id__ left out), in the revisions' order. Exits 0 whether or not they
 differ; --output json prints {added, removed} rows instead.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -372,8 +372,9 @@ differ; --output json prints {added, removed} rows instead.`,
 }
 
 // revisionLines downloads a revision's rows as JSON and returns each row as
-// one line of canonical JSON without its testcase id (the id is derived
-// from the content, so it only repeats what the diff shows).
+// one line of canonical JSON without its testcase and dedup ids (both are
+// derived from the content by the server, so they only repeat what the
+// diff shows).
 func revisionLines(ctx context.Context, cl *api.Client, revID string) ([]string, error) {
 	var rows []map[string]any
 	res, err := cl.Send(ctx, "POST", "/api/testsets/revisions/"+pathEscape(revID)+"/download?file_type=json", nil, "")
@@ -387,6 +388,7 @@ func revisionLines(ctx context.Context, cl *api.Client, revID string) ([]string,
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		delete(r, "__id__")
+		delete(r, "__dedup_id__")
 		b, _ := json.Marshal(r) // encoding/json sorts map keys
 		out[i] = string(b)
 	}

@@ -31,6 +31,9 @@ type Table struct {
 	Header []string
 	Rows   [][]string
 	Raw    any
+	// Wide keeps long cells whole in a table (a record shown field by
+	// field, where the value is the point).
+	Wide bool
 }
 
 // Write renders t in format f.
@@ -68,7 +71,10 @@ func Write(w io.Writer, f string, t Table) error {
 		for _, r := range t.Rows {
 			cells := make([]string, len(r))
 			for i, c := range r {
-				cells[i] = oneLine(c, 60)
+				cells[i] = c
+				if !t.Wide {
+					cells[i] = oneLine(c, 60)
+				}
 			}
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
 		}
