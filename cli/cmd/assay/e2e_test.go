@@ -210,6 +210,28 @@ func TestCLI(t *testing.T) {
 		assert.Equal(t, []any{map[string]any{"answer": "Rome", "country": "Italy"}}, dj["removed"])
 		assert.Equal(t, "no differences\n", c.ok(t, "testsets", "diff", "qa", second["revision_id"].(string)).stdout)
 
+		t.Run("a progress bar on a terminal only", func(t *testing.T) {
+			if _, err := exec.LookPath("script"); err != nil {
+				t.Skip("util-linux script (runs a command on a pseudo-terminal) is not installed")
+			}
+			var big strings.Builder
+			big.WriteString("country,answer\n")
+			for i := 0; big.Len() < 3<<19; i++ {
+				fmt.Fprintf(&big, "country %d,%s\n", i, strings.Repeat("x", 60))
+			}
+			file := write("big.csv", big.String())
+			cmd := exec.Command("script", "-qec", c.bin+" testsets push "+file+" --testset big", "/dev/null")
+			cmd.Env = c.env
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, string(out))
+			assert.Contains(t, string(out), "\r\x1b[Kuploading [", "redrawn in place")
+			assert.Contains(t, string(out), "] 100% 1.5 MiB / 1.5 MiB")
+			assert.Contains(t, string(out), "uploading 1.5 MiB sent")
+			r := c.ok(t, "testsets", "push", file, "--testset", "big")
+			assert.Equal(t, "", r.stderr, "no bar off a terminal")
+			assert.Contains(t, r.stdout, "unchanged")
+		})
+
 		bad := write("bad.csv", "a,b\n1,2\n3,\"x\n4,5\n")
 		c.fails(t, 1, "line 3", "testsets", "push", bad, "--testset", "qa")
 		c.fails(t, 1, "line 2 of the JSONL file", "testsets", "push", write("bad.jsonl", "{\"a\":1}\nnot json\n"), "--testset", "qa")
