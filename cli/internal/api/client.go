@@ -42,6 +42,15 @@ func Errorf(code int, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
+// StatusOf is the HTTP status of an answer error, 0 for any other error.
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
 // NotFound is the error for an entity the server does not have.
 func NotFound(format string, args ...any) *Error { return Errorf(ExitNotFound, format, args...) }
 

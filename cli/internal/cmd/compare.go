@@ -1,77 +1,130 @@
 package cmd
 
 import (
-	"sort"
+	"context"
+	"encoding/json"
+	"fmt"
 
+	"github.com/assayhq/assay/cli/internal/api"
+	"github.com/assayhq/assay/cli/internal/gate"
 	"github.com/assayhq/assay/cli/internal/output"
 )
 
-// compareTable flattens the comparison's metric rows into a table: the
-// first list of objects found under "metrics" (or "comparison.metrics"),
-// one row each, nested objects flattened one level (delta.ci_low).
-func compareTable(out obj, runIDs []string) output.Table {
-	var list []any
-	for _, path := range [][]string{{"metrics"}, {"comparison", "metrics"}, {"compare", "metrics"}} {
-		var v any = out
-		for _, k := range path {
-			m, _ := v.(map[string]any)
-			v = m[k]
-		}
-		if l, ok := v.([]any); ok {
-			list = l
-			break
-		}
+// comparison is the answer of POST /api/evaluations/runs/compare (lane
+// eval-metrics): per metric of each compared step, each run's mean over
+// its scenarios and, from the second run on, the delta to the first with
+// a 95% interval (paired over the shared testcases, else Welch's).
+type comparison struct {
+	RunIDs            []string        `json:"run_ids"`
+	TestsetRevisionID string          `json:"testset_revision_id"`
+	Metrics           []compareMetric `json:"metrics"`
+}
+
+type compareMetric struct {
+	Step string `json:"step"`
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	Type string `json:"type"`
+	Runs []struct {
+		RunID   string   `json:"run_id"`
+		StepKey string   `json:"step_key"`
+		Count   int      `json:"count"`
+		Mean    *float64 `json:"mean"`
+		Delta   *float64 `json:"delta"`
+		CI      *struct {
+			Low    float64 `json:"low"`
+			High   float64 `json:"high"`
+			Method string  `json:"method"`
+			N      int     `json:"n"`
+		} `json:"ci"`
+	} `json:"runs"`
+}
+
+// compare calls the comparison route; raw is the whole answer, for json.
+func compare(ctx context.Context, cl *api.Client, runIDs []string) (*comparison, obj, error) {
+	var raw obj
+	if err := cl.JSON(ctx, "POST", "/api/evaluations/runs/compare", obj{"run_ids": runIDs}, &raw); err != nil {
+		return nil, nil, err
 	}
-	t := output.Table{Raw: out}
-	if list == nil {
-		t.Header = []string{"run_ids", "answer"}
-		t.Rows = [][]string{{output.Cell(runIDs), output.Cell(out)}}
-		return t
+	body := raw
+	if c := sub(raw, "comparison"); c != nil {
+		body = c
 	}
-	var keys []string
-	seen := map[string]bool{}
-	rows := make([]map[string]string, 0, len(list))
-	for _, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			continue
-		}
-		row := map[string]string{}
-		flat := func(k string, v any) {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
+	b, _ := json.Marshal(body)
+	var c comparison
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, raw, fmt.Errorf("the comparison is not the shape expected: %v", err)
+	}
+	return &c, raw, nil
+}
+
+// metricName names a compared metric as the gates do.
+func metricName(m compareMetric) string {
+	ms := gate.FromData(map[string]any{m.Step: map[string]any{m.Path: map[string]any{"type": m.Type}}})
+	if len(ms) == 1 {
+		return ms[0].Name
+	}
+	return m.Step + "." + m.Path
+}
+
+// compareTable is one row per metric and run: its mean, and for the runs
+// after the first the delta and its interval.
+func compareTable(c *comparison, raw obj) output.Table {
+	t := output.Table{Header: []string{"metric", "type", "run_id", "n", "mean", "delta", "ci_low", "ci_high", "method"}, Raw: raw}
+	for _, m := range c.Metrics {
+		name := metricName(m)
+		for _, r := range m.Runs {
+			row := []string{name, m.Type, r.RunID, fmt.Sprint(r.Count), optNum(r.Mean), optNum(r.Delta), "", "", ""}
+			if r.CI != nil {
+				row[6], row[7], row[8] = output.Num(r.CI.Low), output.Num(r.CI.High), r.CI.Method
 			}
-			row[k] = output.Cell(v)
-		}
-		ks := make([]string, 0, len(m))
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		for _, k := range ks {
-			if inner, ok := m[k].(map[string]any); ok && len(inner) <= 8 {
-				iks := make([]string, 0, len(inner))
-				for ik := range inner {
-					iks = append(iks, ik)
-				}
-				sort.Strings(iks)
-				for _, ik := range iks {
-					flat(k+"."+ik, inner[ik])
-				}
-				continue
+			if r.StepKey == "" {
+				row[3] = "–"
 			}
-			flat(k, m[k])
+			t.Rows = append(t.Rows, row)
 		}
-		rows = append(rows, row)
-	}
-	t.Header = keys
-	for _, r := range rows {
-		cells := make([]string, len(keys))
-		for i, k := range keys {
-			cells[i] = r[k]
-		}
-		t.Rows = append(t.Rows, cells)
 	}
 	return t
+}
+
+func optNum(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return output.Num(*p)
+}
+
+// baselineFromComparison gates the run (second in the comparison) against
+// the baseline (first) with the comparison's own intervals: worse when the
+// whole interval of the delta is on the bad side of zero. Only evaluator
+// outputs are gated; a metric without an interval (fewer than two values)
+// falls back to the normal approximation over the global metrics.
+func baselineFromComparison(c *comparison, baseID string, run, base []gate.Metric, lowerBetter map[string]bool) []gate.Check {
+	var out []gate.Check
+	done := map[string]bool{}
+	for _, m := range c.Metrics {
+		if m.Kind != "annotation" || len(m.Runs) < 2 {
+			continue
+		}
+		name := metricName(m)
+		side := m.Runs[1]
+		if side.Delta == nil || side.CI == nil {
+			continue
+		}
+		done[name] = true
+		worse, dir := side.CI.High < 0, "higher is better"
+		if lowerBetter[name] {
+			worse, dir = side.CI.Low > 0, "lower is better"
+		}
+		out = append(out, gate.Check{Name: name + " vs baseline " + baseID, Kind: "baseline", Passed: !worse,
+			Message: fmt.Sprintf("%s = %s vs baseline %s over %d testcases: Δ %+.4f, 95%% CI [%.4f, %.4f] (%s), %s", name,
+				optNum(side.Mean), optNum(m.Runs[0].Mean), side.CI.N, *side.Delta, side.CI.Low, side.CI.High, side.CI.Method, dir)})
+	}
+	var rest []gate.Metric
+	for _, m := range run {
+		if !done[m.Name] {
+			rest = append(rest, m)
+		}
+	}
+	return append(out, gate.Baseline(rest, base, baseID, lowerBetter)...)
 }

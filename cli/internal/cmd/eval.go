@@ -167,7 +167,19 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 	}
 	checks := gate.Thresholds(metrics, thresholds)
 	if o.baseline != "" {
-		checks = append(checks, gate.Baseline(metrics, baseMetrics, o.baseline, lowerBetter)...)
+		// The comparison's intervals are paired over the testcases both
+		// runs share, tighter and truer than one from two global means;
+		// over different testset revisions (409) or on a platform without
+		// the route, the global metrics' normal approximation stands in.
+		cmp, _, err := compare(ctx, cl, []string{o.baseline, runID})
+		switch {
+		case err == nil:
+			checks = append(checks, baselineFromComparison(cmp, o.baseline, metrics, baseMetrics, lowerBetter)...)
+		case api.StatusOf(err) == 404 || api.StatusOf(err) == 405 || api.StatusOf(err) == 409 || api.StatusOf(err) == 422:
+			checks = append(checks, gate.Baseline(metrics, baseMetrics, o.baseline, lowerBetter)...)
+		default:
+			return err
+		}
 	}
 	if err := a.printMetrics(runID, prog, metrics, checks); err != nil {
 		return err
@@ -418,26 +430,24 @@ func (a *app) evalCompare() *cobra.Command {
 	return &cobra.Command{
 		Use:   "compare RUN RUN [RUN…]",
 		Short: "Compare runs over the same testset: each metric side by side with its delta and confidence interval",
-		Long: `Calls POST /api/evaluations/runs/compare {run_ids} and prints, per metric, each
-run's value and the delta against the first run with its 95% confidence
-interval. --output json prints the server's answer.`,
+		Long: `Calls POST /api/evaluations/runs/compare {run_ids} (runs over the same testset
+revision) and prints, per metric, each run's mean over its scenarios and the
+delta against the first run with its 95% confidence interval (paired over the
+shared testcases, else Welch's). --output json prints the server's answer.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := a.client()
 			if err != nil {
 				return err
 			}
-			var out obj
-			if err := cl.JSON(c.Context(), "POST", "/api/evaluations/runs/compare", obj{"run_ids": args}, &out); err != nil {
+			cmp, raw, err := compare(c.Context(), cl, args)
+			if err != nil {
 				return err
 			}
-			if count(out) == 0 && out["metrics"] == nil {
-				return api.NotFound("nothing to compare: the server knows none of %s", strings.Join(args, ", "))
-			}
 			if a.out == "json" {
-				return output.JSON(a.stdout, out)
+				return output.JSON(a.stdout, raw)
 			}
-			return a.write(compareTable(out, args))
+			return a.write(compareTable(cmp, raw))
 		},
 	}
 }
