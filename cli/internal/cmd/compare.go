@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/assayhq/assay/cli/internal/api"
 	"github.com/assayhq/assay/cli/internal/gate"
@@ -59,8 +60,8 @@ func compare(ctx context.Context, cl *api.Client, runIDs []string) (*comparison,
 }
 
 // metricName names a compared metric as the gates do.
-func metricName(m compareMetric) string {
-	ms := gate.FromData(map[string]any{m.Step: map[string]any{m.Path: map[string]any{"type": m.Type}}})
+func metricName(m compareMetric, names map[string]string) string {
+	ms := gate.FromData(map[string]any{m.Step: map[string]any{m.Path: map[string]any{"type": m.Type}}}, names)
 	if len(ms) == 1 {
 		return ms[0].Name
 	}
@@ -69,10 +70,10 @@ func metricName(m compareMetric) string {
 
 // compareTable is one row per metric and run: its mean, and for the runs
 // after the first the delta and its interval.
-func compareTable(c *comparison, raw obj) output.Table {
+func compareTable(c *comparison, raw obj, names map[string]string) output.Table {
 	t := output.Table{Header: []string{"metric", "type", "run_id", "n", "mean", "delta", "ci_low", "ci_high", "method"}, Raw: raw}
 	for _, m := range c.Metrics {
-		name := metricName(m)
+		name := metricName(m, names)
 		for _, r := range m.Runs {
 			row := []string{name, m.Type, r.RunID, fmt.Sprint(r.Count), optNum(r.Mean), optNum(r.Delta), "", "", ""}
 			if r.CI != nil {
@@ -99,14 +100,14 @@ func optNum(p *float64) string {
 // whole interval of the delta is on the bad side of zero. Only evaluator
 // outputs are gated; a metric without an interval (fewer than two values)
 // falls back to the normal approximation over the global metrics.
-func baselineFromComparison(c *comparison, baseID string, run, base []gate.Metric, lowerBetter map[string]bool) []gate.Check {
+func baselineFromComparison(c *comparison, baseID string, run, base []gate.Metric, names map[string]string, lowerBetter map[string]bool) []gate.Check {
 	var out []gate.Check
 	done := map[string]bool{}
 	for _, m := range c.Metrics {
-		if m.Kind != "annotation" || len(m.Runs) < 2 {
+		if m.Kind != "annotation" || !strings.HasPrefix(m.Path, gate.OutputsPrefix) || len(m.Runs) < 2 {
 			continue
 		}
-		name := metricName(m)
+		name := metricName(m, names)
 		side := m.Runs[1]
 		if side.Delta == nil || side.CI == nil {
 			continue

@@ -174,7 +174,11 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 		cmp, _, err := compare(ctx, cl, []string{o.baseline, runID})
 		switch {
 		case err == nil:
-			checks = append(checks, baselineFromComparison(cmp, o.baseline, metrics, baseMetrics, lowerBetter)...)
+			base, err := getRun(ctx, cl, o.baseline)
+			if err != nil {
+				return err
+			}
+			checks = append(checks, baselineFromComparison(cmp, o.baseline, metrics, baseMetrics, stepNames(base), lowerBetter)...)
 		case api.StatusOf(err) == 404 || api.StatusOf(err) == 405 || api.StatusOf(err) == 409 || api.StatusOf(err) == 422:
 			checks = append(checks, gate.Baseline(metrics, baseMetrics, o.baseline, lowerBetter)...)
 		default:
@@ -308,6 +312,11 @@ func getRun(ctx context.Context, cl *api.Client, id string) (obj, error) {
 // waiting up to wait for it to be stored (the worker writes it after the
 // last cell).
 func globalMetrics(ctx context.Context, cl *api.Client, runID string, wait time.Duration) ([]gate.Metric, error) {
+	run, err := getRun(ctx, cl, runID)
+	if err != nil {
+		return nil, err
+	}
+	names := stepNames(run)
 	deadline := time.Now().Add(wait)
 	for {
 		var out struct {
@@ -318,7 +327,7 @@ func globalMetrics(ctx context.Context, cl *api.Client, runID string, wait time.
 		}
 		for _, m := range out.Metrics {
 			if m["scenario_id"] == nil && m["timestamp"] == nil && str(m, "run_id") == runID {
-				return gate.FromData(sub(m, "data")), nil
+				return gate.FromData(sub(m, "data"), names), nil
 			}
 		}
 		if !time.Now().Before(deadline) {
@@ -333,6 +342,25 @@ func globalMetrics(ctx context.Context, cl *api.Client, runID string, wait time.
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// stepNames maps each step key of a run to the slug of what the step runs
+// (its evaluator, application, testset or query), so metrics are named
+// exact_match.success whatever the step key is made of.
+func stepNames(run obj) map[string]string {
+	names := map[string]string{}
+	steps, _ := sub(run, "data")["steps"].([]any)
+	for _, st := range steps {
+		step, _ := st.(map[string]any)
+		key := str(step, "key")
+		for _, kind := range []string{"evaluator", "application", "testset", "query"} {
+			if slug := str(step, "references", kind, "slug"); slug != "" && key != "" {
+				names[key] = slug
+				break
+			}
+		}
+	}
+	return names
 }
 
 func (a *app) printMetrics(runID string, p progressBody, ms []gate.Metric, checks []gate.Check) error {
@@ -447,7 +475,11 @@ shared testcases, else Welch's). --output json prints the server's answer.`,
 			if a.out == "json" {
 				return output.JSON(a.stdout, raw)
 			}
-			return a.write(compareTable(cmp, raw))
+			first, err := getRun(c.Context(), cl, args[0])
+			if err != nil {
+				return err
+			}
+			return a.write(compareTable(cmp, raw, stepNames(first)))
 		},
 	}
 }

@@ -40,17 +40,17 @@ type Metric struct {
 }
 
 // FromData reads a global metric's data ({step_key: {path: stats}}).
-func FromData(data map[string]any) []Metric {
+// names maps a step key to the name its metrics take (the evaluator's or
+// application's slug, from the run's steps); a step it lacks is named by
+// its key without the kind prefix (evaluator-x → x).
+func FromData(data map[string]any, names map[string]string) []Metric {
 	var out []Metric
 	for stepKey, v := range data {
 		paths, ok := v.(map[string]any)
 		if !ok {
 			continue
 		}
-		slug := stepKey
-		if _, rest, ok := strings.Cut(stepKey, "-"); ok {
-			slug = rest
-		}
+		slug := StepName(stepKey, names)
 		for path, sv := range paths {
 			stats, ok := sv.(map[string]any)
 			if !ok {
@@ -74,6 +74,18 @@ func FromData(data map[string]any) []Metric {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// StepName is the name of a step's metrics: names[key], else the key
+// without its kind prefix.
+func StepName(key string, names map[string]string) string {
+	if n := names[key]; n != "" {
+		return n
+	}
+	if _, rest, ok := strings.Cut(key, "-"); ok {
+		return rest
+	}
+	return key
 }
 
 // read takes the value of stats: "mean" when present (numbers, and a

@@ -34,7 +34,7 @@ const data = `{
 func metrics(t *testing.T, s string) []Metric {
 	var d map[string]any
 	require.NoError(t, json.Unmarshal([]byte(s), &d))
-	return FromData(d)
+	return FromData(d, nil)
 }
 
 func TestFromData(t *testing.T) {
@@ -55,6 +55,13 @@ func TestFromData(t *testing.T) {
 	require.NotNil(t, score.Min)
 	label, _ := find(ms, "lev.label")
 	assert.False(t, label.HasValue, "a categorical output has no single value")
+
+	// The run's steps name the metrics: a step key made of a revision
+	// slug reads as the evaluator's slug.
+	var d map[string]any
+	require.NoError(t, json.Unmarshal([]byte(`{"evaluator-bb8953d486f6": {"attributes.ag.data.outputs.success": {"type": "binary", "count": 1, "mean": 1}}}`), &d))
+	assert.Equal(t, "exact_match.success", FromData(d, map[string]string{"evaluator-bb8953d486f6": "exact_match"})[0].Name)
+	assert.Equal(t, "bb8953d486f6.success", FromData(d, nil)[0].Name)
 
 	// A binary spec that stores a mean is read as it is.
 	ms = metrics(t, `{"evaluator-x": {"attributes.ag.data.outputs.ok": {"type": "binary", "count": 4, "mean": 0.25}}}`)
