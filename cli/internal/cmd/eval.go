@@ -53,8 +53,9 @@ revision through the application's revision and each evaluator (run by the
 platform: origin auto), follows GET /api/evaluations/runs/{id}/progress (a
 bar of cells by status on a terminal, a line every few seconds otherwise),
 then prints the run's global metrics, one per evaluator output and the
-defaults (duration, cost, tokens, errors), named <step slug>.<leaf>:
-exact_match.success, capitals.metrics.duration.cumulative.
+defaults (duration, cost, tokens, errors), named <slug>.<leaf> after the
+evaluator or application the step runs: exact_match.success,
+capitals.metrics.duration.cumulative.
 
 TESTSET, APP and EVALUATOR are slugs (the latest revision), ids, or
 SLUG@VERSION.
