@@ -259,8 +259,7 @@ func TestCLI(t *testing.T) {
 		dep := p.MustJSON(t, "POST", "/api/applications/revisions/retrieve", key,
 			map[string]any{"environment_ref": map[string]any{"slug": "production"}, "key": "capitals.revision"})
 		assert.Equal(t, app["revision_id"], dep["application_revision"].(map[string]any)["id"])
-		r := c.run(t, "", "apps", "deploy", "capitals", "nowhere")
-		assert.NotEqual(t, 0, r.code, r.String())
+		c.fails(t, 6, "not found (404)", "apps", "deploy", "capitals", "nowhere")
 		c.fails(t, 6, "no application revision", "apps", "deploy", "nope", "production")
 	})
 

@@ -256,7 +256,8 @@ func (a *app) follow(ctx context.Context, cl *api.Client, runID string, o evalRu
 		}
 		select {
 		case <-ctx.Done():
-			return p, ctx.Err()
+			bar.Done("interrupted")
+			return p, api.Errorf(api.ExitError, "interrupted: run %s goes on on the server (assay eval show %s)", runID, runID)
 		case <-time.After(o.poll):
 		}
 	}
