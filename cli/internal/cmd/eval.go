@@ -321,16 +321,12 @@ func globalMetrics(ctx context.Context, cl *api.Client, runID string, wait time.
 	names := stepNames(run)
 	deadline := time.Now().Add(wait)
 	for {
-		var out struct {
-			Metrics []obj `json:"metrics"`
-		}
-		if err := cl.JSON(ctx, "POST", "/api/evaluations/metrics/query", obj{"metric": obj{"run_ids": []string{runID}}}, &out); err != nil {
+		m, err := findGlobal(ctx, cl, runID)
+		if err != nil {
 			return nil, err
 		}
-		for _, m := range out.Metrics {
-			if m["scenario_id"] == nil && m["timestamp"] == nil && str(m, "run_id") == runID {
-				return gate.FromData(sub(m, "data"), names), nil
-			}
+		if m != nil {
+			return gate.FromData(sub(m, "data"), names), nil
 		}
 		if !time.Now().Before(deadline) {
 			if wait == 0 {
@@ -344,6 +340,32 @@ func globalMetrics(ctx context.Context, cl *api.Client, runID string, wait time.
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// findGlobal pages through the run's metrics (a run has one per scenario
+// too, and the query has no filter for the global one) and returns the
+// global metric, or nil.
+func findGlobal(ctx context.Context, cl *api.Client, runID string) (obj, error) {
+	body := obj{"metric": obj{"run_ids": []string{runID}}, "windowing": obj{"limit": 1000}}
+	for page := 0; page < 100; page++ {
+		var out struct {
+			Metrics   []obj `json:"metrics"`
+			Windowing obj   `json:"windowing"`
+		}
+		if err := cl.JSON(ctx, "POST", "/api/evaluations/metrics/query", body, &out); err != nil {
+			return nil, err
+		}
+		for _, m := range out.Metrics {
+			if m["scenario_id"] == nil && m["timestamp"] == nil && str(m, "run_id") == runID {
+				return m, nil
+			}
+		}
+		if len(out.Metrics) == 0 || out.Windowing == nil || out.Windowing["next"] == nil {
+			return nil, nil
+		}
+		body["windowing"] = out.Windowing
+	}
+	return nil, nil
 }
 
 // stepNames maps each step key of a run to the slug of what the step runs
