@@ -114,6 +114,9 @@ func read(m *Metric, stats map[string]any) {
 	for _, f := range freq {
 		e, _ := f.(map[string]any)
 		n := num(e["count"])
+		if n <= 0 || math.IsInf(n, 0) {
+			continue // not a count: ignored rather than making a rate outside [0, 1]
+		}
 		total += n
 		if isTrue(e["value"]) {
 			trues += n

@@ -158,3 +158,9 @@ func TestReports(t *testing.T) {
 	assert.Contains(t, md, "| `a>=1` | ✅ pass | a = 1 |")
 	assert.Contains(t, md, "| `b vs baseline r` | ❌ fail |")
 }
+
+func TestRateIgnoresWhatIsNotACount(t *testing.T) {
+	ms := metrics(t, `{"evaluator-x": {"attributes.ag.data.outputs.ok": {"type": "binary", "count": 3,
+	  "freq": [{"value": true, "count": 2}, {"value": false, "count": -1}, {"value": false, "count": "x"}, {"value": false, "count": 2}]}}}`)
+	assert.Equal(t, 0.5, ms[0].Value)
+}
