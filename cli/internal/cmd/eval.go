@@ -245,7 +245,11 @@ func (a *app) follow(ctx context.Context, cl *api.Client, runID string, o evalRu
 				done += int64(n)
 			}
 		}
-		bar.Update(done, total, fmt.Sprintf("%s  cells %d/%d  %s", p.Status, done, total, counts(p.Results)))
+		if total == 0 {
+			bar.Update(0, 0, fmt.Sprintf("%s  waiting for scenarios", p.Status))
+		} else {
+			bar.Update(done, total, fmt.Sprintf("%s  cells %d/%d  %s", p.Status, done, total, counts(p.Results)))
+		}
 		if terminal[p.Status] {
 			bar.Done(fmt.Sprintf("%s  cells %d/%d  %s", p.Status, done, total, counts(p.Results)))
 			return p, nil
