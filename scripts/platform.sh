@@ -49,7 +49,7 @@ up() {
 
   local common=(
     "GATEWAY_POSTGRES_URL=$pg/assay?sslmode=disable" "REGISTRY_POSTGRES_URL=$pg/assay?sslmode=disable"
-    "RUNTIME_NATS_URL=nats://127.0.0.1:$NATS_PORT" "TRACING_NATS_URL=nats://127.0.0.1:$NATS_PORT" "WRITER_NATS_URL=nats://127.0.0.1:$NATS_PORT"
+    "REGISTRY_NATS_URL=nats://127.0.0.1:$NATS_PORT" "RUNTIME_NATS_URL=nats://127.0.0.1:$NATS_PORT" "TRACING_NATS_URL=nats://127.0.0.1:$NATS_PORT" "WRITER_NATS_URL=nats://127.0.0.1:$NATS_PORT"
     "TRACING_POSTGRES_URL=$pg/assay?sslmode=disable"
     "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
     "GATEWAY_INTERNAL_TOKEN=$token" "REGISTRY_INTERNAL_TOKEN=$token" "RUNTIME_INTERNAL_TOKEN=$token" "TRACING_INTERNAL_TOKEN=$token"

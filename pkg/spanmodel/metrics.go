@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/blake2b"
@@ -211,6 +212,33 @@ func (r rolled) write(s *Span) {
 	if len(metrics) > 0 {
 		ag["metrics"] = metrics
 	}
+}
+
+// CacheHash is the evaluation-cache hash (reference §2.5) a root span with
+// refs and links is stored with, "" when there is none: the evaluation
+// worker computes it before running a cell to find an earlier trace with
+// the same hash, so it must be this very function, over ids normalised as
+// the normaliser stores them (dashed reference ids, hex trace and span ids).
+func CacheHash(refs []Reference, links []Link) string {
+	refs = slices.Clone(refs)
+	for i, r := range refs {
+		if h, err := hexID(r.ID); err == nil && len(h) == 32 {
+			refs[i].ID = h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+		}
+	}
+	links = slices.Clone(links)
+	for i, l := range links {
+		if t, err := TraceID(l.TraceID); err == nil {
+			links[i].TraceID = t
+		}
+		if s, err := SpanID(l.SpanID); err == nil {
+			links[i].SpanID = s
+		}
+	}
+	if h := hashes(refs, links); len(h) > 0 {
+		return h[0].ID
+	}
+	return ""
 }
 
 // hashes is the evaluation-cache hash of a span's references and keyed

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
@@ -364,7 +365,8 @@ func TestProvisioningSeedsTheRegistry(t *testing.T) {
 		Pkg:     "services/registry/cmd/registry",
 		AddrVar: "REGISTRY_ADDR",
 		Env: []string{"REGISTRY_INTERNAL_TOKEN=" + internalToken, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t), "REGISTRY_LOG_LEVEL=warn",
-			"REGISTRY_VAULT_KEY=YXNzYXktdGVzdC12YXVsdC1rZXktMzItYnl0ZXMhISE="}, // base64 of a 32-byte test key
+			"REGISTRY_VAULT_KEY=YXNzYXktdGVzdC12YXVsdC1rZXktMzItYnl0ZXMhISE=", // base64 of a 32-byte test key
+			"REGISTRY_NATS_URL=" + natstest.New(t).URL()},
 	})
 	s := startStackSeeding(t, pgtest.NewURL(t), seeder.New(reg.URL, internalToken, 10*time.Second))
 	r := s.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey,

@@ -14,9 +14,12 @@ import (
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evaljobs"
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/queries"
@@ -42,6 +45,9 @@ type Config struct {
 	VaultKey          string        `split_words:"true" desc:"key sealing the project vault's provider keys (AES-256-GCM): base64 of 32 random bytes, e.g. openssl rand -base64 32; required unless REGISTRY_DEV=true"`
 	Dev               bool          `default:"false" desc:"development mode: without REGISTRY_VAULT_KEY the vault seals with a fixed, publicly known key (a warning is logged); never set it in production"`
 	Secrets           SecretLimits
+	Eval              EvalConfig
+	NATS              natsx.Config
+	Evals             evaljobs.Config
 	HTTP              httpx.Config
 	Postgres          pgxutil.Config
 	Log               logx.Config
@@ -59,8 +65,21 @@ type SecretLimits struct {
 	MaxPerProject int `split_words:"true" default:"100" desc:"most secrets (provider keys and custom providers) one project may hold; a create over it is a 409"`
 }
 
-// Validate refuses to start without a usable vault key outside development.
+// EvalConfig tunes the evaluation records and the live runs' ticker.
+type EvalConfig struct {
+	DefaultQueuesForAllRuns bool          `split_words:"true" default:"false" desc:"give every evaluation run a default annotation queue, not only runs with a human evaluator step"`
+	QueryLimit              int           `split_words:"true" default:"1000" desc:"most evaluation records one query returns (a larger or absent windowing limit is capped; the answer's windowing resumes)"`
+	MaxBatch                int           `split_words:"true" default:"10000" desc:"most evaluation records one write or delete may carry"`
+	LiveInterval            time.Duration `split_words:"true" default:"1m" desc:"how often the registry publishes a window job for each active live evaluation run (each covers the interval before it); at least 1s"`
+}
+
+// Validate refuses to start without a usable vault key outside
+// development, and with a live interval under a second (window job ids
+// count in seconds).
 func (c *Config) Validate() error {
+	if c.Eval.LiveInterval < time.Second {
+		return fmt.Errorf("REGISTRY_EVAL_LIVE_INTERVAL must be at least 1s, got %s", c.Eval.LiveInterval)
+	}
 	if c.VaultKey != "" {
 		if _, err := secrets.ParseKey(c.VaultKey); err != nil {
 			return fmt.Errorf("REGISTRY_VAULT_KEY: %w", err)
@@ -116,17 +135,39 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	nc, err := natsx.Connect(cfg.NATS, "registry", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Drain()
+	if err := evaljobs.Ensure(ctx, nc, cfg.Evals); err != nil {
+		return err
+	}
+	jobs := evaljobs.Publisher{P: natsx.NewPublisher(nc, cfg.NATS)}
+
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
+	srv.AddCheck("nats", nc.Check)
+	ts := testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes})
+	wf := workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL})
+	qs := queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout))
+	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{
+		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch})
+	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
 	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
-		Testsets:     testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes}),
-		Workflows:    workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL}),
-		Environments: envs,
-		Queries:      queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout)),
-		Secrets:      secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
+		Testsets:          ts,
+		Workflows:         wf,
+		Environments:      envs,
+		Queries:           qs,
+		Secrets:           secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
+		Evaluations:       evs,
+		SimpleEvaluations: simple,
+		SimpleQueues:      evaluations.NewSimpleQueues(simple),
 	})
+	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.Eval.LiveInterval, Log: log}
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return live.Run(ctx) })
 	return g.Wait()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/apidoc"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
@@ -393,6 +394,11 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 		b = append(b, catalogBindings(t, k.Plural, documented)...)
 	}
 	b = append(b, secretBindings()...)
+	b = append(b, evaluationBindings()...)
+	b = append(b, simpleEvaluationBindings()...)
+	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/evaluations/runs/compare",
+		Request:  apidoc.Envelope(apidoc.Field{Name: "run_ids", Value: []uuid.UUID{}, Doc: "2 to 10 runs over one testset revision; the first is the baseline."}),
+		Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "comparison", Value: &evaluations.Comparison{}})})
 	return b
 }
 

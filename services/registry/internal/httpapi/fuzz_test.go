@@ -57,6 +57,14 @@ func familyOf(path string) (fuzzFamily, bool) {
 	simple := strings.HasPrefix(p, "simple/")
 	p = strings.TrimPrefix(p, "simple/")
 	first, _, _ := strings.Cut(p, "/")
+	for _, f := range simpleEvalFuzzFamilies {
+		if simple && f.plural == "simple-"+first {
+			return f, simple
+		}
+	}
+	if first == "evaluations" || strings.HasPrefix(p, "internal/evaluations/") {
+		return evalFamily, false
+	}
 	for _, f := range fuzzFamilies {
 		if f.plural == first {
 			return f, simple
@@ -74,9 +82,13 @@ func seedBodies(route string) []string {
 	k := f.key
 	var valid []string
 	switch {
+	case strings.HasPrefix(path, "/simple/evaluations"), strings.HasPrefix(path, "/simple/queues"):
+		valid = simpleEvalSeedBodies(method, path)
 	case strings.HasPrefix(path, "/secrets"): // the vault, not a family
 		valid = []string{`{"header":{"name":"Fuzz"},"secret":{"kind":"provider_key","data":{"kind":"openai","provider":{"key":"sk-fz"}}}}`,
 			`{"secret":{"kind":"custom_provider","data":{"kind":"custom","provider":{"url":"http://127.0.0.1:11434/v1","extras":{"X-A":"b"}},"models":[{"slug":"m"}],"provider_slug":"fz"}}}`}
+	case f.plural == evalFamily.plural:
+		valid = evalSeeds(method, path)
 	case strings.HasPrefix(path, "/testcases/"):
 		valid = []string{`{"testset_revision_ref":{"id":"$RID"},"windowing":{"limit":2}}`, `{"testset_id":"$ID"}`, `{"testcase_ids":["$ID"]}`}
 	case strings.HasSuffix(path, "/archive"), strings.HasSuffix(path, "/unarchive"), strings.HasSuffix(path, "/guard"), strings.HasSuffix(path, "/unguard"), strings.HasSuffix(path, "/download"):
@@ -167,6 +179,8 @@ func makeFixtures(t *testing.T, s *server) fixtures {
 		sid := str(obj(t, s.ok(t, "POST", "/simple/"+f.plural, m{k: m{"slug": "fx-simple-" + k, "name": "Simple", "data": data}}), k)["id"])
 		fx[f.plural] = map[string]string{"$ID": id, "$VID": vid, "$RID": rid, "$SID": sid}
 	}
+	fx[evalFamily.plural] = makeEvalFixtures(t, s)
+	makeSimpleEvalFixtures(t, s, fx)
 	return fx
 }
 
@@ -236,6 +250,8 @@ func fillPath(pattern string, fx fixtures) string {
 	f, simple := familyOf(pattern)
 	ph := "$ID"
 	switch {
+	case f.plural == evalFamily.plural:
+		ph = evalPlaceholder(pattern)
 	case simple:
 		ph = "$SID"
 	case strings.Contains(pattern, "/variants/"):

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/httpx"
@@ -35,8 +36,10 @@ type server struct {
 	url     string
 	project uuid.UUID
 	user    uuid.UUID
-	tracing *fakeTracing  // records the queries /queries retrieve runs
-	pool    *pgxpool.Pool // the server's database, for tests that need a second connection
+	tracing *fakeTracing     // records the queries /queries retrieve runs
+	pool    *pgxpool.Pool    // the server's database, for tests that need a second connection
+	jobs    *evalJobs        // the jobs the /evaluations routes published
+	evals   jetstream.Stream // the EVALS stream the simple evaluations publish to (through NATS)
 }
 
 func newServer(t testing.TB, limits ...tcfile.Limits) *server {
@@ -57,11 +60,13 @@ func newServerWith(t testing.TB, lim tcfile.Limits, opts ...pgstore.Option) *ser
 	reg := versioned.NewService(pgstore.New(pool, opts...))
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "128M"}, log, "registry")
 	tr := &fakeTracing{}
+	jobs := &evalJobs{}
 	srv.Echo.Use(recordRoutes)
-	httpapi.Register(srv.Echo, token, withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool))
+	svcs, evals := withSimpleEvaluations(t, withEvaluations(withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool), pool, jobs), pool)
+	httpapi.Register(srv.Echo, token, svcs)
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
-	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool}
+	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool, jobs: jobs, evals: evals}
 }
 
 type resp struct {

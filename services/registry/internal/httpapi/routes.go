@@ -11,6 +11,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
@@ -25,6 +26,13 @@ type Services struct {
 	Environments *environments.Service
 	Queries      *queries.Service
 	Secrets      *secrets.Service // the project vault
+	// Evaluations serves the evaluation records (runs, scenarios, results,
+	// metrics, queues) and the runtime worker's internal routes.
+	Evaluations *evaluations.Service
+	// SimpleEvaluations and SimpleQueues serve /simple/evaluations and
+	// /simple/queues over the evaluation records.
+	SimpleEvaluations *evaluations.Simple
+	SimpleQueues      *evaluations.SimpleQueues
 }
 
 // queryText refuses, with a 422 naming the parameter, a query parameter
@@ -52,6 +60,10 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	newTestsetAPI(s.Testsets).route(e)
 	registerWorkflows(e, s)
 	secretAPI{s.Secrets}.route(e)
+	evaluationAPI{s.Evaluations}.route(e)
+	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
+	simpleQueueAPI{s.SimpleQueues}.route(e)
+	evaluationReadAPI{s.Evaluations}.route(e)
 }
 
 // registerWorkflows adds the workflow family (workflows, applications,

@@ -4,6 +4,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"runtime/debug"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/app"
+	"github.com/assayhq/assay/pkg/evaljob"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
@@ -18,6 +22,9 @@ import (
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
+	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/services/runtime/internal/evalmetrics"
+	"github.com/assayhq/assay/services/runtime/internal/evalrun"
 	"github.com/assayhq/assay/services/runtime/internal/evaluators"
 	"github.com/assayhq/assay/services/runtime/internal/httpapi"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
@@ -35,6 +42,7 @@ type Config struct {
 	InternalToken      string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
 	RegistryURL        string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: revisions to run and the project's secrets"`
 	RegistryTimeout    time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
+	TracingURL         string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing API (internal): the evaluation worker's query sources, cached traces and application outputs"`
 	RevisionCacheTTL   time.Duration `split_words:"true" default:"1s" desc:"how long a retrieved revision is reused for the same references (a commit or deployment reaches invocations by slug or environment at most this late); 0 turns it off"`
 	URIProvider        string        `split_words:"true" default:"svc" desc:"provider segment of the handler URIs the runtime answers with (svc:builtin:completion:v0); agenta is accepted on input"`
 	SecretsTTL         time.Duration `split_words:"true" default:"30s" desc:"how long a project's provider keys are cached"`
@@ -45,11 +53,27 @@ type Config struct {
 	CodeTimeout        time.Duration `split_words:"true" default:"5s" desc:"time limit of one custom code run"`
 	CodeMemBytes       int64         `split_words:"true" default:"67108864" desc:"memory limit of one custom code run"`
 	ModelPrices        string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
+	Eval               EvalConfig
 	LLM                llm.Config
 	Stream             spanstream.StreamSettings
 	HTTP               httpx.Config
 	NATS               natsx.Config
 	Log                logx.Config
+}
+
+// EvalConfig is the evaluation worker. Variables: RUNTIME_EVAL_*.
+type EvalConfig struct {
+	Jobs         int           `default:"4" desc:"evaluation jobs one runtime process runs at once (each runs up to its run's concurrency.batch_size cells at once); 0 turns the worker off"`
+	AckWait      time.Duration `split_words:"true" default:"30s" desc:"how long an evaluation job may go without a heartbeat before another worker gets it (a killed worker's jobs resume after this long; a running job heartbeats every third of it)"`
+	MaxDeliver   int           `split_words:"true" default:"10" desc:"deliveries of an evaluation job that keeps failing transiently (registry or tracing down) before its run is marked failed"`
+	RetryDelay   time.Duration `split_words:"true" default:"5s" desc:"wait before a transiently failed evaluation job is delivered again"`
+	Chunk        int           `default:"100" desc:"scenarios per process job: a run job fans its scenarios out in jobs of this many, so several workers share a run"`
+	Lease        time.Duration `default:"5m" desc:"how long a claimed cell belongs to its worker: a killed worker's cells are claimed again after this long (a cell running longer may be run twice)"`
+	ActiveEvery  time.Duration `split_words:"true" default:"1s" desc:"how often a running evaluation job re-reads whether its run is still active (a stop takes effect within about this long)"`
+	WindowGrace  time.Duration `split_words:"true" default:"2s" desc:"how long after a live evaluation window's end its traces are queried (the last ones reach storage a moment after they are sent)"`
+	DrainTimeout time.Duration `split_words:"true" default:"20s" desc:"on shutdown, how long running evaluation jobs may finish the cells they hold before they are handed back to the stream"`
+	Replicas     int           `default:"1" desc:"replicas of the EVALS job stream (3 on a NATS cluster; as REGISTRY_EVALS_REPLICAS)"`
+	DedupWindow  time.Duration `split_words:"true" default:"10m" desc:"how long the EVALS stream remembers job ids (as REGISTRY_EVALS_DEDUP_WINDOW)"`
 }
 
 func main() {
@@ -75,6 +99,13 @@ func run(ctx context.Context, cfg Config) error {
 	if _, err := nc.EnsureStream(ctx, spanstream.StreamConfig(cfg.Stream.MaxBytes, cfg.Stream.DedupWindow)); err != nil {
 		return err
 	}
+	if cfg.Eval.Jobs > 0 {
+		// The registry declares it too (it publishes); whoever starts
+		// first creates it, with the same settings.
+		if _, err := nc.EnsureStream(ctx, evaljob.StreamConfig(cfg.Eval.Replicas, cfg.Eval.DedupWindow)); err != nil {
+			return err
+		}
+	}
 
 	svc := &invoke.Service{
 		Revisions: registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout, cfg.RevisionCacheTTL),
@@ -99,5 +130,41 @@ func run(ctx context.Context, cfg Config) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	if cfg.Eval.Jobs > 0 {
+		records := evalclient.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.RegistryTimeout)
+		analytics := evalmetrics.NewClient(cfg.TracingURL, cfg.InternalToken, cfg.RegistryTimeout)
+		consumer := &evalrun.Consumer{
+			JS: nc.JS,
+			Exec: &evalrun.Executor{
+				Client:      records,
+				Metrics:     &evalrun.RunMetrics{Client: records, Computer: &evalmetrics.Computer{Tracing: analytics, Spans: analytics}},
+				Invoke:      svc,
+				Revisions:   svc.Revisions,
+				Pub:         natsx.NewPublisher(nc, cfg.NATS),
+				Worker:      workerName(),
+				Chunk:       cfg.Eval.Chunk,
+				Lease:       cfg.Eval.Lease,
+				ActiveEvery: cfg.Eval.ActiveEvery,
+				WindowGrace: cfg.Eval.WindowGrace,
+				Log:         log,
+			},
+			Jobs: cfg.Eval.Jobs, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,
+			RetryDelay: cfg.Eval.RetryDelay, DrainTimeout: cfg.Eval.DrainTimeout, Log: log,
+		}
+		srv.AddCheck("evals", func(ctx context.Context) error {
+			_, err := nc.JS.Stream(ctx, evaljob.Stream)
+			return err
+		})
+		g.Go(func() error { return consumer.Run(ctx) })
+	}
 	return g.Wait()
+}
+
+// workerName names this process in the cells it claims: host, pid and a
+// random suffix (a restarted process with the same pid is another worker).
+func workerName() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
 }

@@ -46,7 +46,7 @@ func startPlatform(t *testing.T) *platform {
 			"TRACING_INTERNAL_TOKEN=" + token, "GATEWAY_INTERNAL_TOKEN=" + token}, extra...)
 	}
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
-		Env: common("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
+		Env: common("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_NATS_URL="+nats.URL(), "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
 	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
 		Env: common("TRACING_NATS_URL="+nats.URL(), "TRACING_CLICKHOUSE_URL="+ch, "TRACING_REGISTRY_URL="+reg.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})

@@ -90,6 +90,11 @@ type Call struct {
 	// Stream, when set, receives completion and chat tokens as they
 	// arrive; a handler that cannot stream refuses the call (406).
 	Stream func(delta string) error
+	// TraceID, when set (32 hex), is the invocation's trace id, and its
+	// span ids are derived from it (SpanID): an evaluation cell executed
+	// again after a crash rewrites the same spans, which the span store
+	// replaces, instead of adding a second trace. Empty: random ids.
+	TraceID string
 }
 
 // Outcome is an invocation's answer: Response carries the status (and the
@@ -97,6 +102,10 @@ type Call struct {
 type Outcome struct {
 	Response Response
 	Err      error
+	// Traced says a trace of the call was recorded: false for a call
+	// refused before its handler ran (bad envelope, unknown handler or
+	// revision), whose trace id names nothing.
+	Traced bool
 }
 
 // run is one handler's execution state.
@@ -118,7 +127,10 @@ type run struct {
 func (s *Service) Invoke(ctx context.Context, call Call) Outcome {
 	start := time.Now()
 	r := &run{s: s, call: &call, traceID: call.Parent.TraceID, rootID: randomHex(8)}
-	if r.traceID == "" {
+	switch {
+	case call.TraceID != "":
+		r.traceID, r.rootID = call.TraceID, SpanID(call.TraceID, 0)
+	case r.traceID == "":
 		r.traceID = randomHex(16)
 	}
 	session := call.Req.SessionID
@@ -137,12 +149,15 @@ func (s *Service) Invoke(ctx context.Context, call Call) Outcome {
 	}
 	// A call refused before anything ran (bad envelope, unknown handler,
 	// missing revision, 406) leaves no trace: nothing was invoked.
+	traced := false
 	if r.handler.Key != "" && !isRefusal(err) {
 		if rerr := r.record(ctx, start, end, session, outputs, err); rerr != nil && s.Log != nil {
 			s.Log.Error("invocation trace not stored", "trace_id", r.traceID, "err", rerr)
+		} else {
+			traced = rerr == nil
 		}
 	}
-	return Outcome{Response: resp, Err: err}
+	return Outcome{Response: resp, Err: err, Traced: traced}
 }
 
 // refusal marks errors raised before the handler ran.

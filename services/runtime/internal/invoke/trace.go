@@ -2,8 +2,19 @@ package invoke
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
 	"time"
 )
+
+// SpanID is the span id of a deterministic invocation (Call.TraceID): the
+// first 8 bytes of SHA-256(trace id|ordinal), the root being ordinal 0 and
+// the model calls 1, 2, … in the order they ran.
+func SpanID(traceID string, ordinal int) string {
+	h := sha256.Sum256([]byte(traceID + "|" + strconv.Itoa(ordinal)))
+	return hex.EncodeToString(h[:8])
+}
 
 // record stores the trace of what ran: a root workflow span carrying the
 // inputs, parameters, outputs and the references of the revision (an
@@ -22,8 +33,11 @@ func (r *run) record(ctx context.Context, start, end time.Time, session string, 
 	root := Span{TraceID: r.traceID, SpanID: r.rootID, ParentID: r.call.Parent.SpanID, Name: r.handler.Key,
 		Type: "workflow", Start: start, End: end, Err: err, Ag: ag, References: r.references(), Links: r.call.Req.Links}
 	spans := []Span{root}
-	for _, c := range r.children {
+	for i, c := range r.children {
 		c.TraceID, c.SpanID, c.ParentID = r.traceID, randomHex(8), r.rootID
+		if r.call.TraceID != "" {
+			c.SpanID = SpanID(r.traceID, i+1)
+		}
 		spans = append(spans, c)
 	}
 	// The answer is already decided; a client that went away still gets

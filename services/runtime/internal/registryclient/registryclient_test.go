@@ -18,6 +18,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
@@ -32,7 +33,8 @@ const token = "registryclient-test-internal-token"
 func TestRevisionLookups(t *testing.T) {
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
 		Env: []string{"REGISTRY_INTERNAL_TOKEN=" + token, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
-			"REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}})
+			"REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+			"REGISTRY_NATS_URL=" + natstest.New(t).URL()}})
 	target, err := url.Parse(reg.URL)
 	require.NoError(t, err)
 	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }}

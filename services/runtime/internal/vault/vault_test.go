@@ -18,6 +18,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/services/runtime/internal/llm"
@@ -40,7 +41,8 @@ func startRegistry(t testing.TB) *registry {
 		Pkg:     "services/registry/cmd/registry",
 		AddrVar: "REGISTRY_ADDR",
 		Env: []string{"REGISTRY_INTERNAL_TOKEN=" + token, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
-			"REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=dmF1bHQtdGVzdC1rZXktdGhpcnR5LXR3by1ieXRlcyE="},
+			"REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=dmF1bHQtdGVzdC1rZXktdGhpcnR5LXR3by1ieXRlcyE=",
+			"REGISTRY_NATS_URL=" + natstest.New(t).URL()},
 	})}
 	target, err := url.Parse(r.svc.URL)
 	require.NoError(t, err)

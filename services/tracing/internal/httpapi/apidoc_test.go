@@ -258,7 +258,8 @@ func tracingBindings() []apidoc.Binding {
 	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/tracing/analytics/query", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
 		apidoc.Binding{Method: "POST", Path: "/api/spans/analytics/query", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
 		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/analytics", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
-		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/query", Request: docLegacyQuery{}, Response: docLegacyResult{}})
+		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/query", Request: docLegacyQuery{}, Response: docLegacyResult{}},
+		apidoc.Binding{Method: "POST", Path: "/internal/analytics/groups", Request: groupsBody{}, Response: groupsResponse{}})
 	// the families' item, list and links keys, as simpleKinds has them
 	for _, k := range simpleKinds {
 		b = append(b, simpleBindings("/api"+k.prefix, k.item, k.items, k.linksKey)...)

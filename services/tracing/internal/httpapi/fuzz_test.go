@@ -272,6 +272,7 @@ var queryRoutes = []fuzzRoute{
 	{"POST", "/api/spans/analytics/query", "application/json"},
 	{"POST", "/api/tracing/analytics/query", "application/json"},
 	{"POST", "/api/tracing/spans/analytics", "application/json"},
+	{"POST", "/internal/analytics/groups", "application/json"},
 	{"POST", "/api/tracing/sessions/query", "application/json"},
 	{"POST", "/api/spans/users/query", "application/json"},
 }
@@ -314,6 +315,7 @@ func FuzzQueryHTTP(f *testing.F) {
 		{"POST /api/tracing/analytics/query", `{"specs":[{"type":"string/categorical","path":"attributes.env"}]}`},
 		{"POST /api/tracing/spans/analytics", `{"focus":"trace","interval":3600}`},
 		{"POST /api/tracing/sessions/query", `{"windowing":{"limit":1}}`},
+		{"POST /internal/analytics/groups", `{"specs":[{"type":"numeric/discrete","path":"attributes.ag.metrics.costs.cumulative.total","bins":3}],"groups":{"a":["` + tidA + `"],"b":[]}}`},
 		{"POST /api/spans/users/query", `{"realtime":true}`},
 	} {
 		f.Add(s.route, []byte(s.body))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
@@ -30,6 +31,7 @@ func startRegistry(t testing.TB, s *stack) string {
 			"REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
 			"REGISTRY_TRACING_URL=" + s.url,
 			"REGISTRY_LOG_LEVEL=warn",
+			"REGISTRY_NATS_URL=" + natstest.New(t).URL(),
 			"REGISTRY_VAULT_KEY=YXNzYXktdGVzdC12YXVsdC1rZXktMzItYnl0ZXMhISE=", // base64 of a 32-byte test key
 		},
 	})

@@ -26,6 +26,13 @@ type MetricSpec struct {
 	VMin *float64 `json:"vmin,omitempty"`
 	VMax *float64 `json:"vmax,omitempty"`
 	Edge *bool    `json:"edge,omitempty"`
+	// OnError is the value a root span that recorded an exception (a
+	// failed invocation) counts with when it holds no value at Path: a
+	// number for the numeric types, a boolean for binary, a string for
+	// categorical/single. The evaluation metrics count a failed
+	// evaluator's score as 0 this way (issue 14); without it such a span
+	// is not counted, as the reference does.
+	OnError any `json:"on_error,omitempty"`
 }
 
 var specTypes = map[string]bool{"numeric/continuous": true, "numeric/discrete": true, "binary": true,
@@ -60,6 +67,21 @@ func CheckSpecs(specs []MetricSpec, path string) error {
 		}
 		if s.Bins != nil && (*s.Bins < 1 || *s.Bins > 1000) {
 			return invalid(p+".bins", "bins must be between 1 and 1000")
+		}
+		if s.OnError != nil {
+			ok := false
+			switch s.Type {
+			case "numeric/continuous", "numeric/discrete":
+				f, isNum := s.OnError.(float64)
+				ok = isNum && !math.IsNaN(f) && !math.IsInf(f, 0)
+			case "binary":
+				_, ok = s.OnError.(bool)
+			case "categorical/single":
+				_, ok = s.OnError.(string)
+			}
+			if !ok {
+				return invalid(p+".on_error", "on_error must be a number for numeric types, a boolean for binary, a string for categorical/single, and is not taken by %s", s.Type)
+			}
 		}
 	}
 	return nil
@@ -199,19 +221,11 @@ func (s *Service) Analytics(ctx context.Context, project string, req AnalyticsRe
 	}
 	oldest, newest, interval := req.window(time.Now())
 	// The value expressions come before the filter in the statement, so
-	// their arguments go first. Specs count against the filter limits as
-	// conditions with a key.
+	// their arguments go first.
 	c := &compiler{rollup: f.Rollup, lim: s.store.limits.Filter, aliasPrefix: "_m"}
-	var cols []specCols
-	for i, sp := range specs {
-		p := fmt.Sprintf("specs[%d]", i)
-		if err := c.one(p); err != nil {
-			return AnalyticsResult{}, err
-		}
-		if err := c.key(sp.Path, p+".path"); err != nil {
-			return AnalyticsResult{}, err
-		}
-		cols = append(cols, specExprs(c, sp))
+	cols, err := specColumns(c, specs)
+	if err != nil {
+		return AnalyticsResult{}, err
 	}
 	where := "parent_id = '' AND created_us >= ? AND created_us < ? AND (" + f.SQL + ")"
 	args := append([]any{oldest.UnixMicro(), newest.UnixMicro()}, f.Args...)
@@ -243,18 +257,45 @@ func (s *Service) Analytics(ctx context.Context, project string, req AnalyticsRe
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	out := AnalyticsResult{Oldest: oldest, Newest: newest, Interval: interval, Specs: specs, Buckets: []Bucket{}}
 	for _, k := range keys {
-		b := Bucket{Timestamp: oldest.Add(time.Duration(k) * step), Interval: interval, Metrics: map[string]any{}}
-		for i, sp := range specs {
-			b.Metrics[sp.Path] = stats(sp, byStart[k], i)
-		}
+		b := Bucket{Timestamp: oldest.Add(time.Duration(k) * step), Interval: interval, Metrics: metricsOf(specs, byStart[k])}
 		out.Buckets = append(out.Buckets, b)
 	}
 	return out, nil
 }
 
-// valueRow is one root span's created time and per-spec values.
+// specColumns compiles how each spec's value is read. Specs count against
+// the filter limits as conditions with a key; errors name specs[i].
+func specColumns(c *compiler, specs []MetricSpec) ([]specCols, error) {
+	cols := make([]specCols, 0, len(specs))
+	for i, sp := range specs {
+		p := fmt.Sprintf("specs[%d]", i)
+		if err := c.one(p); err != nil {
+			return nil, err
+		}
+		if err := c.key(sp.Path, p+".path"); err != nil {
+			return nil, err
+		}
+		cols = append(cols, specExprs(c, sp))
+	}
+	return cols, nil
+}
+
+// metricsOf is every spec's statistics over rows, keyed by path: a
+// bucket's metrics, or a group's.
+func metricsOf(specs []MetricSpec, rows []valueRow) map[string]any {
+	m := make(map[string]any, len(specs))
+	for i, sp := range specs {
+		m[sp.Path] = stats(sp, rows, i)
+	}
+	return m
+}
+
+// valueRow is one root span's trace, created time, whether it recorded an
+// exception, and per-spec values.
 type valueRow struct {
+	trace   string
 	created int64
+	errored bool
 	has     []bool
 	text    []string
 	list    [][]string
@@ -267,7 +308,7 @@ func (s *Store) values(ctx context.Context, project string, j joinClause, cols [
 	for _, c := range cols {
 		sel = append(sel, "toUInt8("+c.has+")", c.text, c.list, c.longIdx, c.longText)
 	}
-	q := "SELECT created_us, " + strings.Join(sel, ", ") + " FROM " + from + " WHERE " + live + " AND " + where
+	q := "SELECT trace_id, created_us, toUInt8(has(event_names, 'exception')), " + strings.Join(sel, ", ") + " FROM " + from + " WHERE " + live + " AND " + where
 	all := append(append(append(append([]any{}, colArgs...), jargs...), project), args...)
 	rows, cancel, err := s.query(ctx, "query analytics", q, all...)
 	if err != nil {
@@ -282,13 +323,15 @@ func (s *Store) values(ctx context.Context, project string, j joinClause, cols [
 		hs := make([]uint8, n)
 		idx := make([][]uint32, n)
 		texts := make([][]string, n)
-		dst := []any{&r.created}
+		var errored uint8
+		dst := []any{&r.trace, &r.created, &errored}
 		for i := 0; i < n; i++ {
 			dst = append(dst, &hs[i], &r.text[i], &r.list[i], &idx[i], &texts[i])
 		}
 		if err := rows.Scan(dst...); err != nil {
 			return nil, s.storeErr("read analytics", err)
 		}
+		r.errored = errored != 0
 		for i, h := range hs {
 			r.has[i] = h != 0
 			r.list[i] = resolveList(r.list[i], idx[i], texts[i])
@@ -303,7 +346,22 @@ func (s *Store) values(ctx context.Context, project string, j joinClause, cols [
 
 var pctLevels = []float64{0.05, 0.5, 2.5, 5, 10, 25, 50, 75, 90, 95, 97.5, 99.5, 99.95}
 
-func pctKey(p float64) string { return "p" + fmt.Sprintf("%05.2f", p) }
+// pctKeys are the keys of the levels statistics use, formatted once: a
+// grouped read computes them for every group (a tenth of its time).
+var pctKeys = func() map[float64]string {
+	m := map[float64]string{}
+	for _, p := range append([]float64{100 - 0.05, 100 - 0.5, 100 - 2.5, 100 - 5, 100 - 10, 100 - 25}, pctLevels...) {
+		m[p] = "p" + fmt.Sprintf("%05.2f", p)
+	}
+	return m
+}()
+
+func pctKey(p float64) string {
+	if k, ok := pctKeys[p]; ok {
+		return k
+	}
+	return "p" + fmt.Sprintf("%05.2f", p)
+}
 
 // stats computes one spec's statistics over a bucket's rows.
 func stats(sp MetricSpec, rows []valueRow, i int) map[string]any {
@@ -313,6 +371,9 @@ func stats(sp MetricSpec, rows []valueRow, i int) map[string]any {
 		var xs []float64
 		for _, r := range rows {
 			if !r.has[i] {
+				if f, ok := sp.OnError.(float64); ok && r.errored {
+					xs = append(xs, f)
+				}
 				continue
 			}
 			if f, err := strconv.ParseFloat(r.text[i], 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
@@ -334,8 +395,11 @@ func stats(sp MetricSpec, rows []valueRow, i int) map[string]any {
 	case "binary", "categorical/single":
 		var vals []string
 		for _, r := range rows {
-			if r.has[i] {
+			switch {
+			case r.has[i]:
 				vals = append(vals, r.text[i])
+			case r.errored && sp.OnError != nil:
+				vals = append(vals, fmt.Sprint(sp.OnError)) // true, false, or the category
 			}
 		}
 		out["count"] = len(vals)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,8 @@ func TestQueryService(t *testing.T) {
 		{"ProjectsAreIsolated", testProjectsAreIsolated},
 		{"DistinctListsSessionsAndUsers", testDistinctSessionsAndUsers},
 		{"AnalyticsBucketsRootSpansByIngestTime", testAnalyticsBuckets},
+		{"GroupsComputeEachGroupOverItsTracesRootSpans", testGroups},
+		{"GroupsRefuseBadIDsAndTooManyTraces", testGroupsBounds},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, &world{conn: conn, svc: svc, project: uuid.NewString()})
@@ -556,4 +559,132 @@ func testAnalyticsBuckets(t *testing.T, w *world) {
 	require.NoError(t, err)
 	require.Len(t, res.Buckets, 1)
 	assert.Equal(t, 5.0, res.Buckets[0].Metrics["attributes.score"].(map[string]any)["sum"])
+}
+
+// outputs is a root's attributes with ag.data.outputs.
+func outputs(o map[string]any) map[string]any {
+	return map[string]any{"ag": map[string]any{"data": map[string]any{"outputs": o}}}
+}
+
+func testGroups(t *testing.T, w *world) {
+	b := base()
+	// Three evaluator traces; t1's child has a score that must not count
+	// (roots only) and tokens that must roll up into t1's root.
+	w.ingest(t, time.Now(),
+		span(tid(1), sid(1), "", "eval", b, outputs(map[string]any{"score": 1, "success": true, "label": "good"})),
+		span(tid(1), sid(2), sid(1), "llm", b.Add(time.Second), map[string]any{"ag": map[string]any{
+			"data":    map[string]any{"outputs": map[string]any{"score": 100}},
+			"metrics": map[string]any{"tokens": map[string]any{"incremental": map[string]any{"prompt": 10, "completion": 5, "total": 15}}}}}),
+		span(tid(2), sid(3), "", "eval", b, outputs(map[string]any{"score": 3, "success": false, "label": "bad"})),
+		span(tid(3), sid(4), "", "eval", b, outputs(map[string]any{"score": 8, "success": true, "label": "good"})))
+	// A failed evaluator: an exception event and no outputs.
+	failed := span(tid(5), sid(6), "", "eval", b, nil)
+	failed["events"] = []any{map[string]any{"name": "exception", "timestamp": b.Format(time.RFC3339Nano), "attributes": map[string]any{"message": "boom"}}}
+	w.ingest(t, time.Now(), failed)
+	// A deleted trace is not counted.
+	w.ingest(t, time.Now(), span(tid(4), sid(5), "", "eval", b, outputs(map[string]any{"score": 1000})))
+	gone, err := w.svc.Traces(context.Background(), w.project, []string{tid(4)})
+	require.NoError(t, err)
+	w.tombstone(t, gone...)
+
+	specs := []query.MetricSpec{
+		{Type: "numeric/continuous", Path: "attributes.ag.data.outputs.score"},
+		{Type: "binary", Path: "attributes.ag.data.outputs.success"},
+		{Type: "categorical/single", Path: "attributes.ag.data.outputs.label"},
+		{Type: "numeric/continuous", Path: "attributes.ag.metrics.tokens.cumulative.total"},
+	}
+	got, err := w.svc.Groups(context.Background(), w.project, query.GroupsRequest{Specs: specs, Groups: map[string][]string{
+		"all":     {tid(1), tid(2), tid(3), tid(4)},
+		"pair":    {tid(2), strings.ToUpper(tid(3)), tid(3)}, // a trace listed twice counts twice
+		"missing": {tid(9)},
+	}})
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+
+	all := got["all"]
+	assert.Equal(t, 3, all.Roots, "t4 is deleted")
+	score := all.Metrics["attributes.ag.data.outputs.score"].(map[string]any)
+	assert.Equal(t, 3, score["count"], "roots only: the child's 100 is not counted")
+	assert.Equal(t, 12.0, score["sum"])
+	assert.Equal(t, 4.0, score["mean"])
+	assert.Equal(t, 1.0, score["min"])
+	assert.Equal(t, 8.0, score["max"])
+	assert.Equal(t, 3.0, score["pcts"].(map[string]float64)["p50.00"])
+	assert.Equal(t, 2.0, score["pcts"].(map[string]float64)["p25.00"], "linear interpolation between 1 and 3")
+	success := all.Metrics["attributes.ag.data.outputs.success"].(map[string]any)
+	assert.Equal(t, 3, success["count"])
+	assert.Equal(t, []map[string]any{{"value": true, "count": 2, "density": 2.0 / 3}, {"value": false, "count": 1, "density": 1.0 / 3}}, success["freq"])
+	label := all.Metrics["attributes.ag.data.outputs.label"].(map[string]any)
+	assert.Equal(t, []map[string]any{{"value": "good", "count": 2, "density": 2.0 / 3}, {"value": "bad", "count": 1, "density": 1.0 / 3}}, label["freq"])
+	tok := all.Metrics["attributes.ag.metrics.tokens.cumulative.total"].(map[string]any)
+	assert.Equal(t, 1, tok["count"], "only t1 has tokens")
+	assert.Equal(t, 15.0, tok["sum"], "rolled up from the child")
+
+	pair := got["pair"]
+	assert.Equal(t, 3, pair.Roots)
+	assert.Equal(t, 19.0, pair.Metrics["attributes.ag.data.outputs.score"].(map[string]any)["sum"], "3 + 8 + 8")
+
+	missing := got["missing"]
+	assert.Equal(t, 0, missing.Roots, "a trace not stored (yet) has no root")
+	assert.Equal(t, 0, missing.Metrics["attributes.ag.data.outputs.score"].(map[string]any)["count"])
+
+	// on_error: the failed trace counts with the given values where it
+	// has none; a trace without an exception that lacks a value still
+	// does not count.
+	w.ingest(t, time.Now(), span(tid(6), sid(7), "", "eval", b, outputs(map[string]any{"label": "good"})))
+	got, err = w.svc.Groups(context.Background(), w.project, query.GroupsRequest{Specs: []query.MetricSpec{
+		{Type: "numeric/continuous", Path: "attributes.ag.data.outputs.score", OnError: 0.0},
+		{Type: "binary", Path: "attributes.ag.data.outputs.success", OnError: false},
+		{Type: "categorical/single", Path: "attributes.ag.data.outputs.label"},
+	}, Groups: map[string][]string{"g": {tid(1), tid(2), tid(3), tid(5), tid(6)}}})
+	require.NoError(t, err)
+	g := got["g"]
+	assert.Equal(t, 5, g.Roots)
+	score = g.Metrics["attributes.ag.data.outputs.score"].(map[string]any)
+	assert.Equal(t, 4, score["count"], "1, 3, 8 and the failure's 0; t6 has no score")
+	assert.Equal(t, 12.0, score["sum"])
+	assert.Equal(t, 3.0, score["mean"])
+	assert.Equal(t, 0.0, score["min"])
+	assert.Equal(t, 2.0, score["pcts"].(map[string]float64)["p50.00"], "median of 0, 1, 3, 8")
+	success = g.Metrics["attributes.ag.data.outputs.success"].(map[string]any)
+	assert.Equal(t, []map[string]any{{"value": false, "count": 2, "density": 0.5}, {"value": true, "count": 2, "density": 0.5}}, success["freq"])
+	label = g.Metrics["attributes.ag.data.outputs.label"].(map[string]any)
+	assert.Equal(t, 4, label["count"], "t1, t2, t3, t6; no on_error: the failure has no label")
+
+	// No specs: the defaults.
+	got, err = w.svc.Groups(context.Background(), w.project, query.GroupsRequest{Groups: map[string][]string{"g": {tid(1)}}})
+	require.NoError(t, err)
+	assert.Contains(t, got["g"].Metrics, "attributes.ag.metrics.duration.cumulative")
+	assert.Equal(t, 500.0, got["g"].Metrics["attributes.ag.metrics.duration.cumulative"].(map[string]any)["sum"])
+}
+
+func testGroupsBounds(t *testing.T, w *world) {
+	ctx := context.Background()
+	many := make([]string, query.MaxGroupTraces+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("%032x", i+1)
+	}
+	for _, tc := range []struct {
+		name string
+		req  query.GroupsRequest
+		want string
+	}{
+		{"no groups", query.GroupsRequest{}, "groups: at least one group"},
+		{"bad id", query.GroupsRequest{Groups: map[string][]string{"g": {tid(1), "nope"}}}, "groups.g[1]"},
+		{"bad spec", query.GroupsRequest{Specs: []query.MetricSpec{{Type: "size", Path: "attributes.x"}}, Groups: map[string][]string{"g": {tid(1)}}}, "specs[0].type"},
+		{"on_error of the wrong type", query.GroupsRequest{Specs: []query.MetricSpec{{Type: "binary", Path: "attributes.x", OnError: 0.0}}, Groups: map[string][]string{"g": {tid(1)}}}, "specs[0].on_error"},
+		{"on_error on a string spec", query.GroupsRequest{Specs: []query.MetricSpec{{Type: "string", Path: "attributes.x", OnError: "x"}}, Groups: map[string][]string{"g": {tid(1)}}}, "specs[0].on_error"},
+		{"too many traces", query.GroupsRequest{Groups: map[string][]string{"a": many[:5000], "b": many[5000:]}}, "10001 distinct trace ids is over the limit of 10000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := w.svc.Groups(ctx, w.project, tc.req)
+			require.Error(t, err)
+			assert.Equal(t, errs.Invalid, errs.KindOf(err))
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// At the limit, the statement runs (and finds nothing).
+	got, err := w.svc.Groups(ctx, w.project, query.GroupsRequest{Groups: map[string][]string{"a": many[:query.MaxGroupTraces]}})
+	require.NoError(t, err)
+	assert.Equal(t, 0, got["a"].Roots)
 }

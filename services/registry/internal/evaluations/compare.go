@@ -1,0 +1,498 @@
+package evaluations
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/versioned"
+)
+
+// Run comparison (issue 14 point 8, ours: the reference has none): two or
+// more runs over the same testset revision, scenario by scenario (matched
+// by testcase) and metric by metric, with each run's delta to the first
+// and its 95% confidence interval.
+//
+// Per-scenario values come from the variational metrics the worker
+// stores (evalmetrics): a numeric metric's mean over the scenario's cells
+// (its repeats), a binary metric's rate of true; categorical, string and
+// json metrics have no mean and are left out. A run's mean is the mean of
+// its per-scenario values, so every scenario weighs the same whatever its
+// repeats.
+//
+// Steps are matched across runs by kind and evaluator: the invocation
+// step of each run with the others' (a run has one application, and
+// comparing applications is the point), annotation steps by their
+// evaluator (references.evaluator.id), else by step key.
+//
+// The interval of a delta (run k minus the first run) is paired where the
+// scenarios match: over the testcases both runs have a value for, the
+// differences d give delta = mean(d) and mean(d) ± t(0.975, n-1)·sd(d)/√n
+// (method paired-t, n pairs, at least 2). With fewer than two pairs it is
+// Welch's: delta = mean_k - mean_1, ± t(0.975, ν)·√(s1²/n1 + sk²/nk) with
+// Welch–Satterthwaite ν (method welch-t; each run at least 2 values).
+// With less than that there is a delta and no interval.
+
+// Bounds of a comparison: it holds every compared run's scenarios and
+// their values in memory.
+const (
+	MaxCompareRuns      = 10
+	MaxCompareScenarios = 10000
+)
+
+// readPage is the page size of the comparison's and the export's reads.
+const readPage = 1000
+
+// Comparison is the comparison of runs.
+type Comparison struct {
+	RunIDs            []string          `json:"run_ids"`
+	TestsetRevisionID string            `json:"testset_revision_id"`
+	Scenarios         []CompareScenario `json:"scenarios"`
+	Metrics           []CompareMetric   `json:"metrics"`
+}
+
+// CompareScenario is one testcase side by side: one entry per run, in the
+// order of run_ids, null where that run has no scenario for it. A
+// scenario without a testcase (none recorded on its input cells) has a
+// row of its own.
+type CompareScenario struct {
+	TestcaseID *string         `json:"testcase_id,omitempty"`
+	Runs       []*ScenarioSide `json:"runs"`
+}
+
+// ScenarioSide is a run's scenario for a testcase, with its per-scenario
+// values keyed by compared step (its label: the metrics' "step") and
+// metric path.
+type ScenarioSide struct {
+	ScenarioID string                        `json:"scenario_id"`
+	Status     Status                        `json:"status"`
+	Values     map[string]map[string]float64 `json:"values,omitempty"`
+}
+
+// CompareMetric is one metric of one compared step across the runs.
+type CompareMetric struct {
+	Step string       `json:"step"` // the compared step: the first run's step key
+	Kind string       `json:"kind"` // invocation or annotation
+	Path string       `json:"path"`
+	Type string       `json:"type"`
+	Runs []MetricSide `json:"runs"`
+}
+
+// MetricSide is one run's side of a metric: its mean over its scenarios
+// and, from the second run on, its delta to the first with an interval.
+type MetricSide struct {
+	RunID   string    `json:"run_id"`
+	StepKey string    `json:"step_key,omitempty"` // absent: the run has no such step
+	Count   int       `json:"count"`              // scenarios with a value
+	Mean    *float64  `json:"mean,omitempty"`
+	Delta   *float64  `json:"delta,omitempty"`
+	CI      *Interval `json:"ci,omitempty"`
+}
+
+// compareKey is how a step is matched across runs.
+func compareKey(s Step) (string, bool) {
+	switch s.Type {
+	case TypeInvocation:
+		// Comparing applications is the point: a run has one, so the
+		// invocation steps match whatever their application.
+		return "invocation", true
+	case TypeAnnotation:
+		if r, ok := s.References["evaluator"]; ok && r.ID != nil {
+			return "annotation:" + *r.ID, true
+		}
+		return "annotation-key:" + s.Key, true
+	}
+	return "", false
+}
+
+// testsetRevision is the run's testset revision id: the one its input
+// steps reference ("" when none, or when they name two).
+func testsetRevision(r *Run) string {
+	id := ""
+	for _, s := range r.Data.Steps {
+		if s.Type != TypeInput {
+			continue
+		}
+		if ref, ok := s.References["testset_revision"]; ok && ref.ID != nil {
+			if id != "" && id != *ref.ID {
+				return ""
+			}
+			id = *ref.ID
+		}
+	}
+	return id
+}
+
+// runSide is what the comparison reads of one run.
+type runSide struct {
+	run       *Run
+	keys      map[string]string // compared key → step key
+	scenarios []Scenario
+	testcase  map[string]string                        // scenario id → testcase id
+	values    map[string]map[string]map[string]float64 // scenario id → compared key → path → value
+	types     map[string]map[string]string             // compared key → path → type
+}
+
+// Compare compares runs over one testset revision. Errors name the run at
+// fault: a run_ids entry that is not a run (422), a run without a testset
+// revision (422), a run over another revision than the first's (409), a
+// run with more than MaxCompareScenarios scenarios (422).
+func (s *Service) Compare(ctx context.Context, sc scope.Scope, runIDs []string) (*Comparison, error) {
+	if len(runIDs) < 2 || len(runIDs) > MaxCompareRuns {
+		return nil, errs.Field(fmt.Sprintf("List should have between 2 and %d run ids", MaxCompareRuns), len(runIDs), "body", "run_ids")
+	}
+	ids := make([]uuid.UUID, len(runIDs))
+	seen := map[uuid.UUID]bool{}
+	for i, v := range runIDs {
+		id, err := parseID(v, "body", "run_ids", i)
+		if err != nil {
+			return nil, err
+		}
+		if seen[id] {
+			return nil, errs.Field("A run is compared once", v, "body", "run_ids", i)
+		}
+		seen[id] = true
+		ids[i] = id
+	}
+	runs, err := s.store.Runs(ctx, sc.ProjectID, Filter{IDs: ids, Windowing: upTo(len(ids))})
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Run{}
+	for i := range runs {
+		byID[runs[i].ID] = &runs[i]
+	}
+	sides := make([]*runSide, len(ids))
+	revision := ""
+	for i, id := range ids {
+		r := byID[id.String()]
+		if r == nil {
+			return nil, runNotFound(id.String(), "body", "run_ids", i)
+		}
+		rev := testsetRevision(r)
+		if rev == "" {
+			return nil, errs.Field("Run has no single testset revision to compare by", r.ID, "body", "run_ids", i)
+		}
+		if i == 0 {
+			revision = rev
+		} else if rev != revision {
+			return nil, errs.Message(errs.Conflict, "evaluations.compare_testsets_differ",
+				"Compared runs must share a testset revision.",
+				map[string]any{"run_id": r.ID, "testset_revision_id": rev, "expected_testset_revision_id": revision})
+		}
+		side, err := s.readSide(ctx, sc.ProjectID, r, i)
+		if err != nil {
+			return nil, err
+		}
+		sides[i] = side
+	}
+	out := &Comparison{RunIDs: make([]string, len(sides)), TestsetRevisionID: revision}
+	for i, sd := range sides {
+		out.RunIDs[i] = sd.run.ID
+	}
+	labels := stepLabels(sides)
+	out.Scenarios = sideBySide(sides, labels)
+	out.Metrics = compareMetrics(sides, labels)
+	return out, nil
+}
+
+// stepLabels names each compared step by the step key of the first run
+// that has it: the metrics' "step" and the scenarios' values keys.
+func stepLabels(sides []*runSide) map[string]string {
+	labels := map[string]string{}
+	for _, sd := range sides {
+		for k, key := range sd.keys {
+			if _, ok := labels[k]; !ok {
+				labels[k] = key
+			}
+		}
+	}
+	return labels
+}
+
+// labelled is a scenario's values keyed by compared step label.
+func labelled(values map[string]map[string]float64, labels map[string]string) map[string]map[string]float64 {
+	if values == nil {
+		return nil
+	}
+	out := make(map[string]map[string]float64, len(values))
+	for k, v := range values {
+		out[labels[k]] = v
+	}
+	return out
+}
+
+// readSide reads a run's scenarios, their testcases and their
+// per-scenario values, page by page.
+func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*runSide, error) {
+	rid := uuid.MustParse(r.ID)
+	side := &runSide{run: r, keys: map[string]string{}, testcase: map[string]string{},
+		values: map[string]map[string]map[string]float64{}, types: map[string]map[string]string{}}
+	stepKey := map[string]string{} // step key → compared key
+	var inputs []string
+	for _, st := range r.Data.Steps {
+		if k, ok := compareKey(st); ok {
+			if _, dup := side.keys[k]; !dup {
+				side.keys[k] = st.Key
+				stepKey[st.Key] = k
+			}
+		}
+		if st.Type == TypeInput {
+			inputs = append(inputs, st.Key)
+		}
+	}
+	err := eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+		ss, err := s.store.Scenarios(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
+		if err != nil || len(ss) == 0 {
+			return 0, nil, err
+		}
+		side.scenarios = append(side.scenarios, ss...)
+		if len(side.scenarios) > MaxCompareScenarios {
+			return 0, nil, errs.Field(fmt.Sprintf("Run has more than %d scenarios, the most a comparison reads", MaxCompareScenarios), r.ID, "body", "run_ids", idx)
+		}
+		last := uuid.MustParse(ss[len(ss)-1].ID)
+		return len(ss), &last, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) > 0 {
+		err = eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+			rs, err := s.store.Results(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, StepKeys: inputs, RepeatIdxs: []int{0}, Windowing: w})
+			if err != nil || len(rs) == 0 {
+				return 0, nil, err
+			}
+			for _, res := range rs {
+				if res.TestcaseID != nil {
+					side.testcase[res.ScenarioID] = *res.TestcaseID
+				}
+			}
+			last := uuid.MustParse(rs[len(rs)-1].ID)
+			return len(rs), &last, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	err = eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+		ms, err := s.store.Metrics(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
+		if err != nil || len(ms) == 0 {
+			return 0, nil, err
+		}
+		for _, m := range ms {
+			if m.ScenarioID == nil {
+				continue // global and temporal metrics
+			}
+			side.addValues(*m.ScenarioID, m.Data, stepKey)
+		}
+		last := uuid.MustParse(ms[len(ms)-1].ID)
+		return len(ms), &last, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return side, nil
+}
+
+// eachPage calls read with ascending windowings of readPage records until
+// a page comes back short; read returns its count and last id.
+func eachPage(read func(*versioned.Windowing) (int, *uuid.UUID, error)) error {
+	asc, n := "ascending", readPage
+	w := &versioned.Windowing{Order: &asc, Limit: &n}
+	for {
+		got, last, err := read(w)
+		if err != nil || got < readPage || last == nil {
+			return err
+		}
+		next := *w
+		next.Next = last
+		w = &next
+	}
+}
+
+// scenarioValue is a per-scenario value of a metric's statistics: a
+// numeric metric's mean, a binary metric's rate of true.
+func scenarioValue(stats map[string]any) (string, float64, bool) {
+	typ, _ := stats["type"].(string)
+	switch typ {
+	case "numeric/continuous", "numeric/discrete":
+		if m, ok := stats["mean"].(float64); ok {
+			return typ, m, true
+		}
+	case "binary":
+		freq, _ := stats["freq"].([]any)
+		total, yes := 0.0, 0.0
+		for _, f := range freq {
+			e, _ := f.(map[string]any)
+			c, _ := e["count"].(float64)
+			total += c
+			if e["value"] == true {
+				yes += c
+			}
+		}
+		if total > 0 {
+			return typ, yes / total, true
+		}
+	}
+	return "", 0, false
+}
+
+// addValues reads a variational metric's data {step_key: {path: stats}}.
+func (sd *runSide) addValues(scenario string, data json.RawMessage, stepKey map[string]string) {
+	var d map[string]map[string]map[string]any
+	if json.Unmarshal(data, &d) != nil {
+		return
+	}
+	for step, paths := range d {
+		key, ok := stepKey[step]
+		if !ok {
+			continue
+		}
+		for path, stats := range paths {
+			typ, v, ok := scenarioValue(stats)
+			if !ok {
+				continue
+			}
+			if sd.values[scenario] == nil {
+				sd.values[scenario] = map[string]map[string]float64{}
+			}
+			if sd.values[scenario][key] == nil {
+				sd.values[scenario][key] = map[string]float64{}
+			}
+			sd.values[scenario][key][path] = v
+			if sd.types[key] == nil {
+				sd.types[key] = map[string]string{}
+			}
+			sd.types[key][path] = typ
+		}
+	}
+}
+
+// sideBySide lines the runs' scenarios up by testcase, in the first run's
+// order, then the testcases only later runs have.
+func sideBySide(sides []*runSide, labels map[string]string) []CompareScenario {
+	var rows []CompareScenario
+	row := map[string]int{}
+	for i, sd := range sides {
+		for _, sc := range sd.scenarios {
+			entry := &ScenarioSide{ScenarioID: sc.ID, Status: sc.Status, Values: labelled(sd.values[sc.ID], labels)}
+			tc, ok := sd.testcase[sc.ID]
+			if ok {
+				if at, found := row[tc]; found && rows[at].Runs[i] == nil {
+					rows[at].Runs[i] = entry
+					continue
+				}
+			}
+			r := CompareScenario{Runs: make([]*ScenarioSide, len(sides))}
+			r.Runs[i] = entry
+			if ok {
+				tc := tc
+				r.TestcaseID = &tc
+				if _, found := row[tc]; !found {
+					row[tc] = len(rows)
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// compareMetrics is each compared step's metrics across the runs: the
+// steps and paths of the first run that has them, in key and path order.
+func compareMetrics(sides []*runSide, labels map[string]string) []CompareMetric {
+	type kp struct{ key, path string }
+	types := map[kp]string{}
+	for _, sd := range sides {
+		for key, paths := range sd.types {
+			for path, typ := range paths {
+				if _, ok := types[kp{key, path}]; !ok {
+					types[kp{key, path}] = typ
+				}
+			}
+		}
+	}
+	list := make([]kp, 0, len(types))
+	for k := range types {
+		list = append(list, k)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].key != list[j].key {
+			return list[i].key < list[j].key
+		}
+		return list[i].path < list[j].path
+	})
+	out := make([]CompareMetric, 0, len(list))
+	for _, k := range list {
+		m := CompareMetric{Step: labels[k.key], Path: k.path, Type: types[k], Kind: TypeAnnotation}
+		if k.key == TypeInvocation {
+			m.Kind = TypeInvocation
+		}
+		// per run: testcase → value, and the values in scenario order
+		byCase := make([]map[string]float64, len(sides))
+		vals := make([][]float64, len(sides))
+		for i, sd := range sides {
+			byCase[i] = map[string]float64{}
+			for _, sc := range sd.scenarios {
+				v, ok := sd.values[sc.ID][k.key][k.path]
+				if !ok {
+					continue
+				}
+				vals[i] = append(vals[i], v)
+				if tc, ok := sd.testcase[sc.ID]; ok {
+					if _, dup := byCase[i][tc]; !dup {
+						byCase[i][tc] = v
+					}
+				}
+			}
+		}
+		for i, sd := range sides {
+			side := MetricSide{RunID: sd.run.ID, StepKey: sd.keys[k.key], Count: len(vals[i])}
+			if len(vals[i]) > 0 {
+				mean, _ := meanVar(vals[i])
+				side.Mean = &mean
+			}
+			if i > 0 {
+				side.Delta, side.CI = delta(byCase[0], byCase[i], vals[0], vals[i])
+			}
+			m.Runs = append(m.Runs, side)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// delta is run b's delta to run a and its interval (see the top of the
+// file): paired over shared testcases when there are two or more.
+func delta(aCase, bCase map[string]float64, a, b []float64) (*float64, *Interval) {
+	var ds []float64
+	cases := make([]string, 0, len(aCase))
+	for tc := range aCase {
+		cases = append(cases, tc)
+	}
+	sort.Strings(cases) // a stable sum
+	for _, tc := range cases {
+		if vb, ok := bCase[tc]; ok {
+			ds = append(ds, vb-aCase[tc])
+		}
+	}
+	switch {
+	case len(ds) >= 2:
+		d, iv := pairedInterval(ds)
+		return &d, &iv
+	case len(a) >= 2 && len(b) >= 2:
+		d, iv := welchInterval(a, b)
+		return &d, &iv
+	case len(a) > 0 && len(b) > 0:
+		ma, _ := meanVar(a)
+		mb, _ := meanVar(b)
+		d := mb - ma
+		return &d, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,260 @@
+package evaluations_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/pgstore"
+	"github.com/assayhq/assay/services/registry/migrations"
+)
+
+// compareWorld is the comparison's and the export's fixture: runs written
+// through the records' use cases on real PostgreSQL, with the variational
+// metrics a worker would store.
+type compareWorld struct {
+	svc *ev.Service
+	sc  scope.Scope
+}
+
+func newCompareWorld(t *testing.T, cfg ev.Config) *compareWorld {
+	t.Helper()
+	pool := pgtest.New(t)
+	require.NoError(t, pgxutil.Migrate(ctx, pool, migrations.FS, "registry_schema_version", slog.New(slog.NewTextHandler(io.Discard, nil))))
+	return &compareWorld{svc: ev.NewService(pgstore.New(pool).Evaluations(), nil, cfg),
+		sc: scope.Scope{ProjectID: uuid.New(), UserID: uuid.New()}}
+}
+
+// outcome is one scenario of a fixture run: its testcase (none when ""),
+// the evaluator's score and success (no metric when score < 0), and the
+// evaluator cell's status and error.
+type outcome struct {
+	testcase string
+	score    float64
+	success  bool
+	status   ev.Status
+	err      string
+}
+
+const (
+	scorePath   = "attributes.ag.data.outputs.score"
+	successPath = "attributes.ag.data.outputs.success"
+)
+
+// makeRun creates a testset → application → evaluator run over revision
+// rev with one scenario per outcome, its cells and its metrics.
+func (w *compareWorld) makeRun(t *testing.T, rev, app string, outcomes []outcome) ev.Run {
+	t.Helper()
+	evaluator := "0193e8a0-0000-7000-8000-00000000e7a1"
+	stepsOf := []ev.Step{
+		{Key: "testset-x", Type: ev.TypeInput, Origin: ev.OriginAuto},
+		{Key: "application-" + app, Type: ev.TypeInvocation, Origin: ev.OriginAuto, References: map[string]ev.Ref{"application": ref(uuid.NewString())}},
+		{Key: "evaluator-exact", Type: ev.TypeAnnotation, Origin: ev.OriginAuto, References: map[string]ev.Ref{"evaluator": ref(evaluator)}},
+	}
+	if rev != "" {
+		stepsOf[0].References = map[string]ev.Ref{"testset_revision": ref(rev)}
+	}
+	runs, err := w.svc.CreateRuns(ctx, w.sc, []ev.Run{{Data: ev.RunData{Steps: stepsOf}}})
+	require.NoError(t, err)
+	r := runs[0]
+	in := make([]ev.Scenario, len(outcomes))
+	for i := range in {
+		in[i] = ev.Scenario{RunID: r.ID}
+	}
+	scs, err := w.svc.CreateScenarios(ctx, w.sc, in)
+	require.NoError(t, err)
+	var results []ev.Result
+	var metrics []ev.Metric
+	for i, o := range outcomes {
+		sid := scs[i].ID
+		input := ev.Result{RunID: r.ID, ScenarioID: sid, StepKey: "testset-x", Status: ev.Success}
+		if o.testcase != "" {
+			tc := o.testcase
+			input.TestcaseID = &tc
+		}
+		appTrace := fmt.Sprintf("%032x", 0xa000+i)
+		evalTrace := fmt.Sprintf("%032x", 0xe000+i)
+		cell := ev.Result{RunID: r.ID, ScenarioID: sid, StepKey: "evaluator-exact", Status: o.status, TraceID: &evalTrace}
+		if cell.Status == "" {
+			cell.Status = ev.Success
+		}
+		if o.err != "" {
+			cell.Error = json.RawMessage(fmt.Sprintf(`{"message":%q}`, o.err))
+		}
+		results = append(results, input,
+			ev.Result{RunID: r.ID, ScenarioID: sid, StepKey: "application-" + app, Status: ev.Success, TraceID: &appTrace}, cell)
+		if o.score >= 0 {
+			data := map[string]any{"evaluator-exact": map[string]any{
+				scorePath: map[string]any{"type": "numeric/continuous", "count": 1, "sum": o.score, "mean": o.score},
+				successPath: map[string]any{"type": "binary", "count": 1,
+					"freq": []any{map[string]any{"value": o.success, "count": 1, "density": 1}}},
+				"attributes.ag.data.outputs.label": map[string]any{"type": "categorical/single", "count": 1},
+			}, "application-" + app: map[string]any{
+				"attributes.ag.metrics.duration.cumulative": map[string]any{"type": "numeric/continuous", "count": 1, "mean": 100.0 * float64(i+1)},
+			}}
+			b, _ := json.Marshal(data)
+			metrics = append(metrics, ev.Metric{RunID: r.ID, ScenarioID: &sid, Status: ev.Success, Data: b})
+		}
+	}
+	_, err = w.svc.UpsertResults(ctx, w.sc, results)
+	require.NoError(t, err)
+	// A global metric is not a scenario's value.
+	metrics = append(metrics, ev.Metric{RunID: r.ID, Status: ev.Success, Data: json.RawMessage(`{"evaluator-exact":{"` + scorePath + `":{"type":"numeric/continuous","count":99,"mean":42}}}`)})
+	_, err = w.svc.UpsertMetrics(ctx, w.sc, metrics)
+	require.NoError(t, err)
+	return r
+}
+
+func side(t *testing.T, c *ev.Comparison, step, path string) ev.CompareMetric {
+	t.Helper()
+	for _, m := range c.Metrics {
+		if m.Step == step && m.Path == path {
+			return m
+		}
+	}
+	t.Fatalf("no metric %s %s in %+v", step, path, c.Metrics)
+	return ev.CompareMetric{}
+}
+
+// TestCompare: every expected value is computed by hand (t quantiles from
+// the t table: t(0.975, 3) = 3.182446; Welch's ν = 3.857, t = 2.817474).
+func TestCompare(t *testing.T) {
+	w := newCompareWorld(t, ev.Config{})
+	rev := uuid.NewString()
+	tc := []string{uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()}
+	a := w.makeRun(t, rev, "a", []outcome{{tc[0], 0.5, true, "", ""}, {tc[1], 1, true, "", ""}, {tc[2], 0, false, ev.Failure, "boom"}, {tc[3], 0.5, true, "", ""}})
+	// B in another scenario order: matched by testcase, not position.
+	b := w.makeRun(t, rev, "b", []outcome{{tc[3], 0.5, true, "", ""}, {tc[2], 0.5, true, "", ""}, {tc[1], 1, true, "", ""}, {tc[0], 1, true, "", ""}})
+	// C shares one testcase with A; its other scenarios have none.
+	c := w.makeRun(t, rev, "c", []outcome{{tc[0], 1, true, "", ""}, {"", 0, false, "", ""}, {"", 0.5, true, "", ""}})
+
+	got, err := w.svc.Compare(ctx, w.sc, []string{a.ID, b.ID, c.ID})
+	require.NoError(t, err)
+	assert.Equal(t, []string{a.ID, b.ID, c.ID}, got.RunIDs)
+	assert.Equal(t, rev, got.TestsetRevisionID)
+
+	t.Run("scenarios side by side by testcase", func(t *testing.T) {
+		require.Len(t, got.Scenarios, 6, "four testcases, and C's two scenarios without one")
+		first := got.Scenarios[0]
+		require.NotNil(t, first.TestcaseID)
+		assert.Equal(t, tc[0], *first.TestcaseID)
+		require.Len(t, first.Runs, 3)
+		assert.Equal(t, 0.5, first.Runs[0].Values["evaluator-exact"][scorePath])
+		assert.Equal(t, 1.0, first.Runs[1].Values["evaluator-exact"][scorePath])
+		assert.Equal(t, 1.0, first.Runs[2].Values["evaluator-exact"][scorePath])
+		third := got.Scenarios[2]
+		assert.Equal(t, tc[2], *third.TestcaseID)
+		assert.Equal(t, ev.Errors, third.Runs[0].Status, "A's evaluator failed there")
+		assert.Nil(t, third.Runs[2], "C has no scenario for this testcase")
+		assert.Nil(t, got.Scenarios[4].TestcaseID)
+		assert.Nil(t, got.Scenarios[4].Runs[0])
+		assert.NotNil(t, got.Scenarios[4].Runs[2])
+	})
+
+	t.Run("paired delta of a score", func(t *testing.T) {
+		m := side(t, got, "evaluator-exact", scorePath)
+		assert.Equal(t, ev.TypeAnnotation, m.Kind)
+		assert.Equal(t, "numeric/continuous", m.Type)
+		require.Len(t, m.Runs, 3)
+		assert.Equal(t, 4, m.Runs[0].Count)
+		assert.InDelta(t, 0.5, *m.Runs[0].Mean, 1e-12, "(0.5 + 1 + 0 + 0.5) / 4: the global metric's 42 is not a scenario")
+		assert.Nil(t, m.Runs[0].Delta, "the first run is the baseline")
+		assert.InDelta(t, 0.75, *m.Runs[1].Mean, 1e-12)
+		// differences B - A per testcase: 0.5, 0, 0.5, 0 → mean 0.25,
+		// sd √(4·0.0625/3) = 0.288675, se 0.144338, half 3.182446·se = 0.459347
+		assert.InDelta(t, 0.25, *m.Runs[1].Delta, 1e-12)
+		ci := m.Runs[1].CI
+		require.NotNil(t, ci)
+		assert.Equal(t, ev.MethodPaired, ci.Method)
+		assert.Equal(t, 4, ci.N)
+		assert.Equal(t, 0.95, ci.Level)
+		assert.InDelta(t, -0.209347, ci.Low, 1e-5)
+		assert.InDelta(t, 0.709347, ci.High, 1e-5)
+	})
+
+	t.Run("Welch where fewer than two testcases match", func(t *testing.T) {
+		m := side(t, got, "evaluator-exact", scorePath)
+		// C: 1, 0, 0.5 (mean 0.5, s² 0.25); A: mean 0.5, s² 1/6.
+		// se² = (1/6)/4 + 0.25/3 = 0.125; ν = 0.125² / ((1/24)²/3 + (1/12)²/2) = 3.857;
+		// t(0.975, 3.857) = 2.817474; half = 2.817474 · √0.125 = 0.996127
+		c := m.Runs[2]
+		assert.InDelta(t, 0.5, *c.Mean, 1e-12)
+		assert.InDelta(t, 0, *c.Delta, 1e-12)
+		require.NotNil(t, c.CI)
+		assert.Equal(t, ev.MethodWelch, c.CI.Method)
+		assert.Equal(t, 7, c.CI.N)
+		assert.InDelta(t, -0.996127, c.CI.Low, 1e-5)
+		assert.InDelta(t, 0.996127, c.CI.High, 1e-5)
+	})
+
+	t.Run("a binary metric compares its rate", func(t *testing.T) {
+		m := side(t, got, "evaluator-exact", successPath)
+		assert.InDelta(t, 0.75, *m.Runs[0].Mean, 1e-12)
+		assert.InDelta(t, 1, *m.Runs[1].Mean, 1e-12)
+		// differences 0, 0, 1, 0: mean 0.25, sd 0.5, se 0.25, half 0.795612
+		assert.InDelta(t, -0.545612, m.Runs[1].CI.Low, 1e-5)
+		assert.InDelta(t, 1.045612, m.Runs[1].CI.High, 1e-5)
+	})
+
+	t.Run("applications are matched by kind", func(t *testing.T) {
+		m := side(t, got, "application-a", "attributes.ag.metrics.duration.cumulative")
+		assert.Equal(t, ev.TypeInvocation, m.Kind)
+		assert.Equal(t, "application-b", m.Runs[1].StepKey)
+		// A: 100, 200, 300, 400 by testcase; B (reversed order): 400, 300, 200, 100
+		assert.InDelta(t, 0, *m.Runs[1].Delta, 1e-12)
+		assert.InDelta(t, 250, *m.Runs[1].Mean, 1e-12)
+		first := got.Scenarios[0] // tc0: A's first scenario, B's fourth
+		assert.Equal(t, 100.0, first.Runs[0].Values["application-a"]["attributes.ag.metrics.duration.cumulative"])
+		assert.Equal(t, 400.0, first.Runs[1].Values["application-a"]["attributes.ag.metrics.duration.cumulative"],
+			"values are keyed by the compared step's label, whatever the run's own step key")
+	})
+
+	t.Run("categorical metrics have no mean", func(t *testing.T) {
+		for _, m := range got.Metrics {
+			assert.NotEqual(t, "attributes.ag.data.outputs.label", m.Path)
+		}
+	})
+
+	t.Run("errors name the run", func(t *testing.T) {
+		other := w.makeRun(t, uuid.NewString(), "d", []outcome{{tc[0], 1, true, "", ""}})
+		_, err := w.svc.Compare(ctx, w.sc, []string{a.ID, other.ID})
+		assert.Equal(t, http.StatusConflict, status(t, err))
+		body, _ := json.Marshal(errDetail(err))
+		assert.Contains(t, string(body), other.ID)
+
+		none := w.makeRun(t, "", "e", []outcome{{tc[0], 1, true, "", ""}})
+		_, err = w.svc.Compare(ctx, w.sc, []string{a.ID, none.ID})
+		assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
+		assert.Contains(t, err.Error(), "run_ids 1")
+
+		missing := uuid.NewString()
+		_, err = w.svc.Compare(ctx, w.sc, []string{missing, a.ID})
+		assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
+		assert.Contains(t, err.Error(), "run_ids 0")
+
+		for _, ids := range [][]string{{a.ID}, {a.ID, a.ID}, {a.ID, "nope"}} {
+			_, err = w.svc.Compare(ctx, w.sc, ids)
+			assert.Equal(t, http.StatusUnprocessableEntity, status(t, err), "%v", ids)
+		}
+		// Another project's run is not there.
+		_, err = w.svc.Compare(ctx, scope.Scope{ProjectID: uuid.New()}, []string{a.ID, b.ID})
+		assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
+	})
+}
+
+// errDetail is the detail an error renders.
+func errDetail(err error) any {
+	return errs.From(err).Detail
+}

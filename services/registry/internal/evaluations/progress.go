@@ -1,0 +1,163 @@
+package evaluations
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
+)
+
+// Progress is a run's scenarios and cells counted by status; Expected is
+// the number of cells its scenarios should have (steps × repeats, the
+// invocations at repeat 0 unless split).
+type Progress struct {
+	RunID     string `json:"run_id"`
+	Status    Status `json:"status"`
+	Scenarios Counts `json:"-"`
+	Results   Counts `json:"-"`
+	Expected  int    `json:"-"`
+}
+
+// MarshalJSON renders {run_id, status, scenarios:{<status>:n,…,total},
+// results:{<status>:n,…,total, expected}}.
+func (p Progress) MarshalJSON() ([]byte, error) {
+	counts := func(c Counts) map[string]int {
+		m := map[string]int{"total": 0}
+		for st, n := range c {
+			m[string(st)] = n
+			m["total"] += n
+		}
+		return m
+	}
+	res := counts(p.Results)
+	res["expected"] = p.Expected
+	return json.Marshal(map[string]any{"run_id": p.RunID, "status": p.Status, "scenarios": counts(p.Scenarios), "results": res})
+}
+
+// Progress returns the run's progress, or nil when it does not exist.
+func (s *Service) Progress(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Progress, error) {
+	r, err := s.Run(ctx, sc, id)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	return s.progress(ctx, s.store, sc.ProjectID, r)
+}
+
+func (s *Service) progress(ctx context.Context, st Store, p uuid.UUID, r *Run) (*Progress, error) {
+	scen, res, err := st.ResultCounts(ctx, p, uuid.MustParse(r.ID))
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, n := range scen {
+		total += n
+	}
+	return &Progress{RunID: r.ID, Status: r.Status, Scenarios: scen, Results: res, Expected: total * len(Expected(r, false))}, nil
+}
+
+// Settle recomputes a run's status from its scenarios in one transaction
+// (the runtime's worker calls it after a slice): cancelled and failure are
+// kept; else errors if any scenario has errors; else running if any
+// scenario is pending or running and the run has executable cells left
+// (inputs, invocations and auto annotations; human and custom
+// annotations wait for people or the SDK) or is a queue run; else
+// success. A live run stays running (it is never final). A final status
+// sets is_active=false unless the run is live. Closed runs settle too:
+// the status is bookkeeping of work already done, not a change to the
+// records.
+func (s *Service) Settle(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Run, *Progress, error) {
+	var (
+		run  *Run
+		prog *Progress
+	)
+	err := s.store.InTx(ctx, func(st Store) error {
+		runs, err := st.LockRuns(ctx, sc.ProjectID, []uuid.UUID{id}, true)
+		if err != nil {
+			return err
+		}
+		if len(runs) == 0 {
+			return runNotFound(id.String())
+		}
+		r := &runs[0]
+		scen, _, err := st.ResultCounts(ctx, sc.ProjectID, id)
+		if err != nil {
+			return err
+		}
+		next := r.Status
+		switch {
+		case r.Status == Cancelled || r.Status == Failure:
+		case scen[Errors] > 0 && !r.Flags.IsLive:
+			next = Errors
+		case r.Flags.IsLive:
+			next = Running
+			if scen[Errors] > 0 {
+				next = Errors
+			}
+		default:
+			open := scen[Pending]+scen[Running]+scen[Queued] > 0
+			left := false
+			if open && !r.Flags.IsQueue {
+				if left, err = st.PendingExecutable(ctx, sc.ProjectID, id, Expected(r, true)); err != nil {
+					return err
+				}
+			}
+			if open && (left || r.Flags.IsQueue) {
+				next = Running
+			} else {
+				next = Success
+			}
+		}
+		final := next == Success || next == Errors || next == Failure || next == Cancelled
+		active := r.Flags.IsActive
+		if final && !r.Flags.IsLive {
+			active = false
+		}
+		if next != r.Status || active != r.Flags.IsActive {
+			r.Status, r.Flags.IsActive = next, active
+			r.UpdatedAt = ptrTime(s.now())
+			if r, err = st.UpdateRun(ctx, sc.ProjectID, *r); err != nil {
+				return err
+			}
+		}
+		run = r
+		prog, err = s.progress(ctx, st, sc.ProjectID, r)
+		return err
+	})
+	return run, prog, err
+}
+
+// Fail marks a run failed (a crash of its job): status failure,
+// is_active=false, the error under meta.error.
+func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause json.RawMessage) (*Run, error) {
+	if len(cause) > 1<<20 {
+		return nil, errs.Field("Object is too large", nil, "body", "error")
+	}
+	var run *Run
+	err := s.store.InTx(ctx, func(st Store) error {
+		runs, err := st.LockRuns(ctx, sc.ProjectID, []uuid.UUID{id}, true)
+		if err != nil {
+			return err
+		}
+		if len(runs) == 0 {
+			return runNotFound(id.String())
+		}
+		r := &runs[0]
+		meta := map[string]json.RawMessage{}
+		if len(r.Meta) > 0 {
+			_ = json.Unmarshal(r.Meta, &meta)
+		}
+		if nullable(cause) == nil {
+			cause = json.RawMessage(`null`)
+		}
+		meta["error"] = cause
+		r.Meta, _ = json.Marshal(meta)
+		r.Status, r.Flags.IsActive = Failure, false
+		r.UpdatedAt = ptrTime(s.now())
+		run, err = st.UpdateRun(ctx, sc.ProjectID, *r)
+		return err
+	})
+	return run, err
+}

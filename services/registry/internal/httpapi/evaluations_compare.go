@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/errs"
+	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/wire"
+)
+
+// evaluationReadAPI serves the evaluation reads of issue 14 point 8 (ours,
+// not the reference's): the comparison of runs and the export of a run.
+type evaluationReadAPI struct{ svc *ev.Service }
+
+func (a evaluationReadAPI) route(e *echo.Echo) {
+	e.POST("/evaluations/runs/compare", handle(false, a.compare))
+	e.GET("/evaluations/runs/:id/export", stream(true, a.export))
+}
+
+// compare is POST /evaluations/runs/compare {run_ids} → {count, comparison}.
+func (a evaluationReadAPI) compare(rq *req) error {
+	var ids []string
+	if !rq.b.Decode(&ids, "Input should be a valid list of run ids", "run_ids") {
+		if err := wire.ErrOf(rq.b); err != nil {
+			return err
+		}
+		return errs.Field("Field required", nil, "body", "run_ids")
+	}
+	c, err := a.svc.Compare(rq.ctx, rq.sc, ids)
+	if err != nil {
+		return err
+	}
+	return rq.c.JSON(http.StatusOK, map[string]any{"count": 1, "comparison": c})
+}
+
+// export is GET /evaluations/runs/{id}/export?format=csv|json (csv by
+// default), streamed: the status and headers go out before the first
+// page is read, so an error after that ends the response early (a JSON
+// export is then left unclosed, which a client can tell).
+func (a evaluationReadAPI) export(rq *req) error {
+	format := rq.c.QueryParam("format")
+	if format == "" {
+		format = ev.FormatCSV
+	}
+	x, err := a.svc.PrepareExport(rq.ctx, rq.sc, rq.id, format)
+	if err != nil {
+		return err
+	}
+	res := rq.c.Response()
+	var w ev.RowWriter
+	if format == ev.FormatCSV {
+		res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+		w = ev.NewCSVWriter(res)
+	} else {
+		res.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		w = ev.NewJSONWriter(res, x.Run.ID)
+	}
+	res.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="run-%s.%s"`, x.Run.ID, format))
+	res.WriteHeader(http.StatusOK)
+	return x.Write(rq.ctx, w)
+}

@@ -1,0 +1,111 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// compareRun writes a testset → application → evaluator run over rev
+// through the routes, one scenario per score, with the score as the
+// scenario's variational metric.
+func (s *server) compareRun(t *testing.T, rev string, testcases []string, scores []float64) string {
+	t.Helper()
+	run := s.evalRun(t, m{"data": m{"steps": []m{
+		{"key": "testset-x", "type": "input", "origin": "auto", "references": m{"testset_revision": m{"id": rev}}},
+		{"key": "application-x", "type": "invocation", "origin": "auto"},
+		{"key": "evaluator-x", "type": "annotation", "origin": "auto"}}}})
+	id := str(run["id"])
+	for i, score := range scores {
+		sid := s.evalScenario(t, id)
+		s.ok(t, "POST", "/evaluations/results/", m{"results": []m{
+			{"run_id": id, "scenario_id": sid, "step_key": "testset-x", "status": "success", "testcase_id": testcases[i]},
+			{"run_id": id, "scenario_id": sid, "step_key": "application-x", "status": "success", "trace_id": "0000000000000000000000000000a00" + string(rune('0'+i))},
+			{"run_id": id, "scenario_id": sid, "step_key": "evaluator-x", "status": "success"}}})
+		s.ok(t, "POST", "/evaluations/metrics/", m{"metrics": []m{{"run_id": id, "scenario_id": sid, "status": "success",
+			"data": m{"evaluator-x": m{"attributes.ag.data.outputs.score": m{"type": "numeric/continuous", "count": 1, "mean": score}}}}}})
+	}
+	return id
+}
+
+func TestEvaluationCompareAndExport(t *testing.T) {
+	s := newServer(t)
+	rev := uuid.NewString()
+	tcs := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
+	a := s.compareRun(t, rev, tcs, []float64{0, 0.5, 1})
+	b := s.compareRun(t, rev, tcs, []float64{0.5, 0.5, 1})
+
+	t.Run("compare", func(t *testing.T) {
+		out := s.ok(t, "POST", "/api/evaluations/runs/compare", m{"run_ids": []string{a, b}})
+		assert.EqualValues(t, 1, out["count"])
+		c := obj(t, out, "comparison")
+		assert.Equal(t, rev, c["testset_revision_id"])
+		assert.Len(t, c["scenarios"], 3)
+		metrics := c["metrics"].([]any)
+		require.Len(t, metrics, 1)
+		runs := metrics[0].(map[string]any)["runs"].([]any)
+		second := runs[1].(map[string]any)
+		// differences 0.5, 0, 0: mean 1/6, sd √(1/12) = 0.288675, se 0.166667,
+		// t(0.975, 2) = 4.302653, half 0.717109
+		assert.InDelta(t, 1.0/6, second["delta"], 1e-12)
+		ci := second["ci"].(map[string]any)
+		assert.Equal(t, "paired-t", ci["method"])
+		assert.InDelta(t, 1.0/6-0.717109, ci["low"], 1e-5)
+		assert.InDelta(t, 1.0/6+0.717109, ci["high"], 1e-5)
+	})
+
+	t.Run("compare refusals name the run", func(t *testing.T) {
+		other := s.compareRun(t, uuid.NewString(), tcs[:1], []float64{1})
+		r := s.do(t, "POST", "/evaluations/runs/compare", m{"run_ids": []string{a, other}})
+		assert.Equal(t, http.StatusConflict, r.status, string(r.body))
+		assert.Contains(t, string(r.body), other)
+		for body, loc := range map[string]string{
+			`{}`:                            `"loc":["body","run_ids"]`,
+			`{"run_ids":"x"}`:               `"loc":["body","run_ids"]`,
+			`{"run_ids":["` + a + `"]}`:     `"loc":["body","run_ids"]`,
+			`{"run_ids":["` + a + `","x"]}`: `"loc":["body","run_ids",1]`,
+			`{"run_ids":["` + uuid.NewString() + `","` + a + `"]}`: `"loc":["body","run_ids",0]`,
+			`not json`: "",
+		} {
+			r := s.do(t, "POST", "/evaluations/runs/compare", body)
+			assert.True(t, r.status == http.StatusUnprocessableEntity || r.status == http.StatusBadRequest, "%s: %d %s", body, r.status, r.body)
+			assert.Contains(t, string(r.body), loc, body)
+		}
+	})
+
+	t.Run("export", func(t *testing.T) {
+		r := s.do(t, "GET", "/api/evaluations/runs/"+a+"/export?format=csv", nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		assert.Equal(t, "text/csv; charset=utf-8", r.header.Get("Content-Type"))
+		assert.Contains(t, r.header.Get("Content-Disposition"), "run-"+a+".csv")
+		rows, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+		require.NoError(t, err)
+		require.Len(t, rows, 4)
+		assert.Equal(t, []string{"scenario_id", "status", "testcase_id", "testset-x/0/status", "testset-x/0/trace_id", "testset-x/0/error",
+			"application-x/0/status", "application-x/0/trace_id", "application-x/0/error",
+			"evaluator-x/0/status", "evaluator-x/0/trace_id", "evaluator-x/0/error", "evaluator-x/attributes.ag.data.outputs.score"}, rows[0])
+		assert.Equal(t, tcs[1], rows[2][2])
+		assert.Equal(t, "0.5", rows[2][12])
+
+		r = s.do(t, "GET", "/evaluations/runs/"+a+"/export?format=json", nil)
+		require.Equal(t, http.StatusOK, r.status)
+		doc := r.json(t)
+		assert.EqualValues(t, 3, doc["count"])
+		assert.Equal(t, a, doc["run_id"])
+
+		r = s.do(t, "GET", "/evaluations/runs/"+a+"/export", nil)
+		assert.Equal(t, "text/csv; charset=utf-8", r.header.Get("Content-Type"), "csv by default")
+		r = s.do(t, "GET", "/evaluations/runs/"+a+"/export?format=xml", nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, r.status)
+		assert.Contains(t, string(r.body), `"loc":["query","format"]`)
+		r = s.do(t, "GET", "/evaluations/runs/"+uuid.NewString()+"/export", nil)
+		assert.Equal(t, http.StatusNotFound, r.status)
+		r = s.do(t, "GET", "/evaluations/runs/nope/export", nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, r.status, string(r.body))
+	})
+}

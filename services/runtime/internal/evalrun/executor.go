@@ -1,0 +1,234 @@
+// Package evalrun executes evaluation runs: it consumes the EVALS stream
+// (Consumer) and runs each job (Executor). A run job sources the run's
+// items (the pinned testset revision's testcases, a saved query's traces,
+// or the scenarios a queue already has), mints one scenario per item with
+// a deterministic id, writes the input cells and fans the scenarios out as
+// process jobs; a process job claims the cells it is about to execute
+// through the registry (never running a cell another worker holds), runs
+// the application and the auto evaluators through invoke.Service with a
+// deterministic trace per cell, writes each result, and settles the run; a
+// window job does the same for one minute of a live run.
+package evalrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/services/runtime/internal/invoke"
+)
+
+// Metrics computes and stores a run's metrics (RunMetrics, through
+// evalmetrics): the global record, and the per-scenario records of
+// scenarioIDs (all of them when empty).
+type Metrics interface {
+	Refresh(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error
+}
+
+// Invoker runs one invocation in-process (invoke.Service): built-in
+// handlers run here, hooks are called over HTTP by it.
+type Invoker interface {
+	Invoke(ctx context.Context, call invoke.Call) invoke.Outcome
+}
+
+// Executor runs jobs.
+type Executor struct {
+	Client    *evalclient.Client
+	Invoke    Invoker
+	Revisions invoke.Revisions // the revisions a step pins (their inputs schema)
+	Pub       evaljob.Publisher
+	Metrics   Metrics // nil: metrics are not computed here
+	Worker    string  // this worker's name in claims
+	Chunk     int     // scenarios per process job
+	Lease     time.Duration
+	// ActiveEvery is how often a running job re-reads whether its run is
+	// still active (stop takes effect within about this long).
+	ActiveEvery time.Duration
+	// WindowGrace is how long after a live window's end its traces are
+	// queried, so the last ones are stored by then.
+	WindowGrace time.Duration
+	Log         *slog.Logger
+}
+
+// ErrInterrupted is a job left unfinished because the worker is draining:
+// the consumer hands it back to the stream for another worker.
+var ErrInterrupted = errors.New("evalrun: interrupted by shutdown")
+
+// Handle runs one job. drain ends when the worker shuts down: the job
+// stops claiming cells, finishes those it runs and returns ErrInterrupted.
+// A nil error means the job is done (including a run that was deleted,
+// closed or stopped meanwhile: nothing is left to do for it).
+func (x *Executor) Handle(ctx, drain context.Context, job evaljob.Job) error {
+	sc, err := scopeOf(job)
+	if err != nil {
+		return err
+	}
+	run, err := x.Client.Run(ctx, sc, job.RunID)
+	if errors.Is(err, evalclient.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if job.Kind == evaljob.KindMetrics {
+		return x.metrics(ctx, sc, run, job.Slice.ScenarioIDs)
+	}
+	if !run.Flags.IsActive || run.Flags.IsClosed {
+		return nil
+	}
+	j := &jobRun{x: x, job: job, sc: sc, plan: planOf(run), drain: drain, active: true, checkedAt: time.Now()}
+	switch job.Kind {
+	case evaljob.KindRun:
+		return j.source(ctx)
+	case evaljob.KindWindow:
+		return j.window(ctx)
+	case evaljob.KindProcess:
+		return j.process(ctx)
+	}
+	return fmt.Errorf("evalrun: unknown job kind %q", job.Kind)
+}
+
+// workerMeta is the meta of a result this worker executed: which worker
+// ran it (the write replaces the claim's meta).
+func (x *Executor) workerMeta() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"worker": x.Worker})
+	return b
+}
+
+func scopeOf(job evaljob.Job) (scope.Scope, error) {
+	p, err := uuid.Parse(job.ProjectID)
+	if err != nil {
+		return scope.Scope{}, fmt.Errorf("evalrun: job project %q: %w", job.ProjectID, err)
+	}
+	sc := scope.Scope{ProjectID: p}
+	if job.UserID != "" {
+		if sc.UserID, err = uuid.Parse(job.UserID); err != nil {
+			return scope.Scope{}, fmt.Errorf("evalrun: job user %q: %w", job.UserID, err)
+		}
+	}
+	return sc, nil
+}
+
+// metrics recomputes the run's metrics (the global record, and those of
+// scenarioIDs, all when empty); without a Metrics it does nothing.
+func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error {
+	if x.Metrics == nil {
+		return nil
+	}
+	return x.Metrics.Refresh(ctx, sc, run, scenarioIDs)
+}
+
+// jobRun is one job's state.
+type jobRun struct {
+	x     *Executor
+	job   evaljob.Job
+	sc    scope.Scope
+	plan  *plan
+	drain context.Context
+
+	mu        sync.Mutex
+	checkedAt time.Time
+	active    bool
+}
+
+// stillActive re-reads the run at most every ActiveEvery: a stopped,
+// closed or deleted run ends the job's claiming and executing.
+func (j *jobRun) stillActive(ctx context.Context) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	every := j.x.ActiveEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	if time.Since(j.checkedAt) < every {
+		return j.active
+	}
+	run, err := j.x.Client.Run(ctx, j.sc, j.job.RunID)
+	switch {
+	case errors.Is(err, evalclient.ErrNotFound):
+		j.active = false
+	case err != nil:
+		// A registry hiccup is not a stop: the last answer stands.
+	default:
+		j.active = run.Flags.IsActive && !run.Flags.IsClosed
+	}
+	j.checkedAt = time.Now()
+	return j.active
+}
+
+// watch cancels the returned context when the run stops being active,
+// so cells in flight end within about ActiveEvery of a stop.
+func (j *jobRun) watch(ctx context.Context) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(ctx)
+	go func() {
+		every := j.x.ActiveEvery
+		if every <= 0 {
+			every = time.Second
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+				if !j.stillActive(wctx) {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return wctx, cancel
+}
+
+func (j *jobRun) draining() bool { return j.drain != nil && j.drain.Err() != nil }
+
+// settle asks the registry to recompute the run's status (metrics first,
+// so a finished run has them when its status says so).
+func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
+	if j.x.Metrics != nil && len(scenarioIDs) > 0 {
+		if err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, scenarioIDs); err != nil && j.x.Log != nil {
+			// Metrics can be refreshed later (metrics/refresh); the run's
+			// status must not wait on them.
+			j.x.Log.Warn("evaluation metrics not computed", "run_id", j.job.RunID, "err", err)
+		}
+	}
+	_, err := j.x.Client.Settle(ctx, j.sc, j.job.RunID)
+	if errors.Is(err, evalclient.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// publish fans scenario ids out as process jobs of at most Chunk each.
+// Their ids derive from this job's, so a redelivered job publishing them
+// again is stored once by the stream's duplicate window.
+func (j *jobRun) publish(ctx context.Context, ids []string) error {
+	chunk := j.x.Chunk
+	if chunk <= 0 {
+		chunk = 100
+	}
+	for i := 0; i < len(ids); i += chunk {
+		part := ids[i:min(i+chunk, len(ids))]
+		p := evaljob.Job{Kind: evaljob.KindProcess, ProjectID: j.job.ProjectID, UserID: j.job.UserID, RunID: j.job.RunID,
+			Slice:    evaljob.Slice{ScenarioIDs: part, StepKeys: j.job.Slice.StepKeys, RepeatIdxs: j.job.Slice.RepeatIdxs},
+			Statuses: j.job.Statuses, Overwrite: j.job.Overwrite}
+		if j.job.ID != "" {
+			p.ID = fmt.Sprintf("%s/process/%d", j.job.ID, i/chunk)
+		}
+		if err := evaljob.Publish(ctx, j.x.Pub, p); err != nil {
+			return fmt.Errorf("evalrun: publish process job: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package evalrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/services/runtime/internal/evalmetrics"
+)
+
+// RunMetrics computes a run's metrics with evalmetrics over its result
+// cells' traces and stores them: the global record over the whole run, one
+// record per scenario (the scenarios given, or all), and for a live run
+// one per time bucket.
+type RunMetrics struct {
+	Client   *evalclient.Client
+	Computer *evalmetrics.Computer
+}
+
+// Refresh implements Metrics.
+func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error {
+	results, err := m.Client.Results(ctx, sc, evalclient.ResultFilter{RunID: run.ID})
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, id := range scenarioIDs {
+		want[id] = true
+	}
+	var cells []evalmetrics.Cell
+	var steps []evalmetrics.Step
+	for _, s := range run.Data.Steps {
+		st := evalmetrics.Step{Key: s.Key, Type: s.Type, Origin: s.Origin}
+		if s.Schemas != nil {
+			st.Outputs = s.Schemas.Outputs
+		}
+		steps = append(steps, st)
+	}
+	for _, r := range results {
+		if r.TraceID == "" || (r.Status != evalclient.Success && r.Status != evalclient.Failure) {
+			continue // not run (yet), or refused before anything ran
+		}
+		cells = append(cells, evalmetrics.Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, TraceID: r.TraceID, Timestamp: r.Timestamp})
+	}
+	levels := evalmetrics.Global | evalmetrics.PerScenario
+	if run.Flags.IsLive {
+		levels |= evalmetrics.PerTimestamp
+	}
+	res, err := m.Computer.Compute(ctx, sc, steps, cells, levels)
+	if err != nil {
+		return err
+	}
+	// A schemaless evaluator gets a schema from its traces, for these
+	// metrics (the run's own steps are the registry's to rewrite). Compute
+	// waited for every trace, so the inference reads them all.
+	var inferred []evalmetrics.Step
+	for _, st := range steps {
+		if st.Type == evalclient.TypeAnnotation && len(st.Outputs) == 0 && m.Computer.Spans != nil {
+			if schema, err := m.Computer.Infer(ctx, sc, st, cells); err == nil && schema != nil {
+				st.Outputs = schema
+				inferred = append(inferred, st)
+			}
+		}
+	}
+	if len(inferred) > 0 {
+		more, err := m.Computer.Compute(ctx, sc, inferred, cells, levels)
+		if err != nil {
+			return err
+		}
+		merge(&res, more)
+	}
+	var out []evalclient.Metric
+	data := func(d evalmetrics.Data) json.RawMessage {
+		b, _ := json.Marshal(d)
+		return b
+	}
+	out = append(out, evalclient.Metric{RunID: run.ID, Status: evalclient.Success, Data: data(res.Global)})
+	for id, d := range res.Scenarios {
+		if len(want) > 0 && !want[id] {
+			continue
+		}
+		out = append(out, evalclient.Metric{RunID: run.ID, ScenarioID: &id, Status: evalclient.Success, Data: data(d)})
+	}
+	for ts, d := range res.Temporal {
+		ts := ts
+		one := 1
+		out = append(out, evalclient.Metric{RunID: run.ID, Timestamp: &ts, Interval: &one, Status: evalclient.Success, Data: data(d)})
+	}
+	if err := m.Client.WriteMetrics(ctx, sc, out); err != nil {
+		return fmt.Errorf("evalrun: store metrics: %w", err)
+	}
+	return nil
+}
+
+// merge puts more's steps over res's.
+func merge(res *evalmetrics.Result, more evalmetrics.Result) {
+	into := func(dst, src evalmetrics.Data) {
+		for k, v := range src {
+			dst[k] = v
+		}
+	}
+	if res.Global != nil {
+		into(res.Global, more.Global)
+	}
+	for id, d := range more.Scenarios {
+		if res.Scenarios[id] == nil {
+			if res.Scenarios == nil {
+				res.Scenarios = map[string]evalmetrics.Data{}
+			}
+			res.Scenarios[id] = evalmetrics.Data{}
+		}
+		into(res.Scenarios[id], d)
+	}
+	for ts, d := range more.Temporal {
+		if res.Temporal[ts] == nil {
+			if res.Temporal == nil {
+				res.Temporal = map[time.Time]evalmetrics.Data{}
+			}
+			res.Temporal[ts] = evalmetrics.Data{}
+		}
+		into(res.Temporal[ts], d)
+	}
+}
