@@ -1,6 +1,6 @@
 # Assay: `make up` runs the platform locally, `make test` runs every test.
 SHELL := /bin/bash
-MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer deployments/helm
+MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer deployments/helm cli
 SERVICES := gateway registry runtime tracing writer
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 # Each fuzz target runs this long after the tests (scripts/fuzz.sh); 0 skips.
@@ -27,14 +27,15 @@ test: deps-up openapi-lint ## start the dependencies, lint the OpenAPI document,
 openapi-lint: ## lint the merged OpenAPI document with Redocly's recommended rules (pinned in tools/openapi)
 	@scripts/openapi-lint.sh
 
-build: ## build the five binaries into bin/
+build: ## build the five service binaries and the assay CLI into bin/
 	@for s in $(SERVICES); do go build -trimpath -o bin/$$s ./services/$$s/cmd/$$s || exit 1; done
+	@go build -trimpath -o bin/assay ./cli/cmd/assay
 
 vet: ## go vet every module
 	@go vet $(addprefix ./,$(addsuffix /...,$(MODULES)))
 
 fmt: ## gofmt every module
-	@gofmt -l -w pkg services deployments
+	@gofmt -l -w pkg services deployments cli
 
 tidy: ## go mod tidy per module, then go work sync
 	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy) || exit 1; done; go work sync

@@ -61,7 +61,7 @@ while IFS= read -r f; do
   for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
     [[ $fn =~ $filter ]] && targets+=("$(dirname "$f") $fn")
   done
-done < <(grep -rl --include='*_test.go' '^func Fuzz' pkg services | sort)
+done < <(grep -rl --include='*_test.go' '^func Fuzz' pkg services cli | sort)
 
 failed=() summary=()
 for target in "${targets[@]}"; do

@@ -1,0 +1,80 @@
+package cmd
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/cli/internal/gate"
+)
+
+// A comparison as the registry's Compare renders it (eval-metrics lane).
+const comparisonJSON = `{"count": 1, "comparison": {"run_ids": ["b", "r"], "testset_revision_id": "t",
+ "metrics": [
+  {"step": "evaluator-exact", "kind": "annotation", "path": "attributes.ag.data.outputs.success", "type": "binary",
+   "runs": [{"run_id": "b", "step_key": "evaluator-exact", "count": 10, "mean": 0.9},
+            {"run_id": "r", "step_key": "evaluator-exact", "count": 10, "mean": 0.6, "delta": -0.3,
+             "ci": {"low": -0.55, "high": -0.05, "level": 0.95, "method": "paired-t", "n": 10}}]},
+  {"step": "evaluator-lev", "kind": "annotation", "path": "attributes.ag.data.outputs.score", "type": "numeric/continuous",
+   "runs": [{"run_id": "b", "step_key": "evaluator-lev", "count": 10, "mean": 0.5},
+            {"run_id": "r", "step_key": "evaluator-lev", "count": 10, "mean": 0.45, "delta": -0.05,
+             "ci": {"low": -0.2, "high": 0.1, "level": 0.95, "method": "paired-t", "n": 10}}]},
+  {"step": "evaluator-lev", "kind": "annotation", "path": "attributes.ag.metrics.duration.cumulative", "type": "numeric/continuous",
+   "runs": [{"run_id": "b", "step_key": "evaluator-lev", "count": 10, "mean": 0.01},
+            {"run_id": "r", "step_key": "evaluator-lev", "count": 10, "mean": 0.5, "delta": 0.49,
+             "ci": {"low": 0.4, "high": 0.6, "level": 0.95, "method": "paired-t", "n": 10}}]},
+  {"step": "application-good", "kind": "invocation", "path": "attributes.ag.metrics.duration.cumulative", "type": "numeric/continuous",
+   "runs": [{"run_id": "b", "step_key": "application-good", "count": 10, "mean": 1.5},
+            {"run_id": "r", "count": 0}]}
+ ]}}`
+
+func parseComparison(t *testing.T) (*comparison, obj) {
+	var raw obj
+	require.NoError(t, json.Unmarshal([]byte(comparisonJSON), &raw))
+	b, _ := json.Marshal(raw["comparison"])
+	var c comparison
+	require.NoError(t, json.Unmarshal(b, &c))
+	return &c, raw
+}
+
+func TestCompareTable(t *testing.T) {
+	c, raw := parseComparison(t)
+	tb := compareTable(c, raw, nil)
+	assert.Equal(t, []string{"metric", "type", "run_id", "n", "mean", "delta", "ci_low", "ci_high", "method"}, tb.Header)
+	require.Len(t, tb.Rows, 8)
+	assert.Equal(t, []string{"exact.success", "binary", "b", "10", "0.9", "", "", "", ""}, tb.Rows[0])
+	assert.Equal(t, []string{"exact.success", "binary", "r", "10", "0.6", "-0.3", "-0.55", "-0.05", "paired-t"}, tb.Rows[1])
+	assert.Equal(t, []string{"good.metrics.duration.cumulative", "numeric/continuous", "r", "–", "", "", "", "", ""}, tb.Rows[7],
+		"a run without the step says so")
+}
+
+func TestStepNames(t *testing.T) {
+	var run obj
+	require.NoError(t, json.Unmarshal([]byte(`{"data": {"steps": [
+	  {"key": "testset-0a1b", "type": "input", "references": {"testset": {"id": "t", "slug": "qa"}, "testset_revision": {"slug": "0a1b"}}},
+	  {"key": "application-9f", "type": "invocation", "references": {"application": {"slug": "capitals"}}},
+	  {"key": "evaluator-bb89", "type": "annotation", "references": {"evaluator_revision": {"slug": "bb89"}, "evaluator": {"slug": "exact_match"}}},
+	  {"key": "evaluator-x", "type": "annotation"}]}}`), &run))
+	assert.Equal(t, map[string]string{"testset-0a1b": "qa", "application-9f": "capitals", "evaluator-bb89": "exact_match"}, stepNames(run))
+}
+
+func TestBaselineFromComparison(t *testing.T) {
+	c, _ := parseComparison(t)
+	cs := baselineFromComparison(c, "b", nil, nil, nil, nil)
+	require.Len(t, cs, 2, "evaluator outputs only, not an evaluator's duration")
+	assert.False(t, cs[0].Passed, "the whole interval is below zero")
+	assert.Contains(t, cs[0].Message, "Δ -0.3000, 95% CI [-0.5500, -0.0500] (paired-t)")
+	assert.True(t, cs[1].Passed, "the interval crosses zero: noise")
+	cs = baselineFromComparison(c, "b", nil, nil, nil, map[string]bool{"exact.success": true})
+	assert.True(t, cs[0].Passed, "lower is better: a drop is no failure")
+
+	// A metric the comparison has no interval for is gated on the global
+	// metrics instead.
+	run := []gate.Metric{{Name: "other.ok", Output: true, HasValue: true, Value: 0, Count: 5}}
+	base := []gate.Metric{{Name: "other.ok", Output: true, HasValue: true, Value: 1, Count: 5}}
+	cs = baselineFromComparison(c, "b", run, base, nil, nil)
+	require.Len(t, cs, 3)
+	assert.False(t, cs[2].Passed)
+}

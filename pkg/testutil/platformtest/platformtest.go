@@ -1,0 +1,157 @@
+// Package platformtest runs the whole platform for a test, every service a
+// real binary (gateway, registry, runtime, tracing, writer) on real
+// PostgreSQL, NATS and ClickHouse, with the local model server (llmtest) as
+// the provider, and provisions accounts through the admin route. Clients
+// that only speak HTTP (the CLI, the end-to-end tests of a lane) test
+// against it exactly as a user reaches a deployment: through the gateway.
+package platformtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/assayhq/assay/pkg/testutil/chtest"
+	"github.com/assayhq/assay/pkg/testutil/llmtest"
+	"github.com/assayhq/assay/pkg/testutil/natstest"
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/svctest"
+	"github.com/assayhq/assay/pkg/testutil/writertest"
+)
+
+const (
+	// Token is the internal token every service shares.
+	Token = "platformtest-internal-token-0123456789"
+	// AdminKey is the gateway's admin key (Authorization: Access <AdminKey>).
+	AdminKey = "platformtest-admin-key-0123456789"
+	// vaultKey is the registry's 32-byte vault key, base64.
+	vaultKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+)
+
+// Options add variables to one service's environment ("K=V"), for a test
+// that needs a setting other than the defaults below.
+type Options struct {
+	Registry, Runtime, Tracing, Gateway, Writer []string
+}
+
+// Platform is the running stack.
+type Platform struct {
+	// URL is the gateway's base URL, the only address a client needs.
+	URL string
+	// LLM is the model server every provider call goes to.
+	LLM *llmtest.Server
+	// The services, for a test that restarts or kills one.
+	Gateway, Registry, Runtime, Tracing *svctest.Service
+	Writer                              *writertest.Writer
+	NATSURL                             string
+}
+
+// Start runs the platform; everything stops when the test ends. The
+// evaluation settings (REGISTRY_NATS_URL for the registry's job publishing,
+// RUNTIME_TRACING_URL for the runtime's evaluation worker) are always set:
+// a service built before it reads them ignores an unknown variable.
+func Start(t testing.TB, opts ...Options) *Platform {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	pg := pgtest.NewURL(t)
+	nats := natstest.New(t)
+	ch := chtest.NewURL(t)
+	llm := llmtest.New(t)
+	w := writertest.Start(t, nats.URL(), ch, o.Writer...)
+	common := func(extra ...string) []string {
+		return append([]string{"REGISTRY_INTERNAL_TOKEN=" + Token, "RUNTIME_INTERNAL_TOKEN=" + Token,
+			"TRACING_INTERNAL_TOKEN=" + Token, "GATEWAY_INTERNAL_TOKEN=" + Token}, extra...)
+	}
+	join := func(a []string, b []string) []string { return append(common(a...), b...) }
+	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
+		Env: join([]string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=" + vaultKey,
+			"REGISTRY_NATS_URL=" + nats.URL()}, o.Registry)})
+	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
+		Env: join([]string{"TRACING_NATS_URL=" + nats.URL(), "TRACING_CLICKHOUSE_URL=" + ch, "TRACING_REGISTRY_URL=" + reg.URL,
+			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn"}, o.Tracing)})
+	rt := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR",
+		Env: join([]string{"RUNTIME_NATS_URL=" + nats.URL(), "RUNTIME_REGISTRY_URL=" + reg.URL, "RUNTIME_TRACING_URL=" + tr.URL,
+			"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + llm.URL, "OPENAI_API_KEY=sk-test-env"}, o.Runtime)})
+	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
+		Env: join([]string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
+			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn"}, o.Gateway)})
+	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL()}
+}
+
+// Account provisions a user with an organization, workspace and project and
+// returns the raw API key (without the "ApiKey " scheme).
+func (p *Platform) Account(t testing.TB, email string) string {
+	t.Helper()
+	status, body := p.Do(t, "POST", "/api/admin/simple/accounts/", "Access "+AdminKey,
+		map[string]any{"accounts": map[string]any{"a": map[string]any{"user": map[string]any{"email": email}}}})
+	if status != http.StatusOK {
+		t.Fatalf("platformtest: provision %s: %d %s", email, status, body)
+	}
+	var out struct {
+		Accounts map[string]struct {
+			APIKeys struct {
+				Key string `json:"key"`
+			} `json:"api_keys"`
+		} `json:"accounts"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.Accounts["a"].APIKeys.Key == "" {
+		t.Fatalf("platformtest: provision %s: no key in %s (%v)", email, body, err)
+	}
+	return out.Accounts["a"].APIKeys.Key
+}
+
+// Do sends a JSON request through the gateway with the given Authorization
+// header and returns the status and body.
+func (p *Platform) Do(t testing.TB, method, path, auth string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, p.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	res, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("platformtest: %s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, b
+}
+
+// MustJSON is Do for a request that must answer 200, decoded.
+func (p *Platform) MustJSON(t testing.TB, method, path, key string, body any) map[string]any {
+	t.Helper()
+	status, b := p.Do(t, method, path, "ApiKey "+key, body)
+	if status != http.StatusOK {
+		t.Fatalf("platformtest: %s %s: %d %s", method, path, status, b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("platformtest: %s %s: %v: %s", method, path, err, b)
+	}
+	return m
+}
+
+// String is fmt.Sprint for the platform's address, for logs.
+func (p *Platform) String() string { return fmt.Sprintf("platform at %s", p.URL) }
