@@ -13,59 +13,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/testutil/chtest"
 	"github.com/assayhq/assay/pkg/testutil/llmtest"
-	"github.com/assayhq/assay/pkg/testutil/natstest"
-	"github.com/assayhq/assay/pkg/testutil/pgtest"
-	"github.com/assayhq/assay/pkg/testutil/svctest"
-	"github.com/assayhq/assay/pkg/testutil/writertest"
+	"github.com/assayhq/assay/pkg/testutil/platformtest"
 )
 
-const (
-	token    = "runtime-e2e-internal-token"
-	adminKey = "runtime-e2e-admin-key-0123456789"
-)
-
-// platform is the whole stack, every service a real binary: gateway,
-// registry, runtime, tracing and writer on real PostgreSQL, NATS and
-// ClickHouse, with the local model server as the provider.
+// platform is the whole stack (pkg/testutil/platformtest): every service a
+// real binary on real PostgreSQL, NATS and ClickHouse, with the local model
+// server as the provider.
 type platform struct {
+	*platformtest.Platform
 	gateway string
 	llm     *llmtest.Server
 }
 
 func startPlatform(t *testing.T) *platform {
 	t.Helper()
-	pg := pgtest.NewURL(t)
-	nats := natstest.New(t)
-	ch := chtest.NewURL(t)
-	llm := llmtest.New(t)
-	writertest.Start(t, nats.URL(), ch)
-	common := func(extra ...string) []string {
-		return append([]string{"REGISTRY_INTERNAL_TOKEN=" + token, "RUNTIME_INTERNAL_TOKEN=" + token,
-			"TRACING_INTERNAL_TOKEN=" + token, "GATEWAY_INTERNAL_TOKEN=" + token}, extra...)
-	}
-	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
-		Env: common("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_NATS_URL="+nats.URL(), "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
-	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
-		Env: common("TRACING_NATS_URL="+nats.URL(), "TRACING_CLICKHOUSE_URL="+ch, "TRACING_REGISTRY_URL="+reg.URL,
-			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
-	rt := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR",
-		Env: common("RUNTIME_NATS_URL="+nats.URL(), "RUNTIME_REGISTRY_URL="+reg.URL, "RUNTIME_LOG_LEVEL=warn",
-			"RUNTIME_LLM_BASE_URLS=openai="+llm.URL, "OPENAI_API_KEY=sk-test-env")})
-	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
-		Env: common("GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+reg.URL,
-			"GATEWAY_RUNTIME_URL="+rt.URL, "GATEWAY_TRACING_URL="+tr.URL, "GATEWAY_LOG_LEVEL=warn")})
-	return &platform{gateway: gw.URL, llm: llm}
+	p := platformtest.Start(t)
+	return &platform{Platform: p, gateway: p.URL, llm: p.LLM}
 }
 
-// account provisions a user with a project and returns its API key.
+// account provisions a user with a project and returns its Authorization.
 func (p *platform) account(t *testing.T, email string) string {
 	t.Helper()
-	r := p.do(t, "POST", "/api/admin/simple/accounts/", "Access "+adminKey, nil,
-		map[string]any{"accounts": map[string]any{"a": map[string]any{"user": map[string]any{"email": email}}}})
-	require.Equal(t, 200, r.status, string(r.body))
-	return "ApiKey " + r.json(t)["accounts"].(map[string]any)["a"].(map[string]any)["api_keys"].(map[string]any)["key"].(string)
+	return "ApiKey " + p.Account(t, email)
 }
 
 type answer struct {
