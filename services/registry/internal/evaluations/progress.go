@@ -74,14 +74,10 @@ func (s *Service) Settle(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Ru
 		prog *Progress
 	)
 	err := s.store.InTx(ctx, func(st Store) error {
-		runs, err := st.LockRuns(ctx, sc.ProjectID, []uuid.UUID{id}, true)
+		r, err := lockRun(ctx, st, sc.ProjectID, id)
 		if err != nil {
 			return err
 		}
-		if len(runs) == 0 {
-			return runNotFound(id.String())
-		}
-		r := &runs[0]
 		scen, _, err := st.ResultCounts(ctx, sc.ProjectID, id)
 		if err != nil {
 			return err
@@ -137,14 +133,10 @@ func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause 
 	}
 	var run *Run
 	err := s.store.InTx(ctx, func(st Store) error {
-		runs, err := st.LockRuns(ctx, sc.ProjectID, []uuid.UUID{id}, true)
+		r, err := lockRun(ctx, st, sc.ProjectID, id)
 		if err != nil {
 			return err
 		}
-		if len(runs) == 0 {
-			return runNotFound(id.String())
-		}
-		r := &runs[0]
 		meta := map[string]json.RawMessage{}
 		if len(r.Meta) > 0 {
 			_ = json.Unmarshal(r.Meta, &meta)
@@ -160,4 +152,17 @@ func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause 
 		return err
 	})
 	return run, err
+}
+
+// lockRun locks one run exclusively, closed or not (the worker's settle and
+// fail still apply to a closed run); a missing run is the run's 404.
+func lockRun(ctx context.Context, st Store, p, id uuid.UUID) (*Run, error) {
+	runs, err := st.LockRuns(ctx, p, []uuid.UUID{id}, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, runNotFound(id.String())
+	}
+	return &runs[0], nil
 }

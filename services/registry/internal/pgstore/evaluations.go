@@ -539,13 +539,8 @@ func (e *Evaluations) UpsertResults(ctx context.Context, p uuid.UUID, rs []ev.Re
 		return nil, err
 	}
 	got, err := collect(q, scanResult)
-	switch {
-	case pgxutil.IsForeignKeyViolation(err):
-		return nil, ev.ErrUnknownScenario
-	case pgxutil.IsUniqueViolation(err):
-		return nil, ev.ErrIDTaken
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return nil, cellWriteErr(err)
 	}
 	// answer in the caller's order
 	type cell struct {
@@ -744,13 +739,8 @@ func (e *Evaluations) UpsertMetrics(ctx context.Context, p uuid.UUID, ms []ev.Me
 			return nil, err
 		}
 		got, err := collect(q, scanMetric)
-		switch {
-		case pgxutil.IsForeignKeyViolation(err):
-			return nil, ev.ErrUnknownScenario
-		case pgxutil.IsUniqueViolation(err):
-			return nil, ev.ErrIDTaken
-		case err != nil:
-			return nil, err
+		if err != nil {
+			return nil, cellWriteErr(err)
 		}
 		out = append(out, got...)
 	}
@@ -844,4 +834,17 @@ func (e *Evaluations) DefaultQueue(ctx context.Context, p, run uuid.UUID) (*ev.Q
 		return nil, ev.ErrNotFound
 	}
 	return q, err
+}
+
+// cellWriteErr maps what an upsert of results or metrics can break: a
+// scenario that is not of the run (its foreign key) and an id already used
+// by another cell.
+func cellWriteErr(err error) error {
+	switch {
+	case pgxutil.IsForeignKeyViolation(err):
+		return ev.ErrUnknownScenario
+	case pgxutil.IsUniqueViolation(err):
+		return ev.ErrIDTaken
+	}
+	return err
 }
