@@ -125,6 +125,7 @@ func (w *textWalker) walk() string {
 			w.i++
 		case '}', ']':
 			w.leave()
+			expectKey = false // after an empty object, the next string is a value
 			w.i++
 		case ',':
 			d := len(w.inObj) - 1
@@ -146,6 +147,9 @@ func (w *textWalker) walk() string {
 			}
 			if expectKey {
 				d := len(w.inObj)
+				if d == 0 {
+					return "" // not JSON: a key outside any object
+				}
 				w.path[d-1] = w.key(w.b[start-1 : end+1])
 				expectKey = false
 				// A key belongs to its object: exempt only inside an

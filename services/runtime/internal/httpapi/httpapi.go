@@ -127,9 +127,6 @@ func bind(c echo.Context) (invoke.Request, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return req, nil // an empty body: the route's handler with no inputs
 	}
-	if err := httpx.CheckJSONText(body, nil, "body"); err != nil {
-		return req, err
-	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -137,7 +134,9 @@ func bind(c echo.Context) (invoke.Request, error) {
 		}
 		return req, errs.Message(errs.Invalid, "runtime.bad_json", "the body is not a JSON envelope: "+err.Error(), nil)
 	}
-	return req, nil
+	// After decoding, which proves the body JSON (the check's contract):
+	// encoding/json has repaired bad text in req, not in the raw inputs.
+	return req, httpx.CheckJSONText(body, nil, "body")
 }
 
 func pathOf(field string) []any {
