@@ -17,12 +17,17 @@ const (
 	HeaderToken   = "X-Assay-Internal-Token"
 	HeaderProject = "X-Assay-Project-Id"
 	HeaderUser    = "X-Assay-User-Id"
+	HeaderRole    = "X-Assay-Role"
 )
 
 // Scope is who is calling and on which project.
 type Scope struct {
 	ProjectID uuid.UUID
 	UserID    uuid.UUID
+	// Role is the caller's role in the project (roles.Role as a string;
+	// for a key, capped by its owner's role). Empty for internal callers,
+	// which act with the platform's own rights.
+	Role string
 }
 
 type ctxKey struct{}
@@ -47,6 +52,11 @@ func Set(h http.Header, token string, s Scope) {
 	} else {
 		h.Del(HeaderUser)
 	}
+	if s.Role != "" {
+		h.Set(HeaderRole, s.Role)
+	} else {
+		h.Del(HeaderRole)
+	}
 }
 
 // Strip removes every internal header from h.
@@ -54,6 +64,7 @@ func Strip(h http.Header) {
 	h.Del(HeaderToken)
 	h.Del(HeaderProject)
 	h.Del(HeaderUser)
+	h.Del(HeaderRole)
 }
 
 // Parse checks the internal token in h against token (in constant time) and
@@ -75,5 +86,6 @@ func Parse(h http.Header, token string) (s Scope, ok bool) {
 			return Scope{}, false
 		}
 	}
+	s.Role = h.Get(HeaderRole)
 	return s, true
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/roles"
 )
 
 // Options are the provisioning switches of the reference admin API. A nil
@@ -198,6 +199,11 @@ type Store interface {
 	// with them. Unknown users are skipped.
 	DeleteUsers(ctx context.Context, refs []UserRef) ([]string, error)
 	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
+	// ProjectRole returns the user's effective role in the project: the
+	// organization's owner is owner everywhere in it; otherwise the
+	// project membership's role, else the workspace's, else the
+	// organization's. "" when the user has none of them.
+	ProjectRole(ctx context.Context, userID, projectID uuid.UUID) (roles.Role, error)
 	// ProjectWorkspace returns the project's workspace, uuid.Nil if none.
 	ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid.UUID, error)
 	ListKeys(ctx context.Context, projectID uuid.UUID) ([]APIKey, error)
@@ -485,6 +491,12 @@ func (s *Service) member(ctx context.Context, projectID, userID uuid.UUID) error
 		return errNotMember
 	}
 	return nil
+}
+
+// ProjectRole returns the user's effective role in the project, "" for a
+// non-member (see Store.ProjectRole).
+func (s *Service) ProjectRole(ctx context.Context, userID, projectID uuid.UUID) (roles.Role, error) {
+	return s.store.ProjectRole(ctx, userID, projectID)
 }
 
 // ProjectWorkspace returns the workspace the project belongs to; uuid.Nil

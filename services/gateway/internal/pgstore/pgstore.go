@@ -13,6 +13,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/pkg/roles"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
 )
 
@@ -130,6 +131,27 @@ func (s *Store) IsProjectMember(ctx context.Context, projectID, userID uuid.UUID
 		return false, fmt.Errorf("check membership: %w", err)
 	}
 	return ok, nil
+}
+
+// ProjectRole resolves the user's effective role in the project in one
+// query (accounts.Store.ProjectRole).
+func (s *Store) ProjectRole(ctx context.Context, userID, projectID uuid.UUID) (roles.Role, error) {
+	var role string
+	err := s.pool.QueryRow(ctx, `
+		SELECT COALESCE(
+			(SELECT 'owner' FROM organizations o WHERE o.id = p.organization_id AND o.owner_user_id = $1),
+			(SELECT role FROM project_memberships WHERE project_id = p.id AND user_id = $1),
+			(SELECT role FROM workspace_memberships WHERE workspace_id = p.workspace_id AND user_id = $1),
+			(SELECT role FROM organization_memberships WHERE organization_id = p.organization_id AND user_id = $1),
+			'')
+		FROM projects p WHERE p.id = $2`, userID, projectID).Scan(&role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("resolve project role: %w", err)
+	}
+	return roles.Role(role), nil
 }
 
 // ProjectWorkspace returns the workspace of the project, or uuid.Nil when
