@@ -5,7 +5,11 @@
 // the same table.
 package roles
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/assayhq/assay/pkg/errs"
+)
 
 // Role is a member's role. The order of the constants is the order of
 // rights: each role can do everything the one after it can.
@@ -93,4 +97,16 @@ func Min(a, b Role) Role {
 		return a
 	}
 	return b
+}
+
+// Denied is the 403 for a caller whose role lacks p:
+// {"detail": {"message": ..., "permission": p, "role": r}}.
+func Denied(r Role, p Permission) error {
+	role := string(r)
+	if role == "" {
+		role = "none"
+	}
+	return errs.Message(errs.Forbidden, "auth.forbidden",
+		fmt.Sprintf("Your role (%s) lacks the %q permission.", role, p),
+		map[string]any{"permission": string(p), "role": role})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/roles"
 )
 
@@ -38,4 +39,10 @@ func TestRoles(t *testing.T) {
 	assert.Equal(t, roles.Editor, r)
 	assert.False(t, roles.Role("x").Can(roles.Read))
 	assert.False(t, roles.Role("x").AtLeast(roles.Viewer))
+}
+
+func TestDenied(t *testing.T) {
+	err := roles.Denied(roles.Viewer, roles.Write)
+	assert.Equal(t, errs.Forbidden, errs.KindOf(err))
+	assert.Contains(t, err.Error(), `"write"`)
 }
