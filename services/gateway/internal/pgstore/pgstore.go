@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/roles"
@@ -138,12 +139,7 @@ func (s *Store) IsProjectMember(ctx context.Context, projectID, userID uuid.UUID
 func (s *Store) ProjectRole(ctx context.Context, userID, projectID uuid.UUID) (roles.Role, error) {
 	var role string
 	err := s.pool.QueryRow(ctx, `
-		SELECT COALESCE(
-			(SELECT 'owner' FROM organizations o WHERE o.id = p.organization_id AND o.owner_user_id = $1),
-			(SELECT role FROM project_memberships WHERE project_id = p.id AND user_id = $1),
-			(SELECT role FROM workspace_memberships WHERE workspace_id = p.workspace_id AND user_id = $1),
-			(SELECT role FROM organization_memberships WHERE organization_id = p.organization_id AND user_id = $1),
-			'')
+		SELECT `+apikey.ProjectRoleSQL("$1::uuid")+`
 		FROM projects p WHERE p.id = $2`, userID, projectID).Scan(&role)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
