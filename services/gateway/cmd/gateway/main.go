@@ -17,6 +17,7 @@ import (
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
@@ -72,6 +73,7 @@ func run(ctx context.Context, cfg Config) error {
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts:        accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout)),
+		Audit:           audit.New(pool),
 		Verifier:        verifier,
 		AdminKey:        cfg.AdminKey,
 		InternalToken:   cfg.InternalToken,

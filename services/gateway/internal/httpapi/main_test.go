@@ -22,6 +22,7 @@ import (
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
 	"github.com/assayhq/assay/services/gateway/migrations"
@@ -87,7 +88,7 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed), Verifier: verifier,
+		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed), Verifier: verifier, Audit: audit.New(pool),
 		AdminKey: adminKey, InternalToken: internalToken,
 		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
