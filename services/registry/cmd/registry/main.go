@@ -19,6 +19,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/evaljobs"
+	"github.com/assayhq/assay/services/registry/internal/purge"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
@@ -163,6 +164,7 @@ func run(ctx context.Context, cfg Config) error {
 		Evaluations:       evs,
 		SimpleEvaluations: simple,
 		SimpleQueues:      evaluations.NewSimpleQueues(simple),
+		Purge:             &purge.Purger{Pool: pool, JS: nc.JS},
 	})
 	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.Eval.LiveInterval, Log: log}
 
