@@ -22,10 +22,10 @@ import (
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
-	"github.com/assayhq/assay/services/tracing/internal/purge"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/otlpserver"
+	"github.com/assayhq/assay/services/tracing/internal/purge"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 	"github.com/assayhq/assay/services/tracing/internal/registryclient"
 )
