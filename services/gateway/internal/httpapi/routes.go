@@ -47,6 +47,8 @@ func Register(e *echo.Echo, d Deps) error {
 	e.POST("/keys", h.createKey)
 	e.DELETE("/keys/:id", h.revokeKey)
 	e.GET("/profile", h.profile)
+	h.registerTeams(e)
+	h.registerAdmin(e)
 
 	e.Any("/*", p.handle)
 	return nil

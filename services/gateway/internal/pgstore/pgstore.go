@@ -248,15 +248,9 @@ func (s *Store) Profile(ctx context.Context, userID uuid.UUID) (*accounts.Profil
 		}); err != nil {
 			return err
 		}
-		rows, _ = tx.Query(ctx, `
-			SELECT p.id, p.organization_id, p.workspace_id, p.name, p.description, p.is_default, p.created_at, m.role
-			FROM project_memberships m JOIN projects p ON p.id = m.project_id
-			WHERE m.user_id = $1 ORDER BY m.created_at, m.id`, userID)
-		p.Projects, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.ProjectRole, error) {
-			var pr accounts.ProjectRole
-			err := r.Scan(&pr.ID, &pr.OrganizationID, &pr.WorkspaceID, &pr.Name, &pr.Description, &pr.IsDefault, &pr.CreatedAt, &pr.Role)
-			return pr, err
-		})
+		// Projects: every project the user has a role in, through any
+		// level, so a member invited to a workspace sees its projects.
+		p.Projects, err = collectProjects(tx.Query(ctx, projectsQuery, userID))
 		return err
 	})
 	if err != nil {
