@@ -195,8 +195,9 @@ type Store interface {
 	// A taken email is ErrEmailTaken.
 	CreateAccounts(ctx context.Context, accounts []*Account, commit bool) error
 	// DeleteUsers removes the users and the organizations they own, with
-	// everything below them, and returns the prefixes of the keys that went
-	// with them. Unknown users are skipped.
+	// everything below them, revokes the keys the users made elsewhere, and
+	// returns the prefixes of the keys that went or were revoked. Unknown
+	// users are skipped.
 	DeleteUsers(ctx context.Context, refs []UserRef) ([]string, error)
 	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
 	// ProjectRole returns the user's effective role in the project: the

@@ -17,6 +17,10 @@ import (
 	"github.com/assayhq/assay/pkg/roles"
 )
 
+// MaxInvitationProjects bounds the projects one invitation names (one
+// membership row each on acceptance).
+const MaxInvitationProjects = 1000
+
 // NewInvitation is what an inviter gives.
 type NewInvitation struct {
 	Email      string
@@ -81,6 +85,9 @@ func (s *Service) Invite(ctx context.Context, c Caller, workspaceID uuid.UUID, i
 	}
 	if !a.Role.AtLeast(r) {
 		return IssuedInvitation{}, roles.Denied(a.Role, roles.Own)
+	}
+	if len(in.ProjectIDs) > MaxInvitationProjects {
+		return IssuedInvitation{}, invalid("project_ids", fmt.Sprintf("must list at most %d projects", MaxInvitationProjects))
 	}
 	if len(in.ProjectIDs) > 0 {
 		ids, err := s.store.ProjectIDs(ctx, WorkspaceLevel, workspaceID)

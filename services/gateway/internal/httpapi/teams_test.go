@@ -195,6 +195,9 @@ func TestMembersRolesAndOwnership(t *testing.T) {
 	assert.Equal(t, bob.userID, o["owner_user_id"])
 	assert.Equal(t, "admin", o["role"], "the caller's new role")
 	assert.Equal(t, "owner", obj(s.want(t, http.StatusOK, "GET", org, bobKey, nil), "organization")["role"])
+	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+own.workspaceID, own.auth(), nil), "workspace")["role"],
+		"the previous owner's workspace membership is demoted too")
+	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+own.projectID, own.auth(), nil), "project")["role"])
 	s.denied(t, "own", "admin", "DELETE", org, own.auth(), nil)
 	s.denied(t, "own", "admin", "POST", org+"/transfer-ownership", own.auth(), map[string]any{"user_id": own.userID})
 
@@ -525,11 +528,16 @@ func TestAdminSimpleRoutes(t *testing.T) {
 
 	// users: their owned organizations go with them, purged first
 	acc := s.teamAccount(t, "gone@example.com")
+	keeper := s.teamAccount(t, "keeper@example.com")
+	s.adminMember(t, "project", keeper.projectID, acc.userID, "editor")
+	elsewhere, _ := s.adminKey(t, acc.userID, keeper.projectID)
+	s.want(t, http.StatusOK, "GET", "/api/keys", elsewhere, nil)
 	s.want(t, http.StatusNoContent, "DELETE", base+"/users/"+acc.userID, admin, nil)
+	s.want(t, http.StatusUnauthorized, "GET", "/api/keys", elsewhere, nil) // revoked, not left without a user
 	s.want(t, http.StatusNotFound, "DELETE", base+"/users/"+acc.userID, admin, nil)
 	purged, _ = s.purger.calls()
 	assert.Contains(t, purged, uuid.MustParse(acc.projectID))
-	assert.Equal(t, 0, count("organizations"))
+	assert.Equal(t, 1, count("organizations"), "the keeper's")
 }
 
 func mustJSON(t *testing.T, v any) []byte {

@@ -270,6 +270,16 @@ func (s *Store) TransferOwnership(ctx context.Context, orgID, from, to uuid.UUID
 		if tag.RowsAffected() != 1 {
 			return errs.Message(errs.Conflict, "accounts.owner_changed", "The organization's owner changed meanwhile; retry.", nil)
 		}
+		// The previous owner's owner memberships in the organization's
+		// workspaces and projects would keep them an owner there.
+		if _, err := tx.Exec(ctx, `UPDATE workspace_memberships SET role = 'admin' WHERE user_id = $2 AND role = 'owner'
+			AND workspace_id IN (SELECT id FROM workspaces WHERE organization_id = $1)`, orgID, from); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE project_memberships SET role = 'admin' WHERE user_id = $2 AND role = 'owner'
+			AND project_id IN (SELECT id FROM projects WHERE organization_id = $1)`, orgID, from); err != nil {
+			return err
+		}
 		for _, m := range []struct {
 			user uuid.UUID
 			role string
