@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,7 +18,13 @@ import (
 
 // AdminCreateUser creates a user with optional identities.
 func (s *Service) AdminCreateUser(ctx context.Context, spec UserSpec, ids []IdentitySpec) (User, []Identity, error) {
-	if err := checkLengths("user", Spec{User: spec, UserIdentities: ids}); err != nil {
+	// checkLengths names fields under a prefix ("accounts.<ref>"); here
+	// the body's own names are the fields.
+	if err := checkLengths("", Spec{User: spec, UserIdentities: ids}); err != nil {
+		if e := errs.From(err); e.Kind == errs.Invalid {
+			field := strings.TrimPrefix(e.Detail.(map[string]any)["field"].(string), ".")
+			return User{}, nil, invalid(field, strings.TrimPrefix(e.Msg, e.Detail.(map[string]any)["field"].(string)+": "))
+		}
 		return User{}, nil, err
 	}
 	email, err := checkEmail("user.email", spec.Email)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -544,4 +545,51 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestTeamHostileInput: bodies PostgreSQL cannot store, over the limits,
+// malformed or of the wrong type are 4xx naming the field, and write
+// nothing.
+func TestTeamHostileInput(t *testing.T) {
+	s := newStack(t)
+	a := s.teamAccount(t, "h@example.com")
+	ws := "/api/workspaces/" + a.workspaceID
+	long := strings.Repeat("é", 513)
+	for _, tc := range []struct {
+		method, path, auth, body string
+		status                   int
+		field                    string
+	}{
+		{"POST", "/api/organizations", a.auth(), `{"name":"a\u0000"}`, 422, ""},
+		{"POST", "/api/organizations", a.auth(), "{\"name\":\"a\xff\"}", 422, ""},
+		{"POST", "/api/organizations", a.auth(), `{"name":"` + long + `"}`, 400, "name"},
+		{"POST", "/api/organizations", a.auth(), `{"name":"ok","slug":"` + strings.Repeat("s", 256) + `"}`, 400, "slug"},
+		{"POST", "/api/organizations", a.auth(), `{"name":"ok","description":"` + strings.Repeat("d", 65537) + `"}`, 400, "description"},
+		{"POST", "/api/organizations", a.auth(), `{"name":`, 400, ""},
+		{"POST", "/api/organizations", a.auth(), `{"name":1}`, 400, ""},
+		{"PUT", "/api/organizations/" + a.orgID, a.auth(), `{"name":"` + long + `"}`, 400, "name"},
+		{"POST", "/api/workspaces", a.auth(), `{"organization_id":"nope","name":"w"}`, 400, ""},
+		{"POST", "/api/projects", a.auth(), `{"workspace_id":"` + a.workspaceID + `","name":"` + long + `"}`, 400, "name"},
+		{"PUT", "/api/projects/" + a.projectID, a.auth(), `{"description":"\u0000"}`, 422, ""},
+		{"PUT", "/api/profile", a.auth(), `{"username":"` + long + `"}`, 400, "username"},
+		{"PUT", "/api/organizations/" + a.orgID + "/members/" + a.userID, a.auth(), `{"role":["owner"]}`, 400, ""},
+		{"PUT", "/api/organizations/" + a.orgID + "/members/nope", a.auth(), `{"role":"owner"}`, 422, ""},
+		{"POST", ws + "/invitations", a.auth(), `{"email":"` + strings.Repeat("e", 400) + `@example.com","role":"viewer"}`, 400, "email"},
+		{"POST", ws + "/invitations", a.auth(), `{"email":"x@example.com","role":"viewer","project_ids":["nope"]}`, 400, ""},
+		{"POST", "/api/invitations/accept", "", `{"token":"` + strings.Repeat("t", 100000) + `","password":"long enough"}`, 404, ""},
+		{"POST", "/api/invitations/accept", "", `{"token":"t","username":"\u0000"}`, 422, ""},
+		{"POST", "/api/admin/simple/accounts/users", admin, `{"user":{"email":"x@example.com","name":"` + long + `"}}`, 400, "user.name"},
+		{"POST", "/api/admin/simple/accounts/organizations", admin, `{"name":"o","owner_user_id":"` + a.userID + `","slug":"a b"}`, 400, "organization.slug"},
+	} {
+		r := s.do(t, tc.method, tc.path, tc.auth, tc.body)
+		require.Equal(t, tc.status, r.status, "%s %s %.80s: %s", tc.method, tc.path, tc.body, r.body)
+		assert.Contains(t, string(r.body), `"detail"`)
+		if tc.field != "" {
+			assert.Equal(t, tc.field, r.json(t)["detail"].(map[string]any)["field"], "%s %s", tc.method, tc.path)
+		}
+	}
+	var n int
+	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM organizations) + (SELECT count(*) FROM users)
+		+ (SELECT count(*) FROM invitations) + (SELECT count(*) FROM projects)`).Scan(&n))
+	assert.Equal(t, 3, n, "only the test's own account")
 }
