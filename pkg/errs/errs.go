@@ -20,6 +20,7 @@ const (
 	NotFound                     // 404
 	NotAcceptable                // 406: the Accept header names a format the handler cannot produce
 	Conflict                     // 409
+	Gone                         // 410: the thing existed but is no more (an expired invitation)
 	TooLarge                     // 413
 	Unprocessable                // 422: a field fails validation
 	FailedDependency             // 424: a provider the caller configured refused (its key, its rate limit)

@@ -22,6 +22,7 @@ var statusOf = map[errs.Kind]int{
 	errs.NotFound:         http.StatusNotFound,
 	errs.NotAcceptable:    http.StatusNotAcceptable,
 	errs.Conflict:         http.StatusConflict,
+	errs.Gone:             http.StatusGone,
 	errs.TooLarge:         http.StatusRequestEntityTooLarge,
 	errs.Unprocessable:    http.StatusUnprocessableEntity,
 	errs.FailedDependency: http.StatusFailedDependency,

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -20,6 +21,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
@@ -33,6 +35,8 @@ type Config struct {
 	RuntimeURL      string        `split_words:"true" default:"http://127.0.0.1:8082" desc:"base URL of the runtime service"`
 	TracingURL      string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service"`
 	UpstreamTimeout time.Duration `split_words:"true" default:"300s" desc:"how long to wait for a service's response headers"`
+	InvitationTTL   time.Duration `split_words:"true" default:"168h" desc:"how long an invitation's token stays valid (resending gives a new token and a new expiry)"`
+	PublicURL       string        `split_words:"true" desc:"the platform's public base URL (e.g. https://assay.example.com), put before the accept_url of invitations; empty: a path-only link"`
 	HTTP            httpx.Config
 	Postgres        pgxutil.Config
 	APIKey          apikey.Config
@@ -46,6 +50,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.InternalToken) < 16 {
 		return errors.New("GATEWAY_INTERNAL_TOKEN must be at least 16 characters")
+	}
+	if c.InvitationTTL <= 0 {
+		return errors.New("GATEWAY_INVITATION_TTL must be positive")
 	}
 	return nil
 }
@@ -69,10 +76,14 @@ func run(ctx context.Context, cfg Config) error {
 	}
 
 	verifier := apikey.NewVerifier(pool, cfg.APIKey, log)
+	accts := accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout),
+		purge.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.UpstreamTimeout))
+	accts.InvitationTTL = cfg.InvitationTTL
+	accts.AcceptURL = strings.TrimSuffix(cfg.PublicURL, "/") + accts.AcceptURL
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts:        accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout)),
+		Accounts:        accts,
 		Audit:           audit.New(pool),
 		Verifier:        verifier,
 		AdminKey:        cfg.AdminKey,

@@ -198,8 +198,9 @@ type Store interface {
 	// A taken email is ErrEmailTaken.
 	CreateAccounts(ctx context.Context, accounts []*Account, commit bool) error
 	// DeleteUsers removes the users and the organizations they own, with
-	// everything below them, and returns the prefixes of the keys that went
-	// with them. Unknown users are skipped.
+	// everything below them, revokes the keys the users made elsewhere, and
+	// returns the prefixes of the keys that went or were revoked. Unknown
+	// users are skipped.
 	DeleteUsers(ctx context.Context, refs []UserRef) ([]string, error)
 	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
 	// ProjectRole returns the user's effective role in the project: the
@@ -215,8 +216,10 @@ type Store interface {
 	// "" when the project has no such key.
 	RevokeKey(ctx context.Context, projectID, id uuid.UUID) (string, error)
 	// Profile reads a user and their memberships in one snapshot; nil when
-	// there is no such user.
+	// there is no such user. Projects lists every project the user has a
+	// role in (Store.ProjectRole), not only direct project memberships.
 	Profile(ctx context.Context, userID uuid.UUID) (*Profile, error)
+	TeamStore
 }
 
 // Seeder creates a new project's default environments and evaluators. The
@@ -237,12 +240,23 @@ type Service struct {
 	store  Store
 	seeder Seeder
 	keys   Forgetter
+	purger Purger
 	now    func() time.Time
+	// InvitationTTL is how long an invitation's token is valid.
+	InvitationTTL time.Duration
+	// AcceptURL is the link sent with an invitation; the token is
+	// appended to it.
+	AcceptURL string
 }
 
-// NewService returns a service; seeder may be nil.
-func NewService(store Store, keys Forgetter, seeder Seeder) *Service {
-	return &Service{store: store, keys: keys, seeder: seeder, now: time.Now}
+// NewService returns a service; seeder may be nil, purger may not: every
+// deletion of a project goes through it.
+func NewService(store Store, keys Forgetter, seeder Seeder, purger Purger) *Service {
+	if purger == nil {
+		panic("accounts.NewService: a Purger is required")
+	}
+	return &Service{store: store, keys: keys, seeder: seeder, purger: purger, now: time.Now,
+		InvitationTTL: 7 * 24 * time.Hour, AcceptURL: "/console/invitations/accept?token="}
 }
 
 // ErrEmailTaken is returned by CreateAccounts for an existing email.
@@ -316,7 +330,7 @@ func (s *Service) undo(list []*Account, cause error) error {
 	// The request may be cancelled already; the cleanup must still run.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.store.DeleteUsers(ctx, refs); err != nil {
+	if err := s.deleteUsers(ctx, refs); err != nil {
 		return fmt.Errorf("seed defaults: %w; undo accounts: %w", cause, err)
 	}
 	e := errs.Message(errs.Unavailable, "accounts.seed_failed",
@@ -463,8 +477,9 @@ func buildIdentity(field string, is IdentitySpec, user uuid.UUID, now time.Time)
 	return id, nil
 }
 
-// Delete removes the referenced users and what they own; unknown users are
-// a no-op, so the call is idempotent.
+// Delete removes the referenced users and what they own (the projects'
+// data in every service first, through the Purger); unknown users are a
+// no-op, so the call is idempotent.
 func (s *Service) Delete(ctx context.Context, refs map[string]UserRef) error {
 	list := make([]UserRef, 0, len(refs))
 	for ref, r := range refs {
@@ -473,11 +488,7 @@ func (s *Service) Delete(ctx context.Context, refs map[string]UserRef) error {
 		}
 		list = append(list, r)
 	}
-	prefixes, err := s.store.DeleteUsers(ctx, list)
-	for _, p := range prefixes {
-		s.keys.Forget(p)
-	}
-	return err
+	return s.deleteUsers(ctx, list)
 }
 
 // ErrKeyNotFound is the answer for a key that is not in the caller's project.

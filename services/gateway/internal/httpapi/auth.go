@@ -29,6 +29,10 @@ type Workspaces interface {
 // openPaths need no credentials (canonical form, see httpx.CanonicalPath).
 var openPaths = map[string]bool{"/health": true, "/ready": true, "/metrics": true, "/openapi.json": true, "/docs": true, "/docs/redoc.standalone.js": true}
 
+// optionalPaths take credentials when given and go on without them: the
+// invitation token is the credential of an accept.
+var optionalPaths = map[string]bool{"/invitations/accept": true}
+
 // isAdminPath: the Access scheme is accepted only on paths under /admin/.
 func isAdminPath(p string) bool { return strings.Contains(p+"/", "/admin/") }
 
@@ -44,6 +48,9 @@ func authenticate(v Verifier, ws Workspaces, adminKey string) echo.MiddlewareFun
 				return next(c)
 			}
 			header := r.Header.Get(echo.HeaderAuthorization)
+			if header == "" && optionalPaths[path] {
+				return next(c)
+			}
 			if isAdminPath(path) {
 				key, ok := strings.CutPrefix(header, "Access ")
 				if !ok || subtle.ConstantTimeCompare([]byte(key), []byte(adminKey)) != 1 {

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
-	"github.com/assayhq/assay/pkg/apidoc"
 	"io"
 	"log/slog"
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/assayhq/assay/pkg/apidoc"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
 )
 
 // Routes returns "METHOD /path" for every route the gateway serves itself
@@ -44,4 +46,38 @@ var Bindings = []apidoc.Binding{
 	{Method: "POST", Path: "/api/keys", Request: createKeyRequest{}, Response: keyCreated{}},
 	{Method: "GET", Path: "/api/profile", Response: profileOut{}},
 	{Method: "GET", Path: "/api/audit", Response: auditPage{}},
+	{Method: "PUT", Path: "/api/profile", Request: updateProfileRequest{}, Response: profileOut{}},
+
+	{Method: "GET", Path: "/api/organizations", Response: organizationList{}},
+	{Method: "POST", Path: "/api/organizations", Request: createOrganizationRequest{}, Response: organizationOne{}},
+	{Method: "GET", Path: "/api/organizations/{id}", Response: organizationOne{}},
+	{Method: "PUT", Path: "/api/organizations/{id}", Request: accounts.OrgChange{}, Response: organizationOne{}},
+	{Method: "POST", Path: "/api/organizations/{id}/transfer-ownership", Request: transferRequest{}, Response: organizationOne{}},
+	{Method: "GET", Path: "/api/workspaces", Response: workspaceList{}},
+	{Method: "POST", Path: "/api/workspaces", Request: createWorkspaceRequest{}, Response: workspaceOne{}},
+	{Method: "GET", Path: "/api/workspaces/{id}", Response: workspaceOne{}},
+	{Method: "PUT", Path: "/api/workspaces/{id}", Request: accounts.EntityChange{}, Response: workspaceOne{}},
+	{Method: "GET", Path: "/api/projects", Response: projectList{}},
+	{Method: "POST", Path: "/api/projects", Request: createProjectRequest{}, Response: projectOne{}},
+	{Method: "GET", Path: "/api/projects/{id}", Response: projectOne{}},
+	{Method: "PUT", Path: "/api/projects/{id}", Request: accounts.EntityChange{}, Response: projectOne{}},
+	{Method: "GET", Path: "/api/organizations/{id}/members", Response: memberList{}},
+	{Method: "PUT", Path: "/api/organizations/{id}/members/{user_id}", Request: roleRequest{}, Response: memberOne{}},
+	{Method: "GET", Path: "/api/workspaces/{id}/members", Response: memberList{}},
+	{Method: "PUT", Path: "/api/workspaces/{id}/members/{user_id}", Request: roleRequest{}, Response: memberOne{}},
+	{Method: "GET", Path: "/api/projects/{id}/members", Response: memberList{}},
+	{Method: "PUT", Path: "/api/projects/{id}/members/{user_id}", Request: roleRequest{}, Response: memberOne{}},
+	{Method: "POST", Path: "/api/workspaces/{id}/invitations", Request: inviteRequest{}, Response: invitationIssued{}},
+	{Method: "GET", Path: "/api/workspaces/{id}/invitations", Response: invitationList{}},
+	{Method: "POST", Path: "/api/workspaces/{id}/invitations/{invitation_id}/resend", Response: invitationIssued{}},
+	{Method: "POST", Path: "/api/invitations/accept", Request: acceptRequest{}, Response: invitationAccepted{}},
+
+	{Method: "POST", Path: "/api/admin/simple/accounts/users", Request: adminUserRequest{}, Response: adminUserCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/organizations", Request: adminOrganizationRequest{}, Response: adminOrganizationCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/workspaces", Request: adminWorkspaceRequest{}, Response: adminWorkspaceCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/projects", Request: adminProjectRequest{}, Response: adminProjectCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/organizations/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/workspaces/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/projects/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/api-keys", Request: adminKeyRequest{}, Response: keyCreated{}},
 }

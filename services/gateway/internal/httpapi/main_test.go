@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -39,6 +40,42 @@ type stack struct {
 	url      string
 	upstream *recorder
 	pool     *pgxpool.Pool
+	purger   *purger
+}
+
+// purger records the projects the gateway asks the services to purge and
+// checks, against the database, that it asks before their rows are gone.
+type purger struct {
+	pool   *pgxpool.Pool
+	mu     sync.Mutex
+	purged []uuid.UUID
+	// missing counts purge calls that came after some of the rows were
+	// already deleted; a test asserts it stays 0.
+	missing int
+	fail    error
+}
+
+func (p *purger) PurgeProjects(ctx context.Context, ids []uuid.UUID) error {
+	var n int
+	if err := p.pool.QueryRow(ctx, `SELECT count(*) FROM projects WHERE id = ANY($1)`, ids).Scan(&n); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fail != nil {
+		return p.fail
+	}
+	if n != len(ids) {
+		p.missing++
+	}
+	p.purged = append(p.purged, ids...)
+	return nil
+}
+
+func (p *purger) calls() ([]uuid.UUID, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]uuid.UUID(nil), p.purged...), p.missing
 }
 
 // recorder is an HTTP server that answers every request with what it received.
@@ -87,8 +124,9 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
+	purge := &purger{pool: pool}
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed), Verifier: verifier, Audit: audit.New(pool),
+		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed, purge), Verifier: verifier, Audit: audit.New(pool),
 		AdminKey: adminKey, InternalToken: internalToken,
 		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
@@ -100,7 +138,7 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 	go func() { _ = srv.Serve(ctx, ln); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done; pool.Close() })
 	waitListening(t, verifier, pool)
-	return &stack{url: "http://" + ln.Addr().String(), upstream: up, pool: pool}
+	return &stack{url: "http://" + ln.Addr().String(), upstream: up, pool: pool, purger: purge}
 }
 
 // waitListening waits until the verifier's LISTEN is in place, so that a

@@ -7,8 +7,16 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
 )
+
+// invalidField is the 400 of a missing or malformed body field, shaped
+// like the accounts service's: {"detail": {"message", "field"}}.
+func invalidField(field, msg string) error {
+	return errs.Message(errs.Invalid, "accounts.invalid", field+": "+msg, map[string]any{"field": field})
+}
 
 // profileOut is GET /api/profile: the key's user, shaped like the
 // compatible platform's profile (id, uid, email, username, created_at),
@@ -57,6 +65,10 @@ func (h *handler) profile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, toProfileOut(p))
+}
+
+func toProfileOut(p *accounts.Profile) profileOut {
 	u := p.User
 	out := profileOut{ID: u.ID, UID: u.ID.String(), Email: u.Email, Username: u.Username, Name: u.Name, CreatedAt: u.CreatedAt,
 		Organizations: make([]profileOrg, len(p.Organizations)), Workspaces: make([]profileWrk, len(p.Workspaces)),
@@ -71,5 +83,5 @@ func (h *handler) profile(c echo.Context) error {
 		out.Projects[i] = profileProject{ID: pr.ID, Name: pr.Name, OrganizationID: pr.OrganizationID, WorkspaceID: pr.WorkspaceID,
 			IsDefault: pr.IsDefault, Role: pr.Role}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out
 }

@@ -60,6 +60,8 @@ func Register(e *echo.Echo, d Deps) error {
 	e.DELETE("/keys/:id", h.revokeKey)
 	e.GET("/profile", h.profile)
 	e.GET("/audit", h.listAudit)
+	h.registerTeams(e)
+	h.registerAdmin(e)
 
 	e.Any("/*", p.handle)
 	return nil

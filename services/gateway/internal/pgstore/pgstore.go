@@ -104,7 +104,21 @@ func (s *Store) DeleteUsers(ctx context.Context, refs []accounts.UserRef) ([]str
 	var prefixes []string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, r := range refs {
-			rows, err := tx.Query(ctx, `
+			// Keys the user made in organizations they do not own would
+			// outlive them (created_by_id is set null): revoke them.
+			// (Only those: a key that is also deleted by cascade must not be
+			// touched first, or the two cascades collide.)
+			rows, _ := tx.Query(ctx, `WITH u AS (SELECT id FROM users WHERE id = $1::uuid OR lower(email) = lower($2::text))
+				UPDATE api_keys SET revoked_at = now() WHERE revoked_at IS NULL AND created_by_id IN (SELECT id FROM u)
+				AND project_id NOT IN (SELECT p.id FROM projects p JOIN organizations o ON o.id = p.organization_id
+					WHERE o.owner_user_id IN (SELECT id FROM u))
+				RETURNING prefix`, r.ID, r.Email)
+			revoked, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return fmt.Errorf("revoke the user's keys: %w", err)
+			}
+			prefixes = append(prefixes, revoked...)
+			rows, err = tx.Query(ctx, `
 				WITH target AS (DELETE FROM users WHERE id = $1 OR lower(email) = lower($2) RETURNING id)
 				SELECT k.prefix FROM api_keys k JOIN projects p ON p.id = k.project_id
 				JOIN organizations o ON o.id = p.organization_id
@@ -244,15 +258,9 @@ func (s *Store) Profile(ctx context.Context, userID uuid.UUID) (*accounts.Profil
 		}); err != nil {
 			return err
 		}
-		rows, _ = tx.Query(ctx, `
-			SELECT p.id, p.organization_id, p.workspace_id, p.name, p.description, p.is_default, p.created_at, m.role
-			FROM project_memberships m JOIN projects p ON p.id = m.project_id
-			WHERE m.user_id = $1 ORDER BY m.created_at, m.id`, userID)
-		p.Projects, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.ProjectRole, error) {
-			var pr accounts.ProjectRole
-			err := r.Scan(&pr.ID, &pr.OrganizationID, &pr.WorkspaceID, &pr.Name, &pr.Description, &pr.IsDefault, &pr.CreatedAt, &pr.Role)
-			return pr, err
-		})
+		// Projects: every project the user has a role in, through any
+		// level, so a member invited to a workspace sees its projects.
+		p.Projects, err = collectProjects(tx.Query(ctx, projectsQuery, userID))
 		return err
 	})
 	if err != nil {

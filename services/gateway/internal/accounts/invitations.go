@@ -1,0 +1,243 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/mail"
+	"strings"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/roles"
+)
+
+// MaxInvitationProjects bounds the projects one invitation names (one
+// membership row each on acceptance).
+const MaxInvitationProjects = 1000
+
+// NewInvitation is what an inviter gives.
+type NewInvitation struct {
+	Email      string
+	Role       string
+	ProjectIDs []uuid.UUID
+}
+
+// IssuedInvitation is an invitation with its raw token, which exists only
+// in this answer (and the email).
+type IssuedInvitation struct {
+	Invitation
+	Token     string
+	AcceptURL string
+}
+
+// newToken returns a random token and the hash stored for it.
+func newToken() (string, string) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	t := base64.RawURLEncoding.EncodeToString(b)
+	return t, hashToken(t)
+}
+
+func hashToken(t string) string {
+	sum := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Service) issued(inv Invitation, token string) IssuedInvitation {
+	return IssuedInvitation{Invitation: inv, Token: token, AcceptURL: s.AcceptURL + token}
+}
+
+func checkEmail(field, email string) (string, error) {
+	email = strings.TrimSpace(email)
+	if email == "" {
+		return "", invalid(field, "is required")
+	}
+	if len(email) > MaxEmail {
+		return "", invalid(field, fmt.Sprintf("must be at most %d characters", MaxEmail))
+	}
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
+		return "", invalid(field, fmt.Sprintf("'%s' is not a valid email address", email))
+	}
+	return email, nil
+}
+
+// Invite creates an invitation to the workspace (manage_members on it) for
+// a role no higher than the inviter's, optionally narrowed to some of the
+// workspace's projects.
+func (s *Service) Invite(ctx context.Context, c Caller, workspaceID uuid.UUID, in NewInvitation) (IssuedInvitation, error) {
+	email, err := checkEmail("email", in.Email)
+	if err != nil {
+		return IssuedInvitation{}, err
+	}
+	r, err := parseRole("role", in.Role)
+	if err != nil {
+		return IssuedInvitation{}, err
+	}
+	a, err := s.authorize(ctx, c, WorkspaceLevel, workspaceID, roles.ManageMembers)
+	if err != nil {
+		return IssuedInvitation{}, err
+	}
+	if !a.Role.AtLeast(r) {
+		return IssuedInvitation{}, roles.Denied(a.Role, roles.Own)
+	}
+	if len(in.ProjectIDs) > MaxInvitationProjects {
+		return IssuedInvitation{}, invalid("project_ids", fmt.Sprintf("must list at most %d projects", MaxInvitationProjects))
+	}
+	if len(in.ProjectIDs) > 0 {
+		ids, err := s.store.ProjectIDs(ctx, WorkspaceLevel, workspaceID)
+		if err != nil {
+			return IssuedInvitation{}, err
+		}
+		ours := make(map[uuid.UUID]bool, len(ids))
+		for _, id := range ids {
+			ours[id] = true
+		}
+		for i, id := range in.ProjectIDs {
+			if !ours[id] {
+				return IssuedInvitation{}, invalid(fmt.Sprintf("project_ids[%d]", i), fmt.Sprintf("project %s is not in workspace %s", id, workspaceID))
+			}
+		}
+	}
+	token, hash := newToken()
+	now := s.stamp()
+	inv := Invitation{ID: newID(), OrganizationID: a.OrganizationID, WorkspaceID: workspaceID, Email: email, Role: r,
+		ProjectIDs: dedup(in.ProjectIDs), TokenHash: hash, Status: InvitationPending, InvitedByID: &c.UserID,
+		CreatedAt: now, ExpiresAt: now.Add(s.InvitationTTL)}
+	if err := s.store.CreateInvitation(ctx, inv); err != nil {
+		return IssuedInvitation{}, err
+	}
+	return s.issued(inv, token), nil
+}
+
+func dedup(ids []uuid.UUID) []uuid.UUID {
+	seen := make(map[uuid.UUID]bool, len(ids))
+	out := []uuid.UUID{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Invitations lists the workspace's invitations, newest first
+// (manage_members on the workspace).
+func (s *Service) Invitations(ctx context.Context, c Caller, workspaceID uuid.UUID) ([]Invitation, error) {
+	if _, err := s.authorize(ctx, c, WorkspaceLevel, workspaceID, roles.ManageMembers); err != nil {
+		return nil, err
+	}
+	return s.store.Invitations(ctx, workspaceID)
+}
+
+// ResendInvitation gives a pending (or expired) invitation a new token and
+// a new expiry; the old token stops working.
+func (s *Service) ResendInvitation(ctx context.Context, c Caller, workspaceID, id uuid.UUID) (IssuedInvitation, error) {
+	if _, err := s.authorize(ctx, c, WorkspaceLevel, workspaceID, roles.ManageMembers); err != nil {
+		return IssuedInvitation{}, err
+	}
+	if _, err := s.store.Invitation(ctx, workspaceID, id); err != nil {
+		return IssuedInvitation{}, err
+	}
+	token, hash := newToken()
+	inv, err := s.store.Reissue(ctx, id, hash, s.stamp().Add(s.InvitationTTL))
+	if err != nil {
+		return IssuedInvitation{}, err
+	}
+	return s.issued(inv, token), nil
+}
+
+// RevokeInvitation revokes a pending invitation; its token stops working.
+func (s *Service) RevokeInvitation(ctx context.Context, c Caller, workspaceID, id uuid.UUID) error {
+	if _, err := s.authorize(ctx, c, WorkspaceLevel, workspaceID, roles.ManageMembers); err != nil {
+		return err
+	}
+	if _, err := s.store.Invitation(ctx, workspaceID, id); err != nil {
+		return err
+	}
+	return s.store.RevokeInvitation(ctx, id)
+}
+
+// Acceptance is what the invited person sends.
+type Acceptance struct {
+	Token    string
+	Password *string
+	Username *string
+}
+
+// MinPassword is the shortest password a new user may choose; bcrypt reads
+// at most 72 bytes, so longer ones are refused rather than cut.
+const (
+	MinPassword = 8
+	MaxPassword = 72
+)
+
+// ErrWrongUser refuses an acceptance by someone who is neither signed in
+// as the invited user nor gives that user's password.
+func errWrongUser(email string) error {
+	return errs.Message(errs.Forbidden, "invitations.wrong_user",
+		fmt.Sprintf("This invitation is for %s: sign in as that user or give its password.", email), map[string]any{"email": email})
+}
+
+// AcceptInvitation redeems a token. An email without a user becomes a new
+// user with the given password (and username); a known one must be the
+// caller (caller may be nil: anonymous) or give its password. An expired
+// or revoked invitation is a 410, an accepted one a 409.
+func (s *Service) AcceptInvitation(ctx context.Context, caller *Caller, in Acceptance) (Invitation, uuid.UUID, error) {
+	if strings.TrimSpace(in.Token) == "" {
+		return Invitation{}, uuid.Nil, invalid("token", "is required")
+	}
+	if err := checkText("username", in.Username, MaxName, false); err != nil {
+		return Invitation{}, uuid.Nil, err
+	}
+	inv, err := s.store.InvitationByToken(ctx, hashToken(in.Token))
+	if err != nil {
+		return Invitation{}, uuid.Nil, err
+	}
+	now := s.stamp()
+	switch inv.State(now) {
+	case InvitationAccepted:
+		return Invitation{}, uuid.Nil, ErrInvitationUsed
+	case InvitationRevoked, InvitationExpired:
+		return Invitation{}, uuid.Nil, ErrInvitationGone
+	}
+	u, hash, err := s.store.UserByEmail(ctx, inv.Email)
+	if err != nil {
+		return Invitation{}, uuid.Nil, err
+	}
+	var newUser *User
+	var identity *Identity
+	switch {
+	case u == nil:
+		if in.Password == nil {
+			return Invitation{}, uuid.Nil, invalid("password", "is required to create the invited user")
+		}
+		if n := len(*in.Password); n < MinPassword || n > MaxPassword {
+			return Invitation{}, uuid.Nil, invalid("password", fmt.Sprintf("must be %d to %d bytes long", MinPassword, MaxPassword))
+		}
+		h, err := bcrypt.GenerateFromPassword([]byte(*in.Password), bcrypt.DefaultCost)
+		if err != nil {
+			return Invitation{}, uuid.Nil, invalid("password", err.Error())
+		}
+		hs := string(h)
+		newUser = &User{ID: newID(), Email: inv.Email, Username: in.Username, CreatedAt: now}
+		identity = &Identity{ID: newID(), UserID: newUser.ID, Method: "email:password", Subject: inv.Email, Email: &inv.Email,
+			PasswordHash: &hs, CreatedAt: now}
+		u = newUser
+	case caller != nil && caller.UserID == u.ID:
+	case in.Password != nil && hash != nil && bcrypt.CompareHashAndPassword([]byte(*hash), []byte(*in.Password)) == nil:
+	default:
+		return Invitation{}, uuid.Nil, errWrongUser(inv.Email)
+	}
+	if err := s.store.AcceptInvitation(ctx, inv, u.ID, newUser, identity, now); err != nil {
+		return Invitation{}, uuid.Nil, err
+	}
+	inv.Status, inv.AcceptedAt = InvitationAccepted, &now
+	return inv, u.ID, nil
+}
