@@ -8,6 +8,7 @@ package authz
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/assayhq/assay/pkg/roles"
 )
@@ -154,17 +155,30 @@ func Lookup(method, path string) (Rule, map[string]string, bool) {
 	if method == "HEAD" {
 		method = "GET"
 	}
-	for _, r := range Table {
+	patternsOnce.Do(func() {
+		patterns = make([][]string, len(Table))
+		for i, r := range Table {
+			patterns[i] = split(r.Pattern)
+		}
+	})
+	for i, r := range Table {
 		if r.Method != "*" && r.Method != method {
 			continue
 		}
 		params := map[string]string{}
-		if match(split(r.Pattern), segs, params) {
+		if match(patterns[i], segs, params) {
 			return r, params, true
 		}
 	}
 	return Rule{}, nil, false
 }
+
+// patterns are the Table's patterns split into segments, once (the table
+// is complete after init).
+var (
+	patternsOnce sync.Once
+	patterns     [][]string
+)
 
 // MatchPattern reports whether a canonical path matches a pattern of the
 // table's syntax, with the values of its ":name" segments.
@@ -184,18 +198,15 @@ func split(p string) []string {
 	return strings.Split(p, "/")
 }
 
-// match reports whether the pattern's segments match the path's; costs
-// are bounded by the table's patterns, each with at most one "**".
+// match reports whether the pattern's segments match the path's. A
+// pattern has at most one "**", so what follows it must match the path's
+// last segments: the cost is linear in the pattern.
 func match(pat, path []string, params map[string]string) bool {
 	for i, s := range pat {
 		if s == "**" {
 			rest := pat[i+1:]
-			for j := len(path); j >= i; j-- { // "**" takes j-i segments
-				if len(path)-j >= len(rest) && match(rest, path[j:], params) {
-					return true
-				}
-			}
-			return false
+			j := len(path) - len(rest) // "**" takes path[i:j]
+			return j >= i && match(rest, path[j:], params)
 		}
 		if i >= len(path) {
 			return false
