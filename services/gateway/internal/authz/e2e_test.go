@@ -200,7 +200,6 @@ func TestRoleMatrix(t *testing.T) {
 // creator's role as it changes.
 func TestRolesInPractice(t *testing.T) {
 	e := start(t)
-	ctx := context.Background()
 	editorID, editor := e.member(t, roles.Editor)
 	_, annotator := e.member(t, roles.Annotator)
 	_, viewer := e.member(t, roles.Viewer)
@@ -258,8 +257,8 @@ func TestRolesInPractice(t *testing.T) {
 		assert.Equal(t, "editor", k["role"], "default: the creator's role")
 		ek := k["key"].(string)
 		e.ok(t, "POST", "/api/simple/testsets/"+tsID+"/unarchive", ek, nil)
-		_, err := e.pool.Exec(ctx, `UPDATE project_memberships SET role = 'viewer' WHERE user_id = $1 AND project_id = $2`, editorID, e.projectID)
-		require.NoError(t, err)
+		members := "/api/projects/" + e.projectID.String() + "/members/" + editorID.String()
+		e.ok(t, "PUT", members, e.owner, map[string]any{"role": "viewer"})
 		require.Eventually(t, func() bool {
 			return e.do(t, "POST", "/api/simple/testsets/"+tsID+"/unarchive", ek, nil).status == http.StatusForbidden
 		}, 5*time.Second, 20*time.Millisecond, "the membership change reaches the gateway's cache")
@@ -267,12 +266,22 @@ func TestRolesInPractice(t *testing.T) {
 		assert.JSONEq(t, denied(roles.Viewer, roles.Write), string(a.body))
 		e.ok(t, "GET", "/api/simple/testsets/"+tsID, ek, nil)
 		// Removed from the project: the key no longer authenticates.
-		_, err = e.pool.Exec(ctx, `DELETE FROM project_memberships WHERE user_id = $1 AND project_id = $2`, editorID, e.projectID)
-		require.NoError(t, err)
+		require.Less(t, e.do(t, "DELETE", members, e.owner, nil).status, 300)
 		require.Eventually(t, func() bool {
 			return e.do(t, "GET", "/api/simple/testsets/"+tsID, ek, nil).status == http.StatusUnauthorized
 		}, 5*time.Second, 20*time.Millisecond)
 		assert.Equal(t, http.StatusUnauthorized, e.do(t, "GET", "/api/simple/testsets/"+tsID, editor, nil).status)
+
+		// Both changes are in the audit log, with the member's id.
+		page := e.ok(t, "GET", "/api/audit?actor="+e.ownerID.String(), e.owner, nil)
+		var got []string
+		for _, x := range page["entries"].([]any) {
+			en := x.(map[string]any)
+			if en["target"].(map[string]any)["user_id"] == editorID.String() {
+				got = append(got, en["action"].(string))
+			}
+		}
+		assert.Equal(t, []string{"DELETE /projects/:id/members/:user_id", "PUT /projects/:id/members/:user_id"}, got)
 	})
 
 	t.Run("organizations are isolated", func(t *testing.T) {
