@@ -28,6 +28,9 @@ type Scope struct {
 	// for a key, capped by its owner's role). Empty for internal callers,
 	// which act with the platform's own rights.
 	Role string
+	// KeyID is the API key the caller authenticated with, for the gateway's
+	// audit log; it never leaves the process (Set does not send it).
+	KeyID uuid.UUID
 }
 
 type ctxKey struct{}

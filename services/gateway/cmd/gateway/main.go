@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/apikey"
@@ -19,8 +18,10 @@ import (
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
@@ -75,13 +76,15 @@ func run(ctx context.Context, cfg Config) error {
 	}
 
 	verifier := apikey.NewVerifier(pool, cfg.APIKey, log)
-	accts := accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout), noPurge{})
+	accts := accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout),
+		purge.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.UpstreamTimeout))
 	accts.InvitationTTL = cfg.InvitationTTL
 	accts.AcceptURL = strings.TrimSuffix(cfg.PublicURL, "/") + accts.AcceptURL
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts:        accts,
+		Audit:           audit.New(pool),
 		Verifier:        verifier,
 		AdminKey:        cfg.AdminKey,
 		InternalToken:   cfg.InternalToken,
@@ -98,11 +101,3 @@ func run(ctx context.Context, cfg Config) error {
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
 	return g.Wait()
 }
-
-// noPurge stands in for the services' purge until it exists.
-// TODO(teams-authz): replace with the Purger of the authz lane (registry and
-// tracing POST /internal/projects/purge); until then a deleted project's
-// rows and spans stay in the registry and ClickHouse, unreachable.
-type noPurge struct{}
-
-func (noPurge) PurgeProjects(context.Context, []uuid.UUID) error { return nil }

@@ -186,6 +186,9 @@ type APIKey struct {
 	CreatedByID *uuid.UUID
 	CreatedAt   time.Time
 	ExpiresAt   *time.Time
+	// Role is the most the key may do; nil: its creator's role at use.
+	// The verifier caps it by the creator's current role either way.
+	Role *string
 }
 
 // Store persists accounts and keys. Each method is one transaction.
@@ -225,7 +228,8 @@ type Seeder interface {
 	SeedProject(ctx context.Context, projectID, userID uuid.UUID) error
 }
 
-// Forgetter drops a key from this replica's verifier cache (apikey.Verifier).
+// Forgetter drops a key from this replica's verifier cache (apikey.Verifier);
+// apikey.FlushAll drops every key, after a membership or role change.
 // Other replicas learn of the change through the api_keys NOTIFY trigger a
 // few milliseconds later; this replica must not wait for it.
 type Forgetter interface {
@@ -493,6 +497,9 @@ var ErrKeyNotFound = errs.New(errs.NotFound, "keys.not_found", "API key not foun
 
 var errNotMember = errs.Message(errs.Forbidden, "keys.not_member", "Only members of the project can manage its API keys.", nil)
 
+// member checks that the user is a member of the project itself: keys are
+// issued to a project's members (the authz table has already checked the
+// caller's role for manage_keys).
 func (s *Service) member(ctx context.Context, projectID, userID uuid.UUID) error {
 	ok, err := s.store.IsProjectMember(ctx, projectID, userID)
 	if err != nil {
@@ -525,10 +532,29 @@ func (s *Service) ListKeys(ctx context.Context, projectID, userID uuid.UUID) ([]
 }
 
 // CreateKey issues a key for the project; the raw key is returned only here.
-func (s *Service) CreateKey(ctx context.Context, projectID, userID uuid.UUID, name *string, expiresAt *time.Time) (APIKey, string, error) {
+// callerRole is the caller's role as the request authenticated it (a key's
+// role is capped by its creator's); the new key's role is role, or the
+// caller's when nil, and never more than the caller's: a key is a way to
+// hand rights on, so one above the caller's is refused with roles.Denied
+// naming the first permission the requested role has that the caller's
+// lacks (manage_members for an editor asking for admin, own for an admin
+// asking for owner): the permission the caller would need to grant it.
+func (s *Service) CreateKey(ctx context.Context, projectID, userID uuid.UUID, callerRole roles.Role, role *string, name *string, expiresAt *time.Time) (APIKey, string, error) {
 	if err := s.member(ctx, projectID, userID); err != nil {
 		return APIKey{}, "", err
 	}
+	want := callerRole
+	if role != nil {
+		r, err := roles.Parse(*role)
+		if err != nil {
+			return APIKey{}, "", errs.Field(err.Error(), *role, "body", "api_key", "role")
+		}
+		want = r
+	}
+	if !callerRole.AtLeast(want) {
+		return APIKey{}, "", roles.Denied(callerRole, missing(callerRole, want))
+	}
+	wantS := string(want)
 	now := s.now().UTC().Truncate(time.Microsecond)
 	if name != nil && utf8.RuneCountInString(*name) > MaxName {
 		return APIKey{}, "", errs.Field(fmt.Sprintf("String should have at most %d characters", MaxName), nil, "body", "api_key", "name")
@@ -537,11 +563,23 @@ func (s *Service) CreateKey(ctx context.Context, projectID, userID uuid.UUID, na
 		return APIKey{}, "", errs.Field("must be in the future", expiresAt.Format(time.RFC3339), "body", "api_key", "expires_at")
 	}
 	k := apikey.Generate()
-	rec := APIKey{ID: newID(), ProjectID: projectID, Prefix: k.Prefix, SecretHash: k.Hash(), Name: name, CreatedByID: &userID, CreatedAt: now, ExpiresAt: expiresAt}
+	rec := APIKey{ID: newID(), ProjectID: projectID, Prefix: k.Prefix, SecretHash: k.Hash(), Name: name, CreatedByID: &userID, CreatedAt: now, ExpiresAt: expiresAt, Role: &wantS}
 	if err := s.store.CreateKey(ctx, rec); err != nil {
 		return APIKey{}, "", err
 	}
 	return rec, k.String(), nil
+}
+
+// missing is the first permission (in roles.Permissions order) want holds
+// and have lacks; ManageMembers if none does (cannot happen for want above
+// have).
+func missing(have, want roles.Role) roles.Permission {
+	for _, p := range roles.Permissions {
+		if want.Can(p) && !have.Can(p) {
+			return p
+		}
+	}
+	return roles.ManageMembers
 }
 
 // RevokeKey revokes a key of the project; it stops working at once.

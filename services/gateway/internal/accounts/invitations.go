@@ -235,6 +235,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, caller *Caller, in Accep
 	default:
 		return Invitation{}, uuid.Nil, errWrongUser(inv.Email)
 	}
+	defer s.rolesChanged()
 	if err := s.store.AcceptInvitation(ctx, inv, u.ID, newUser, identity, now); err != nil {
 		return Invitation{}, uuid.Nil, err
 	}

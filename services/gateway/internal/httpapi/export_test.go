@@ -28,6 +28,15 @@ func Routes(t *testing.T) []string {
 	return append(out, "GET /health", "GET /ready", "GET /metrics") // added by httpx.NewServer
 }
 
+// Owners returns the proxy's route families ("testsets", "simple/traces").
+func Owners() []string {
+	out := make([]string, 0, len(owners))
+	for k := range owners {
+		out = append(out, k)
+	}
+	return out
+}
+
 // Bindings maps the gateway's operations to the Go types their handlers
 // bind and render; pkg/apidoc generates the document's schemas from it.
 var Bindings = []apidoc.Binding{
@@ -70,4 +79,5 @@ var Bindings = []apidoc.Binding{
 	{Method: "POST", Path: "/api/admin/simple/accounts/workspaces/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
 	{Method: "POST", Path: "/api/admin/simple/accounts/projects/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
 	{Method: "POST", Path: "/api/admin/simple/accounts/api-keys", Request: adminKeyRequest{}, Response: keyCreated{}},
+	{Method: "GET", Path: "/api/audit", Response: auditPage{}},
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/roles"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
 )
 
@@ -20,11 +21,12 @@ type keyOut struct {
 	CreatedByID *uuid.UUID `json:"created_by_id,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
-	Key         string     `json:"key,omitempty"` // the raw key, on create only
+	Role        *string    `json:"role,omitempty" example:"editor"` // nil: its creator's role
+	Key         string     `json:"key,omitempty"`                   // the raw key, on create only
 }
 
 func toKeyOut(k accounts.APIKey) keyOut {
-	return keyOut{ID: k.ID, Prefix: k.Prefix, Name: k.Name, ProjectID: k.ProjectID, CreatedByID: k.CreatedByID, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt}
+	return keyOut{ID: k.ID, Prefix: k.Prefix, Name: k.Name, ProjectID: k.ProjectID, CreatedByID: k.CreatedByID, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, Role: k.Role}
 }
 
 // keyList and keyCreated are the two key envelopes, named so the OpenAPI
@@ -44,6 +46,9 @@ type createKeyRequest struct {
 	APIKey struct {
 		Name      *string    `json:"name"`
 		ExpiresAt *time.Time `json:"expires_at"`
+		// Role is the most the key may do (owner, admin, editor,
+		// annotator, viewer); default and maximum: the caller's role.
+		Role *string `json:"role"`
 	} `json:"api_key"`
 }
 
@@ -74,7 +79,7 @@ func (h *handler) createKey(c echo.Context) error {
 			return err
 		}
 	}
-	k, raw, err := h.accounts.CreateKey(c.Request().Context(), s.ProjectID, s.UserID, req.APIKey.Name, req.APIKey.ExpiresAt)
+	k, raw, err := h.accounts.CreateKey(c.Request().Context(), s.ProjectID, s.UserID, roles.Role(s.Role), req.APIKey.Role, req.APIKey.Name, req.APIKey.ExpiresAt)
 	if err != nil {
 		return err
 	}

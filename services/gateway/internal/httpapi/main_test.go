@@ -23,8 +23,10 @@ import (
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -42,9 +44,12 @@ type stack struct {
 	purger   *purger
 }
 
-// purger records the projects the gateway asks the services to purge and
-// checks, against the database, that it asks before their rows are gone.
+// purger is the gateway's real purger (purge.Purger, calling the services'
+// internal purge route on the stack's upstream) that also records the
+// projects it is asked to purge and checks, against the database, that it
+// is asked before their rows are gone.
 type purger struct {
+	real   *purge.Purger
 	pool   *pgxpool.Pool
 	mu     sync.Mutex
 	purged []uuid.UUID
@@ -68,7 +73,7 @@ func (p *purger) PurgeProjects(ctx context.Context, ids []uuid.UUID) error {
 		p.missing++
 	}
 	p.purged = append(p.purged, ids...)
-	return nil
+	return p.real.PurgeProjects(ctx, ids)
 }
 
 func (p *purger) calls() ([]uuid.UUID, int) {
@@ -121,11 +126,11 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 		upstreamURL = up.URL
 	}
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
+	rec := &purger{pool: pool, real: purge.New(upstreamURL, upstreamURL, internalToken, 5*time.Second)}
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
-	purge := &purger{pool: pool}
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed, purge), Verifier: verifier,
+		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed, rec), Verifier: verifier, Audit: audit.New(pool),
 		AdminKey: adminKey, InternalToken: internalToken,
 		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
@@ -137,7 +142,7 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 	go func() { _ = srv.Serve(ctx, ln); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done; pool.Close() })
 	waitListening(t, verifier, pool)
-	return &stack{url: "http://" + ln.Addr().String(), upstream: up, pool: pool, purger: purge}
+	return &stack{url: "http://" + ln.Addr().String(), upstream: up, pool: pool, purger: rec}
 }
 
 // waitListening waits until the verifier's LISTEN is in place, so that a

@@ -12,11 +12,14 @@ import (
 
 	"github.com/assayhq/assay/pkg/apidoc"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/audit"
+	"github.com/assayhq/assay/services/gateway/internal/authz"
 )
 
 // Deps is what the routes need.
 type Deps struct {
 	Accounts        *accounts.Service
+	Audit           *audit.Log
 	Verifier        Verifier
 	AdminKey        string
 	InternalToken   string
@@ -27,6 +30,7 @@ type Deps struct {
 
 type handler struct {
 	accounts *accounts.Service
+	audit    *audit.Log
 }
 
 // Register adds the gateway's routes and middleware to e.
@@ -35,8 +39,16 @@ func Register(e *echo.Echo, d Deps) error {
 	if err != nil {
 		return err
 	}
-	h := &handler{accounts: d.Accounts}
+	h := &handler{accounts: d.Accounts, audit: d.Audit}
 	e.Use(authenticate(d.Verifier, d.Accounts, d.AdminKey))
+	var rs authz.Roles
+	if d.Accounts != nil {
+		rs = d.Accounts
+	}
+	e.Use(authz.Enforce(rs))
+	if d.Audit != nil {
+		e.Use(audit.Middleware(d.Audit, d.Log))
+	}
 
 	e.GET("/openapi.json", openapi)
 	e.GET("/docs", docs)
@@ -47,6 +59,7 @@ func Register(e *echo.Echo, d Deps) error {
 	e.POST("/keys", h.createKey)
 	e.DELETE("/keys/:id", h.revokeKey)
 	e.GET("/profile", h.profile)
+	e.GET("/audit", h.listAudit)
 	h.registerTeams(e)
 	h.registerAdmin(e)
 

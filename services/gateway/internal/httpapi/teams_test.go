@@ -284,34 +284,45 @@ func TestWorkspacesAndProjects(t *testing.T) {
 	s.denied(t, "manage_members", "editor", "PUT", "/api/workspaces/"+ws, edKey, map[string]any{"name": "R"})
 	assert.Equal(t, "R&D", obj(s.want(t, http.StatusOK, "PUT", "/api/workspaces/"+ws, own.auth(), map[string]any{"name": "R&D"}), "workspace")["name"])
 
-	// a workspace admin manages the workspace's projects, not the organization
+	// a workspace admin manages the workspace's projects, not the
+	// organization; a key acts with at most its role in its own project, so
+	// ed's key in the Default project stays an editor's key
 	s.want(t, http.StatusOK, "PUT", "/api/workspaces/"+ws+"/members/"+ed.userID, own.auth(), map[string]any{"role": "admin"})
-	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, edKey, nil), "workspace")["role"])
-	p := obj(s.want(t, http.StatusOK, "POST", "/api/projects", edKey, map[string]any{"workspace_id": ws, "name": "Bot"}), "project")
+	assert.Equal(t, "editor", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, edKey, nil), "workspace")["role"])
+	s.denied(t, "manage_members", "editor", "POST", "/api/projects", edKey, map[string]any{"workspace_id": ws, "name": "Bot"})
+	first := obj(s.want(t, http.StatusOK, "POST", "/api/projects", own.auth(), map[string]any{"workspace_id": ws, "name": "First"}), "project")
+	assert.Equal(t, "owner", first["role"])
+	edWsKey, _ := s.adminKey(t, ed.userID, first["id"].(string))
+	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, edWsKey, nil), "workspace")["role"])
+	p := obj(s.want(t, http.StatusOK, "POST", "/api/projects", edWsKey, map[string]any{"workspace_id": ws, "name": "Bot"}), "project")
 	assert.Equal(t, ws, p["workspace_id"])
 	assert.Equal(t, own.orgID, p["organization_id"])
 	assert.Equal(t, false, p["is_default"])
 	assert.Equal(t, "admin", p["role"])
 	prj := p["id"].(string)
-	s.want(t, http.StatusBadRequest, "PUT", "/api/projects/"+prj, edKey, map[string]any{})
-	assert.Equal(t, "Bot 2", obj(s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj, edKey, map[string]any{"name": "Bot 2"}), "project")["name"])
+	s.want(t, http.StatusBadRequest, "PUT", "/api/projects/"+prj, edWsKey, map[string]any{})
+	assert.Equal(t, "Bot 2", obj(s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj, edWsKey, map[string]any{"name": "Bot 2"}), "project")["name"])
 	s.denied(t, "manage_members", "editor", "DELETE", "/api/workspaces/"+ws, edKey, nil)
+	s.denied(t, "manage_members", "editor", "DELETE", "/api/workspaces/"+ws, edWsKey, nil) // needs it on the organization, where ed is an editor
 
 	// project members: a project role narrows the workspace's
 	s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj+"/members/"+ed.userID, own.auth(), map[string]any{"role": "viewer"})
-	assert.Equal(t, "viewer", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edKey, nil), "project")["role"])
-	s.denied(t, "manage_members", "viewer", "PUT", "/api/projects/"+prj, edKey, map[string]any{"name": "x"})
-	assert.Equal(t, []string{ed.userID}, ids(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj+"/members", edKey, nil)["members"], "user_id"))
+	edPrjKey, _ := s.adminKey(t, ed.userID, prj)
+	assert.Equal(t, "viewer", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edPrjKey, nil), "project")["role"])
+	s.denied(t, "manage_members", "viewer", "PUT", "/api/projects/"+prj, edPrjKey, map[string]any{"name": "x"})
+	assert.Equal(t, []string{ed.userID}, ids(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj+"/members", edPrjKey, nil)["members"], "user_id"))
 	stranger := s.teamAccount(t, "stranger@example.com")
 	s.want(t, http.StatusNotFound, "PUT", "/api/projects/"+prj+"/members/"+stranger.userID, own.auth(), map[string]any{"role": "viewer"})
 	s.want(t, http.StatusNoContent, "DELETE", "/api/projects/"+prj+"/members/"+ed.userID, own.auth(), nil)
-	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edKey, nil), "project")["role"])
+	s.want(t, http.StatusUnauthorized, "GET", "/api/profile", edPrjKey, nil) // revoked with the membership
+	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edWsKey, nil), "project")["role"])
 
 	// removing from the workspace removes its project memberships and keys
-	edPrjKey, _ := s.adminKey(t, ed.userID, prj)
+	edPrjKey, _ = s.adminKey(t, ed.userID, prj)
 	s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj+"/members/"+ed.userID, own.auth(), map[string]any{"role": "viewer"})
 	s.want(t, http.StatusNoContent, "DELETE", "/api/workspaces/"+ws+"/members/"+ed.userID, own.auth(), nil)
 	s.want(t, http.StatusUnauthorized, "GET", "/api/profile", edPrjKey, nil)
+	s.want(t, http.StatusUnauthorized, "GET", "/api/profile", edWsKey, nil)
 	assert.EqualValues(t, 0, s.want(t, http.StatusOK, "GET", "/api/projects/"+prj+"/members", own.auth(), nil)["count"])
 	s.want(t, http.StatusOK, "GET", "/api/profile", edKey, nil) // the key in another workspace stays
 
@@ -322,7 +333,7 @@ func TestWorkspacesAndProjects(t *testing.T) {
 	s.want(t, http.StatusNoContent, "DELETE", "/api/workspaces/"+ws, own.auth(), nil)
 	s.want(t, http.StatusNotFound, "GET", "/api/workspaces/"+ws, own.auth(), nil)
 	purged, missing := s.purger.calls()
-	assert.Equal(t, []uuid.UUID{uuid.MustParse(prj), uuid.MustParse(p2["id"].(string))}, purged)
+	assert.ElementsMatch(t, []uuid.UUID{uuid.MustParse(prj), uuid.MustParse(first["id"].(string)), uuid.MustParse(p2["id"].(string))}, purged)
 	assert.Zero(t, missing)
 }
 

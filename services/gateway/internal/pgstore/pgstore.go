@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/roles"
@@ -92,8 +93,8 @@ func insertAccount(ctx context.Context, tx pgx.Tx, a *accounts.Account) error {
 }
 
 func queueKey(b *pgx.Batch, k accounts.APIKey) {
-	b.Queue(`INSERT INTO api_keys (id, project_id, prefix, secret_hash, name, created_by_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.ProjectID, k.Prefix, k.SecretHash, k.Name, k.CreatedByID, k.CreatedAt, k.ExpiresAt)
+	b.Queue(`INSERT INTO api_keys (id, project_id, prefix, secret_hash, name, created_by_id, created_at, expires_at, role)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, k.ID, k.ProjectID, k.Prefix, k.SecretHash, k.Name, k.CreatedByID, k.CreatedAt, k.ExpiresAt, k.Role)
 }
 
 // DeleteUsers deletes the users. The foreign keys cascade to the
@@ -152,12 +153,7 @@ func (s *Store) IsProjectMember(ctx context.Context, projectID, userID uuid.UUID
 func (s *Store) ProjectRole(ctx context.Context, userID, projectID uuid.UUID) (roles.Role, error) {
 	var role string
 	err := s.pool.QueryRow(ctx, `
-		SELECT COALESCE(
-			(SELECT 'owner' FROM organizations o WHERE o.id = p.organization_id AND o.owner_user_id = $1),
-			(SELECT role FROM project_memberships WHERE project_id = p.id AND user_id = $1),
-			(SELECT role FROM workspace_memberships WHERE workspace_id = p.workspace_id AND user_id = $1),
-			(SELECT role FROM organization_memberships WHERE organization_id = p.organization_id AND user_id = $1),
-			'')
+		SELECT `+apikey.ProjectRoleSQL("$1::uuid")+`
 		FROM projects p WHERE p.id = $2`, userID, projectID).Scan(&role)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
@@ -185,14 +181,14 @@ func (s *Store) ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uuid
 // ListKeys returns the project's unrevoked keys, oldest first.
 func (s *Store) ListKeys(ctx context.Context, projectID uuid.UUID) ([]accounts.APIKey, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, project_id, prefix, secret_hash, name, created_by_id, created_at, expires_at
+		SELECT id, project_id, prefix, secret_hash, name, created_by_id, created_at, expires_at, role
 		FROM api_keys WHERE project_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
 	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.APIKey, error) {
 		var k accounts.APIKey
-		err := r.Scan(&k.ID, &k.ProjectID, &k.Prefix, &k.SecretHash, &k.Name, &k.CreatedByID, &k.CreatedAt, &k.ExpiresAt)
+		err := r.Scan(&k.ID, &k.ProjectID, &k.Prefix, &k.SecretHash, &k.Name, &k.CreatedByID, &k.CreatedAt, &k.ExpiresAt, &k.Role)
 		return k, err
 	})
 	if err != nil {

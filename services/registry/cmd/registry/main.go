@@ -22,6 +22,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
+	"github.com/assayhq/assay/services/registry/internal/purge"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
@@ -163,6 +164,7 @@ func run(ctx context.Context, cfg Config) error {
 		Evaluations:       evs,
 		SimpleEvaluations: simple,
 		SimpleQueues:      evaluations.NewSimpleQueues(simple),
+		Purge:             &purge.Purger{Pool: pool, JS: nc.JS},
 	})
 	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.Eval.LiveInterval, Log: log}
 

@@ -7,11 +7,14 @@
 package httpapi
 
 import (
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/purgewire"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/purge"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
@@ -33,6 +36,9 @@ type Services struct {
 	// /simple/queues over the evaluation records.
 	SimpleEvaluations *evaluations.Simple
 	SimpleQueues      *evaluations.SimpleQueues
+	// Purge deletes deleted projects' records (the gateway's internal
+	// POST /internal/projects/purge).
+	Purge *purge.Purger
 }
 
 // queryText refuses, with a 422 naming the parameter, a query parameter
@@ -64,6 +70,9 @@ func Register(e *echo.Echo, internalToken string, s Services) {
 	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
 	simpleQueueAPI{s.SimpleQueues}.route(e)
 	evaluationReadAPI{s.Evaluations}.route(e)
+	e.POST(purgewire.Path, notForwarded(purgewire.Handler(func(c echo.Context, ids []uuid.UUID) error {
+		return s.Purge.Projects(c.Request().Context(), ids)
+	})))
 }
 
 // registerWorkflows adds the workflow family (workflows, applications,

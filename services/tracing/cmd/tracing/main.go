@@ -25,6 +25,7 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 	"github.com/assayhq/assay/services/tracing/internal/otlpserver"
+	"github.com/assayhq/assay/services/tracing/internal/purge"
 	"github.com/assayhq/assay/services/tracing/internal/query"
 	"github.com/assayhq/assay/services/tracing/internal/registryclient"
 )
@@ -118,6 +119,7 @@ func run(ctx context.Context, cfg Config) error {
 		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout, cfg.Query), cfg.QueryMaxSpans),
 		Limits:  cfg.OTLP.Limits,
 		Log:     log,
+		Purge:   &purge.Purger{CH: ch, Cluster: cfg.ClickHouse.Cluster, JS: nc.JS, Epochs: deletes},
 	}
 	// Deletes are read-your-writes: their tombstones are also written here.
 	h.Ingest.Direct = ingest.ClickHouseRows{Conn: ch}

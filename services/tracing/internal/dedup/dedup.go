@@ -27,6 +27,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -129,6 +130,21 @@ func (e *Epochs) Bump(ctx context.Context, project string) error {
 		}
 	}
 	e.set(project, v)
+	return nil
+}
+
+// Forget drops a purged project's epoch from the bucket and this replica:
+// nothing keyed by the project stays in NATS. Other replicas keep their
+// copy until they restart, which is harmless (an epoch only changes ids).
+func (e *Epochs) Forget(ctx context.Context, project string) error {
+	if e.kv != nil {
+		if err := e.kv.Purge(ctx, project); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return errs.Wrap(errs.Unavailable, "tracing.delete_epoch", fmt.Errorf("forget the delete epoch: %w", err))
+		}
+	}
+	e.mu.Lock()
+	delete(e.m, project)
+	e.mu.Unlock()
 	return nil
 }
 

@@ -6,11 +6,15 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/purgewire"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
@@ -34,6 +38,11 @@ type Handler struct {
 	Deletes *dedup.Epochs
 	Limits  ingest.Limits
 	Log     *slog.Logger
+	// Purge deletes deleted projects' spans (the gateway's internal POST
+	// /internal/projects/purge); nil answers 503.
+	Purge interface {
+		Projects(ctx context.Context, ids []uuid.UUID) error
+	}
 
 	traces *tracewrite.Service // made by Register from the services above
 }
@@ -84,6 +93,12 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.DELETE("/traces/:id", scoped(h.deleteTrace))
 
 	h.registerSimple(e)
+	e.POST(purgewire.Path, purgewire.Handler(func(c echo.Context, ids []uuid.UUID) error {
+		if h.Purge == nil {
+			return errs.New(errs.Unavailable, "tracing.purge", "purge is not configured")
+		}
+		return h.Purge.Projects(c.Request().Context(), ids)
+	}))
 }
 
 // init makes the use-case services the handlers call from the ones the

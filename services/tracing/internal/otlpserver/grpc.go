@@ -65,7 +65,7 @@ func (g *GRPC) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptrace
 func grpcError(err error) error {
 	e := errs.From(err)
 	code := map[errs.Kind]codes.Code{
-		errs.Invalid: codes.InvalidArgument, errs.Unauthenticated: codes.Unauthenticated,
+		errs.Invalid: codes.InvalidArgument, errs.Unauthenticated: codes.Unauthenticated, errs.Forbidden: codes.PermissionDenied,
 		errs.TooLarge: codes.InvalidArgument, errs.TooManyRequests: codes.ResourceExhausted,
 		errs.Unavailable: codes.Unavailable,
 	}[e.Kind]

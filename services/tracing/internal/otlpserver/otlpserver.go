@@ -17,6 +17,7 @@ import (
 	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/roles"
 	"github.com/assayhq/assay/pkg/scope"
 )
 
@@ -37,11 +38,17 @@ func authenticate(ctx context.Context, v Verifier, header string) (scope.Scope, 
 	if err != nil {
 		return scope.Scope{}, errs.Wrap(errs.Unavailable, "tracing.key_lookup", err)
 	}
+	// Exporting spans writes to the project: the gateway's authz table asks
+	// the same permission of its ingest routes, with the same 403 body.
+	if r := roles.Role(sc.Role); !r.Can(roles.Write) {
+		return scope.Scope{}, roles.Denied(r, roles.Write)
+	}
 	return sc, nil
 }
 
 // RequireAPIKey authenticates HTTP requests by their Authorization header
-// and puts the key's project into the request context.
+// and puts the key's project into the request context. A key without the
+// write permission is a 403 (roles.Denied).
 func RequireAPIKey(v Verifier) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

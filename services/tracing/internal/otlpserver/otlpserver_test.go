@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,11 +51,12 @@ import (
 // otlpStack is the OTLP ports over real PostgreSQL (API keys), NATS,
 // ClickHouse and the writer.
 type otlpStack struct {
-	h        *httpapi.Handler
-	project  uuid.UUID
-	key      string // "ApiKey ..."
-	httpURL  string // the OTLP/HTTP server (port 4318's routes)
-	grpcAddr string
+	h         *httpapi.Handler
+	project   uuid.UUID
+	key       string // "ApiKey ..."
+	viewerKey string // a key whose role is viewer
+	httpURL   string // the OTLP/HTTP server (port 4318's routes)
+	grpcAddr  string
 }
 
 func newOTLPStack(t *testing.T) *otlpStack {
@@ -62,13 +64,30 @@ func newOTLPStack(t *testing.T) *otlpStack {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	pool := pgtest.New(t)
-	_, err := pool.Exec(ctx, `CREATE TABLE api_keys (id uuid PRIMARY KEY, project_id uuid NOT NULL, prefix text NOT NULL UNIQUE,
-		secret_hash text NOT NULL, created_by_id uuid, expires_at timestamptz, revoked_at timestamptz)`)
+	// The part of the gateway's schema the verifier reads: keys and the
+	// tables that resolve their creator's role.
+	_, err := pool.Exec(ctx, `
+		CREATE TABLE organizations (id uuid PRIMARY KEY, owner_user_id uuid NOT NULL);
+		CREATE TABLE projects (id uuid PRIMARY KEY, organization_id uuid NOT NULL, workspace_id uuid NOT NULL);
+		CREATE TABLE organization_memberships (organization_id uuid NOT NULL, user_id uuid NOT NULL, role text NOT NULL);
+		CREATE TABLE workspace_memberships (workspace_id uuid NOT NULL, user_id uuid NOT NULL, role text NOT NULL);
+		CREATE TABLE project_memberships (project_id uuid NOT NULL, user_id uuid NOT NULL, role text NOT NULL);
+		CREATE TABLE api_keys (id uuid PRIMARY KEY, project_id uuid NOT NULL, prefix text NOT NULL UNIQUE,
+			secret_hash text NOT NULL, created_by_id uuid, expires_at timestamptz, revoked_at timestamptz, role text)`)
 	require.NoError(t, err)
-	project := uuid.New()
+	project, org, owner := uuid.New(), uuid.New(), uuid.New()
+	_, err = pool.Exec(ctx, `INSERT INTO organizations (id, owner_user_id) VALUES ($1, $2)`, org, owner)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO projects (id, organization_id, workspace_id) VALUES ($1, $2, $3)`, project, org, uuid.New())
+	require.NoError(t, err)
 	key := apikey.Generate()
-	_, err = pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash) VALUES ($1, $2, $3, $4)`,
-		uuid.New(), project, key.Prefix, key.Hash())
+	_, err = pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash, created_by_id) VALUES ($1, $2, $3, $4, $5)`,
+		uuid.New(), project, key.Prefix, key.Hash(), owner)
+	require.NoError(t, err)
+	// A key with only the read permission, which the OTLP ports refuse.
+	viewerKey := apikey.Generate()
+	_, err = pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash, created_by_id, role) VALUES ($1, $2, $3, $4, $5, 'viewer')`,
+		uuid.New(), project, viewerKey.Prefix, viewerKey.Hash(), owner)
 	require.NoError(t, err)
 	keys := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 100}, log)
 
@@ -104,7 +123,7 @@ func newOTLPStack(t *testing.T) *otlpStack {
 	done := make(chan error, 1)
 	go func() { done <- grpcSrv.Serve(gctx, ln) }()
 	t.Cleanup(func() { stop(); <-done })
-	return &otlpStack{h: h, project: project, key: "ApiKey " + key.String(), httpURL: hs.URL, grpcAddr: ln.Addr().String()}
+	return &otlpStack{h: h, project: project, key: "ApiKey " + key.String(), viewerKey: "ApiKey " + viewerKey.String(), httpURL: hs.URL, grpcAddr: ln.Addr().String()}
 }
 
 // TestOTelSDKExporters sends traces with the real OpenTelemetry Go SDK
@@ -170,6 +189,27 @@ func TestOTelSDKExporters(t *testing.T) {
 	err = badExp.ExportSpans(ctx, []sdktrace.ReadOnlySpan{sp.(sdktrace.ReadOnlySpan)})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Unauthenticated")
+
+	// A key without the write permission is refused with the roles 403,
+	// in JSON and protobuf alike, and PermissionDenied over gRPC.
+	for _, ct := range []string{"application/json", "application/x-protobuf"} {
+		req, _ := http.NewRequest("POST", st.httpURL+"/v1/traces", strings.NewReader("{}"))
+		req.Header.Set("Authorization", st.viewerKey)
+		req.Header.Set("Content-Type", ct)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, ct)
+		assert.JSONEq(t, `{"detail":{"message":"Your role (viewer) lacks the \"write\" permission.","permission":"write","role":"viewer"}}`, string(body), ct)
+	}
+	viewerExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(st.grpcAddr), otlptracegrpc.WithInsecure(),
+		otlptracegrpc.WithHeaders(map[string]string{"authorization": st.viewerKey}), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	require.NoError(t, err)
+	err = viewerExp.ExportSpans(ctx, []sdktrace.ReadOnlySpan{sp.(sdktrace.ReadOnlySpan)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PermissionDenied")
+	assert.Contains(t, err.Error(), `lacks the "write" permission`)
 }
 
 // fetch reads a trace through the internal API as the gateway would.
