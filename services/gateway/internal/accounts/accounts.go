@@ -248,6 +248,8 @@ type Service struct {
 	// AcceptURL is the link sent with an invitation; the token is
 	// appended to it.
 	AcceptURL string
+	// Mailer, when set, emails each invitation's link.
+	Mailer Mailer
 }
 
 // NewService returns a service; seeder may be nil, purger may not: every

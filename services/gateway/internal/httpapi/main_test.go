@@ -115,6 +115,13 @@ func startStackSeeding(t *testing.T, pgURL string, seed accounts.Seeder) *stack 
 // ("": the recorder), with the given body limit.
 func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstreamURL, bodyLimit string) *stack {
 	t.Helper()
+	return startStackConfigured(t, pgURL, seed, upstreamURL, bodyLimit, nil)
+}
+
+// startStackConfigured is startStackUpstream with configure applied to the
+// accounts service before the server starts (nil: nothing).
+func startStackConfigured(t *testing.T, pgURL string, seed accounts.Seeder, upstreamURL, bodyLimit string, configure func(*accounts.Service)) *stack {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
 	pool, err := pgxpool.New(ctx, pgURL)
@@ -129,8 +136,12 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 	rec := &purger{pool: pool, real: purge.New(upstreamURL, upstreamURL, internalToken, 5*time.Second)}
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
+	svc := accounts.NewService(pgstore.New(pool), verifier, seed, rec)
+	if configure != nil {
+		configure(svc)
+	}
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed, rec), Verifier: verifier, Audit: audit.New(pool),
+		Accounts: svc, Verifier: verifier, Audit: audit.New(pool),
 		AdminKey: adminKey, InternalToken: internalToken,
 		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,

@@ -12,6 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/smtptest"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/mailer"
 )
 
 // teamAccount is a provisioned account with its organization.
@@ -603,4 +608,39 @@ func TestTeamHostileInput(t *testing.T) {
 	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM organizations) + (SELECT count(*) FROM users)
 		+ (SELECT count(*) FROM invitations) + (SELECT count(*) FROM projects)`).Scan(&n))
 	assert.Equal(t, 3, n, "only the test's own account")
+}
+
+// TestInvitationMailed: with a mail relay the invitation's absolute link
+// is mailed to the invitee, on create and on resend; a relay that is down
+// leaves the invitation made and says so (emailed false).
+func TestInvitationMailed(t *testing.T) {
+	relay := smtptest.New(t)
+	m, err := mailer.New("smtp://"+relay.Addr+"?from=assay@example.com", 5*time.Second)
+	require.NoError(t, err)
+	s := startStackConfigured(t, pgtest.NewURL(t), nil, "", "1M", func(a *accounts.Service) {
+		a.Mailer, a.AcceptURL = m, "https://assay.example.com"+a.AcceptURL
+	})
+	own := s.teamAccount(t, "own@example.com")
+	ws := "/api/workspaces/" + own.workspaceID
+	r := s.want(t, http.StatusCreated, "POST", ws+"/invitations", own.auth(), map[string]any{"email": "mailme@example.com", "role": "viewer"})
+	assert.Equal(t, true, r["emailed"])
+	link := r["accept_url"].(string)
+	assert.Equal(t, "https://assay.example.com/console/invitations/accept?token="+r["token"].(string), link)
+	msgs := relay.Messages()
+	require.Len(t, msgs, 1)
+	assert.Equal(t, "assay@example.com", msgs[0].From)
+	assert.Equal(t, []string{"mailme@example.com"}, msgs[0].To)
+	assert.Contains(t, msgs[0].Data, "To: mailme@example.com\r\n")
+	assert.Contains(t, msgs[0].Data, "Subject: Your invitation to Assay\r\n")
+	assert.Contains(t, msgs[0].Data, link)
+
+	r = s.want(t, http.StatusOK, "POST", ws+"/invitations/"+obj(r, "invitation")["id"].(string)+"/resend", own.auth(), nil)
+	require.Len(t, relay.Messages(), 2)
+	assert.Contains(t, relay.Messages()[1].Data, r["token"].(string))
+
+	relay.Close()
+	r = s.want(t, http.StatusCreated, "POST", ws+"/invitations", own.auth(), map[string]any{"email": "lost@example.com", "role": "viewer"})
+	assert.Equal(t, false, r["emailed"])
+	assert.Len(t, relay.Messages(), 2)
+	s.want(t, http.StatusOK, "POST", "/api/invitations/accept", "", map[string]any{"token": r["token"], "password": "long enough"})
 }
