@@ -83,6 +83,7 @@ type (
 		UserID    uuid.UUID  `json:"user_id"`
 		ProjectID uuid.UUID  `json:"project_id"`
 		Name      *string    `json:"name"`
+		Role      *string    `json:"role" example:"viewer"` // at most the user's role; absent: the user's role at use
 		ExpiresAt *time.Time `json:"expires_at"`
 	}
 )
@@ -214,7 +215,7 @@ func (h *handler) adminCreateKey(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	k, raw, err := h.accounts.AdminCreateKey(c.Request().Context(), req.UserID, req.ProjectID, req.Name, req.ExpiresAt)
+	k, raw, err := h.accounts.AdminCreateKey(c.Request().Context(), req.UserID, req.ProjectID, req.Role, req.Name, req.ExpiresAt)
 	if err != nil {
 		return err
 	}

@@ -512,6 +512,10 @@ func TestAdminSimpleRoutes(t *testing.T) {
 	// api keys: for a user with a role in the project only
 	s.want(t, http.StatusNotFound, "POST", base+"/api-keys", admin, map[string]any{"user_id": uuid.NewString(), "project_id": prj})
 	s.want(t, http.StatusBadRequest, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "expires_at": "2001-01-01T00:00:00Z"})
+	s.want(t, http.StatusBadRequest, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "editor"}) // above viewer
+	s.want(t, http.StatusBadRequest, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "root"})
+	r := s.want(t, http.StatusOK, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "viewer"})
+	assert.Equal(t, "viewer", obj(r, "api_key")["role"])
 	key, keyID := s.adminKey(t, other, prj)
 	prof := s.want(t, http.StatusOK, "GET", "/api/profile", key, nil)
 	assert.Equal(t, "ops@example.com", prof["email"])
