@@ -123,6 +123,9 @@ func (v *Verifier) lookup(ctx context.Context, prefix string) (entry, error) {
 	if e.hash != "" {
 		if r, ok := keyScopeRole(user, keyRole, roles.Role(creatorRole)); ok {
 			e.scope.Role = string(r)
+			if keyRole != nil {
+				e.scope.KeyRole = *keyRole
+			}
 		} else {
 			e = entry{until: e.until} // the creator lost access: as unknown
 		}

@@ -28,6 +28,10 @@ type Scope struct {
 	// for a key, capped by its owner's role). Empty for internal callers,
 	// which act with the platform's own rights.
 	Role string
+	// KeyRole is the API key's own role, "" when it follows its creator's:
+	// what caps the key on targets outside its project (the team routes).
+	// Not sent to the services.
+	KeyRole string
 	// KeyID is the API key the caller authenticated with, for the gateway's
 	// audit log; it never leaves the process (Set does not send it).
 	KeyID uuid.UUID

@@ -48,6 +48,9 @@ type Platform struct {
 	Gateway, Registry, Runtime, Tracing *svctest.Service
 	Writer                              *writertest.Writer
 	NATSURL                             string
+	// PostgresURL (the gateway's and the registry's database) and
+	// ClickHouseURL, for a test that checks what the stores hold.
+	PostgresURL, ClickHouseURL string
 }
 
 // Start runs the platform; everything stops when the test ends. The
@@ -82,7 +85,8 @@ func Start(t testing.TB, opts ...Options) *Platform {
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
 		Env: join([]string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
 			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn"}, o.Gateway)})
-	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL()}
+	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL(),
+		PostgresURL: pg, ClickHouseURL: ch}
 }
 
 // Account provisions a user with an organization, workspace and project and

@@ -159,42 +159,37 @@ func (s *Service) AdminDeleteMembership(ctx context.Context, level Level, id uui
 }
 
 // AdminCreateKey issues a key for a user in a project the user has a role
-// in, with role (nil: the user's role at use) no higher than the user's;
-// the raw key is returned only here.
-func (s *Service) AdminCreateKey(ctx context.Context, userID, projectID uuid.UUID, role, name *string, expiresAt *time.Time) (APIKey, string, error) {
+// in; the raw key is returned only here. role, when set, is the key's own
+// role, at most the user's (a 422 naming role otherwise); nil: the key
+// follows the user's role.
+func (s *Service) AdminCreateKey(ctx context.Context, userID, projectID uuid.UUID, keyRole *string, name *string, expiresAt *time.Time) (APIKey, string, error) {
 	if err := checkText("name", name, MaxName, false); err != nil {
 		return APIKey{}, "", err
-	}
-	var want roles.Role
-	if role != nil {
-		r, err := parseRole("role", *role)
-		if err != nil {
-			return APIKey{}, "", err
-		}
-		want = r
 	}
 	now := s.stamp()
 	if expiresAt != nil && !expiresAt.After(now) {
 		return APIKey{}, "", invalid("expires_at", "must be in the future")
 	}
-	userRole, err := s.store.ProjectRole(ctx, userID, projectID)
+	role, err := s.store.ProjectRole(ctx, userID, projectID)
 	if err != nil {
 		return APIKey{}, "", err
 	}
-	if userRole == "" {
+	if role == "" {
 		return APIKey{}, "", errs.Message(errs.NotFound, "accounts.not_member",
 			fmt.Sprintf("User %s has no role in project %s (or one of them does not exist).", userID, projectID),
 			map[string]any{"user_id": userID.String(), "project_id": projectID.String()})
 	}
-	if want != "" && !userRole.AtLeast(want) {
-		return APIKey{}, "", invalid("role", fmt.Sprintf("%s is above the user's role in the project (%s)", want, userRole))
+	if keyRole != nil {
+		r, err := roles.Parse(*keyRole)
+		if err != nil {
+			return APIKey{}, "", errs.Field(err.Error(), *keyRole, "body", "role")
+		}
+		if !role.AtLeast(r) {
+			return APIKey{}, "", errs.Field(fmt.Sprintf("above the user's role in the project (%s)", role), *keyRole, "body", "role")
+		}
 	}
 	k := apikey.Generate()
-	rec := APIKey{ID: newID(), ProjectID: projectID, Prefix: k.Prefix, SecretHash: k.Hash(), Name: name, CreatedByID: &userID, CreatedAt: now, ExpiresAt: expiresAt}
-	if want != "" {
-		w := string(want)
-		rec.Role = &w
-	}
+	rec := APIKey{ID: newID(), ProjectID: projectID, Prefix: k.Prefix, SecretHash: k.Hash(), Name: name, CreatedByID: &userID, CreatedAt: now, ExpiresAt: expiresAt, Role: keyRole}
 	if err := s.store.CreateKey(ctx, rec); err != nil {
 		return APIKey{}, "", err
 	}

@@ -80,10 +80,12 @@ type (
 		Membership membershipOut `json:"membership"`
 	}
 	adminKeyRequest struct {
-		UserID    uuid.UUID  `json:"user_id"`
-		ProjectID uuid.UUID  `json:"project_id"`
-		Name      *string    `json:"name"`
-		Role      *string    `json:"role" example:"viewer"` // at most the user's role; absent: the user's role at use
+		UserID    uuid.UUID `json:"user_id"`
+		ProjectID uuid.UUID `json:"project_id"`
+		Name      *string   `json:"name"`
+		// Role caps the key (at most the user's role); default: the
+		// user's role at each use.
+		Role      *string    `json:"role"`
 		ExpiresAt *time.Time `json:"expires_at"`
 	}
 )

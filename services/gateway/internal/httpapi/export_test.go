@@ -45,6 +45,7 @@ var Bindings = []apidoc.Binding{
 	{Method: "GET", Path: "/api/keys", Response: keyList{}},
 	{Method: "POST", Path: "/api/keys", Request: createKeyRequest{}, Response: keyCreated{}},
 	{Method: "GET", Path: "/api/profile", Response: profileOut{}},
+	{Method: "GET", Path: "/api/audit", Response: auditPage{}},
 	{Method: "PUT", Path: "/api/profile", Request: updateProfileRequest{}, Response: profileOut{}},
 
 	{Method: "GET", Path: "/api/organizations", Response: organizationList{}},
@@ -79,5 +80,4 @@ var Bindings = []apidoc.Binding{
 	{Method: "POST", Path: "/api/admin/simple/accounts/workspaces/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
 	{Method: "POST", Path: "/api/admin/simple/accounts/projects/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
 	{Method: "POST", Path: "/api/admin/simple/accounts/api-keys", Request: adminKeyRequest{}, Response: keyCreated{}},
-	{Method: "GET", Path: "/api/audit", Response: auditPage{}},
 }

@@ -55,8 +55,10 @@ func (h *handler) registerTeams(e *echo.Echo) {
 }
 
 // caller is the authenticated user. A request with an Authorization
-// header is an API key's: its scope's role caps what the key may do (a
-// signed-in session acts with the user's full rights on each target).
+// header is an API key's: the key's own role, when it has one, caps what
+// it may do (a key without one, and a signed-in session, act with the
+// user's full rights on each target; the scope's Role is the role in the
+// key's project, not on the target).
 func caller(c echo.Context) (accounts.Caller, error) {
 	s, err := httpx.ProjectScope(c)
 	if err != nil {
@@ -66,8 +68,8 @@ func caller(c echo.Context) (accounts.Caller, error) {
 		return accounts.Caller{}, accounts.ErrNoProfile
 	}
 	cl := accounts.Caller{UserID: s.UserID}
-	if c.Request().Header.Get(echo.HeaderAuthorization) != "" && s.Role != "" {
-		cl.Cap = roles.Role(s.Role)
+	if c.Request().Header.Get(echo.HeaderAuthorization) != "" && s.KeyRole != "" {
+		cl.Cap = roles.Role(s.KeyRole)
 	}
 	return cl, nil
 }

@@ -290,11 +290,15 @@ func TestWorkspacesAndProjects(t *testing.T) {
 	assert.Equal(t, "R&D", obj(s.want(t, http.StatusOK, "PUT", "/api/workspaces/"+ws, own.auth(), map[string]any{"name": "R&D"}), "workspace")["name"])
 
 	// a workspace admin manages the workspace's projects, not the
-	// organization; a key acts with at most its role in its own project, so
-	// ed's key in the Default project stays an editor's key
+	// organization; a key without a role of its own acts with its user's
+	// role on each target, one with a role is capped by it everywhere
 	s.want(t, http.StatusOK, "PUT", "/api/workspaces/"+ws+"/members/"+ed.userID, own.auth(), map[string]any{"role": "admin"})
-	assert.Equal(t, "editor", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, edKey, nil), "workspace")["role"])
-	s.denied(t, "manage_members", "editor", "POST", "/api/projects", edKey, map[string]any{"workspace_id": ws, "name": "Bot"})
+	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, edKey, nil), "workspace")["role"])
+	r := s.want(t, http.StatusOK, "POST", "/api/admin/simple/accounts/api-keys", admin,
+		map[string]any{"user_id": ed.userID, "project_id": own.projectID, "role": "editor"})
+	capped := "ApiKey " + obj(r, "api_key")["key"].(string)
+	assert.Equal(t, "editor", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, capped, nil), "workspace")["role"])
+	s.denied(t, "manage_members", "editor", "POST", "/api/projects", capped, map[string]any{"workspace_id": ws, "name": "Bot"})
 	first := obj(s.want(t, http.StatusOK, "POST", "/api/projects", own.auth(), map[string]any{"workspace_id": ws, "name": "First"}), "project")
 	assert.Equal(t, "owner", first["role"])
 	edWsKey, _ := s.adminKey(t, ed.userID, first["id"].(string))
@@ -512,8 +516,8 @@ func TestAdminSimpleRoutes(t *testing.T) {
 	// api keys: for a user with a role in the project only
 	s.want(t, http.StatusNotFound, "POST", base+"/api-keys", admin, map[string]any{"user_id": uuid.NewString(), "project_id": prj})
 	s.want(t, http.StatusBadRequest, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "expires_at": "2001-01-01T00:00:00Z"})
-	s.want(t, http.StatusBadRequest, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "editor"}) // above viewer
-	s.want(t, http.StatusBadRequest, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "root"})
+	s.want(t, http.StatusUnprocessableEntity, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "editor"}) // above viewer
+	s.want(t, http.StatusUnprocessableEntity, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "root"})
 	r := s.want(t, http.StatusOK, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "viewer"})
 	assert.Equal(t, "viewer", obj(r, "api_key")["role"])
 	key, keyID := s.adminKey(t, other, prj)

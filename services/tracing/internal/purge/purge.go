@@ -1,12 +1,14 @@
 // Package purge deletes every span and stream state of deleted projects:
 // their spans in ClickHouse (all versions, tombstones included), their
-// span batches still queued in JetStream and their delete epochs. The
+// span batches still queued or dead-lettered in JetStream and their delete
+// epochs. The
 // gateway calls it (POST /internal/projects/purge) before it deletes the
 // projects.
 package purge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,13 +42,20 @@ type Purger struct {
 // exist on 18.16. Idempotent.
 func (p *Purger) Projects(ctx context.Context, ids []uuid.UUID) error {
 	if p.JS != nil {
-		s, err := p.JS.Stream(ctx, spanstream.SpanStream)
-		if err != nil {
-			return unavailable(fmt.Errorf("span stream: %w", err))
-		}
-		for _, id := range ids {
-			if err := s.Purge(ctx, jetstream.WithPurgeSubject(spanstream.SpanSubject(id.String()))); err != nil {
-				return unavailable(fmt.Errorf("purge span batches of %s: %w", id, err))
+		// Batches not yet written, and those the writer parked.
+		for stream, subject := range map[string]func(string) string{
+			spanstream.SpanStream: spanstream.SpanSubject, spanstream.DeadLetterStream: spanstream.DeadLetterSubject} {
+			s, err := p.JS.Stream(ctx, stream)
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				continue
+			}
+			if err != nil {
+				return unavailable(fmt.Errorf("stream %s: %w", stream, err))
+			}
+			for _, id := range ids {
+				if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject(id.String()))); err != nil {
+					return unavailable(fmt.Errorf("purge %s of %s: %w", stream, id, err))
+				}
 			}
 		}
 	}
