@@ -163,7 +163,13 @@ func keyScopeRole(creator *uuid.UUID, keyRole *string, creatorRole roles.Role) (
 }
 
 // Forget drops a prefix from the cache.
+// FlushAll drops every entry (a membership or role changed here: this
+// replica must not wait for its own NOTIFY).
 func (v *Verifier) Forget(prefix string) {
+	if prefix == FlushAll {
+		v.forgetAll()
+		return
+	}
 	v.mu.Lock()
 	delete(v.cache, prefix)
 	v.gen++

@@ -20,6 +20,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
 	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
+	"github.com/assayhq/assay/services/gateway/internal/mailer"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
 	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
@@ -37,6 +38,7 @@ type Config struct {
 	UpstreamTimeout time.Duration `split_words:"true" default:"300s" desc:"how long to wait for a service's response headers"`
 	InvitationTTL   time.Duration `split_words:"true" default:"168h" desc:"how long an invitation's token stays valid (resending gives a new token and a new expiry)"`
 	PublicURL       string        `split_words:"true" desc:"the platform's public base URL (e.g. https://assay.example.com), put before the accept_url of invitations; empty: a path-only link"`
+	SmtpURL         string        `split_words:"true" desc:"mail relay for invitations: smtp://[user:password@]host[:port]?from=address (STARTTLS when offered; port 587 by default); empty: invitations are not mailed, the inviter passes the link on"`
 	HTTP            httpx.Config
 	Postgres        pgxutil.Config
 	APIKey          apikey.Config
@@ -53,6 +55,14 @@ func (c *Config) Validate() error {
 	}
 	if c.InvitationTTL <= 0 {
 		return errors.New("GATEWAY_INVITATION_TTL must be positive")
+	}
+	if c.SmtpURL != "" {
+		if _, err := mailer.New(c.SmtpURL, time.Second); err != nil {
+			return fmt.Errorf("GATEWAY_SMTP_URL: %w", err)
+		}
+		if c.PublicURL == "" {
+			return errors.New("GATEWAY_PUBLIC_URL is required with GATEWAY_SMTP_URL: a mailed link must be absolute")
+		}
 	}
 	return nil
 }
@@ -80,6 +90,13 @@ func run(ctx context.Context, cfg Config) error {
 		purge.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.UpstreamTimeout))
 	accts.InvitationTTL = cfg.InvitationTTL
 	accts.AcceptURL = strings.TrimSuffix(cfg.PublicURL, "/") + accts.AcceptURL
+	if cfg.SmtpURL != "" {
+		m, err := mailer.New(cfg.SmtpURL, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		accts.Mailer = m
+	}
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{

@@ -228,7 +228,8 @@ type Seeder interface {
 	SeedProject(ctx context.Context, projectID, userID uuid.UUID) error
 }
 
-// Forgetter drops a key from this replica's verifier cache (apikey.Verifier).
+// Forgetter drops a key from this replica's verifier cache (apikey.Verifier);
+// apikey.FlushAll drops every key, after a membership or role change.
 // Other replicas learn of the change through the api_keys NOTIFY trigger a
 // few milliseconds later; this replica must not wait for it.
 type Forgetter interface {
@@ -247,6 +248,8 @@ type Service struct {
 	// AcceptURL is the link sent with an invitation; the token is
 	// appended to it.
 	AcceptURL string
+	// Mailer, when set, emails each invitation's link.
+	Mailer Mailer
 }
 
 // NewService returns a service; seeder may be nil, purger may not: every

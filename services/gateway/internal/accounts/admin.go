@@ -139,6 +139,7 @@ func (s *Service) AdminCreateMembership(ctx context.Context, level Level, target
 		return Membership{}, invalid("membership.user_id", "is required")
 	}
 	m := Membership{ID: newID(), TargetID: targetID, UserID: userID, Role: string(r), CreatedAt: s.stamp()}
+	defer s.rolesChanged()
 	return m, s.store.CreateMembership(ctx, level, m)
 }
 
@@ -147,6 +148,7 @@ func (s *Service) AdminCreateMembership(ctx context.Context, level Level, target
 func (s *Service) AdminDeleteMembership(ctx context.Context, level Level, id uuid.UUID) error {
 	prefixes, found, err := s.store.DeleteMembership(ctx, level, id)
 	s.forget(prefixes)
+	s.rolesChanged()
 	if err != nil {
 		return err
 	}

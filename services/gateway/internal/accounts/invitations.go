@@ -34,6 +34,22 @@ type IssuedInvitation struct {
 	Invitation
 	Token     string
 	AcceptURL string
+	// Emailed is true when a Mailer is set and the relay took the
+	// message; the inviter passes the link on otherwise.
+	Emailed bool
+}
+
+// Mailer sends an invitation's link to its email (mailer.Mailer over
+// SMTP). A failure does not undo the invitation: the inviter has the link.
+type Mailer interface {
+	SendInvitation(ctx context.Context, inv Invitation, link string) error
+}
+
+func (s *Service) mail(ctx context.Context, out IssuedInvitation) IssuedInvitation {
+	if s.Mailer != nil {
+		out.Emailed = s.Mailer.SendInvitation(ctx, out.Invitation, out.AcceptURL) == nil
+	}
+	return out
 }
 
 // newToken returns a random token and the hash stored for it.
@@ -112,7 +128,7 @@ func (s *Service) Invite(ctx context.Context, c Caller, workspaceID uuid.UUID, i
 	if err := s.store.CreateInvitation(ctx, inv); err != nil {
 		return IssuedInvitation{}, err
 	}
-	return s.issued(inv, token), nil
+	return s.mail(ctx, s.issued(inv, token)), nil
 }
 
 func dedup(ids []uuid.UUID) []uuid.UUID {
@@ -150,7 +166,7 @@ func (s *Service) ResendInvitation(ctx context.Context, c Caller, workspaceID, i
 	if err != nil {
 		return IssuedInvitation{}, err
 	}
-	return s.issued(inv, token), nil
+	return s.mail(ctx, s.issued(inv, token)), nil
 }
 
 // RevokeInvitation revokes a pending invitation; its token stops working.
@@ -235,6 +251,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, caller *Caller, in Accep
 	default:
 		return Invitation{}, uuid.Nil, errWrongUser(inv.Email)
 	}
+	defer s.rolesChanged()
 	if err := s.store.AcceptInvitation(ctx, inv, u.ID, newUser, identity, now); err != nil {
 		return Invitation{}, uuid.Nil, err
 	}

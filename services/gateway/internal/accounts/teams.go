@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/roles"
 )
@@ -304,6 +305,12 @@ func (s *Service) forget(prefixes []string) {
 	}
 }
 
+// rolesChanged drops every cached key of this replica: a membership, role
+// or ownership change may change what any key of the user may do (the
+// verifier caps a key by its creator's current role). Other replicas flush
+// on the database's NOTIFY.
+func (s *Service) rolesChanged() { s.keys.Forget(apikey.FlushAll) }
+
 func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
 // CreateOrganization creates an organization owned by the caller, with a
@@ -371,6 +378,7 @@ func (s *Service) deleteEntity(ctx context.Context, level Level, id uuid.UUID) e
 	}
 	prefixes, found, err := s.store.Delete(ctx, level, id)
 	s.forget(prefixes)
+	s.rolesChanged()
 	if err != nil {
 		return err
 	}
@@ -453,6 +461,7 @@ func (s *Service) TransferOwnership(ctx context.Context, c Caller, id, to uuid.U
 	if to == a.OwnerUserID {
 		return nil
 	}
+	defer s.rolesChanged()
 	return s.store.TransferOwnership(ctx, id, a.OwnerUserID, to)
 }
 
@@ -636,6 +645,7 @@ func (s *Service) SetMemberRole(ctx context.Context, c Caller, level Level, id, 
 		}
 	}
 	m := Membership{ID: newID(), TargetID: id, UserID: userID, Role: string(r), CreatedAt: s.stamp()}
+	defer s.rolesChanged()
 	return s.store.SetMember(ctx, level, m)
 }
 
@@ -665,6 +675,7 @@ func (s *Service) RemoveMember(ctx context.Context, c Caller, level Level, id, u
 	}
 	prefixes, found, err := s.store.RemoveMember(ctx, level, id, userID)
 	s.forget(prefixes)
+	s.rolesChanged()
 	if err != nil {
 		return err
 	}
@@ -726,5 +737,6 @@ func (s *Service) deleteUsers(ctx context.Context, refs []UserRef) error {
 	}
 	prefixes, err := s.store.DeleteUsers(ctx, refs)
 	s.forget(prefixes)
+	s.rolesChanged()
 	return err
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -43,9 +44,12 @@ type stack struct {
 	purger   *purger
 }
 
-// purger records the projects the gateway asks the services to purge and
-// checks, against the database, that it asks before their rows are gone.
+// purger is the gateway's real purger (purge.Purger, calling the services'
+// internal purge route on the stack's upstream) that also records the
+// projects it is asked to purge and checks, against the database, that it
+// is asked before their rows are gone.
 type purger struct {
+	real   *purge.Purger
 	pool   *pgxpool.Pool
 	mu     sync.Mutex
 	purged []uuid.UUID
@@ -69,7 +73,7 @@ func (p *purger) PurgeProjects(ctx context.Context, ids []uuid.UUID) error {
 		p.missing++
 	}
 	p.purged = append(p.purged, ids...)
-	return nil
+	return p.real.PurgeProjects(ctx, ids)
 }
 
 func (p *purger) calls() ([]uuid.UUID, int) {
@@ -111,6 +115,13 @@ func startStackSeeding(t *testing.T, pgURL string, seed accounts.Seeder) *stack 
 // ("": the recorder), with the given body limit.
 func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstreamURL, bodyLimit string) *stack {
 	t.Helper()
+	return startStackConfigured(t, pgURL, seed, upstreamURL, bodyLimit, nil)
+}
+
+// startStackConfigured is startStackUpstream with configure applied to the
+// accounts service before the server starts (nil: nothing).
+func startStackConfigured(t *testing.T, pgURL string, seed accounts.Seeder, upstreamURL, bodyLimit string, configure func(*accounts.Service)) *stack {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
 	pool, err := pgxpool.New(ctx, pgURL)
@@ -122,11 +133,15 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 		upstreamURL = up.URL
 	}
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
+	rec := &purger{pool: pool, real: purge.New(upstreamURL, upstreamURL, internalToken, 5*time.Second)}
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
-	purge := &purger{pool: pool}
+	svc := accounts.NewService(pgstore.New(pool), verifier, seed, rec)
+	if configure != nil {
+		configure(svc)
+	}
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed, purge), Verifier: verifier, Audit: audit.New(pool),
+		Accounts: svc, Verifier: verifier, Audit: audit.New(pool),
 		AdminKey: adminKey, InternalToken: internalToken,
 		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
@@ -138,7 +153,7 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 	go func() { _ = srv.Serve(ctx, ln); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done; pool.Close() })
 	waitListening(t, verifier, pool)
-	return &stack{url: "http://" + ln.Addr().String(), upstream: up, pool: pool, purger: purge}
+	return &stack{url: "http://" + ln.Addr().String(), upstream: up, pool: pool, purger: rec}
 }
 
 // waitListening waits until the verifier's LISTEN is in place, so that a

@@ -165,6 +165,7 @@ type (
 		Invitation invitationOut `json:"invitation"`
 		Token      string        `json:"token"`      // shown once; only its hash is stored
 		AcceptURL  string        `json:"accept_url"` // the console page that redeems the token
+		Emailed    bool          `json:"emailed"`    // the link was mailed (GATEWAY_SMTP_URL set and the relay took it)
 	}
 	invitationList struct {
 		Count       int             `json:"count"`
@@ -598,7 +599,7 @@ func (h *handler) invite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, invitationIssued{Invitation: toInvitationOut(inv.Invitation, time.Now()), Token: inv.Token, AcceptURL: inv.AcceptURL})
+	return c.JSON(http.StatusCreated, invitationIssued{Invitation: toInvitationOut(inv.Invitation, time.Now()), Token: inv.Token, AcceptURL: inv.AcceptURL, Emailed: inv.Emailed})
 }
 
 func (h *handler) listInvitations(c echo.Context) error {
@@ -631,7 +632,7 @@ func (h *handler) resendInvitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, invitationIssued{Invitation: toInvitationOut(out.Invitation, time.Now()), Token: out.Token, AcceptURL: out.AcceptURL})
+	return c.JSON(http.StatusOK, invitationIssued{Invitation: toInvitationOut(out.Invitation, time.Now()), Token: out.Token, AcceptURL: out.AcceptURL, Emailed: out.Emailed})
 }
 
 func (h *handler) revokeInvitation(c echo.Context) error {

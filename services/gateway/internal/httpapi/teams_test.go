@@ -12,6 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/smtptest"
+	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/mailer"
 )
 
 // teamAccount is a provisioned account with its organization.
@@ -284,34 +289,49 @@ func TestWorkspacesAndProjects(t *testing.T) {
 	s.denied(t, "manage_members", "editor", "PUT", "/api/workspaces/"+ws, edKey, map[string]any{"name": "R"})
 	assert.Equal(t, "R&D", obj(s.want(t, http.StatusOK, "PUT", "/api/workspaces/"+ws, own.auth(), map[string]any{"name": "R&D"}), "workspace")["name"])
 
-	// a workspace admin manages the workspace's projects, not the organization
+	// a workspace admin manages the workspace's projects, not the
+	// organization; a key without a role of its own acts with its user's
+	// role on each target, one with a role is capped by it everywhere
 	s.want(t, http.StatusOK, "PUT", "/api/workspaces/"+ws+"/members/"+ed.userID, own.auth(), map[string]any{"role": "admin"})
 	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, edKey, nil), "workspace")["role"])
-	p := obj(s.want(t, http.StatusOK, "POST", "/api/projects", edKey, map[string]any{"workspace_id": ws, "name": "Bot"}), "project")
+	r := s.want(t, http.StatusOK, "POST", "/api/admin/simple/accounts/api-keys", admin,
+		map[string]any{"user_id": ed.userID, "project_id": own.projectID, "role": "editor"})
+	capped := "ApiKey " + obj(r, "api_key")["key"].(string)
+	assert.Equal(t, "editor", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, capped, nil), "workspace")["role"])
+	s.denied(t, "manage_members", "editor", "POST", "/api/projects", capped, map[string]any{"workspace_id": ws, "name": "Bot"})
+	first := obj(s.want(t, http.StatusOK, "POST", "/api/projects", own.auth(), map[string]any{"workspace_id": ws, "name": "First"}), "project")
+	assert.Equal(t, "owner", first["role"])
+	edWsKey, _ := s.adminKey(t, ed.userID, first["id"].(string))
+	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+ws, edWsKey, nil), "workspace")["role"])
+	p := obj(s.want(t, http.StatusOK, "POST", "/api/projects", edWsKey, map[string]any{"workspace_id": ws, "name": "Bot"}), "project")
 	assert.Equal(t, ws, p["workspace_id"])
 	assert.Equal(t, own.orgID, p["organization_id"])
 	assert.Equal(t, false, p["is_default"])
 	assert.Equal(t, "admin", p["role"])
 	prj := p["id"].(string)
-	s.want(t, http.StatusBadRequest, "PUT", "/api/projects/"+prj, edKey, map[string]any{})
-	assert.Equal(t, "Bot 2", obj(s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj, edKey, map[string]any{"name": "Bot 2"}), "project")["name"])
+	s.want(t, http.StatusBadRequest, "PUT", "/api/projects/"+prj, edWsKey, map[string]any{})
+	assert.Equal(t, "Bot 2", obj(s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj, edWsKey, map[string]any{"name": "Bot 2"}), "project")["name"])
 	s.denied(t, "manage_members", "editor", "DELETE", "/api/workspaces/"+ws, edKey, nil)
+	s.denied(t, "manage_members", "editor", "DELETE", "/api/workspaces/"+ws, edWsKey, nil) // needs it on the organization, where ed is an editor
 
 	// project members: a project role narrows the workspace's
 	s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj+"/members/"+ed.userID, own.auth(), map[string]any{"role": "viewer"})
-	assert.Equal(t, "viewer", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edKey, nil), "project")["role"])
-	s.denied(t, "manage_members", "viewer", "PUT", "/api/projects/"+prj, edKey, map[string]any{"name": "x"})
-	assert.Equal(t, []string{ed.userID}, ids(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj+"/members", edKey, nil)["members"], "user_id"))
+	edPrjKey, _ := s.adminKey(t, ed.userID, prj)
+	assert.Equal(t, "viewer", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edPrjKey, nil), "project")["role"])
+	s.denied(t, "manage_members", "viewer", "PUT", "/api/projects/"+prj, edPrjKey, map[string]any{"name": "x"})
+	assert.Equal(t, []string{ed.userID}, ids(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj+"/members", edPrjKey, nil)["members"], "user_id"))
 	stranger := s.teamAccount(t, "stranger@example.com")
 	s.want(t, http.StatusNotFound, "PUT", "/api/projects/"+prj+"/members/"+stranger.userID, own.auth(), map[string]any{"role": "viewer"})
 	s.want(t, http.StatusNoContent, "DELETE", "/api/projects/"+prj+"/members/"+ed.userID, own.auth(), nil)
-	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edKey, nil), "project")["role"])
+	s.want(t, http.StatusUnauthorized, "GET", "/api/profile", edPrjKey, nil) // revoked with the membership
+	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+prj, edWsKey, nil), "project")["role"])
 
 	// removing from the workspace removes its project memberships and keys
-	edPrjKey, _ := s.adminKey(t, ed.userID, prj)
+	edPrjKey, _ = s.adminKey(t, ed.userID, prj)
 	s.want(t, http.StatusOK, "PUT", "/api/projects/"+prj+"/members/"+ed.userID, own.auth(), map[string]any{"role": "viewer"})
 	s.want(t, http.StatusNoContent, "DELETE", "/api/workspaces/"+ws+"/members/"+ed.userID, own.auth(), nil)
 	s.want(t, http.StatusUnauthorized, "GET", "/api/profile", edPrjKey, nil)
+	s.want(t, http.StatusUnauthorized, "GET", "/api/profile", edWsKey, nil)
 	assert.EqualValues(t, 0, s.want(t, http.StatusOK, "GET", "/api/projects/"+prj+"/members", own.auth(), nil)["count"])
 	s.want(t, http.StatusOK, "GET", "/api/profile", edKey, nil) // the key in another workspace stays
 
@@ -322,7 +342,7 @@ func TestWorkspacesAndProjects(t *testing.T) {
 	s.want(t, http.StatusNoContent, "DELETE", "/api/workspaces/"+ws, own.auth(), nil)
 	s.want(t, http.StatusNotFound, "GET", "/api/workspaces/"+ws, own.auth(), nil)
 	purged, missing := s.purger.calls()
-	assert.Equal(t, []uuid.UUID{uuid.MustParse(prj), uuid.MustParse(p2["id"].(string))}, purged)
+	assert.ElementsMatch(t, []uuid.UUID{uuid.MustParse(prj), uuid.MustParse(first["id"].(string)), uuid.MustParse(p2["id"].(string))}, purged)
 	assert.Zero(t, missing)
 }
 
@@ -496,6 +516,10 @@ func TestAdminSimpleRoutes(t *testing.T) {
 	// api keys: for a user with a role in the project only
 	s.want(t, http.StatusNotFound, "POST", base+"/api-keys", admin, map[string]any{"user_id": uuid.NewString(), "project_id": prj})
 	s.want(t, http.StatusBadRequest, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "expires_at": "2001-01-01T00:00:00Z"})
+	s.want(t, http.StatusUnprocessableEntity, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "editor"}) // above viewer
+	s.want(t, http.StatusUnprocessableEntity, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "root"})
+	r := s.want(t, http.StatusOK, "POST", base+"/api-keys", admin, map[string]any{"user_id": other, "project_id": prj, "role": "viewer"})
+	assert.Equal(t, "viewer", obj(r, "api_key")["role"])
 	key, keyID := s.adminKey(t, other, prj)
 	prof := s.want(t, http.StatusOK, "GET", "/api/profile", key, nil)
 	assert.Equal(t, "ops@example.com", prof["email"])
@@ -592,4 +616,39 @@ func TestTeamHostileInput(t *testing.T) {
 	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM organizations) + (SELECT count(*) FROM users)
 		+ (SELECT count(*) FROM invitations) + (SELECT count(*) FROM projects)`).Scan(&n))
 	assert.Equal(t, 3, n, "only the test's own account")
+}
+
+// TestInvitationMailed: with a mail relay the invitation's absolute link
+// is mailed to the invitee, on create and on resend; a relay that is down
+// leaves the invitation made and says so (emailed false).
+func TestInvitationMailed(t *testing.T) {
+	relay := smtptest.New(t)
+	m, err := mailer.New("smtp://"+relay.Addr+"?from=assay@example.com", 5*time.Second)
+	require.NoError(t, err)
+	s := startStackConfigured(t, pgtest.NewURL(t), nil, "", "1M", func(a *accounts.Service) {
+		a.Mailer, a.AcceptURL = m, "https://assay.example.com"+a.AcceptURL
+	})
+	own := s.teamAccount(t, "own@example.com")
+	ws := "/api/workspaces/" + own.workspaceID
+	r := s.want(t, http.StatusCreated, "POST", ws+"/invitations", own.auth(), map[string]any{"email": "mailme@example.com", "role": "viewer"})
+	assert.Equal(t, true, r["emailed"])
+	link := r["accept_url"].(string)
+	assert.Equal(t, "https://assay.example.com/console/invitations/accept?token="+r["token"].(string), link)
+	msgs := relay.Messages()
+	require.Len(t, msgs, 1)
+	assert.Equal(t, "assay@example.com", msgs[0].From)
+	assert.Equal(t, []string{"mailme@example.com"}, msgs[0].To)
+	assert.Contains(t, msgs[0].Data, "To: mailme@example.com\r\n")
+	assert.Contains(t, msgs[0].Data, "Subject: Your invitation to Assay\r\n")
+	assert.Contains(t, msgs[0].Data, link)
+
+	r = s.want(t, http.StatusOK, "POST", ws+"/invitations/"+obj(r, "invitation")["id"].(string)+"/resend", own.auth(), nil)
+	require.Len(t, relay.Messages(), 2)
+	assert.Contains(t, relay.Messages()[1].Data, r["token"].(string))
+
+	relay.Close()
+	r = s.want(t, http.StatusCreated, "POST", ws+"/invitations", own.auth(), map[string]any{"email": "lost@example.com", "role": "viewer"})
+	assert.Equal(t, false, r["emailed"])
+	assert.Len(t, relay.Messages(), 2)
+	s.want(t, http.StatusOK, "POST", "/api/invitations/accept", "", map[string]any{"token": r["token"], "password": "long enough"})
 }
