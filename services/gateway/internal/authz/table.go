@@ -161,14 +161,15 @@ func Lookup(method, path string) (Rule, map[string]string, bool) {
 			patterns[i] = split(r.Pattern)
 		}
 	})
+	params := map[string]string{} // one map, cleared after each miss
 	for i, r := range Table {
 		if r.Method != "*" && r.Method != method {
 			continue
 		}
-		params := map[string]string{}
 		if match(patterns[i], segs, params) {
 			return r, params, true
 		}
+		clear(params)
 	}
 	return Rule{}, nil, false
 }

@@ -63,3 +63,17 @@ func FuzzLookup(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLookup is the table's cost per request: a route near the end
+// of the table (a family default) and one near the start.
+func BenchmarkLookup(b *testing.B) {
+	for _, p := range []string{"/simple/traces/0190b2a4-1c2d-7e3f-8a9b-0c1d2e3f4a5b", "/keys"} {
+		b.Run(p, func(b *testing.B) {
+			for range b.N {
+				if _, _, ok := authz.Lookup("GET", p); !ok {
+					b.Fatal(p)
+				}
+			}
+		})
+	}
+}
