@@ -24,10 +24,11 @@ type GRPC struct {
 	srv    *grpc.Server
 }
 
-// NewGRPC returns the gRPC server; messages are bounded by maxBytes.
-func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger) *GRPC {
+// NewGRPC returns the gRPC server; messages are bounded by maxBytes. opts
+// add server options (admission control: admit.Gate.ServerOptions).
+func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger, opts ...grpc.ServerOption) *GRPC {
 	g := &GRPC{ingest: svc, keys: keys, log: log}
-	g.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxBytes))
+	g.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxBytes)}, opts...)...)
 	ptraceotlp.RegisterGRPCServer(g.srv, g)
 	return g
 }
