@@ -136,15 +136,20 @@ func (g *Gate) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, hand
 }
 
 // GRPCStatus is a refusal as gRPC status: UNAVAILABLE for a full service,
-// RESOURCE_EXHAUSTED for a tenant over its share, both with a RetryInfo
-// detail (the OTLP exporters retry RESOURCE_EXHAUSTED only when it has one).
+// RESOURCE_EXHAUSTED for a tenant over its share, both with a retry delay.
 func GRPCStatus(err error) error {
 	code := codes.Unavailable
 	if errs.From(err).Kind == errs.TooManyRequests {
 		code = codes.ResourceExhausted
 	}
-	st := status.New(code, errs.From(err).Msg)
-	if d, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(RetryAfter)}); derr == nil {
+	return RetryStatus(code, errs.From(err).Msg)
+}
+
+// RetryStatus is a gRPC status with a RetryInfo detail of RetryAfter: the
+// OTLP exporters retry RESOURCE_EXHAUSTED only when it carries one.
+func RetryStatus(code codes.Code, msg string) error {
+	st := status.New(code, msg)
+	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(RetryAfter)}); err == nil {
 		st = d
 	}
 	return st.Err()
