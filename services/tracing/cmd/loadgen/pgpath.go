@@ -120,6 +120,7 @@ func pgPath(server string, dur time.Duration, spansPerTrace, writers, group int)
 	if err != nil {
 		log.Fatal(err)
 	}
+	rows := pgRows(spansPerTrace)
 	admin, err := pgx.Connect(ctx, server)
 	if err != nil {
 		log.Fatal(err)
@@ -129,27 +130,33 @@ func pgPath(server string, dur time.Duration, spansPerTrace, writers, group int)
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
 		log.Fatal(err)
 	}
-	defer func() {
+	drop := func() {
 		if _, err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
 			log.Print(err)
 		}
-	}()
+	}
+	defer drop()
+	// fail drops the private database before exiting (log.Fatal skips
+	// deferred calls).
+	fail := func(err error) {
+		drop()
+		log.Fatal(err)
+	}
 	u.Path = "/" + db
 	dsn := u.String()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	for _, ddl := range pgSchema {
 		if _, err := conn.Exec(ctx, ddl); err != nil {
-			log.Fatalf("%s: %v", ddl[:min(len(ddl), 60)], err)
+			fail(fmt.Errorf("%s: %v", ddl[:min(len(ddl), 60)], err))
 		}
 	}
 	var indexes int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'spans'`).Scan(&indexes); err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
-	rows := pgRows(spansPerTrace)
 	project, creator := uuid.New(), uuid.New()
 
 	var stored atomic.Int64
@@ -160,7 +167,7 @@ func pgPath(server string, dur time.Duration, spansPerTrace, writers, group int)
 	for w := 0; w < writers; w++ {
 		c, err := pgx.Connect(ctx, dsn)
 		if err != nil {
-			log.Fatal(err)
+			fail(err)
 		}
 		wg.Add(1)
 		go func() {
@@ -175,7 +182,7 @@ func pgPath(server string, dur time.Duration, spansPerTrace, writers, group int)
 				for off := 0; off < len(rows) && time.Now().Before(deadline); off += group {
 					n, err := pgTx(ctx, c, project, creator, traceID, rows[off:min(off+group, len(rows))])
 					if err != nil {
-						log.Fatalf("pg path: %v", err)
+						fail(fmt.Errorf("pg path: %v", err))
 					}
 					stored.Add(int64(n))
 				}
@@ -186,11 +193,11 @@ func pgPath(server string, dur time.Duration, spansPerTrace, writers, group int)
 	elapsed := time.Since(start)
 	var count, total int64
 	if err := conn.QueryRow(ctx, `SELECT count(*), pg_total_relation_size('spans') FROM spans`).Scan(&count, &total); err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	conn.Close(ctx)
 	if count != stored.Load() {
-		log.Fatalf("pg path: %d spans committed but %d rows in the table", stored.Load(), count)
+		fail(fmt.Errorf("pg path: %d spans committed but %d rows in the table", stored.Load(), count))
 	}
 	fmt.Printf("pg path: %d writers, %d-span transactions of per-row upserts, %d indexes, %s\n", writers, group, indexes, pgVersion(admin))
 	fmt.Printf("pg path: %d spans stored in %.1fs\n", count, elapsed.Seconds())
