@@ -51,6 +51,14 @@ func main() {
 	repeat := flag.Int("repeat", 50, "queries of each kind with -queries")
 	traces := flag.Int("traces", 1000000, "traces stored, with -queries")
 	flag.Parse()
+	if *overload {
+		overloadRun(*url, *token, *chURL, *rate, *workers, *batch, *dur)
+		return
+	}
+	if *pgURL != "" {
+		pgPath(*pgURL, *dur, *batch, *pgWriters, *pgGroup)
+		return
+	}
 	if *queries != "" {
 		timeQueries(*url, *token, *queries, *repeat, *traces)
 		return

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"runtime/debug"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/spanstream"
+	"github.com/assayhq/assay/services/tracing/internal/admit"
 	"github.com/assayhq/assay/services/tracing/internal/annotate"
 	"github.com/assayhq/assay/services/tracing/internal/dedup"
 	"github.com/assayhq/assay/services/tracing/internal/httpapi"
@@ -44,6 +46,7 @@ type Config struct {
 	URIProvider     string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
 	RegistryTimeout time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
 	OTLP            otlpConfig
+	Admit           admit.Config
 	Span            spanmodel.Limits
 	Postgres        keysPostgres
 	APIKey          apikey.Config
@@ -54,8 +57,9 @@ type Config struct {
 	Log             logx.Config
 }
 
-// Validate checks what the tags cannot: the span limits.
-func (c *Config) Validate() error { return c.Span.Validate() }
+// Validate checks what the tags cannot: the span limits and the admission
+// bound.
+func (c *Config) Validate() error { return errors.Join(c.Span.Validate(), c.Admit.Validate()) }
 
 // otlpConfig is the OTLP ports and limits. Variables: TRACING_OTLP_*.
 type otlpConfig struct {
@@ -127,6 +131,8 @@ func run(ctx context.Context, cfg Config) error {
 	srv.AddCheck("nats", nc.Check)
 	srv.AddCheck("clickhouse", chx.Check(ch))
 	srv.Echo.Use(httpx.RequireInternal(cfg.InternalToken))
+	gate := admit.New(cfg.Admit)
+	srv.Echo.Use(gate.Middleware())
 	h.Register(srv.Echo)
 
 	g, ctx := errgroup.WithContext(ctx)
@@ -144,11 +150,12 @@ func run(ctx context.Context, cfg Config) error {
 			otlpHTTP.AddCheck("nats", nc.Check)
 			otlpHTTP.AddCheck("postgres", pgxutil.Check(pool))
 			otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
+			otlpHTTP.Echo.Use(gate.Middleware())
 			otlpserver.NewHTTP(h.Ingest, h.Limits).Register(otlpHTTP.Echo)
 			g.Go(func() error { return otlpHTTP.Run(ctx, cfg.OTLP.HTTPAddr) })
 		}
 		if cfg.OTLP.GRPCAddr != "" {
-			grpcSrv := otlpserver.NewGRPC(h.Ingest, keys, int(cfg.OTLP.MaxDecompressed), log)
+			grpcSrv := otlpserver.NewGRPC(h.Ingest, keys, int(cfg.OTLP.MaxDecompressed), log, gate.ServerOptions()...)
 			g.Go(func() error { return grpcSrv.Run(ctx, cfg.OTLP.GRPCAddr) })
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/tracing/internal/admit"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 )
 
@@ -24,10 +25,11 @@ type GRPC struct {
 	srv    *grpc.Server
 }
 
-// NewGRPC returns the gRPC server; messages are bounded by maxBytes.
-func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger) *GRPC {
+// NewGRPC returns the gRPC server; messages are bounded by maxBytes. opts
+// add server options (admission control: admit.Gate.ServerOptions).
+func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger, opts ...grpc.ServerOption) *GRPC {
 	g := &GRPC{ingest: svc, keys: keys, log: log}
-	g.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxBytes))
+	g.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxBytes)}, opts...)...)
 	ptraceotlp.RegisterGRPCServer(g.srv, g)
 	return g
 }
@@ -61,7 +63,8 @@ func (g *GRPC) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptrace
 }
 
 // grpcError maps an error kind to the status code OTLP exporters act on:
-// Unavailable and ResourceExhausted are retried, the rest are not.
+// Unavailable and ResourceExhausted are retried (both carry RetryInfo), the
+// rest are not.
 func grpcError(err error) error {
 	e := errs.From(err)
 	code := map[errs.Kind]codes.Code{
@@ -71,6 +74,11 @@ func grpcError(err error) error {
 	}[e.Kind]
 	if code == codes.OK {
 		code = codes.Internal
+	}
+	if code == codes.Unavailable || code == codes.ResourceExhausted {
+		// With a retry delay: the exporters retry RESOURCE_EXHAUSTED
+		// (a full span backlog) only when told when.
+		return admit.RetryStatus(code, e.Msg)
 	}
 	return status.Error(code, e.Msg)
 }

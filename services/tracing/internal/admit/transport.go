@@ -1,0 +1,156 @@
+package admit
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/labstack/echo/v4"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/assayhq/assay/pkg/apikey"
+	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/scope"
+)
+
+// ingestPaths are the routes that take spans: OTLP/HTTP on its own port
+// and behind the gateway, and the native ingest routes.
+var ingestPaths = []string{"/v1/traces", "/spans/ingest", "/traces/ingest"}
+
+// IsIngest tells whether r sends spans.
+func IsIngest(r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	for _, p := range ingestPaths {
+		if strings.HasSuffix(r.URL.Path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Middleware admits each ingest request by its Content-Length before its
+// body is read, and releases it when the request is answered. It must run
+// after the middleware that puts the caller's scope in the context (the
+// tenant is the scope's project). Other routes pass untouched.
+func (g *Gate) Middleware() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if g == nil {
+			return next
+		}
+		return func(c echo.Context) error {
+			r := c.Request()
+			if !IsIngest(r) {
+				return next(c)
+			}
+			tenant := ""
+			if sc, ok := scope.From(r.Context()); ok {
+				tenant = sc.ProjectID.String()
+			}
+			release, err := g.Acquire(tenant, r.ContentLength)
+			if err != nil {
+				// Answered here rather than through the error handler,
+				// which logs every 5xx: under overload that is thousands
+				// of lines a second about an expected state.
+				e := errs.From(err)
+				c.Response().Header().Set("Retry-After", strconv.Itoa(int(RetryAfter.Seconds())))
+				return c.JSON(httpx.Status(e.Kind), httpx.ErrorBody{Detail: e.Msg})
+			}
+			defer release()
+			return next(c)
+		}
+	}
+}
+
+// sizeKey holds, in a gRPC call's context, the size of its request message
+// as StatsHandler saw it decoded.
+type sizeKey struct{}
+
+// StatsHandler records each gRPC request message's size for
+// UnaryInterceptor: gRPC reports it (stats.InPayload) after decoding the
+// message and before calling the interceptor, in the same context.
+type StatsHandler struct{}
+
+// TagRPC gives the call a place for its size.
+func (StatsHandler) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	return context.WithValue(ctx, sizeKey{}, new(atomic.Int64))
+}
+
+// HandleRPC records the request message's uncompressed size.
+func (StatsHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if in, ok := s.(*stats.InPayload); ok {
+		if p, ok := ctx.Value(sizeKey{}).(*atomic.Int64); ok {
+			p.Add(int64(in.Length))
+		}
+	}
+}
+
+// TagConn is a no-op.
+func (StatsHandler) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+
+// HandleConn is a no-op.
+func (StatsHandler) HandleConn(context.Context, stats.ConnStats) {}
+
+// ServerOptions are the gRPC server options that put the gate in front of
+// every unary call: the size recorder and the interceptor. The tenant on
+// the OTLP gRPC port is the API key's prefix (a key belongs to one
+// project; the key is checked after admission, by the service).
+func (g *Gate) ServerOptions() []grpc.ServerOption {
+	if g == nil {
+		return nil
+	}
+	return []grpc.ServerOption{grpc.StatsHandler(StatsHandler{}), grpc.ChainUnaryInterceptor(g.unary)}
+}
+
+func (g *Gate) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	n := int64(-1)
+	if p, ok := ctx.Value(sizeKey{}).(*atomic.Int64); ok {
+		n = p.Load()
+	}
+	tenant := ""
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get("authorization"); len(v) > 0 {
+			if raw, ok := apikey.FromAuthorization(v[0]); ok {
+				if k, ok := apikey.Parse(raw); ok {
+					tenant = k.Prefix
+				}
+			}
+		}
+	}
+	release, err := g.Acquire(tenant, n)
+	if err != nil {
+		return nil, GRPCStatus(err)
+	}
+	defer release()
+	return handler(ctx, req)
+}
+
+// GRPCStatus is a refusal as gRPC status: UNAVAILABLE for a full service,
+// RESOURCE_EXHAUSTED for a tenant over its share, both with a retry delay.
+func GRPCStatus(err error) error {
+	code := codes.Unavailable
+	if errs.From(err).Kind == errs.TooManyRequests {
+		code = codes.ResourceExhausted
+	}
+	return RetryStatus(code, errs.From(err).Msg)
+}
+
+// RetryStatus is a gRPC status with a RetryInfo detail of RetryAfter: the
+// OTLP exporters retry RESOURCE_EXHAUSTED only when it carries one.
+func RetryStatus(code codes.Code, msg string) error {
+	st := status.New(code, msg)
+	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(RetryAfter)}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
