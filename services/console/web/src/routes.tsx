@@ -12,10 +12,10 @@ const NotFound = lazy(() => import("./pages/home/NotFound"));
 const Placeholder = lazy(() => import("./pages/home/Placeholder"));
 
 // C2 (console-app) pages.
-const Traces = lazy(() => import("./pages/home/Placeholder"));
-const TraceView = lazy(() => import("./pages/home/Placeholder"));
-const Sessions = lazy(() => import("./pages/home/Placeholder"));
-const SessionView = lazy(() => import("./pages/home/Placeholder"));
+const Traces = lazy(() => import("./pages/traces/Traces"));
+const TraceView = lazy(() => import("./pages/traces/TraceView"));
+const Sessions = lazy(() => import("./pages/sessions/Sessions"));
+const SessionView = lazy(() => import("./pages/sessions/SessionView"));
 const Analytics = lazy(() => import("./pages/home/Placeholder"));
 const Queues = lazy(() => import("./pages/home/Placeholder"));
 const QueueView = lazy(() => import("./pages/home/Placeholder"));
