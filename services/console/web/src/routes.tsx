@@ -9,6 +9,7 @@ import { Loading } from "./components/Loading";
 const SignIn = lazy(() => import("./pages/signin/SignIn"));
 const Home = lazy(() => import("./pages/home/Home"));
 const NotFound = lazy(() => import("./pages/home/NotFound"));
+const AcceptInvitation = lazy(() => import("./pages/invitations/Accept"));
 const Placeholder = lazy(() => import("./pages/home/Placeholder"));
 
 // C2 (console-app) pages.
@@ -19,11 +20,11 @@ const SessionView = lazy(() => import("./pages/sessions/SessionView"));
 const Analytics = lazy(() => import("./pages/home/Placeholder"));
 const Queues = lazy(() => import("./pages/home/Placeholder"));
 const QueueView = lazy(() => import("./pages/home/Placeholder"));
-const SettingsKeys = lazy(() => import("./pages/home/Placeholder"));
-const SettingsSecrets = lazy(() => import("./pages/home/Placeholder"));
-const SettingsMembers = lazy(() => import("./pages/home/Placeholder"));
-const SettingsInvitations = lazy(() => import("./pages/home/Placeholder"));
-const SettingsAudit = lazy(() => import("./pages/home/Placeholder"));
+const SettingsKeys = lazy(() => import("./pages/settings/Keys"));
+const SettingsSecrets = lazy(() => import("./pages/settings/Secrets"));
+const SettingsMembers = lazy(() => import("./pages/settings/Members"));
+const SettingsInvitations = lazy(() => import("./pages/settings/Invitations"));
+const SettingsAudit = lazy(() => import("./pages/settings/Audit"));
 
 // C3 (console-pages) pages: replace each Placeholder with the page's own lazy import.
 const Testsets = Placeholder;
@@ -45,6 +46,7 @@ export function AppRoutes() {
   return (
     <Routes>
       <Route path="/signin" element={page(<SignIn />)} />
+      <Route path="/invitations/accept" element={page(<AcceptInvitation />)} />
       <Route
         element={
           <RequireAuth>
