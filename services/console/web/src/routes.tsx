@@ -17,7 +17,7 @@ const Traces = lazy(() => import("./pages/traces/Traces"));
 const TraceView = lazy(() => import("./pages/traces/TraceView"));
 const Sessions = lazy(() => import("./pages/sessions/Sessions"));
 const SessionView = lazy(() => import("./pages/sessions/SessionView"));
-const Analytics = lazy(() => import("./pages/home/Placeholder"));
+const Analytics = lazy(() => import("./pages/analytics/Analytics"));
 const Queues = lazy(() => import("./pages/home/Placeholder"));
 const QueueView = lazy(() => import("./pages/home/Placeholder"));
 const SettingsKeys = lazy(() => import("./pages/settings/Keys"));
