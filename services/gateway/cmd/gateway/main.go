@@ -24,6 +24,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
 	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -35,6 +36,7 @@ type Config struct {
 	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry service"`
 	RuntimeURL      string        `split_words:"true" default:"http://127.0.0.1:8082" desc:"base URL of the runtime service"`
 	TracingURL      string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service"`
+	ConsoleURL      string        `split_words:"true" default:"http://127.0.0.1:8085" desc:"base URL of the console service, which serves the web console under /console/ (empty: no console)"`
 	UpstreamTimeout time.Duration `split_words:"true" default:"300s" desc:"how long to wait for a service's response headers"`
 	InvitationTTL   time.Duration `split_words:"true" default:"168h" desc:"how long an invitation's token stays valid (resending gives a new token and a new expiry)"`
 	PublicURL       string        `split_words:"true" desc:"the platform's public base URL (e.g. https://assay.example.com), put before the accept_url of invitations; empty: a path-only link"`
@@ -42,6 +44,7 @@ type Config struct {
 	HTTP            httpx.Config
 	Postgres        pgxutil.Config
 	APIKey          apikey.Config
+	Session         sessions.Config
 	Log             logx.Config
 }
 
@@ -102,10 +105,11 @@ func run(ctx context.Context, cfg Config) error {
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts:        accts,
 		Audit:           audit.New(pool),
+		Sessions:        sessions.NewService(pgstore.NewSessions(pool), accts, cfg.Session),
 		Verifier:        verifier,
 		AdminKey:        cfg.AdminKey,
 		InternalToken:   cfg.InternalToken,
-		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL},
+		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL, Console: cfg.ConsoleURL},
 		UpstreamTimeout: cfg.UpstreamTimeout,
 		Log:             log,
 	})

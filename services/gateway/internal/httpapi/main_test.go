@@ -27,6 +27,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
 	"github.com/assayhq/assay/services/gateway/internal/purge"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -142,8 +143,9 @@ func startStackConfigured(t *testing.T, pgURL string, seed accounts.Seeder, upst
 	}
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts: svc, Verifier: verifier, Audit: audit.New(pool),
+		Sessions: sessions.NewService(pgstore.NewSessions(pool), svc, sessions.Config{TTL: time.Hour}),
 		AdminKey: adminKey, InternalToken: internalToken,
-		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
+		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL, Console: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
 	}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

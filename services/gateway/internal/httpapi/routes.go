@@ -14,12 +14,14 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
 	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/authz"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 )
 
 // Deps is what the routes need.
 type Deps struct {
 	Accounts        *accounts.Service
 	Audit           *audit.Log
+	Sessions        *sessions.Service
 	Verifier        Verifier
 	AdminKey        string
 	InternalToken   string
@@ -31,6 +33,7 @@ type Deps struct {
 type handler struct {
 	accounts *accounts.Service
 	audit    *audit.Log
+	sessions *sessions.Service
 }
 
 // Register adds the gateway's routes and middleware to e.
@@ -39,8 +42,8 @@ func Register(e *echo.Echo, d Deps) error {
 	if err != nil {
 		return err
 	}
-	h := &handler{accounts: d.Accounts, audit: d.Audit}
-	e.Use(authenticate(d.Verifier, d.Accounts, d.AdminKey))
+	h := &handler{accounts: d.Accounts, audit: d.Audit, sessions: d.Sessions}
+	e.Use(authenticate(d.Verifier, d.Accounts, d.Sessions, d.AdminKey))
 	var rs authz.Roles
 	if d.Accounts != nil {
 		rs = d.Accounts
@@ -62,6 +65,9 @@ func Register(e *echo.Echo, d Deps) error {
 	e.GET("/audit", h.listAudit)
 	h.registerTeams(e)
 	h.registerAdmin(e)
+	e.POST("/auth/sign-in", h.signIn)
+	e.GET("/auth/session", h.session)
+	e.POST("/auth/sign-out", h.signOut)
 
 	e.Any("/*", p.handle)
 	return nil

@@ -1,0 +1,20 @@
+import { useAuth } from "../auth/AuthContext";
+
+/** Picks the project every request is scoped to, among the session's projects. */
+export function ProjectSwitcher() {
+  const { session, projectId, setProject } = useAuth();
+  const projects = session?.projects ?? [];
+  if (projects.length === 0) return <span className="project-switcher">No project</span>;
+  return (
+    <label className="project-switcher">
+      <span className="sr-only">Project</span>
+      <select aria-label="Project" value={projectId} onChange={(e) => setProject(e.target.value)}>
+        {projects.map((p) => (
+          <option key={p.id} value={p.id}>
+            {p.name} ({p.role})
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -1,0 +1,86 @@
+import { lazy, Suspense, type ReactNode } from "react";
+import { Navigate, Route, Routes } from "react-router";
+import { Layout } from "./components/Layout";
+import { RequireAuth } from "./auth/RequireAuth";
+import { Loading } from "./components/Loading";
+
+// Every page is its own chunk (React.lazy) so the initial JavaScript stays small:
+// the shell (router, query client, auth, layout) loads first, a page when it is opened.
+const SignIn = lazy(() => import("./pages/signin/SignIn"));
+const Home = lazy(() => import("./pages/home/Home"));
+const NotFound = lazy(() => import("./pages/home/NotFound"));
+const AcceptInvitation = lazy(() => import("./pages/invitations/Accept"));
+const Placeholder = lazy(() => import("./pages/home/Placeholder"));
+
+// C2 (console-app) pages.
+const Traces = lazy(() => import("./pages/traces/Traces"));
+const TraceView = lazy(() => import("./pages/traces/TraceView"));
+const Sessions = lazy(() => import("./pages/sessions/Sessions"));
+const SessionView = lazy(() => import("./pages/sessions/SessionView"));
+const Analytics = lazy(() => import("./pages/analytics/Analytics"));
+const Queues = lazy(() => import("./pages/queues/Queues"));
+const QueueView = lazy(() => import("./pages/queues/QueueView"));
+const SettingsKeys = lazy(() => import("./pages/settings/Keys"));
+const SettingsSecrets = lazy(() => import("./pages/settings/Secrets"));
+const SettingsMembers = lazy(() => import("./pages/settings/Members"));
+const SettingsInvitations = lazy(() => import("./pages/settings/Invitations"));
+const SettingsAudit = lazy(() => import("./pages/settings/Audit"));
+
+// C3 (console-pages) pages: replace each Placeholder with the page's own lazy import.
+const Testsets = Placeholder;
+const TestsetView = Placeholder;
+const Apps = Placeholder;
+const AppView = Placeholder;
+const Playground = Placeholder;
+const Evaluators = Placeholder;
+const EvaluatorView = Placeholder;
+const Evaluations = Placeholder;
+const EvaluationView = Placeholder;
+const EvaluationsCompare = Placeholder;
+
+function page(el: ReactNode) {
+  return <Suspense fallback={<Loading />}>{el}</Suspense>;
+}
+
+export function AppRoutes() {
+  return (
+    <Routes>
+      <Route path="/signin" element={page(<SignIn />)} />
+      <Route path="/invitations/accept" element={page(<AcceptInvitation />)} />
+      <Route
+        element={
+          <RequireAuth>
+            <Layout />
+          </RequireAuth>
+        }
+      >
+        <Route index element={page(<Home />)} />
+        <Route path="traces" element={page(<Traces />)} />
+        <Route path="traces/:traceId" element={page(<TraceView />)} />
+        <Route path="sessions" element={page(<Sessions />)} />
+        <Route path="sessions/:sessionId" element={page(<SessionView />)} />
+        <Route path="analytics" element={page(<Analytics />)} />
+        <Route path="queues" element={page(<Queues />)} />
+        <Route path="queues/:queueId" element={page(<QueueView />)} />
+        <Route path="settings" element={<Navigate to="/settings/keys" replace />} />
+        <Route path="settings/keys" element={page(<SettingsKeys />)} />
+        <Route path="settings/secrets" element={page(<SettingsSecrets />)} />
+        <Route path="settings/members" element={page(<SettingsMembers />)} />
+        <Route path="settings/invitations" element={page(<SettingsInvitations />)} />
+        <Route path="settings/audit" element={page(<SettingsAudit />)} />
+
+        <Route path="testsets" element={page(<Testsets />)} />
+        <Route path="testsets/:id" element={page(<TestsetView />)} />
+        <Route path="apps" element={page(<Apps />)} />
+        <Route path="apps/:id" element={page(<AppView />)} />
+        <Route path="playground" element={page(<Playground />)} />
+        <Route path="evaluators" element={page(<Evaluators />)} />
+        <Route path="evaluators/:id" element={page(<EvaluatorView />)} />
+        <Route path="evaluations" element={page(<Evaluations />)} />
+        <Route path="evaluations/compare" element={page(<EvaluationsCompare />)} />
+        <Route path="evaluations/:id" element={page(<EvaluationView />)} />
+        <Route path="*" element={page(<NotFound />)} />
+      </Route>
+    </Routes>
+  );
+}
