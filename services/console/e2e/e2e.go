@@ -29,7 +29,9 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/assayhq/assay/pkg/testutil/platformtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
@@ -190,6 +192,11 @@ func (e *Env) Browser(t testing.TB) context.Context {
 			if m.Type != chromedp.ConsoleError && m.Type != chromedp.ConsoleException && m.Type != chromedp.ConsoleWarning {
 				continue
 			}
+			// The browser logs every 4xx answer; the tests expect those
+			// (signed out, refused), and the page shows them.
+			if strings.HasPrefix(m.Text, "Failed to load resource: the server responded with a status of 4") {
+				continue
+			}
 			mu.Lock()
 			if !ended {
 				t.Logf("page %s: %s (%s:%d)", m.Type, m.Text, m.URL, m.Line+1)
@@ -277,4 +284,56 @@ func WaitText(text string) chromedp.Action[chromedp.Void] {
 // waits for the load event.
 func (e *Env) Visit(path string) chromedp.Action[chromedp.Void] {
 	return chromedp.Navigate(e.URL + path)
+}
+
+// SQL runs a statement on the platform's PostgreSQL database (the gateway's
+// and the registry's), for what no route does: expiring a session, taking
+// a membership away behind the user's back.
+func (e *Env) SQL(t testing.TB, query string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, e.Platform.PostgresURL)
+	if err != nil {
+		t.Fatalf("e2e: connect to PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, query, args...); err != nil {
+		t.Fatalf("e2e: %s: %v", query, err)
+	}
+}
+
+// AcceptDialogs accepts every alert, confirm and prompt the page opens from
+// now on (a confirm before a revoke, say), as a user clicking OK.
+func AcceptDialogs(t testing.TB, ctx context.Context) {
+	t.Helper()
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
+				return
+			}
+			_ = ev
+		}
+	}()
+}
+
+// Select picks value in the <select> matched by the CSS selector sel the
+// way a user does, so the page's change handlers run (React listens to the
+// change event; setting .value alone is not seen).
+func Select(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const s = document.querySelector(%q);
+		if (!s) throw new Error("no element " + %q);
+		Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, "value").set.call(s, %q);
+		s.dispatchEvent(new Event("change", {bubbles: true}));
+	})()`, sel, sel, value))
+}
+
+// ClickText clicks the first link or button whose visible text is text.
+func ClickText(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Click(chromedp.Search(fmt.Sprintf(`//*[self::a or self::button][normalize-space(.)=%q]`, text)))
 }

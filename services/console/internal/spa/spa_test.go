@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	gopath "path"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -113,3 +114,47 @@ func TestNotBuilt(t *testing.T) {
 		assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
 	}
 }
+
+// FuzzServe: any path, Accept-Encoding and If-None-Match get a 200, 304 or
+// 404 whose body, decompressed when it says gzip, is one of the app's files.
+func FuzzServe(f *testing.F) {
+	for _, s := range [][3]string{
+		{"assets/index-abc.js", "gzip", ""}, {"traces/1", "br;q=1, gzip;q=0", `"x"`}, {"assets/../index.html", "*;q=0.5", ""},
+		{"%2e%2e/etc", "GZIP;Q=0", ""}, {"assets/", ", ,;", "*"}, {"\x00", "gzip;q=0.000", ""},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	h, err := spa.New(app)
+	require.NoError(f, err)
+	files := map[string]bool{}
+	for _, file := range app {
+		files[string(file.Data)] = true
+	}
+	f.Fuzz(func(t *testing.T, path, ae, inm string) {
+		r := httptest.NewRequest("GET", "/console/", nil)
+		r.Header.Set("Accept-Encoding", ae)
+		r.Header.Set("If-None-Match", inm)
+		w := httptest.NewRecorder()
+		h.Serve(w, r, path)
+		switch w.Code {
+		case http.StatusNotModified:
+			return
+		case http.StatusNotFound:
+			require.True(t, strings.HasPrefix(strings.TrimPrefix(pathClean(path), "/"), "assets/"), path)
+			return
+		case http.StatusOK:
+		default:
+			t.Fatalf("status %d for %q", w.Code, path)
+		}
+		body := w.Body.Bytes()
+		if w.Header().Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			require.NoError(t, err)
+			body, err = io.ReadAll(zr)
+			require.NoError(t, err)
+		}
+		require.True(t, files[string(body)], "the body of %q is one of the files", path)
+	})
+}
+
+func pathClean(p string) string { return gopath.Clean("/" + p) }
