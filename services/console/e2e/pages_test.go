@@ -1,16 +1,34 @@
 package e2e_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/assayhq/assay/services/console/e2e"
 )
+
+// fill focuses the field matched by the CSS selector sel, selects what it holds and
+// types text over it with Input.insertText (the input events React listens to).
+// chromedp.SendKeys and Clear are not used: they read a node's attributes while DOM
+// events update them, a data race go test -race reports.
+func fill(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.CSS(sel)),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).select(), undefined`, sel)),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: text})
+			return err
+		}),
+	)
+}
 
 // TestConsolePages drives the trace filters, a session thread, the analytics charts,
 // an annotation queue worked with the keyboard and the provider secrets over one
@@ -43,7 +61,7 @@ func TestConsolePages(t *testing.T) {
 			selectValue(`select[aria-label="Filter on"]`, "metric"),
 			selectValue(`select[aria-label="Metric"]`, "tokens.cumulative.total"),
 			selectValue(`select[aria-label="Operator"]`, "gt"),
-			chromedp.SendKeys(chromedp.CSS(`input[aria-label="Value"]`), "10"),
+			fill(`input[aria-label="Value"]`, "10"),
 			chromedp.Click(`//button[text()="Apply filters"]`),
 			rows(2),
 		); err != nil {
@@ -52,8 +70,7 @@ func TestConsolePages(t *testing.T) {
 		e2e.Screenshot(t, ctx)
 		// A bad value is refused on the page, naming the row, before any request.
 		if err := chromedp.Do(ctx,
-			chromedp.Clear(chromedp.CSS(`input[aria-label="Value"]`)),
-			chromedp.SendKeys(chromedp.CSS(`input[aria-label="Value"]`), "many"),
+			fill(`input[aria-label="Value"]`, "many"),
 			chromedp.Click(`//button[text()="Apply filters"]`),
 			e2e.WaitText("gt takes a number"),
 		); err != nil {
@@ -153,8 +170,8 @@ func TestConsolePages(t *testing.T) {
 		if err := chromedp.Do(ctx,
 			chromedp.Navigate(env.URL+"/console/settings/secrets"),
 			chromedp.WaitVisible(chromedp.CSS(`input[aria-label="Provider key"]`)),
-			chromedp.SendKeys(chromedp.CSS(`input[aria-label="Secret name"]`), "team openai"),
-			chromedp.SendKeys(chromedp.CSS(`input[aria-label="Provider key"]`), "sk-e2e-never-shown-0123456789"),
+			fill(`input[aria-label="Secret name"]`, "team openai"),
+			fill(`input[aria-label="Provider key"]`, "sk-e2e-never-shown-0123456789"),
 			chromedp.Click(`//button[text()="Add secret"]`),
 			chromedp.WaitVisible(`//td[text()="team openai"]`),
 		); err != nil {
