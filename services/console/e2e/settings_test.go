@@ -19,7 +19,7 @@ func TestCreateAndRevokeKey(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/console/settings/keys"),
 		chromedp.WaitVisible(chromedp.CSS(`input[aria-label="Key name"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[aria-label="Key name"]`), "e2e-ci"),
+		e2e.Type(`input[aria-label="Key name"]`, "e2e-ci"),
 		chromedp.Click(`//button[text()="Create key"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-key-value"]`)),
 		e2e.WaitText("e2e-ci"),

@@ -160,8 +160,8 @@ func TestAnnotateTrace(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`select[aria-label="Evaluator"] option[value=%q]`, evID))),
 		selectValue(`select[aria-label="Evaluator"]`, evID),
 		chromedp.WaitVisible(chromedp.CSS(`#root_score`)),
-		chromedp.SendKeys(chromedp.CSS(`#root_score`), "4"),
-		chromedp.SendKeys(chromedp.CSS(`#root_comment`), "grounded and short"),
+		e2e.Type(`#root_score`, "4"),
+		e2e.Type(`#root_comment`, "grounded and short"),
 		chromedp.Click(`//button[text()="Save annotation"]`),
 		e2e.WaitText("Annotation saved."),
 	); err != nil {
