@@ -25,6 +25,7 @@ import (
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/gateway/internal/authz"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 )
 
 // Entry is one row of the log.
@@ -197,6 +198,9 @@ func Middleware(l *Log, log *slog.Logger) echo.MiddlewareFunc {
 				e.ProjectID = nonNil(s.ProjectID)
 				e.ActorUserID = nonNil(s.UserID)
 				e.ActorKeyID = nonNil(s.KeyID)
+			}
+			if id, ok := sessions.IDFrom(r.Context()); ok {
+				e.SessionID = &id
 			}
 			if id := c.Response().Header().Get(httpx.HeaderRequestID); id != "" {
 				e.RequestID = &id

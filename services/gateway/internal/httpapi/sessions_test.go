@@ -233,6 +233,11 @@ func TestSessionRequests(t *testing.T) {
 	created := r.json(t)["api_key"].(map[string]any)
 	r = s.do(t, "DELETE", "/api/keys/"+created["id"].(string), "", nil, si.headers()...)
 	assert.Equal(t, http.StatusNoContent, r.status, string(r.body))
+	// The audit log names the session the key was created from.
+	var sessionID, actor string
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT a.session_id::text, a.actor_user_id::text FROM audit_log a
+		JOIN sessions x ON x.id = a.session_id WHERE x.token_hash = $1 AND a.action = 'POST /keys'`, hashHex(si.token)).Scan(&sessionID, &actor))
+	assert.Equal(t, alice.userID, actor)
 
 	// The API-key path is unchanged: an Authorization header decides, a
 	// cookie beside it is ignored; admin paths still need the admin key.
