@@ -5,12 +5,14 @@ package chspans
 // JSON back (ExpandAttributes).
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/assayhq/assay/pkg/internal/jsontext"
 	"github.com/assayhq/assay/pkg/spanmodel"
@@ -314,8 +316,15 @@ func (e *flatEncoder) value(v any) error {
 		}
 		return e.leaf(t)
 	case float64:
+		start := len(e.buf)
 		if e.buf, err = jsontext.AppendFloat(e.buf, t); err != nil {
 			return err
+		}
+		if num := e.buf[start:]; bytes.IndexByte(num, 'e') < 0 {
+			// Without an exponent the JSON number is the leaf text
+			// (strconv's 'f' format): a view of it, not a new string. The
+			// buffer is only appended to, and becomes the span's JSON.
+			return e.leaf(unsafe.String(unsafe.SliceData(num), len(num)))
 		}
 		return e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
 	case bool:

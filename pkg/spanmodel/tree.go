@@ -2,6 +2,7 @@ package spanmodel
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,13 +24,23 @@ func Unflatten(in map[string]any) map[string]any { return unflatten(in, nil) }
 type padding struct{ left, dropped int }
 
 func unflatten(in map[string]any, pad *padding) map[string]any {
-	out := map[string]any{}
-	keys := make([]string, 0, len(in))
+	var buf [16]string // most objects have few keys: sorted on the stack
+	keys := buf[:0]
 	for k := range in {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
+	return unflattenKeys(in, keys, pad, false)
+}
+
+// unflattenKeys is unflatten of in's keys (sorted); noAg leaves out the
+// keys "ag" and "ag.*".
+func unflattenKeys(in map[string]any, keys []string, pad *padding, noAg bool) map[string]any {
+	out := map[string]any{}
 	for _, k := range keys {
+		if noAg && (k == "ag" || strings.HasPrefix(k, "ag.")) {
+			continue
+		}
 		v := in[k]
 		if m, ok := v.(map[string]any); ok {
 			v = unflatten(m, pad)
