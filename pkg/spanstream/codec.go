@@ -99,17 +99,28 @@ func putRaw(bp *[]byte) {
 
 // DecodeBatch reads a batch written by EncodeBatch (or plain protobuf).
 func DecodeBatch(data []byte) (*spanspb.SpanBatch, error) {
+	b, _, err := DecodeBatchSize(data)
+	return b, err
+}
+
+// DecodeBatchSize is DecodeBatch that also answers the batch's size as
+// protobuf, uncompressed: what the batch holds in memory, without a
+// proto.Size walk. The batch's strings are views of one buffer of its own
+// (the decompressed message, or a copy of data), not of data.
+func DecodeBatchSize(data []byte) (*spanspb.SpanBatch, int, error) {
 	if bytes.HasPrefix(data, zstdMagic) {
 		codecs()
 		raw, err := dec.DecodeAll(data, nil)
 		if err != nil {
-			return nil, fmt.Errorf("decompress span batch: %w", err)
+			return nil, 0, fmt.Errorf("decompress span batch: %w", err)
 		}
 		data = raw
+	} else {
+		data = bytes.Clone(data) // small (below compressFrom): the copy is cheap
 	}
 	var b spanspb.SpanBatch
-	if err := proto.Unmarshal(data, &b); err != nil {
-		return nil, fmt.Errorf("decode span batch: %w", err)
+	if err := unmarshalBatch(data, &b); err != nil {
+		return nil, 0, fmt.Errorf("decode span batch: %w", err)
 	}
-	return &b, nil
+	return &b, len(data), nil
 }
