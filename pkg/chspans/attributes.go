@@ -206,6 +206,12 @@ func (e *flatEncoder) dedupe(i int) {
 	e.long = append(e.long, i)
 }
 
+// entry is one key and value of an object.
+type entry struct {
+	k string
+	v any
+}
+
 func (e *flatEncoder) value(v any) error {
 	var err error
 	switch t := v.(type) {
@@ -217,15 +223,18 @@ func (e *flatEncoder) value(v any) error {
 		if e.tooDeep(len(t)) {
 			return errOverLimit
 		}
-		var stack [32]string
-		names := stack[:0]
-		for k := range t {
-			names = append(names, k)
+		// The entries, not only the keys, are sorted (on the stack for
+		// objects of up to 32 keys): no map lookup per key afterwards.
+		var stack [32]entry
+		entries := stack[:0]
+		for k, v := range t {
+			entries = append(entries, entry{k, v})
 		}
-		slices.Sort(names)
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
 		e.buf = append(e.buf, '{')
 		e.depth++
-		for i, k := range names {
+		for i, en := range entries {
+			k := en.k
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
@@ -238,7 +247,7 @@ func (e *flatEncoder) value(v any) error {
 				e.path = append(e.path, '.')
 			}
 			e.path = append(e.path, k...)
-			err := e.value(t[k])
+			err := e.value(en.v)
 			e.path = e.path[:n]
 			if err != nil {
 				return err

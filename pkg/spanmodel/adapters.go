@@ -27,20 +27,16 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 	genAI(raw, keys, ag)
 	vercelAI(raw, keys, ag)
 	var explicit map[string]any
-	for k, v := range raw {
+	for _, k := range withPrefix(keys, "ag") {
 		switch {
 		case k == "ag":
-			explicit, _ = v.(map[string]any)
+			explicit, _ = raw[k].(map[string]any)
 		case strings.HasPrefix(k, "ag."):
-			ag[k[3:]] = decodeAgValue(v)
+			ag[k[3:]] = decodeAgValue(raw[k])
 		}
 	}
 	// The ag paths translated, then un-flattened in path order (as
 	// unflatten would, without a map of them in between).
-	type entry struct {
-		path string
-		v    any
-	}
 	var tbuf [16]entry
 	translated := tbuf[:0]
 	for p, v := range ag {
@@ -226,6 +222,16 @@ var vercelAIExact = newExactTable(map[string]string{
 	"ai.telemetry.metadata.userId": "user.id", "ai.telemetry.metadata.sessionId": "session.id",
 })
 
+// withPrefix is the run of keys (sorted) that start with prefix.
+func withPrefix(keys []string, prefix string) []string {
+	i, _ := slices.BinarySearch(keys, prefix)
+	j := i
+	for j < len(keys) && strings.HasPrefix(keys[j], prefix) {
+		j++
+	}
+	return keys[i:j]
+}
+
 // mapPrefix copies raw keys under a prefix to the target path, keeping the rest
 // of the key (so gen_ai.prompt.0.role becomes data.inputs.prompt.0.role).
 // keys are raw's keys, sorted: the keys under the prefix are a run of them
@@ -317,13 +323,13 @@ func openInference(raw map[string]any, keys []string, ag map[string]any) {
 	} {
 		mapPrefix(raw, keys, ag, p.from, p.to, nil)
 	}
-	for k, v := range raw {
-		if strings.HasPrefix(k, "tool_call.") && k != "tool_call.function.arguments" {
-			ag["meta."+k] = v
+	for _, k := range withPrefix(keys, "tool_call.") {
+		if k != "tool_call.function.arguments" {
+			ag["meta."+k] = raw[k]
 		}
-		if !strings.HasPrefix(k, "llm.tools.") {
-			continue
-		}
+	}
+	for _, k := range withPrefix(keys, "llm.tools.") {
+		v := raw[k]
 		if m := oiToolJSON.FindStringSubmatch(k); m != nil {
 			if obj, ok := parseJSON(v).(map[string]any); ok {
 				ag["data.inputs.tools."+m[1]] = obj
@@ -566,14 +572,7 @@ func messages(v any) any {
 }
 
 func vercelAI(raw map[string]any, keys []string, ag map[string]any) {
-	found := false
-	for k := range raw {
-		if strings.HasPrefix(k, "ai.") {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if len(withPrefix(keys, "ai.")) == 0 {
 		return
 	}
 	mapExact(raw, keys, ag, vercelAIExact)

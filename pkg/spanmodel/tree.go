@@ -24,13 +24,29 @@ func Unflatten(in map[string]any) map[string]any { return unflatten(in, nil) }
 type padding struct{ left, dropped int }
 
 func unflatten(in map[string]any, pad *padding) map[string]any {
-	var buf [16]string // most objects have few keys: sorted on the stack
-	keys := buf[:0]
-	for k := range in {
-		keys = append(keys, k)
+	// The entries sorted on the stack (most objects have few keys): no
+	// lookup of each key afterwards.
+	var buf [16]entry
+	entries := buf[:0]
+	for k, v := range in {
+		entries = append(entries, entry{k, v})
 	}
-	slices.Sort(keys)
-	return unflattenKeys(in, keys, pad, false)
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+	out := map[string]any{}
+	for _, e := range entries {
+		v := e.v
+		if m, ok := v.(map[string]any); ok {
+			v = unflatten(m, pad)
+		}
+		setPath(out, e.path, v, pad)
+	}
+	return out
+}
+
+// entry is a path (or key) and its value.
+type entry struct {
+	path string
+	v    any
 }
 
 // unflattenKeys is unflatten of in's keys (sorted); noAg leaves out the
