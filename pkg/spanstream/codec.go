@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 )
@@ -60,12 +59,13 @@ const compressFrom = 16 << 10
 // limits is ErrBatchTooLarge. (Checked on the marshalled bytes: a
 // proto.Size walk first would cost every batch a few percent, and ingest
 // bounds its batches before they get here.) The protobuf is marshalled
-// into a pooled buffer, which only the compressor reads: a 500-span
-// request's ~1 MB is then neither allocated nor zeroed for each request.
+// (appendBatch) into a pooled buffer, which only the compressor reads: a
+// 500-span request's ~1 MB is then neither allocated nor zeroed for each
+// request.
 func EncodeBatch(b *spanspb.SpanBatch) ([]byte, error) {
 	bp := rawPool.Get().(*[]byte)
 	defer putRaw(bp)
-	raw, err := proto.MarshalOptions{}.MarshalAppend((*bp)[:0], b)
+	raw, err := appendBatch((*bp)[:0], b)
 	if err != nil {
 		return nil, fmt.Errorf("marshal span batch: %w", err)
 	}

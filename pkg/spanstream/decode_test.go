@@ -100,5 +100,44 @@ func FuzzDecodeBatch(f *testing.F) {
 		if werr == nil && !proto.Equal(&got, &want) {
 			t.Fatalf("decoded batches differ:\n%v\n%v", &got, &want)
 		}
+		if werr != nil {
+			return
+		}
+		// And the encoder writes what proto.Marshal writes.
+		wb, werr := proto.Marshal(&want)
+		gb, gerr := appendBatch(nil, &want)
+		if (werr == nil) != (gerr == nil) || !bytes.Equal(wb, gb) {
+			t.Fatalf("appendBatch differs from proto.Marshal (%v, %v)", werr, gerr)
+		}
 	})
+}
+
+// TestAppendBatchIsProtoMarshal: the encoder's bytes are proto.Marshal's,
+// and a string that is not UTF-8 is refused as proto.Marshal refuses it.
+func TestAppendBatchIsProtoMarshal(t *testing.T) {
+	if got, err := appendBatch(nil, nil); err != nil || len(got) != 0 {
+		t.Fatal("a nil batch is not empty")
+	}
+	for _, n := range []int{0, 1, 3} {
+		b := fullBatch(n)
+		want, err := proto.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendBatch([]byte("x"), b)
+		if err != nil || !bytes.Equal(got[1:], want) || got[0] != 'x' {
+			t.Fatalf("%d spans: appendBatch differs from proto.Marshal (%v)", n, err)
+		}
+	}
+	b := fullBatch(2)
+	b.Spans[1].AttrValues[1] = "\xff"
+	if _, err := appendBatch(nil, b); err == nil {
+		t.Fatal("invalid UTF-8 marshalled")
+	}
+	b = fullBatch(1)
+	b.Spans[0].ExpiresUnixDay = -1 // ten bytes, as proto.Marshal writes a negative int32
+	want, _ := proto.Marshal(b)
+	if got, _ := appendBatch(nil, b); !bytes.Equal(got, want) {
+		t.Fatal("negative int32 written differently")
+	}
 }
