@@ -57,6 +57,8 @@ run() { # label, loadgen flags...
   shift
   "$work/loadgen" -clickhouse "$ch_url" -duration "${secs}s" -label "$label" "$@" | tee "$work/$label.out"
 }
+# On a failure, the services' logs (the work directory goes).
+trap 'rc=$?; [ "$rc" = 0 ] || tail -n 20 "$work/writer.log" "$work/tracing.log" >&2 || true; cleanup' EXIT
 
 profile() { # during run 1: CPU of both services for 10 s, then their allocations
   sleep $((secs > 14 ? 3 : 1))
@@ -81,7 +83,7 @@ if [ -n "${PROFILE_DIR:-}" ]; then
   prof=$!
 fi
 run full -workers 4 -batch 500
-[ -n "${PROFILE_DIR:-}" ] && wait "$prof"
+if [ -n "${PROFILE_DIR:-}" ]; then wait "$prof" || echo "(a profile could not be taken)"; fi
 echo
 echo "== 2. latency at 10,000 spans/s (8 senders, 100 spans/request, ${secs}s)"
 run 10k -workers 8 -batch 100 -rate 10000

@@ -164,17 +164,22 @@ func main() {
 	fwg.Wait()
 	want := uint64(accepted.Load())
 	var stored uint64
+	var countErr error
 	for time.Since(start) < *dur+2*time.Minute {
-		_ = ch.QueryRow(ctx, "SELECT count() FROM spans WHERE project_id = ?", project.String()).Scan(&stored)
-		if stored >= want {
+		if countErr = ch.QueryRow(ctx, "SELECT count() FROM spans WHERE project_id = ?", project.String()).Scan(&stored); countErr == nil && stored >= want {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if countErr != nil {
+		fmt.Fprintln(os.Stderr, "counting the stored spans:", countErr)
+	}
 	total := time.Since(start)
 	// count() also counts a redelivered batch twice: check the distinct ids.
 	var distinct uint64
-	_ = ch.QueryRow(ctx, "SELECT uniqExact(trace_id, span_id) FROM spans WHERE project_id = ?", project.String()).Scan(&distinct)
+	if err := ch.QueryRow(ctx, "SELECT uniqExact(trace_id, span_id) FROM spans WHERE project_id = ?", project.String()).Scan(&distinct); err != nil {
+		fmt.Fprintln(os.Stderr, "counting the distinct spans:", err)
+	}
 	fmt.Printf("distinct spans stored %d (missing %d)\n", distinct, int64(want)-int64(distinct))
 	fmt.Printf("spans sent %d, accepted %d (rejected by partial success %d), stored %d\n", sent.Load(), want, rejected.Load(), stored)
 	fmt.Printf("ingest: %.0f spans/s offered over %.1fs\n", float64(want)/sendTime.Seconds(), sendTime.Seconds())
