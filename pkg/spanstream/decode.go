@@ -20,7 +20,7 @@ import (
 // unmarshal spent a third of the writer's CPU allocating and copying
 // strings (25 per span) and checking field types through reflection.
 func unmarshalBatch(data []byte, b *spanspb.SpanBatch) error {
-	d := decoder{data: data}
+	d := decoder{data: data, keys: make([]string, 0, 1024), values: make([]string, 0, 1024)}
 	for !d.done() {
 		num, typ := d.tag()
 		switch {
@@ -32,10 +32,11 @@ func unmarshalBatch(data []byte, b *spanspb.SpanBatch) error {
 			b.ReceivedUnixNano = int64(d.varint())
 		case num == 4 && typ == protowire.BytesType:
 			sp := &spanspb.Span{}
-			sub := decoder{data: d.bytes()}
+			sub := decoder{data: d.bytes(), keys: d.keys, values: d.values}
 			if d.err == nil {
 				sub.span(sp)
 				d.err = sub.err
+				d.keys, d.values = sub.keys, sub.values
 			}
 			b.Spans = append(b.Spans, sp)
 		default:
@@ -51,6 +52,10 @@ func unmarshalBatch(data []byte, b *spanspb.SpanBatch) error {
 type decoder struct {
 	data []byte
 	err  error
+	// The attribute keys and values of the batch's spans, one after
+	// another: each span's are a slice of these, not a slice of their own
+	// grown one append at a time.
+	keys, values []string
 }
 
 var errUTF8 = errors.New("string field contains invalid UTF-8")
@@ -123,6 +128,16 @@ func (d *decoder) skip(num protowire.Number, typ protowire.Type) {
 	}
 }
 
+// run is the strings of arena from i on, nil when none (as proto.Unmarshal
+// leaves a repeated field without elements), capped so that an append to
+// it cannot write into the arena.
+func run(arena []string, i int) []string {
+	if i == len(arena) {
+		return nil
+	}
+	return arena[i:len(arena):len(arena)]
+}
+
 // bytesField is a bytes field as proto.Unmarshal gives it (nil when
 // empty), capped so that an append to it cannot write into data.
 func bytesField(v []byte) []byte {
@@ -146,6 +161,10 @@ func (d *decoder) message(fn func(*decoder)) {
 }
 
 func (d *decoder) span(s *spanspb.Span) {
+	k0, v0 := len(d.keys), len(d.values)
+	defer func() {
+		s.AttrKeys, s.AttrValues = run(d.keys, k0), run(d.values, v0)
+	}()
 	for !d.done() {
 		num, typ := d.tag()
 		if d.err != nil {
@@ -180,9 +199,9 @@ func (d *decoder) span(s *spanspb.Span) {
 			case 15:
 				s.AttributesJson = bytesField(d.bytes())
 			case 16:
-				s.AttrKeys = append(s.AttrKeys, d.str())
+				d.keys = append(d.keys, d.str())
 			case 17:
-				s.AttrValues = append(s.AttrValues, d.str())
+				d.values = append(d.values, d.str())
 			case 18:
 				e := &spanspb.Event{}
 				d.message(func(d *decoder) { d.event(e) })
