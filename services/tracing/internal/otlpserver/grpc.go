@@ -27,7 +27,7 @@ type GRPC struct {
 // NewGRPC returns the gRPC server; messages are bounded by maxBytes.
 func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger) *GRPC {
 	g := &GRPC{ingest: svc, keys: keys, log: log}
-	g.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxBytes))
+	g.srv = grpc.NewServer(append(newBodyKeys().serverOptions(), grpc.MaxRecvMsgSize(maxBytes))...)
 	ptraceotlp.RegisterGRPCServer(g.srv, g)
 	return g
 }
@@ -44,9 +44,11 @@ func (g *GRPC) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptrace
 	if err != nil {
 		return ptraceotlp.NewExportResponse(), grpcError(err)
 	}
-	body, err := req.MarshalProto()
-	if err != nil {
-		return ptraceotlp.NewExportResponse(), status.Error(codes.Internal, "re-encode request")
+	body := bodyKey(ctx)
+	if body == nil { // not through the server's codec: the request's bytes again
+		if body, err = req.MarshalProto(); err != nil {
+			return ptraceotlp.NewExportResponse(), status.Error(codes.Internal, "re-encode request")
+		}
 	}
 	res, err := g.ingest.Ingest(ctx, sc, ingest.RawSpans(req.Traces()), body)
 	if err != nil {
