@@ -212,6 +212,21 @@ type entry struct {
 	v any
 }
 
+// sortEntries sorts es by key: by insertion for the few keys of most
+// objects (no comparison function called per step), by the library's
+// sort beyond, so the cost stays n log n.
+func sortEntries(es []entry) {
+	if len(es) > 12 {
+		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].k < es[j-1].k; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
 func (e *flatEncoder) value(v any) error {
 	var err error
 	switch t := v.(type) {
@@ -230,7 +245,7 @@ func (e *flatEncoder) value(v any) error {
 		for k, v := range t {
 			entries = append(entries, entry{k, v})
 		}
-		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+		sortEntries(entries)
 		e.buf = append(e.buf, '{')
 		e.depth++
 		for i, en := range entries {

@@ -51,7 +51,7 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 			translated = append(translated, entry{tp, v})
 		}
 	}
-	slices.SortFunc(translated, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+	sortEntries(translated)
 	out := unflattenKeys(raw, keys, pad, true)
 	agTree := map[string]any{}
 	for i, e := range translated {

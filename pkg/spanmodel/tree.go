@@ -31,7 +31,7 @@ func unflatten(in map[string]any, pad *padding) map[string]any {
 	for k, v := range in {
 		entries = append(entries, entry{k, v})
 	}
-	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+	sortEntries(entries)
 	out := map[string]any{}
 	for _, e := range entries {
 		v := e.v
@@ -47,6 +47,21 @@ func unflatten(in map[string]any, pad *padding) map[string]any {
 type entry struct {
 	path string
 	v    any
+}
+
+// sortEntries sorts es by path, stably: by insertion for the few keys of
+// most objects (no comparison function called per step), by the
+// library's sort beyond, so the cost stays n log n.
+func sortEntries(es []entry) {
+	if len(es) > 12 {
+		slices.SortStableFunc(es, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+		return
+	}
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].path < es[j-1].path; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
 }
 
 // unflattenKeys is unflatten of in's keys (sorted); noAg leaves out the
