@@ -5,12 +5,14 @@ package chspans
 // JSON back (ExpandAttributes).
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/assayhq/assay/pkg/internal/jsontext"
 	"github.com/assayhq/assay/pkg/spanmodel"
@@ -204,6 +206,27 @@ func (e *flatEncoder) dedupe(i int) {
 	e.long = append(e.long, i)
 }
 
+// entry is one key and value of an object.
+type entry struct {
+	k string
+	v any
+}
+
+// sortEntries sorts es by key: by insertion for the few keys of most
+// objects (no comparison function called per step), by the library's
+// sort beyond, so the cost stays n log n.
+func sortEntries(es []entry) {
+	if len(es) > 12 {
+		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].k < es[j-1].k; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
 func (e *flatEncoder) value(v any) error {
 	var err error
 	switch t := v.(type) {
@@ -215,15 +238,18 @@ func (e *flatEncoder) value(v any) error {
 		if e.tooDeep(len(t)) {
 			return errOverLimit
 		}
-		var stack [32]string
-		names := stack[:0]
-		for k := range t {
-			names = append(names, k)
+		// The entries, not only the keys, are sorted (on the stack for
+		// objects of up to 32 keys): no map lookup per key afterwards.
+		var stack [32]entry
+		entries := stack[:0]
+		for k, v := range t {
+			entries = append(entries, entry{k, v})
 		}
-		slices.Sort(names)
+		sortEntries(entries)
 		e.buf = append(e.buf, '{')
 		e.depth++
-		for i, k := range names {
+		for i, en := range entries {
+			k := en.k
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
@@ -236,7 +262,7 @@ func (e *flatEncoder) value(v any) error {
 				e.path = append(e.path, '.')
 			}
 			e.path = append(e.path, k...)
-			err := e.value(t[k])
+			err := e.value(en.v)
 			e.path = e.path[:n]
 			if err != nil {
 				return err
@@ -314,8 +340,15 @@ func (e *flatEncoder) value(v any) error {
 		}
 		return e.leaf(t)
 	case float64:
+		start := len(e.buf)
 		if e.buf, err = jsontext.AppendFloat(e.buf, t); err != nil {
 			return err
+		}
+		if num := e.buf[start:]; bytes.IndexByte(num, 'e') < 0 {
+			// Without an exponent the JSON number is the leaf text
+			// (strconv's 'f' format): a view of it, not a new string. The
+			// buffer is only appended to, and becomes the span's JSON.
+			return e.leaf(unsafe.String(unsafe.SliceData(num), len(num)))
 		}
 		return e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
 	case bool:

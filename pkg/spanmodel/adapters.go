@@ -13,15 +13,13 @@ import (
 // which win). Every non-ag attribute is kept as it is, un-flattened.
 func adapt(raw map[string]any, pad *padding) map[string]any {
 	ag := map[string]any{}
-	rest := make(map[string]any, len(raw))
 	// The raw keys sorted once: the adapters look keys and prefixes up in
-	// them rather than scanning raw per table or prefix.
-	keys := make([]string, 0, len(raw))
-	for k, v := range raw {
+	// them rather than scanning raw per table or prefix, and the non-ag
+	// attributes are un-flattened in this order.
+	var buf [32]string
+	keys := buf[:0]
+	for k := range raw {
 		keys = append(keys, k)
-		if !strings.HasPrefix(k, "ag.") && k != "ag" {
-			rest[k] = v
-		}
 	}
 	slices.Sort(keys)
 	openLLMetry(raw, keys, ag)
@@ -29,27 +27,43 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 	genAI(raw, keys, ag)
 	vercelAI(raw, keys, ag)
 	var explicit map[string]any
-	for k, v := range raw {
+	for _, k := range withPrefix(keys, "ag") {
 		switch {
 		case k == "ag":
-			explicit, _ = v.(map[string]any)
+			explicit, _ = raw[k].(map[string]any)
 		case strings.HasPrefix(k, "ag."):
-			ag[k[3:]] = decodeAgValue(v)
+			ag[k[3:]] = decodeAgValue(raw[k])
 		}
 	}
-	translated := map[string]any{}
+	// The ag paths translated, then un-flattened in path order (as
+	// unflatten would, without a map of them in between).
+	var tbuf [16]entry
+	translated := tbuf[:0]
 	for p, v := range ag {
 		if tp := translatePath(p); tp != "" {
 			if tp == "type.span" {
 				if s, ok := v.(string); ok {
-					v = strings.ToLower(s)
+					if low := lower(s); low != s {
+						v = low
+					}
 				}
 			}
-			translated[tp] = v
+			translated = append(translated, entry{tp, v})
 		}
 	}
-	out := unflatten(rest, pad)
-	agTree := unflatten(translated, pad)
+	sortEntries(translated)
+	out := unflattenKeys(raw, keys, pad, true)
+	agTree := map[string]any{}
+	for i, e := range translated {
+		if i+1 < len(translated) && translated[i+1].path == e.path {
+			continue // two paths translated to one: one value is kept, as a map of them kept one
+		}
+		v := e.v
+		if m, ok := v.(map[string]any); ok {
+			v = unflatten(m, pad)
+		}
+		setPath(agTree, e.path, v, pad)
+	}
 	if explicit != nil {
 		merge(agTree, unflatten(explicit, pad))
 	}
@@ -87,7 +101,16 @@ var metricRenames = []struct{ from, to string }{
 	{"metrics.acc.tokens.", "metrics.tokens.cumulative."}, {"metrics.unit.tokens.", "metrics.tokens.incremental."},
 }
 
+// translatePath is the canonical path of an adapter's (legacy) ag path;
+// "" drops it.
 func translatePath(p string) string {
+	if t, ok := translatedTargets[p]; ok {
+		return t // the adapters' own targets: no string built per span
+	}
+	return translateNew(p)
+}
+
+func translateNew(p string) string {
 	switch {
 	case p == "type.node":
 		return "type.span"
@@ -107,6 +130,18 @@ func translatePath(p string) string {
 	}
 	return p
 }
+
+// translatedTargets are the translations of every path the exact tables
+// map to.
+var translatedTargets = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range []*exactTable{openLLMetryExact, openInferenceExact, genAIExact, vercelAIExact} {
+		for _, to := range t.to {
+			m[to] = translateNew(to)
+		}
+	}
+	return m
+}()
 
 // exactTable is a mapExact table with its keys sorted once.
 type exactTable struct {
@@ -186,6 +221,16 @@ var vercelAIExact = newExactTable(map[string]string{
 	"ai.response.text":           "data.outputs", "ai.response.reasoning": "data.outputs.reasoning",
 	"ai.telemetry.metadata.userId": "user.id", "ai.telemetry.metadata.sessionId": "session.id",
 })
+
+// withPrefix is the run of keys (sorted) that start with prefix.
+func withPrefix(keys []string, prefix string) []string {
+	i, _ := slices.BinarySearch(keys, prefix)
+	j := i
+	for j < len(keys) && strings.HasPrefix(keys[j], prefix) {
+		j++
+	}
+	return keys[i:j]
+}
 
 // mapPrefix copies raw keys under a prefix to the target path, keeping the rest
 // of the key (so gen_ai.prompt.0.role becomes data.inputs.prompt.0.role).
@@ -278,13 +323,13 @@ func openInference(raw map[string]any, keys []string, ag map[string]any) {
 	} {
 		mapPrefix(raw, keys, ag, p.from, p.to, nil)
 	}
-	for k, v := range raw {
-		if strings.HasPrefix(k, "tool_call.") && k != "tool_call.function.arguments" {
-			ag["meta."+k] = v
+	for _, k := range withPrefix(keys, "tool_call.") {
+		if k != "tool_call.function.arguments" {
+			ag["meta."+k] = raw[k]
 		}
-		if !strings.HasPrefix(k, "llm.tools.") {
-			continue
-		}
+	}
+	for _, k := range withPrefix(keys, "llm.tools.") {
+		v := raw[k]
 		if m := oiToolJSON.FindStringSubmatch(k); m != nil {
 			if obj, ok := parseJSON(v).(map[string]any); ok {
 				ag["data.inputs.tools."+m[1]] = obj
@@ -527,14 +572,7 @@ func messages(v any) any {
 }
 
 func vercelAI(raw map[string]any, keys []string, ag map[string]any) {
-	found := false
-	for k := range raw {
-		if strings.HasPrefix(k, "ai.") {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if len(withPrefix(keys, "ai.")) == 0 {
 		return
 	}
 	mapExact(raw, keys, ag, vercelAIExact)

@@ -20,112 +20,131 @@ var (
 
 // clean keeps the parts of the ag subtree that fit the canonical schema
 // (reference §2.4) and returns the rest to be parked under ag.unsupported.
+//
+// It works in place: v is the ag object the normaliser just built (every
+// object in it is its own, un-flattened from the client's attributes), so
+// the canonical object is v with what does not fit taken out, and no
+// object is copied. The order in which keys are visited does not matter:
+// each parks under its own path.
 func clean(v any) (ag, unsupported map[string]any) {
-	ag, unsupported = map[string]any{}, map[string]any{}
 	if v == nil {
-		return ag, unsupported
+		return map[string]any{}, map[string]any{}
 	}
 	in, ok := v.(map[string]any)
 	if !ok {
-		unsupported["_invalid"] = v
-		return ag, unsupported
+		return map[string]any{}, map[string]any{"_invalid": v}
 	}
 	if u, ok := in["unsupported"]; ok {
 		if m, ok := u.(map[string]any); ok {
-			merge(unsupported, m)
+			unsupported = m
 		} else {
-			unsupported["_unsupported"] = u
+			unsupported = map[string]any{"_unsupported": u}
 		}
+	} else {
+		unsupported = map[string]any{}
 	}
 	// Parked paths are ours plus keys already un-flattened: no padding.
 	park := func(path string, v any) { setPath(unsupported, path, v, nil) }
-	for _, k := range sortedKeys(in) {
-		v := in[k]
+	for k, v := range in {
 		switch k {
-		case "unsupported":
+		case "unsupported", "refs":
+			delete(in, k)
 		case "type":
 			m, ok := v.(map[string]any)
 			if !ok {
 				park("type", v)
+				delete(in, k)
 				continue
 			}
-			t := map[string]any{}
-			for _, tk := range sortedKeys(m) {
+			for tk, tv := range m {
 				switch tk {
 				case "trace", "span":
 					values := TraceTypes
 					if tk == "span" {
 						values = SpanTypes
 					}
-					if s, ok := m[tk].(string); ok && contains(values, strings.ToLower(s)) {
-						t[tk] = strings.ToLower(s)
-					} // an invalid value is dropped, as the reference does
+					s, ok := tv.(string)
+					if !ok {
+						delete(m, tk) // an invalid value is dropped, as the reference does
+						continue
+					}
+					if low := lower(s); contains(values, low) {
+						if low != s {
+							m[tk] = low
+						}
+					} else {
+						delete(m, tk)
+					}
 				default:
-					park("type."+tk, m[tk])
+					park("type."+tk, tv)
+					delete(m, tk)
 				}
 			}
-			if len(t) > 0 {
-				ag["type"] = t
+			if len(m) == 0 {
+				delete(in, k)
 			}
 		case "data":
 			m, ok := v.(map[string]any)
 			if !ok {
 				park("data", v)
+				delete(in, k)
 				continue
 			}
-			d := map[string]any{}
-			for _, dk := range sortedKeys(m) {
-				dv := m[dk]
+			for dk, dv := range m {
 				switch dk {
 				case "parameters", "inputs", "internals":
 					if dv == nil {
 						// An explicit null (the SDK's "@ag.type=none:") is an
 						// absent field, as in the reference's dump.
+						delete(m, dk)
 						continue
 					}
 					if obj, ok := asObject(dv); ok {
-						d[dk] = obj
+						if _, was := dv.(map[string]any); !was {
+							m[dk] = obj
+						}
 					} else {
 						park("data."+dk, dv)
+						delete(m, dk)
 					}
 				case "outputs":
-					d[dk] = dv
 				default:
 					park("data."+dk, dv)
+					delete(m, dk)
 				}
 			}
-			if len(d) > 0 {
-				ag["data"] = d
+			if len(m) == 0 {
+				delete(in, k)
 			}
 		case "metrics":
 			m, ok := v.(map[string]any)
 			if !ok {
 				park("metrics", v)
+				delete(in, k)
 				continue
 			}
-			out := map[string]any{}
-			for _, mk := range sortedKeys(m) {
-				mv := m[mk]
+			for mk, mv := range m {
+				var keep bool
 				switch mk {
 				case "duration", "errors":
-					if r := scalarMetric(mv, "metrics."+mk, park); len(r) > 0 {
-						out[mk] = r
-					}
+					keep = scalarMetric(mv, "metrics."+mk, park)
 				case "tokens", "costs":
-					if r := dictMetric(mv, "metrics."+mk, park); len(r) > 0 {
-						out[mk] = r
-					}
+					keep = dictMetric(mv, "metrics."+mk, park)
 				default:
 					park("metrics."+mk, mv)
 				}
+				if !keep {
+					delete(m, mk)
+				}
 			}
-			if len(out) > 0 {
-				ag["metrics"] = out
+			if len(m) == 0 {
+				delete(in, k)
 			}
 		case "references":
 			m, ok := v.(map[string]any)
 			if !ok {
 				park("references", v)
+				delete(in, k)
 				continue
 			}
 			out := map[string]any{}
@@ -153,23 +172,28 @@ func clean(v any) (ag, unsupported map[string]any) {
 				}
 			}
 			if len(out) > 0 {
-				ag["references"] = out
+				in[k] = out
+			} else {
+				delete(in, k)
 			}
 		case "session", "user":
 			if m, ok := v.(map[string]any); ok {
 				if id, ok := m["id"]; ok && id != nil {
-					ag[k] = map[string]any{"id": LeafText(id)}
+					in[k] = map[string]any{"id": LeafText(id)}
+				} else {
+					delete(in, k)
 				}
 			} else {
 				park(k, v)
+				delete(in, k)
 			}
 		case "flags", "tags", "meta", "exception", "selector":
-			ag[k] = v
-		case "refs":
 		default:
 			park(k, v)
+			delete(in, k)
 		}
 	}
+	ag = in
 	if meta, ok := ag["meta"].(map[string]any); ok {
 		if conf, ok := meta["configuration"]; ok {
 			delete(meta, "configuration")
@@ -182,6 +206,17 @@ func clean(v any) (ag, unsupported map[string]any) {
 		}
 	}
 	return ag, unsupported
+}
+
+// lower is strings.ToLower without its allocation when s is already
+// lower case ASCII (the common case).
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 // asObject accepts an object, or a JSON string that parses to one.
@@ -203,19 +238,22 @@ func asObject(v any) (map[string]any, bool) {
 	return nil, false
 }
 
-func scalarMetric(v any, path string, park func(string, any)) map[string]any {
+// scalarMetric cleans a duration or errors metric in place: its
+// cumulative and incremental numbers ({total|count|value: n} read as n);
+// the rest is parked. It says whether anything is left.
+func scalarMetric(v any, path string, park func(string, any)) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
 		park(path, v)
-		return nil
+		return false
 	}
-	out := map[string]any{}
-	for _, k := range sortedKeys(m) {
+	for k, orig := range m {
 		if k != "cumulative" && k != "incremental" {
-			park(path+"."+k, m[k])
+			park(path+"."+k, orig)
+			delete(m, k)
 			continue
 		}
-		x := m[k]
+		x := orig
 		if d, ok := x.(map[string]any); ok {
 			for _, c := range []string{"total", "count", "value"} {
 				if y, ok := d[c]; ok {
@@ -225,38 +263,45 @@ func scalarMetric(v any, path string, park func(string, any)) map[string]any {
 			}
 		}
 		if f, ok := num(x); ok {
-			out[k] = f
+			if _, same := orig.(float64); !same {
+				m[k] = f
+			}
 		} else {
-			park(path+"."+k, m[k])
+			park(path+"."+k, orig)
+			delete(m, k)
 		}
 	}
-	return out
+	return len(m) > 0
 }
 
-func dictMetric(v any, path string, park func(string, any)) map[string]any {
+// dictMetric cleans a tokens or costs metric in place: cumulative and
+// incremental objects of numbers; the rest is parked. It says whether
+// anything is left.
+func dictMetric(v any, path string, park func(string, any)) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
 		park(path, v)
-		return nil
+		return false
 	}
-	out := map[string]any{}
-	for _, k := range sortedKeys(m) {
-		d, ok := m[k].(map[string]any)
+	for k, kv := range m {
+		d, ok := kv.(map[string]any)
 		if (k != "cumulative" && k != "incremental") || !ok {
-			park(path+"."+k, m[k])
+			park(path+"."+k, kv)
+			delete(m, k)
 			continue
 		}
-		clean := map[string]any{}
-		for _, dk := range sortedKeys(d) {
-			if f, ok := num(d[dk]); ok {
-				clean[dk] = f
+		for dk, dv := range d {
+			if f, ok := num(dv); ok {
+				if _, same := dv.(float64); !same {
+					d[dk] = f
+				}
 			} else {
-				park(path+"."+k+"."+dk, d[dk])
+				park(path+"."+k+"."+dk, dv)
+				delete(d, dk)
 			}
 		}
-		out[k] = clean
 	}
-	return out
+	return len(m) > 0
 }
 
 func sortedKeys[V any](m map[string]V) []string {

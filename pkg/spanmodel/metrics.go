@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -144,6 +145,18 @@ func RollUp(spans []*Span) {
 	}
 }
 
+// reuse is v as an attribute value: m[k] itself when it holds v already
+// (a span without children sums to its own values), so that it is not
+// boxed again.
+func reuse(m map[string]any, k string, v float64) any {
+	if old, ok := m[k]; ok {
+		if f, ok := old.(float64); ok && f == v && math.Signbit(f) == math.Signbit(v) {
+			return old
+		}
+	}
+	return v
+}
+
 var rollKeys = [3]string{"prompt", "completion", "total"}
 
 // rollNames are the dict metrics rolled up, in rolled.dicts order.
@@ -193,7 +206,9 @@ func (r rolled) write(s *Span) {
 				m = map[string]any{}
 				metrics[name] = m
 			}
-			m["cumulative"] = map[string]any{rollKeys[0]: vals[0], rollKeys[1]: vals[1], rollKeys[2]: vals[2]}
+			inc, _ := m["incremental"].(map[string]any)
+			m["cumulative"] = map[string]any{rollKeys[0]: reuse(inc, rollKeys[0], vals[0]),
+				rollKeys[1]: reuse(inc, rollKeys[1], vals[1]), rollKeys[2]: reuse(inc, rollKeys[2], vals[2])}
 		} else if m != nil {
 			delete(m, "cumulative")
 		}

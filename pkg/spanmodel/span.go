@@ -165,10 +165,22 @@ func (n *Normalizer) Batch(raws []Raw) (spans []*Span, rejected []Error) {
 		default:
 			s.TraceType = "invocation"
 		}
-		sub(s.Attributes, "ag", "type")["trace"] = s.TraceType
+		sub(s.Attributes, "ag", "type")["trace"] = traceTypeValue(s.TraceType)
 	}
 	RollUp(spans)
 	return spans, rejected
+}
+
+// traceTypeValue is a trace type as an attribute value, without boxing
+// the common ones again for every span (a constant's box is static).
+func traceTypeValue(t string) any {
+	switch t {
+	case "invocation":
+		return "invocation"
+	case "annotation":
+		return "annotation"
+	}
+	return t
 }
 
 func (n *Normalizer) now() time.Time {
@@ -332,10 +344,11 @@ func enum(field, v, prefix string, values []string, def string) (string, error) 
 // exception from the cleaned ag subtree.
 func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) error {
 	s.SpanType = "task"
+	var spanType any = "task" // the value stored: boxed once (a constant's box is static)
 	if t, ok := get(ag, "type.span"); ok {
-		s.SpanType = t.(string)
+		s.SpanType, spanType = t.(string), t
 	}
-	sub(ag, "type")["span"] = s.SpanType
+	sub(ag, "type")["span"] = spanType
 	if v, ok := get(ag, "session.id"); ok {
 		s.SessionID = LeafText(v)
 	}
@@ -351,7 +364,8 @@ func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) erro
 	metrics := sub(ag, "metrics")
 	if ms := s.End.Sub(s.Start).Seconds() * 1000; ms > 0 {
 		ms = math.Round(ms*1000) / 1000
-		metrics["duration"] = map[string]any{"incremental": ms, "cumulative": ms}
+		v := any(ms) // boxed once for both
+		metrics["duration"] = map[string]any{"incremental": v, "cumulative": v}
 	}
 	exceptions := 0
 	var last *Event

@@ -2,6 +2,7 @@ package spanmodel
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,13 +24,54 @@ func Unflatten(in map[string]any) map[string]any { return unflatten(in, nil) }
 type padding struct{ left, dropped int }
 
 func unflatten(in map[string]any, pad *padding) map[string]any {
-	out := map[string]any{}
-	keys := make([]string, 0, len(in))
-	for k := range in {
-		keys = append(keys, k)
+	// The entries sorted on the stack (most objects have few keys): no
+	// lookup of each key afterwards.
+	var buf [16]entry
+	entries := buf[:0]
+	for k, v := range in {
+		entries = append(entries, entry{k, v})
 	}
-	sort.Strings(keys)
+	sortEntries(entries)
+	out := map[string]any{}
+	for _, e := range entries {
+		v := e.v
+		if m, ok := v.(map[string]any); ok {
+			v = unflatten(m, pad)
+		}
+		setPath(out, e.path, v, pad)
+	}
+	return out
+}
+
+// entry is a path (or key) and its value.
+type entry struct {
+	path string
+	v    any
+}
+
+// sortEntries sorts es by path, stably: by insertion for the few keys of
+// most objects (no comparison function called per step), by the
+// library's sort beyond, so the cost stays n log n.
+func sortEntries(es []entry) {
+	if len(es) > 12 {
+		slices.SortStableFunc(es, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+		return
+	}
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].path < es[j-1].path; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+// unflattenKeys is unflatten of in's keys (sorted); noAg leaves out the
+// keys "ag" and "ag.*".
+func unflattenKeys(in map[string]any, keys []string, pad *padding, noAg bool) map[string]any {
+	out := map[string]any{}
 	for _, k := range keys {
+		if noAg && (k == "ag" || strings.HasPrefix(k, "ag.")) {
+			continue
+		}
 		v := in[k]
 		if m, ok := v.(map[string]any); ok {
 			v = unflatten(m, pad)

@@ -4,15 +4,21 @@
 # Starts a private NATS and its own tracing and writer on spare ports against
 # the ClickHouse that scripts/deps.sh runs (database bench_<pid>, dropped at
 # the end), then runs services/tracing/cmd/loadgen:
-#   1. as fast as it can (sustained end-to-end spans/s),
-#   2. at 10,000 spans/s (ingest p99 and freshness p99),
-#   3. bytes per span on disk of what runs 1 and 2 stored,
-#   4. raw ClickHouse inserts of the same rows (the ceiling),
-#   5. the compatible platform's span path re-created in the PostgreSQL of
+#   1. as fast as it can (sustained end-to-end spans/s, issue 16 point 1),
+#   2. at 10,000 spans/s (ingest p99 and freshness, point 4),
+#   3. at 30,000 spans/s (freshness p99, point 4),
+#   4. 512-span requests one at a time at 20,000 spans/s, as an SDK's batch
+#      exporter sends them (request latency p50/p99, point 2),
+#   5. bytes per span on disk of what runs 1-4 stored (point 5),
+#   6. raw ClickHouse inserts of the same rows (the ceiling),
+#   7. the compatible platform's span path re-created in the PostgreSQL of
 #      scripts/deps.sh (loadgen -pg: 18-index table, 50-span transactions
 #      of per-row upserts, 2 writers, the same spans) and the ratio of run 1
-#      to it.
+#      to it,
+# and prints a summary of every figure.
 # Usage: scripts/bench/load.sh [seconds per run, default 20]
+# PROFILE_DIR=dir also writes CPU (10 s) and allocation profiles of tracing
+# and the writer taken during run 1 (full load) to dir.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-20}
@@ -22,6 +28,8 @@ work=$(mktemp -d)
 db=bench_$$
 ch_url=${TEST_CLICKHOUSE_URL%/*}/$db
 nats_port=$((24000 + $$ % 1000))
+tracing_pprof=127.0.0.1:$((26000 + $$ % 1000))
+writer_pprof=127.0.0.1:$((27000 + $$ % 1000))
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -41,31 +49,80 @@ pids+=($!)
 sleep 1
 
 WRITER_NATS_URL=nats://127.0.0.1:$nats_port WRITER_CLICKHOUSE_URL=$ch_url WRITER_ADDR=127.0.0.1:0 \
-  WRITER_LOG_LEVEL=warn "$work/writer" >"$work/writer.log" 2>&1 &
+  WRITER_LOG_LEVEL=warn WRITER_PPROF_ADDR=$writer_pprof "$work/writer" >"$work/writer.log" 2>&1 &
 pids+=($!)
 TRACING_NATS_URL=nats://127.0.0.1:$nats_port TRACING_CLICKHOUSE_URL=$ch_url TRACING_ADDR=127.0.0.1:18083 \
   TRACING_INTERNAL_TOKEN=bench-token TRACING_OTLP_HTTP_ADDR= TRACING_OTLP_GRPC_ADDR= TRACING_LOG_LEVEL=warn \
-  "$work/tracing" >"$work/tracing.log" 2>&1 &
+  TRACING_PPROF_ADDR=$tracing_pprof "$work/tracing" >"$work/tracing.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -sf http://127.0.0.1:18083/ready >/dev/null && break; sleep 0.2; done
 
+run() { # label, loadgen flags...
+  local label=$1
+  shift
+  "$work/loadgen" -clickhouse "$ch_url" -duration "${secs}s" -label "$label" "$@" | tee "$work/$label.out"
+}
+# On a failure, the services' logs (the work directory goes).
+trap 'rc=$?; [ "$rc" = 0 ] || tail -n 20 "$work/writer.log" "$work/tracing.log" >&2 || true; cleanup' EXIT
+
+profile() { # during run 1: CPU of both services for 10 s, then their allocations
+  sleep $((secs > 14 ? 3 : 1))
+  for s in tracing writer; do
+    addr=$tracing_pprof
+    [ "$s" = writer ] && addr=$writer_pprof
+    curl -sf -o "$PROFILE_DIR/$s.cpu.pprof" "http://$addr/debug/pprof/profile?seconds=10" &
+  done
+  wait
+  for s in tracing writer; do
+    addr=$tracing_pprof
+    [ "$s" = writer ] && addr=$writer_pprof
+    curl -sf -o "$PROFILE_DIR/$s.allocs.pprof" "http://$addr/debug/pprof/allocs"
+  done
+}
+
 echo "== 1. sustained end-to-end, as fast as possible (4 senders, 500 spans/request, ${secs}s)"
-"$work/loadgen" -clickhouse "$ch_url" -duration "${secs}s" -workers 4 -batch 500 | tee "$work/run1.txt"
+if [ -n "${PROFILE_DIR:-}" ]; then
+  mkdir -p "$PROFILE_DIR"
+  cp "$work/tracing" "$work/writer" "$PROFILE_DIR/"
+  profile &
+  prof=$!
+fi
+run full -workers 4 -batch 500
+if [ -n "${PROFILE_DIR:-}" ]; then wait "$prof" || echo "(a profile could not be taken)"; fi
 echo
-echo "== 2. latency at 10,000 spans/s (100 spans/request, ${secs}s)"
-"$work/loadgen" -clickhouse "$ch_url" -duration "${secs}s" -workers 8 -batch 100 -rate 10000
+echo "== 2. latency at 10,000 spans/s (8 senders, 100 spans/request, ${secs}s)"
+run 10k -workers 8 -batch 100 -rate 10000
 echo
-echo "== 3. storage: bytes per span on disk, compressed (the compatible platform: 3.4 KB)"
+echo "== 3. freshness at 30,000 spans/s (8 senders, 500 spans/request, ${secs}s)"
+run 30k -workers 8 -batch 500 -rate 30000
+echo
+echo "== 4. 512-span export requests, one in flight, at 20,000 spans/s (${secs}s)"
+run sdk20k -workers 1 -batch 512 -rate 20000
+echo
+echo "== 5. storage: bytes per span on disk, compressed (the compatible platform: 3.4 KB)"
 scripts/bench/storage.sh "$db"
 echo
-echo "== 4. raw ClickHouse insert ceiling (same rows, writer's insert path, no pipeline running)"
+echo "== 6. raw ClickHouse insert ceiling (same rows, writer's insert path, no pipeline running)"
 kill "${pids[1]}" "${pids[2]}" 2>/dev/null || true
-"$work/loadgen" -clickhouse "$ch_url" -duration 0s -raw 500000 2>/dev/null | grep raw
+"$work/loadgen" -clickhouse "$ch_url" -duration 0s -raw 500000 2>/dev/null | grep raw | tee "$work/raw.out"
 echo
-echo "== 5. the compatible platform's span path on this machine (PostgreSQL, ${secs}s)"
-"$work/loadgen" -pg "$TEST_POSTGRES_URL" -duration "${secs}s" -batch 500 | tee "$work/pg.txt"
-ours=$(grep -o 'end-to-end: [0-9]*' "$work/run1.txt" | grep -o '[0-9]*$' || true)
-theirs=$(grep -o 'pg path: [0-9]* spans/s' "$work/pg.txt" | grep -o '[0-9]* ' | tr -d ' ' || true)
-if [ -n "$ours" ] && [ -n "$theirs" ] && [ "$theirs" -gt 0 ]; then
-  awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "ratio: %d/%d = %.1f×\n", a, b, a / b }'
-fi
+echo "== 7. the compatible platform's span path on this machine (PostgreSQL, ${secs}s)"
+"$work/loadgen" -pg "$TEST_POSTGRES_URL" -duration "${secs}s" -batch 500 | tee "$work/pg.out"
+
+# One figure per target; field=value pairs come from loadgen's summary line.
+get() { sed -n "s/^summary $1 \(.* \)\{0,1\}$2=\([^ ]*\).*/\2/p" "$work/$1.out"; }
+ours=$(get full e2e)
+theirs=$(grep -o 'pg path: [0-9]* spans/s' "$work/pg.out" | grep -o '[0-9]* ' | tr -d ' ' || true)
+ratio=$(awk -v a="${ours:-0}" -v b="${theirs:-0}" 'BEGIN { if (b > 0) printf "%.1f×", a / b; else print "n/a" }')
+echo
+echo "== summary ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), ${secs}s per run)"
+printf '%-58s %s\n' \
+  "1. end to end, as fast as possible (target ≥ 40,000/s)" "$ours spans/s stored (tracing accepted $(get full offered)/s); missing $(get full missing), duplicates before merge $(get full dup_unmerged)" \
+  "1. the compatible platform's path, same spans, same run" "${theirs:-?} spans/s; ratio ${ours:-?}/${theirs:-?} = $ratio (target 10×)" \
+  "2. 512-span request, one in flight at 20k/s (≤ 25/60 ms)" "p50 $(get sdk20k p50), p99 $(get sdk20k p99) at $(get sdk20k offered) spans/s accepted" \
+  "4. ingest at 10,000/s, 100-span requests (p99 < 50 ms)" "p50 $(get 10k p50), p99 $(get 10k p99); freshness p99 $(get 10k fresh_p99)" \
+  "4. freshness at 30,000/s (p99 < 2 s)" "p50 $(get 30k fresh_p50), p99 $(get 30k fresh_p99) at $(get 30k offered) spans/s accepted; ingest p99 $(get 30k p99)" \
+  "   raw ClickHouse insert ceiling" "$(sed -n 's/.*ceiling: \([0-9]*\) rows.*/\1/p' "$work/raw.out") rows/s"
+missing=0
+for r in full 10k 30k sdk20k; do missing=$((missing + $(get $r missing))); done
+echo "every accepted span stored: $([ "$missing" = 0 ] && echo yes || echo "NO, $missing missing")"

@@ -50,6 +50,7 @@ func main() {
 	queries := flag.String("queries", "", "instead of a load: time trace-by-id and one-day span queries through the API for this project (filled by scripts/bench/query.sh)")
 	repeat := flag.Int("repeat", 50, "queries of each kind with -queries")
 	traces := flag.Int("traces", 1000000, "traces stored, with -queries")
+	label := flag.String("label", "run", "name of this run in the last line (\"summary <label> key=value ...\"), which scripts/bench/load.sh tabulates")
 	flag.Parse()
 	if *overload {
 		overloadRun(*url, *token, *chURL, *rate, *workers, *batch, *dur)
@@ -171,23 +172,31 @@ func main() {
 	fwg.Wait()
 	want := uint64(accepted.Load())
 	var stored uint64
+	var countErr error
 	for time.Since(start) < *dur+2*time.Minute {
-		_ = ch.QueryRow(ctx, "SELECT count() FROM spans WHERE project_id = ?", project.String()).Scan(&stored)
-		if stored >= want {
+		if countErr = ch.QueryRow(ctx, "SELECT count() FROM spans WHERE project_id = ?", project.String()).Scan(&stored); countErr == nil && stored >= want {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if countErr != nil {
+		fmt.Fprintln(os.Stderr, "counting the stored spans:", countErr)
+	}
 	total := time.Since(start)
 	// count() also counts a redelivered batch twice: check the distinct ids.
 	var distinct uint64
-	_ = ch.QueryRow(ctx, "SELECT uniqExact(trace_id, span_id) FROM spans WHERE project_id = ?", project.String()).Scan(&distinct)
+	if err := ch.QueryRow(ctx, "SELECT uniqExact(trace_id, span_id) FROM spans WHERE project_id = ?", project.String()).Scan(&distinct); err != nil {
+		fmt.Fprintln(os.Stderr, "counting the distinct spans:", err)
+	}
 	fmt.Printf("distinct spans stored %d (missing %d)\n", distinct, int64(want)-int64(distinct))
 	fmt.Printf("spans sent %d, accepted %d (rejected by partial success %d), stored %d\n", sent.Load(), want, rejected.Load(), stored)
 	fmt.Printf("ingest: %.0f spans/s offered over %.1fs\n", float64(want)/sendTime.Seconds(), sendTime.Seconds())
 	fmt.Printf("end-to-end: %.0f spans/s (accepted → all visible in ClickHouse after %.1fs)\n", float64(stored)/total.Seconds(), total.Seconds())
 	fmt.Printf("ingest latency (request of %d spans): p50 %s p99 %s (n=%d)\n", *batch, pct(lat, 50), pct(lat, 99), len(lat))
 	fmt.Printf("freshness (202 → visible through GET /traces/{id}): p50 %s p99 %s (n=%d)\n", pct(fresh, 50), pct(fresh, 99), len(fresh))
+	fmt.Printf("summary %s offered=%.0f e2e=%.0f accepted=%d missing=%d dup_unmerged=%d p50=%s p99=%s fresh_p50=%s fresh_p99=%s\n",
+		*label, float64(want)/sendTime.Seconds(), float64(stored)/total.Seconds(), want, int64(want)-int64(distinct), int64(stored)-int64(distinct),
+		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(fresh, 50)), ms(pct(fresh, 99)))
 	if *raw > 0 {
 		rawInsert(ctx, ch, *raw)
 	}
@@ -195,13 +204,37 @@ func main() {
 
 var pad = strings.Repeat("lorem ipsum ", 60) // ~700 bytes: ~1 KB spans
 
+// marker is the trace id of a template request; request patches it.
+var marker = [16]byte{0xa5, 0x5a, 0xc3, 0x3c, 0x96, 0x69, 0x0f, 0xf0, 0xa5, 0x5a, 0xc3, 0x3c, 0x96, 0x69, 0x0f, 0xf0}
+
+var (
+	tmplMu sync.Mutex
+	tmpls  = map[int][]byte{}
+)
+
+// request is a request of n spans of trace id: a template of that size,
+// built once with pdata, with its trace id patched in. Building each
+// request with pdata cost the load generator as much CPU as tracing spent
+// on it, on the same cores; the spans are the same either way (their
+// timestamps are the template's, at most one run old).
 func request(id int64, n int) []byte {
+	tmplMu.Lock()
+	t, ok := tmpls[n]
+	if !ok {
+		t = build(marker, n)
+		tmpls[n] = t
+	}
+	tmplMu.Unlock()
+	var tid [16]byte
+	binary.BigEndian.PutUint64(tid[8:], uint64(id))
+	return bytes.ReplaceAll(t, marker[:], tid[:])
+}
+
+func build(tid pcommon.TraceID, n int) []byte {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "loadgen")
 	ss := rs.ScopeSpans().AppendEmpty()
-	var tid pcommon.TraceID
-	copy(tid[8:], []byte{byte(id >> 56), byte(id >> 48), byte(id >> 40), byte(id >> 32), byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id)})
 	now := time.Now()
 	for i := 0; i < n; i++ {
 		sp := ss.Spans().AppendEmpty()
@@ -244,6 +277,9 @@ func visible(c *http.Client, url, token, project, tid string) bool {
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return out.Count == 1
 }
+
+// ms is d in milliseconds, one decimal.
+func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + "ms" }
 
 func pct(d []time.Duration, p int) time.Duration {
 	if len(d) == 0 {

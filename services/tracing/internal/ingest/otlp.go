@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -111,6 +112,7 @@ func DecodeOTLP(body []byte, json bool) (ptrace.Traces, error) {
 // RawSpans converts OTLP traces into raw spans for normalisation.
 func RawSpans(td ptrace.Traces) []spanmodel.Raw {
 	raws := make([]spanmodel.Raw, 0, td.SpanCount())
+	var ids hexCache
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -120,20 +122,44 @@ func RawSpans(td ptrace.Traces) []spanmodel.Raw {
 			ss := sss.At(j)
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
-				raws = append(raws, rawSpan(spans.At(k), resource, ss.Scope()))
+				raws = append(raws, rawSpan(spans.At(k), resource, ss.Scope(), &ids))
 			}
 		}
 	}
 	return raws
 }
 
-func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.InstrumentationScope) spanmodel.Raw {
+// hexCache remembers the last trace and parent id converted: the spans of
+// a request mostly share them, and each conversion allocates.
+type hexCache struct {
+	trace                 pcommon.TraceID
+	traceHex              string
+	parent                pcommon.SpanID
+	parentHex             string
+	haveTrace, haveParent bool
+}
+
+func (c *hexCache) traceID(id pcommon.TraceID) string {
+	if !c.haveTrace || id != c.trace {
+		c.trace, c.traceHex, c.haveTrace = id, traceHex(id), true
+	}
+	return c.traceHex
+}
+
+func (c *hexCache) parentID(id pcommon.SpanID) string {
+	if !c.haveParent || id != c.parent {
+		c.parent, c.parentHex, c.haveParent = id, spanHex(id), true
+	}
+	return c.parentHex
+}
+
+func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.InstrumentationScope, ids *hexCache) spanmodel.Raw {
 	r := spanmodel.Raw{
-		TraceID:       traceHex(sp.TraceID()),
+		TraceID:       ids.traceID(sp.TraceID()),
 		SpanID:        spanHex(sp.SpanID()),
 		Name:          sp.Name(),
-		Kind:          fmt.Sprint(int(sp.Kind())),
-		StatusCode:    fmt.Sprint(int(sp.Status().Code())),
+		Kind:          strconv.Itoa(int(sp.Kind())),
+		StatusCode:    strconv.Itoa(int(sp.Status().Code())),
 		StatusMessage: sp.Status().Message(),
 		Attributes:    sp.Attributes().AsRaw(),
 		OTLP:          true,
@@ -142,7 +168,7 @@ func rawSpan(sp ptrace.Span, resource map[string]any, scope pcommon.Instrumentat
 		ScopeVersion:  scope.Version(),
 	}
 	if !sp.ParentSpanID().IsEmpty() {
-		r.ParentID = spanHex(sp.ParentSpanID())
+		r.ParentID = ids.parentID(sp.ParentSpanID())
 	}
 	if sp.StartTimestamp() != 0 {
 		r.Start = sp.StartTimestamp().AsTime()

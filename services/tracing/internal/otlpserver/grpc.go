@@ -29,7 +29,7 @@ type GRPC struct {
 // add server options (admission control: admit.Gate.ServerOptions).
 func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger, opts ...grpc.ServerOption) *GRPC {
 	g := &GRPC{ingest: svc, keys: keys, log: log}
-	g.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxBytes)}, opts...)...)
+	g.srv = grpc.NewServer(append(append(newBodyKeys().serverOptions(), grpc.MaxRecvMsgSize(maxBytes)), opts...)...)
 	ptraceotlp.RegisterGRPCServer(g.srv, g)
 	return g
 }
@@ -46,9 +46,11 @@ func (g *GRPC) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptrace
 	if err != nil {
 		return ptraceotlp.NewExportResponse(), grpcError(err)
 	}
-	body, err := req.MarshalProto()
-	if err != nil {
-		return ptraceotlp.NewExportResponse(), status.Error(codes.Internal, "re-encode request")
+	body := bodyKey(ctx)
+	if body == nil { // not through the server's codec: the request's bytes again
+		if body, err = req.MarshalProto(); err != nil {
+			return ptraceotlp.NewExportResponse(), status.Error(codes.Internal, "re-encode request")
+		}
 	}
 	res, err := g.ingest.Ingest(ctx, sc, ingest.RawSpans(req.Traces()), body)
 	if err != nil {

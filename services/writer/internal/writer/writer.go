@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/spanstream"
@@ -149,7 +148,7 @@ func (w *Writer) Run(ctx context.Context) error {
 			w.log.Warn("fetch span batch", "err", err)
 			continue
 		}
-		b, err := spanstream.DecodeBatch(msg.Data())
+		b, n, err := spanstream.DecodeBatchSize(msg.Data())
 		if err != nil {
 			w.deadLetterMsg(ctx, msg, "", err)
 			continue
@@ -159,7 +158,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 		pending = append(pending, item{msg: msg, batch: b})
 		rows += len(b.Spans)
-		size += proto.Size(b)
+		size += n
 		if rows >= w.cfg.BatchRows || w.cfg.BatchBytes > 0 && size >= w.cfg.BatchBytes {
 			flush()
 		}
