@@ -86,3 +86,12 @@ export async function tryEvaluator(uri: string, parameters: Record<string, unkno
   const code = r.status?.code ?? 200;
   return { status: code, outputs: r.data?.outputs, error: code >= 400 ? r.status?.message : undefined, traceId: r.trace_id };
 }
+
+/** headRevisionId is the id of the evaluator's latest revision (what a
+ * run pins). */
+export async function headRevisionId(evaluatorId: string): Promise<string | undefined> {
+  const r = await json<{ evaluator_revision?: { id: string } }>("POST", "/api/evaluators/revisions/retrieve", {
+    evaluator_ref: { id: evaluatorId },
+  });
+  return r.evaluator_revision?.id;
+}

@@ -135,3 +135,13 @@ export async function download(revisionId: string, fileType: FileType, fileName:
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
+
+/** latestRevisionHeader is the latest revision without its rows. */
+export async function latestRevisionHeader(testsetId: string): Promise<TestsetRevision | undefined> {
+  const r = await json<{ testset_revision?: TestsetRevision }>("POST", "/api/testsets/revisions/retrieve", {
+    testset_ref: { id: testsetId },
+    include_testcases: false,
+    include_testcase_ids: false,
+  });
+  return r.testset_revision;
+}
