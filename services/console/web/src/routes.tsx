@@ -9,20 +9,21 @@ import { Loading } from "./components/Loading";
 const SignIn = lazy(() => import("./pages/signin/SignIn"));
 const Home = lazy(() => import("./pages/home/Home"));
 const NotFound = lazy(() => import("./pages/home/NotFound"));
+const AcceptInvitation = lazy(() => import("./pages/invitations/Accept"));
 
 // C2 (console-app) pages.
-const Traces = lazy(() => import("./pages/home/Placeholder"));
-const TraceView = lazy(() => import("./pages/home/Placeholder"));
-const Sessions = lazy(() => import("./pages/home/Placeholder"));
-const SessionView = lazy(() => import("./pages/home/Placeholder"));
-const Analytics = lazy(() => import("./pages/home/Placeholder"));
-const Queues = lazy(() => import("./pages/home/Placeholder"));
-const QueueView = lazy(() => import("./pages/home/Placeholder"));
-const SettingsKeys = lazy(() => import("./pages/home/Placeholder"));
-const SettingsSecrets = lazy(() => import("./pages/home/Placeholder"));
-const SettingsMembers = lazy(() => import("./pages/home/Placeholder"));
-const SettingsInvitations = lazy(() => import("./pages/home/Placeholder"));
-const SettingsAudit = lazy(() => import("./pages/home/Placeholder"));
+const Traces = lazy(() => import("./pages/traces/Traces"));
+const TraceView = lazy(() => import("./pages/traces/TraceView"));
+const Sessions = lazy(() => import("./pages/sessions/Sessions"));
+const SessionView = lazy(() => import("./pages/sessions/SessionView"));
+const Analytics = lazy(() => import("./pages/analytics/Analytics"));
+const Queues = lazy(() => import("./pages/queues/Queues"));
+const QueueView = lazy(() => import("./pages/queues/QueueView"));
+const SettingsKeys = lazy(() => import("./pages/settings/Keys"));
+const SettingsSecrets = lazy(() => import("./pages/settings/Secrets"));
+const SettingsMembers = lazy(() => import("./pages/settings/Members"));
+const SettingsInvitations = lazy(() => import("./pages/settings/Invitations"));
+const SettingsAudit = lazy(() => import("./pages/settings/Audit"));
 
 // C3 (console-pages) pages.
 const Testsets = lazy(() => import("./pages/testsets/TestsetsPage"));
@@ -44,6 +45,7 @@ export function AppRoutes() {
   return (
     <Routes>
       <Route path="/signin" element={page(<SignIn />)} />
+      <Route path="/invitations/accept" element={page(<AcceptInvitation />)} />
       <Route
         element={
           <RequireAuth>

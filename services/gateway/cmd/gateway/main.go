@@ -20,6 +20,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -31,10 +32,12 @@ type Config struct {
 	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry service"`
 	RuntimeURL      string        `split_words:"true" default:"http://127.0.0.1:8082" desc:"base URL of the runtime service"`
 	TracingURL      string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service"`
+	ConsoleURL      string        `split_words:"true" default:"http://127.0.0.1:8085" desc:"base URL of the console service, which serves the web console under /console/ (empty: no console)"`
 	UpstreamTimeout time.Duration `split_words:"true" default:"300s" desc:"how long to wait for a service's response headers"`
 	HTTP            httpx.Config
 	Postgres        pgxutil.Config
 	APIKey          apikey.Config
+	Session         sessions.Config
 	Log             logx.Config
 }
 
@@ -70,12 +73,14 @@ func run(ctx context.Context, cfg Config) error {
 	verifier := apikey.NewVerifier(pool, cfg.APIKey, log)
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
+	accts := accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts:        accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout)),
+		Accounts:        accts,
+		Sessions:        sessions.NewService(pgstore.NewSessions(pool), accts, cfg.Session),
 		Verifier:        verifier,
 		AdminKey:        cfg.AdminKey,
 		InternalToken:   cfg.InternalToken,
-		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL},
+		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL, Console: cfg.ConsoleURL},
 		UpstreamTimeout: cfg.UpstreamTimeout,
 		Log:             log,
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
@@ -13,6 +15,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 )
 
 // Verifier resolves an API key to its project scope (apikey.Verifier).
@@ -29,21 +32,44 @@ type Workspaces interface {
 // openPaths need no credentials (canonical form, see httpx.CanonicalPath).
 var openPaths = map[string]bool{"/health": true, "/ready": true, "/metrics": true, "/openapi.json": true, "/docs": true, "/docs/redoc.standalone.js": true}
 
+// isConsolePath: the console's pages are public (they hold no data; the
+// app's API calls are authenticated), and "/" redirects to them.
+func isConsolePath(p string) bool {
+	return p == "/" || p == "/console" || strings.HasPrefix(p, "/console/")
+}
+
+// isSessionPath: sign-in, the session read and sign-out handle the
+// session cookie themselves.
+func isSessionPath(p string) bool { return strings.HasPrefix(p, "/auth/") }
+
 // isAdminPath: the Access scheme is accepted only on paths under /admin/.
 func isAdminPath(p string) bool { return strings.Contains(p+"/", "/admin/") }
 
 // authenticate implements reference §0.2: "ApiKey <key>" (or a bare key) on
 // every path but the admin ones, "Access <admin key>" only on admin paths,
-// and the same 401 for every failure, before any body is read.
-func authenticate(v Verifier, ws Workspaces, adminKey string) echo.MiddlewareFunc {
+// and the same 401 for every failure, before any body is read. A request
+// without an Authorization header but with the console's session cookie is
+// the session's user (sessionScope).
+func authenticate(v Verifier, ws Workspaces, ss *sessions.Service, adminKey string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
 			path := r.URL.Path
-			if openPaths[path] {
+			if openPaths[path] || isConsolePath(path) || isSessionPath(path) {
 				return next(c)
 			}
 			header := r.Header.Get(echo.HeaderAuthorization)
+			if header == "" && !isAdminPath(path) && ss != nil {
+				if token := cookie(c, SessionCookie); token != "" {
+					s, err := sessionScope(c, ss, ws, token)
+					if err != nil {
+						return err
+					}
+					req := c.Request() // carries the session id now
+					c.SetRequest(req.WithContext(scope.With(req.Context(), s)))
+					return next(c)
+				}
+			}
 			if isAdminPath(path) {
 				key, ok := strings.CutPrefix(header, "Access ")
 				if !ok || subtle.ConstantTimeCompare([]byte(key), []byte(adminKey)) != 1 {
@@ -87,4 +113,49 @@ func authenticate(v Verifier, ws Workspaces, adminKey string) echo.MiddlewareFun
 			return next(c)
 		}
 	}
+}
+
+// sessionScope authenticates a request by its session cookie (CONTRACT.md
+// "Sessions"): a live session, the CSRF token on unsafe methods, and the
+// project named by project_id (else the user's oldest) with the user's
+// role there.
+func sessionScope(c echo.Context, ss *sessions.Service, ws Workspaces, token string) (scope.Scope, error) {
+	r := c.Request()
+	ctx := r.Context()
+	sess, err := ss.Lookup(ctx, token)
+	if err != nil {
+		return scope.Scope{}, err
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if err := sessions.CheckCSRF(sess, r.Header.Get(CSRFHeader)); err != nil {
+			return scope.Scope{}, err
+		}
+	}
+	q := r.URL.Query()
+	project := uuid.Nil
+	if q.Has("project_id") {
+		if project, err = uuid.Parse(q.Get("project_id")); err != nil || project == uuid.Nil {
+			return scope.Scope{}, errs.Message(errs.Invalid, "auth.invalid_project",
+				fmt.Sprintf("project_id: '%s' is not a project id", q.Get("project_id")), map[string]any{"field": "project_id"})
+		}
+	}
+	s, err := ss.Scope(ctx, sess, project)
+	if err != nil {
+		return scope.Scope{}, err
+	}
+	if q.Has("workspace_id") {
+		want, err := ws.ProjectWorkspace(ctx, s.ProjectID)
+		if err != nil {
+			return scope.Scope{}, errs.Wrap(errs.Unavailable, "auth.lookup_failed", err)
+		}
+		if id, err := uuid.Parse(q.Get("workspace_id")); err != nil || id != want {
+			return scope.Scope{}, errs.Message(errs.Forbidden, "auth.workspace_mismatch",
+				fmt.Sprintf("workspace_id: project %s is not in workspace '%s'", s.ProjectID, q.Get("workspace_id")),
+				map[string]any{"field": "workspace_id", "project_id": s.ProjectID.String()})
+		}
+	}
+	c.SetRequest(r.WithContext(sessions.WithID(ctx, sess.ID)))
+	return s, nil
 }

@@ -34,4 +34,6 @@ var Bindings = []apidoc.Binding{
 	{Method: "GET", Path: "/api/keys", Response: keyList{}},
 	{Method: "POST", Path: "/api/keys", Request: createKeyRequest{}, Response: keyCreated{}},
 	{Method: "GET", Path: "/api/profile", Response: profileOut{}},
+	{Method: "POST", Path: "/api/auth/sign-in", Request: signInRequest{}, Response: sessionOut{}},
+	{Method: "GET", Path: "/api/auth/session", Response: sessionOut{}},
 }

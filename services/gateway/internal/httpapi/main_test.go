@@ -24,6 +24,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
 	"github.com/assayhq/assay/services/gateway/internal/httpapi"
 	"github.com/assayhq/assay/services/gateway/internal/pgstore"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -86,10 +87,12 @@ func startStackUpstream(t *testing.T, pgURL string, seed accounts.Seeder, upstre
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
+	accts := accounts.NewService(pgstore.New(pool), verifier, seed)
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts: accounts.NewService(pgstore.New(pool), verifier, seed), Verifier: verifier,
+		Accounts: accts, Verifier: verifier,
+		Sessions: sessions.NewService(pgstore.NewSessions(pool), accts, sessions.Config{TTL: time.Hour}),
 		AdminKey: adminKey, InternalToken: internalToken,
-		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL},
+		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL, Console: upstreamURL},
 		UpstreamTimeout: 5 * time.Second, Log: log,
 	}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

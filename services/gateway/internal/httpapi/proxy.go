@@ -23,6 +23,9 @@ type Upstreams struct {
 	Registry string
 	Runtime  string
 	Tracing  string
+	// Console serves the web console's pages under /console/; empty
+	// leaves /console/ a 404 (a gateway without a console).
+	Console string
 }
 
 // owners maps the first API path segment (or "simple/<x>") to the service
@@ -61,7 +64,10 @@ func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logge
 		ResponseHeaderTimeout: timeout,
 	}
 	p := &proxy{targets: map[string]*httputil.ReverseProxy{}}
-	for name, raw := range map[string]string{"registry": up.Registry, "runtime": up.Runtime, "tracing": up.Tracing} {
+	for name, raw := range map[string]string{"registry": up.Registry, "runtime": up.Runtime, "tracing": up.Tracing, "console": up.Console} {
+		if raw == "" && name == "console" {
+			continue
+		}
 		target, err := url.Parse(raw)
 		if err != nil {
 			return nil, errs.Wrap(errs.Invalid, "gateway.bad_upstream", err)
@@ -72,9 +78,16 @@ func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logge
 				pr.SetURL(target)
 				pr.Out.URL.Path, pr.Out.URL.RawPath = path, ""
 				pr.SetXForwarded()
+				if name == "console" { // static pages: no credentials, no scope
+					pr.Out.Header.Del(echo.HeaderAuthorization)
+					pr.Out.Header.Del("Cookie")
+					scope.Strip(pr.Out.Header)
+					return
+				}
 				// The client's credentials stop here; the service trusts the
 				// internal headers, which the client cannot forge.
 				pr.Out.Header.Del(echo.HeaderAuthorization)
+				pr.Out.Header.Del("Cookie") // the console's session token
 				scope.Strip(pr.Out.Header)
 				s, _ := scope.From(pr.In.Context())
 				scope.Set(pr.Out.Header, token, s)
@@ -157,7 +170,14 @@ type proxyErrKey struct{}
 var errClientGone = errors.New("client went away")
 
 func (p *proxy) handle(c echo.Context) error {
-	service, forward, ok := route(c.Request().URL.Path)
+	path := c.Request().URL.Path
+	if m := c.Request().Method; path == "/" && (m == http.MethodGet || m == http.MethodHead) {
+		return c.Redirect(http.StatusFound, "/console/")
+	}
+	service, forward, ok := route(path)
+	if isConsolePath(path) && p.targets["console"] != nil {
+		service, forward, ok = "console", path, true
+	}
 	if !ok {
 		return errs.New(errs.NotFound, "gateway.no_route", "Not Found")
 	}

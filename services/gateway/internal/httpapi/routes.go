@@ -12,11 +12,13 @@ import (
 
 	"github.com/assayhq/assay/pkg/apidoc"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
+	"github.com/assayhq/assay/services/gateway/internal/sessions"
 )
 
 // Deps is what the routes need.
 type Deps struct {
 	Accounts        *accounts.Service
+	Sessions        *sessions.Service
 	Verifier        Verifier
 	AdminKey        string
 	InternalToken   string
@@ -27,6 +29,7 @@ type Deps struct {
 
 type handler struct {
 	accounts *accounts.Service
+	sessions *sessions.Service
 }
 
 // Register adds the gateway's routes and middleware to e.
@@ -35,8 +38,8 @@ func Register(e *echo.Echo, d Deps) error {
 	if err != nil {
 		return err
 	}
-	h := &handler{accounts: d.Accounts}
-	e.Use(authenticate(d.Verifier, d.Accounts, d.AdminKey))
+	h := &handler{accounts: d.Accounts, sessions: d.Sessions}
+	e.Use(authenticate(d.Verifier, d.Accounts, d.Sessions, d.AdminKey))
 
 	e.GET("/openapi.json", openapi)
 	e.GET("/docs", docs)
@@ -47,6 +50,9 @@ func Register(e *echo.Echo, d Deps) error {
 	e.POST("/keys", h.createKey)
 	e.DELETE("/keys/:id", h.revokeKey)
 	e.GET("/profile", h.profile)
+	e.POST("/auth/sign-in", h.signIn)
+	e.GET("/auth/session", h.session)
+	e.POST("/auth/sign-out", h.signOut)
 
 	e.Any("/*", p.handle)
 	return nil

@@ -25,6 +25,11 @@ export function useAuth(): AuthState {
   return v;
 }
 
+/** Pages that work without a session (no redirect to sign-in from them). */
+export function isPublicPath(path: string): boolean {
+  return path.startsWith("/signin") || path.startsWith("/invitations/accept");
+}
+
 export function signInPath(message?: string, next?: string): string {
   const p = new URLSearchParams();
   if (message) p.set("message", message);
@@ -58,7 +63,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         if (e instanceof ApiError && e.status === 401) {
           // "signed_out" (no cookie) needs no message; an expired session says so.
           const msg = e.code === "signed_out" ? undefined : e.message;
-          if (!location.pathname.startsWith("/signin")) {
+          if (!isPublicPath(location.pathname)) {
             navigate(signInPath(msg, location.pathname + location.search), { replace: true });
           }
         } else {

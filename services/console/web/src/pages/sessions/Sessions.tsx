@@ -1,0 +1,40 @@
+import { useState } from "react";
+import { Link } from "react-router";
+import { useQuery } from "@tanstack/react-query";
+import { querySessions } from "../../api/tracing";
+import { ErrorBox } from "../../components/ErrorBox";
+import { TimeRange, rangeMs } from "../../components/TimeRange";
+
+export default function Sessions() {
+  const [range, setRange] = useState("7d");
+  const [realtime, setRealtime] = useState(true);
+  const q = useQuery({
+    queryKey: ["sessions", range, realtime],
+    queryFn: () =>
+      querySessions({ oldest: new Date(Date.now() - rangeMs(range)).toISOString(), limit: 200, order: "descending" }),
+  });
+  void realtime;
+  const ids = q.data?.session_ids ?? [];
+  return (
+    <section>
+      <h1>Sessions</h1>
+      <div className="toolbar">
+        <TimeRange value={range} onChange={setRange} />
+        <label className="inline">
+          <input type="checkbox" checked={realtime} onChange={(e) => setRealtime(e.target.checked)} /> by last activity
+        </label>
+      </div>
+      <ErrorBox error={q.error} />
+      {q.isSuccess && ids.length === 0 && <p className="muted">No session in this range: spans carry one in ag.session.id.</p>}
+      <ul className="session-list">
+        {ids.map((id) => (
+          <li key={id}>
+            <Link to={`/sessions/${encodeURIComponent(id)}`} className="mono">
+              {id}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,145 @@
+import { useState, type FormEvent } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { secretsApi } from "../../api/settings";
+import { ErrorBox, fieldErrors } from "../../components/ErrorBox";
+import { SettingsNav } from "./SettingsNav";
+
+const PROVIDERS = ["openai", "anthropic", "gemini", "mistral", "groq", "together_ai", "openrouter", "cohere", "deepinfra", "perplexityai"];
+
+export default function Secrets() {
+  const qc = useQueryClient();
+  const q = useQuery({ queryKey: ["secrets"], queryFn: secretsApi.list });
+  const [kind, setKind] = useState<"provider_key" | "custom_provider">("provider_key");
+  const [name, setName] = useState("");
+  const [provider, setProvider] = useState("openai");
+  const [key, setKey] = useState("");
+  const [url, setUrl] = useState("");
+  const [slug, setSlug] = useState("");
+  const [models, setModels] = useState("");
+  const create = useMutation({
+    mutationFn: () => {
+      const header = name ? { name } : undefined;
+      if (kind === "provider_key") {
+        return secretsApi.create({ header, secret: { kind, data: { kind: provider, provider: { key } } } });
+      }
+      return secretsApi.create({
+        header,
+        secret: {
+          kind,
+          data: {
+            kind: "custom",
+            provider: { url, ...(key ? { key } : {}) },
+            models: models
+              .split(",")
+              .map((m) => m.trim())
+              .filter(Boolean)
+              .map((m) => ({ slug: m })),
+            provider_slug: slug || undefined,
+          },
+        },
+      });
+    },
+    onSuccess: () => {
+      setKey("");
+      setName("");
+      void qc.invalidateQueries({ queryKey: ["secrets"] });
+    },
+  });
+  const remove = useMutation({ mutationFn: secretsApi.remove, onSuccess: () => void qc.invalidateQueries({ queryKey: ["secrets"] }) });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  const fe = (f: string) => fieldErrors(create.error, f).map((m, i) => (
+    <span key={i} className="field-error">
+      {m}
+    </span>
+  ));
+  const list = q.data ?? [];
+  return (
+    <section>
+      <h1>Settings</h1>
+      <SettingsNav />
+      <h2>Provider secrets</h2>
+      <p className="muted">Keys are stored sealed and never shown again; the runtime uses them to call the providers.</p>
+      <form className="card secret-form" onSubmit={submit} aria-label="Add a secret">
+        <div className="toolbar">
+          <select aria-label="Secret kind" value={kind} onChange={(e) => setKind(e.target.value as typeof kind)}>
+            <option value="provider_key">Provider key</option>
+            <option value="custom_provider">Custom provider (Ollama, vLLM, Azure, a proxy)</option>
+          </select>
+          <input aria-label="Secret name" placeholder="name (optional)" value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        {kind === "provider_key" ? (
+          <div className="toolbar">
+            <select aria-label="Provider" value={provider} onChange={(e) => setProvider(e.target.value)}>
+              {PROVIDERS.map((p) => (
+                <option key={p}>{p}</option>
+              ))}
+            </select>
+            <input aria-label="Provider key" type="password" placeholder="sk-…" required value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" />
+            {fe("key")}
+          </div>
+        ) : (
+          <div className="toolbar">
+            <input aria-label="Provider URL" placeholder="http://127.0.0.1:11434/v1" required value={url} onChange={(e) => setUrl(e.target.value)} />
+            {fe("url")}
+            <input aria-label="Provider slug" placeholder="slug (my-ollama)" value={slug} onChange={(e) => setSlug(e.target.value)} />
+            <input aria-label="Models" placeholder="models: llama3, qwen2" value={models} onChange={(e) => setModels(e.target.value)} />
+            <input aria-label="Provider key" type="password" placeholder="key (optional)" value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" />
+          </div>
+        )}
+        <button type="submit" className="primary" disabled={create.isPending}>
+          Add secret
+        </button>
+      </form>
+      <ErrorBox error={create.error} title="Not saved" />
+      <ErrorBox error={q.error} />
+      <ErrorBox error={remove.error} title="Not deleted" />
+      <table className="grid" data-testid="secrets">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Slug</th>
+            <th>Kind</th>
+            <th>Provider</th>
+            <th>Created</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((s) => (
+            <tr key={s.id}>
+              <td>{s.header?.name ?? "—"}</td>
+              <td className="mono">{s.slug}</td>
+              <td>{s.kind === "provider_key" ? "provider key" : "custom provider"}</td>
+              <td>
+                {s.data?.kind}
+                {s.data?.provider?.url && <span className="muted mono"> {s.data.provider.url}</span>}
+                {s.data?.models && s.data.models.length > 0 && <span className="muted"> · {s.data.models.map((m) => m.slug).join(", ")}</span>}
+              </td>
+              <td>{s.created_at ? new Date(s.created_at).toLocaleString() : ""}</td>
+              <td>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => window.confirm(`Delete secret ${s.slug}?`) && remove.mutate(s.id)}
+                  aria-label={`Delete ${s.slug}`}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+          {q.isSuccess && list.length === 0 && (
+            <tr>
+              <td colSpan={6} className="muted">
+                No secret yet.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </section>
+  );
+}
