@@ -94,6 +94,7 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
                     <input
                       key={c}
                       autoFocus
+                      onFocus={(e) => e.currentTarget.select()}
                       aria-label={`edit ${c} of row ${it.index + 1}`}
                       defaultValue={cellText(r?.[c])}
                       style={{ ...cellStyle, width: COL_WIDTH }}
