@@ -59,12 +59,20 @@ export default function Playground() {
   const [format, setFormat] = useState<StreamFormat>("sse");
   const nextKey = useRef(1);
 
+  // Another application: its panes start over (not on mount: the revisions
+  // may already be cached and the first pane set).
+  const shownApp = useRef(appId);
+  useEffect(() => {
+    if (shownApp.current !== appId) {
+      shownApp.current = appId;
+      setPanes([]);
+    }
+  }, [appId]);
   useEffect(() => {
     if (heads.length && panes.length === 0) {
       setPanes([{ key: nextKey.current++, revisionId: heads[0].id, prompt: promptOf(heads[0]), output: "", running: false }]);
     }
   }, [heads, panes.length]);
-  useEffect(() => setPanes([]), [appId]);
 
   const vars = useMemo(() => {
     const s = new Set<string>();

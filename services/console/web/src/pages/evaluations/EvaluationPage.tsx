@@ -22,7 +22,10 @@ export default function EvaluationPage() {
     refetchInterval: (q) => (q.state.data && TERMINAL.has(q.state.data.status) ? false : 1000),
   });
   const done = !!prog.data && TERMINAL.has(prog.data.status);
-  const doc = useQuery({ queryKey: ["run-export", id, prog.data?.results.success, done], queryFn: () => exportJSON(id), enabled: !!prog.data });
+  // The results are re-read as the run advances, in steps of 5% of its
+  // cells (and once at the end), not on every poll.
+  const step = prog.data ? Math.floor((20 * (prog.data.results.success ?? 0)) / Math.max(1, prog.data.results.expected)) : 0;
+  const doc = useQuery({ queryKey: ["run-export", id, step, done], queryFn: () => exportJSON(id), enabled: !!prog.data });
   const metrics = useQuery({ queryKey: ["run-metrics", id, done], queryFn: () => globalMetrics(id), enabled: done, refetchInterval: (q) => (done && !q.state.data ? 2000 : false) });
   const model = useMemo(() => (doc.data ? buildResults(doc.data, run.data?.data?.steps ?? []) : null), [doc.data, run.data]);
 
