@@ -1,7 +1,7 @@
 # Assay: `make up` runs the platform locally, `make test` runs every test.
 SHELL := /bin/bash
-MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer deployments/helm cli
-SERVICES := gateway registry runtime tracing writer
+MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer services/console deployments/helm cli
+SERVICES := gateway registry runtime tracing writer console
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 # Each fuzz target runs this long after the tests (scripts/fuzz.sh); 0 skips.
 TEST_FUZZTIME ?= 6s
@@ -11,7 +11,7 @@ TEST_FUZZTIME ?= 6s
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-up: ## install what is missing, start dependencies and the five services, print URL and admin key
+up: ## install what is missing, build the console, start dependencies and the six services, print the URLs, admin key and first user
 	@scripts/platform.sh up
 
 down: ## stop what `make up` started
@@ -20,14 +20,18 @@ down: ## stop what `make up` started
 deps-up: ## start PostgreSQL, ClickHouse and NATS only (data in .run/)
 	@scripts/deps.sh up
 
-test: deps-up openapi-lint ## start the dependencies, lint the OpenAPI document, run go test -race over every module, then every fuzz target for TEST_FUZZTIME
+test: deps-up openapi-lint console ## start the dependencies, lint the OpenAPI document, build the console and run its Vitest tests, run go test -race over every module (the console's e2e tests in Chromium among them), then every fuzz target for TEST_FUZZTIME
+	@scripts/console.sh test
 	@eval "$$(scripts/deps.sh env)" && go test $(TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(MODULES)))
 	@if [ "$(TEST_FUZZTIME)" != 0 ]; then eval "$$(scripts/deps.sh env)" && scripts/fuzz.sh $(TEST_FUZZTIME); fi
+
+console: ## build the web console (npm ci && npm run build in services/console/web) into web/dist, which the console service embeds
+	@scripts/console.sh build
 
 openapi-lint: ## lint the merged OpenAPI document with Redocly's recommended rules (pinned in tools/openapi)
 	@scripts/openapi-lint.sh
 
-build: ## build the five service binaries and the assay CLI into bin/
+build: ## build the six service binaries (run make console first for the console's app) and the assay CLI into bin/
 	@for s in $(SERVICES); do go build -trimpath -o bin/$$s ./services/$$s/cmd/$$s || exit 1; done
 	@go build -trimpath -o bin/assay ./cli/cmd/assay
 
@@ -46,7 +50,7 @@ config-docs: ## print every service's environment variables as Markdown tables
 fuzz: deps-up ## run each fuzz target for FUZZTIME (default 30s; FUZZ_TARGETS=regexp picks some)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
 
-.PHONY: help up down deps-up test openapi-lint build vet fmt tidy config-docs fuzz
+.PHONY: help up down deps-up test console openapi-lint build vet fmt tidy config-docs fuzz
 
 generate: ## regenerate pkg/genproto from proto/ (needs protoc and protoc-gen-go)
 	@protoc -I proto --go_out=pkg/genproto --go_opt=module=github.com/assayhq/assay/pkg/genproto $$(find proto -name '*.proto')

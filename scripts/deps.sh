@@ -33,6 +33,9 @@ install_missing() {
   # the cluster-schema test (services/writer, pkg/testutil/zktest); not run
   # as a service here.
   [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null || pkgs+=(zookeeper default-jre-headless)
+  # Chromium runs the web console's end-to-end tests (services/console/e2e,
+  # driven by chromedp); Debian's package, never a downloaded browser.
+  command -v chromium >/dev/null || pkgs+=(chromium)
   if [ ${#pkgs[@]} -gt 0 ]; then
     log "installing ${pkgs[*]} (Debian packages)"
     as_root apt-get update -qq

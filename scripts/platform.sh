@@ -3,9 +3,13 @@
 #   up:   dependencies (scripts/deps.sh), the "assay" database, an admin key
 #         (ASSAY_ADMIN_KEY, else generated once into .run/admin.key), the
 #         registry's vault key (ASSAY_VAULT_KEY, else generated once into
-#         .run/vault.key: losing it loses every stored provider key), the five
-#         services built into .run/bin; waits for every /ready, prints the URL
-#         and the admin key. Services already running are reused.
+#         .run/vault.key: losing it loses every stored provider key), the web
+#         console built when its sources changed (scripts/console.sh
+#         build-stale), the six services built into .run/bin; waits for every
+#         /ready, creates the first console user (ASSAY_USER_EMAIL, default
+#         admin@assay.local) with a generated password printed once and
+#         stored nowhere, prints the URLs and the admin key. Services already
+#         running are reused; an existing first user is left alone.
 #   down: stops the services and the dependencies started from this .run/.
 set -euo pipefail
 
@@ -14,8 +18,8 @@ RUN=${ASSAY_RUN_DIR:-$ROOT/.run}
 PG_PORT=${ASSAY_PG_PORT:-55432}
 CH_PORT=${ASSAY_CH_PORT:-59000}
 NATS_PORT=${ASSAY_NATS_PORT:-54222}
-SERVICES=(registry runtime tracing writer gateway) # gateway last: it fronts the others
-declare -A PORT=([gateway]=8080 [registry]=8081 [runtime]=8082 [tracing]=8083 [writer]=8084)
+SERVICES=(registry runtime tracing writer console gateway) # gateway last: it fronts the others
+declare -A PORT=([gateway]=8080 [registry]=8081 [runtime]=8082 [tracing]=8083 [writer]=8084 [console]=8085)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -53,8 +57,11 @@ up() {
     "TRACING_POSTGRES_URL=$pg/assay?sslmode=disable"
     "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
     "GATEWAY_INTERNAL_TOKEN=$token" "REGISTRY_INTERNAL_TOKEN=$token" "RUNTIME_INTERNAL_TOKEN=$token" "TRACING_INTERNAL_TOKEN=$token"
-    "GATEWAY_ADMIN_KEY=$admin" "REGISTRY_VAULT_KEY=$vault"
+    "GATEWAY_ADMIN_KEY=$admin" "REGISTRY_VAULT_KEY=$vault" "GATEWAY_CONSOLE_URL=http://127.0.0.1:${PORT[console]}"
   )
+  # The console binary embeds web/dist: build it first (only when a source
+  # changed since the last build).
+  alive "$RUN/pids/console.pid" || "$ROOT/scripts/console.sh" build-stale
   for s in "${SERVICES[@]}"; do
     if alive "$RUN/pids/$s.pid"; then log "$s already running"; continue; fi
     log "building and starting $s on 127.0.0.1:${PORT[$s]}"
@@ -71,9 +78,12 @@ up() {
     done
     if [ -z "$ok" ]; then log "$s is not ready; last lines of $RUN/logs/$s.log:"; tail -n 20 "$RUN/logs/$s.log" >&2; exit 1; fi
   done
+  local user; user=$(first_user "$admin")
   cat <<MSG
 
 Assay is running.
+  Console:    http://127.0.0.1:8080/console/
+  $user
   URL:        http://127.0.0.1:8080
   Admin key:  $admin
   Docs:       http://127.0.0.1:8080/api/docs
@@ -85,6 +95,28 @@ Create an account and its first API key:
     -H 'Authorization: Access $admin' -H 'Content-Type: application/json' \\
     -d '{"accounts": {"me": {"user": {"email": "me@example.com"}}}}'
 MSG
+}
+
+# first_user creates the first console user through the admin API (an
+# email:password identity, no API key) and prints one line about it. The
+# password is random and shown only here: nothing stores it in clear (the
+# gateway keeps its bcrypt hash). If it is lost, delete the user
+# (DELETE /api/admin/simple/accounts with its email, which also deletes its
+# organization) and run make up again.
+first_user() {
+  local admin=$1 email=${ASSAY_USER_EMAIL:-admin@assay.local} password resp status
+  password=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+  # body and admin key through stdin and a descriptor, not the command line (ps)
+  resp=$(printf '{"accounts":{"first":{"user":{"email":"%s"},"user_identities":[{"method":"email:password","subject":"%s","password":"%s","verified":true}],"options":{"create_api_keys":false}}}}' \
+      "$email" "$email" "$password" |
+    curl -sS -w '\n%{http_code}' -X POST "http://127.0.0.1:${PORT[gateway]}/api/admin/simple/accounts" \
+      -H @<(printf 'Authorization: Access %s\nContent-Type: application/json\n' "$admin") --data-binary @-) || true
+  status=${resp##*$'\n'}
+  case $status in
+    200) echo "Sign in as: $email / $password   (shown once, stored nowhere)" ;;
+    409) echo "Sign in as: $email (created earlier; its password was shown then)" ;;
+    *) log "could not create the first user $email: ${resp%$'\n'*} ($status)"; echo "Sign in as: (no user: see the message above)" ;;
+  esac
 }
 
 down() {

@@ -181,7 +181,7 @@ func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 		count[o.Kind]++
 		byID[o.id()] = o
 	}
-	services := []string{"gateway", "registry", "runtime", "tracing", "writer"}
+	services := []string{"gateway", "registry", "runtime", "tracing", "writer", "console"}
 	for _, s := range services {
 		d, ok := byID["Deployment/assay-"+s]
 		if !ok {
@@ -212,8 +212,11 @@ func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 			t.Errorf("no Service for %s", p)
 		}
 	}
-	if _, ok := byID["Deployment/assay-console"]; ok {
-		t.Error("the console is rendered though it is disabled by default")
+	if got := env(byID["Deployment/assay-gateway"], "GATEWAY_CONSOLE_URL"); got != "http://assay-console:8085" {
+		t.Errorf("GATEWAY_CONSOLE_URL = %q, want the console's Service", got)
+	}
+	if np := byID["NetworkPolicy/assay-console"]; np.raw != nil && dig(np.raw, "spec", "ingress").([]any)[0].(map[string]any)["from"] == nil {
+		t.Error("the console's port is open beyond the release: it is reached through the gateway")
 	}
 	if set == "production" {
 		for _, s := range []string{"tracing", "runtime"} {

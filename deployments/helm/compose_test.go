@@ -37,8 +37,8 @@ func TestComposeInStepWithChart(t *testing.T) {
 			images[strings.TrimPrefix(o.Metadata.Name, "assay-")] = dig(c, "image").(string)
 		}
 	}
-	if len(chartEnv) != 5 {
-		t.Fatalf("chart renders %d services, want the five", len(chartEnv))
+	if len(chartEnv) != 6 {
+		t.Fatalf("chart renders %d services, want the six", len(chartEnv))
 	}
 	for svc, want := range chartEnv {
 		cs, ok := compose.Services[svc]

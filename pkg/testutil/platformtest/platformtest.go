@@ -48,6 +48,9 @@ type Platform struct {
 	Gateway, Registry, Runtime, Tracing *svctest.Service
 	Writer                              *writertest.Writer
 	NATSURL                             string
+	// PostgresURL is the database of the gateway and the registry, for a
+	// test that must set up what no route does (e.g. expire a session).
+	PostgresURL string
 }
 
 // Start runs the platform; everything stops when the test ends. The
@@ -82,7 +85,7 @@ func Start(t testing.TB, opts ...Options) *Platform {
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
 		Env: join([]string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
 			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn"}, o.Gateway)})
-	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL()}
+	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL(), PostgresURL: pg}
 }
 
 // Account provisions a user with an organization, workspace and project and

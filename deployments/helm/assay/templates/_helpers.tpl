@@ -112,6 +112,8 @@ names (deployments/helm/compose_test.go checks it).
   value: {{ $runtime }}
 - name: GATEWAY_TRACING_URL
   value: {{ $tracing }}
+- name: GATEWAY_CONSOLE_URL
+  value: {{ if $v.console.enabled }}{{ include "assay.url" (dict "root" $root "component" "console" "port" $v.console.port) }}{{ else }}""{{ end }}
 {{- else if eq $c "registry" }}
 {{ include "assay.secretEnv" (dict "root" $root "name" "REGISTRY_VAULT_KEY" "key" "vault-key") }}
 - name: REGISTRY_TRACING_URL

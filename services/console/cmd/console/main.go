@@ -20,7 +20,7 @@ import (
 
 // Config is the console's configuration, read from CONSOLE_* variables.
 type Config struct {
-	Addr string `default:":8085" desc:"listen address"`
+	Addr string `default:"127.0.0.1:8085" desc:"listen address (the gateway reaches the console here; it needs no other client)"`
 	HTTP httpx.Config
 	Log  logx.Config
 }
