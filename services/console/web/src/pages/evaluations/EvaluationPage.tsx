@@ -5,9 +5,9 @@
 import { useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "react-router";
-import { exportJSON, exportURL, getRun, globalMetrics, normTraceId, progress, testcases, traceOutputs, type MetricRecord, type Progress } from "../../api/evaluations";
+import { exportJSON, exportURL, getRun, globalMetrics, normTraceId, progress, testcases, traceOutputs, type MetricRecord, type Progress, type Step } from "../../api/evaluations";
 import { ErrorBox } from "../../components/ErrorBox";
-import { buildResults, filterByScore, type ResultModel, type ScoreFilter, type ScoreOp } from "./results";
+import { buildResults, filterByScore, stepLabel, type ResultModel, type ScoreFilter, type ScoreOp } from "./results";
 import { Histogram, PassRate, fmt } from "./Chart";
 
 const TERMINAL = new Set(["success", "failure", "errors", "cancelled"]);
@@ -41,7 +41,7 @@ export default function EvaluationPage() {
       {model && <Results model={model} />}
       <h2>Charts</h2>
       {!done && <p>Charts appear when the run is over.</p>}
-      {metrics.data && <Charts m={metrics.data} />}
+      {metrics.data && <Charts m={metrics.data} steps={run.data?.data?.steps} />}
       {done && !metrics.data && !metrics.isLoading && <p>No metrics recorded yet.</p>}
     </div>
   );
@@ -108,10 +108,13 @@ export function Results({ model }: { model: ResultModel }) {
             <th>#</th>
             <th>inputs</th>
             {invocationKeys.map((k) => (
-              <th key={k}>{k.replace(/\/0$/, "")} output</th>
+              <th key={k}>{model.labels[k.replace(/\/\d+$/, "")] ?? k} output</th>
             ))}
             {annotationKeys.map((k) => (
-              <th key={k}>{k}</th>
+              <th key={k}>
+                {model.labels[k.replace(/\/\d+$/, "")] ?? k}
+                {k.endsWith("/0") ? "" : ` #${k.slice(k.lastIndexOf("/") + 1)}`}
+              </th>
             ))}
             {model.scores.map((s) => (
               <th key={s.key}>{s.label}</th>
@@ -193,7 +196,7 @@ const DEFAULTS: Record<string, string> = {
   "attributes.ag.metrics.errors.cumulative": "errors",
 };
 
-export function Charts({ m }: { m: MetricRecord }) {
+export function Charts({ m, steps: runSteps }: { m: MetricRecord; steps?: Step[] }) {
   const steps = Object.entries(m.data ?? {});
   return (
     <div data-testid="charts">
@@ -203,7 +206,7 @@ export function Charts({ m }: { m: MetricRecord }) {
         if (items.length === 0) return null;
         return (
           <section key={step}>
-            <h3>{step}</h3>
+            <h3>{stepLabel(step, runSteps)}</h3>
             <div style={{ display: "flex", flexWrap: "wrap", gap: 16 }}>
               {items.map(([path, s]) => {
                 const title = DEFAULTS[path] ?? path.replace(/^attributes\.ag\.data\.outputs\./, "");

@@ -24,7 +24,19 @@ export interface ResultRow {
   scores: Record<string, number>; // by ScoreColumn.key
 }
 
+/** stepLabel names a step by what it references (the application and its
+ * version, the evaluator), else by its key. */
+export function stepLabel(key: string, steps: Step[] = []): string {
+  const s = steps.find((x) => x.key === key);
+  const r = s?.references ?? {};
+  if (r.application?.slug) return r.application.slug + (r.application_revision?.version ? ` v${r.application_revision.version}` : "");
+  if (r.evaluator?.slug) return r.evaluator.slug;
+  if (r.testset?.slug) return r.testset.slug;
+  return key;
+}
+
 export interface ResultModel {
+  labels: Record<string, string>; // step key → label
   cellKeys: string[]; // "<step key>/<repeat>", in export order
   scores: ScoreColumn[];
   rows: ResultRow[];
@@ -50,10 +62,12 @@ export function buildResults(doc: ExportDoc, steps: Step[] = []): ResultModel {
     for (const s of stepKeys) if (c.startsWith(s + "/") && s.length > step.length) step = s;
     if (!step) step = c.slice(0, Math.max(0, c.indexOf("/")));
     const path = c.slice(step.length + 1);
-    scores.push({ key: c, step, path, label: `${step.replace(/^evaluator-/, "")} · ${path.replace(/^attributes\.ag\.(data\.outputs\.|metrics\.)/, "")}` });
+    scores.push({ key: c, step, path, label: `${stepLabel(step, steps).replace(/^evaluator-/, "")} · ${path.replace(/^attributes\.ag\.(data\.outputs\.|metrics\.)/, "")}` });
   }
   const rows = doc.rows.map((r) => toRow(r, cellKeys, scores));
-  return { cellKeys, scores, rows };
+  const labels: Record<string, string> = {};
+  for (const k of [...cellKeys.map((c) => c.replace(/\/\d+$/, "")), ...scores.map((x) => x.step)]) labels[k] = stepLabel(k, steps);
+  return { labels, cellKeys, scores, rows };
 }
 
 function toRow(r: ExportRow, cellKeys: string[], scores: ScoreColumn[]): ResultRow {

@@ -42,7 +42,7 @@ describe("testset grid", () => {
     // The scroll height is that of every row, so the scrollbar is true.
     const spacer = screen.getByTestId("grid-scroller").children[1] as HTMLElement;
     expect(spacer.style.height).toBe(`${N * ROW_HEIGHT}px`);
-  }, 20_000);
+  }, 30_000);
 
   it("moves the window when scrolled, still rendering a window only", () => {
     render(<Grid columns={["question", "answer"]} rows={rows} height={VIEW} />);
@@ -56,7 +56,7 @@ describe("testset grid", () => {
     expect(screen.getByText("q75000")).toBeInTheDocument();
     const row = document.querySelector('[data-row="75000"]') as HTMLElement;
     expect(row.style.transform).toBe(`translateY(${75_000 * ROW_HEIGHT}px)`);
-  }, 20_000);
+  }, 30_000);
 
   it("edits a cell in place", () => {
     const edits: [number, string, string][] = [];

@@ -72,5 +72,5 @@ describe("upload", () => {
     expect(calls[0].body.get("file_type")).toBe("csv");
     expect(calls[0].body.get("testset_name")).toBe("capitals");
     expect(screen.getByTestId("error-lines").querySelector('[data-line="4"]')).toHaveTextContent("Italy,Rome,extra");
-  });
+  }, 30_000);
 });
