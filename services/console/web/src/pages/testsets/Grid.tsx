@@ -2,8 +2,9 @@
 // height so 100,000 rows render only the window in view (plus overscan)
 // and scroll at frame rate. Cells are edited in place (double-click or
 // Enter); rows are selected with their checkbox.
-import { useRef, useState, type CSSProperties, type KeyboardEvent } from "react";
+import { useRef, useState, type KeyboardEvent } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
+import "./Grid.css";
 
 export const ROW_HEIGHT = 32;
 const COL_WIDTH = 200;
@@ -46,47 +47,35 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
     if (cellText(rows[row]?.[col]) !== value) onEdit?.(row, col, value);
   };
 
+  const items = v.getVirtualItems();
+  const slots = Math.max(1, items.length);
   return (
     <div className="tsgrid" role="grid" aria-rowcount={rows.length + 1} data-testid="testset-grid" style={{ border: "1px solid #ddd" }}>
-      <div
-        ref={parent}
-        data-testid="grid-scroller"
-        style={{ height, overflow: "auto", position: "relative", contain: "strict" }}
-      >
-        <div role="row" style={{ display: "flex", position: "sticky", top: 0, zIndex: 1, background: "#f6f6f6", width, height: ROW_HEIGHT, fontWeight: 600 }}>
-          <div style={{ ...cellStyle, width: NUM_WIDTH }}>#</div>
+      <div ref={parent} data-testid="grid-scroller" className="tsg-scroller" style={{ height }}>
+        <div role="row" className="tsg-head" style={{ width }}>
+          <div className="tsg-cell tsg-num">#</div>
           {columns.map((c) => (
-            <div key={c} role="columnheader" style={{ ...cellStyle, width: COL_WIDTH }} title={c}>
+            <div key={c} role="columnheader" className="tsg-cell" title={c}>
               {c}
             </div>
           ))}
         </div>
         <div style={{ height: v.getTotalSize(), width, position: "relative" }}>
-          {v.getVirtualItems().map((it) => {
+          {items.map((it) => {
             const r = rows[it.index];
             const mark = marks?.get(it.index);
+            const sel = selected?.has(it.index);
             return (
               <div
-                key={it.key}
+                key={it.index % slots}
                 role="row"
                 aria-rowindex={it.index + 2}
                 data-row={it.index}
-                style={{
-                  position: "absolute",
-                  top: 0,
-                  left: 0,
-                  height: ROW_HEIGHT,
-                  width,
-                  display: "flex",
-                  transform: `translateY(${it.start}px)`,
-                  borderLeft: mark ? `3px solid ${mark === "added" ? "#2a2" : "#c80"}` : undefined,
-                  background: selected?.has(it.index) ? "#eef4ff" : undefined,
-                }}
+                className={`tsg-row${mark ? " " + mark : ""}${sel ? " selected" : ""}`}
+                style={{ width, transform: `translateY(${it.start}px)` }}
               >
-                <div style={{ ...cellStyle, width: NUM_WIDTH, color: "#888" }}>
-                  {editable && (
-                    <input type="checkbox" aria-label={`select row ${it.index + 1}`} checked={selected?.has(it.index) ?? false} onChange={() => onToggle?.(it.index)} />
-                  )}{" "}
+                <div className="tsg-cell tsg-num">
+                  {editable && <input type="checkbox" aria-label={`select row ${it.index + 1}`} checked={sel ?? false} onChange={() => onToggle?.(it.index)} />}{" "}
                   {it.index + 1}
                 </div>
                 {columns.map((c) =>
@@ -97,7 +86,7 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
                       onFocus={(e) => e.currentTarget.select()}
                       aria-label={`edit ${c} of row ${it.index + 1}`}
                       defaultValue={cellText(r?.[c])}
-                      style={{ ...cellStyle, width: COL_WIDTH }}
+                      className="tsg-cell"
                       onBlur={(e) => commit(it.index, c, e.currentTarget.value)}
                       onKeyDown={(e: KeyboardEvent<HTMLInputElement>) => {
                         if (e.key === "Enter") commit(it.index, c, e.currentTarget.value);
@@ -109,7 +98,7 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
                       key={c}
                       role="gridcell"
                       tabIndex={editable ? 0 : -1}
-                      style={{ ...cellStyle, width: COL_WIDTH }}
+                      className="tsg-cell"
                       title={cellText(r?.[c])}
                       onDoubleClick={() => editable && setEditing({ row: it.index, col: c })}
                       onKeyDown={(e) => editable && e.key === "Enter" && setEditing({ row: it.index, col: c })}
@@ -126,16 +115,3 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
     </div>
   );
 }
-
-const cellStyle: CSSProperties = {
-  flex: "none",
-  boxSizing: "border-box",
-  height: ROW_HEIGHT,
-  lineHeight: `${ROW_HEIGHT - 1}px`,
-  padding: "0 8px",
-  borderBottom: "1px solid #eee",
-  borderRight: "1px solid #eee",
-  overflow: "hidden",
-  whiteSpace: "nowrap",
-  textOverflow: "ellipsis",
-};
