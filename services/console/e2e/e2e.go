@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -336,4 +338,19 @@ func Select(sel, value string) chromedp.Action[chromedp.Void] {
 // ClickText clicks the first link or button whose visible text is text.
 func ClickText(text string) chromedp.Action[chromedp.Void] {
 	return chromedp.Click(chromedp.Search(fmt.Sprintf(`//*[self::a or self::button][normalize-space(.)=%q]`, text)))
+}
+
+// Type clicks the field matched by the CSS selector sel (which focuses it)
+// and types text into it, firing the input events a page listens to.
+// Use it instead of chromedp.SendKeys: SendKeys (v0.23.0) reads the node's
+// attributes without their lock while DOM events update them, a data race
+// that go test -race reports as a failure.
+func Type(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.CSS(sel)),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: text})
+			return err
+		}),
+	)
 }

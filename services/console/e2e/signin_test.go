@@ -11,8 +11,8 @@ import (
 func signInForm(email, password string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
+		Type(`input[name=email]`, email),
+		Type(`input[name=password]`, password),
 		chromedp.Click(chromedp.CSS(`form[aria-label="Sign in"] button[type=submit]`)),
 	)
 }

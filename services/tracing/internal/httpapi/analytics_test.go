@@ -75,6 +75,14 @@ func TestAnalytics(t *testing.T) {
 		body = post("/api/tracing/spans/analytics", map[string]any{"focus": "span"})
 		assert.Equal(t, 5.0, body["buckets"].([]any)[0].(map[string]any)["total"].(map[string]any)["count"])
 	})
+	t.Run("the scope's project_id in the query string is not a query key", func(t *testing.T) {
+		for _, path := range []string{"/api/tracing/analytics/query", "/api/tracing/spans/analytics", "/api/tracing/spans/query"} {
+			r := s.doJSON(t, "POST", path+"?project_id="+s.project.String(), map[string]any{})
+			assert.Equal(t, 200, r.status, "%s: %s", path, r.body)
+		}
+		r := s.doJSON(t, "POST", "/api/tracing/analytics/query?project_id="+s.project.String()+"&bogus=1", map[string]any{})
+		assert.Equal(t, 400, r.status, "other unknown keys are still refused: %s", r.body)
+	})
 	t.Run("bad input is 400", func(t *testing.T) {
 		for _, body := range []map[string]any{
 			{"specs": []any{map[string]any{"type": "numeric", "path": "attributes.x"}}},

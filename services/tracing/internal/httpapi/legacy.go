@@ -80,6 +80,11 @@ func (h *Handler) legacyQuery(c echo.Context, sc scope.Scope) error {
 func readFlat(c echo.Context, allowed map[string]bool) (map[string]any, error) {
 	params := map[string]any{}
 	for k, v := range c.QueryParams() {
+		// project_id is the gateway's scope parameter (the console sends it on every
+		// call, as the reference's clients do); the gateway has resolved it already.
+		if k == "project_id" {
+			continue
+		}
 		if len(v) > 0 {
 			params[k] = v[0]
 		}

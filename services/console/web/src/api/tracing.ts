@@ -49,8 +49,9 @@ export function traceSpans(traceIds: string[], signal?: AbortSignal) {
   return api.get<{ count: number; spans?: Span[] }>("/api/spans", { trace_ids: traceIds.join(",") }, { signal });
 }
 
-export function querySessions(windowing: Windowing) {
-  return api.post<{ count: number; session_ids?: string[]; windowing?: Windowing }>("/api/tracing/sessions/query", { windowing });
+/** Session ids seen in the window; realtime orders them by last activity instead of first. */
+export function querySessions(windowing: Windowing, realtime = false) {
+  return api.post<{ count: number; session_ids?: string[]; windowing?: Windowing }>("/api/tracing/sessions/query", { realtime, windowing });
 }
 
 export interface Annotation {

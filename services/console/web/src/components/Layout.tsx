@@ -4,7 +4,7 @@ import { NAV } from "./nav";
 import { ProjectSwitcher } from "./ProjectSwitcher";
 
 export function Layout() {
-  const { session, signOut } = useAuth();
+  const { session, signOut, projectId } = useAuth();
   return (
     <div className="layout">
       <header className="topbar">
@@ -28,7 +28,8 @@ export function Layout() {
         ))}
       </nav>
       <main className="content">
-        <Outlet />
+        {/* Keyed by project: a switch remounts the page, which asks for its data again. */}
+        <Outlet key={projectId} />
       </main>
     </div>
   );

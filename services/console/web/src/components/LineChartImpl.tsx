@@ -21,12 +21,12 @@ export default function LineChartImpl({ title, x, series, height = 220, unit }: 
           label: s.label,
           stroke: s.color ?? COLORS[i % COLORS.length],
           width: 2,
-          points: { size: 4 },
+          points: { show: true, size: 5 },
           spanGaps: false,
           value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? "—" : `${+v.toPrecision(4)}${unit ? " " + unit : ""}`),
         })),
       ],
-      axes: [{}, { size: 60 }],
+      axes: [{}, { size: 64, values: (_u: uPlot, vals: number[]) => vals.map((v) => (v === 0 ? "0" : Math.abs(v) < 0.01 ? v.toExponential(1) : String(+v.toPrecision(4)))) }],
       scales: { x: { time: true } },
     };
     const plot = new uPlot(opts, [x, ...series.map((s) => s.values)] as uPlot.AlignedData, node);

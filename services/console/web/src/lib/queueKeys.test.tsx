@@ -74,6 +74,9 @@ describe("queue keyboard", () => {
     expect(applyPick(bool, {}, 0)).toEqual({ success: false });
     expect(applyPick(bool, {}, 2)).toBeNull();
     expect(applyPick({ properties: { comment: { type: "string" } } }, {}, 1)).toBeNull();
+    // Keys sorted by the registry: the pick goes to the first pickable field, a required one first.
+    expect(applyPick({ properties: { comment: { type: "string" }, rating: { enum: [1, 2, 3] } } }, {}, 3)).toEqual({ rating: 3 });
+    expect(applyPick({ required: ["score"], properties: { approved: { type: "boolean" }, score: { type: "integer" } } }, {}, 1)).toEqual({ score: 1 });
     expect(applyPick(undefined, {}, 1)).toBeNull();
   });
 });

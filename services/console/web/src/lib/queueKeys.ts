@@ -39,21 +39,39 @@ export function keyAction(e: KeyLike): KeyAction {
 interface SchemaLike {
   type?: string | string[];
   properties?: Record<string, SchemaLike>;
+  required?: string[];
   enum?: unknown[];
   minimum?: number;
   maximum?: number;
 }
 
-/** The value number key n gives the schema's first field: the nth enum value (1-based),
- * true/false for 1/0 on a boolean, n itself on a number within its bounds.
- * Returns the new form data, or null when n means nothing for that field. */
-export function applyPick(schema: SchemaLike | undefined, data: unknown, n: number): Record<string, unknown> | null {
+function fieldType(f: SchemaLike): string | undefined {
+  return Array.isArray(f.type) ? f.type.find((t) => t !== "null") : f.type;
+}
+
+function pickable(f: SchemaLike): boolean {
+  const t = fieldType(f);
+  return !!f.enum || t === "boolean" || t === "number" || t === "integer";
+}
+
+/** The field number keys set: the first required field that takes a pick (an enum, a
+ * boolean or a number), else the first such field. Schemas come back from the registry
+ * with their keys sorted, so "first" cannot mean the author's order. */
+export function pickField(schema: SchemaLike | undefined): string | undefined {
   const props = schema?.properties;
-  if (!props) return null;
-  const first = Object.keys(props)[0];
-  if (first === undefined) return null;
-  const f = props[first];
-  const type = Array.isArray(f.type) ? f.type.find((t) => t !== "null") : f.type;
+  if (!props) return undefined;
+  const names = Object.keys(props).filter((k) => pickable(props[k]));
+  return names.find((k) => schema?.required?.includes(k)) ?? names[0];
+}
+
+/** The value number key n gives the pick field: the nth enum value (1-based), true/false
+ * for 1/0 on a boolean, n itself on a number within its bounds. Returns the new form
+ * data, or null when n means nothing for that field. */
+export function applyPick(schema: SchemaLike | undefined, data: unknown, n: number): Record<string, unknown> | null {
+  const name = pickField(schema);
+  if (name === undefined) return null;
+  const f = schema!.properties![name];
+  const type = fieldType(f);
   const base = data && typeof data === "object" ? { ...(data as Record<string, unknown>) } : {};
   let v: unknown;
   if (f.enum) {
@@ -62,13 +80,11 @@ export function applyPick(schema: SchemaLike | undefined, data: unknown, n: numb
   } else if (type === "boolean") {
     if (n !== 0 && n !== 1) return null;
     v = n === 1;
-  } else if (type === "number" || type === "integer") {
+  } else {
     if ((f.minimum !== undefined && n < f.minimum) || (f.maximum !== undefined && n > f.maximum)) return null;
     v = n;
-  } else {
-    return null;
   }
-  base[first] = v;
+  base[name] = v;
   return base;
 }
 

@@ -1,6 +1,6 @@
 import { useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import { queryAnalytics, type AnalyticsBucket, type MetricSpec } from "../../api/tracing";
+import { fmtCost, queryAnalytics, type AnalyticsBucket, type MetricSpec } from "../../api/tracing";
 import { api } from "../../api/client";
 import type { Filtering } from "../../lib/filter";
 import { ErrorBox } from "../../components/ErrorBox";
@@ -47,9 +47,10 @@ function errors(b: AnalyticsBucket): number {
   return b.metrics?.[P.status]?.freq?.find((f) => f.value === "STATUS_CODE_ERROR")?.count ?? 0;
 }
 
-function sum(b: AnalyticsBucket, path: string): number | null {
+/** The bucket's sum at path: 0 when nothing in it carried a value (no tokens spent). */
+function sum(b: AnalyticsBucket, path: string): number {
   const m = b.metrics?.[path];
-  return m && m.count ? (m.sum ?? null) : null;
+  return m && m.count ? (m.sum ?? 0) : 0;
 }
 
 export default function Analytics() {
@@ -111,9 +112,19 @@ export default function Analytics() {
   });
 
   const charts = useMemo(() => {
-    const data = series.data ?? [];
+    // The server answers the buckets that hold spans; the charts show every bucket of the
+    // range, empty ones as 0 requests and no percentile.
+    const step = (win.interval || 60) * 60;
+    const from = Math.floor(Date.parse(win.oldest) / 1000 / step) * step;
+    const to = Math.floor(Date.parse(win.newest) / 1000 / step) * step;
+    const x: number[] = [];
+    for (let t = from; t <= to; t += step) x.push(t);
+    const empty = (ts: number): AnalyticsBucket => ({ timestamp: new Date(ts * 1000).toISOString(), interval: win.interval, metrics: {} });
+    const data = (series.data ?? []).map((d) => {
+      const at = new Map(d.buckets.map((b) => [Math.floor(Date.parse(b.timestamp) / 1000 / step) * step, b]));
+      return { group: d.group, buckets: x.map((ts) => at.get(ts) ?? empty(ts)) };
+    });
     const first = data[0]?.buckets ?? [];
-    const x = first.map((b) => Date.parse(b.timestamp) / 1000);
     const per = (fn: (b: AnalyticsBucket) => number | null) => data.map((d) => ({ label: d.group, values: d.buckets.map(fn) }));
     if (groupBy === "none") {
       return {
@@ -139,15 +150,15 @@ export default function Analytics() {
       tokens: per((b) => sum(b, P.tokens)),
       cost: per((b) => sum(b, P.cost)),
     };
-  }, [series.data, groupBy]);
+  }, [series.data, groupBy, win]);
 
   const totals = useMemo(() => {
     const all = (series.data ?? []).flatMap((d) => d.buckets);
     return {
       requests: all.reduce((a, b) => a + requests(b), 0),
       errors: all.reduce((a, b) => a + errors(b), 0),
-      tokens: all.reduce((a, b) => a + (sum(b, P.tokens) ?? 0), 0),
-      cost: all.reduce((a, b) => a + (sum(b, P.cost) ?? 0), 0),
+      tokens: all.reduce((a, b) => a + sum(b, P.tokens), 0),
+      cost: all.reduce((a, b) => a + sum(b, P.cost), 0),
     };
   }, [series.data]);
 
@@ -182,7 +193,7 @@ export default function Analytics() {
           </div>
           <div className="stat card">
             <div className="muted">cost</div>
-            <strong>${totals.cost.toFixed(4)}</strong>
+            <strong>{fmtCost(totals.cost)}</strong>
           </div>
         </div>
       )}

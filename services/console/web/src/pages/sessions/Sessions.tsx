@@ -11,9 +11,8 @@ export default function Sessions() {
   const q = useQuery({
     queryKey: ["sessions", range, realtime],
     queryFn: () =>
-      querySessions({ oldest: new Date(Date.now() - rangeMs(range)).toISOString(), limit: 200, order: "descending" }),
+      querySessions({ oldest: new Date(Date.now() - rangeMs(range)).toISOString(), limit: 200, order: "descending" }, realtime),
   });
-  void realtime;
   const ids = q.data?.session_ids ?? [];
   return (
     <section>

@@ -21,7 +21,12 @@ export default function TraceView() {
     // Spans are written asynchronously: a trace just ingested may need a moment.
     refetchInterval: (query) => ((query.state.data?.count ?? 0) === 0 && query.state.dataUpdateCount < 10 ? 1000 : false),
   });
-  const tree = useMemo(() => buildSpanTree(q.data?.spans ?? []), [q.data]);
+  // When the spans arrived (the tree is built in the same render): the waterfall reports
+  // how long building and painting took (data-render-ms, read by the e2e measurement).
+  const { tree, builtFrom } = useMemo(() => {
+    const at = performance.now();
+    return { tree: buildSpanTree(q.data?.spans ?? []), builtFrom: at };
+  }, [q.data]);
   const selected = params.get("span") ?? tree.roots[0]?.span.span_id;
   const span = selected ? tree.byId.get(selected)?.span : undefined;
   const root = tree.roots[0]?.span;
@@ -50,7 +55,7 @@ export default function TraceView() {
       )}
       {tree.count > 0 && (
         <div className="trace-split">
-          <Waterfall tree={tree} selected={selected} onSelect={select} />
+          <Waterfall tree={tree} selected={selected} onSelect={select} since={builtFrom} />
           <div className="span-details">{span && <SpanDetails span={span} />}</div>
         </div>
       )}
@@ -65,7 +70,7 @@ function TraceFigures({ span, count }: { span: Span; count?: number }) {
     <div className="figures">
       <StatusBadge code={span.status_code} />
       <span>{span.span_type ?? "task"}</span>
-      <span>⏱ {fmtDuration(f.durationMs)}</span>
+      <span title="duration">{fmtDuration(f.durationMs)}</span>
       <span>tokens {f.tokens ?? "—"}</span>
       <span>cost {fmtCost(f.cost)}</span>
       {f.model && <span>model {f.model}</span>}

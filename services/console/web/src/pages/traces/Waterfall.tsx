@@ -6,7 +6,19 @@ import { flattenTree, type SpanTree } from "../../lib/spanTree";
 const ROW = 26;
 
 /** The span tree and its waterfall timeline side by side, one virtualised list. */
-export function Waterfall({ tree, selected, onSelect }: { tree: SpanTree; selected?: string; onSelect: (id: string) => void }) {
+export function Waterfall({
+  tree,
+  selected,
+  onSelect,
+  since,
+}: {
+  tree: SpanTree;
+  selected?: string;
+  onSelect: (id: string) => void;
+  /** performance.now() when the spans arrived: the time to the first paint of this tree
+   * is written to data-render-ms. */
+  since?: number;
+}) {
   const [collapsed, setCollapsed] = useState<Set<string>>(() => new Set());
   const rows = useMemo(() => flattenTree(tree, collapsed), [tree, collapsed]);
   const parent = useRef<HTMLDivElement>(null);
@@ -35,6 +47,15 @@ export function Waterfall({ tree, selected, onSelect }: { tree: SpanTree; select
     // Only when the selection changes.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [selected]);
+
+  useEffect(() => {
+    if (since === undefined) return;
+    const id = requestAnimationFrame(() => {
+      // The frame after the commit: the rows are painted.
+      if (parent.current) parent.current.dataset.renderMs = (performance.now() - since).toFixed(1);
+    });
+    return () => cancelAnimationFrame(id);
+  }, [tree, since]);
 
   const ticks = [0, 0.25, 0.5, 0.75, 1];
   return (
