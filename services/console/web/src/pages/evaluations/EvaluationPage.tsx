@@ -74,7 +74,15 @@ export function Results({ model }: { model: ResultModel }) {
   const tcIds = shown.map((r) => r.testcaseId).filter(Boolean) as string[];
   const appTraces = shown.flatMap((r) => invocationKeys.map((k) => r.cells[k]?.traceId)).filter(Boolean) as string[];
   const inputs = useQuery({ queryKey: ["testcases", tcIds], queryFn: () => testcases(tcIds), enabled: tcIds.length > 0 });
-  const outputs = useQuery({ queryKey: ["trace-outputs", appTraces], queryFn: () => traceOutputs(appTraces), enabled: appTraces.length > 0 });
+  // A cell's trace reaches the trace store a moment after its result
+  // (tracing → stream → writer): read again until every one is there.
+  const wanted = new Set(appTraces.map(normTraceId)).size;
+  const outputs = useQuery({
+    queryKey: ["trace-outputs", appTraces],
+    queryFn: () => traceOutputs(appTraces),
+    enabled: appTraces.length > 0,
+    refetchInterval: (q) => (q.state.data && q.state.data.size < wanted ? 2000 : false),
+  });
   const tcById = new Map((inputs.data ?? []).map((t) => [t.id, t.data]));
 
   return (
