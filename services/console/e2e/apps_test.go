@@ -21,13 +21,13 @@ func TestPlaygroundRun(t *testing.T) {
 		WaitText("New application"),
 		waitJS(`(() => { const d = document.querySelector("details"); if (d) d.open = true; return !!d; })()`),
 		chromedp.WaitVisible(byLabel("application slug")),
-		chromedp.SendKeys(byLabel("application slug"), "capitals"),
+		Type(string(byLabel("application slug")), "capitals"),
 		chromedp.Click(testID("create-app")),
 		WaitText("Open in the playground"),
 		chromedp.Click(chromedp.CSS(`a[href*="/playground?app="]`)),
 		chromedp.WaitVisible(testID("playground-pane")),
 		chromedp.WaitVisible(byLabel("variable country")),
-		chromedp.SendKeys(byLabel("variable country"), "France"),
+		Type(string(byLabel("variable country")), "France"),
 		chromedp.Click(testID("run-all")),
 		waitJS(`document.querySelector('[data-testid="pane-output"]').innerText.includes("France")`),
 		WaitText("trace "),
@@ -76,7 +76,7 @@ func TestPlaygroundRun(t *testing.T) {
 
 	// Commit the second pane's prompt.
 	err = chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="playground-pane"]:nth-child(2) [aria-label="commit message"]`), "shorter question"),
+		Type(`[data-testid="playground-pane"]:nth-child(2) [aria-label="commit message"]`, "shorter question"),
 		chromedp.Click(chromedp.CSS(`[data-testid="playground-pane"]:nth-child(2) [data-testid="pane-commit"]`)),
 		WaitText("Committed v2."),
 	)
