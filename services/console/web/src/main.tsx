@@ -2,6 +2,9 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import App from "./App";
 import "./styles.css";
+import { preloadPage } from "./preload";
+
+preloadPage(window.location.pathname);
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

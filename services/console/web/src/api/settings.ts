@@ -105,7 +105,8 @@ export interface AuditPage {
   next?: string;
 }
 
-/** The audit log; the body's list is read under whichever name the route uses. */
+/** The audit log of the current project's organization: GET /api/audit {action?, actor?,
+ * since?, until?, limit?, cursor?} → {count, entries, next?}. */
 export async function auditList(q: Record<string, string | undefined>): Promise<AuditPage> {
   const body = await api.get<unknown>("/api/audit", q);
   if (Array.isArray(body)) return { entries: body as AuditEntry[] };

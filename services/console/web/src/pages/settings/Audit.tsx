@@ -13,16 +13,15 @@ export default function Audit() {
   const [actor, setActor] = useState("");
   const [applied, setApplied] = useState({ action: "", actor: "" });
   const q = useInfiniteQuery({
-    queryKey: ["audit", project?.organization_id, range, applied],
+    queryKey: ["audit", project?.id, range, applied],
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) =>
       auditList({
-        organization_id: project?.organization_id,
         since: new Date(Date.now() - rangeMs(range)).toISOString(),
         action: applied.action || undefined,
         actor: applied.actor || undefined,
         limit: "100",
-        after: pageParam,
+        cursor: pageParam,
       }),
     getNextPageParam: (p) => p.next || undefined,
   });

@@ -1,9 +1,16 @@
-import { useMemo, useRef, useState, useEffect } from "react";
+import { useMemo, useRef, useState, useEffect, type CSSProperties } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { figures, fmtDuration } from "../../api/tracing";
 import { flattenTree, type SpanTree } from "../../lib/spanTree";
 
 const ROW = 26;
+
+/** Where a bar's duration goes: after the bar, else before it, else inside it. */
+function durLabel(left: number, width: number): CSSProperties {
+  if (left + width <= 85) return { left: `${left + width}%` };
+  if (left >= 15) return { right: `${100 - left}%`, paddingRight: 4 };
+  return { left: `${left}%`, color: "#fff" };
+}
 
 /** The span tree and its waterfall timeline side by side, one virtualised list. */
 export function Waterfall({
@@ -132,7 +139,7 @@ export function Waterfall({
                 </div>
                 <div className="wf-bar-col">
                   <div className={`wf-bar t-${n.span.span_type ?? "task"}`} style={{ left: `${left}%`, width: `${width}%` }} />
-                  <span className="wf-dur" style={{ left: `${Math.min(left + width, 88)}%` }}>
+                  <span className="wf-dur" style={durLabel(left, width)}>
                     {fmtDuration(figures(n.span).durationMs)}
                   </span>
                 </div>
