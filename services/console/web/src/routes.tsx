@@ -10,7 +10,6 @@ const SignIn = lazy(() => import("./pages/signin/SignIn"));
 const Home = lazy(() => import("./pages/home/Home"));
 const NotFound = lazy(() => import("./pages/home/NotFound"));
 const AcceptInvitation = lazy(() => import("./pages/invitations/Accept"));
-const Placeholder = lazy(() => import("./pages/home/Placeholder"));
 
 // C2 (console-app) pages.
 const Traces = lazy(() => import("./pages/traces/Traces"));
@@ -26,17 +25,17 @@ const SettingsMembers = lazy(() => import("./pages/settings/Members"));
 const SettingsInvitations = lazy(() => import("./pages/settings/Invitations"));
 const SettingsAudit = lazy(() => import("./pages/settings/Audit"));
 
-// C3 (console-pages) pages: replace each Placeholder with the page's own lazy import.
-const Testsets = Placeholder;
-const TestsetView = Placeholder;
-const Apps = Placeholder;
-const AppView = Placeholder;
-const Playground = Placeholder;
-const Evaluators = Placeholder;
-const EvaluatorView = Placeholder;
-const Evaluations = Placeholder;
-const EvaluationView = Placeholder;
-const EvaluationsCompare = Placeholder;
+// C3 (console-pages) pages.
+const Testsets = lazy(() => import("./pages/testsets/TestsetsPage"));
+const TestsetView = lazy(() => import("./pages/testsets/TestsetPage"));
+const Apps = lazy(() => import("./pages/apps/AppsPage"));
+const AppView = lazy(() => import("./pages/apps/AppPage"));
+const Playground = lazy(() => import("./pages/apps/Playground"));
+const Evaluators = lazy(() => import("./pages/evaluators/EvaluatorsPage"));
+const EvaluatorView = lazy(() => import("./pages/evaluators/EvaluatorPage"));
+const Evaluations = lazy(() => import("./pages/evaluations/EvaluationsPage"));
+const EvaluationView = lazy(() => import("./pages/evaluations/EvaluationPage"));
+const EvaluationsCompare = lazy(() => import("./pages/evaluations/ComparePage"));
 
 function page(el: ReactNode) {
   return <Suspense fallback={<Loading />}>{el}</Suspense>;

@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestPlaygroundRun: an application is created on the applications page,
+// opened in the playground, run with a template variable through the
+// runtime (the local model server as the provider) streamed as SSE and
+// then as NDJSON, side by side with a second pane; an edited prompt is
+// committed from the playground as a new revision.
+func TestPlaygroundRun(t *testing.T) {
+	env := Start(t)
+	u := env.User(t, "playground@example.com")
+	ctx := env.SignedIn(t, u)
+	err := chromedp.Do(ctx,
+		env.Visit("/console/apps"),
+		WaitText("New application"),
+		waitJS(`(() => { const d = document.querySelector("details"); if (d) d.open = true; return !!d; })()`),
+		chromedp.WaitVisible(byLabel("application slug")),
+		Type(string(byLabel("application slug")), "capitals"),
+		chromedp.Click(testID("create-app")),
+		WaitText("Open in the playground"),
+		chromedp.Click(chromedp.CSS(`a[href*="/playground?app="]`)),
+		chromedp.WaitVisible(testID("playground-pane")),
+		chromedp.WaitVisible(byLabel("variable country")),
+		Type(string(byLabel("variable country")), "France"),
+		chromedp.Click(testID("run-all")),
+		waitJS(`document.querySelector('[data-testid="pane-output"]').innerText.includes("France")`),
+		WaitText("trace "),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	out, err := chromedp.Run(ctx, chromedp.Text(testID("pane-output")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The model server echoes the last user message.
+	if want := "echo: What is the capital of France?"; strings.TrimSpace(out) != want {
+		t.Errorf("SSE output %q, want %q", out, want)
+	}
+	reqs := env.Platform.LLM.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("the model server got %d requests, want 1", len(reqs))
+	}
+
+	// A second pane; both run, streamed as NDJSON; the second pane's
+	// prompt is edited first.
+	err = chromedp.Do(ctx,
+		pickOption(byLabel("stream format"), "ndjson"),
+		chromedp.Click(chromedp.Search(`//button[contains(., "Add a variant side by side")]`)),
+		waitJS(`document.querySelectorAll('[data-testid="playground-pane"]').length === 2`),
+		fillText(chromedp.CSS(`[data-testid="playground-pane"]:nth-child(2) [aria-label="message 2"]`), "Name the capital of {{country}}."),
+		chromedp.Click(testID("run-all")),
+		waitJS(`[...document.querySelectorAll('[data-testid="pane-output"]')].every(e => e.innerText.includes("France"))`),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	outs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="pane-output"]')].map(e => e.innerText.trim())`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 2 || outs[0] != "echo: What is the capital of France?" || outs[1] != "echo: Name the capital of France." {
+		t.Errorf("NDJSON outputs side by side: %q", outs)
+	}
+	for _, r := range env.Platform.LLM.Requests() {
+		if r.Body["stream"] != true {
+			t.Errorf("a playground call did not stream from the provider: %+v", r)
+		}
+	}
+
+	// Commit the second pane's prompt.
+	err = chromedp.Do(ctx,
+		Type(`[data-testid="playground-pane"]:nth-child(2) [aria-label="commit message"]`, "shorter question"),
+		chromedp.Click(chromedp.CSS(`[data-testid="playground-pane"]:nth-child(2) [data-testid="pane-commit"]`)),
+		WaitText("Committed v2."),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	Screenshot(t, ctx)
+	apps := env.Platform.MustJSON(t, "POST", "/api/applications/revisions/query", u.Key, map[string]any{})
+	found := false
+	for _, r := range dig(apps, "application_revisions").([]any) {
+		if str(dig(r, "message")) == "shorter question" {
+			found = true
+			if got := str(dig(r, "data", "parameters", "prompt", "messages", 1, "content")); got != "Name the capital of {{country}}." {
+				t.Errorf("committed user message %q", got)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no revision with the commit message: %v", apps)
+	}
+}

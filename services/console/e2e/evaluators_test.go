@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestEvaluatorCreateAndTry: an exact-match evaluator is created from the
+// catalog template with the form generated from its parameters schema,
+// then tried on one sample through the runtime.
+func TestEvaluatorCreateAndTry(t *testing.T) {
+	env := Start(t)
+	u := env.User(t, "evaluators@example.com")
+	ctx := env.SignedIn(t, u)
+	err := chromedp.Do(ctx,
+		env.Visit("/console/evaluators"),
+		WaitText("Exact Match"),
+		chromedp.Click(chromedp.CSS(`a[href$="template=auto_exact_match"]`)),
+		WaitText("New evaluator: Exact Match"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="params-form"] input#root_correct_answer_key`)),
+		Type(string(byLabel("evaluator slug")), "exact"),
+		chromedp.Click(chromedp.CSS(`[data-testid="params-form"] button[type="submit"]`)),
+		waitJS(`/\/console\/evaluators\/[0-9a-f-]{36}$/.test(location.pathname)`),
+		chromedp.WaitVisible(testID("try-run")),
+		chromedp.Click(testID("try-run")),
+		chromedp.WaitVisible(testID("try-result")),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	out, err := chromedp.Run(ctx, chromedp.Text(testID("try-result")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"success": true`) {
+		t.Errorf("try on a matching sample: %q", out)
+	}
+	Screenshot(t, ctx)
+	list := env.Platform.MustJSON(t, "POST", "/api/simple/evaluators/query", u.Key, map[string]any{})
+	found := false
+	for _, e := range dig(list, "evaluators").([]any) {
+		if str(dig(e, "slug")) == "exact" {
+			found = true
+			if got := str(dig(e, "data", "parameters", "correct_answer_key")); got != "correct_answer" {
+				t.Errorf("the form's default parameter: correct_answer_key %q", got)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no evaluator exact: %v", list)
+	}
+}

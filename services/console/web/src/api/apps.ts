@@ -1,0 +1,226 @@
+// Typed calls of the application (prompt) pages and the playground
+// (registry contract §3–§4, §6; README "Runtime").
+import { json, raw } from "./call";
+import { readStream, type StreamEvent, type StreamFormat } from "./stream";
+
+export interface Message {
+  role: string;
+  content: string;
+}
+
+export interface LLMConfig {
+  model?: string;
+  temperature?: number;
+  max_tokens?: number;
+  top_p?: number;
+  [k: string]: unknown;
+}
+
+export interface PromptTemplate {
+  messages: Message[];
+  template_format?: "curly" | "mustache" | "fstring" | "jinja2";
+  input_keys?: string[] | null;
+  llm_config?: LLMConfig;
+  [k: string]: unknown;
+}
+
+export interface RevisionData {
+  uri?: string;
+  url?: string;
+  parameters?: { prompt?: PromptTemplate; [k: string]: unknown };
+  schemas?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+export interface Application {
+  id: string;
+  slug: string;
+  name?: string;
+  description?: string;
+  created_at?: string;
+}
+
+export interface AppVariant {
+  id: string;
+  slug: string;
+  name?: string;
+  application_id: string;
+}
+
+export interface AppRevision {
+  id: string;
+  slug: string;
+  version: string;
+  application_id: string;
+  application_variant_id: string;
+  application_variant_slug?: string;
+  message?: string;
+  created_at?: string;
+  data?: RevisionData;
+}
+
+export interface Environment {
+  id: string;
+  slug: string;
+  name?: string;
+  revision_id?: string;
+  data?: { references?: Record<string, Record<string, { id?: string; slug?: string; version?: string }>> };
+}
+
+export async function listApps(): Promise<Application[]> {
+  const r = await json<{ applications?: Application[] }>("POST", "/api/applications/query", {});
+  return r.applications ?? [];
+}
+
+export async function getApp(id: string): Promise<Application | undefined> {
+  return (await json<{ application?: Application }>("GET", `/api/applications/${id}`)).application;
+}
+
+/** createApp makes an application with its first variant and a revision
+ * carrying the prompt (simple create: v0 and v1). */
+export async function createApp(slug: string, name: string, template: "completion" | "chat", prompt: PromptTemplate) {
+  return json<{ application?: { id: string; variant_id: string; revision_id: string } }>("POST", "/api/simple/applications/", {
+    application: { slug, name, data: { uri: `agenta:builtin:${template}:v0`, parameters: { prompt } } },
+  });
+}
+
+export async function listAppVariants(appId: string): Promise<AppVariant[]> {
+  const r = await json<{ application_variants?: AppVariant[] }>("POST", "/api/applications/variants/query", {
+    application_refs: [{ id: appId }],
+  });
+  return r.application_variants ?? [];
+}
+
+/** forkVariant makes a new variant from a revision (its lineage copied). */
+export async function forkVariant(slug: string, from: AppRevision) {
+  return json<{ application_variant?: AppVariant }>("POST", "/api/applications/variants/fork", {
+    application_variant: { slug, name: slug },
+    application_variant_ref: { id: from.application_variant_id },
+    application_revision_ref: { id: from.id },
+  });
+}
+
+/** variantHistory lists a variant's revisions newest first. */
+export async function variantHistory(variantId: string, depth = 50): Promise<AppRevision[]> {
+  const r = await json<{ application_revisions?: AppRevision[] }>("POST", "/api/applications/revisions/log", {
+    application_revisions: { application_variant_id: variantId, depth },
+  });
+  return r.application_revisions ?? [];
+}
+
+export async function getAppRevision(id: string): Promise<AppRevision | undefined> {
+  return (await json<{ application_revision?: AppRevision }>("GET", `/api/applications/revisions/${id}`)).application_revision;
+}
+
+/** appRevisions lists every revision of an application (all variants). */
+export async function appRevisions(appId: string): Promise<AppRevision[]> {
+  const r = await json<{ application_revisions?: AppRevision[] }>("POST", "/api/applications/revisions/query", {
+    application_refs: [{ id: appId }],
+  });
+  return r.application_revisions ?? [];
+}
+
+export async function commitAppRevision(base: AppRevision, data: RevisionData, message: string): Promise<AppRevision> {
+  const r = await json<{ application_revision: AppRevision }>("POST", "/api/applications/revisions/commit", {
+    application_revision: {
+      application_id: base.application_id,
+      application_variant_id: base.application_variant_id,
+      message,
+      data,
+    },
+  });
+  return r.application_revision;
+}
+
+export async function listEnvironments(): Promise<Environment[]> {
+  const r = await json<{ environments?: Environment[] }>("POST", "/api/simple/environments/query", {});
+  return r.environments ?? [];
+}
+
+export async function deploy(revisionId: string, environmentSlug: string, message?: string) {
+  return json<{ application_revision?: AppRevision }>("POST", "/api/applications/revisions/deploy", {
+    application_revision_ref: { id: revisionId },
+    environment_ref: { slug: environmentSlug },
+    message,
+  });
+}
+
+export interface InvokeRequest {
+  revisionId?: string;
+  parameters?: RevisionData["parameters"];
+  inputs: Record<string, unknown>;
+}
+
+export interface InvokeResult {
+  text: string;
+  outputs?: unknown;
+  traceId?: string;
+  error?: string;
+  status?: number;
+}
+
+/** invokeStream runs an application revision through the runtime with the
+ * edited parameters, streamed; onDelta gets each piece of text. A refusal
+ * before the first token is an ordinary JSON error. */
+export async function invokeStream(
+  req: InvokeRequest,
+  format: StreamFormat,
+  onDelta: (text: string) => void,
+  signal?: AbortSignal,
+): Promise<InvokeResult> {
+  const body: Record<string, unknown> = { data: { inputs: req.inputs, parameters: req.parameters } };
+  if (req.revisionId) body.references = { application_revision: { id: req.revisionId } };
+  const res = await raw(
+    "/services/invoke",
+    {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: format === "sse" ? "text/event-stream" : "application/x-ndjson" },
+      body: JSON.stringify(body),
+      signal,
+    },
+    { allowError: true },
+  );
+  const ctype = res.headers.get("Content-Type") ?? "";
+  if (!res.ok || ctype.startsWith("application/json")) {
+    const env = await res.json().catch(() => ({}));
+    const msg = env?.status?.message ?? env?.detail?.message ?? (typeof env?.detail === "string" ? env.detail : undefined);
+    if (!res.ok) return { text: "", error: msg ?? `HTTP ${res.status}`, status: res.status, traceId: env?.trace_id };
+    const out = env?.data?.outputs;
+    const text = typeof out === "string" ? out : JSON.stringify(out);
+    onDelta(text);
+    return { text, outputs: out, traceId: env?.trace_id, status: res.status };
+  }
+  let text = "";
+  const result: InvokeResult = { text: "" };
+  await readStream(res, format, (e: StreamEvent) => {
+    if (e.type === "delta") {
+      const d = e.data?.delta ?? "";
+      text += d;
+      onDelta(d);
+    } else if (e.type === "done") {
+      result.outputs = e.data?.outputs;
+      result.traceId = e.trace_id;
+      result.status = e.status?.code;
+    } else if (e.type === "error") {
+      result.error = e.status?.message ?? "the stream failed";
+      result.traceId = e.trace_id;
+      result.status = e.status?.code;
+    }
+  });
+  result.text = text;
+  return result;
+}
+
+/** templateVariables lists the {{variables}} of a prompt's messages (curly
+ * and mustache; {var} for fstring), in first-seen order. */
+export function templateVariables(p: PromptTemplate): string[] {
+  const seen = new Set<string>();
+  const re = p.template_format === "fstring" ? /\{([A-Za-z_][\w.]*)\}/g : /\{\{\s*([^{}#/^!>\s][^{}]*?)\s*\}\}/g;
+  for (const m of p.messages ?? []) {
+    for (const x of String(m.content ?? "").matchAll(re)) {
+      const v = x[1].trim();
+      if (!v.startsWith("$") && !v.startsWith("/")) seen.add(v.startsWith("inputs.") ? v.slice(7) : v);
+    }
+  }
+  return [...seen];
+}

@@ -1,0 +1,179 @@
+// Typed calls of the evaluation pages (README "Evaluation records",
+// "Simple evaluations and queues"; tracing-eval contract §4).
+import { json, url } from "./call";
+
+export type Status = "pending" | "queued" | "running" | "success" | "failure" | "errors" | "cancelled";
+
+export interface Step {
+  key: string;
+  type: "input" | "invocation" | "annotation";
+  origin: "custom" | "human" | "auto";
+  references?: Record<string, { id?: string; slug?: string; version?: string }>;
+}
+
+export interface Run {
+  id: string;
+  name?: string;
+  description?: string;
+  status: Status;
+  created_at?: string;
+  flags?: Record<string, boolean>;
+  meta?: Record<string, unknown>;
+  data?: { steps?: Step[]; repeats?: number };
+}
+
+export interface Counts {
+  total: number;
+  [status: string]: number;
+}
+
+export interface Progress {
+  run_id: string;
+  status: Status;
+  scenarios: Counts;
+  results: Counts & { expected: number };
+}
+
+export async function listRuns(): Promise<Run[]> {
+  return (await json<{ runs?: Run[] }>("POST", "/api/evaluations/runs/query", { windowing: { limit: 200 } })).runs ?? [];
+}
+
+export async function getRun(id: string): Promise<Run | undefined> {
+  return (await json<{ run?: Run }>("GET", `/api/evaluations/runs/${id}`)).run;
+}
+
+export async function progress(id: string): Promise<Progress | undefined> {
+  return (await json<{ progress?: Progress }>("GET", `/api/evaluations/runs/${id}/progress`)).progress;
+}
+
+export interface NewEvaluation {
+  name: string;
+  testsetRevisionId: string;
+  applicationRevisionIds: string[];
+  evaluatorRevisionIds: string[];
+  repeats?: number;
+}
+
+/** createEvaluation starts one run per application revision (a run has at
+ * most one application: reference §4.3), every evaluator auto. */
+export async function createEvaluation(e: NewEvaluation): Promise<Run[]> {
+  const apps = e.applicationRevisionIds.length ? e.applicationRevisionIds : [undefined];
+  const out: Run[] = [];
+  for (const app of apps) {
+    const data: Record<string, unknown> = {
+      testset_steps: [e.testsetRevisionId],
+      evaluator_steps: Object.fromEntries(e.evaluatorRevisionIds.map((id) => [id, "auto"])),
+    };
+    if (app) data.application_steps = { [app]: "auto" };
+    if (e.repeats && e.repeats > 1) data.repeats = e.repeats;
+    const name = apps.length > 1 ? `${e.name} #${out.length + 1}` : e.name;
+    const r = await json<{ evaluation?: { id: string; name?: string; status?: Status } }>("POST", "/api/simple/evaluations/", {
+      evaluation: { name, data },
+    });
+    if (!r.evaluation) throw new Error("the registry made no evaluation");
+    out.push({ id: r.evaluation.id, name: r.evaluation.name ?? name, status: r.evaluation.status ?? "pending" });
+  }
+  return out;
+}
+
+export interface MetricStats {
+  type?: string;
+  count?: number;
+  mean?: number;
+  min?: number;
+  max?: number;
+  sum?: number;
+  hist?: { bin: number; edge: [number, number]; count: number }[];
+  freq?: { value: unknown; count: number; density: number }[];
+  pcts?: Record<string, number>;
+}
+
+export interface MetricRecord {
+  id: string;
+  run_id: string;
+  scenario_id?: string;
+  timestamp?: string;
+  status?: Status;
+  data?: Record<string, Record<string, MetricStats>>;
+}
+
+/** globalMetrics is the run's global metric record: {step: {path: stats}}. */
+export async function globalMetrics(runId: string): Promise<MetricRecord | undefined> {
+  const r = await json<{ metrics?: MetricRecord[] }>("POST", "/api/evaluations/metrics/query", { metric: { run_id: runId } });
+  return (r.metrics ?? []).find((m) => !m.scenario_id && !m.timestamp);
+}
+
+/** ExportRow is a row of the run's JSON export: scenario_id, status,
+ * testcase_id, "<step>/<repeat>/{status,trace_id,error}" and
+ * "<step>/<metric path>" values. */
+export type ExportRow = Record<string, unknown> & { scenario_id: string; status: Status; testcase_id?: string };
+
+export interface ExportDoc {
+  run_id: string;
+  columns: string[];
+  rows: ExportRow[];
+}
+
+export async function exportJSON(runId: string): Promise<ExportDoc> {
+  return json<ExportDoc>("GET", `/api/evaluations/runs/${runId}/export?format=json`);
+}
+
+/** exportURL is the streamed export as a download link (a GET: the
+ * session cookie is enough, no CSRF token). */
+export function exportURL(runId: string, format: "csv" | "json"): string {
+  return url(`/api/evaluations/runs/${runId}/export?format=${format}`);
+}
+
+export interface Comparison {
+  run_ids: string[];
+  testset_revision_id: string;
+  metrics: {
+    step: string;
+    kind: string;
+    path: string;
+    type: string;
+    runs: { run_id: string; step_key?: string; count: number; mean?: number; delta?: number; ci?: { lo?: number; hi?: number; [k: string]: unknown } }[];
+  }[];
+}
+
+export async function compare(runIds: string[]): Promise<Comparison> {
+  return (await json<{ comparison: Comparison }>("POST", "/api/evaluations/runs/compare", { run_ids: runIds })).comparison;
+}
+
+export interface TestcaseRow {
+  id: string;
+  data: Record<string, unknown>;
+}
+
+export async function testcases(ids: string[]): Promise<TestcaseRow[]> {
+  if (ids.length === 0) return [];
+  return (await json<{ testcases?: TestcaseRow[] }>("GET", `/api/testcases/?testcase_ids=${ids.join(",")}`)).testcases ?? [];
+}
+
+export interface TraceSummary {
+  trace_id: string;
+  outputs?: unknown;
+  inputs?: unknown;
+}
+
+/** traceOutputs reads the root span's inputs and outputs of each trace. */
+export async function traceOutputs(traceIds: string[]): Promise<Map<string, TraceSummary>> {
+  const out = new Map<string, TraceSummary>();
+  if (traceIds.length === 0) return out;
+  const r = await json<{ traces?: { trace_id: string; spans?: Record<string, unknown> }[] }>(
+    "GET",
+    `/api/traces/?trace_ids=${traceIds.join(",")}`,
+  );
+  for (const t of r.traces ?? []) {
+    const id = normTraceId(t.trace_id);
+    const roots = Object.values(t.spans ?? {});
+    const root = (Array.isArray(roots[0]) ? roots[0][0] : roots[0]) as { attributes?: { ag?: { data?: { inputs?: unknown; outputs?: unknown } } } } | undefined;
+    out.set(id, { trace_id: id, inputs: root?.attributes?.ag?.data?.inputs, outputs: root?.attributes?.ag?.data?.outputs });
+  }
+  return out;
+}
+
+/** normTraceId is a trace id as 32 lowercase hex digits, however written. */
+export function normTraceId(id: string): string {
+  return id.replace(/-/g, "").toLowerCase();
+}

@@ -1,0 +1,97 @@
+// Typed calls of the evaluator pages (registry contract §5; README
+// "Evaluator parameters"): the catalog, simple evaluators, a try-out
+// through the runtime.
+import { json } from "./call";
+
+export interface CatalogTemplate {
+  key: string;
+  name?: string;
+  description?: string;
+  categories?: string[];
+  flags?: Record<string, boolean>;
+  data: { uri: string; schemas?: { parameters?: Record<string, unknown>; outputs?: Record<string, unknown> }; parameters?: Record<string, unknown> };
+}
+
+export interface CatalogPreset {
+  key: string;
+  name?: string;
+  description?: string;
+  data: { uri: string; parameters?: Record<string, unknown>; schemas?: Record<string, unknown> };
+}
+
+export interface Evaluator {
+  id: string;
+  slug: string;
+  name?: string;
+  description?: string;
+  variant_id?: string;
+  revision_id?: string;
+  deleted_at?: string;
+  data?: { uri?: string; parameters?: Record<string, unknown>; schemas?: { parameters?: Record<string, unknown>; outputs?: Record<string, unknown> } };
+}
+
+export async function templates(): Promise<CatalogTemplate[]> {
+  return (await json<{ templates?: CatalogTemplate[] }>("GET", "/api/evaluators/catalog/templates/")).templates ?? [];
+}
+
+export async function template(key: string): Promise<CatalogTemplate | undefined> {
+  return (await json<{ template?: CatalogTemplate }>("GET", `/api/evaluators/catalog/templates/${encodeURIComponent(key)}`)).template;
+}
+
+export async function presets(key: string): Promise<CatalogPreset[]> {
+  return (await json<{ presets?: CatalogPreset[] }>("GET", `/api/evaluators/catalog/templates/${encodeURIComponent(key)}/presets/`)).presets ?? [];
+}
+
+export async function listEvaluators(): Promise<Evaluator[]> {
+  return (await json<{ evaluators?: Evaluator[] }>("POST", "/api/simple/evaluators/query", {})).evaluators ?? [];
+}
+
+export async function getEvaluator(id: string): Promise<Evaluator | undefined> {
+  return (await json<{ evaluator?: Evaluator }>("GET", `/api/simple/evaluators/${id}`)).evaluator;
+}
+
+export async function createEvaluator(slug: string, name: string, uri: string, parameters: Record<string, unknown>): Promise<Evaluator> {
+  const r = await json<{ evaluator?: Evaluator }>("POST", "/api/simple/evaluators/", {
+    evaluator: { slug, name, data: { uri, parameters } },
+  });
+  if (!r.evaluator) throw new Error("the registry made no evaluator");
+  return r.evaluator;
+}
+
+/** uriKey is the catalog key of a URI (`agenta:builtin:auto_exact_match:v0`
+ * → auto_exact_match). */
+export function uriKey(uri: string | undefined): string | undefined {
+  const p = (uri ?? "").split(":");
+  return p.length >= 3 ? p[2] : undefined;
+}
+
+export interface TryResult {
+  status: number;
+  outputs?: unknown;
+  error?: string;
+  traceId?: string;
+}
+
+/** tryEvaluator runs an evaluator on one sample: its URI and parameters
+ * (saved or being edited), the sample's inputs and the application's
+ * output. */
+export async function tryEvaluator(uri: string, parameters: Record<string, unknown>, inputs: Record<string, unknown>, outputs: unknown): Promise<TryResult> {
+  const key = uriKey(uri);
+  const r = await json<{ status?: { code?: number; message?: string }; data?: { outputs?: unknown }; trace_id?: string }>(
+    "POST",
+    `/services/${key}/v0/invoke`,
+    { data: { parameters, inputs, outputs } },
+    { allowError: true },
+  );
+  const code = r.status?.code ?? 200;
+  return { status: code, outputs: r.data?.outputs, error: code >= 400 ? r.status?.message : undefined, traceId: r.trace_id };
+}
+
+/** headRevisionId is the id of the evaluator's latest revision (what a
+ * run pins). */
+export async function headRevisionId(evaluatorId: string): Promise<string | undefined> {
+  const r = await json<{ evaluator_revision?: { id: string } }>("POST", "/api/evaluators/revisions/retrieve", {
+    evaluator_ref: { id: evaluatorId },
+  });
+  return r.evaluator_revision?.id;
+}

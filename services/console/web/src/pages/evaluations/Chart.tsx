@@ -1,0 +1,82 @@
+// Charts of a run's metrics, drawn with uPlot, which is loaded only when a
+// chart is shown (a dynamic import: its own chunk, not in the initial JS).
+import { useEffect, useRef, useState } from "react";
+import type { MetricStats } from "../../api/evaluations";
+
+type UPlotCtor = typeof import("uplot");
+let loading: Promise<UPlotCtor> | null = null;
+function loadUPlot(): Promise<UPlotCtor> {
+  loading ??= Promise.all([import("uplot"), import("uplot/dist/uPlot.min.css")]).then(([m]) => m.default);
+  return loading;
+}
+
+/** Histogram draws a metric's histogram bins as bars. */
+export function Histogram({ title, stats, width = 360, height = 180 }: { title: string; stats: MetricStats; width?: number; height?: number }) {
+  const el = useRef<HTMLDivElement>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    let plot: { destroy(): void } | null = null;
+    let cancelled = false;
+    const bins = stats.hist ?? [];
+    if (bins.length === 0) return;
+    loadUPlot()
+      .then((UPlot) => {
+        if (cancelled || !el.current) return;
+        const xs = bins.map((b) => (b.edge[0] + b.edge[1]) / 2);
+        const ys = bins.map((b) => b.count);
+        const w = bins.length > 1 ? Math.abs(bins[1].edge[0] - bins[0].edge[0]) : 1;
+        plot = new UPlot(
+          {
+            width,
+            height,
+            legend: { show: false },
+            scales: { x: { time: false, range: () => [bins[0].edge[0] - w / 2, bins[bins.length - 1].edge[1] + w / 2] } },
+            axes: [{}, { label: "count" }],
+            series: [{}, { label: title, fill: "rgba(60,120,220,0.5)", stroke: "rgb(60,120,220)", paths: UPlot.paths.bars!({ size: [0.9, 100] }), points: { show: false } }],
+          },
+          [xs, ys],
+          el.current,
+        );
+      })
+      .catch((e: Error) => setFailed(e.message));
+    return () => {
+      cancelled = true;
+      plot?.destroy();
+    };
+  }, [stats, title, width, height]);
+  return (
+    <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
+      <figcaption>
+        <strong>{title}</strong> — n={stats.count ?? 0}
+        {stats.mean !== undefined && `, mean ${fmt(stats.mean)}`}
+        {stats.min !== undefined && `, min ${fmt(stats.min)}, max ${fmt(stats.max!)}`}
+      </figcaption>
+      <div ref={el} />
+      {failed && <p role="alert">chart: {failed}</p>}
+    </figure>
+  );
+}
+
+/** PassRate shows a binary metric's rate of true. */
+export function PassRate({ title, stats }: { title: string; stats: MetricStats }) {
+  const total = (stats.freq ?? []).reduce((a, f) => a + f.count, 0);
+  const pass = (stats.freq ?? []).filter((f) => f.value === true || f.value === "true").reduce((a, f) => a + f.count, 0);
+  const rate = total ? pass / total : 0;
+  return (
+    <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
+      <figcaption>
+        <strong>{title}</strong> — pass rate {(rate * 100).toFixed(1)}% ({pass}/{total})
+      </figcaption>
+      <div style={{ width: 360, height: 18, background: "#f3d0d0" }} role="meter" aria-valuenow={rate} aria-valuemin={0} aria-valuemax={1}>
+        <div style={{ width: `${rate * 100}%`, height: "100%", background: "#4a4" }} />
+      </div>
+    </figure>
+  );
+}
+
+export function fmt(x: number): string {
+  if (!isFinite(x)) return String(x);
+  const a = Math.abs(x);
+  if (a !== 0 && (a < 0.001 || a >= 1e6)) return x.toExponential(2);
+  return String(Math.round(x * 1000) / 1000);
+}

@@ -1,0 +1,123 @@
+// /console/evaluators/:id — an evaluator's parameters (a form generated
+// from its template's parameters schema), and a try-out on one sample.
+// /console/evaluators/new?template=&preset= creates one.
+import { useEffect, useMemo, useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useNavigate, useParams, useSearchParams } from "react-router";
+import Form from "@rjsf/core";
+import validator from "@rjsf/validator-ajv8";
+import { createEvaluator, getEvaluator, presets, template, tryEvaluator, uriKey, type TryResult } from "../../api/evaluators";
+import { ErrorBox } from "../../components/ErrorBox";
+import { formSchema, uiSchema } from "./schema";
+
+export default function EvaluatorPage() {
+  const { id = "" } = useParams();
+  const [sp] = useSearchParams();
+  const isNew = id === "new";
+  const nav = useNavigate();
+  const qc = useQueryClient();
+  const ev = useQuery({ queryKey: ["evaluator", id], queryFn: () => getEvaluator(id), enabled: !isNew });
+  const key = isNew ? sp.get("template") ?? "" : uriKey(ev.data?.data?.uri) ?? "";
+  const tpl = useQuery({ queryKey: ["evaluator-template", key], queryFn: () => template(key), enabled: !!key });
+  const presetKey = sp.get("preset");
+  const pre = useQuery({ queryKey: ["evaluator-presets", key], queryFn: () => presets(key), enabled: isNew && !!presetKey && !!key });
+  const preset = pre.data?.find((p) => p.key === presetKey);
+
+  const schema = useMemo(() => formSchema((ev.data?.data?.schemas?.parameters ?? tpl.data?.data.schemas?.parameters) as Record<string, unknown>), [ev.data, tpl.data]);
+  const initial = useMemo(
+    () => (isNew ? preset?.data.parameters ?? tpl.data?.data.parameters ?? {} : ev.data?.data?.parameters ?? {}),
+    [isNew, preset, tpl.data, ev.data],
+  );
+  const [params, setParams] = useState<Record<string, unknown>>({});
+  useEffect(() => setParams(initial as Record<string, unknown>), [initial]);
+  const [slug, setSlug] = useState("");
+  const [err, setErr] = useState<unknown>(null);
+  const uri = isNew ? preset?.data.uri ?? tpl.data?.data.uri ?? "" : ev.data?.data?.uri ?? "";
+
+  const create = async () => {
+    setErr(null);
+    try {
+      const e = await createEvaluator(slug, slug, uri, params);
+      await qc.invalidateQueries({ queryKey: ["evaluators"] });
+      nav(`/evaluators/${e.id}`);
+    } catch (e) {
+      setErr(e);
+    }
+  };
+
+  return (
+    <div>
+      <h1>{isNew ? `New evaluator: ${preset?.name ?? tpl.data?.name ?? key}` : ev.data?.name || ev.data?.slug}</h1>
+      <p>
+        <code>{uri}</code> {tpl.data?.description}
+      </p>
+      <ErrorBox error={ev.error || tpl.error || err} />
+      {isNew && (
+        <p>
+          <input placeholder="slug" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} aria-label="evaluator slug" />
+        </p>
+      )}
+      <div style={{ display: "grid", gridTemplateColumns: "1fr 1fr", gap: 16 }}>
+        <section data-testid="params-form">
+          <h2>Parameters</h2>
+          {(tpl.data || ev.data) && (
+            <Form
+              schema={schema}
+              uiSchema={{ ...uiSchema(schema), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              formData={params}
+              validator={validator}
+              onChange={(e) => setParams((e.formData ?? {}) as Record<string, unknown>)}
+              onSubmit={() => create()}
+              disabled={!isNew}
+            />
+          )}
+        </section>
+        <TryPanel uri={uri} params={params} />
+      </div>
+    </div>
+  );
+}
+
+function TryPanel({ uri, params }: { uri: string; params: Record<string, unknown> }) {
+  const [inputs, setInputs] = useState('{"correct_answer": "Paris"}');
+  const [output, setOutput] = useState("Paris");
+  const [res, setRes] = useState<TryResult | null>(null);
+  const [err, setErr] = useState<unknown>(null);
+  const run = async () => {
+    setErr(null);
+    setRes(null);
+    try {
+      let out: unknown = output;
+      try {
+        out = JSON.parse(output);
+      } catch {
+        /* plain text output */
+      }
+      setRes(await tryEvaluator(uri, params, JSON.parse(inputs || "{}"), out));
+    } catch (e) {
+      setErr(e);
+    }
+  };
+  return (
+    <section data-testid="try-panel">
+      <h2>Try on one sample</h2>
+      <label>
+        inputs (JSON: the testcase)
+        <textarea rows={4} style={{ width: "100%" }} value={inputs} onChange={(e) => setInputs(e.currentTarget.value)} aria-label="sample inputs" />
+      </label>
+      <label>
+        output (the application's; JSON or text)
+        <textarea rows={3} style={{ width: "100%" }} value={output} onChange={(e) => setOutput(e.currentTarget.value)} aria-label="sample output" />
+      </label>
+      <button onClick={run} disabled={!uri} data-testid="try-run">
+        Evaluate
+      </button>
+      <ErrorBox error={err} />
+      {res && (
+        <pre data-testid="try-result" style={{ background: res.error ? "#fff0f0" : "#f0fff0", padding: 6 }}>
+          {res.error ? `HTTP ${res.status}: ${res.error}` : JSON.stringify(res.outputs, null, 2)}
+        </pre>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,93 @@
+// The diff of two testset revisions: rows added, removed and changed.
+import { useQuery } from "@tanstack/react-query";
+import { getRevision } from "../../api/testsets";
+import { errorMessage } from "../../api/call";
+import { diffRevisions, type RevisionDiff } from "./diff";
+import { cellText } from "./Grid";
+
+const SHOWN = 200;
+
+export function DiffView({ before, after }: { before: string; after: string }) {
+  const q = useQuery({
+    queryKey: ["testset-diff", before, after],
+    queryFn: async () => {
+      const [a, b] = await Promise.all([getRevision(before), getRevision(after)]);
+      return { a, b, diff: diffRevisions(a?.data?.testcases ?? [], b?.data?.testcases ?? []) };
+    },
+  });
+  if (q.isLoading) return <p>Computing the diff…</p>;
+  if (q.error) return <p role="alert">{errorMessage(q.error)}</p>;
+  if (!q.data) return null;
+  return (
+    <section data-testid="diff">
+      <h3>
+        Version {q.data.a?.version} → {q.data.b?.version}
+      </h3>
+      <DiffTables diff={q.data.diff} />
+    </section>
+  );
+}
+
+export function DiffTables({ diff }: { diff: RevisionDiff }) {
+  return (
+    <div>
+      <p data-testid="diff-summary">
+        {diff.added.length} added, {diff.removed.length} removed, {diff.changed.length} changed, {diff.unchanged} unchanged
+      </p>
+      {diff.added.length > 0 && (
+        <RowsTable title="Added" color="#e8ffe8" rows={diff.added.slice(0, SHOWN).map((r) => r.data)} />
+      )}
+      {diff.removed.length > 0 && (
+        <RowsTable title="Removed" color="#ffecec" rows={diff.removed.slice(0, SHOWN).map((r) => r.data)} />
+      )}
+      {diff.changed.length > 0 && (
+        <table data-testid="diff-changed">
+          <caption>Changed</caption>
+          <thead>
+            <tr>
+              <th>column</th>
+              <th>before</th>
+              <th>after</th>
+            </tr>
+          </thead>
+          <tbody>
+            {diff.changed.slice(0, SHOWN).flatMap((c) =>
+              c.columns.map((col) => (
+                <tr key={c.key + col}>
+                  <td>{col}</td>
+                  <td style={{ background: "#ffecec" }}>{cellText(c.before.data[col])}</td>
+                  <td style={{ background: "#e8ffe8" }}>{cellText(c.after.data[col])}</td>
+                </tr>
+              )),
+            )}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function RowsTable({ title, color, rows }: { title: string; color: string; rows: Record<string, unknown>[] }) {
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => c !== "testcase_dedup_id");
+  return (
+    <table data-testid={`diff-${title.toLowerCase()}`} style={{ background: color }}>
+      <caption>{title}</caption>
+      <thead>
+        <tr>
+          {cols.map((c) => (
+            <th key={c}>{c}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r, i) => (
+          <tr key={i}>
+            {cols.map((c) => (
+              <td key={c}>{cellText(r[c])}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
