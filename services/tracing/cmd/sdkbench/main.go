@@ -38,6 +38,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
 	"github.com/assayhq/assay/pkg/apikey"
+	"github.com/assayhq/assay/pkg/testutil/pgtest"
 )
 
 func main() {
@@ -218,21 +219,25 @@ func pct(d []time.Duration, p int) time.Duration {
 	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
 }
 
-// provisionKey creates the gateway's api_keys table (the columns tracing
-// reads) in the database at url and stores a new key for a new project.
+// provisionKey creates the tables tracing's key verifier reads
+// (pgtest.KeySchema) in the database at url and stores a new key for a new
+// project, created by the owner of its organization.
 func provisionKey(ctx context.Context, url string) (string, string) {
 	c, err := pgx.Connect(ctx, url)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, `CREATE TABLE IF NOT EXISTS api_keys (id uuid PRIMARY KEY, project_id uuid NOT NULL, prefix text NOT NULL UNIQUE,
-		secret_hash text NOT NULL, created_by_id uuid, expires_at timestamptz, revoked_at timestamptz)`); err != nil {
+	project, org, owner, k := uuid.New(), uuid.New(), uuid.New(), apikey.Generate()
+	if _, err := c.Exec(ctx, pgtest.KeySchema); err != nil {
 		log.Fatal(err)
 	}
-	project, k := uuid.New(), apikey.Generate()
-	if _, err := c.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash) VALUES ($1, $2, $3, $4)`,
-		uuid.New(), project, k.Prefix, k.Hash()); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO organizations (id, owner_user_id) VALUES ($1, $2)`, org, owner)
+	b.Queue(`INSERT INTO projects (id, organization_id, workspace_id) VALUES ($1, $2, $3)`, project, org, uuid.New())
+	b.Queue(`INSERT INTO api_keys (id, project_id, prefix, secret_hash, created_by_id) VALUES ($1, $2, $3, $4, $5)`,
+		uuid.New(), project, k.Prefix, k.Hash(), owner)
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		log.Fatal(err)
 	}
 	return project.String(), k.String()

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -73,14 +72,8 @@ func TestOverloadLosesNothing(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	pool := pgtest.New(t)
-	_, err := pool.Exec(ctx, `CREATE TABLE api_keys (id uuid PRIMARY KEY, project_id uuid NOT NULL, prefix text NOT NULL UNIQUE,
-		secret_hash text NOT NULL, created_by_id uuid, expires_at timestamptz, revoked_at timestamptz)`)
-	require.NoError(t, err)
-	project := uuid.New()
-	key := apikey.Generate()
-	_, err = pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash) VALUES ($1, $2, $3, $4)`,
-		uuid.New(), project, key.Prefix, key.Hash())
-	require.NoError(t, err)
+	project, owner := pgtest.KeyOwner(t, pool)
+	key := pgtest.Key(t, pool, project, owner, "")
 	keys := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 100}, log)
 
 	ns := natstest.New(t)

@@ -64,31 +64,10 @@ func newOTLPStack(t *testing.T) *otlpStack {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	pool := pgtest.New(t)
-	// The part of the gateway's schema the verifier reads: keys and the
-	// tables that resolve their creator's role.
-	_, err := pool.Exec(ctx, `
-		CREATE TABLE organizations (id uuid PRIMARY KEY, owner_user_id uuid NOT NULL);
-		CREATE TABLE projects (id uuid PRIMARY KEY, organization_id uuid NOT NULL, workspace_id uuid NOT NULL);
-		CREATE TABLE organization_memberships (organization_id uuid NOT NULL, user_id uuid NOT NULL, role text NOT NULL);
-		CREATE TABLE workspace_memberships (workspace_id uuid NOT NULL, user_id uuid NOT NULL, role text NOT NULL);
-		CREATE TABLE project_memberships (project_id uuid NOT NULL, user_id uuid NOT NULL, role text NOT NULL);
-		CREATE TABLE api_keys (id uuid PRIMARY KEY, project_id uuid NOT NULL, prefix text NOT NULL UNIQUE,
-			secret_hash text NOT NULL, created_by_id uuid, expires_at timestamptz, revoked_at timestamptz, role text)`)
-	require.NoError(t, err)
-	project, org, owner := uuid.New(), uuid.New(), uuid.New()
-	_, err = pool.Exec(ctx, `INSERT INTO organizations (id, owner_user_id) VALUES ($1, $2)`, org, owner)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO projects (id, organization_id, workspace_id) VALUES ($1, $2, $3)`, project, org, uuid.New())
-	require.NoError(t, err)
-	key := apikey.Generate()
-	_, err = pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash, created_by_id) VALUES ($1, $2, $3, $4, $5)`,
-		uuid.New(), project, key.Prefix, key.Hash(), owner)
-	require.NoError(t, err)
+	project, owner := pgtest.KeyOwner(t, pool)
+	key := pgtest.Key(t, pool, project, owner, "")
 	// A key with only the read permission, which the OTLP ports refuse.
-	viewerKey := apikey.Generate()
-	_, err = pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, prefix, secret_hash, created_by_id, role) VALUES ($1, $2, $3, $4, $5, 'viewer')`,
-		uuid.New(), project, viewerKey.Prefix, viewerKey.Hash(), owner)
-	require.NoError(t, err)
+	viewerKey := pgtest.Key(t, pool, project, owner, "viewer")
 	keys := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 100}, log)
 
 	ns := natstest.New(t)
