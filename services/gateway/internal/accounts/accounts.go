@@ -202,7 +202,6 @@ type Store interface {
 	// returns the prefixes of the keys that went or were revoked. Unknown
 	// users are skipped.
 	DeleteUsers(ctx context.Context, refs []UserRef) ([]string, error)
-	IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error)
 	// ProjectRole returns the user's effective role in the project: the
 	// organization's owner is owner everywhere in it; otherwise the
 	// project membership's role, else the workspace's, else the
@@ -499,15 +498,16 @@ var ErrKeyNotFound = errs.New(errs.NotFound, "keys.not_found", "API key not foun
 
 var errNotMember = errs.Message(errs.Forbidden, "keys.not_member", "Only members of the project can manage its API keys.", nil)
 
-// member checks that the user is a member of the project itself: keys are
-// issued to a project's members (the authz table has already checked the
-// caller's role for manage_keys).
+// member checks that the user has a role in the project, directly or
+// through its workspace or organization: keys belong to a user in a
+// project (the authz table has already checked the caller's role for
+// manage_keys). A key without a creator has no member behind it.
 func (s *Service) member(ctx context.Context, projectID, userID uuid.UUID) error {
-	ok, err := s.store.IsProjectMember(ctx, projectID, userID)
+	role, err := s.store.ProjectRole(ctx, userID, projectID)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if role == "" {
 		return errNotMember
 	}
 	return nil

@@ -267,10 +267,23 @@ func TestKeysAreScopedToTheirProject(t *testing.T) {
 	// Naming B's project in the query with A's key is refused.
 	assert.Equal(t, http.StatusUnauthorized, s.do(t, "GET", "/api/keys?project_id="+b.projectID, a.auth(), nil).status)
 
-	// A key whose user is no member of the project may not manage keys.
-	_, err := s.pool.Exec(context.Background(), `DELETE FROM project_memberships WHERE user_id = $1`, a.userID)
+	// A role through the organization is enough: keys belong to a user
+	// with a role in the project, not only to direct project members.
+	ctx := context.Background()
+	_, err := s.pool.Exec(ctx, `DELETE FROM project_memberships WHERE user_id = $1`, a.userID)
 	require.NoError(t, err)
-	assert.Equal(t, http.StatusForbidden, s.do(t, "GET", "/api/keys", a.auth(), nil).status)
+	assert.Equal(t, http.StatusOK, s.do(t, "GET", "/api/keys", a.auth(), nil).status)
+	// A key whose user has no role in the project any more is refused
+	// (issue 18: a key carries at most its user's role).
+	_, err = s.pool.Exec(ctx, `UPDATE organizations SET owner_user_id = $1 WHERE owner_user_id = $2`, b.userID, a.userID)
+	require.NoError(t, err)
+	for _, table := range []string{"organization_memberships", "workspace_memberships"} {
+		_, err = s.pool.Exec(ctx, `DELETE FROM `+table+` WHERE user_id = $1`, a.userID)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		return s.do(t, "GET", "/api/keys", a.auth(), nil).status == http.StatusUnauthorized
+	}, 5*time.Second, 50*time.Millisecond, "the verifiers drop the key once its user lost the project")
 }
 
 func TestPathNormalisation(t *testing.T) {

@@ -137,17 +137,6 @@ func (s *Store) DeleteUsers(ctx context.Context, refs []accounts.UserRef) ([]str
 	return prefixes, err
 }
 
-// IsProjectMember reports whether the user belongs to the project.
-func (s *Store) IsProjectMember(ctx context.Context, projectID, userID uuid.UUID) (bool, error) {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM project_memberships WHERE project_id = $1 AND user_id = $2)`,
-		projectID, userID).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("check membership: %w", err)
-	}
-	return ok, nil
-}
-
 // ProjectRole resolves the user's effective role in the project in one
 // query (accounts.Store.ProjectRole).
 func (s *Store) ProjectRole(ctx context.Context, userID, projectID uuid.UUID) (roles.Role, error) {
