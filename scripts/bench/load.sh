@@ -20,50 +20,19 @@
 # PROFILE_DIR=dir also writes CPU (10 s) and allocation profiles of tracing
 # and the writer taken during run 1 (full load) to dir.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/pipeline.sh"
 secs=${1:-20}
-scripts/deps.sh up >/dev/null
-eval "$(scripts/deps.sh env)"
-work=$(mktemp -d)
-db=bench_$$
-ch_url=${TEST_CLICKHOUSE_URL%/*}/$db
-nats_port=$((24000 + $$ % 1000))
-tracing_pprof=127.0.0.1:$((26000 + $$ % 1000))
-writer_pprof=127.0.0.1:$((27000 + $$ % 1000))
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  clickhouse-client --port "${CH_PORT:-59000}" -q "DROP DATABASE IF EXISTS $db" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-go build -o "$work/tracing" ./services/tracing/cmd/tracing
-go build -o "$work/writer" ./services/writer/cmd/writer
-go build -o "$work/loadgen" ./services/tracing/cmd/loadgen
-
-nats=$(command -v nats-server || echo /usr/sbin/nats-server)
-"$nats" -a 127.0.0.1 -p "$nats_port" -js -sd "$work/nats" >"$work/nats.log" 2>&1 &
-pids+=($!)
-sleep 1
-
-WRITER_NATS_URL=nats://127.0.0.1:$nats_port WRITER_CLICKHOUSE_URL=$ch_url WRITER_ADDR=127.0.0.1:0 \
-  WRITER_LOG_LEVEL=warn WRITER_PPROF_ADDR=$writer_pprof "$work/writer" >"$work/writer.log" 2>&1 &
-pids+=($!)
-TRACING_NATS_URL=nats://127.0.0.1:$nats_port TRACING_CLICKHOUSE_URL=$ch_url TRACING_ADDR=127.0.0.1:18083 \
-  TRACING_INTERNAL_TOKEN=bench-token TRACING_OTLP_HTTP_ADDR= TRACING_OTLP_GRPC_ADDR= TRACING_LOG_LEVEL=warn \
-  TRACING_PPROF_ADDR=$tracing_pprof "$work/tracing" >"$work/tracing.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do curl -sf http://127.0.0.1:18083/ready >/dev/null && break; sleep 0.2; done
+pipeline_init bench
+tracing_pprof=127.0.0.1:$((port_base + 4))
+writer_pprof=127.0.0.1:$((port_base + 5))
+pipeline_build loadgen
+pipeline_start TRACING_PPROF_ADDR="$tracing_pprof" WRITER_PPROF_ADDR="$writer_pprof"
 
 run() { # label, loadgen flags...
   local label=$1
   shift
-  "$work/loadgen" -clickhouse "$ch_url" -duration "${secs}s" -label "$label" "$@" | tee "$work/$label.out"
+  "$work/loadgen" -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" -label "$label" "$@" | tee "$work/$label.out"
 }
-# On a failure, the services' logs (the work directory goes).
-trap 'rc=$?; [ "$rc" = 0 ] || tail -n 20 "$work/writer.log" "$work/tracing.log" >&2 || true; cleanup' EXIT
 
 profile() { # during run 1: CPU of both services for 10 s, then their allocations
   sleep $((secs > 14 ? 3 : 1))
@@ -103,7 +72,7 @@ echo "== 5. storage: bytes per span on disk, compressed (the compatible platform
 scripts/bench/storage.sh "$db"
 echo
 echo "== 6. raw ClickHouse insert ceiling (same rows, writer's insert path, no pipeline running)"
-kill "${pids[1]}" "${pids[2]}" 2>/dev/null || true
+kill "$tracing" "$writer" 2>/dev/null || true
 "$work/loadgen" -clickhouse "$ch_url" -duration 0s -raw 500000 2>/dev/null | grep raw | tee "$work/raw.out"
 echo
 echo "== 7. the compatible platform's span path on this machine (PostgreSQL, ${secs}s)"
@@ -112,7 +81,7 @@ echo "== 7. the compatible platform's span path on this machine (PostgreSQL, ${s
 # One figure per target; field=value pairs come from loadgen's summary line.
 get() { sed -n "s/^summary $1 \(.* \)\{0,1\}$2=\([^ ]*\).*/\2/p" "$work/$1.out"; }
 ours=$(get full e2e)
-theirs=$(grep -o 'pg path: [0-9]* spans/s' "$work/pg.out" | grep -o '[0-9]* ' | tr -d ' ' || true)
+theirs=$(sed -n 's|^pg path: \([0-9]*\) spans/s$|\1|p' "$work/pg.out")
 ratio=$(awk -v a="${ours:-0}" -v b="${theirs:-0}" 'BEGIN { if (b > 0) printf "%.1f×", a / b; else print "n/a" }')
 echo
 echo "== summary ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), ${secs}s per run)"

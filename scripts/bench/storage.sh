@@ -5,7 +5,7 @@
 # uncompressed size; then the five columns that take the most. load.sh runs
 # it on its private database after runs 1 and 2, next to the compatible
 # platform's 3.4 KB (PostgreSQL heap + TOAST + 18 indexes) and the PostgreSQL
-# path's own figure (step 5, the same spans).
+# path's own figure (step 7, the same spans).
 # Usage: scripts/bench/storage.sh <database> (ClickHouse of scripts/deps.sh)
 set -euo pipefail
 db=${1:?database}
@@ -22,4 +22,4 @@ ch "SELECT name, data_compressed_bytes, data_uncompressed_bytes FROM system.colu
     WHERE database = '$db' AND table = 'spans' ORDER BY data_compressed_bytes DESC LIMIT 5 FORMAT TSV" |
   awk -v r="$rows" -F'\t' '{ printf "  %-24s %8.1f (%.1f uncompressed)\n", $1, $2 / r, $3 / r }'
 echo "caveat: loadgen sends one repeated text in every span, which column compression folds away; real spans take more (compare with the PostgreSQL path below, same spans)"
-echo "the compatible platform: 3.4 KB/span (PostgreSQL heap + TOAST + indexes, its figure for real spans); step 5 prints the PostgreSQL path's bytes/span for these very spans"
+echo "the compatible platform: 3.4 KB/span (PostgreSQL heap + TOAST + indexes, its figure for real spans); step 7 prints the PostgreSQL path's bytes/span for these very spans"
