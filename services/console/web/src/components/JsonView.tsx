@@ -11,9 +11,15 @@ export function JsonView({ value, openDepth = 1 }: { value: unknown; openDepth?:
   );
 }
 
+// formatNumber drops binary floating-point noise (0.000005399999999999999 reads as
+// 0.0000054); the exact value stays in the title.
+export function formatNumber(v: number): string {
+  return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(12)));
+}
+
 function scalar(v: unknown) {
   if (typeof v === "string") return <span className="json-str">{JSON.stringify(v)}</span>;
-  if (typeof v === "number") return <span className="json-num">{String(v)}</span>;
+  if (typeof v === "number") return <span className="json-num" title={String(v)}>{formatNumber(v)}</span>;
   if (typeof v === "boolean") return <span className="json-bool">{String(v)}</span>;
   if (v === null) return <span className="json-null">null</span>;
   return <span>{String(v)}</span>;

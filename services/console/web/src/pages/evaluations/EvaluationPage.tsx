@@ -110,6 +110,7 @@ export function Results({ model }: { model: ResultModel }) {
           {rows.length} of {model.rows.length} scenarios
         </span>
       </div>
+      <div className="table-scroll">
       <table className="results">
         <thead>
           <tr>
@@ -176,6 +177,7 @@ export function Results({ model }: { model: ResultModel }) {
           ))}
         </tbody>
       </table>
+      </div>
       {rows.length > PAGE && (
         <p>
           <button disabled={page === 0} onClick={() => setPage(page - 1)}>

@@ -51,7 +51,7 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
   const slots = Math.max(1, items.length);
   return (
     <div className="tsgrid" role="grid" aria-rowcount={rows.length + 1} data-testid="testset-grid" style={{ border: "1px solid #ddd" }}>
-      <div ref={parent} data-testid="grid-scroller" className="tsg-scroller" style={{ height }}>
+      <div ref={parent} data-testid="grid-scroller" className="tsg-scroller" style={{ height: Math.min(height, (rows.length + 1) * ROW_HEIGHT + 2) }}>
         <div role="row" className="tsg-head" style={{ width }}>
           <div className="tsg-cell tsg-num">#</div>
           {columns.map((c) => (
