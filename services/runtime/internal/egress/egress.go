@@ -200,6 +200,11 @@ func refused(rawURL, why string) error {
 	if u, err := url.Parse(rawURL); err == nil {
 		u.User, u.RawQuery, u.Fragment, u.ForceQuery = nil, "", "", false
 		shown = u.String()
+		if u.Host == "" {
+			// Without a host, a path like //p@ would read back as
+			// credentials: show its @ escaped.
+			shown = strings.ReplaceAll(shown, "@", "%40")
+		}
 	}
 	if len(shown) > 200 {
 		shown = shown[:200] + "…"
