@@ -124,8 +124,10 @@ start_nats() {
   local server; server=$(command -v nats-server || echo /usr/sbin/nats-server)
   # One JetStream message carries one ingest request (up to 10 MiB of OTLP,
   # zstd-compressed); the 1 MiB default payload would refuse the largest.
-  echo 'max_payload: 16777216' >"$RUN/nats/nats.conf"
-  setsid nohup "$server" -c "$RUN/nats/nats.conf" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$RUN/nats/data" \
+  # A fixed store limit: JetStream's default, 75 % of the disk free at start,
+  # refuses the span stream's 4 GiB reservation on a nearly full disk.
+  printf 'max_payload: 16777216\njetstream { store_dir: "%s", max_file_store: 68719476736 }\n' "$RUN/nats/data" >"$RUN/nats/nats.conf"
+  setsid nohup "$server" -c "$RUN/nats/nats.conf" -a 127.0.0.1 -p "$NATS_PORT" \
     -P "$RUN/nats/nats.pid" -l "$RUN/nats/nats.log" </dev/null >/dev/null 2>&1 &
   wait_for nats 60 tcp_open "$NATS_PORT"
 }

@@ -69,9 +69,20 @@ func (c *Conn) Check(ctx context.Context) error {
 	return nil
 }
 
+// errStorageResourcesExceeded is JetStream's "insufficient storage resources
+// available" (JSStorageResourcesExceededErr), which nats.go does not name.
+const errStorageResourcesExceeded jetstream.ErrorCode = 10047
+
 // EnsureStream creates the stream or updates it to cfg.
 func (c *Conn) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	s, err := c.JS.CreateOrUpdateStream(ctx, cfg)
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == errStorageResourcesExceeded {
+		// A file stream reserves its MaxBytes on the server at creation;
+		// a server without max_file_store allows 75 % of the disk then free.
+		return nil, fmt.Errorf("ensure stream %s: %w: the server cannot reserve the stream's %d bytes; "+
+			"lower <SERVICE>_STREAM_MAX_BYTES or raise the server's jetstream max_file_store", cfg.Name, err, cfg.MaxBytes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ensure stream %s: %w", cfg.Name, err)
 	}

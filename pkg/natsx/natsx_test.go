@@ -53,3 +53,19 @@ func TestPublishWaitsForAckAndDedups(t *testing.T) {
 	assert.Error(t, err, "no ack, no success")
 	assert.Error(t, c.Check(ctx))
 }
+
+// A stream larger than the server's store limit is refused with an error an
+// operator can act on, not only JetStream's "insufficient storage resources".
+func TestEnsureStreamTooLargeSaysWhatToChange(t *testing.T) {
+	ns := natstest.New(t)
+	c, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: time.Second}, "test", logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Drain() })
+
+	_, err = c.EnsureStream(context.Background(), jetstream.StreamConfig{Name: "BIG", Subjects: []string{"big.>"},
+		Storage: jetstream.FileStorage, MaxBytes: 2 * natstest.MaxStore})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "insufficient storage resources")
+	assert.Contains(t, err.Error(), "_STREAM_MAX_BYTES")
+	assert.Contains(t, err.Error(), "max_file_store")
+}

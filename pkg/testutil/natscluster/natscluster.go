@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 )
 
@@ -54,18 +55,20 @@ func Start(t testing.TB, n int) *Cluster {
 		dir := t.TempDir()
 		node := &Node{t: t, Name: fmt.Sprintf("n%d", i+1), Client: svctest.FreeAddr(t), monitor: svctest.FreeAddr(t),
 			conf: filepath.Join(dir, "nats.conf")}
-		// max_payload as scripts/deps.sh: one message carries one ingest request.
+		// max_payload as scripts/deps.sh: one message carries one ingest
+		// request. max_file_store as natstest: fixed, not a share of the
+		// free disk.
 		conf := fmt.Sprintf(`server_name: %s
 listen: %s
 http: %s
 max_payload: 16777216
-jetstream { store_dir: %q }
+jetstream { store_dir: %q, max_file_store: %d }
 cluster {
   name: assay-test
   listen: %s
   routes: [%s]
 }
-`, node.Name, node.Client, node.monitor, filepath.Join(dir, "js"), clusterAddrs[i], strings.Join(routes, ", "))
+`, node.Name, node.Client, node.monitor, filepath.Join(dir, "js"), natstest.MaxStore, clusterAddrs[i], strings.Join(routes, ", "))
 		if err := os.WriteFile(node.conf, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,10 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
+// MaxStore is the JetStream store limit of every test server, embedded or
+// clustered (natscluster), in bytes.
+const MaxStore = 64 << 30
+
 // Server is an embedded JetStream server that a test can stop and restart on
 // the same port and store, to exercise reconnects and readiness.
 type Server struct {
@@ -27,8 +31,13 @@ func New(t testing.TB) *Server {
 		Port:      server.RANDOM_PORT,
 		JetStream: true,
 		StoreDir:  t.TempDir(),
-		NoLog:     true,
-		NoSigs:    true,
+		// A fixed store limit, not JetStream's default of 75 % of the free
+		// disk at start: streams reserve their MaxBytes (the span stream
+		// 4 GiB) against it, and a CI machine with a nearly full disk
+		// refused them. Tests store megabytes, never near this.
+		JetStreamMaxStore: MaxStore,
+		NoLog:             true,
+		NoSigs:            true,
 	}}
 	s.Start()
 	// Pin the chosen port so a restart comes back where clients reconnect.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -26,24 +27,44 @@ var (
 // test process and returns the binary's path.
 func Binary(t testing.TB, pkg string) string {
 	t.Helper()
+	return build(t, "./"+pkg)
+}
+
+// build runs go build for target once per test process. The binary goes to
+// .run/svctest/ in the checkout, one file per target that every test process
+// overwrites, so a test run leaves megabytes behind rather than a new
+// directory per process (those filled a CI machine's disk). It is built
+// under a temporary name and renamed into place: a process still running the
+// previous binary keeps its file, and a concurrent build never execs half a
+// file.
+func build(t testing.TB, target string) string {
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	if b, ok := built[pkg]; ok {
+	if b, ok := built[target]; ok {
 		return b
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	dir, err := os.MkdirTemp("", "assay-svctest-")
+	dir := filepath.Join(root, ".run", "svctest")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("svctest: %v", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".build-")
 	if err != nil {
 		t.Fatalf("svctest: %v", err)
 	}
-	bin := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", bin, "./"+pkg)
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // after a failed build; gone after the rename
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), target)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("svctest: go build %s: %v\n%s", pkg, err, out)
+		t.Fatalf("svctest: go build %s: %v\n%s", target, err, out)
 	}
-	built[pkg] = bin
+	bin := filepath.Join(dir, strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(target, "./")))
+	if err := os.Rename(tmp.Name(), bin); err != nil {
+		t.Fatalf("svctest: %v", err)
+	}
+	built[target] = bin
 	return bin
 }
 
@@ -213,25 +234,7 @@ func (b *syncBuffer) String() string {
 // at the version go.mod pins, and returns the binary's path.
 func GoBinary(t testing.TB, importPath string) string {
 	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if b, ok := built[importPath]; ok {
-		return b
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	dir, err := os.MkdirTemp("", "assay-svctest-")
-	if err != nil {
-		t.Fatalf("svctest: %v", err)
-	}
-	bin := filepath.Join(dir, "bin")
-	cmd := exec.Command("go", "build", "-o", bin, importPath)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("svctest: go build %s: %v\n%s", importPath, err, out)
-	}
-	built[importPath] = bin
-	return bin
+	return build(t, importPath)
 }
 
 // Prepare makes cmd a child like the services Start runs: killed with the
