@@ -204,28 +204,43 @@ func varint(buf []byte, pos int) (uint64, int, error) {
 	}
 }
 
-// fields calls fn for each field of the message in buf. A known field
-// number with the wrong wire type is an error, as in pdata: want gives
-// each known number's wire type (-1: unknown, skipped).
-func fields(buf []byte, want func(int32) int8, fn func(field) error) error {
-	for pos := 0; pos < len(buf); {
-		f, p, err := next(buf, pos)
+// msgReader walks the fields of one message. A known field number with
+// the wrong wire type is an error, as in pdata: want gives each known
+// number's wire type (-1: unknown, skipped).
+type msgReader struct {
+	buf  []byte
+	pos  int
+	want func(int32) int8
+	f    field
+	err  error
+}
+
+func fieldsOf(buf []byte, want func(int32) int8) msgReader {
+	return msgReader{buf: buf, want: want}
+}
+
+// next moves to the next known field (r.f); false at the end or on an
+// error (r.err).
+func (r *msgReader) next() bool {
+	for r.pos < len(r.buf) {
+		f, p, err := next(r.buf, r.pos)
 		if err != nil {
-			return err
+			r.err = err
+			return false
 		}
-		pos = p
-		w := want(f.num)
+		r.pos = p
+		w := r.want(f.num)
 		if w < 0 {
 			continue
 		}
 		if f.wire != w {
-			return fmt.Errorf("proto: wrong wireType = %d for field %d", f.wire, f.num)
+			r.err = fmt.Errorf("proto: wrong wireType = %d for field %d", f.wire, f.num)
+			return false
 		}
-		if err := fn(f); err != nil {
-			return err
-		}
+		r.f = f
+		return true
 	}
-	return nil
+	return false
 }
 
 func onlyLen(n int32) int8 {
@@ -238,34 +253,42 @@ func onlyLen(n int32) int8 {
 func (d *wireDecoder) request(body []byte) error {
 	// A sub-slice of body is at the same offset in text.
 	d.base = uintptr(unsafe.Pointer(unsafe.SliceData(body)))
-	return fields(body, onlyLen, func(f field) error { return d.resourceSpans(f.b) })
+	r := fieldsOf(body, onlyLen)
+	for r.next() {
+		if err := d.resourceSpans(r.f.b); err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+func resourceSpansWire(n int32) int8 {
+	switch n {
+	case 1, 2, 3, 1000:
+		return wireLen
+	}
+	return -1
 }
 
 func (d *wireDecoder) resourceSpans(buf []byte) error {
 	var resource, scopes, deprecated [][]byte
-	err := fields(buf, func(n int32) int8 {
-		switch n {
-		case 1, 2, 3, 1000:
-			return wireLen
-		}
-		return -1
-	}, func(f field) error {
-		switch f.num {
+	r := fieldsOf(buf, resourceSpansWire)
+	for r.next() {
+		switch r.f.num {
 		case 1:
-			resource = append(resource, f.b)
+			resource = append(resource, r.f.b)
 		case 2:
-			scopes = append(scopes, f.b)
+			scopes = append(scopes, r.f.b)
 		case 1000:
-			deprecated = append(deprecated, f.b)
+			deprecated = append(deprecated, r.f.b)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+	}
+	if r.err != nil {
+		return r.err
 	}
 	attrs := map[string]any{}
-	for _, r := range resource {
-		if err := d.resource(r, attrs); err != nil {
+	for _, b := range resource {
+		if err := d.resource(b, attrs); err != nil {
 			return err
 		}
 	}
@@ -295,79 +318,99 @@ func (d *wireDecoder) resourceSpans(buf []byte) error {
 	return nil
 }
 
+func resourceWire(n int32) int8 {
+	switch n {
+	case 1, 3:
+		return wireLen
+	case 2:
+		return wireVarint
+	}
+	return -1
+}
+
 func (d *wireDecoder) resource(buf []byte, attrs map[string]any) error {
-	return fields(buf, func(n int32) int8 {
-		switch n {
-		case 1, 3:
-			return wireLen
-		case 2:
-			return wireVarint
-		}
-		return -1
-	}, func(f field) error {
-		switch f.num {
+	r := fieldsOf(buf, resourceWire)
+	for r.next() {
+		var err error
+		switch r.f.num {
 		case 1:
-			return d.keyValue(f.b, attrs)
+			err = d.keyValue(r.f.b, attrs)
 		case 3:
-			return entityRef(f.b)
+			err = entityRef(r.f.b)
 		}
-		return nil
-	})
+		if err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+func entityRefWire(n int32) int8 {
+	if n >= 1 && n <= 4 {
+		return wireLen
+	}
+	return -1
 }
 
 func entityRef(buf []byte) error {
-	return fields(buf, func(n int32) int8 {
-		if n >= 1 && n <= 4 {
-			return wireLen
-		}
-		return -1
-	}, func(field) error { return nil })
+	r := fieldsOf(buf, entityRefWire)
+	for r.next() {
+	}
+	return r.err
+}
+
+func scopeSpansWire(n int32) int8 {
+	if n >= 1 && n <= 3 {
+		return wireLen
+	}
+	return -1
+}
+
+func scopeWire(n int32) int8 {
+	switch n {
+	case 1, 2, 3:
+		return wireLen
+	case 4:
+		return wireVarint
+	}
+	return -1
 }
 
 func (d *wireDecoder) scopeSpans(buf []byte, resource map[string]any) error {
 	var name, version string
 	var spans [][]byte
-	err := fields(buf, func(n int32) int8 {
-		if n >= 1 && n <= 3 {
-			return wireLen
-		}
-		return -1
-	}, func(f field) error {
-		switch f.num {
+	r := fieldsOf(buf, scopeSpansWire)
+	for r.next() {
+		switch r.f.num {
 		case 1:
-			return fields(f.b, func(n int32) int8 {
-				switch n {
-				case 1, 2, 3:
-					return wireLen
-				case 4:
-					return wireVarint
-				}
-				return -1
-			}, func(f field) error {
-				switch f.num {
+			s := fieldsOf(r.f.b, scopeWire)
+			for s.next() {
+				switch s.f.num {
 				case 1:
-					name = d.str(f.b)
+					name = d.str(s.f.b)
 				case 2:
-					version = d.str(f.b)
+					version = d.str(s.f.b)
 				case 3:
-					return d.keyValue(f.b, nil) // the scope's attributes are not kept
+					if err := d.keyValue(s.f.b, nil); err != nil { // the scope's attributes are not kept
+						return err
+					}
 				}
-				return nil
-			})
+			}
+			if s.err != nil {
+				return s.err
+			}
 		case 2:
-			spans = append(spans, f.b)
+			spans = append(spans, r.f.b)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+	}
+	if r.err != nil {
+		return r.err
 	}
 	for _, s := range spans {
-		r := spanmodel.Raw{OTLP: true, Resource: resource, ScopeName: name, ScopeVersion: version}
-		if err := d.span(s, &r); err != nil {
+		d.raws = append(d.raws, spanmodel.Raw{OTLP: true, Resource: resource, ScopeName: name, ScopeVersion: version})
+		if err := d.span(s, &d.raws[len(d.raws)-1]); err != nil {
 			return err
 		}
-		d.raws = append(d.raws, r)
 	}
 	return nil
 }
@@ -378,7 +421,7 @@ type wireIDs struct {
 	traceHex, parentHex string
 }
 
-func spanFieldWire(n int32) int8 {
+func spanWire(n int32) int8 {
 	switch n {
 	case 1, 2, 3, 4, 5, 9, 11, 13, 15:
 		return wireLen
@@ -392,30 +435,41 @@ func spanFieldWire(n int32) int8 {
 	return -1
 }
 
-func (d *wireDecoder) span(buf []byte, r *spanmodel.Raw) error {
-	var trace, id, parent []byte
+func statusWire(n int32) int8 {
+	switch n {
+	case 2:
+		return wireLen
+	case 3:
+		return wireVarint
+	}
+	return -1
+}
+
+// id checks an id's length: none, or n bytes.
+func id(b []byte, n int) error {
+	if len(b) != 0 && len(b) != n {
+		return errWireID
+	}
+	return nil
+}
+
+func (d *wireDecoder) span(buf []byte, raw *spanmodel.Raw) error {
+	var trace, spanID, parent []byte
 	var kind, code int32
 	var start, end uint64
 	attrs := map[string]any{}
-	err := fields(buf, spanFieldWire, func(f field) error {
-		switch f.num {
+	r := fieldsOf(buf, spanWire)
+	for r.next() {
+		var err error
+		switch f := &r.f; f.num {
 		case 1:
-			if len(f.b) != 0 && len(f.b) != 16 {
-				return errWireID
-			}
-			trace = f.b
+			trace, err = f.b, id(f.b, 16)
 		case 2:
-			if len(f.b) != 0 && len(f.b) != 8 {
-				return errWireID
-			}
-			id = f.b
+			spanID, err = f.b, id(f.b, 8)
 		case 4:
-			if len(f.b) != 0 && len(f.b) != 8 {
-				return errWireID
-			}
-			parent = f.b
+			parent, err = f.b, id(f.b, 8)
 		case 5:
-			r.Name = d.str(f.b)
+			raw.Name = d.str(f.b)
 		case 6:
 			kind = int32(f.n)
 		case 7:
@@ -423,57 +477,52 @@ func (d *wireDecoder) span(buf []byte, r *spanmodel.Raw) error {
 		case 8:
 			end = f.n
 		case 9:
-			return d.keyValue(f.b, attrs)
+			err = d.keyValue(f.b, attrs)
 		case 11:
-			return d.event(f.b, r)
+			err = d.event(f.b, raw)
 		case 13:
-			return d.link(f.b, r)
+			err = d.link(f.b, raw)
 		case 15:
-			return fields(f.b, func(n int32) int8 {
-				switch n {
-				case 2:
-					return wireLen
-				case 3:
-					return wireVarint
-				}
-				return -1
-			}, func(f field) error {
-				if f.num == 2 {
-					r.StatusMessage = d.str(f.b)
+			s := fieldsOf(f.b, statusWire)
+			for s.next() {
+				if s.f.num == 2 {
+					raw.StatusMessage = d.str(s.f.b)
 				} else {
-					code = int32(f.n)
+					code = int32(s.f.n)
 				}
-				return nil
-			})
+			}
+			err = s.err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		if err != nil {
+			return err
+		}
 	}
-	r.Attributes = attrs
+	if r.err != nil {
+		return r.err
+	}
+	raw.Attributes = attrs
 	if !zeroID(trace) {
 		if s := d.str(trace); s != d.ids.trace || d.ids.traceHex == "" {
 			d.ids.trace, d.ids.traceHex = s, hex.EncodeToString(trace)
 		}
-		r.TraceID = d.ids.traceHex
+		raw.TraceID = d.ids.traceHex
 	}
-	if !zeroID(id) {
-		r.SpanID = hex.EncodeToString(id)
+	if !zeroID(spanID) {
+		raw.SpanID = hex.EncodeToString(spanID)
 	}
 	if !zeroID(parent) {
 		if s := d.str(parent); s != d.ids.parent || d.ids.parentHex == "" {
 			d.ids.parent, d.ids.parentHex = s, hex.EncodeToString(parent)
 		}
-		r.ParentID = d.ids.parentHex
+		raw.ParentID = d.ids.parentHex
 	}
-	r.Kind = strconv.Itoa(int(kind))
-	r.StatusCode = strconv.Itoa(int(code))
+	raw.Kind = strconv.Itoa(int(kind))
+	raw.StatusCode = strconv.Itoa(int(code))
 	if start != 0 {
-		r.Start = time.Unix(0, int64(start)).UTC()
+		raw.Start = time.Unix(0, int64(start)).UTC()
 	}
 	if end != 0 {
-		r.End = time.Unix(0, int64(end)).UTC()
+		raw.End = time.Unix(0, int64(end)).UTC()
 	}
 	return nil
 }
@@ -488,82 +537,96 @@ func zeroID(b []byte) bool {
 	return true
 }
 
-func (d *wireDecoder) event(buf []byte, r *spanmodel.Raw) error {
+func eventWire(n int32) int8 {
+	switch n {
+	case 1:
+		return wireI64
+	case 2, 3:
+		return wireLen
+	case 4:
+		return wireVarint
+	}
+	return -1
+}
+
+func (d *wireDecoder) event(buf []byte, raw *spanmodel.Raw) error {
 	e := spanmodel.RawEvent{Attributes: map[string]any{}}
 	var ts uint64
-	err := fields(buf, func(n int32) int8 {
-		switch n {
+	r := fieldsOf(buf, eventWire)
+	for r.next() {
+		switch r.f.num {
 		case 1:
-			return wireI64
-		case 2, 3:
-			return wireLen
-		case 4:
-			return wireVarint
-		}
-		return -1
-	}, func(f field) error {
-		switch f.num {
-		case 1:
-			ts = f.n
+			ts = r.f.n
 		case 2:
-			e.Name = d.str(f.b)
+			e.Name = d.str(r.f.b)
 		case 3:
-			return d.keyValue(f.b, e.Attributes)
+			if err := d.keyValue(r.f.b, e.Attributes); err != nil {
+				return err
+			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+	}
+	if r.err != nil {
+		return r.err
 	}
 	if ts != 0 {
 		e.Time = time.Unix(0, int64(ts)).UTC()
 	}
-	r.Events = append(r.Events, e)
+	raw.Events = append(raw.Events, e)
 	return nil
 }
 
-func (d *wireDecoder) link(buf []byte, r *spanmodel.Raw) error {
-	var trace, id []byte
+func linkWire(n int32) int8 {
+	switch n {
+	case 1, 2, 3, 4:
+		return wireLen
+	case 5:
+		return wireVarint
+	case 6:
+		return wireI32
+	}
+	return -1
+}
+
+func (d *wireDecoder) link(buf []byte, raw *spanmodel.Raw) error {
+	var trace, spanID []byte
 	attrs := map[string]any{}
-	err := fields(buf, func(n int32) int8 {
-		switch n {
-		case 1, 2, 3, 4:
-			return wireLen
-		case 5:
-			return wireVarint
-		case 6:
-			return wireI32
-		}
-		return -1
-	}, func(f field) error {
-		switch f.num {
+	r := fieldsOf(buf, linkWire)
+	for r.next() {
+		var err error
+		switch f := &r.f; f.num {
 		case 1:
-			if len(f.b) != 0 && len(f.b) != 16 {
-				return errWireID
-			}
-			trace = f.b
+			trace, err = f.b, id(f.b, 16)
 		case 2:
-			if len(f.b) != 0 && len(f.b) != 8 {
-				return errWireID
-			}
-			id = f.b
+			spanID, err = f.b, id(f.b, 8)
 		case 4:
-			return d.keyValue(f.b, attrs)
+			err = d.keyValue(f.b, attrs)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		if err != nil {
+			return err
+		}
+	}
+	if r.err != nil {
+		return r.err
 	}
 	l := spanmodel.RawLink{Attributes: attrs}
 	if !zeroID(trace) {
 		l.TraceID = hex.EncodeToString(trace)
 	}
-	if !zeroID(id) {
-		l.SpanID = hex.EncodeToString(id)
+	if !zeroID(spanID) {
+		l.SpanID = hex.EncodeToString(spanID)
 	}
-	r.Links = append(r.Links, l)
+	raw.Links = append(raw.Links, l)
 	return nil
+}
+
+func keyValueWire(n int32) int8 {
+	switch n {
+	case 1, 2:
+		return wireLen
+	case 3:
+		return wireVarint
+	}
+	return -1
 }
 
 // keyValue decodes one KeyValue into m (nil: validated only). A key sent
@@ -571,32 +634,28 @@ func (d *wireDecoder) link(buf []byte, r *spanmodel.Raw) error {
 func (d *wireDecoder) keyValue(buf []byte, m map[string]any) error {
 	var key string
 	var v any
-	err := fields(buf, func(n int32) int8 {
-		switch n {
-		case 1, 2:
-			return wireLen
-		case 3:
-			return wireVarint
-		}
-		return -1
-	}, func(f field) error {
-		switch f.num {
+	r := fieldsOf(buf, keyValueWire)
+	for r.next() {
+		switch r.f.num {
 		case 1:
-			key = d.str(f.b)
+			key = d.str(r.f.b)
 		case 2:
 			var err error
-			v, err = d.anyValue(f.b, v)
-			return err
+			if v, err = d.anyValue(r.f.b, v); err != nil {
+				return err
+			}
 		}
-		return nil
-	})
-	if err == nil && m != nil {
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if m != nil {
 		m[key] = v
 	}
-	return err
+	return nil
 }
 
-func anyFieldWire(n int32) int8 {
+func anyValueWire(n int32) int8 {
 	switch n {
 	case 1, 5, 6, 7:
 		return wireLen
@@ -611,8 +670,9 @@ func anyFieldWire(n int32) int8 {
 // anyValue decodes an AnyValue over v (the value so far: a member replaces
 // it, an empty message keeps it), as AsRaw gives it: nil when unset.
 func (d *wireDecoder) anyValue(buf []byte, v any) (any, error) {
-	err := fields(buf, anyFieldWire, func(f field) error {
-		switch f.num {
+	r := fieldsOf(buf, anyValueWire)
+	for r.next() {
+		switch f := &r.f; f.num {
 		case 1:
 			v = d.str(f.b)
 		case 2:
@@ -623,19 +683,28 @@ func (d *wireDecoder) anyValue(buf []byte, v any) (any, error) {
 			v = math.Float64frombits(f.n)
 		case 5:
 			list := []any{}
-			err := fields(f.b, onlyLen, func(f field) error {
-				el, err := d.anyValue(f.b, nil)
+			l := fieldsOf(f.b, onlyLen)
+			for l.next() {
+				el, err := d.anyValue(l.f.b, nil)
+				if err != nil {
+					return nil, err
+				}
 				list = append(list, el)
-				return err
-			})
-			if err != nil {
-				return err
+			}
+			if l.err != nil {
+				return nil, l.err
 			}
 			v = list
 		case 6:
 			m := map[string]any{}
-			if err := fields(f.b, onlyLen, func(f field) error { return d.keyValue(f.b, m) }); err != nil {
-				return err
+			l := fieldsOf(f.b, onlyLen)
+			for l.next() {
+				if err := d.keyValue(l.f.b, m); err != nil {
+					return nil, err
+				}
+			}
+			if l.err != nil {
+				return nil, l.err
 			}
 			v = m
 		case 7:
@@ -647,7 +716,6 @@ func (d *wireDecoder) anyValue(buf []byte, v any) (any, error) {
 		case 8:
 			v = nil // string_value_strindex: a profiles dictionary index, no value here
 		}
-		return nil
-	})
-	return v, err
+	}
+	return v, r.err
 }
