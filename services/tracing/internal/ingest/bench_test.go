@@ -126,3 +126,31 @@ func TestBenchSpanShape(t *testing.T) {
 	data, _ := spanstream.EncodeBatch(nil)
 	_ = data
 }
+
+// BenchmarkOTLPDecode is the decoding alone of BenchmarkOTLPIngest's
+// request into raw spans: pdata and RawSpans (OTLP/JSON's path, and every
+// path before the wire decoder) against DecodeOTLPProto.
+func BenchmarkOTLPDecode(b *testing.B) {
+	const n = 500
+	body := benchRequest(n)
+	b.Run("pdata", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			td, err := DecodeOTLP(body, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			RawSpans(td)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+	})
+	b.Run("wire", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeOTLPProto(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+	})
+}
