@@ -61,7 +61,7 @@ func DecodeOTLPProto(body []byte) ([]spanmodel.Raw, error) {
 
 type wireDecoder struct {
 	text string // the body as a string
-	base uintptr
+	body []byte
 	raws []spanmodel.Raw
 	ids  wireIDs
 }
@@ -71,7 +71,8 @@ func (d *wireDecoder) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - d.base)
+	// Both pointers read in one expression: no stack move in between.
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.body))))
 	return d.text[off : off+len(b)]
 }
 
@@ -252,7 +253,7 @@ func onlyLen(n int32) int8 {
 
 func (d *wireDecoder) request(body []byte) error {
 	// A sub-slice of body is at the same offset in text.
-	d.base = uintptr(unsafe.Pointer(unsafe.SliceData(body)))
+	d.body = body
 	r := fieldsOf(body, onlyLen)
 	for r.next() {
 		if err := d.resourceSpans(r.f.b); err != nil {
