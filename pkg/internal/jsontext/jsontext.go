@@ -118,6 +118,12 @@ var plainJSON = func() (t [256]bool) {
 
 // AppendFloat is encoding/json's float64 format.
 func AppendFloat(b []byte, f float64) ([]byte, error) {
+	// Whole numbers below 2^53 (token counts, most metrics) are their
+	// integer's digits: strconv's shortest 'f' form of one is exactly that,
+	// and AppendInt does without the float formatting (FuzzAppendFloat).
+	if i := int64(f); float64(i) == f && i > -1<<53 && i < 1<<53 && (i != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(b, i, 10), nil
+	}
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return json.Marshal(f) // the same error
 	}

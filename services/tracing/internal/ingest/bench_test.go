@@ -80,11 +80,11 @@ func BenchmarkOTLPIngest(b *testing.B) {
 	runtime.ReadMemStats(&m0)
 	cpu0 := cpuTime()
 	for b.Loop() {
-		td, err := DecodeOTLP(body, false)
+		raws, err := DecodeOTLPProto(body) // what OTLP/HTTP protobuf takes
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := svc.Ingest(context.Background(), sc, RawSpans(td), body)
+		res, err := svc.Ingest(context.Background(), sc, raws, body)
 		if err != nil || len(res.Rejected) > 0 {
 			b.Fatal(err, res.Rejected)
 		}
@@ -125,4 +125,32 @@ func TestBenchSpanShape(t *testing.T) {
 	t.Logf("values %d bytes", sz)
 	data, _ := spanstream.EncodeBatch(nil)
 	_ = data
+}
+
+// BenchmarkOTLPDecode is the decoding alone of BenchmarkOTLPIngest's
+// request into raw spans: pdata and RawSpans (OTLP/JSON's path, and every
+// path before the wire decoder) against DecodeOTLPProto.
+func BenchmarkOTLPDecode(b *testing.B) {
+	const n = 500
+	body := benchRequest(n)
+	b.Run("pdata", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			td, err := DecodeOTLP(body, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			RawSpans(td)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+	})
+	b.Run("wire", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeOTLPProto(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+	})
 }

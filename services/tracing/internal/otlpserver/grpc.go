@@ -52,7 +52,11 @@ func (g *GRPC) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptrace
 			return ptraceotlp.NewExportResponse(), status.Error(codes.Internal, "re-encode request")
 		}
 	}
-	res, err := g.ingest.Ingest(ctx, sc, ingest.RawSpans(req.Traces()), body)
+	raws, ok := bodyRaws(ctx)
+	if !ok {
+		raws = ingest.RawSpans(req.Traces())
+	}
+	res, err := g.ingest.Ingest(ctx, sc, raws, body)
 	if err != nil {
 		return ptraceotlp.NewExportResponse(), grpcError(err)
 	}

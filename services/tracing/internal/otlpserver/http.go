@@ -7,6 +7,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
 )
 
@@ -50,11 +51,18 @@ func (h *HTTP) Export(c echo.Context) error {
 		return err
 	}
 	isJSON := ingest.IsJSON(r.Header.Get("Content-Type"))
-	td, err := ingest.DecodeOTLP(body, isJSON)
-	if err != nil {
+	var raws []spanmodel.Raw
+	if isJSON {
+		// OTLP/JSON's hex ids need pdata's reader.
+		td, err := ingest.DecodeOTLP(body, true)
+		if err != nil {
+			return err
+		}
+		raws = ingest.RawSpans(td)
+	} else if raws, err = ingest.DecodeOTLPProto(body); err != nil {
 		return err
 	}
-	res, err := h.ingest.Ingest(r.Context(), sc, ingest.RawSpans(td), body)
+	res, err := h.ingest.Ingest(r.Context(), sc, raws, body)
 	if err != nil {
 		return err
 	}
