@@ -35,7 +35,10 @@ func encodeAttributes(m map[string]any, lim *spanmodel.Limits) (js []byte, keys,
 	// outlier costs its own request only.
 	buf, leaves, arena := int(attrBufHint.Load()), int(attrLeavesHint.Load()), int(attrKeysHint.Load())
 	e := flatEncoder{lim: lim, buf: make([]byte, 0, max(1024, buf+buf/8)), keyEnds: make([]int, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves)),
-		arena: make([]byte, 0, max(256, arena))}
+		arena: make([]byte, 0, max(256, arena)),
+		// Room for the dotted keys of most spans: grown by append from
+		// nothing, the path was four allocations per span.
+		path: make([]byte, 0, 128)}
 	if err := e.value(m); err != nil {
 		return nil, nil, nil, err
 	}

@@ -12,7 +12,7 @@ import (
 // OpenInference, OTel gen_ai, Vercel AI, then the span's own ag.* keys,
 // which win). Every non-ag attribute is kept as it is, un-flattened.
 func adapt(raw map[string]any, pad *padding) map[string]any {
-	ag := map[string]any{}
+	ag := pad.obj()
 	// The raw keys sorted once: the adapters look keys and prefixes up in
 	// them rather than scanning raw per table or prefix, and the non-ag
 	// attributes are un-flattened in this order.
@@ -53,7 +53,7 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 	}
 	sortEntries(translated)
 	out := unflattenKeys(raw, keys, pad, true)
-	agTree := map[string]any{}
+	agTree := pad.obj()
 	for i, e := range translated {
 		if i+1 < len(translated) && translated[i+1].path == e.path {
 			continue // two paths translated to one: one value is kept, as a map of them kept one

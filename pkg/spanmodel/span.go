@@ -137,10 +137,17 @@ func (n *Normalizer) LimitsInForce() *Limits {
 // Batch normalises the spans of one request: each bad span is reported in
 // rejected and left out; types and metrics are then derived per trace.
 func (n *Normalizer) Batch(raws []Raw) (spans []*Span, rejected []Error) {
+	return n.BatchIn(raws, nil)
+}
+
+// BatchIn is Batch with the objects it un-flattens lent by a (nil: new
+// ones): the spans are the same, and must not be read once a is
+// released.
+func (n *Normalizer) BatchIn(raws []Raw, a *Arena) (spans []*Span, rejected []Error) {
 	lim := n.LimitsInForce()
 	var res resourceCut
 	for i, r := range raws {
-		s, err := n.span(r, lim, &res)
+		s, err := n.span(r, lim, &res, a)
 		if err != nil {
 			rejected = append(rejected, Error{Index: i, Msg: err.Error(), Limit: IsLimit(err)})
 			continue
@@ -190,7 +197,7 @@ func (n *Normalizer) now() time.Time {
 	return time.Now()
 }
 
-func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut) (*Span, error) {
+func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut, a *Arena) (*Span, error) {
 	// First of all: everything below is linear in what the limits leave.
 	cut := lim.raw(&r, res)
 	if r.Strict && !cut.zero() {
@@ -224,7 +231,7 @@ func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut) (*Span, error) {
 		s.SpanName = randomHex(6)
 	}
 
-	pad := &padding{left: 4 * lim.MaxAttributes}
+	pad := &padding{left: 4 * lim.MaxAttributes, arena: a}
 	var attrs map[string]any
 	if r.OTLP {
 		attrs = adapt(r.Attributes, pad)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/assayhq/assay/pkg/internal/jsontext"
 )
@@ -20,8 +21,78 @@ func Unflatten(in map[string]any) map[string]any { return unflatten(in, nil) }
 // padding bounds the null cells that list indexes in dotted keys create:
 // "a.1023.b.1023" makes two lists of 1024 cells from 13 bytes. A key that
 // would need more than left is dropped and counted. A nil *padding is no
-// bound.
-type padding struct{ left, dropped int }
+// bound. Its arena, when set, lends the objects un-flattening builds.
+type padding struct {
+	left, dropped int
+	arena         *Arena
+}
+
+// obj is a new empty object for un-flattening: from p's arena if it has
+// one.
+func (p *padding) obj() map[string]any {
+	if p == nil {
+		return map[string]any{}
+	}
+	return p.arena.obj()
+}
+
+// Arena lends the objects the normaliser builds for one request's
+// attributes (un-flattening dotted keys makes about twenty small maps per
+// span, each two allocations) and takes them back, emptied, when the
+// request is done with them: the next request reuses them. Only the maps
+// the arena itself lent are taken back, each once; the caller's own
+// values in the tree are never touched. A nil *Arena lends new maps.
+type Arena struct {
+	made []map[string]any // lent since the last Release
+	free []map[string]any // emptied, to lend again
+}
+
+// arenas keeps the released arenas (and their emptied maps) for the next
+// requests; the runtime drops what is not reused within two collections.
+var arenas = sync.Pool{New: func() any { return new(Arena) }}
+
+// maxFree bounds the maps one arena keeps: about 3 MB of small maps.
+const maxFree = 16 << 10
+
+// NewArena is an arena for one request's normalisation
+// (Normalizer.BatchIn); Release it once nothing reads the spans' trees.
+func NewArena() *Arena { return arenas.Get().(*Arena) }
+
+func (a *Arena) obj() map[string]any {
+	if a == nil {
+		return map[string]any{}
+	}
+	var m map[string]any
+	if n := len(a.free); n > 0 {
+		m = a.free[n-1]
+		a.free[n-1] = nil
+		a.free = a.free[:n-1]
+	} else {
+		m = map[string]any{}
+	}
+	a.made = append(a.made, m)
+	return m
+}
+
+// Release takes back every map a lent: the spans (and everything else)
+// built with a must no longer be read or kept, as the maps are emptied
+// and lent again to another request. Call it once per NewArena. Maps that
+// held more than a small map's eight entries are left to the collector
+// (emptying keeps a map's memory).
+func (a *Arena) Release() {
+	if a == nil {
+		return
+	}
+	for i, m := range a.made {
+		if len(m) <= 8 && len(a.free) < maxFree {
+			clear(m)
+			a.free = append(a.free, m)
+		}
+		a.made[i] = nil
+	}
+	a.made = a.made[:0]
+	arenas.Put(a)
+}
 
 func unflatten(in map[string]any, pad *padding) map[string]any {
 	// The entries sorted on the stack (most objects have few keys): no
@@ -32,7 +103,7 @@ func unflatten(in map[string]any, pad *padding) map[string]any {
 		entries = append(entries, entry{k, v})
 	}
 	sortEntries(entries)
-	out := map[string]any{}
+	out := pad.obj()
 	for _, e := range entries {
 		v := e.v
 		if m, ok := v.(map[string]any); ok {
@@ -67,7 +138,7 @@ func sortEntries(es []entry) {
 // unflattenKeys is unflatten of in's keys (sorted); noAg leaves out the
 // keys "ag" and "ag.*".
 func unflattenKeys(in map[string]any, keys []string, pad *padding, noAg bool) map[string]any {
-	out := map[string]any{}
+	out := pad.obj()
 	for _, k := range keys {
 		if noAg && (k == "ag" || strings.HasPrefix(k, "ag.")) {
 			continue
@@ -117,7 +188,7 @@ func setPath(m map[string]any, path string, v any, pad *padding) {
 			} else {
 				child, ok := n[i].(map[string]any)
 				if !ok {
-					child = map[string]any{}
+					child = pad.obj()
 					n[i] = child
 				}
 				setPath(child, after, v, pad)
@@ -137,7 +208,7 @@ func setPath(m map[string]any, path string, v any, pad *padding) {
 			setPath(m, path, v, pad)
 			return
 		}
-		child := map[string]any{}
+		child := pad.obj()
 		m[head] = child
 		setPath(child, rest, v, pad)
 	}

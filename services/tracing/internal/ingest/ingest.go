@@ -87,7 +87,12 @@ func (s *Service) IngestAll(ctx context.Context, sc scope.Scope, raws []spanmode
 }
 
 func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte, all bool) (Result, error) {
-	spans, rejected := s.norm.Batch(raws)
+	// The spans' attribute trees are read by Encode only (the batch holds
+	// their encoded strings): their maps go back to the arena when this
+	// request returns.
+	arena := spanmodel.NewArena()
+	defer arena.Release()
+	spans, rejected := s.norm.BatchIn(raws, arena)
 	res := Result{Links: make([]Link, 0, len(spans))}
 	now := s.now()
 	batch := &spanspb.SpanBatch{
