@@ -23,7 +23,7 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 	}
 	slices.Sort(keys)
 	openLLMetry(raw, keys, ag)
-	openInference(raw, keys, ag)
+	openInference(raw, keys, ag, pad)
 	genAI(raw, keys, ag)
 	vercelAI(raw, keys, ag)
 	var explicit map[string]any
@@ -305,10 +305,10 @@ var (
 	oiToolJSON = regexp.MustCompile(`^llm\.tools\.(\d+)\.tool\.json_schema$`)
 )
 
-func openInference(raw map[string]any, keys []string, ag map[string]any) {
+func openInference(raw map[string]any, keys []string, ag map[string]any, pad *padding) {
 	mapExact(raw, keys, ag, openInferenceExact)
 	if v, ok := raw["input.value"]; ok {
-		ag["data.inputs"] = oiInput(v, raw["input.mime_type"])
+		ag["data.inputs"] = oiInput(v, raw["input.mime_type"], pad)
 	}
 	if v, ok := raw["llm.invocation_parameters"]; ok {
 		ag["meta.request"] = parseJSON(v)
@@ -367,13 +367,18 @@ func openInference(raw map[string]any, keys []string, ag map[string]any) {
 // not an object, is wrapped as {"__default__": v}, the shape the
 // reference's SDK gives a value that is not an object. Before, a chain
 // root's text input was parked in ag.unsupported.
-func oiInput(v, mime any) any {
+func oiInput(v, mime any, pad *padding) any {
+	wrap := func(v any) any {
+		m := pad.obj()
+		m["__default__"] = v
+		return m
+	}
 	s, ok := v.(string)
 	if !ok {
 		if _, isObj := v.(map[string]any); isObj {
 			return v
 		}
-		return map[string]any{"__default__": v}
+		return wrap(v)
 	}
 	if m, _ := mime.(string); !strings.EqualFold(strings.TrimSpace(m), "text/plain") {
 		p := parseJSON(s)
@@ -381,10 +386,10 @@ func oiInput(v, mime any) any {
 			return p
 		}
 		if _, isText := p.(string); !isText {
-			return map[string]any{"__default__": p}
+			return wrap(p)
 		}
 	}
-	return map[string]any{"__default__": s}
+	return wrap(v)
 }
 
 var genAIOps = map[string]string{"chat": "chat", "create_agent": "agent", "invoke_agent": "agent", "embeddings": "embedding",

@@ -26,7 +26,7 @@ var (
 // the canonical object is v with what does not fit taken out, and no
 // object is copied. The order in which keys are visited does not matter:
 // each parks under its own path.
-func clean(v any) (ag, unsupported map[string]any) {
+func clean(v any, a *Arena) (ag, unsupported map[string]any) {
 	if v == nil {
 		return map[string]any{}, map[string]any{}
 	}
@@ -41,7 +41,7 @@ func clean(v any) (ag, unsupported map[string]any) {
 			unsupported = map[string]any{"_unsupported": u}
 		}
 	} else {
-		unsupported = map[string]any{}
+		unsupported = a.obj()
 	}
 	// Parked paths are ours plus keys already un-flattened: no padding.
 	park := func(path string, v any) { setPath(unsupported, path, v, nil) }
@@ -126,10 +126,14 @@ func clean(v any) (ag, unsupported map[string]any) {
 			for mk, mv := range m {
 				var keep bool
 				switch mk {
-				case "duration", "errors":
-					keep = scalarMetric(mv, "metrics."+mk, park)
-				case "tokens", "costs":
-					keep = dictMetric(mv, "metrics."+mk, park)
+				case "duration":
+					keep = scalarMetric(mv, "metrics.duration", park)
+				case "errors":
+					keep = scalarMetric(mv, "metrics.errors", park)
+				case "tokens":
+					keep = dictMetric(mv, "metrics.tokens", park)
+				case "costs":
+					keep = dictMetric(mv, "metrics.costs", park)
 				default:
 					park("metrics."+mk, mv)
 				}
@@ -197,7 +201,7 @@ func clean(v any) (ag, unsupported map[string]any) {
 	if meta, ok := ag["meta"].(map[string]any); ok {
 		if conf, ok := meta["configuration"]; ok {
 			delete(meta, "configuration")
-			d := sub(ag, "data")
+			d := sub(a, ag, "data")
 			if p, ok := d["parameters"].(map[string]any); !ok || len(p) == 0 {
 				if obj, ok := asObject(conf); ok {
 					d["parameters"] = obj

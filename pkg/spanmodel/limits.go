@@ -130,7 +130,7 @@ func (s *Span) addCut(c Cut) {
 		s.cut = &Cut{}
 	}
 	s.cut.add(c)
-	sub(s.Attributes, "ag", "unsupported")["span_limits"] = s.cut.record()
+	sub(s.arena, s.Attributes, "ag", "unsupported")["span_limits"] = s.cut.record()
 }
 
 // raw applies the limits to a span as the client sent it, before anything

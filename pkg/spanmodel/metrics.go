@@ -104,7 +104,7 @@ func (p Prices) cost(spanType string, ag map[string]any) {
 	}
 	pc := ((prompt-cached)*price.Input + cached*price.CachedInput) / 1e6
 	cc := completion * price.Output / 1e6
-	sub(ag, "metrics", "costs")["incremental"] = map[string]any{"prompt": pc, "completion": cc, "total": pc + cc}
+	sub(nil, ag, "metrics", "costs")["incremental"] = map[string]any{"prompt": pc, "completion": cc, "total": pc + cc}
 }
 
 // RollUp sets the cumulative tokens, costs and errors of every span to its
@@ -193,29 +193,32 @@ func (r *rolled) add(o rolled) {
 }
 
 func (r rolled) write(s *Span) {
-	ag := sub(s.Attributes, "ag")
+	ag := sub(s.arena, s.Attributes, "ag")
 	metrics, _ := ag["metrics"].(map[string]any)
 	if metrics == nil {
-		metrics = map[string]any{}
+		metrics = s.arena.obj()
 	}
 	for i, name := range rollNames {
 		vals := r.dicts[i]
 		m, _ := metrics[name].(map[string]any)
 		if vals != [3]float64{} {
 			if m == nil {
-				m = map[string]any{}
+				m = s.arena.obj()
 				metrics[name] = m
 			}
 			inc, _ := m["incremental"].(map[string]any)
-			m["cumulative"] = map[string]any{rollKeys[0]: reuse(inc, rollKeys[0], vals[0]),
-				rollKeys[1]: reuse(inc, rollKeys[1], vals[1]), rollKeys[2]: reuse(inc, rollKeys[2], vals[2])}
+			c := s.arena.obj()
+			c[rollKeys[0]] = reuse(inc, rollKeys[0], vals[0])
+			c[rollKeys[1]] = reuse(inc, rollKeys[1], vals[1])
+			c[rollKeys[2]] = reuse(inc, rollKeys[2], vals[2])
+			m["cumulative"] = c
 		} else if m != nil {
 			delete(m, "cumulative")
 		}
 	}
 	if e, ok := metrics["errors"].(map[string]any); ok || r.errors != 0 {
 		if !ok {
-			e = map[string]any{}
+			e = s.arena.obj()
 			metrics["errors"] = e
 		}
 		if r.errors != 0 {

@@ -85,6 +85,7 @@ type Span struct {
 
 	cut    *Cut // what the limits took (nil: nothing), recorded under ag.unsupported.span_limits
 	strict bool
+	arena  *Arena // lends the objects the normaliser builds (nil: new ones)
 }
 
 // Event is a stored span event.
@@ -172,7 +173,7 @@ func (n *Normalizer) BatchIn(raws []Raw, a *Arena) (spans []*Span, rejected []Er
 		default:
 			s.TraceType = "invocation"
 		}
-		sub(s.Attributes, "ag", "type")["trace"] = traceTypeValue(s.TraceType)
+		sub(s.arena, s.Attributes, "ag", "type")["trace"] = traceTypeValue(s.TraceType)
 	}
 	RollUp(spans)
 	return spans, rejected
@@ -203,7 +204,7 @@ func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut, a *Arena) (*Span
 	if r.Strict && !cut.zero() {
 		return nil, &LimitError{Msg: cut.First}
 	}
-	var s Span
+	s := Span{arena: a}
 	var err error
 	if s.TraceID, err = TraceID(r.TraceID); err != nil {
 		return nil, err
@@ -239,7 +240,7 @@ func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut, a *Arena) (*Span
 		attrs = unflatten(r.Attributes, pad)
 	}
 	if len(r.Resource) > 0 || r.ScopeName != "" {
-		otel := sub(attrs, "otel")
+		otel := sub(a, attrs, "otel")
 		if len(r.Resource) > 0 {
 			otel["resource"] = unflatten(r.Resource, pad)
 		}
@@ -251,7 +252,7 @@ func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut, a *Arena) (*Span
 			otel["scope"] = scope
 		}
 	}
-	ag, unsupported := clean(attrs["ag"])
+	ag, unsupported := clean(attrs["ag"], a)
 	attrs["ag"] = ag
 
 	for _, e := range r.Events {
@@ -355,7 +356,7 @@ func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) erro
 	if t, ok := get(ag, "type.span"); ok {
 		s.SpanType, spanType = t.(string), t
 	}
-	sub(ag, "type")["span"] = spanType
+	sub(s.arena, ag, "type")["span"] = spanType
 	if v, ok := get(ag, "session.id"); ok {
 		s.SessionID = LeafText(v)
 	}
@@ -368,11 +369,13 @@ func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) erro
 		s.AgentID = LeafText(v)
 	}
 
-	metrics := sub(ag, "metrics")
+	metrics := sub(s.arena, ag, "metrics")
 	if ms := s.End.Sub(s.Start).Seconds() * 1000; ms > 0 {
 		ms = math.Round(ms*1000) / 1000
 		v := any(ms) // boxed once for both
-		metrics["duration"] = map[string]any{"incremental": v, "cumulative": v}
+		d := s.arena.obj()
+		d["incremental"], d["cumulative"] = v, v
+		metrics["duration"] = d
 	}
 	exceptions := 0
 	var last *Event

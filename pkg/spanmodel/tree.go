@@ -302,13 +302,13 @@ func get(m map[string]any, path string) (any, bool) {
 	}
 }
 
-// sub returns the object at path, creating it.
-func sub(m map[string]any, path ...string) map[string]any {
+// sub returns the object at path, creating it (lent by a).
+func sub(a *Arena, m map[string]any, path ...string) map[string]any {
 	cur := m
 	for _, p := range path {
 		next, ok := cur[p].(map[string]any)
 		if !ok {
-			next = map[string]any{}
+			next = a.obj()
 			cur[p] = next
 		}
 		cur = next
