@@ -281,28 +281,14 @@ func (e *flatEncoder) value(v any) error {
 		if err := e.leaf(""); err != nil {
 			return err
 		}
-		// A list's leaf text is its JSON: no JSON pointers inside.
+		// A list's leaf text is its JSON: no JSON pointers inside. (Not
+		// a deferred decrement: a function with a defer pays for it on
+		// every return, and value returns once per leaf.)
 		e.inList++
-		defer func() { e.inList-- }()
-		if t == nil {
-			e.buf = append(e.buf, "null"...)
-		} else {
-			e.buf = append(e.buf, '[')
-			e.depth++
-			for i, el := range t {
-				if i > 0 {
-					e.buf = append(e.buf, ',')
-				}
-				n := len(e.path)
-				e.path = strconv.AppendInt(append(e.path, '.'), int64(i), 10)
-				err := e.value(el)
-				e.path = e.path[:n]
-				if err != nil {
-					return err
-				}
-			}
-			e.depth--
-			e.buf = append(e.buf, ']')
+		err := e.list(t)
+		e.inList--
+		if err != nil {
+			return err
 		}
 		e.values[idx] = string(e.buf[start:])
 		e.dedupe(idx)
@@ -367,6 +353,31 @@ func (e *flatEncoder) value(v any) error {
 		}
 		return e.leaf(string(e.buf[start:]))
 	}
+	return nil
+}
+
+// list writes the elements of a list (its JSON) and their leaves.
+func (e *flatEncoder) list(t []any) error {
+	if t == nil {
+		e.buf = append(e.buf, "null"...)
+		return nil
+	}
+	e.buf = append(e.buf, '[')
+	e.depth++
+	for i, el := range t {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		n := len(e.path)
+		e.path = strconv.AppendInt(append(e.path, '.'), int64(i), 10)
+		err := e.value(el)
+		e.path = e.path[:n]
+		if err != nil {
+			return err
+		}
+	}
+	e.depth--
+	e.buf = append(e.buf, ']')
 	return nil
 }
 
