@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
@@ -33,13 +34,12 @@ func encodeAttributes(m map[string]any, lim *spanmodel.Limits) (js []byte, keys,
 	// Sized like the previous span's (spans of a load are alike): one
 	// allocation instead of a few growths and copies. Capped, so that one
 	// outlier costs its own request only.
-	buf, leaves, arena := int(attrBufHint.Load()), int(attrLeavesHint.Load()), int(attrKeysHint.Load())
-	e := flatEncoder{lim: lim, buf: make([]byte, 0, max(1024, buf+buf/8)), keyEnds: make([]int, 0, max(8, leaves)), values: make([]string, 0, max(8, leaves)),
-		arena: make([]byte, 0, max(256, arena)),
-		// Room for the dotted keys of most spans: grown by append from
-		// nothing, the path was four allocations per span.
-		path: make([]byte, 0, 128)}
+	buf, leaves := int(attrBufHint.Load()), int(attrLeavesHint.Load())
+	sc := encScratches.Get().(*encScratch)
+	e := flatEncoder{lim: lim, buf: make([]byte, 0, max(1024, buf+buf/8)), values: make([]string, 0, max(8, leaves)),
+		keyEnds: sc.keyEnds[:0], arena: sc.arena[:0], path: sc.path[:0], long: sc.long[:0], longJSON: sc.longJSON[:0]}
 	if err := e.value(m); err != nil {
+		sc.put(&e)
 		return nil, nil, nil, err
 	}
 	// The keys are cut from one string: one allocation for all of them.
@@ -50,16 +50,41 @@ func encodeAttributes(m map[string]any, lim *spanmodel.Limits) (js []byte, keys,
 		e.keys[i] = all[from:end]
 		from = end
 	}
+	sc.put(&e)
 	attrBufHint.Store(int64(min(len(e.buf), maxBufHint)))
 	attrLeavesHint.Store(int64(min(len(e.keys), maxLeavesHint)))
-	attrKeysHint.Store(int64(min(len(e.arena), maxBufHint)))
 	return e.buf, e.keys, e.values, nil
 }
 
-// attrBufHint, attrLeavesHint and attrKeysHint are the previous span's
+// encScratch is an encoder's working memory, which nothing it returns
+// points into (the keys are copied out of arena): the next span's encoder
+// reuses it, instead of allocating and growing five slices per span.
+type encScratch struct {
+	path, arena   []byte
+	keyEnds, long []int
+	longJSON      []struct{ idx, off int }
+}
+
+var encScratches = sync.Pool{New: func() any {
+	return &encScratch{path: make([]byte, 0, 128), arena: make([]byte, 0, 1024), keyEnds: make([]int, 0, 64)}
+}}
+
+// put returns e's working memory to the pool, unless one outlier span
+// grew it past the hints' caps (it is then left to the collector).
+func (sc *encScratch) put(e *flatEncoder) {
+	if cap(e.arena) > maxBufHint || cap(e.keyEnds) > maxLeavesHint || cap(e.path) > maxBufHint ||
+		cap(e.long) > maxLeavesHint || cap(e.longJSON) > maxLeavesHint {
+		return
+	}
+	sc.path, sc.arena, sc.keyEnds, sc.long, sc.longJSON = e.path[:0], e.arena[:0], e.keyEnds[:0], e.long[:0], e.longJSON[:0]
+	e.path, e.arena, e.keyEnds, e.long, e.longJSON = nil, nil, nil, nil, nil
+	encScratches.Put(sc)
+}
+
+// attrBufHint and attrLeavesHint are the previous span's
 // sizes, capped: a hint only saves the growth steps of spans alike, and an
 // uncapped one made every span after one huge span allocate as much.
-var attrBufHint, attrLeavesHint, attrKeysHint atomic.Int64
+var attrBufHint, attrLeavesHint atomic.Int64
 
 const (
 	maxBufHint    = 64 << 10
