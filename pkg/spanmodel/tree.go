@@ -43,16 +43,24 @@ func (p *padding) obj() map[string]any {
 // the arena itself lent are taken back, each once; the caller's own
 // values in the tree are never touched. A nil *Arena lends new maps.
 type Arena struct {
-	made []map[string]any // lent since the last Release
-	free []map[string]any // emptied, to lend again
+	made     []map[string]any // lent since the last Release
+	free     []map[string]any // emptied, to lend again
+	releases int
 }
 
 // arenas keeps the released arenas (and their emptied maps) for the next
 // requests; the runtime drops what is not reused within two collections.
 var arenas = sync.Pool{New: func() any { return new(Arena) }}
 
-// maxFree bounds the maps one arena keeps: about 3 MB of small maps.
+// maxFree bounds the maps one arena keeps: about 5 MB of small maps.
 const maxFree = 16 << 10
+
+// renewEvery is how many requests an arena's emptied maps serve before
+// they are left to the collector: a map that grew and was then trimmed
+// (clean's parking, the limits) keeps its table through clear, and
+// len cannot tell; what one request made large is kept this long at
+// most, and in no more arenas than requests ran at once.
+const renewEvery = 256
 
 // NewArena is an arena for one request's normalisation
 // (Normalizer.BatchIn); Release it once nothing reads the spans' trees.
@@ -91,6 +99,13 @@ func (a *Arena) Release() {
 		a.made[i] = nil
 	}
 	a.made = a.made[:0]
+	if cap(a.made) > 2*maxFree {
+		a.made = nil // one huge request's list is not kept for the next
+	}
+	if a.releases++; a.releases%renewEvery == 0 {
+		clear(a.free)
+		a.free = a.free[:0]
+	}
 	arenas.Put(a)
 }
 
