@@ -23,7 +23,8 @@ import (
 // Config tunes batching and retries. Variables: WRITER_*.
 type Config struct {
 	BatchRows     int           `split_words:"true" default:"20000" desc:"rows that make an insert; a smaller batch is flushed after WRITER_FLUSH_INTERVAL"`
-	BatchBytes    int           `split_words:"true" default:"67108864" desc:"decoded bytes of span batches that make an insert even below WRITER_BATCH_ROWS: spans may be up to TRACING_SPAN_MAX_BYTES each, so rows alone do not bound the writer's memory"`
+	BatchBytes    int           `split_words:"true" default:"33554432" desc:"decoded bytes of span batches that make an insert even below WRITER_BATCH_ROWS: spans may be up to TRACING_SPAN_MAX_BYTES each, so rows alone do not bound the writer's memory (about 3 times this per inserter, see the README)"`
+	FetchBytes    int           `split_words:"true" default:"67108864" desc:"most bytes of span batches (as stored, compressed) fetched from JetStream ahead of the inserts; at least 67108864, the largest message"`
 	FlushInterval time.Duration `split_words:"true" default:"1s" desc:"longest a fetched span waits before it is inserted"`
 	Inserters     int           `default:"2" desc:"inserts in flight at once"`
 	AckWait       time.Duration `split_words:"true" default:"30s" desc:"how long JetStream waits for an ack before redelivering a batch (e.g. after a crash)"`
@@ -33,7 +34,9 @@ type Config struct {
 
 // Sink stores span batches; chstore implements it on ClickHouse.
 type Sink interface {
-	// Insert writes every span of batches in one insert, or none.
+	// Insert writes every span of batches in one insert, or none. It
+	// keeps no reference to batches once their rows are copied for the
+	// insert (chspans.Insert), so that the writer's memory is freed early.
 	Insert(ctx context.Context, batches []*spanspb.SpanBatch) (int, error)
 	// Healthy tells a down server from a batch the server rejects.
 	Healthy(ctx context.Context) error
@@ -80,9 +83,15 @@ func New(cfg Config, js jetstream.JetStream, sink Sink, dead Publisher, reg prom
 	return w
 }
 
+// item is a fetched message and its decoded batch. The inserter that
+// writes it lets go of the batch (its decompressed buffer) as soon as the
+// rows are in the insert's column buffers, before the insert is sent, and
+// decodes the message again in the rare case it must retry it alone.
 type item struct {
-	msg   jetstream.Msg
-	batch *spanspb.SpanBatch
+	msg      jetstream.Msg
+	batch    *spanspb.SpanBatch
+	project  string
+	received int64
 }
 
 // Run consumes until ctx is done, then inserts what it holds and returns.
@@ -97,7 +106,10 @@ func (w *Writer) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create writer consumer: %w", err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(512))
+	// A fetch is bounded in bytes, not messages: 512 messages of up to
+	// spanstream.MaxMessageBytes each could be gigabytes held in the
+	// client's buffer during a backlog.
+	it, err := cons.Messages(jetstream.PullMaxBytes(max(w.cfg.FetchBytes, spanstream.MaxMessageBytes)))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", spanstream.SpanStream, err)
 	}
@@ -156,7 +168,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		if len(pending) == 0 {
 			first = time.Now()
 		}
-		pending = append(pending, item{msg: msg, batch: b})
+		pending = append(pending, item{msg: msg, batch: b, project: b.GetProjectId(), received: b.GetReceivedUnixNano()})
 		rows += len(b.Spans)
 		size += n
 		if rows >= w.cfg.BatchRows || w.cfg.BatchBytes > 0 && size >= w.cfg.BatchBytes {
@@ -200,10 +212,22 @@ func (w *Writer) write(ctx context.Context, items []item) {
 	}
 }
 
+// insert writes the batches of items in one insert. The items let go of
+// their batches first: the sink holds them only until their rows are
+// copied into the driver's column buffers, and the decompressed buffers
+// (about as large as those) are then free during the send, which takes the
+// longest. A batch let go of is decoded again from its message if needed.
 func (w *Writer) insert(ctx context.Context, items []item) error {
 	batches := make([]*spanspb.SpanBatch, len(items))
-	for i, it := range items {
-		batches[i] = it.batch
+	for i := range items {
+		b := items[i].batch
+		if b == nil {
+			var err error
+			if b, err = spanstream.DecodeBatch(items[i].msg.Data()); err != nil {
+				return err // decoded once already: cannot happen
+			}
+		}
+		batches[i], items[i].batch = b, nil
 	}
 	start := time.Now()
 	n, err := w.sink.Insert(ctx, batches)
@@ -214,8 +238,8 @@ func (w *Writer) insert(ctx context.Context, items []item) error {
 	w.m.inserts.Inc()
 	w.m.spans.Add(float64(n))
 	now := time.Now()
-	for _, b := range batches {
-		w.m.lag.Observe(now.Sub(time.Unix(0, b.ReceivedUnixNano)).Seconds())
+	for _, it := range items {
+		w.m.lag.Observe(now.Sub(time.Unix(0, it.received)).Seconds())
 	}
 	return nil
 }
@@ -244,7 +268,7 @@ func (w *Writer) retryOrDeadLetter(ctx context.Context, it item, err error) {
 		w.nak([]item{it})
 		return
 	}
-	w.deadLetterMsg(ctx, it.msg, it.batch.GetProjectId(), err)
+	w.deadLetterMsg(ctx, it.msg, it.project, err)
 }
 
 // deadLetterMsg parks msg for an operator and removes it from the stream.
