@@ -41,3 +41,6 @@ awk -v s="$stored" -v t="$(echo "$t1 - $t0" | bc)" -v w="$(echo "$w1 - $w0" | bc
   printf "writer:  %.1f CPU-s for %d spans = %.0f spans per CPU-second\n", w, s, s / w }'
 awk -v s="$stored" -v c="$(echo "$c1 - $c0" | bc)" 'BEGIN {
   printf "clickhouse (shared server, its merges included): %.1f CPU-s for %d spans = %.1f µs per row\n", c, s, c / s * 1e6 }'
+for p in tracing:$tracing writer:$writer; do
+  awk -v n="${p%%:*}" '/^VmHWM/ { printf "%s: peak RSS %.0f MB\n", n, $2 / 1024 }' "/proc/${p#*:}/status"
+done

@@ -23,8 +23,8 @@ import (
 // Config tunes batching and retries. Variables: WRITER_*.
 type Config struct {
 	BatchRows     int           `split_words:"true" default:"20000" desc:"rows that make an insert; a smaller batch is flushed after WRITER_FLUSH_INTERVAL"`
-	BatchBytes    int           `split_words:"true" default:"67108864" desc:"decoded bytes of span batches that make an insert even below WRITER_BATCH_ROWS: spans may be up to TRACING_SPAN_MAX_BYTES each, so rows alone do not bound the writer's memory (about 3 times this per inserter, see the README)"`
-	FetchBytes    int           `split_words:"true" default:"67108864" desc:"most bytes of span batches (as stored, compressed) fetched from JetStream ahead of the inserts; at least 67108864, the largest message"`
+	BatchBytes    int           `split_words:"true" default:"67108864" desc:"decoded bytes of span batches that make an insert even below WRITER_BATCH_ROWS: spans may be up to TRACING_SPAN_MAX_BYTES each, so rows alone do not bound the writer's memory (it holds up to about 4 times this per inserter, see the README)"`
+	FetchMessages int           `split_words:"true" default:"64" desc:"most span batches (JetStream messages, one per ingest request) fetched ahead of the inserts: during a backlog of large batches the writer holds this many at once, as stored (compressed)"`
 	FlushInterval time.Duration `split_words:"true" default:"1s" desc:"longest a fetched span waits before it is inserted"`
 	Inserters     int           `default:"2" desc:"inserts in flight at once"`
 	AckWait       time.Duration `split_words:"true" default:"30s" desc:"how long JetStream waits for an ack before redelivering a batch (e.g. after a crash)"`
@@ -83,14 +83,14 @@ func New(cfg Config, js jetstream.JetStream, sink Sink, dead Publisher, reg prom
 	return w
 }
 
-// item is a fetched message and its decoded batch. The inserter that
-// writes it lets go of the batch (its decompressed buffer) as soon as the
-// rows are in the insert's column buffers, before the insert is sent, and
-// decodes the message again in the rare case it must retry it alone.
 // busyPoll is how often an overdue batch is offered again to inserters
 // that were all busy.
 const busyPoll = 5 * time.Millisecond
 
+// item is a fetched message and its decoded batch. The inserter that
+// writes it lets go of the batch (its decompressed buffer) as soon as the
+// rows are in the insert's column buffers, before the insert is sent, and
+// decodes the message again in the rare case it must retry it alone.
 type item struct {
 	msg      jetstream.Msg
 	batch    *spanspb.SpanBatch
@@ -110,10 +110,12 @@ func (w *Writer) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create writer consumer: %w", err)
 	}
-	// A fetch is bounded in bytes, not messages: 512 messages of up to
-	// spanstream.MaxMessageBytes each could be gigabytes held in the
-	// client's buffer during a backlog.
-	it, err := cons.Messages(jetstream.PullMaxBytes(max(w.cfg.FetchBytes, spanstream.MaxMessageBytes)))
+	// What is fetched ahead is held in the client's buffer: 512 messages
+	// (the previous count) of 1 MB batches held 512 MB during a backlog. A
+	// byte bound (PullMaxBytes) stalled the consumer for minutes in a load
+	// run (nats.go v1.55), so the bound is a count of messages, each at
+	// most NATS' max_payload.
+	it, err := cons.Messages(jetstream.PullMaxMessages(max(w.cfg.FetchMessages, 2)))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", spanstream.SpanStream, err)
 	}
