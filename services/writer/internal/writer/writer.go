@@ -139,8 +139,8 @@ func (w *Writer) Run(ctx context.Context) error {
 	// inserter; while none is free, it keeps growing up to the rows and
 	// bytes of a full insert. Under load, when ClickHouse is what the
 	// pipeline waits for, inserts are then large, and ClickHouse spends far
-	// less CPU per row on large inserts (fewer parts to merge: 41 µs per
-	// row at 5,000 rows per insert, 12 at 50,000, scripts/bench/chcpu.sh);
+	// less CPU per row on large inserts (fewer parts to merge: 34-41 µs per
+	// row at 5,000 rows per insert, 11-12 at 50,000, scripts/bench/chcpu.sh);
 	// the rows wait no longer than they would have for the busy inserters.
 	var pending []item
 	rows, size := 0, 0
