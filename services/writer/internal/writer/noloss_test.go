@@ -230,9 +230,9 @@ func TestLargeSpansFlushByBytes(t *testing.T) {
 
 // TestBacklogDrainsInBoundedMemory: a backlog of large, incompressible
 // batches (about 250 MB) is drained with the writer's memory bounded by its
-// configuration: fetched ahead by bytes (WRITER_FETCH_BYTES, not 512
-// messages whatever their size), inserts of WRITER_BATCH_BYTES, and the
-// heap's soft limit. The writer's RSS, sampled from its /metrics while it
+// configuration: WRITER_FETCH_MESSAGES batches fetched ahead (64, not 512
+// whatever their size), inserts of WRITER_BATCH_BYTES, and the heap's soft
+// limit. The writer's RSS, sampled from its /metrics while it
 // drains, stays far below the backlog; every span is stored.
 func TestBacklogDrainsInBoundedMemory(t *testing.T) {
 	t.Parallel()
