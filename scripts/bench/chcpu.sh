@@ -18,9 +18,18 @@
 # (µs of ClickHouse CPU per row) and chcpu_line.
 set -euo pipefail
 
+# chcpu_cleanup stops the private server and removes its data, also when a
+# step failed (load.sh names it as its on_exit).
+chcpu_cleanup() {
+  [ -z "${chcpu_pid:-}" ] || { kill "$chcpu_pid" 2>/dev/null; wait "$chcpu_pid" 2>/dev/null; }
+  [ -z "${chcpu_dir:-}" ] || rm -rf "$chcpu_dir"
+  chcpu_pid= chcpu_dir=
+}
+
 chcpu_measure() {
   local rows=$1 per=$2 dir port pid tick ch0 idle t0 t1 w0 w1 merges quiet
   dir=$(mktemp -d)
+  chcpu_dir=$dir
   port=$((30000 + ($$ % 1000) * 10))
   mkdir -p "$dir/data"
   cat >"$dir/config.xml" <<XML
@@ -51,6 +60,7 @@ XML
 XML
   "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" --config-file="$dir/config.xml" >/dev/null 2>&1 &
   pid=$!
+  chcpu_pid=$pid
   local q="clickhouse-client --port $port"
   for _ in $(seq 120); do $q -q 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.5; done
   $q -q 'CREATE DATABASE chcpu'
@@ -83,8 +93,7 @@ XML
   local m0 m1; m0=$(ch0)
   $q -q 'OPTIMIZE TABLE chcpu.spans FINAL'
   m1=$(ch0)
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  rm -rf "$dir"
+  chcpu_cleanup
   read -r chcpu_us chcpu_line < <(awk -v a="$t0" -v i="$ti" -v b="$t1" -v idle="$idle" -v w="$(echo "$w1 - $w0" | bc -l)" -v r="$rows" -v p="$per" -v parts="$parts" -v m="$(echo "$m1 - $m0" | bc -l)" 'BEGIN {
     c = b - a - idle * w; ci = i - a
     printf "%.1f %.1f µs of ClickHouse CPU per row (inserts and the merges they started; %.1f µs during the inserts alone), %d rows, %d per insert, %d active parts left; one full merge of them: %.1f µs per row\n", c / r * 1e6, c / r * 1e6, ci / r * 1e6, r, p, parts, m / r * 1e6 }')
@@ -93,7 +102,7 @@ XML
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   cd "$(dirname "$0")/../.."
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  trap 'chcpu_cleanup; rm -rf "$work"' EXIT
   go build -o "$work/loadgen" ./services/tracing/cmd/loadgen
   chcpu_measure "${1:-500000}" "${2:-20000}"
   echo "chcpu: $chcpu_line"

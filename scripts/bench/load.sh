@@ -24,6 +24,7 @@
 set -euo pipefail
 source "$(dirname "$0")/pipeline.sh"
 source "$(dirname "$0")/chcpu.sh"
+on_exit=chcpu_cleanup
 secs=${1:-20}
 pipeline_init bench
 tracing_pprof=127.0.0.1:$((port_base + 4))
