@@ -125,6 +125,10 @@ type Expiry func(projectID string, received time.Time) time.Time
 // A row's expiry is expiry(project, the batch's received time), or the
 // span's own expires_unix_day when set (a tombstone keeps the expiry of the
 // span it replaces). expiry may be nil when every span sets its own.
+//
+// Nothing of batches is referenced once the rows are in the driver's column
+// buffers (which copy them), before the insert is sent: a caller that lets
+// go of its batches too frees their memory for the send (the writer does).
 func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch, expiry Expiry) (int, error) {
 	n := 0
 	for _, sb := range batches {
@@ -134,7 +138,6 @@ func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch,
 		return 0, nil
 	}
 	c := getCols(n)
-	defer putCols(c)
 	for _, sb := range batches {
 		version := uint64(sb.GetReceivedUnixNano())
 		project := sb.GetProjectId()
@@ -147,6 +150,7 @@ func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch,
 			if d := s.GetExpiresUnixDay(); d > 0 {
 				e = time.Unix(int64(d)*86400, 0).UTC()
 			} else if expiry == nil {
+				putCols(c)
 				return 0, fmt.Errorf("span %s/%s has no expiry and no retention applies", s.GetTraceId(), s.GetSpanId())
 			}
 			c.add(project, version, s, e)
@@ -154,18 +158,28 @@ func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch,
 	}
 	b, err := conn.PrepareBatch(ctx, "INSERT INTO spans ("+Columns+")")
 	if err != nil {
+		putCols(c)
 		return 0, fmt.Errorf("prepare span insert: %w", err)
 	}
 	defer b.Abort()
-	for i, col := range c.slices() {
-		if err := b.Column(i).Append(col); err != nil {
-			return 0, fmt.Errorf("append span column %d: %w", i, err)
-		}
+	err = appendCols(b, c)
+	putCols(c) // the rows are copied: drop the views of the batches' buffers
+	if err != nil {
+		return 0, err
 	}
 	if err := b.Send(); err != nil {
 		return 0, fmt.Errorf("insert %d spans: %w", n, err)
 	}
 	return n, nil
+}
+
+func appendCols(b driver.Batch, c *cols) error {
+	for i, col := range c.slices() {
+		if err := b.Column(i).Append(col); err != nil {
+			return fmt.Errorf("append span column %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // cols is one insert's rows, column by column, in the order of Columns.

@@ -10,7 +10,9 @@
 #   4. 512-span requests one at a time at 20,000 spans/s, as an SDK's batch
 #      exporter sends them (request latency p50/p99, point 2),
 #   5. bytes per span on disk of what runs 1-4 stored (point 5),
-#   6. raw ClickHouse inserts of the same rows (the ceiling),
+#   6. raw ClickHouse inserts of the same rows (the ceiling), and the CPU a
+#      private ClickHouse server spends per row of them, 20,000 rows per
+#      insert, merges included (scripts/bench/chcpu.sh; point 5),
 #   7. the compatible platform's span path re-created in the PostgreSQL of
 #      scripts/deps.sh (loadgen -pg: 18-index table, 50-span transactions
 #      of per-row upserts, 2 writers, the same spans) and the ratio of run 1
@@ -21,6 +23,8 @@
 # and the writer taken during run 1 (full load) to dir.
 set -euo pipefail
 source "$(dirname "$0")/pipeline.sh"
+source "$(dirname "$0")/chcpu.sh"
+on_exit=chcpu_cleanup
 secs=${1:-20}
 pipeline_init bench
 tracing_pprof=127.0.0.1:$((port_base + 4))
@@ -74,6 +78,8 @@ echo
 echo "== 6. raw ClickHouse insert ceiling (same rows, writer's insert path, no pipeline running)"
 kill "$tracing" "$writer" 2>/dev/null || true
 "$work/loadgen" -clickhouse "$ch_url" -duration 0s -raw 500000 2>/dev/null | grep raw | tee "$work/raw.out"
+chcpu_measure 200000 20000 >/dev/null
+echo "ClickHouse CPU: $chcpu_line"
 echo
 echo "== 7. the compatible platform's span path on this machine (PostgreSQL, ${secs}s)"
 "$work/loadgen" -pg "$TEST_POSTGRES_URL" -duration "${secs}s" -batch 500 | tee "$work/pg.out"
@@ -91,7 +97,8 @@ printf '%-58s %s\n' \
   "2. 512-span request, one in flight at 20k/s (≤ 25/60 ms)" "p50 $(get sdk20k p50), p99 $(get sdk20k p99) at $(get sdk20k offered) spans/s accepted" \
   "4. ingest at 10,000/s, 100-span requests (p99 < 50 ms)" "p50 $(get 10k p50), p99 $(get 10k p99); freshness p99 $(get 10k fresh_p99)" \
   "4. freshness at 30,000/s (p99 < 2 s)" "p50 $(get 30k fresh_p50), p99 $(get 30k fresh_p99) at $(get 30k offered) spans/s accepted; ingest p99 $(get 30k p99)" \
-  "   raw ClickHouse insert ceiling" "$(sed -n 's/.*ceiling: \([0-9]*\) rows.*/\1/p' "$work/raw.out") rows/s"
+  "   raw ClickHouse insert ceiling" "$(sed -n 's/.*ceiling: \([0-9]*\) rows.*/\1/p' "$work/raw.out") rows/s" \
+  "5. ClickHouse CPU per row, 20k-row inserts, merges included" "${chcpu_us:-?} µs (private server, scripts/bench/chcpu.sh)"
 missing=0
 for r in full 10k 30k sdk20k; do missing=$((missing + $(get $r missing))); done
 echo "every accepted span stored: $([ "$missing" = 0 ] && echo yes || echo "NO, $missing missing")"

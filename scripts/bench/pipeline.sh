@@ -5,7 +5,9 @@
 #   pipeline_init PREFIX   deps up, a work directory, database PREFIX_<pid>,
 #                          ports from the pid (two benches can run at once)
 #   pipeline_build CMD...  go build tracing, the writer and CMD (a command
-#                          of services/tracing/cmd) into $work
+#                          of services/tracing/cmd) into $work; BENCH_WRITER_BIN
+#                          or BENCH_TRACING_BIN: that binary instead (before/after
+#                          comparisons)
 #   pipeline_start [VAR=value...]
 #                          NATS, the writer, then tracing with VAR=value added
 #                          to its environment (WRITER_* ones go to the writer);
@@ -43,6 +45,8 @@ pipeline_cleanup() {
 pipeline_build() {
   go build -o "$work/tracing" ./services/tracing/cmd/tracing
   go build -o "$work/writer" ./services/writer/cmd/writer
+  [ -z "${BENCH_WRITER_BIN:-}" ] || cp "$BENCH_WRITER_BIN" "$work/writer"
+  [ -z "${BENCH_TRACING_BIN:-}" ] || cp "$BENCH_TRACING_BIN" "$work/tracing"
   for c in "$@"; do go build -o "$work/$c" "./services/tracing/cmd/$c"; done
 }
 

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"os"
 	"sort"
@@ -33,6 +34,7 @@ import (
 	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/assayhq/assay/pkg/chspans"
+	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
 	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/tracing/internal/ingest"
@@ -46,7 +48,9 @@ func main() {
 	dur := flag.Duration("duration", 20*time.Second, "how long to send")
 	batch := flag.Int("batch", 500, "spans per request")
 	workers := flag.Int("workers", 4, "concurrent senders")
-	raw := flag.Int("raw", 0, "also measure raw ClickHouse inserts of this many rows (50k per insert)")
+	raw := flag.Int("raw", 0, "also measure raw ClickHouse inserts of this many rows (-raw-batch per insert); with -duration 0, only that")
+	rawBatch := flag.Int("raw-batch", 50000, "rows per raw insert")
+	migrate := flag.Bool("migrate", false, "apply the span schema to the -clickhouse database first (a fresh server: scripts/bench/chcpu.sh)")
 	queries := flag.String("queries", "", "instead of a load: time trace-by-id and one-day span queries through the API for this project (filled by scripts/bench/query.sh)")
 	repeat := flag.Int("repeat", 50, "queries of each kind with -queries")
 	traces := flag.Int("traces", 1000000, "traces stored, with -queries")
@@ -74,6 +78,15 @@ func main() {
 	ch, err := clickhouse.Open(opts)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *migrate {
+		if err := chspans.Migrate(ctx, chx.Config{URL: *chURL, DialTimeout: 5 * time.Second}, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *raw > 0 && *dur == 0 {
+		rawInsert(ctx, ch, *raw, *rawBatch)
+		return
 	}
 
 	var sent, accepted, rejected atomic.Int64
@@ -198,7 +211,7 @@ func main() {
 		*label, float64(want)/sendTime.Seconds(), float64(stored)/total.Seconds(), want, int64(want)-int64(distinct), int64(stored)-int64(distinct),
 		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(fresh, 50)), ms(pct(fresh, 99)))
 	if *raw > 0 {
-		rawInsert(ctx, ch, *raw)
+		rawInsert(ctx, ch, *raw, *rawBatch)
 	}
 }
 
@@ -292,8 +305,8 @@ func pct(d []time.Duration, p int) time.Duration {
 
 // rawInsert writes the very rows the pipeline stores (a loadgen request
 // normalised as tracing does) straight into ClickHouse with the writer's
-// insert path, 50k rows per insert: the ceiling.
-func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
+// insert path, perInsert rows per insert (50k: the ceiling).
+func rawInsert(ctx context.Context, ch clickhouse.Conn, rows, perInsert int) {
 	project := uuid.NewString()
 	td, err := ingest.DecodeOTLP(request(1, 1), false)
 	if err != nil {
@@ -304,7 +317,7 @@ func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 	start := time.Now()
 	done := 0
 	for done < rows {
-		n := min(50000, rows-done)
+		n := min(perInsert, rows-done)
 		b := &spanspb.SpanBatch{ProjectId: project, ReceivedUnixNano: time.Now().UnixNano()}
 		for i := 0; i < n; i++ {
 			s := gproto.Clone(proto).(*spanspb.Span)
@@ -317,8 +330,8 @@ func rawInsert(ctx context.Context, ch clickhouse.Conn, rows int) {
 		}
 		done += n
 	}
-	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows of %d bytes of attributes, 50k per insert)\n",
-		float64(rows)/time.Since(start).Seconds(), rows, len(proto.AttributesJson))
+	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows of %d bytes of attributes, %d per insert)\n",
+		float64(rows)/time.Since(start).Seconds(), rows, len(proto.AttributesJson), perInsert)
 }
 
 // timeQueries measures, through the API, GET /traces/{id} of random traces

@@ -2,9 +2,14 @@ package writer_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -221,4 +226,72 @@ func TestLargeSpansFlushByBytes(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { f, _ := p.counts(t); return f >= 1000 }, 30*time.Second, 50*time.Millisecond,
 		"no insert before the rows or the interval: %s", p.writer.Log())
+}
+
+// TestBacklogDrainsInBoundedMemory: a backlog of large, incompressible
+// batches (about 250 MB) is drained with the writer's memory bounded by its
+// configuration: WRITER_FETCH_MESSAGES batches fetched ahead (64, not 512
+// whatever their size), inserts of WRITER_BATCH_BYTES, and the heap's soft
+// limit. The writer's RSS, sampled from its /metrics while it
+// drains, stays far below the backlog; every span is stored.
+func TestBacklogDrainsInBoundedMemory(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, chtest.NewURL(t), "WRITER_BATCH_BYTES=4194304", "WRITER_MEMORY_LIMIT=67108864")
+	p.writer.Stop()
+	rnd := make([]byte, 75_000)
+	for i := 0; i < 250; i++ {
+		b := &spanspb.SpanBatch{ProjectId: p.proj, ReceivedUnixNano: time.Now().UnixNano()}
+		for j := 0; j < 10; j++ {
+			_, _ = rand.Read(rnd)
+			b.Spans = append(b.Spans, &spanspb.Span{TraceId: fmt.Sprintf("%032x", i), SpanId: fmt.Sprintf("%016x", j+1),
+				StartUnixMicro: time.Now().UnixMicro(), EndUnixMicro: time.Now().UnixMicro(),
+				AttributesJson: []byte(`{"pad":"` + base64.StdEncoding.EncodeToString(rnd) + `"}`)})
+		}
+		data, err := proto.Marshal(b) // ~1 MB, as stored: incompressible
+		require.NoError(t, err)
+		_, err = p.pub.Publish(context.Background(), spanstream.SpanSubject(p.proj), data, fmt.Sprintf("big-%d", i))
+		require.NoError(t, err)
+		p.acked.Add(10)
+	}
+	p.writer.Restart()
+	var peak float64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if rss := residentBytes(p.writer.URL + "/metrics"); rss > peak {
+				peak = rss
+			}
+		}
+	}()
+	p.waitAll(t)
+	close(stop)
+	<-sampled
+	t.Logf("writer peak RSS while draining %d MB of batches: %.0f MB", 250*10*100_000>>20, peak/(1<<20))
+	require.NotZero(t, peak, "no RSS sampled")
+	require.Less(t, peak, float64(200<<20), "the writer held the backlog in memory")
+}
+
+// residentBytes is process_resident_memory_bytes of a /metrics page, 0 if
+// it cannot be read.
+func residentBytes(url string) float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_resident_memory_bytes "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f
+		}
+	}
+	return 0
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# ClickHouse CPU per inserted span row (issue 16, point 5): a private
+# clickhouse-server (the binary scripts/deps.sh runs, its own data directory
+# and ports, nothing else connected to it), the span schema applied by
+# loadgen -migrate, then loadgen -raw: the rows the pipeline stores (a loadgen
+# request normalised as tracing does), through the writer's insert path
+# (chspans.Insert), ROWS_PER_INSERT per insert, one insert at a time.
+# The figure is the server's CPU time (utime + stime of /proc/<pid>/stat,
+# every thread) from before the first insert until its background merges
+# have settled, minus what it spends idle over as long, divided by the rows:
+# the inserts and the merges they cause. CPU time rather than wall time, so
+# the figure holds on a machine shared with other work (the load average is
+# printed with it). The server is stopped and its data removed at the end.
+# CHCPU_STOP_MERGES=1 stops merges during the inserts (SYSTEM STOP MERGES),
+# to tell the inserts' own cost from that of the merges they cause.
+# Usage: scripts/bench/chcpu.sh [rows, default 500000] [rows per insert, default 20000 (WRITER_BATCH_ROWS)]
+# Sourced (load.sh's summary): chcpu_measure ROWS PER_INSERT sets chcpu_us
+# (µs of ClickHouse CPU per row) and chcpu_line.
+set -euo pipefail
+
+# chcpu_cleanup stops the private server and removes its data, also when a
+# step failed (load.sh names it as its on_exit).
+chcpu_cleanup() {
+  [ -z "${chcpu_pid:-}" ] || { kill "$chcpu_pid" 2>/dev/null; wait "$chcpu_pid" 2>/dev/null; }
+  [ -z "${chcpu_dir:-}" ] || rm -rf "$chcpu_dir"
+  chcpu_pid= chcpu_dir=
+}
+
+chcpu_measure() {
+  local rows=$1 per=$2 dir port pid tick ch0 idle t0 t1 w0 w1 merges quiet
+  dir=$(mktemp -d)
+  chcpu_dir=$dir
+  port=$((30000 + ($$ % 1000) * 10))
+  mkdir -p "$dir/data"
+  cat >"$dir/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$dir/server.log</log><errorlog>$dir/server.err.log</errorlog></logger>
+  <http_port>$((port + 1))</http_port>
+  <tcp_port>$port</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$dir/data/</path>
+  <tmp_path>$dir/data/tmp/</tmp_path>
+  <user_files_path>$dir/data/user_files/</user_files_path>
+  <format_schema_path>$dir/data/format_schemas/</format_schema_path>
+  <users_config>$dir/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>268435456</mark_cache_size>
+  <timezone>UTC</timezone>
+</yandex>
+XML
+  cat >"$dir/users.xml" <<'XML'
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>8000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+XML
+  "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" --config-file="$dir/config.xml" >/dev/null 2>&1 &
+  pid=$!
+  chcpu_pid=$pid
+  local q="clickhouse-client --port $port"
+  for _ in $(seq 120); do $q -q 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.5; done
+  $q -q 'CREATE DATABASE chcpu'
+  "$work/loadgen" -clickhouse "clickhouse://default@127.0.0.1:$port/chcpu" -migrate -raw 1 -raw-batch 1 -duration 0s >/dev/null
+  $q -q 'TRUNCATE TABLE chcpu.spans'
+  [ -z "${CHCPU_STOP_MERGES:-}" ] || $q -q 'SYSTEM STOP MERGES'
+  tick=$(getconf CLK_TCK)
+  ch0() { awk -v t="$tick" '{ print ($14 + $15) / t }' "/proc/$pid/stat"; }
+  # Idle: the server's own CPU over 5 s with nothing to do.
+  w0=$(date +%s.%N); t0=$(ch0); sleep 5; t1=$(ch0); w1=$(date +%s.%N)
+  idle=$(echo "($t1 - $t0) / ($w1 - $w0)" | bc -l)
+  w0=$(date +%s.%N); t0=$(ch0)
+  "$work/loadgen" -clickhouse "clickhouse://default@127.0.0.1:$port/chcpu" -raw "$rows" -raw-batch "$per" -duration 0s | tee "$dir/raw.out"
+  local ti; ti=$(ch0)
+  # Until no merge has run for 3 s (at most 120 s): the parts an insert
+  # creates are merged later, and that CPU is the insert's too.
+  quiet=0
+  for _ in $(seq 240); do
+    merges=$($q -q "SELECT count() FROM system.merges")
+    if [ "$merges" = 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    [ $quiet -ge 6 ] && break
+    sleep 0.5
+  done
+  t1=$(ch0); w1=$(date +%s.%N)
+  local parts; parts=$($q -q "SELECT count() FROM system.parts WHERE database = 'chcpu' AND table = 'spans' AND active")
+  # One full merge of what was inserted: background merges rewrite each
+  # row a few times over its life (parts of similar size are merged into
+  # larger ones), each time about this much.
+  [ -z "${CHCPU_STOP_MERGES:-}" ] || $q -q 'SYSTEM START MERGES'
+  local m0 m1; m0=$(ch0)
+  $q -q 'OPTIMIZE TABLE chcpu.spans FINAL'
+  m1=$(ch0)
+  chcpu_cleanup
+  read -r chcpu_us chcpu_line < <(awk -v a="$t0" -v i="$ti" -v b="$t1" -v idle="$idle" -v w="$(echo "$w1 - $w0" | bc -l)" -v r="$rows" -v p="$per" -v parts="$parts" -v m="$(echo "$m1 - $m0" | bc -l)" 'BEGIN {
+    c = b - a - idle * w; ci = i - a
+    printf "%.1f %.1f µs of ClickHouse CPU per row (inserts and the merges they started; %.1f µs during the inserts alone), %d rows, %d per insert, %d active parts left; one full merge of them: %.1f µs per row\n", c / r * 1e6, c / r * 1e6, ci / r * 1e6, r, p, parts, m / r * 1e6 }')
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  cd "$(dirname "$0")/../.."
+  work=$(mktemp -d)
+  trap 'chcpu_cleanup; rm -rf "$work"' EXIT
+  go build -o "$work/loadgen" ./services/tracing/cmd/loadgen
+  chcpu_measure "${1:-500000}" "${2:-20000}"
+  echo "chcpu: $chcpu_line"
+  echo "cores: $(nproc), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
