@@ -80,16 +80,18 @@ start_postgres() {
   wait_for postgres 60 "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"
 }
 
-start_clickhouse() {
-  if clickhouse-client --port "$CH_PORT" -q 'SELECT 1' >/dev/null 2>&1; then return 0; fi
-  local dir=$RUN/clickhouse
+# clickhouse_config DIR TCP_PORT HTTP_PORT writes a single-node ClickHouse
+# configuration with its data under DIR (also used by scripts/bench/chcpu.sh
+# for its private server: `scripts/deps.sh clickhouse-config ...`).
+clickhouse_config() {
+  local dir=$1 tcp=$2 http=$3
   mkdir -p "$dir/data"
   cat >"$dir/config.xml" <<XML
 <?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>$dir/server.log</log><errorlog>$dir/server.err.log</errorlog></logger>
-  <http_port>$CH_HTTP_PORT</http_port>
-  <tcp_port>$CH_PORT</tcp_port>
+  <http_port>$http</http_port>
+  <tcp_port>$tcp</tcp_port>
   <listen_host>127.0.0.1</listen_host>
   <path>$dir/data/</path>
   <tmp_path>$dir/data/tmp/</tmp_path>
@@ -111,6 +113,12 @@ XML
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
 XML
+}
+
+start_clickhouse() {
+  if clickhouse-client --port "$CH_PORT" -q 'SELECT 1' >/dev/null 2>&1; then return 0; fi
+  local dir=$RUN/clickhouse
+  clickhouse_config "$dir" "$CH_PORT" "$CH_HTTP_PORT"
   log "starting ClickHouse on 127.0.0.1:$CH_PORT"
   local server; server=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
   "$server" --config-file="$dir/config.xml" --pid-file="$dir/clickhouse.pid" --daemon
@@ -158,9 +166,12 @@ case ${1:-} in
       pg_user_run "$(pg_bin)/pg_ctl" -D "$RUN/pg/data" -m fast -w stop >/dev/null || true
     fi
     ;;
+  clickhouse-config)
+    clickhouse_config "$2" "$3" "$4"
+    ;;
   env)
     echo "export TEST_POSTGRES_URL='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'"
     echo "export TEST_CLICKHOUSE_URL='clickhouse://default@127.0.0.1:$CH_PORT/default'"
     ;;
-  *) echo "usage: $0 up|down|env" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|clickhouse-config DIR TCP_PORT HTTP_PORT" >&2; exit 2 ;;
 esac

@@ -31,33 +31,7 @@ chcpu_measure() {
   dir=$(mktemp -d)
   chcpu_dir=$dir
   port=$((30000 + ($$ % 1000) * 10))
-  mkdir -p "$dir/data"
-  cat >"$dir/config.xml" <<XML
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$dir/server.log</log><errorlog>$dir/server.err.log</errorlog></logger>
-  <http_port>$((port + 1))</http_port>
-  <tcp_port>$port</tcp_port>
-  <listen_host>127.0.0.1</listen_host>
-  <path>$dir/data/</path>
-  <tmp_path>$dir/data/tmp/</tmp_path>
-  <user_files_path>$dir/data/user_files/</user_files_path>
-  <format_schema_path>$dir/data/format_schemas/</format_schema_path>
-  <users_config>$dir/users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mark_cache_size>268435456</mark_cache_size>
-  <timezone>UTC</timezone>
-</yandex>
-XML
-  cat >"$dir/users.xml" <<'XML'
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default><max_memory_usage>8000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
-</yandex>
-XML
+  "$(dirname "${BASH_SOURCE[0]}")/../deps.sh" clickhouse-config "$dir" "$port" "$((port + 1))"
   "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" --config-file="$dir/config.xml" >/dev/null 2>&1 &
   pid=$!
   chcpu_pid=$pid
