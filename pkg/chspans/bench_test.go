@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/chspans"
@@ -41,19 +42,8 @@ func benchSpan(trace, span int, start time.Time) *spanspb.Span {
 	}
 }
 
-// BenchmarkInsert is the writer's insert of load-script rows, 20k per
-// insert, into the ClickHouse of TEST_CLICKHOUSE_URL.
-func BenchmarkInsert(b *testing.B) {
-	ctx := context.Background()
-	cfg := chx.Config{URL: chtest.NewURL(b), DialTimeout: 5 * time.Second}
-	if err := chspans.Migrate(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
-		b.Fatal(err)
-	}
-	conn, err := chx.Open(ctx, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+// benchBatches is 20k load-script rows in batches of 500, and their expiry.
+func benchBatches() (int, []*spanspb.SpanBatch, chspans.Expiry) {
 	const rows, perBatch = 20000, 500
 	now := time.Now()
 	var batches []*spanspb.SpanBatch
@@ -64,12 +54,49 @@ func BenchmarkInsert(b *testing.B) {
 		}
 		batches = append(batches, sb)
 	}
-	exp := func(string, time.Time) time.Time { return now.Add(48 * time.Hour) }
+	return rows, batches, func(string, time.Time) time.Time { return now.Add(48 * time.Hour) }
+}
+
+func benchConn(b *testing.B) driver.Conn {
+	ctx := context.Background()
+	cfg := chx.Config{URL: chtest.NewURL(b), DialTimeout: 5 * time.Second}
+	if err := chspans.Migrate(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := chx.Open(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// BenchmarkInsert is the writer's insert of load-script rows, 20k per
+// insert, into the ClickHouse of TEST_CLICKHOUSE_URL.
+func BenchmarkInsert(b *testing.B) {
+	conn := benchConn(b)
+	rows, batches, exp := benchBatches()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := chspans.Insert(ctx, conn, batches, exp); err != nil {
+		if _, err := chspans.Insert(context.Background(), conn, batches, exp); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkPrepare is the writer's own CPU of an insert: the driver's
+// columns built from 20k rows, nothing sent.
+func BenchmarkPrepare(b *testing.B) {
+	conn := benchConn(b)
+	rows, batches, exp := benchBatches()
+	b.ReportAllocs()
+	for b.Loop() {
+		batch, _, err := chspans.Prepare(context.Background(), conn, batches, exp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = batch.Abort()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
 }

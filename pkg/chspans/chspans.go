@@ -130,12 +130,27 @@ type Expiry func(projectID string, received time.Time) time.Time
 // buffers (which copy them), before the insert is sent: a caller that lets
 // go of its batches too frees their memory for the send (the writer does).
 func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch, expiry Expiry) (int, error) {
+	b, n, err := prepare(ctx, conn, batches, expiry)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	defer b.Abort()
+	if err := b.Send(); err != nil {
+		return 0, fmt.Errorf("insert %d spans: %w", n, err)
+	}
+	return n, nil
+}
+
+// prepare builds the insert of batches' spans, ready to send (nil when there
+// is no span): the writer's own CPU of an insert, which BenchmarkPrepare
+// measures. The caller sends or aborts it.
+func prepare(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch, expiry Expiry) (driver.Batch, int, error) {
 	n := 0
 	for _, sb := range batches {
 		n += len(sb.GetSpans())
 	}
 	if n == 0 {
-		return 0, nil
+		return nil, 0, nil
 	}
 	c := getCols(n)
 	for _, sb := range batches {
@@ -151,7 +166,7 @@ func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch,
 				e = time.Unix(int64(d)*86400, 0).UTC()
 			} else if expiry == nil {
 				putCols(c)
-				return 0, fmt.Errorf("span %s/%s has no expiry and no retention applies", s.GetTraceId(), s.GetSpanId())
+				return nil, 0, fmt.Errorf("span %s/%s has no expiry and no retention applies", s.GetTraceId(), s.GetSpanId())
 			}
 			c.add(project, version, s, e)
 		}
@@ -159,18 +174,15 @@ func Insert(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch,
 	b, err := conn.PrepareBatch(ctx, "INSERT INTO spans ("+Columns+")")
 	if err != nil {
 		putCols(c)
-		return 0, fmt.Errorf("prepare span insert: %w", err)
+		return nil, 0, fmt.Errorf("prepare span insert: %w", err)
 	}
-	defer b.Abort()
 	err = appendCols(b, c)
 	putCols(c) // the rows are copied: drop the views of the batches' buffers
 	if err != nil {
-		return 0, err
+		_ = b.Abort()
+		return nil, 0, err
 	}
-	if err := b.Send(); err != nil {
-		return 0, fmt.Errorf("insert %d spans: %w", n, err)
-	}
-	return n, nil
+	return b, n, nil
 }
 
 func appendCols(b driver.Batch, c *cols) error {
