@@ -5,10 +5,12 @@ package svctest
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -30,42 +32,59 @@ func Binary(t testing.TB, pkg string) string {
 	return build(t, "./"+pkg)
 }
 
-// build runs go build for target once per test process. The binary goes to
-// .run/svctest/ in the checkout, one file per target that every test process
-// overwrites, so a test run leaves megabytes behind rather than a new
-// directory per process (those filled a CI machine's disk). It is built
-// under a temporary name and renamed into place: a process still running the
-// previous binary keeps its file, and a concurrent build never execs half a
-// file.
+// build runs go build for target once per test process, into a directory
+// of this process (assay-svctest-<pid>-* in the temp folder). Nothing runs
+// at a test process's end to remove it, so each build first removes the
+// directories of processes that are gone: without that, every test process
+// left its binaries behind and a few runs of make test filled a CI
+// machine's disk.
 func build(t testing.TB, target string) string {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if b, ok := built[target]; ok {
 		return b
 	}
+	if binDir == "" {
+		removeStaleBinDirs()
+		dir, err := os.MkdirTemp("", fmt.Sprintf("assay-svctest-%d-", os.Getpid()))
+		if err != nil {
+			t.Fatalf("svctest: %v", err)
+		}
+		binDir = dir
+	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	dir := filepath.Join(root, ".run", "svctest")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("svctest: %v", err)
+	// The command's own name (writer, nats-server), as go install names it.
+	name := path.Base(target)
+	if len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" {
+		name = path.Base(path.Dir(target)) // a major version suffix
 	}
-	tmp, err := os.CreateTemp(dir, ".build-")
-	if err != nil {
-		t.Fatalf("svctest: %v", err)
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name()) // after a failed build; gone after the rename
-	cmd := exec.Command("go", "build", "-o", tmp.Name(), target)
+	bin := filepath.Join(binDir, name)
+	cmd := exec.Command("go", "build", "-o", bin, target)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("svctest: go build %s: %v\n%s", target, err, out)
 	}
-	bin := filepath.Join(dir, strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(target, "./")))
-	if err := os.Rename(tmp.Name(), bin); err != nil {
-		t.Fatalf("svctest: %v", err)
-	}
 	built[target] = bin
 	return bin
+}
+
+// binDir holds this test process's binaries.
+var binDir string
+
+// removeStaleBinDirs removes the binary directories of test processes that
+// no longer run (a reused pid keeps one a little longer; no harm).
+func removeStaleBinDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "assay-svctest-*"))
+	for _, d := range dirs {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(d), "assay-svctest-%d-", &pid); err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 // FreeAddr returns a loopback address that was free a moment ago.
