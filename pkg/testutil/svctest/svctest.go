@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -54,11 +53,7 @@ func build(t testing.TB, target string) string {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	// The command's own name (writer, nats-server), as go install names it.
-	name := path.Base(target)
-	if len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" {
-		name = path.Base(path.Dir(target)) // a major version suffix
-	}
+	name := strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(target, "./"))
 	bin := filepath.Join(binDir, name)
 	cmd := exec.Command("go", "build", "-o", bin, target)
 	cmd.Dir = root
