@@ -53,6 +53,9 @@ func build(t testing.TB, target string) string {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	// Named after the whole package path. Named nats-server, the cluster
+	// test's restarted node never let the writer store every span (four
+	// runs of four); why is not understood yet.
 	name := strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(target, "./"))
 	bin := filepath.Join(binDir, name)
 	cmd := exec.Command("go", "build", "-o", bin, target)
