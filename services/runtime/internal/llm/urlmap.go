@@ -18,6 +18,7 @@ const maxURLMap = 64 << 10
 // Decode parses "family=url" pairs separated by commas (envconfig calls it
 // for RUNTIME_LLM_BASE_URLS). A family the runtime does not know, a
 // duplicate, or a URL that is not absolute http(s) is an error naming it.
+// URLs are stored as net/url writes them back (scheme in lower case).
 func (m *URLMap) Decode(value string) error {
 	if len(value) > maxURLMap {
 		return fmt.Errorf("base URLs: longer than %d bytes", maxURLMap)
@@ -44,7 +45,9 @@ func (m *URLMap) Decode(value string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("base URLs: %s: %q is not an absolute http(s) URL", fam, raw)
 		}
-		out[fam] = raw
+		// url.Parse reads "HTTP://x" as scheme http; storing u.String()
+		// keeps the scheme the clients compare against in lower case.
+		out[fam] = u.String()
 	}
 	*m = out
 	return nil

@@ -27,6 +27,7 @@ func TestURLMapRefusals(t *testing.T) {
 		"openai=https://a,openai=https:/": "given twice",
 		"openai=ftp://x":                  "not an absolute http(s) URL",
 		"openai=/v1":                      "not an absolute http(s) URL",
+		"openai=HTTP://":                  "not an absolute http(s) URL",
 		strings.Repeat("x", maxURLMap+1):  "longer than",
 	} {
 		var m URLMap
@@ -53,4 +54,16 @@ func FuzzURLMap(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A scheme in capitals is accepted, as url.Parse reads it, and kept in
+// lower case: the fuzzer found "google=hTtp://0" stored as given.
+func TestURLMapLowersTheScheme(t *testing.T) {
+	var m URLMap
+	if err := m.Decode("google=hTtp://0,openai=HTTPS://Proxy:8443/v1"); err != nil {
+		t.Fatal(err)
+	}
+	if m["gemini"] != "http://0" || m["openai"] != "https://Proxy:8443/v1" {
+		t.Fatalf("m = %v", m)
+	}
 }
