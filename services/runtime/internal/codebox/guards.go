@@ -23,7 +23,15 @@ func setRegexpTimeout() { regexp2.DefaultMatchTimeout = regexpTimeout }
 // A Go call cannot be interrupted, so without these `'x'.repeat(1e10)`
 // would allocate 10 GB before the heap watch could act.
 func installGuards(vm *goja.Runtime, lim Limits) error {
-	maxChars := lim.MemBytes / 2  // a UTF-16 string takes 2 bytes a character
+	maxChars := lim.MemBytes / 2 // a UTF-16 string takes 2 bytes a character
+	// A text built piece by piece (join, JSON.stringify) is checked as it
+	// grows, so its guard must stop it before the heap watch would: while
+	// the builder grows, its new buffer (up to 2 bytes a character, twice
+	// the length) and the one it copies from are live, up to 6 bytes a
+	// character. With maxChars (8 MB of text for a 16 MiB limit), a 1 GB
+	// stringify was refused by the heap watch or by its guard depending on
+	// timing.
+	maxBuilt := lim.MemBytes / 8
 	maxElems := lim.MemBytes / 16 // a goja value is a 16-byte interface
 	rangeCtor, ok := goja.AssertConstructor(vm.Get("RangeError"))
 	if !ok {
@@ -168,7 +176,7 @@ func installGuards(vm *goja.Runtime, lim Limits) error {
 		}
 		joining[o] = true
 		defer delete(joining, o)
-		return joinBounded(vm, o, c, maxChars, maxElems, tooLong, tooMany)
+		return joinBounded(vm, o, c, maxBuilt, maxElems, tooLong, tooMany)
 	}), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return err
 	}
@@ -238,7 +246,7 @@ func installGuards(vm *goja.Runtime, lim Limits) error {
 			if s, ok := v.(goja.String); ok {
 				written += int64(s.Length())
 			}
-			if written > maxChars {
+			if written > maxBuilt {
 				tooLong("a JSON text", written)
 			}
 			return v
