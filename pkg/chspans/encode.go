@@ -20,20 +20,44 @@ import (
 // *spanmodel.LimitError (the span is over MaxBytes, or Strict and over a
 // limit): the span is rejected alone. size is the span's encoded size.
 func Encode(s *spanmodel.Span, lim *spanmodel.Limits, created time.Time, createdBy string) (p *spanspb.Span, size int, err error) {
-	p, err = encode(s, created, createdBy, lim)
+	p, err = encode(s, created, createdBy, lim, true)
 	if errors.Is(err, errOverLimit) {
 		if err := s.FitAttributes(lim); err != nil {
 			return nil, 0, err
 		}
-		p, err = encode(s, created, createdBy, lim)
+		p, err = encode(s, created, createdBy, lim, true)
 	}
+	return fit(p, err, lim)
+}
+
+// ErrMustTrim is EncodeShared's answer for a span whose attributes must be
+// trimmed first: Encode it, one span at a time.
+var ErrMustTrim = errors.New("the span's attributes must be trimmed first")
+
+// EncodeShared is Encode for spans encoded side by side, which may share
+// values (the lists of an OTLP resource's attributes): it never changes s,
+// and answers ErrMustTrim where Encode would trim s's attributes.
+func EncodeShared(s *spanmodel.Span, lim *spanmodel.Limits, created time.Time, createdBy string) (p *spanspb.Span, size int, err error) {
+	p, err = encode(s, created, createdBy, lim, false)
+	if errors.Is(err, errOverLimit) {
+		return nil, 0, ErrMustTrim
+	}
+	return fit(p, err, lim)
+}
+
+// fit is Encode's answer for the encoding p, err of a span: its size, or
+// the error rejecting it.
+func fit(p *spanspb.Span, err error, lim *spanmodel.Limits) (*spanspb.Span, int, error) {
 	switch {
 	case errors.Is(err, errTooBig):
 		return nil, 0, &spanmodel.LimitError{Msg: fmt.Sprintf("the span encodes to more than TRACING_SPAN_MAX_BYTES (%d bytes)", lim.MaxBytes)}
+	case errors.Is(err, ErrMustTrim):
+		return nil, 0, err
 	case err != nil:
 		return nil, 0, &spanmodel.LimitError{Msg: fmt.Sprintf("the span is over its limits once normalised: %v", err)}
 	}
-	if size = encodedSize(p); size > lim.MaxBytes {
+	size := encodedSize(p)
+	if size > lim.MaxBytes {
 		return nil, 0, &spanmodel.LimitError{Msg: fmt.Sprintf("the span encodes to about %d bytes, more than TRACING_SPAN_MAX_BYTES (%d bytes)", size, lim.MaxBytes)}
 	}
 	return p, size, nil
@@ -84,17 +108,21 @@ func valid(s string) string {
 // Proto is s as it travels to the writer, without limits (tools and
 // benchmarks; ingest uses Encode).
 func Proto(s *spanmodel.Span, created time.Time, createdBy string) *spanspb.Span {
-	p, _ := encode(s, created, createdBy, nil)
+	p, _ := encode(s, created, createdBy, nil, true)
 	return p
 }
 
 // encode encodes s; with lim, an error says the attributes are over a limit.
-func encode(s *spanmodel.Span, created time.Time, createdBy string, lim *spanmodel.Limits) (*spanspb.Span, error) {
+// Unless it may trim, it answers ErrMustTrim rather than change s.
+func encode(s *spanmodel.Span, created time.Time, createdBy string, lim *spanmodel.Limits, mayTrim bool) (*spanspb.Span, error) {
 	attrs, keys, values, err := encodeAttributes(s.Attributes, lim)
 	if errors.Is(err, errOverLimit) || errors.Is(err, errTooBig) {
 		return nil, err
 	}
 	if err != nil {
+		if lim != nil && !mayTrim {
+			return nil, ErrMustTrim
+		}
 		// What encoding/json refuses (an infinite cost computed from huge
 		// token counts) is stored as no attributes JSON, with the leaves.
 		if lim != nil {

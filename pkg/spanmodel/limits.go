@@ -141,7 +141,7 @@ func (s *Span) addCut(c Cut) {
 // text of NaN and infinities, which JSON cannot carry), deep values and
 // long keys trimmed, and the counts bounded. Everything after it, linear in
 // its input, is then bounded by the limits.
-func (l *Limits) raw(r *Raw, res *resourceCut) Cut {
+func (l *Limits) raw(r *Raw, res resourceCuts) Cut {
 	t := newTrimmer(l, true, "")
 	// Ids and enums longer than this are invalid anyway: cut them so an
 	// error message quoting one stays short.
@@ -170,14 +170,11 @@ func (l *Limits) raw(r *Raw, res *resourceCut) Cut {
 	}
 	t.where = "attributes"
 	t.trim(r.Attributes, l.MaxAttributes)
-	// The spans of one OTLP resource share its attributes: trimmed once,
-	// and the cut counted on each of them.
-	if id := mapID(r.Resource); id == nil || id != res.id {
-		rt := newTrimmer(l, true, "resource")
-		rt.trim(r.Resource, l.MaxAttributes)
-		res.id, res.cut = id, rt.cut
+	// The spans of one OTLP resource share its attributes: trimmed once
+	// (trimResources), and the cut counted on each of them.
+	if id := mapID(r.Resource); id != nil {
+		t.cut.add(res[id])
 	}
-	t.cut.add(res.cut)
 	for i := range r.Events {
 		e := &r.Events[i]
 		t.where, t.idx, t.suffix = "events", i, ".name"
@@ -203,10 +200,29 @@ func (l *Limits) raw(r *Raw, res *resourceCut) Cut {
 	return t.cut
 }
 
-// resourceCut remembers the resource trimmed last in a batch and its cut.
-type resourceCut struct {
-	id  unsafe.Pointer
-	cut Cut
+// resourceCuts is what the limits took from each resource's attributes,
+// by map (mapID).
+type resourceCuts map[unsafe.Pointer]Cut
+
+// trimResources trims the resource attributes of raws, each map once (the
+// spans of one OTLP resource share it, consecutive), before the spans are
+// normalised side by side: raw then only reads them.
+func (l *Limits) trimResources(raws []Raw) resourceCuts {
+	cuts := resourceCuts{}
+	var last unsafe.Pointer
+	for i := range raws {
+		id := mapID(raws[i].Resource)
+		if id == nil || id == last {
+			continue
+		}
+		last = id
+		if _, done := cuts[id]; !done {
+			t := newTrimmer(l, true, "resource")
+			t.trim(raws[i].Resource, l.MaxAttributes)
+			cuts[id] = t.cut
+		}
+	}
+	return cuts
 }
 
 // mapID is m's identity (nil for an empty map).

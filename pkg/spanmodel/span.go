@@ -146,15 +146,32 @@ func (n *Normalizer) Batch(raws []Raw) (spans []*Span, rejected []Error) {
 // released.
 func (n *Normalizer) BatchIn(raws []Raw, a *Arena) (spans []*Span, rejected []Error) {
 	lim := n.LimitsInForce()
-	var res resourceCut
-	for i, r := range raws {
-		s, err := n.span(r, lim, &res, a)
-		if err != nil {
-			rejected = append(rejected, Error{Index: i, Msg: err.Error(), Limit: IsLimit(err)})
+	// The spans are normalised side by side, each part with its own arena
+	// (released with a). What they share is made read-only first: the
+	// resource attributes, one map for all the spans of an OTLP resource,
+	// are trimmed here, once each.
+	res := lim.trimResources(raws)
+	type result struct {
+		s   *Span
+		err error
+	}
+	out := make([]result, len(raws))
+	Split(len(raws), minSplit, func(part, from, to int) {
+		pa := a
+		if part > 0 {
+			pa = a.fork()
+		}
+		for i := from; i < to; i++ {
+			out[i].s, out[i].err = n.span(raws[i], lim, res, pa)
+		}
+	})
+	for i, o := range out {
+		if o.err != nil {
+			rejected = append(rejected, Error{Index: i, Msg: o.err.Error(), Limit: IsLimit(o.err)})
 			continue
 		}
-		s.Index = i
-		spans = append(spans, s)
+		o.s.Index = i
+		spans = append(spans, o.s)
 	}
 	annotation := map[string]bool{}
 	for _, s := range spans {
@@ -198,7 +215,11 @@ func (n *Normalizer) now() time.Time {
 	return time.Now()
 }
 
-func (n *Normalizer) span(r Raw, lim *Limits, res *resourceCut, a *Arena) (*Span, error) {
+// minSplit is the fewest spans a part of BatchIn normalises: below it, a
+// goroutine costs more than it saves.
+const minSplit = 32
+
+func (n *Normalizer) span(r Raw, lim *Limits, res resourceCuts, a *Arena) (*Span, error) {
 	// First of all: everything below is linear in what the limits leave.
 	cut := lim.raw(&r, res)
 	if r.Strict && !cut.zero() {

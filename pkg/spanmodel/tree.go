@@ -46,6 +46,8 @@ type Arena struct {
 	made     []map[string]any // lent since the last Release
 	free     []map[string]any // emptied, to lend again
 	releases int
+	mu       sync.Mutex
+	forks    []*Arena // lent to the other goroutines of a's request, released with a
 }
 
 // arenas keeps the released arenas (and their emptied maps) for the next
@@ -65,6 +67,20 @@ const renewEvery = 256
 // NewArena is an arena for one request's normalisation
 // (Normalizer.BatchIn); Release it once nothing reads the spans' trees.
 func NewArena() *Arena { return arenas.Get().(*Arena) }
+
+// fork is an arena for another goroutine normalising spans of a's request
+// (an Arena is not safe for concurrent use): nil for nil, and released
+// with a.
+func (a *Arena) fork() *Arena {
+	if a == nil {
+		return nil
+	}
+	f := NewArena()
+	a.mu.Lock()
+	a.forks = append(a.forks, f)
+	a.mu.Unlock()
+	return f
+}
 
 func (a *Arena) obj() map[string]any {
 	if a == nil {
@@ -91,6 +107,11 @@ func (a *Arena) Release() {
 	if a == nil {
 		return
 	}
+	for _, f := range a.forks {
+		f.Release()
+	}
+	clear(a.forks)
+	a.forks = a.forks[:0]
 	for i, m := range a.made {
 		if len(m) <= 8 && len(a.free) < maxFree {
 			clear(m)

@@ -86,6 +86,9 @@ func (s *Service) IngestAll(ctx context.Context, sc scope.Scope, raws []spanmode
 	return s.ingest(ctx, sc, raws, key, true)
 }
 
+// minSplit is the fewest spans one goroutine of a request encodes.
+const minSplit = 32
+
 func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []spanmodel.Raw, key []byte, all bool) (Result, error) {
 	// The spans' attribute trees are read by Encode only (the batch holds
 	// their encoded strings): their maps go back to the arena when this
@@ -105,10 +108,28 @@ func (s *Service) ingest(ctx context.Context, sc scope.Scope, raws []spanmodel.R
 		user = sc.UserID.String()
 		batch.UserId = user
 	}
+	// Encoded side by side (as they were normalised), then taken in order;
+	// the few spans whose attributes must be trimmed first are encoded
+	// then, one at a time (spans may share an OTLP resource's values).
+	type encoded struct {
+		p   *spanspb.Span
+		n   int
+		err error
+	}
+	enc := make([]encoded, len(spans))
+	lim := s.norm.LimitsInForce()
+	spanmodel.Split(len(spans), minSplit, func(_, from, to int) {
+		for i := from; i < to; i++ {
+			enc[i].p, enc[i].n, enc[i].err = chspans.EncodeShared(spans[i], lim, now, user)
+		}
+	})
 	size := 0
 	encodeRejected := false
-	for _, sp := range spans {
-		p, n, err := chspans.Encode(sp, s.norm.LimitsInForce(), now, user)
+	for i, sp := range spans {
+		p, n, err := enc[i].p, enc[i].n, enc[i].err
+		if errors.Is(err, chspans.ErrMustTrim) {
+			p, n, err = chspans.Encode(sp, lim, now, user)
+		}
 		if err != nil {
 			rejected = append(rejected, spanmodel.Error{Index: sp.Index, Msg: err.Error(), Limit: spanmodel.IsLimit(err)})
 			encodeRejected = true
