@@ -55,7 +55,8 @@ func codecs() {
 // only a few kilobytes on the wire there. DecodeBatch reads both forms.
 const compressFrom = 16 << 10
 
-// EncodeBatch marshals and compresses a batch (from compressFrom bytes); a batch over the message
+// EncodeBatch marshals and compresses a batch (from compressFrom bytes;
+// over 2×minPartSpans spans, in parts side by side); a batch over the message
 // limits is ErrBatchTooLarge. (Checked on the marshalled bytes: a
 // proto.Size walk first would cost every batch a few percent, and ingest
 // bounds its batches before they get here.) The protobuf is marshalled
@@ -63,25 +64,82 @@ const compressFrom = 16 << 10
 // 500-span request's ~1 MB is then neither allocated nor zeroed for each
 // request.
 func EncodeBatch(b *spanspb.SpanBatch) ([]byte, error) {
+	parts := min(runtime.GOMAXPROCS(0), len(b.GetSpans())/minPartSpans)
+	if parts < 2 || len(b.ProtoReflect().GetUnknown()) > 0 {
+		out, _, err := encodeFrame(b)
+		if err != nil {
+			return nil, err
+		}
+		return out, checkMessage(len(out))
+	}
+	// A large batch is marshalled and compressed in parts side by side, one
+	// zstd frame each, one after another: concatenated protobuf messages
+	// read as one whose repeated spans are appended (the other fields
+	// repeat, with the same values), and a zstd decoder reads concatenated
+	// frames as one stream, so DecodeBatch reads the batch as it was. (One
+	// frame kept a 512-span request's latency on one core for 3 ms.)
+	type frame struct {
+		out []byte
+		raw int
+		err error
+	}
+	frames := make([]frame, parts)
+	var wg sync.WaitGroup
+	n := len(b.Spans)
+	for p := range parts {
+		part := &spanspb.SpanBatch{ProjectId: b.ProjectId, UserId: b.UserId, ReceivedUnixNano: b.ReceivedUnixNano,
+			Spans: b.Spans[p*n/parts : (p+1)*n/parts]}
+		wg.Go(func() { frames[p].out, frames[p].raw, frames[p].err = encodeFrame(part) })
+	}
+	wg.Wait()
+	raw, size := 0, 0
+	for _, f := range frames {
+		if f.err != nil {
+			return nil, f.err
+		}
+		raw, size = raw+f.raw, size+len(f.out)
+	}
+	if raw > MaxBatchBytes {
+		return nil, fmt.Errorf("%w: %d bytes of protobuf, the most is %d", ErrBatchTooLarge, raw, MaxBatchBytes)
+	}
+	if err := checkMessage(size); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, size)
+	for _, f := range frames {
+		out = append(out, f.out...)
+	}
+	return out, nil
+}
+
+// minPartSpans is the fewest spans EncodeBatch gives a part of its own.
+const minPartSpans = 64
+
+// encodeFrame is b marshalled, compressed from compressFrom bytes, and the
+// size of its protobuf.
+func encodeFrame(b *spanspb.SpanBatch) ([]byte, int, error) {
 	bp := rawPool.Get().(*[]byte)
 	defer putRaw(bp)
 	raw, err := appendBatch((*bp)[:0], b)
 	if err != nil {
-		return nil, fmt.Errorf("marshal span batch: %w", err)
+		return nil, 0, fmt.Errorf("marshal span batch: %w", err)
 	}
 	*bp = raw
 	if len(raw) > MaxBatchBytes {
-		return nil, fmt.Errorf("%w: %d bytes of protobuf, the most is %d", ErrBatchTooLarge, len(raw), MaxBatchBytes)
+		return nil, 0, fmt.Errorf("%w: %d bytes of protobuf, the most is %d", ErrBatchTooLarge, len(raw), MaxBatchBytes)
 	}
 	if len(raw) < compressFrom {
-		return bytes.Clone(raw), nil
+		return bytes.Clone(raw), len(raw), nil
 	}
 	codecs()
-	out := enc.EncodeAll(raw, make([]byte, 0, len(raw)/4))
-	if len(out) > MaxMessageBytes {
-		return nil, fmt.Errorf("%w: %d bytes compressed, the most is %d", ErrBatchTooLarge, len(out), MaxMessageBytes)
+	return enc.EncodeAll(raw, make([]byte, 0, len(raw)/4)), len(raw), nil
+}
+
+func checkMessage(size int) error {
+	if size > MaxMessageBytes {
+		return fmt.Errorf("%w: %d bytes compressed, the most is %d", ErrBatchTooLarge, size, MaxMessageBytes)
 	}
-	return out, nil
+	return nil
 }
 
 // rawPool holds marshal buffers; one over maxPooled is let go, so that a
