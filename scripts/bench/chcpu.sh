@@ -30,13 +30,20 @@ chcpu_measure() {
   local rows=$1 per=$2 dir port pid tick ch0 idle t0 t1 w0 w1 merges quiet
   dir=$(mktemp -d)
   chcpu_dir=$dir
-  port=$((30000 + ($$ % 1000) * 10))
+  # Below the kernel's ephemeral ports (32768 and up), which a client's
+  # connection may hold: a port there was once taken when the server started.
+  port=$((10000 + ($$ % 1000) * 10))
   "$(dirname "${BASH_SOURCE[0]}")/../deps.sh" clickhouse-config "$dir" "$port" "$((port + 1))"
   "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" --config-file="$dir/config.xml" >/dev/null 2>&1 &
   pid=$!
   chcpu_pid=$pid
   local q="clickhouse-client --port $port"
   for _ in $(seq 120); do $q -q 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.5; done
+  if ! $q -q 'SELECT 1' >/dev/null 2>&1; then
+    echo "chcpu: the private ClickHouse server did not answer on port $port:" >&2
+    tail -5 "$dir"/*.err.log >&2 2>/dev/null
+    return 1
+  fi
   $q -q 'CREATE DATABASE chcpu'
   "$work/loadgen" -clickhouse "clickhouse://default@127.0.0.1:$port/chcpu" -migrate -raw 1 -raw-batch 1 -duration 0s >/dev/null
   $q -q 'TRUNCATE TABLE chcpu.spans'
