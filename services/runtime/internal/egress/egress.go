@@ -196,7 +196,7 @@ func numericHost(host string) bool {
 // refused is the 422 of a URL the rules refuse. The URL is named without
 // its query, fragment or credentials, which may hold secrets.
 func refused(rawURL, why string) error {
-	shown := rawURL
+	shown := redactText(rawURL)
 	if u, err := url.Parse(rawURL); err == nil {
 		u.User, u.RawQuery, u.Fragment, u.ForceQuery = nil, "", "", false
 		shown = u.String()
@@ -430,5 +430,27 @@ func shownURL(raw string) string {
 		u.User, u.RawQuery, u.Fragment = nil, "", ""
 		return u.String()
 	}
-	return raw
+	return redactText(raw)
+}
+
+// redactText is a URL that net/url cannot parse, as an error may show it:
+// without what could be credentials (the authority's text up to its last
+// @), query or fragment, and with any other @ escaped, so that it does
+// not read back as credentials either.
+func redactText(raw string) string {
+	start := 0
+	if i := strings.Index(raw, "//"); i >= 0 {
+		start = i + 2
+	}
+	if j := strings.IndexAny(raw[start:], "?#"); j >= 0 {
+		raw = raw[:start+j]
+	}
+	end := len(raw)
+	if j := strings.IndexByte(raw[start:], '/'); j >= 0 {
+		end = start + j
+	}
+	if k := strings.LastIndexByte(raw[start:end], '@'); k >= 0 {
+		raw = raw[:start] + raw[start+k+1:]
+	}
+	return strings.ReplaceAll(raw, "@", "%40")
 }

@@ -103,6 +103,29 @@ func TestCheckNamesTheURLWithoutSecrets(t *testing.T) {
 	}
 }
 
+// A URL net/url cannot parse (a control character, a space in the host)
+// is refused naming it, without its credentials: the fuzzer found the raw
+// text shown as it was.
+func TestUnparsableURLIsNamedWithoutCredentials(t *testing.T) {
+	for _, raw := range []string{
+		"https://bob:hunter2@example.com/hook\x7f",
+		"//bob:hunter2@exa mple.com/x",
+		"bob:hunter2@example.com\x7f",
+		"https://bob:hunter2@a@example.com\x00?q=s3cret",
+	} {
+		err := New(Config{}).Check(raw)
+		wantKind(t, err, errs.Unprocessable, "refused")
+		e := errs.From(err)
+		shown, _ := e.Detail.(map[string]any)["url"].(string)
+		if strings.Contains(e.Msg, "hunter2") || strings.Contains(shown, "hunter2") || strings.Contains(e.Msg, "s3cret") {
+			t.Errorf("%q: message %q, url %q repeat a secret", raw, e.Msg, shown)
+		}
+		if !strings.Contains(shown, "mple.com") {
+			t.Errorf("%q: url %q does not name the host", raw, shown)
+		}
+	}
+}
+
 func TestCheckAccepts(t *testing.T) {
 	for _, u := range []string{
 		"https://example.com/hook", "https://hooks.example.com:8443/a?b=c", "https://93.184.216.34/",
