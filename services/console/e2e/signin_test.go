@@ -105,7 +105,26 @@ func TestMissingProject(t *testing.T) {
 		if err := chromedp.Do(ctx, ClickText("Traces"), WaitText("You are not a member of project "+dave.Project+".")); err != nil {
 			t.Fatal(err)
 		}
+		// The 403 refreshes the session: the switcher no longer offers
+		// Dave's project with a role Carol lost, and says she has no access.
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`(() => {
+			const opts = [...document.querySelectorAll("select[aria-label=Project] option")];
+			const sel = document.querySelector("select[aria-label=Project]");
+			return !opts.some((o) => o.textContent.includes("(viewer)")) &&
+				sel.selectedOptions[0].textContent === "No access: `+dave.Project+`";
+		})()`)); err != nil {
+			t.Fatal(err)
+		}
 		Screenshot(t, ctx)
+		// Picking her own project works again without a reload: the page
+		// asks again, and its answer is no error.
+		if err := chromedp.Do(ctx, Select(`select[aria-label=Project]`, carol.Project), chromedp.Poll[chromedp.Void](`(() => {
+			const refresh = [...document.querySelectorAll("button")].find((b) => b.textContent === "Refresh");
+			return document.querySelector("select[aria-label=Project]").value === "`+carol.Project+`" &&
+				refresh && !refresh.disabled && !document.body.innerText.includes("You are not a member");
+		})()`)); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("no project", func(t *testing.T) {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { api, ApiError, buildUrl, onUnauthorized, parseErrorBody, setProjectId } from "./client";
+import { api, ApiError, buildUrl, onForbidden, onUnauthorized, parseErrorBody, setProjectId } from "./client";
 
 interface Call {
   url: string;
@@ -34,6 +34,7 @@ describe("api client", () => {
   afterEach(() => {
     vi.unstubAllGlobals();
     onUnauthorized(null);
+    onForbidden(null);
     setProjectId(null);
   });
 
@@ -85,6 +86,18 @@ describe("api client", () => {
     const err = await api.post("/api/auth/sign-in", { email: "a", password: "b" }, { no401Redirect: true, noProject: true }).catch((e: unknown) => e);
     expect((err as ApiError).message).toBe("Invalid email or password.");
     expect(seen).toEqual([]);
+  });
+
+  it("runs the forbidden handler on a project-scoped 403 only, and throws it", async () => {
+    mockFetch(403, { detail: "You are not a member of project p." });
+    let seen = 0;
+    onForbidden(() => seen++);
+    const err = await api.get("/api/keys").catch((e: unknown) => e);
+    expect((err as ApiError).status).toBe(403);
+    expect((err as ApiError).message).toBe("You are not a member of project p.");
+    expect(seen).toBe(1);
+    await api.get("/api/auth/session", undefined, { noProject: true }).catch(() => undefined);
+    expect(seen).toBe(1);
   });
 
   it("keeps the server's detail and the 422 field locations", async () => {

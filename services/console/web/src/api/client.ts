@@ -4,7 +4,8 @@
 //   - project_id=<current project> appended to every /api and /services request;
 //   - X-CSRF-Token (the assay_csrf cookie) on POST, PUT, PATCH and DELETE;
 //   - a 401 hands the server's message to the unauthorized handler (the auth context
-//     sends the user to the sign-in page with it).
+//     sends the user to the sign-in page with it); a 403 of a project-scoped call runs
+//     the forbidden handler (the auth context refreshes the session's projects).
 // Errors become ApiError, carrying the server's JSON detail and, for 422s, the field
 // locations so forms can show them next to the field.
 
@@ -37,6 +38,7 @@ const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 let currentProject: string | null = null;
 let unauthorized: ((message: string, code?: string) => void) | null = null;
+let forbidden: (() => void) | null = null;
 
 /** Sets the project every request is scoped to (null: the server's default project). */
 export function setProjectId(id: string | null): void {
@@ -50,6 +52,14 @@ export function getProjectId(): string | null {
 /** Registers what happens on a 401 (the auth context redirects to sign-in). */
 export function onUnauthorized(fn: ((message: string, code?: string) => void) | null): void {
   unauthorized = fn;
+}
+
+/**
+ * Registers what happens on a 403 of a project-scoped request: the user's
+ * projects or role may have changed, so the auth context asks for the session again.
+ */
+export function onForbidden(fn: (() => void) | null): void {
+  forbidden = fn;
 }
 
 /** Reads one cookie by name from document.cookie. */
@@ -181,6 +191,7 @@ export async function apiFetch<T = unknown>(path: string, opts: RequestOptions =
     const parsed = parseErrorBody(res.status, data);
     const err = new ApiError(res.status, parsed.message, parsed.detail, parsed.fields, parsed.code);
     if (res.status === 401 && !opts.no401Redirect && unauthorized) unauthorized(parsed.message, parsed.code);
+    if (res.status === 403 && !opts.noProject && forbidden) forbidden();
     throw err;
   }
   return (text ? data : undefined) as T;

@@ -1,7 +1,7 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useLocation, useNavigate } from "react-router";
 import { useQueryClient } from "@tanstack/react-query";
-import { ApiError, onUnauthorized, setProjectId } from "../api/client";
+import { ApiError, onForbidden, onUnauthorized, setProjectId } from "../api/client";
 import type { Session, SessionProject } from "../api/types";
 import { fetchSession, pickProject, rememberProject, signIn as apiSignIn, signOut as apiSignOut } from "./session";
 
@@ -86,6 +86,26 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     });
     return () => onUnauthorized(null);
   }, [navigate, qc]);
+
+  // A 403 may mean the user lost the project or their role changed: the session
+  // is asked again (once at a time), and the switcher shows what is left. The
+  // current project stays picked, so the page keeps the server's message.
+  const refreshing = useRef(false);
+  useEffect(() => {
+    onForbidden(() => {
+      if (refreshing.current) return;
+      refreshing.current = true;
+      fetchSession()
+        .then(setSession)
+        .catch(() => {
+          /* a 401 here reaches the sign-in page through the next call */
+        })
+        .finally(() => {
+          refreshing.current = false;
+        });
+    });
+    return () => onForbidden(null);
+  }, []);
 
   const setProject = useCallback(
     (id: string) => {

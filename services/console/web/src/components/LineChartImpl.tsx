@@ -1,7 +1,7 @@
 import { useEffect, useRef } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import type { LineChartProps } from "./LineChart";
+import { pointSize, type LineChartProps } from "./LineChart";
 
 const COLORS = ["#3451b2", "#d92d20", "#12b76a", "#f79009", "#7f56d9", "#2e90fa", "#667085", "#c11574"];
 
@@ -21,7 +21,7 @@ export default function LineChartImpl({ title, x, series, height = 220, unit }: 
           label: s.label,
           stroke: s.color ?? COLORS[i % COLORS.length],
           width: 2,
-          points: { show: true, size: 5 },
+          points: { show: true, size: pointSize(s.values, i), width: 2 },
           spanGaps: false,
           value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? "—" : `${+v.toPrecision(4)}${unit ? " " + unit : ""}`),
         })),

@@ -9,6 +9,12 @@ export function ProjectSwitcher() {
     <label className="project-switcher">
       <span className="sr-only">Project</span>
       <select aria-label="Project" value={projectId} onChange={(e) => setProject(e.target.value)}>
+        {!projects.some((p) => p.id === projectId) && (
+          // The picked project was taken away (see AuthContext's 403 refresh).
+          <option value={projectId} disabled>
+            No access: {projectId}
+          </option>
+        )}
         {projects.map((p) => (
           <option key={p.id} value={p.id}>
             {p.name} ({p.role})
