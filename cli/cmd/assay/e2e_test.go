@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assayhq/assay/pkg/testutil/freeport"
 	"github.com/assayhq/assay/pkg/testutil/platformtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 )
@@ -100,7 +101,7 @@ func TestCLI(t *testing.T) {
 	c := base.with("ASSAY_API_KEY=" + key)
 
 	t.Run("errors are one line with a documented exit code", func(t *testing.T) {
-		down := svctest.FreeAddr(t)
+		down := freeport.Addr(t)
 		base.with("ASSAY_API_KEY="+key, "ASSAY_URL=http://"+down).fails(t, 4, "cannot reach the server at http://"+down, "keys", "list")
 		base.with("ASSAY_API_KEY=not-a-key").fails(t, 5, "refused the API key (401)", "keys", "list")
 		base.fails(t, 5, "no API key", "apps", "list")

@@ -6,7 +6,6 @@ package chserver
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/assayhq/assay/pkg/testutil/freeport"
 )
 
 // Server is a clickhouse-server child process.
@@ -26,22 +27,13 @@ type Server struct {
 	done    chan struct{}
 }
 
-func freePort(t testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // Start launches a server (the binary scripts/deps.sh installs) and waits
 // until it answers; it is stopped when the test ends.
 func Start(t testing.TB) *Server { return StartWith(t, Options{}) }
 
 // Options add to a server's configuration, for a cluster of servers.
 type Options struct {
-	// TCPPort is the native port; 0 picks a free one.
+	// TCPPort is the native port; 0 picks one (freeport.Port).
 	TCPPort int
 	// Config is more XML inside <yandex> of config.xml (zookeeper, macros,
 	// remote_servers, interserver_http_port).
@@ -50,18 +42,15 @@ type Options struct {
 	Profile string
 }
 
-// FreePort returns a loopback port that was free a moment ago.
-func FreePort(t testing.TB) int { return freePort(t) }
-
 // StartWith is Start with o added to the configuration.
 func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	if o.TCPPort == 0 {
-		o.TCPPort = freePort(t)
+		o.TCPPort = freeport.Port(t)
 	}
 	s := &Server{t: t, dir: dir, tcpPort: o.TCPPort}
-	httpPort := freePort(t)
+	httpPort := freeport.Port(t)
 	config := fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>%[1]s/server.log</log><errorlog>%[1]s/server.err.log</errorlog></logger>

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assayhq/assay/pkg/testutil/freeport"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 )
@@ -48,12 +49,12 @@ func Start(t testing.TB, n int) *Cluster {
 	var routes []string
 	clusterAddrs := make([]string, n)
 	for i := range n {
-		clusterAddrs[i] = svctest.FreeAddr(t)
+		clusterAddrs[i] = freeport.Addr(t)
 		routes = append(routes, "nats-route://"+clusterAddrs[i])
 	}
 	for i := range n {
 		dir := t.TempDir()
-		node := &Node{t: t, Name: fmt.Sprintf("n%d", i+1), Client: svctest.FreeAddr(t), monitor: svctest.FreeAddr(t),
+		node := &Node{t: t, Name: fmt.Sprintf("n%d", i+1), Client: freeport.Addr(t), monitor: freeport.Addr(t),
 			conf: filepath.Join(dir, "nats.conf")}
 		// max_payload as scripts/deps.sh: one message carries one ingest
 		// request. max_file_store as natstest: fixed, not a share of the
@@ -104,7 +105,11 @@ func (c *Cluster) Node(name string) *Node {
 func (n *Node) start(bin string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.log = &strings.Builder{}
+	if n.log == nil {
+		n.log = &strings.Builder{}
+	} else {
+		n.log.WriteString("--- restarted ---\n") // the log before the kill stays: it has the elections
+	}
 	cmd := exec.Command(bin, "-c", n.conf)
 	cmd.Stdout, cmd.Stderr = &lockedWriter{w: n.log, mu: &n.mu}, &lockedWriter{w: n.log, mu: &n.mu}
 	svctest.Prepare(cmd)
@@ -131,6 +136,13 @@ func (n *Node) Kill() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		<-done
 	}
+}
+
+// Log is what the node's server printed (its elections among it).
+func (n *Node) Log() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.log.String()
 }
 
 // WaitHealthy polls /healthz (JetStream up and, after a restart, caught up

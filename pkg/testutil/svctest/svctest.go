@@ -6,7 +6,6 @@ package svctest
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/assayhq/assay/pkg/testutil/freeport"
 )
 
 var (
@@ -85,17 +86,6 @@ func removeStaleBinDirs() {
 	}
 }
 
-// FreeAddr returns a loopback address that was free a moment ago.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // Options describe one service process.
 type Options struct {
 	// Pkg is the main package, relative to the repository root.
@@ -130,7 +120,7 @@ type Service struct {
 // NoWait). It is stopped when the test ends.
 func Start(t testing.TB, o Options) *Service {
 	t.Helper()
-	addr := FreeAddr(t)
+	addr := freeport.Addr(t)
 	s := &Service{t: t, opts: o, Addr: addr, URL: "http://" + addr,
 		env: append([]string{o.AddrVar + "=" + addr, "PATH=" + os.Getenv("PATH")}, o.Env...)}
 	s.Restart()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assayhq/assay/pkg/testutil/freeport"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 )
 
@@ -35,12 +36,7 @@ func Available() bool {
 func Start(t testing.TB) int {
 	t.Helper()
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freeport.Port(t)
 	// tickTime 2 s: ClickHouse asks for 30 s sessions, more than a shorter
 	// tick allows (20 ticks), and ZooKeeper then drops its handshake.
 	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=srvr\n", filepath.Join(dir, "data"), port)

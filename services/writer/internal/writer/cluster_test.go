@@ -20,6 +20,7 @@ import (
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chserver"
+	"github.com/assayhq/assay/pkg/testutil/freeport"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
 	"github.com/assayhq/assay/pkg/testutil/zktest"
@@ -39,7 +40,7 @@ func TestClusterSchemaReplicaStoppedMidIngest(t *testing.T) {
 		t.Skip("no ZooKeeper (Debian package zookeeper) or java: scripts/deps.sh installs them")
 	}
 	zk := zktest.Start(t)
-	ports := []int{chserver.FreePort(t), chserver.FreePort(t)}
+	ports := []int{freeport.Port(t), freeport.Port(t)}
 	var servers []*chserver.Server
 	for i := range 2 {
 		servers = append(servers, chserver.StartWith(t, chserver.Options{TCPPort: ports[i], Config: fmt.Sprintf(`
@@ -51,7 +52,7 @@ func TestClusterSchemaReplicaStoppedMidIngest(t *testing.T) {
   <remote_servers><assay><shard><internal_replication>true</internal_replication>
     <replica><host>127.0.0.1</host><port>%d</port></replica>
     <replica><host>127.0.0.1</host><port>%d</port></replica>
-  </shard></assay></remote_servers>`, chserver.FreePort(t), zk, i+1, ports[0], ports[1])}))
+  </shard></assay></remote_servers>`, freeport.Port(t), zk, i+1, ports[0], ports[1])}))
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
