@@ -103,7 +103,7 @@ func TestNATSClusterNodeKilledMidIngest(t *testing.T) {
 	for range 2 {
 		tracing = append(tracing, svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR", Env: env()}))
 	}
-	writer := writertest.Start(t, cluster.URL(), chURL, "WRITER_STREAM_REPLICAS=3")
+	writer := writertest.Start(t, cluster.URL(), chURL, "WRITER_STREAM_REPLICAS=3", "WRITER_LOG_LEVEL=info")
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("writer log:\n%s", writer.Log())
@@ -165,12 +165,33 @@ func TestNATSClusterNodeKilledMidIngest(t *testing.T) {
 	defer ch.Close()
 	want := uint64(g.acked.Load())
 	var rows, distinct uint64
+	var qerr error
+	t.Cleanup(func() {
+		if t.Failed() {
+			// Where the spans are: in the stream, held by the writer, or gone.
+			t.Logf("want %d spans; ClickHouse has %d rows, %d distinct (last error: %v)", want, rows, distinct, qerr)
+			t.Logf("SPANS: %+v", streamInfo(t, nc.JS, spanstream.SpanStream).State)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if c, err := nc.JS.Consumer(ctx, spanstream.SpanStream, spanstream.WriterConsumer); err != nil {
+				t.Logf("writer consumer: %v", err)
+			} else if ci, err := c.Info(ctx); err != nil {
+				t.Logf("writer consumer info: %v", err)
+			} else {
+				t.Logf("writer consumer: pending %d, ack pending %d, redelivered %d, waiting %d, delivered %+v, ack floor %+v, cluster %+v",
+					ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting, ci.Delivered, ci.AckFloor, ci.Cluster)
+			}
+			for _, n := range cluster.Nodes {
+				t.Logf("%s log:\n%s", n.Name, n.Log())
+			}
+		}
+	})
 	waitFor(t, "every acknowledged span stored", 90*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		err := ch.QueryRow(ctx, "SELECT count(), uniqExact(trace_id, span_id) FROM spans FINAL WHERE project_id = ? AND deleted = 0",
+		qerr = ch.QueryRow(ctx, "SELECT count(), uniqExact(trace_id, span_id) FROM spans FINAL WHERE project_id = ? AND deleted = 0",
 			g.project).Scan(&rows, &distinct)
-		return err == nil && rows >= want && distinct >= want
+		return qerr == nil && rows >= want && distinct >= want
 	})
 	require.Equal(t, want, distinct, "every span answered 202 is stored")
 	require.Equal(t, want, rows, "and stored once")

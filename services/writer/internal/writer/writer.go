@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -115,10 +114,11 @@ func (w *Writer) Run(ctx context.Context) error {
 	// byte bound (PullMaxBytes) stalled the consumer for minutes in a load
 	// run (nats.go v1.55), so the bound is a count of messages, each at
 	// most NATS' max_payload.
-	it, err := cons.Messages(jetstream.PullMaxMessages(max(w.cfg.FetchMessages, 2)))
+	it, err := cons.Messages(jetstream.PullMaxMessages(max(w.cfg.FetchMessages, 2)), jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", spanstream.SpanStream, err)
 	}
+	msgs := w.receive(ctx, it)
 	work := make(chan []item)
 	var wg sync.WaitGroup
 	for range w.cfg.Inserters {
@@ -160,7 +160,8 @@ func (w *Writer) Run(ctx context.Context) error {
 		pending, rows, size = nil, 0, 0
 		return true
 	}
-	go func() { <-ctx.Done(); it.Stop() }()
+	timer := time.NewTimer(w.cfg.FlushInterval)
+	defer timer.Stop()
 	for {
 		wait := w.cfg.FlushInterval
 		if len(pending) > 0 {
@@ -172,16 +173,17 @@ func (w *Writer) Run(ctx context.Context) error {
 			}
 			wait = busyPoll // overdue, every inserter busy: fetch more meanwhile
 		}
-		msg, err := it.Next(jetstream.NextMaxWait(wait))
-		switch {
-		case errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil:
-			flush(true)
-			return nil
-		case errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+		timer.Reset(wait)
+		var msg jetstream.Msg
+		select {
+		case m, ok := <-msgs:
+			if !ok || ctx.Err() != nil {
+				flush(true)
+				return nil
+			}
+			msg = m
+		case <-timer.C:
 			continue // the next turn flushes what is overdue
-		case err != nil:
-			w.log.Warn("fetch span batch", "err", err)
-			continue
 		}
 		b, n, err := spanstream.DecodeBatchSize(msg.Data())
 		if err != nil {
@@ -198,6 +200,44 @@ func (w *Writer) Run(ctx context.Context) error {
 			flush(true) // full: held bytes stay bounded, wait for an inserter
 		}
 	}
+}
+
+// pullHeartbeat is how often the consumer's leader confirms a waiting pull
+// request. Two missed in a row mean the request is gone (its leader died,
+// and the connection, to another node, never dropped): the iterator then
+// pulls again, so a batch waits at most about 10 s plus an election.
+const pullHeartbeat = 5 * time.Second
+
+// receive hands the iterator's messages over a channel until ctx is done
+// or the iterator stops, then closes it. Next waits without a time limit:
+// the iterator checks heartbeats only inside Next, and a fresh check in each
+// short wait (the flush interval) never fired, so the writer stalled for
+// good with its pull request lost (TestNATSClusterNodeKilledMidIngest).
+func (w *Writer) receive(ctx context.Context, it jetstream.MessagesContext) <-chan jetstream.Msg {
+	msgs := make(chan jetstream.Msg)
+	go func() { <-ctx.Done(); it.Stop() }()
+	go func() {
+		defer close(msgs)
+		for {
+			msg, err := it.Next()
+			switch {
+			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+				return
+			case errors.Is(err, jetstream.ErrNoHeartbeat):
+				w.log.Warn("span stream: pull request lost, pulling again", "err", err)
+				continue
+			case err != nil:
+				w.log.Warn("fetch span batch", "err", err)
+				continue
+			}
+			select {
+			case msgs <- msg:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return msgs
 }
 
 // write inserts items, then acks them; on failure it finds out whether
