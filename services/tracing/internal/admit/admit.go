@@ -1,26 +1,38 @@
-// Package admit is tracing's admission control (issue 16, point 6): a
-// bound on the request bytes that ingest holds at once, checked before a
-// request body is read. An ingest request holds memory (its body, the
-// decoded spans, the encoded batch) and a JetStream publish waiting for its
-// acknowledgement from the moment it is admitted until it is answered, so
-// the one bound covers both the memory of the service and the backlog of
-// publishes in flight. Past it, a request is refused at once, never queued,
-// and never left to time out:
+// Package admit is tracing's admission control: a bound on the request
+// bytes that ingest holds at once. An ingest request holds memory (its
+// body, the decoded spans, the encoded batch) and a JetStream publish
+// waiting for its acknowledgement from the moment it is admitted until it
+// is answered, so the one bound covers both the memory of the service and
+// the backlog of publishes in flight. Past it, a request is refused at
+// once, never queued, and never left to time out:
 //
 //   - 503 (gRPC UNAVAILABLE) when the service is full: any client may retry;
-//   - 429 (gRPC RESOURCE_EXHAUSTED) when the full service is full because
-//     of the caller: its project (on the OTLP gRPC port, its API key) holds
-//     more than its fair share of the bound (Config.ProjectShare). The
-//     tenant that floods is told to slow down, the others only to retry.
+//   - 429 (gRPC RESOURCE_EXHAUSTED) when the caller's project (on the OTLP
+//     gRPC port, its API key) would hold more than its share of the bound
+//     (Config.ProjectShare) while another project holds bytes or was
+//     refused in the last two Retry-After periods. One project alone may
+//     use the whole bound; as soon as another one is waiting, each may
+//     hold at most its share, so the one that floods is told to slow down
+//     and the bytes it gives back go to the others.
+//
+// An HTTP request holds the bytes it has actually sent, not the ones its
+// Content-Length announces: it is admitted with a first reservation of at
+// most firstBytes, and each read past that takes more from the bound (and
+// may be refused mid-body, with the same 503 or 429). A body must also
+// arrive at Config.BodyMinRate after a grace period (Config.BodyGrace),
+// enforced with the connection's read deadline; a slower one is cut off
+// with 408. So a client that announces a large body and trickles it holds
+// a few KiB for a few seconds, not the whole bound for the server's read
+// timeout (see TestTrickleStallsNoOne).
 //
 // The bound in force adapts to how fast answers come (Config.TargetLatency),
 // so a busy machine refuses rather than letting admitted requests time out.
 //
 // Both carry Retry-After (gRPC: a RetryInfo detail, which the OpenTelemetry
-// exporters honour). A refused request was not read: nothing of it is
-// stored, and its retry is deduplicated as any retry is. A request is
-// always admitted when nothing else is in flight, so one larger than the
-// bound still passes alone (the body limits bound it).
+// exporters honour). A refused request was not stored: nothing of it is
+// kept, and its retry is deduplicated as any retry is. A request is always
+// admitted when nothing else is in flight, so one larger than the bound
+// still passes alone (the body limits bound it).
 //
 // The JetStream side has its own bound: the stream's byte limit with
 // DiscardNew refuses a publish with 429 when the writer falls behind by
@@ -38,9 +50,14 @@ import (
 
 // Config is the bound. Variables: TRACING_ADMIT_*.
 type Config struct {
-	MaxBytes     int64   `split_words:"true" default:"8388608" desc:"most request bytes (as sent, Content-Length) that ingest holds at once, on all ingest routes and both OTLP ports; past it a request is refused at once with 503 or 429 and Retry-After (gRPC UNAVAILABLE or RESOURCE_EXHAUSTED with RetryInfo). The heap ingest needs grows with it; 0 turns admission control off"`
-	ProjectShare float64 `split_words:"true" default:"0.5" desc:"fair share of TRACING_ADMIT_MAX_BYTES for one project (one API key on OTLP/gRPC): a request refused while its project holds more than this fraction is answered 429 (slow down) rather than 503 (retry)"`
-	UnknownSize  int64   `split_words:"true" default:"1048576" desc:"bytes reserved for an ingest request that announces no Content-Length (chunked)"`
+	MaxBytes     int64   `split_words:"true" default:"8388608" desc:"most request bytes (as received, not as announced) that ingest holds at once, on all ingest routes and both OTLP ports; past it a request is refused at once with 503 or 429 and Retry-After (gRPC UNAVAILABLE or RESOURCE_EXHAUSTED with RetryInfo). The heap ingest needs grows with it; 0 turns admission control off"`
+	ProjectShare float64 `split_words:"true" default:"0.5" desc:"share of TRACING_ADMIT_MAX_BYTES one project (one API key on OTLP/gRPC) may hold while another project holds bytes or was refused in the last 2 s; past it the project's requests are refused with 429 (slow down), even mid-body. A project alone may use the whole bound"`
+	UnknownSize  int64   `split_words:"true" default:"1048576" desc:"bytes a gRPC request of unknown size is counted as; HTTP requests hold the bytes they have sent (at most 64 KiB reserved before the first read)"`
+	// A body's bytes are counted as they arrive, so a slow body holds
+	// little of the bound; these bound how long it holds its connection
+	// and its reservation.
+	BodyGrace   time.Duration `split_words:"true" default:"10s" desc:"time an ingest request body may take before TRACING_ADMIT_BODY_MIN_RATE applies; with the rate it sets the body's read deadline (grace + bytes received / rate), and a body that misses it is cut off with 408"`
+	BodyMinRate int64         `split_words:"true" default:"16384" desc:"least bytes per second an ingest request body must average after TRACING_ADMIT_BODY_GRACE (it replaces TRACING_HTTP_READ_TIMEOUT for ingest bodies); 0 turns the body deadline off"`
 	// The byte bound alone does not keep answers quick: on slow or busy
 	// cores the admitted requests queue for CPU and the JetStream
 	// acknowledgement, and a client times out (10 s in the OpenTelemetry
@@ -51,6 +68,11 @@ type Config struct {
 	// answers, never past MaxBytes.
 	TargetLatency time.Duration `split_words:"true" default:"2s" desc:"longest an admitted ingest request should take to answer; slower answers shrink the bytes admitted at once (below TRACING_ADMIT_MAX_BYTES), quick ones grow it back, so overload is answered with refusals rather than time-outs; 0 keeps the bound fixed"`
 }
+
+// firstBytes is the most an HTTP request reserves before its first read:
+// enough for a typical export, small enough that announcing a large body
+// holds nothing more until the bytes arrive.
+const firstBytes = 64 << 10
 
 // minLimit is the smallest adaptive bound: one request is always admitted
 // alone anyway.
@@ -69,6 +91,10 @@ type Gate struct {
 	limit    int64     // the bound in force, <= cfg.MaxBytes
 	shrunk   time.Time // when limit last shrank
 	now      func() time.Time
+	// refusedAt is when each tenant was last refused: a tenant refused
+	// less than waitWindow ago is waiting, and the others are held to
+	// their share meanwhile. Entries older than that are dropped.
+	refusedAt map[string]time.Time
 
 	// Refused counts the refusals since start, by status (503, 429).
 	Full, OverShare atomic.Int64
@@ -85,7 +111,7 @@ func New(cfg Config) *Gate {
 	if cfg.UnknownSize <= 0 {
 		cfg.UnknownSize = 1 << 20
 	}
-	return &Gate{cfg: cfg, byTenant: map[string]int64{}, limit: cfg.MaxBytes, now: time.Now}
+	return &Gate{cfg: cfg, byTenant: map[string]int64{}, refusedAt: map[string]time.Time{}, limit: cfg.MaxBytes, now: time.Now}
 }
 
 // Validate checks the settings envconfig cannot.
@@ -99,6 +125,9 @@ func (c Config) Validate() error {
 	if c.TargetLatency < 0 {
 		return fmt.Errorf("TRACING_ADMIT_TARGET_LATENCY must not be negative")
 	}
+	if c.BodyGrace < 0 || c.BodyMinRate < 0 {
+		return fmt.Errorf("TRACING_ADMIT_BODY_GRACE and TRACING_ADMIT_BODY_MIN_RATE must not be negative")
+	}
 	return nil
 }
 
@@ -111,6 +140,24 @@ var (
 		"this project holds more than its share of tracing's ingest bytes (TRACING_ADMIT_PROJECT_SHARE); slow down and retry after the Retry-After delay")
 )
 
+// ErrSlowBody is the 408 of a body that arrives slower than
+// TRACING_ADMIT_BODY_MIN_RATE.
+var ErrSlowBody = errs.New(errs.Timeout, "tracing.body_too_slow",
+	"the request body arrived too slowly (TRACING_ADMIT_BODY_GRACE, then TRACING_ADMIT_BODY_MIN_RATE bytes per second); send it faster or in smaller requests")
+
+// waitWindow is how long a refused tenant counts as waiting: its client
+// retries after RetryAfter, so twice that covers one retry.
+const waitWindow = 2 * RetryAfter
+
+// Hold is one request's bytes in the bound.
+type Hold struct {
+	g      *Gate
+	tenant string
+	n      int64
+	start  time.Time
+	once   sync.Once
+}
+
 // Acquire admits n bytes for tenant, or refuses with ErrFull or
 // ErrOverShare. A negative n (unknown size) reserves Config.UnknownSize.
 // release must be called once when the request is answered.
@@ -118,37 +165,94 @@ func (g *Gate) Acquire(tenant string, n int64) (release func(), err error) {
 	if g == nil {
 		return func() {}, nil
 	}
+	h, err := g.hold(tenant, n)
+	if err != nil {
+		return nil, err
+	}
+	return h.Release, nil
+}
+
+func (g *Gate) hold(tenant string, n int64) (*Hold, error) {
 	if n < 0 {
 		n = g.cfg.UnknownSize
 	}
+	h := &Hold{g: g, tenant: tenant}
+	if err := h.Grow(n); err != nil {
+		return nil, err
+	}
+	h.start = g.now()
+	return h, nil
+}
+
+// Grow takes n more bytes for the request, or refuses with ErrFull or
+// ErrOverShare (and then holds what it held).
+func (h *Hold) Grow(n int64) error {
+	g := h.g
 	g.mu.Lock()
-	if g.total > 0 && g.total+n > g.limit {
-		mine := g.byTenant[tenant]
-		share := g.cfg.ProjectShare * float64(g.limit)
-		g.mu.Unlock()
-		if float64(mine+n) > share {
-			g.OverShare.Add(1)
-			return nil, ErrOverShare
-		}
-		g.Full.Add(1)
-		return nil, ErrFull
+	defer g.mu.Unlock()
+	if err := g.check(h.tenant, h.n, n); err != nil {
+		g.refusedAt[h.tenant] = g.now()
+		return err
 	}
 	g.total += n
-	g.byTenant[tenant] += n
-	g.mu.Unlock()
-	start := g.now()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			g.total -= n
-			if g.byTenant[tenant] -= n; g.byTenant[tenant] == 0 {
-				delete(g.byTenant, tenant)
-			}
-			g.adapt(n, g.now().Sub(start))
-			g.mu.Unlock()
-		})
-	}, nil
+	g.byTenant[h.tenant] += n
+	h.n += n
+	return nil
+}
+
+// check tells whether tenant may take n more bytes for a request that
+// holds held already. Alone (nothing else in flight) it always may; else
+// it is held to its share while another tenant holds bytes or waits, and
+// everyone to the bound. Called with mu held.
+func (g *Gate) check(tenant string, held, n int64) error {
+	if g.total-held <= 0 {
+		return nil
+	}
+	mine := g.byTenant[tenant]
+	over := float64(mine+n) > g.cfg.ProjectShare*float64(g.limit)
+	if over && (g.total-mine > 0 || g.othersWaiting(tenant)) {
+		g.OverShare.Add(1)
+		return ErrOverShare
+	}
+	if g.total+n > g.limit {
+		if over {
+			g.OverShare.Add(1)
+			return ErrOverShare
+		}
+		g.Full.Add(1)
+		return ErrFull
+	}
+	return nil
+}
+
+// othersWaiting tells whether a tenant other than this one was refused
+// within waitWindow, and forgets the refusals older than that. Called
+// with mu held.
+func (g *Gate) othersWaiting(tenant string) bool {
+	now := g.now()
+	waiting := false
+	for t, at := range g.refusedAt {
+		if now.Sub(at) >= waitWindow {
+			delete(g.refusedAt, t)
+		} else if t != tenant {
+			waiting = true
+		}
+	}
+	return waiting
+}
+
+// Release gives the request's bytes back; only the first call counts.
+func (h *Hold) Release() {
+	h.once.Do(func() {
+		g := h.g
+		g.mu.Lock()
+		g.total -= h.n
+		if g.byTenant[h.tenant] -= h.n; g.byTenant[h.tenant] == 0 {
+			delete(g.byTenant, h.tenant)
+		}
+		g.adapt(h.n, g.now().Sub(h.start))
+		g.mu.Unlock()
+	})
 }
 
 // adapt moves the bound after an answer of n bytes that took d: down to

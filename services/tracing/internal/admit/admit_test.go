@@ -11,7 +11,9 @@ import (
 
 // TestGateShares: past the bound, the tenant holding more than its share
 // is told to slow down (429), any other to retry (503); a request is
-// admitted alone whatever its size; released bytes are free again.
+// admitted alone whatever its size; released bytes are free again; while
+// another tenant waits (was refused a moment ago) or holds bytes, a tenant
+// may hold no more than its share.
 func TestGateShares(t *testing.T) {
 	g := admit.New(admit.Config{MaxBytes: 100, ProjectShare: 0.5, UnknownSize: 30})
 
@@ -22,7 +24,17 @@ func TestGateShares(t *testing.T) {
 	big()
 	big() // a second release changes nothing
 	assert.Zero(t, g.InFlight())
+	w1, err := g.Acquire("a", 40)
+	require.NoError(t, err)
+	_, err = g.Acquire("a", 40)
+	assert.ErrorIs(t, err, admit.ErrOverShare, "b waits: a may hold its share, 50, and no more")
+	w2, err := g.Acquire("b", 50)
+	require.NoError(t, err, "b gets the rest")
+	w1()
+	w2()
 
+	// The same bound, with no one waiting.
+	g = admit.New(admit.Config{MaxBytes: 100, ProjectShare: 0.5, UnknownSize: 30})
 	a1, err := g.Acquire("a", 40)
 	require.NoError(t, err)
 	a2, err := g.Acquire("a", 40)
@@ -43,7 +55,7 @@ func TestGateShares(t *testing.T) {
 	b1()
 	c1()
 	assert.Zero(t, g.InFlight())
-	assert.EqualValues(t, 3, g.Full.Load())
+	assert.EqualValues(t, 2, g.Full.Load())
 	assert.EqualValues(t, 1, g.OverShare.Load())
 
 	var off *admit.Gate = admit.New(admit.Config{})

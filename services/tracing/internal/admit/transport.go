@@ -2,10 +2,14 @@ package admit
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -39,10 +43,14 @@ func IsIngest(r *http.Request) bool {
 	return false
 }
 
-// Middleware admits each ingest request by its Content-Length before its
-// body is read, and releases it when the request is answered. It must run
-// after the middleware that puts the caller's scope in the context (the
-// tenant is the scope's project). Other routes pass untouched.
+// Middleware admits each ingest request as its body arrives: a first
+// reservation of at most firstBytes before the handler runs (refused at
+// once when the service is full), then every byte read past it, under the
+// body's read deadline (Config.BodyGrace, Config.BodyMinRate). A refusal
+// mid-body answers 503 or 429, a body too slow 408, whatever the handler
+// made of its failed read. It must run after the middleware that puts the
+// caller's scope in the context (the tenant is the scope's project).
+// Other routes pass untouched.
 func (g *Gate) Middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		if g == nil {
@@ -57,20 +65,101 @@ func (g *Gate) Middleware() echo.MiddlewareFunc {
 			if sc, ok := scope.From(r.Context()); ok {
 				tenant = sc.ProjectID.String()
 			}
-			release, err := g.Acquire(tenant, r.ContentLength)
-			if err != nil {
-				// Answered here rather than through the error handler,
-				// which logs every 5xx: under overload that is thousands
-				// of lines a second about an expected state.
-				e := errs.From(err)
-				c.Response().Header().Set("Retry-After", strconv.Itoa(int(RetryAfter.Seconds())))
-				return c.JSON(httpx.Status(e.Kind), httpx.ErrorBody{Detail: e.Msg})
+			first := r.ContentLength
+			if first < 0 {
+				first = g.cfg.UnknownSize
 			}
-			defer release()
-			return next(c)
+			first = min(first, firstBytes)
+			h, err := g.hold(tenant, first)
+			if err != nil {
+				return refuse(c, err)
+			}
+			defer h.Release()
+			b := &body{rc: r.Body, hold: h, reserved: first, ctl: http.NewResponseController(c.Response()),
+				start: time.Now(), grace: g.cfg.BodyGrace, rate: g.cfg.BodyMinRate}
+			r.Body = b
+			err = next(c)
+			if b.failed != nil && !c.Response().Committed {
+				return refuse(c, b.failed)
+			}
+			return err
 		}
 	}
 }
+
+// refuse answers a refusal here rather than through the error handler,
+// which logs every 5xx: under overload that is thousands of lines a second
+// about an expected state.
+func refuse(c echo.Context, err error) error {
+	e := errs.From(err)
+	status := httpx.Status(e.Kind)
+	if errors.Is(err, ErrSlowBody) {
+		status = http.StatusRequestTimeout
+		c.Response().Header().Set("Connection", "close") // the rest of the body is not read
+	} else {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(RetryAfter.Seconds())))
+	}
+	return c.JSON(status, httpx.ErrorBody{Detail: e.Msg})
+}
+
+// body counts a request body's bytes into its hold as they arrive, and
+// keeps the connection's read deadline at grace + received/rate from the
+// start, so a body must keep coming at rate or be cut off.
+type body struct {
+	rc       io.ReadCloser
+	hold     *Hold
+	reserved int64 // bytes held: the first reservation, then what arrived
+	got      int64
+	ctl      *http.ResponseController
+	start    time.Time
+	grace    time.Duration
+	rate     int64
+	deadline time.Time // the read deadline last set
+	failed   error     // ErrFull, ErrOverShare or ErrSlowBody, once
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.failed != nil {
+		return 0, b.failed
+	}
+	if b.rate > 0 {
+		due := b.start.Add(b.grace + time.Duration(float64(b.got)/float64(b.rate)*float64(time.Second)))
+		if !due.After(time.Now()) {
+			b.failed = ErrSlowBody
+			return 0, b.failed
+		}
+		// The deadline only moves later; setting it again for less than
+		// 100 ms more is not worth a call on every small read.
+		if b.deadline.IsZero() || due.Sub(b.deadline) > 100*time.Millisecond {
+			if b.ctl.SetReadDeadline(due) == nil {
+				b.deadline = due
+			}
+		}
+	}
+	n, err := b.rc.Read(p)
+	b.got += int64(n)
+	if more := b.got - b.reserved; more > 0 {
+		if gerr := b.hold.Grow(more); gerr != nil {
+			b.failed = gerr
+			return n, gerr
+		}
+		b.reserved = b.got
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		b.failed = ErrSlowBody
+		return n, b.failed
+	case err != nil && !b.deadline.IsZero():
+		// At the end of the body the deadline is lifted: the server's
+		// background read that watches for a closed connection while the
+		// handler works would otherwise cancel the request when it fires.
+		_ = b.ctl.SetReadDeadline(time.Time{})
+		b.deadline = time.Time{}
+	}
+	return n, err
+}
+
+func (b *body) Close() error { return b.rc.Close() }
 
 // sizeKey holds, in a gRPC call's context, the size of its request message
 // as StatsHandler saw it decoded.

@@ -50,6 +50,7 @@ type Handler struct {
 // Register adds every route of the internal API (behind the gateway).
 func (h *Handler) Register(e *echo.Echo) {
 	h.init()
+	e.Use(h.readBudget)
 	// OTLP behind the gateway: the receiver's HTTP transport, as on the
 	// OTLP port.
 	otlp := otlpserver.NewHTTP(h.Ingest, h.Limits)
@@ -109,6 +110,22 @@ func (h *Handler) init() {
 		epochs = h.Deletes
 	}
 	h.traces = tracewrite.NewService(h.Ingest, h.Query, epochs)
+}
+
+// readBudget opens the request's share of the span reads' memory budget
+// (query.Budget) for the caller's project, and gives it back once the
+// answer is written: the rows a read returns are held until then.
+func (h *Handler) readBudget(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, ok := scope.From(c.Request().Context())
+		if !ok {
+			return next(c)
+		}
+		read := h.Query.Reads().Open(sc.ProjectID.String())
+		defer read.Release()
+		c.SetRequest(c.Request().WithContext(query.WithRead(c.Request().Context(), read)))
+		return next(c)
+	}
 }
 
 func methodNotAllowed(echo.Context) error { return echo.ErrMethodNotAllowed }

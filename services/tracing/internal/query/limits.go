@@ -18,7 +18,13 @@ type Limits struct {
 	MaxMemory      int64 `split_words:"true" default:"2147483648" desc:"most memory ClickHouse may use for one query statement, in bytes (max_memory_usage); a query that needs more answers 422 naming this variable"`
 	MaxResultBytes int64 `split_words:"true" default:"268435456" desc:"largest result one query statement may send back, in bytes, uncompressed (max_result_bytes); a larger one answers 422 naming this variable"`
 	MaxQuerySize   int   `split_words:"true" default:"4194304" desc:"largest SQL text of one query statement, in bytes (max_query_size; filter values are part of the text): covers the largest filter the TRACING_QUERY_FILTER_* limits allow"`
-	Filter         FilterLimits
+	// The ClickHouse limits above bound the span store; these bound this
+	// service's heap, which holds the rows a read returns until its answer
+	// is written (package query, Budget).
+	MaxReadBytes     int64 `split_words:"true" default:"33554432" desc:"most span row bytes (as read from ClickHouse: attributes, events, links and the other columns) one span or trace read may hold in tracing's memory; a read that needs more answers 422 naming this variable (page it: a smaller windowing.limit, then the cursor). The heap a read costs is several times its row bytes (decoding and the JSON answer)"`
+	ProjectReadBytes int64 `split_words:"true" default:"67108864" desc:"most span row bytes the reads of one project in flight together may hold; past it a read answers 429 with Retry-After (at least TRACING_QUERY_MAX_READ_BYTES)"`
+	TotalReadBytes   int64 `split_words:"true" default:"134217728" desc:"most span row bytes all reads in flight together may hold; past it a read answers 503 with Retry-After (at least TRACING_QUERY_PROJECT_READ_BYTES)"`
+	Filter           FilterLimits
 }
 
 // FilterLimits bound a filtering tree (reference §1.5). A filter over one
@@ -37,6 +43,7 @@ type FilterLimits struct {
 // field of the limits given to NewStore takes its default.
 func DefaultLimits() Limits {
 	return Limits{MaxMemory: 2 << 30, MaxResultBytes: 256 << 20, MaxQuerySize: 4 << 20,
+		MaxReadBytes: 32 << 20, ProjectReadBytes: 64 << 20, TotalReadBytes: 128 << 20,
 		Filter: FilterLimits{MaxDepth: 10, MaxConditions: 50, MaxValues: 1000, MaxValueBytes: 16 << 10, MaxKeyBytes: 1 << 10, MaxBytes: 256 << 10}}
 }
 
@@ -55,6 +62,15 @@ func (l Limits) orDefaults() Limits {
 		l.MaxResultBytes = d.MaxResultBytes
 	}
 	l.MaxQuerySize = or(l.MaxQuerySize, d.MaxQuerySize)
+	or64 := func(v, def int64) int64 {
+		if v <= 0 {
+			return def
+		}
+		return v
+	}
+	l.MaxReadBytes = or64(l.MaxReadBytes, d.MaxReadBytes)
+	l.ProjectReadBytes = max(or64(l.ProjectReadBytes, d.ProjectReadBytes), l.MaxReadBytes)
+	l.TotalReadBytes = max(or64(l.TotalReadBytes, d.TotalReadBytes), l.ProjectReadBytes)
 	f := &l.Filter
 	f.MaxDepth, f.MaxConditions = or(f.MaxDepth, d.Filter.MaxDepth), or(f.MaxConditions, d.Filter.MaxConditions)
 	f.MaxValues, f.MaxValueBytes = or(f.MaxValues, d.Filter.MaxValues), or(f.MaxValueBytes, d.Filter.MaxValueBytes)

@@ -147,6 +147,15 @@ func NewService(store *Store, maxSpans int) *Service {
 	return &Service{store: store, maxSpans: maxSpans}
 }
 
+// Reads is the memory budget of the service's span reads (nil without a
+// store).
+func (s *Service) Reads() *Budget {
+	if s == nil || s.store == nil {
+		return nil
+	}
+	return s.store.reads
+}
+
 // Result holds the spans found, in order, and the next page's windowing
 // when the page was full.
 type Result struct {
@@ -290,10 +299,15 @@ func (s *Service) Query(ctx context.Context, project string, req Request) (Resul
 		if err != nil {
 			return Result{}, err
 		}
-		if rows, err = s.store.rowsOf(ctx, project, keys); err != nil {
+		// Only the page's keys are read in full: the surplus is there to
+		// make up for stale versions, and reading it would hold rows (up
+		// to 8 more spans of any size, see query.Budget) the answer drops.
+		// When stale keys leave the page short, FINAL below reads it.
+		page := keys[:min(len(keys), limit)]
+		if rows, err = s.store.rowsOf(ctx, project, page); err != nil {
 			return Result{}, err
 		}
-		if len(rows) >= limit || n < over {
+		if len(rows) >= limit || n < over && len(page) == len(keys) {
 			rows, done = rows[:min(len(rows), limit)], true
 		}
 	}

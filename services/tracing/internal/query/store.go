@@ -42,6 +42,7 @@ type Store struct {
 	conn    driver.Conn
 	timeout time.Duration
 	limits  Limits
+	reads   *Budget
 }
 
 // NewStore returns a store whose statements stop after timeout and run
@@ -52,7 +53,7 @@ func NewStore(conn driver.Conn, timeout time.Duration, limits ...Limits) *Store 
 	if len(limits) > 0 {
 		l = limits[0].orDefaults()
 	}
-	return &Store{conn: conn, timeout: timeout, limits: l}
+	return &Store{conn: conn, timeout: timeout, limits: l, reads: NewBudget(l)}
 }
 
 // query runs one statement under the store's settings. ClickHouse stops it
@@ -125,6 +126,14 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 		deleted, live uint8
 		version       uint64
 	}
+	// Rows are charged to the read as they arrive (a caller that opened
+	// none gets one for this statement alone): a read over its budget
+	// stops here, before it holds more.
+	read := readFrom(ctx)
+	if read == nil {
+		read = s.reads.Open("")
+		defer read.Release()
+	}
 	var all []versioned
 	latest := map[[2]string]int{}
 	for rows.Next() {
@@ -135,6 +144,9 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 			&r.Attributes, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID,
 			&r.Expires, &v.deleted, &v.live, &v.version); err != nil {
 			return nil, nil, s.storeErr("read spans", err)
+		}
+		if err := read.Charge(rowBytes(r)); err != nil {
+			return nil, nil, err
 		}
 		k := [2]string{r.TraceID, r.SpanID}
 		// As ReplacingMergeTree: the highest version wins, the last
