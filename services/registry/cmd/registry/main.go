@@ -59,6 +59,10 @@ type Config struct {
 type TestsetLimits struct {
 	MaxRows      int   `split_words:"true" default:"100000" desc:"most testcases one testset revision, upload or commit may hold"`
 	MaxFileBytes int64 `split_words:"true" default:"104857600" desc:"largest testset file accepted by an upload, in bytes"`
+	// POST /simple/testsets/query answered every testset with every
+	// testcase inline: one answer could be tens of MB.
+	QueryTestsets  int `split_words:"true" default:"50" desc:"most testsets one POST /simple/testsets/query answers (a larger windowing.limit is clamped); when more follow, the answer carries windowing.next to page on"`
+	QueryTestcases int `split_words:"true" default:"1000" desc:"most testcases POST /simple/testsets/query inlines per testset (data.testcase_ids stays whole; read the rest with /testcases/query or /testsets/revisions/retrieve)"`
 }
 
 // SecretLimits bound a project's vault.
@@ -149,7 +153,8 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "registry")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	srv.AddCheck("nats", nc.Check)
-	ts := testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes})
+	ts := testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes,
+		QueryTestsets: cfg.Testsets.QueryTestsets, QueryTestcases: cfg.Testsets.QueryTestcases})
 	wf := workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL})
 	qs := queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout))
 	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{

@@ -97,12 +97,15 @@ func (a *testsetAPI) querySimple(rq *req) error {
 	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	recs, err := a.ts.QuerySimple(c.Request().Context(), sc, q)
+	page, err := a.ts.QuerySimple(c.Request().Context(), sc, q)
 	if err != nil {
 		return err
 	}
-	items := renderAll(recs, func(r *testsets.Simple) *wire.Obj { return wire.SimpleTestset(r, true) })
-	return send(c, wire.List("testsets", items, nil))
+	items := renderAll(page.Testsets, func(r *testsets.Simple) *wire.Obj { return wire.SimpleTestset(r, true) })
+	// The reference sends no windowing here; this one is sent only when a
+	// full page leaves more to read, and clients that do not page ignore it.
+	win := wire.NextWindow(page.Window, page.Artifacts, page.LastID.String)
+	return send(c, wire.List("testsets", items, win))
 }
 
 func (a *testsetAPI) uploadSimple(rq *req) error {

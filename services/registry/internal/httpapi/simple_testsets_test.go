@@ -277,3 +277,47 @@ func TestTestcases(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, r.status)
 	})
 }
+
+// TestSimpleTestsetQueryIsPaged: POST /simple/testsets/query answered
+// every testset with every testcase inline (51 MB for 21 testsets). It now
+// answers at most Limits.QueryTestsets testsets, with a windowing to page
+// on when more follow, and inlines at most Limits.QueryTestcases testcases
+// of each (testcase_ids stays whole; the rest is read page by page from
+// /testcases/query or /testsets/revisions/retrieve).
+func TestSimpleTestsetQueryIsPaged(t *testing.T) {
+	s := newServer(t, tcfile.Limits{MaxRows: 100, MaxBytes: 1 << 20, QueryTestsets: 2, QueryTestcases: 3})
+	rows := func(vals ...string) []any {
+		out := []any{}
+		for _, v := range vals {
+			out = append(out, map[string]any{"data": map[string]any{"input": v}})
+		}
+		return out
+	}
+	for _, slug := range []string{"paged-a", "paged-b", "paged-c"} {
+		s.ok(t, "POST", "/simple/testsets/", map[string]any{"testset": map[string]any{"slug": slug,
+			"data": map[string]any{"testcases": rows("1", "2", "3", "4", "5")}}})
+	}
+	first := s.ok(t, "POST", "/simple/testsets/query", map[string]any{})
+	require.EqualValues(t, 2, first["count"], "at most QueryTestsets testsets per answer")
+	for _, ts := range list(t, first, "testsets") {
+		data := obj(t, ts.(map[string]any), "data")
+		assert.Len(t, list(t, data, "testcase_ids"), 5, "the id list stays whole")
+		assert.Len(t, list(t, data, "testcases"), 3, "at most QueryTestcases inline")
+	}
+	win := obj(t, first, "windowing")
+	require.NotEmpty(t, win["next"], "more follow: the answer says where the next page starts")
+
+	rest := s.ok(t, "POST", "/simple/testsets/query", map[string]any{"windowing": map[string]any{"next": win["next"], "limit": 2}})
+	require.EqualValues(t, 1, rest["count"])
+	assert.NotContains(t, rest, "windowing", "the last page")
+	seen := map[any]bool{}
+	for _, page := range []map[string]any{first, rest} {
+		for _, ts := range list(t, page, "testsets") {
+			seen[ts.(map[string]any)["slug"]] = true
+		}
+	}
+	assert.Len(t, seen, 3, "the pages cover every testset once")
+
+	big := s.ok(t, "POST", "/simple/testsets/query", map[string]any{"windowing": map[string]any{"limit": 100}})
+	assert.EqualValues(t, 2, big["count"], "a larger limit is clamped to QueryTestsets")
+}

@@ -23,7 +23,17 @@ import (
 type Limits struct {
 	MaxRows  int   // testcases per file
 	MaxBytes int64 // bytes of the file as uploaded
+	// What POST /simple/testsets/query inlines: testsets per answer, and
+	// testcases per testset (testcase_ids stays whole). Zero takes
+	// DefaultQueryTestsets and DefaultQueryTestcases.
+	QueryTestsets, QueryTestcases int
 }
+
+// The defaults of Limits.QueryTestsets and Limits.QueryTestcases.
+const (
+	DefaultQueryTestsets  = 50
+	DefaultQueryTestcases = 1000
+)
 
 // Reserved column names (contract §2.6).
 const (

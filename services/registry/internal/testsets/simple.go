@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
@@ -182,22 +183,65 @@ func eqJSON(a, b json.RawMessage) bool {
 
 // QuerySimple lists simple records; testsets lacking a variant or a
 // revision are skipped.
-func (s *Service) QuerySimple(ctx context.Context, sc scope.Scope, q versioned.Query) ([]Simple, error) {
+func (s *Service) QuerySimple(ctx context.Context, sc scope.Scope, q versioned.Query) (SimplePage, error) {
+	// Paged and bounded, whatever the request asks: every testset with
+	// every testcase inline made one answer of 51 MB for 21 testsets.
+	maxSets, maxCases := s.limits.QueryTestsets, s.limits.QueryTestcases
+	if maxSets <= 0 {
+		maxSets = tcfile.DefaultQueryTestsets
+	}
+	if maxCases <= 0 {
+		maxCases = tcfile.DefaultQueryTestcases
+	}
+	w := versioned.Windowing{}
+	if q.Windowing != nil {
+		w = *q.Windowing
+	}
+	if w.Limit == nil || *w.Limit > maxSets {
+		w.Limit = &maxSets
+	}
+	q.Windowing = &w
 	as, err := s.reg.QueryArtifacts(ctx, sc, fam, q)
 	if err != nil {
-		return nil, err
+		return SimplePage{}, err
 	}
-	out := make([]Simple, 0, len(as))
+	page := SimplePage{Window: &w, Artifacts: len(as), Testsets: make([]Simple, 0, len(as))}
+	if len(as) > 0 {
+		page.LastID = as[len(as)-1].ID
+	}
 	for i := range as {
-		rec, err := s.simpleOf(ctx, sc, &as[i])
+		v, err := s.reg.DefaultVariant(ctx, sc, fam, as[i].ID)
 		if err != nil {
-			return nil, err
+			return SimplePage{}, err
 		}
-		if rec != nil {
-			out = append(out, *rec)
+		if v == nil {
+			continue
 		}
+		r, err := s.reg.LatestRevision(ctx, sc, fam, v.ID)
+		if err != nil {
+			return SimplePage{}, err
+		}
+		if r == nil {
+			continue
+		}
+		tcs, err := s.reg.Testcases(ctx, sc, r.TestcaseIDs[:min(len(r.TestcaseIDs), maxCases)])
+		if err != nil {
+			return SimplePage{}, err
+		}
+		page.Testsets = append(page.Testsets, Simple{Artifact: &as[i], Variant: v, Revision: r, Testcases: tcs})
 	}
-	return out, nil
+	return page, nil
+}
+
+// SimplePage is one answer of QuerySimple: the testsets, each with at
+// most Limits.QueryTestcases testcases inline, and what the response's
+// windowing needs (the page's artifacts, some of which may lack a
+// revision and are left out).
+type SimplePage struct {
+	Testsets  []Simple
+	Window    *versioned.Windowing
+	Artifacts int
+	LastID    uuid.UUID
 }
 
 // ArchiveSimple (un)archives the artifact only; nil if missing.

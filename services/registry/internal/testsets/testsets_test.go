@@ -55,8 +55,8 @@ func TestCreateSimpleWritesV0AndV1InOneTransaction(t *testing.T) {
 	assert.Equal(t, errs.TooLarge, errs.KindOf(err))
 	got, err := s.QuerySimple(ctx, sc, versioned.Query{})
 	require.NoError(t, err)
-	require.Len(t, got, 1)
-	assert.Equal(t, "ts", got[0].Artifact.Slug)
+	require.Len(t, got.Testsets, 1)
+	assert.Equal(t, "ts", got.Testsets[0].Artifact.Slug)
 }
 
 func TestCommitFromBase(t *testing.T) {
@@ -128,12 +128,12 @@ func TestArchiveSimple(t *testing.T) {
 	assert.NotNil(t, a.DeletedAt)
 	listed, err := s.QuerySimple(ctx, sc, versioned.Query{})
 	require.NoError(t, err)
-	assert.Empty(t, listed)
+	assert.Empty(t, listed.Testsets)
 
 	a, err = s.ArchiveSimple(ctx, sc, rec.Artifact.ID, false)
 	require.NoError(t, err)
 	assert.Nil(t, a.DeletedAt)
 	listed, err = s.QuerySimple(ctx, sc, versioned.Query{})
 	require.NoError(t, err)
-	assert.Len(t, listed, 1)
+	assert.Len(t, listed.Testsets, 1)
 }
