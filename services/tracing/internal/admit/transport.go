@@ -75,7 +75,7 @@ func (g *Gate) Middleware() echo.MiddlewareFunc {
 				return refuse(c, err)
 			}
 			defer h.Release()
-			b := &body{rc: r.Body, hold: h, reserved: first, ctl: http.NewResponseController(c.Response()),
+			b := &body{rc: r.Body, hold: h, reserved: first, want: r.ContentLength, ctl: http.NewResponseController(c.Response()),
 				start: time.Now(), grace: g.cfg.BodyGrace, rate: g.cfg.BodyMinRate}
 			r.Body = b
 			err = next(c)
@@ -110,6 +110,7 @@ type body struct {
 	hold     *Hold
 	reserved int64 // bytes held: the first reservation, then what arrived
 	got      int64
+	want     int64 // the announced length, -1 when unknown
 	ctl      *http.ResponseController
 	start    time.Time
 	grace    time.Duration
@@ -149,8 +150,10 @@ func (b *body) Read(p []byte) (int, error) {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		b.failed = ErrSlowBody
 		return n, b.failed
-	case err != nil && !b.deadline.IsZero():
-		// At the end of the body the deadline is lifted: the server's
+	case (err != nil || b.want >= 0 && b.got >= b.want) && !b.deadline.IsZero():
+		// At the end of the body (its error, or all the bytes announced:
+		// a reader that stops there never sees EOF) the deadline is
+		// lifted: the server's
 		// background read that watches for a closed connection while the
 		// handler works would otherwise cancel the request when it fires.
 		_ = b.ctl.SetReadDeadline(time.Time{})
