@@ -525,12 +525,31 @@ func (s *Service) ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uu
 	return s.store.ProjectWorkspace(ctx, projectID)
 }
 
-// ListKeys returns the project's active keys, oldest first.
-func (s *Service) ListKeys(ctx context.Context, projectID, userID uuid.UUID) ([]APIKey, error) {
+// managesAllKeys reports whether role may see and revoke every key of the
+// project. manage_keys alone (an editor) covers only the keys its holder
+// created: a key is its creator's credential, and seeing or revoking
+// someone else's is administration (manage_members, admins and owners).
+func managesAllKeys(role roles.Role) bool { return role.Can(roles.ManageMembers) }
+
+func createdBy(k APIKey, userID uuid.UUID) bool { return k.CreatedByID != nil && *k.CreatedByID == userID }
+
+// ListKeys returns the project's active keys, oldest first: all of them
+// for an admin or owner, else only those the caller created.
+func (s *Service) ListKeys(ctx context.Context, projectID, userID uuid.UUID, callerRole roles.Role) ([]APIKey, error) {
 	if err := s.member(ctx, projectID, userID); err != nil {
 		return nil, err
 	}
-	return s.store.ListKeys(ctx, projectID)
+	keys, err := s.store.ListKeys(ctx, projectID)
+	if err != nil || managesAllKeys(callerRole) {
+		return keys, err
+	}
+	mine := keys[:0]
+	for _, k := range keys {
+		if createdBy(k, userID) {
+			mine = append(mine, k)
+		}
+	}
+	return mine, nil
 }
 
 // CreateKey issues a key for the project; the raw key is returned only here.
@@ -584,10 +603,25 @@ func missing(have, want roles.Role) roles.Permission {
 	return roles.ManageMembers
 }
 
-// RevokeKey revokes a key of the project; it stops working at once.
-func (s *Service) RevokeKey(ctx context.Context, projectID, userID, id uuid.UUID) error {
+// RevokeKey revokes a key of the project; it stops working at once. A
+// caller who is not an admin or owner revokes only keys they created;
+// another's key is a 403 naming manage_members (the key exists: the
+// caller could see it as a member's before this rule, and hiding it now
+// would only make the refusal harder to understand).
+func (s *Service) RevokeKey(ctx context.Context, projectID, userID uuid.UUID, callerRole roles.Role, id uuid.UUID) error {
 	if err := s.member(ctx, projectID, userID); err != nil {
 		return err
+	}
+	if !managesAllKeys(callerRole) {
+		keys, err := s.store.ListKeys(ctx, projectID)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.ID == id && !createdBy(k, userID) {
+				return roles.Denied(callerRole, roles.ManageMembers)
+			}
+		}
 	}
 	prefix, err := s.store.RevokeKey(ctx, projectID, id)
 	if err != nil {
