@@ -531,7 +531,9 @@ func (s *Service) ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uu
 // someone else's is administration (manage_members, admins and owners).
 func managesAllKeys(role roles.Role) bool { return role.Can(roles.ManageMembers) }
 
-func createdBy(k APIKey, userID uuid.UUID) bool { return k.CreatedByID != nil && *k.CreatedByID == userID }
+func createdBy(k APIKey, userID uuid.UUID) bool {
+	return k.CreatedByID != nil && *k.CreatedByID == userID
+}
 
 // ListKeys returns the project's active keys, oldest first: all of them
 // for an admin or owner, else only those the caller created.
