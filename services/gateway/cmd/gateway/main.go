@@ -25,6 +25,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
 	"github.com/assayhq/assay/services/gateway/internal/sessions"
+	"github.com/assayhq/assay/services/gateway/internal/throttle"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
@@ -41,10 +42,12 @@ type Config struct {
 	InvitationTTL   time.Duration `split_words:"true" default:"168h" desc:"how long an invitation's token stays valid (resending gives a new token and a new expiry)"`
 	PublicURL       string        `split_words:"true" desc:"the platform's public base URL (e.g. https://assay.example.com), put before the accept_url of invitations; empty: a path-only link"`
 	SmtpURL         string        `split_words:"true" desc:"mail relay for invitations: smtp://[user:password@]host[:port]?from=address (STARTTLS when offered; port 587 by default); empty: invitations are not mailed, the inviter passes the link on"`
+	TrustedProxies  string        `split_words:"true" desc:"comma-separated addresses or CIDRs of the reverse proxies in front of the gateway whose X-Forwarded-For names the client (the sign-in throttle counts per client address); empty: none, the connecting peer is the client"`
 	HTTP            httpx.Config
 	Postgres        pgxutil.Config
 	APIKey          apikey.Config
 	Session         sessions.Config
+	Signin          throttle.Config
 	Log             logx.Config
 }
 
@@ -58,6 +61,9 @@ func (c *Config) Validate() error {
 	}
 	if c.InvitationTTL <= 0 {
 		return errors.New("GATEWAY_INVITATION_TTL must be positive")
+	}
+	if _, err := throttle.ParseProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("GATEWAY_TRUSTED_PROXIES: %w", err)
 	}
 	if c.SmtpURL != "" {
 		if _, err := mailer.New(c.SmtpURL, time.Second); err != nil {
@@ -100,6 +106,10 @@ func run(ctx context.Context, cfg Config) error {
 		}
 		accts.Mailer = m
 	}
+	proxies, err := throttle.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
@@ -112,6 +122,8 @@ func run(ctx context.Context, cfg Config) error {
 		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL, Console: cfg.ConsoleURL},
 		UpstreamTimeout: cfg.UpstreamTimeout,
 		Log:             log,
+		SignIns:         throttle.New(cfg.Signin),
+		TrustedProxies:  proxies,
 	})
 	if err != nil {
 		return err
