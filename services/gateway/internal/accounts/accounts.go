@@ -249,6 +249,10 @@ type Service struct {
 	AcceptURL string
 	// Mailer, when set, emails each invitation's link.
 	Mailer Mailer
+	// ResetURL is the link of a password reset; the token is appended.
+	ResetURL string
+	// ResetTTL is how long a password reset link works.
+	ResetTTL time.Duration
 }
 
 // NewService returns a service; seeder may be nil, purger may not: every
@@ -258,7 +262,8 @@ func NewService(store Store, keys Forgetter, seeder Seeder, purger Purger) *Serv
 		panic("accounts.NewService: a Purger is required")
 	}
 	return &Service{store: store, keys: keys, seeder: seeder, purger: purger, now: time.Now,
-		InvitationTTL: 7 * 24 * time.Hour, AcceptURL: "/console/invitations/accept?token="}
+		InvitationTTL: 7 * 24 * time.Hour, AcceptURL: "/console/invitations/accept?token=",
+		ResetURL: "/console/reset-password?token=", ResetTTL: time.Hour}
 }
 
 // ErrEmailTaken is returned by CreateAccounts for an existing email.

@@ -163,9 +163,9 @@ type (
 	}
 	invitationIssued struct {
 		Invitation invitationOut `json:"invitation"`
-		Token      string        `json:"token"`      // shown once; only its hash is stored
-		AcceptURL  string        `json:"accept_url"` // the console page that redeems the token
-		Emailed    bool          `json:"emailed"`    // the link was mailed (GATEWAY_SMTP_URL set and the relay took it)
+		Token      string        `json:"token,omitempty"`      // shown once, and only when no mail relay is set (the link then goes to the email only); only its hash is stored
+		AcceptURL  string        `json:"accept_url,omitempty"` // the console page that redeems the token; as token
+		Emailed    bool          `json:"emailed"`              // the link was mailed (GATEWAY_SMTP_URL set and the relay took it)
 	}
 	invitationList struct {
 		Count       int             `json:"count"`
