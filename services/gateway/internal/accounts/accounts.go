@@ -219,6 +219,7 @@ type Store interface {
 	// role in (Store.ProjectRole), not only direct project memberships.
 	Profile(ctx context.Context, userID uuid.UUID) (*Profile, error)
 	TeamStore
+	ResetStore
 }
 
 // Seeder creates a new project's default environments and evaluators. The

@@ -74,6 +74,8 @@ var Table = []Rule{
 	{Method: "POST", Pattern: "/auth/sign-in", Access: Open},
 	{Method: "GET", Pattern: "/auth/session", Access: Open},
 	{Method: "POST", Pattern: "/auth/sign-out", Access: Open},
+	{Method: "POST", Pattern: "/auth/password-reset", Access: Open},
+	{Method: "POST", Pattern: "/auth/password-reset/confirm", Access: Open},
 	{Method: "POST", Pattern: "/invitations/accept", Access: Open},
 	{Method: "*", Pattern: "/admin/**", Access: AdminKey, Audit: "admin"},
 

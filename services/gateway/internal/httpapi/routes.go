@@ -79,6 +79,8 @@ func Register(e *echo.Echo, d Deps) error {
 	e.POST("/auth/sign-in", h.signIn)
 	e.GET("/auth/session", h.session)
 	e.POST("/auth/sign-out", h.signOut)
+	e.POST("/auth/password-reset", h.requestReset)
+	e.POST("/auth/password-reset/confirm", h.confirmReset)
 
 	e.Any("/*", p.handle)
 	return nil

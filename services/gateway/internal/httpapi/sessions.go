@@ -79,12 +79,7 @@ func (h *handler) signIn(c echo.Context) error {
 		return err
 	}
 	addr := h.proxies.ClientAddr(c.Request())
-	if err := h.signIns.Attempt(req.Email, addr); err != nil {
-		var refused *throttle.Refused
-		if errors.As(err, &refused) {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(refused.RetryAfter))
-			return refused.Err()
-		}
+	if err := h.throttled(c, req.Email, addr); err != nil {
 		return err
 	}
 	in, err := h.sessions.SignIn(c.Request().Context(), req.Email, req.Password)
@@ -149,4 +144,16 @@ func setCookie(c echo.Context, name, value string, maxAge int, httpOnly bool) {
 	r := c.Request()
 	c.SetCookie(&http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: httpOnly,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"})
+}
+
+// throttled counts an attempt of email (may be "") from addr and answers
+// 429 with Retry-After when either has used its failures.
+func (h *handler) throttled(c echo.Context, email, addr string) error {
+	err := h.signIns.Attempt(email, addr)
+	var refused *throttle.Refused
+	if errors.As(err, &refused) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(refused.RetryAfter))
+		return refused.Err()
+	}
+	return err
 }

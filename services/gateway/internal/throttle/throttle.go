@@ -71,10 +71,14 @@ func (l *Limiter) Attempt(email, addr string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	keys := []struct {
+	type keyed struct {
 		key   string
 		limit int
-	}{{accountKey(email), l.cfg.AccountFailures}, {addressKey(addr), l.cfg.AddressFailures}}
+	}
+	keys := []keyed{{addressKey(addr), l.cfg.AddressFailures}}
+	if email != "" { // "" counts the address only (a password reset request)
+		keys = append(keys, keyed{accountKey(email), l.cfg.AccountFailures})
+	}
 	wait := time.Duration(0)
 	for _, k := range keys {
 		c := l.m[k.key]
