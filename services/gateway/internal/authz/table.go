@@ -126,7 +126,7 @@ var Table = []Rule{
 	{Method: "GET", Pattern: "/simple/evaluations/**", Access: ByRole, Perm: roles.Read},
 	{Method: "*", Pattern: "/simple/evaluations/**", Access: ByRole, Perm: roles.RunEvaluation, Audit: "evaluation_runs"},
 	{Method: "GET", Pattern: "/simple/queues/**", Access: ByRole, Perm: roles.Read},
-	{Method: "*", Pattern: "/simple/queues/**", Access: ByRole, Perm: roles.RunEvaluation},
+	{Method: "*", Pattern: "/simple/queues/**", Access: ByRole, Perm: roles.RunEvaluation, Audit: "evaluation_queues"}, // adding items writes result cells
 	{Method: "GET", Pattern: "/annotations/**", Access: ByRole, Perm: roles.Read},
 	{Method: "*", Pattern: "/annotations/**", Access: ByRole, Perm: roles.Annotate, Audit: "annotations"},
 
