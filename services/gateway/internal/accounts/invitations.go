@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -201,6 +202,13 @@ const (
 	MinPassword = 8
 	MaxPassword = 72
 )
+
+// IsCredentialsError reports whether err is AcceptInvitation's refusal of
+// the credentials given (a guess, for the sign-in throttle).
+func IsCredentialsError(err error) bool {
+	var e *errs.Error
+	return errors.As(err, &e) && e.Code == "invitations.credentials"
+}
 
 // errCredentials refuses an acceptance without usable credentials: not
 // signed in as the invited user, and no password, a password of the wrong

@@ -65,3 +65,25 @@ func TestSignInThrottle(t *testing.T) {
 	}
 	assert.True(t, throttled, "the address is throttled whatever it forwards")
 }
+
+// TestAcceptPasswordGuessesThrottled: an invitation to an existing account
+// checks that account's password, so guessing it there is throttled like
+// sign-in.
+func TestAcceptPasswordGuessesThrottled(t *testing.T) {
+	s := newStack(t)
+	own := s.teamAccount(t, "own@example.com")
+	s.userWithPassword(t, "known@example.com", "correct horse")
+	token := s.want(t, http.StatusCreated, "POST", "/api/workspaces/"+own.workspaceID+"/invitations", own.auth(),
+		map[string]any{"email": "known@example.com", "role": "viewer"})["token"].(string)
+	throttled := false
+	for i := 0; i < 40 && !throttled; i++ {
+		r := s.do(t, "POST", "/api/invitations/accept", "", map[string]any{"token": token, "password": fmt.Sprintf("guess-%d-x", i)})
+		throttled = r.status == http.StatusTooManyRequests
+		if throttled {
+			assert.NotEmpty(t, r.header.Get("Retry-After"))
+		} else {
+			require.Equal(t, http.StatusForbidden, r.status, string(r.body))
+		}
+	}
+	assert.True(t, throttled, "40 guesses from one address")
+}
