@@ -71,7 +71,9 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			log.ErrorContext(c.Request().Context(), "request failed",
 				"err", err, "route", c.Path(), "code", e.Code)
 		}
-		if e.Kind == errs.Unavailable || e.Kind == errs.Timeout || e.Kind == errs.TooManyRequests {
+		// A handler that knows the wait (the gateway's sign-in throttle)
+		// has set Retry-After already; the one-second default is for the rest.
+		if (e.Kind == errs.Unavailable || e.Kind == errs.Timeout || e.Kind == errs.TooManyRequests) && c.Response().Header().Get("Retry-After") == "" {
 			c.Response().Header().Set("Retry-After", "1")
 		}
 		detail := e.Detail

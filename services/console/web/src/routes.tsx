@@ -10,6 +10,7 @@ const SignIn = lazy(() => import("./pages/signin/SignIn"));
 const Home = lazy(() => import("./pages/home/Home"));
 const NotFound = lazy(() => import("./pages/home/NotFound"));
 const AcceptInvitation = lazy(() => import("./pages/invitations/Accept"));
+const ResetPassword = lazy(() => import("./pages/reset/ResetPassword"));
 
 // C2 (console-app) pages.
 const Traces = lazy(() => import("./pages/traces/Traces"));
@@ -46,6 +47,7 @@ export function AppRoutes() {
     <Routes>
       <Route path="/signin" element={page(<SignIn />)} />
       <Route path="/invitations/accept" element={page(<AcceptInvitation />)} />
+      <Route path="/reset-password" element={page(<ResetPassword />)} />
       <Route
         element={
           <RequireAuth>

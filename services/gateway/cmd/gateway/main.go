@@ -25,27 +25,31 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/purge"
 	"github.com/assayhq/assay/services/gateway/internal/seeder"
 	"github.com/assayhq/assay/services/gateway/internal/sessions"
+	"github.com/assayhq/assay/services/gateway/internal/throttle"
 	"github.com/assayhq/assay/services/gateway/migrations"
 )
 
 // Config is the gateway's configuration, read from GATEWAY_* variables.
 type Config struct {
-	Addr            string        `default:":8080" desc:"listen address of the public API"`
-	AdminKey        string        `split_words:"true" required:"true" desc:"secret for Authorization: Access <key> on /api/admin/ (make up: ASSAY_ADMIN_KEY or .run/admin.key)"`
-	InternalToken   string        `split_words:"true" required:"true" desc:"token the gateway sends to the services with the caller's scope; must match theirs"`
-	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry service"`
-	RuntimeURL      string        `split_words:"true" default:"http://127.0.0.1:8082" desc:"base URL of the runtime service"`
-	TracingURL      string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service"`
-	ConsoleURL      string        `split_words:"true" default:"http://127.0.0.1:8085" desc:"base URL of the console service, which serves the web console under /console/ (empty: no console)"`
-	UpstreamTimeout time.Duration `split_words:"true" default:"300s" desc:"how long to wait for a service's response headers"`
-	InvitationTTL   time.Duration `split_words:"true" default:"168h" desc:"how long an invitation's token stays valid (resending gives a new token and a new expiry)"`
-	PublicURL       string        `split_words:"true" desc:"the platform's public base URL (e.g. https://assay.example.com), put before the accept_url of invitations; empty: a path-only link"`
-	SmtpURL         string        `split_words:"true" desc:"mail relay for invitations: smtp://[user:password@]host[:port]?from=address (STARTTLS when offered; port 587 by default); empty: invitations are not mailed, the inviter passes the link on"`
-	HTTP            httpx.Config
-	Postgres        pgxutil.Config
-	APIKey          apikey.Config
-	Session         sessions.Config
-	Log             logx.Config
+	Addr             string        `default:":8080" desc:"listen address of the public API"`
+	AdminKey         string        `split_words:"true" required:"true" desc:"secret for Authorization: Access <key> on /api/admin/ (make up: ASSAY_ADMIN_KEY or .run/admin.key)"`
+	InternalToken    string        `split_words:"true" required:"true" desc:"token the gateway sends to the services with the caller's scope; must match theirs"`
+	RegistryURL      string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry service"`
+	RuntimeURL       string        `split_words:"true" default:"http://127.0.0.1:8082" desc:"base URL of the runtime service"`
+	TracingURL       string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service"`
+	ConsoleURL       string        `split_words:"true" default:"http://127.0.0.1:8085" desc:"base URL of the console service, which serves the web console under /console/ (empty: no console)"`
+	UpstreamTimeout  time.Duration `split_words:"true" default:"300s" desc:"how long to wait for a service's response headers"`
+	InvitationTTL    time.Duration `split_words:"true" default:"168h" desc:"how long an invitation's token stays valid (resending gives a new token and a new expiry)"`
+	PasswordResetTTL time.Duration `split_words:"true" default:"1h" desc:"how long a password reset link works (mailed, or issued by the operator through the admin route); it works once"`
+	PublicURL        string        `split_words:"true" desc:"the platform's public base URL (e.g. https://assay.example.com), put before the accept_url of invitations; empty: a path-only link"`
+	SmtpURL          string        `split_words:"true" desc:"mail relay for invitations and password resets: smtp://[user:password@]host[:port]?from=address (STARTTLS when offered; port 587 by default); set, an invitation's link goes to the invited email only; empty: invitations are not mailed (the inviter passes the link on) and password reset links are issued by the operator"`
+	TrustedProxies   string        `split_words:"true" desc:"comma-separated addresses or CIDRs of the reverse proxies in front of the gateway whose X-Forwarded-For names the client (the sign-in throttle counts per client address); empty: none, the connecting peer is the client"`
+	HTTP             httpx.Config
+	Postgres         pgxutil.Config
+	APIKey           apikey.Config
+	Session          sessions.Config
+	Signin           throttle.Config
+	Log              logx.Config
 }
 
 // Validate checks what tags cannot.
@@ -58,6 +62,12 @@ func (c *Config) Validate() error {
 	}
 	if c.InvitationTTL <= 0 {
 		return errors.New("GATEWAY_INVITATION_TTL must be positive")
+	}
+	if c.PasswordResetTTL <= 0 {
+		return errors.New("GATEWAY_PASSWORD_RESET_TTL must be positive")
+	}
+	if _, err := throttle.ParseProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("GATEWAY_TRUSTED_PROXIES: %w", err)
 	}
 	if c.SmtpURL != "" {
 		if _, err := mailer.New(c.SmtpURL, time.Second); err != nil {
@@ -93,12 +103,18 @@ func run(ctx context.Context, cfg Config) error {
 		purge.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.UpstreamTimeout))
 	accts.InvitationTTL = cfg.InvitationTTL
 	accts.AcceptURL = strings.TrimSuffix(cfg.PublicURL, "/") + accts.AcceptURL
+	accts.ResetURL = strings.TrimSuffix(cfg.PublicURL, "/") + accts.ResetURL
+	accts.ResetTTL = cfg.PasswordResetTTL
 	if cfg.SmtpURL != "" {
 		m, err := mailer.New(cfg.SmtpURL, 30*time.Second)
 		if err != nil {
 			return err
 		}
 		accts.Mailer = m
+	}
+	proxies, err := throttle.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return err
 	}
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
@@ -112,6 +128,8 @@ func run(ctx context.Context, cfg Config) error {
 		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL, Console: cfg.ConsoleURL},
 		UpstreamTimeout: cfg.UpstreamTimeout,
 		Log:             log,
+		SignIns:         throttle.New(cfg.Signin),
+		TrustedProxies:  proxies,
 	})
 	if err != nil {
 		return err

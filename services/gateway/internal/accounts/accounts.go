@@ -219,6 +219,7 @@ type Store interface {
 	// role in (Store.ProjectRole), not only direct project memberships.
 	Profile(ctx context.Context, userID uuid.UUID) (*Profile, error)
 	TeamStore
+	ResetStore
 }
 
 // Seeder creates a new project's default environments and evaluators. The
@@ -249,6 +250,10 @@ type Service struct {
 	AcceptURL string
 	// Mailer, when set, emails each invitation's link.
 	Mailer Mailer
+	// ResetURL is the link of a password reset; the token is appended.
+	ResetURL string
+	// ResetTTL is how long a password reset link works.
+	ResetTTL time.Duration
 }
 
 // NewService returns a service; seeder may be nil, purger may not: every
@@ -258,7 +263,8 @@ func NewService(store Store, keys Forgetter, seeder Seeder, purger Purger) *Serv
 		panic("accounts.NewService: a Purger is required")
 	}
 	return &Service{store: store, keys: keys, seeder: seeder, purger: purger, now: time.Now,
-		InvitationTTL: 7 * 24 * time.Hour, AcceptURL: "/console/invitations/accept?token="}
+		InvitationTTL: 7 * 24 * time.Hour, AcceptURL: "/console/invitations/accept?token=",
+		ResetURL: "/console/reset-password?token=", ResetTTL: time.Hour}
 }
 
 // ErrEmailTaken is returned by CreateAccounts for an existing email.
@@ -525,12 +531,33 @@ func (s *Service) ProjectWorkspace(ctx context.Context, projectID uuid.UUID) (uu
 	return s.store.ProjectWorkspace(ctx, projectID)
 }
 
-// ListKeys returns the project's active keys, oldest first.
-func (s *Service) ListKeys(ctx context.Context, projectID, userID uuid.UUID) ([]APIKey, error) {
+// managesAllKeys reports whether role may see and revoke every key of the
+// project. manage_keys alone (an editor) covers only the keys its holder
+// created: a key is its creator's credential, and seeing or revoking
+// someone else's is administration (manage_members, admins and owners).
+func managesAllKeys(role roles.Role) bool { return role.Can(roles.ManageMembers) }
+
+func createdBy(k APIKey, userID uuid.UUID) bool {
+	return k.CreatedByID != nil && *k.CreatedByID == userID
+}
+
+// ListKeys returns the project's active keys, oldest first: all of them
+// for an admin or owner, else only those the caller created.
+func (s *Service) ListKeys(ctx context.Context, projectID, userID uuid.UUID, callerRole roles.Role) ([]APIKey, error) {
 	if err := s.member(ctx, projectID, userID); err != nil {
 		return nil, err
 	}
-	return s.store.ListKeys(ctx, projectID)
+	keys, err := s.store.ListKeys(ctx, projectID)
+	if err != nil || managesAllKeys(callerRole) {
+		return keys, err
+	}
+	mine := keys[:0]
+	for _, k := range keys {
+		if createdBy(k, userID) {
+			mine = append(mine, k)
+		}
+	}
+	return mine, nil
 }
 
 // CreateKey issues a key for the project; the raw key is returned only here.
@@ -584,10 +611,25 @@ func missing(have, want roles.Role) roles.Permission {
 	return roles.ManageMembers
 }
 
-// RevokeKey revokes a key of the project; it stops working at once.
-func (s *Service) RevokeKey(ctx context.Context, projectID, userID, id uuid.UUID) error {
+// RevokeKey revokes a key of the project; it stops working at once. A
+// caller who is not an admin or owner revokes only keys they created;
+// another's key is a 403 naming manage_members (the key exists: the
+// caller could see it as a member's before this rule, and hiding it now
+// would only make the refusal harder to understand).
+func (s *Service) RevokeKey(ctx context.Context, projectID, userID uuid.UUID, callerRole roles.Role, id uuid.UUID) error {
 	if err := s.member(ctx, projectID, userID); err != nil {
 		return err
+	}
+	if !managesAllKeys(callerRole) {
+		keys, err := s.store.ListKeys(ctx, projectID)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.ID == id && !createdBy(k, userID) {
+				return roles.Denied(callerRole, roles.ManageMembers)
+			}
+		}
 	}
 	prefix, err := s.store.RevokeKey(ctx, projectID, id)
 	if err != nil {

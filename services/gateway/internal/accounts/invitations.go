@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -45,9 +46,17 @@ type Mailer interface {
 	SendInvitation(ctx context.Context, inv Invitation, link string) error
 }
 
+// mail sends the link when a relay is configured, and then keeps the
+// token out of the inviter's answer: accepting an invitation to an email
+// without an account sets that account's password, so the link must reach
+// the email's owner only, or an inviter could create and hold the account
+// of any address. A relay that failed is retried by resending. Without a
+// relay the inviter gets the link to pass on (the deployment has no way
+// to prove who owns an email; README "Teams").
 func (s *Service) mail(ctx context.Context, out IssuedInvitation) IssuedInvitation {
 	if s.Mailer != nil {
 		out.Emailed = s.Mailer.SendInvitation(ctx, out.Invitation, out.AcceptURL) == nil
+		out.Token, out.AcceptURL = "", ""
 	}
 	return out
 }
@@ -194,11 +203,23 @@ const (
 	MaxPassword = 72
 )
 
-// ErrWrongUser refuses an acceptance by someone who is neither signed in
-// as the invited user nor gives that user's password.
-func errWrongUser(email string) error {
-	return errs.Message(errs.Forbidden, "invitations.wrong_user",
-		fmt.Sprintf("This invitation is for %s: sign in as that user or give its password.", email), map[string]any{"email": email})
+// IsCredentialsError reports whether err is AcceptInvitation's refusal of
+// the credentials given (a guess, for the sign-in throttle).
+func IsCredentialsError(err error) bool {
+	var e *errs.Error
+	return errors.As(err, &e) && e.Code == "invitations.credentials"
+}
+
+// errCredentials refuses an acceptance without usable credentials: not
+// signed in as the invited user, and no password, a password of the wrong
+// length, or (for an existing account) the wrong one. It is one answer
+// whether or not the email has an account, so a token holder learns
+// nothing about the address from it.
+func errCredentials(email string) error {
+	return errs.Message(errs.Forbidden, "invitations.credentials",
+		fmt.Sprintf("This invitation is for %s: accept it signed in as the invited user, or give a password "+
+			"(the account's own if the email has one, else a new one of %d to %d bytes).", email, MinPassword, MaxPassword),
+		map[string]any{"email": email, "field": "password"})
 }
 
 // AcceptInvitation redeems a token. An email without a user becomes a new
@@ -231,11 +252,8 @@ func (s *Service) AcceptInvitation(ctx context.Context, caller *Caller, in Accep
 	var identity *Identity
 	switch {
 	case u == nil:
-		if in.Password == nil {
-			return Invitation{}, uuid.Nil, invalid("password", "is required to create the invited user")
-		}
-		if n := len(*in.Password); n < MinPassword || n > MaxPassword {
-			return Invitation{}, uuid.Nil, invalid("password", fmt.Sprintf("must be %d to %d bytes long", MinPassword, MaxPassword))
+		if in.Password == nil || len(*in.Password) < MinPassword || len(*in.Password) > MaxPassword {
+			return Invitation{}, uuid.Nil, errCredentials(inv.Email)
 		}
 		h, err := bcrypt.GenerateFromPassword([]byte(*in.Password), bcrypt.DefaultCost)
 		if err != nil {
@@ -249,7 +267,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, caller *Caller, in Accep
 	case caller != nil && caller.UserID == u.ID:
 	case in.Password != nil && hash != nil && bcrypt.CompareHashAndPassword([]byte(*hash), []byte(*in.Password)) == nil:
 	default:
-		return Invitation{}, uuid.Nil, errWrongUser(inv.Email)
+		return Invitation{}, uuid.Nil, errCredentials(inv.Email)
 	}
 	defer s.rolesChanged()
 	if err := s.store.AcceptInvitation(ctx, inv, u.ID, newUser, identity, now); err != nil {

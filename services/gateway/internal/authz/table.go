@@ -56,7 +56,9 @@ type Rule struct {
 //   - Writing evaluation results needs annotate: a human step's result is
 //     written through the same routes (from the annotation queues), and an
 //     annotator must be able to record it; deleting results, and every
-//     other evaluation write, needs run_evaluation.
+//     other evaluation write, needs run_evaluation. The registry lets an
+//     annotator write human steps only (evaluations.mayWrite), and every
+//     result write is audited.
 //   - Secrets, like keys, need manage_keys to be read at all: their names
 //     and providers are the project's credentials inventory.
 var Table = []Rule{
@@ -72,6 +74,8 @@ var Table = []Rule{
 	{Method: "POST", Pattern: "/auth/sign-in", Access: Open},
 	{Method: "GET", Pattern: "/auth/session", Access: Open},
 	{Method: "POST", Pattern: "/auth/sign-out", Access: Open},
+	{Method: "POST", Pattern: "/auth/password-reset", Access: Open},
+	{Method: "POST", Pattern: "/auth/password-reset/confirm", Access: Open},
 	{Method: "POST", Pattern: "/invitations/accept", Access: Open},
 	{Method: "*", Pattern: "/admin/**", Access: AdminKey, Audit: "admin"},
 
@@ -112,17 +116,19 @@ var Table = []Rule{
 
 	// Evaluations.
 	{Method: "GET", Pattern: "/evaluations/**", Access: ByRole, Perm: roles.Read},
-	{Method: "POST", Pattern: "/evaluations/results", Access: ByRole, Perm: roles.Annotate},
-	{Method: "PUT", Pattern: "/evaluations/results", Access: ByRole, Perm: roles.Annotate},
-	{Method: "PATCH", Pattern: "/evaluations/results", Access: ByRole, Perm: roles.Annotate},
+	{Method: "POST", Pattern: "/evaluations/results", Access: ByRole, Perm: roles.Annotate, Audit: "evaluation_results"},
+	{Method: "PUT", Pattern: "/evaluations/results", Access: ByRole, Perm: roles.Annotate, Audit: "evaluation_results"},
+	{Method: "PATCH", Pattern: "/evaluations/results", Access: ByRole, Perm: roles.Annotate, Audit: "evaluation_results"},
+	{Method: "DELETE", Pattern: "/evaluations/results/**", Access: ByRole, Perm: roles.RunEvaluation, Audit: "evaluation_results"},
+	{Method: "DELETE", Pattern: "/evaluations/results", Access: ByRole, Perm: roles.RunEvaluation, Audit: "evaluation_results"},
 	{Method: "*", Pattern: "/evaluations/runs/**", Access: ByRole, Perm: roles.RunEvaluation, Audit: "evaluation_runs"},
 	{Method: "*", Pattern: "/evaluations/**", Access: ByRole, Perm: roles.RunEvaluation},
 	{Method: "GET", Pattern: "/simple/evaluations/**", Access: ByRole, Perm: roles.Read},
 	{Method: "*", Pattern: "/simple/evaluations/**", Access: ByRole, Perm: roles.RunEvaluation, Audit: "evaluation_runs"},
 	{Method: "GET", Pattern: "/simple/queues/**", Access: ByRole, Perm: roles.Read},
-	{Method: "*", Pattern: "/simple/queues/**", Access: ByRole, Perm: roles.RunEvaluation},
+	{Method: "*", Pattern: "/simple/queues/**", Access: ByRole, Perm: roles.RunEvaluation, Audit: "evaluation_queues"}, // adding items writes result cells
 	{Method: "GET", Pattern: "/annotations/**", Access: ByRole, Perm: roles.Read},
-	{Method: "*", Pattern: "/annotations/**", Access: ByRole, Perm: roles.Annotate},
+	{Method: "*", Pattern: "/annotations/**", Access: ByRole, Perm: roles.Annotate, Audit: "annotations"},
 
 	// The runtime: invoking a workflow runs it (and costs provider tokens).
 	{Method: "GET", Pattern: "/services/**", Access: ByRole, Perm: roles.Read},

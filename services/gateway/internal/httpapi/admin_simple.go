@@ -18,6 +18,7 @@ func (h *handler) registerAdmin(e *echo.Echo) {
 	const base = "/admin/simple/accounts"
 	e.POST(base+"/users", h.adminCreateUser)
 	e.DELETE(base+"/users/:id", h.adminDeleteUser)
+	e.POST(base+"/users/:id/password-reset", h.adminIssueReset)
 	e.POST(base+"/organizations", h.adminCreateOrganization)
 	e.POST(base+"/workspaces", h.adminCreateWorkspace)
 	e.POST(base+"/projects", h.adminCreateProject)

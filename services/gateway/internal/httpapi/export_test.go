@@ -71,6 +71,9 @@ var Bindings = []apidoc.Binding{
 	{Method: "GET", Path: "/api/workspaces/{id}/invitations", Response: invitationList{}},
 	{Method: "POST", Path: "/api/workspaces/{id}/invitations/{invitation_id}/resend", Response: invitationIssued{}},
 	{Method: "POST", Path: "/api/invitations/accept", Request: acceptRequest{}, Response: invitationAccepted{}},
+	{Method: "POST", Path: "/api/auth/password-reset", Request: resetRequest{}, Response: resetRequested{}},
+	{Method: "POST", Path: "/api/auth/password-reset/confirm", Request: resetConfirm{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/users/{id}/password-reset", Response: resetIssued{}},
 
 	{Method: "POST", Path: "/api/admin/simple/accounts/users", Request: adminUserRequest{}, Response: adminUserCreated{}},
 	{Method: "POST", Path: "/api/admin/simple/accounts/organizations", Request: adminOrganizationRequest{}, Response: adminOrganizationCreated{}},

@@ -57,7 +57,7 @@ func (h *handler) listKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	keys, err := h.accounts.ListKeys(c.Request().Context(), s.ProjectID, s.UserID)
+	keys, err := h.accounts.ListKeys(c.Request().Context(), s.ProjectID, s.UserID, roles.Role(s.Role))
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (h *handler) revokeKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.accounts.RevokeKey(c.Request().Context(), s.ProjectID, s.UserID, id); err != nil {
+	if err := h.accounts.RevokeKey(c.Request().Context(), s.ProjectID, s.UserID, roles.Role(s.Role), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -15,6 +15,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/audit"
 	"github.com/assayhq/assay/services/gateway/internal/authz"
 	"github.com/assayhq/assay/services/gateway/internal/sessions"
+	"github.com/assayhq/assay/services/gateway/internal/throttle"
 )
 
 // Deps is what the routes need.
@@ -28,12 +29,19 @@ type Deps struct {
 	Upstreams       Upstreams
 	UpstreamTimeout time.Duration
 	Log             *slog.Logger
+	// SignIns throttles failed sign-ins (nil: throttle.New's defaults).
+	SignIns *throttle.Limiter
+	// TrustedProxies are the peers whose X-Forwarded-For names the
+	// client (nil: none, the peer is the client).
+	TrustedProxies throttle.Proxies
 }
 
 type handler struct {
 	accounts *accounts.Service
 	audit    *audit.Log
 	sessions *sessions.Service
+	signIns  *throttle.Limiter
+	proxies  throttle.Proxies
 }
 
 // Register adds the gateway's routes and middleware to e.
@@ -42,7 +50,10 @@ func Register(e *echo.Echo, d Deps) error {
 	if err != nil {
 		return err
 	}
-	h := &handler{accounts: d.Accounts, audit: d.Audit, sessions: d.Sessions}
+	if d.SignIns == nil {
+		d.SignIns = throttle.New(throttle.Config{})
+	}
+	h := &handler{accounts: d.Accounts, audit: d.Audit, sessions: d.Sessions, signIns: d.SignIns, proxies: d.TrustedProxies}
 	e.Use(authenticate(d.Verifier, d.Accounts, d.Sessions, d.AdminKey))
 	var rs authz.Roles
 	if d.Accounts != nil {
@@ -68,6 +79,8 @@ func Register(e *echo.Echo, d Deps) error {
 	e.POST("/auth/sign-in", h.signIn)
 	e.GET("/auth/session", h.session)
 	e.POST("/auth/sign-out", h.signOut)
+	e.POST("/auth/password-reset", h.requestReset)
+	e.POST("/auth/password-reset/confirm", h.confirmReset)
 
 	e.Any("/*", p.handle)
 	return nil

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/services/gateway/internal/sessions"
+	"github.com/assayhq/assay/services/gateway/internal/throttle"
 )
 
 // The console's cookies (CONTRACT.md "Sessions"). The session cookie is
@@ -75,7 +78,12 @@ func (h *handler) signIn(c echo.Context) error {
 	if err := httpx.BindText(c, &req); err != nil {
 		return err
 	}
+	addr := h.proxies.ClientAddr(c.Request())
+	if err := h.throttled(c, req.Email, addr); err != nil {
+		return err
+	}
 	in, err := h.sessions.SignIn(c.Request().Context(), req.Email, req.Password)
+	h.signIns.Done(req.Email, addr, errors.Is(err, sessions.ErrBadCredentials), err == nil)
 	if err != nil {
 		return err
 	}
@@ -136,4 +144,16 @@ func setCookie(c echo.Context, name, value string, maxAge int, httpOnly bool) {
 	r := c.Request()
 	c.SetCookie(&http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: httpOnly,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"})
+}
+
+// throttled counts an attempt of email (may be "") from addr and answers
+// 429 with Retry-After when either has used its failures.
+func (h *handler) throttled(c echo.Context, email, addr string) error {
+	err := h.signIns.Attempt(email, addr)
+	var refused *throttle.Refused
+	if errors.As(err, &refused) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(refused.RetryAfter))
+		return refused.Err()
+	}
+	return err
 }

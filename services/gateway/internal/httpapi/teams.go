@@ -163,9 +163,9 @@ type (
 	}
 	invitationIssued struct {
 		Invitation invitationOut `json:"invitation"`
-		Token      string        `json:"token"`      // shown once; only its hash is stored
-		AcceptURL  string        `json:"accept_url"` // the console page that redeems the token
-		Emailed    bool          `json:"emailed"`    // the link was mailed (GATEWAY_SMTP_URL set and the relay took it)
+		Token      string        `json:"token,omitempty"`      // shown once, and only when no mail relay is set (the link then goes to the email only); only its hash is stored
+		AcceptURL  string        `json:"accept_url,omitempty"` // the console page that redeems the token; as token
+		Emailed    bool          `json:"emailed"`              // the link was mailed (GATEWAY_SMTP_URL set and the relay took it)
 	}
 	invitationList struct {
 		Count       int             `json:"count"`
@@ -662,7 +662,18 @@ func (h *handler) acceptInvitation(c echo.Context) error {
 	if s, ok := scope.From(c.Request().Context()); ok && s.UserID != uuid.Nil {
 		cl = &accounts.Caller{UserID: s.UserID}
 	}
+	// A password given here is checked against an existing account's, so
+	// it is throttled like a sign-in from the client's address.
+	addr := h.proxies.ClientAddr(c.Request())
+	if req.Password != nil {
+		if err := h.throttled(c, "", addr); err != nil {
+			return err
+		}
+	}
 	inv, user, err := h.accounts.AcceptInvitation(c.Request().Context(), cl, accounts.Acceptance{Token: req.Token, Password: req.Password, Username: req.Username})
+	if req.Password != nil {
+		h.signIns.Done("", addr, accounts.IsCredentialsError(err), err == nil)
+	}
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,21 @@ func (m *Mailer) SendInvitation(ctx context.Context, inv accounts.Invitation, li
 	return m.send(ctx, inv.Email, msg)
 }
 
+var _ accounts.ResetMailer = (*Mailer)(nil)
+
+// SendPasswordReset mails a one-time link that sets the password of the
+// account of email.
+func (m *Mailer) SendPasswordReset(ctx context.Context, email, link string, expires time.Time) error {
+	body := fmt.Sprintf("Someone asked to set a new password for your Assay account.\r\n\r\n"+
+		"Set it here (the link works once, until %s):\r\n\r\n%s\r\n\r\n"+
+		"If you did not ask for this, ignore this message: your password stays as it is.\r\n",
+		expires.UTC().Format(time.RFC1123), link)
+	msg := "From: " + m.from + "\r\nTo: " + email + "\r\nSubject: Set your Assay password\r\n" +
+		"Date: " + time.Now().UTC().Format(time.RFC1123Z) + "\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: text/plain; charset=utf-8\r\n\r\n" + body
+	return m.send(ctx, email, msg)
+}
+
 func (m *Mailer) send(ctx context.Context, to, msg string) error {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()

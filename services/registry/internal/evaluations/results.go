@@ -3,12 +3,14 @@ package evaluations
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/roles"
 	"github.com/assayhq/assay/pkg/scope"
 )
 
@@ -132,8 +134,12 @@ func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result
 			return err
 		}
 		for i := range rs {
-			if !hasStep(runs[runIDs[i]], rs[i].StepKey) {
+			st := step(runs[runIDs[i]], rs[i].StepKey)
+			if st == nil {
 				return errs.Field("Step not found in this run", rs[i].StepKey, "body", "results", i, "step_key")
+			}
+			if err := mayWrite(sc, st, i); err != nil {
+				return err
 			}
 		}
 		out, err = st.UpsertResults(ctx, sc.ProjectID, uniq)
@@ -148,13 +154,34 @@ func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result
 	return out, nil
 }
 
-func hasStep(r *Run, key string) bool {
-	for _, s := range r.Data.Steps {
-		if s.Key == key {
-			return true
+func hasStep(r *Run, key string) bool { return step(r, key) != nil }
+
+func step(r *Run, key string) *Step {
+	for i := range r.Data.Steps {
+		if r.Data.Steps[i].Key == key {
+			return &r.Data.Steps[i]
 		}
 	}
-	return false
+	return nil
+}
+
+// mayWrite lets a caller whose role only annotates (an annotator) write
+// the results of human steps and nothing else: the status, error and
+// trace of an automatic step are what the run measured, and an annotator
+// rewriting them would falsify the run. The gateway's route table lets
+// annotate through to the results routes because human steps are
+// written there too. A scope without a role is the platform's own caller
+// (the runtime's worker, with the internal token), which the gateway never
+// forwards for a user.
+func mayWrite(sc scope.Scope, st *Step, i int) error {
+	r := roles.Role(sc.Role)
+	if !r.Valid() || r.Can(roles.RunEvaluation) || st.Origin == OriginHuman {
+		return nil
+	}
+	return errs.Message(errs.Forbidden, "auth.forbidden",
+		fmt.Sprintf("Your role (%s) lacks the %q permission: results[%d].step_key '%s' is a %s step; only human steps take its results.",
+			r, roles.RunEvaluation, i, st.Key, st.Origin),
+		map[string]any{"permission": string(roles.RunEvaluation), "role": string(r), "field": fmt.Sprintf("results[%d].step_key", i), "value": st.Key})
 }
 
 // recompute recomputes the status of the scenarios the results touched.

@@ -72,8 +72,10 @@ export interface Invitation {
 
 export interface IssuedInvitation {
   invitation: Invitation;
-  token: string;
-  accept_url: string;
+  /** Absent when a mail relay is configured: the link goes to the email only. */
+  token?: string;
+  accept_url?: string;
+  emailed: boolean;
 }
 
 export const invitationsApi = {

@@ -27,7 +27,7 @@ export function useAuth(): AuthState {
 
 /** Pages that work without a session (no redirect to sign-in from them). */
 export function isPublicPath(path: string): boolean {
-  return path.startsWith("/signin") || path.startsWith("/invitations/accept");
+  return path.startsWith("/signin") || path.startsWith("/invitations/accept") || path.startsWith("/reset-password");
 }
 
 export function signInPath(message?: string, next?: string): string {

@@ -34,7 +34,8 @@ export default function Invitations() {
     create.mutate();
   };
   const list = q.data?.invitations ?? [];
-  const link = issued ? new URL(issued.accept_url, window.location.origin).toString() : "";
+  // With a mail relay the gateway mails the link and never returns it.
+  const link = issued?.accept_url ? new URL(issued.accept_url, window.location.origin).toString() : "";
   return (
     <section>
       <h1>Settings</h1>
@@ -59,8 +60,16 @@ export default function Invitations() {
       <ErrorBox error={revoke.error} title="Not revoked" />
       {issued && (
         <div className="notice ok" role="status">
-          Invitation for <strong>{issued.invitation.email}</strong> (expires {new Date(issued.invitation.expires_at).toLocaleString()}). Send them
-          this link (shown once): <code className="secret">{link}</code>
+          Invitation for <strong>{issued.invitation.email}</strong> (expires {new Date(issued.invitation.expires_at).toLocaleString()}).{" "}
+          {link ? (
+            <>
+              Send them this link (shown once): <code className="secret">{link}</code>
+            </>
+          ) : issued.emailed ? (
+            <>The link was mailed to them.</>
+          ) : (
+            <>The mail relay did not take the link: resend the invitation.</>
+          )}
         </div>
       )}
       <ErrorBox error={q.error} />

@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from "react";
-import { useNavigate, useSearchParams } from "react-router";
+import { Link, useNavigate, useSearchParams } from "react-router";
 import { useAuth } from "../../auth/AuthContext";
 import { ErrorBox } from "../../components/ErrorBox";
 
@@ -60,6 +60,9 @@ export default function SignIn() {
         <button type="submit" disabled={busy}>
           {busy ? "Signing in…" : "Sign in"}
         </button>
+        <p className="muted">
+          <Link to="/reset-password">Forgot your password?</Link>
+        </p>
       </form>
     </div>
   );
