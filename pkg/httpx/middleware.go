@@ -52,6 +52,16 @@ func CanonicalPath(p string) string {
 	return p
 }
 
+// nosniff marks every answer, errors included, as of the type it says: a
+// browser tricked into loading a JSON or text answer as a script or a
+// stylesheet must not guess otherwise and run it.
+func nosniff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+		return next(c)
+	}
+}
+
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Request().Header.Get(HeaderRequestID)

@@ -81,7 +81,7 @@ func NewServer(cfg Config, log *slog.Logger, service string, opts ...Option) *Se
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = ErrorHandler(log)
 	e.Pre(NormalizePath)
-	e.Use(recoverer(log), requestID, accessLog(log), instrument(s.Metrics, service), watchBody)
+	e.Use(nosniff, recoverer(log), requestID, accessLog(log), instrument(s.Metrics, service), watchBody)
 	if cfg.BodyLimit != "" {
 		e.Use(bodyLimit(cfg.BodyLimit))
 	}
