@@ -47,6 +47,13 @@ func TestJSONThatBreaksPythonClients(t *testing.T) {
 		})
 	}
 
+	t.Run("a JSON testset file nested 5,000 deep", func(t *testing.T) {
+		r := s.upload(t, "/simple/testsets/upload", nil, "rows.json", []byte(`[{"q":"1"},{"q":`+deep(5000)+`}]`))
+		loc, msg := fieldErr(t, r)
+		assert.Equal(t, []any{"body", "file", 1.0, "q"}, loc[:4])
+		assert.Contains(t, msg, "nested")
+	})
+
 	// At the limits (the whole body's depth counts): stored.
 	inner := httpx.MaxJSONDepth - 6 // body, testset, data, testcases, [0], data
 	r := s.do(t, "POST", "/simple/testsets", `{"testset":{"slug":"at-limits","data":{"testcases":[{"data":{"n":`+
