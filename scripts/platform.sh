@@ -58,6 +58,8 @@ up() {
     "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
     "GATEWAY_INTERNAL_TOKEN=$token" "REGISTRY_INTERNAL_TOKEN=$token" "RUNTIME_INTERNAL_TOKEN=$token" "TRACING_INTERNAL_TOKEN=$token"
     "GATEWAY_ADMIN_KEY=$admin" "REGISTRY_VAULT_KEY=$vault" "GATEWAY_CONSOLE_URL=http://127.0.0.1:${PORT[console]}"
+    # loopback only, as printed below; its /metrics on a port of its own
+    "GATEWAY_ADDR=127.0.0.1:${PORT[gateway]}" "GATEWAY_METRICS_ADDR=127.0.0.1:8086"
   )
   # The console binary embeds web/dist: build it first (only when a source
   # changed since the last build).
@@ -88,6 +90,7 @@ Assay is running.
   Admin key:  $admin
   Docs:       http://127.0.0.1:8080/api/docs
   OTLP:       http://127.0.0.1:4318/v1/traces (HTTP), 127.0.0.1:4317 (gRPC); Authorization: ApiKey <key>
+  Metrics:    http://127.0.0.1:8086/metrics (gateway); /metrics on 8081-8085 (the others)
   Logs:       $RUN/logs/
 
 Create an account and its first API key:

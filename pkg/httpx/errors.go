@@ -67,6 +67,13 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			}
 		}
 		status := Status(e.Kind)
+		if status >= http.StatusInternalServerError && clientGone(c) {
+			// Nobody reads this answer; the status is for the access log
+			// and the metrics, the message for whoever wonders why.
+			log.InfoContext(c.Request().Context(), "client closed the request", "err", err, "route", c.Path())
+			_ = c.JSON(StatusClientClosed, ErrorBody{Detail: "client closed the request"})
+			return
+		}
 		if status >= http.StatusInternalServerError {
 			log.ErrorContext(c.Request().Context(), "request failed",
 				"err", err, "route", c.Path(), "code", e.Code)

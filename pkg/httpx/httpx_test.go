@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,4 +253,63 @@ func TestDatabaseRefusalIsA422(t *testing.T) {
 			assert.Contains(t, body, `"sqlstate":"`+want.state+`"`, path)
 		}
 	}
+}
+
+// syncBuffer is a log sink a test reads while the server writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestAbandonedUploadIsNotAServerError: a client that announces a body and
+// hangs up halfway through is no failure of the server. Whatever the
+// handler makes of the read error (returned as is, as the registry's JSON
+// bodies did, or with its cause flattened into text), the request is
+// logged as closed by the client (499, not at ERROR) and counted so.
+func TestAbandonedUploadIsNotAServerError(t *testing.T) {
+	logs := &syncBuffer{}
+	log := logx.NewTo(logs, logx.Config{Level: slog.LevelDebug})
+	s := httpx.NewServer(httpx.Config{ReadHeaderTimeout: time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: "1M"}, log, "test")
+	s.Echo.POST("/raw", func(c echo.Context) error {
+		_, err := io.ReadAll(c.Request().Body)
+		return err
+	})
+	s.Echo.POST("/flattened", func(c echo.Context) error {
+		if _, err := io.ReadAll(c.Request().Body); err != nil {
+			return fmt.Errorf("import the file: %v", err)
+		}
+		return nil
+	})
+	base := serve(t, s)
+	for _, route := range []string{"/raw", "/flattened"} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: 100000\r\n\r\na,b\n1,2\n", route)
+		require.NoError(t, err)
+		require.NoError(t, conn.Close())
+		require.Eventually(t, func() bool { return strings.Contains(logs.String(), `"route":"`+route+`"`) },
+			10*time.Second, 10*time.Millisecond, "no access log line for %s", route)
+	}
+	out := logs.String()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		require.NotContains(t, line, `"level":"ERROR"`, "an abandoned upload logged as a server error")
+		if strings.Contains(line, `"msg":"request"`) {
+			require.Contains(t, line, `"status":499`, line)
+		}
+	}
+	require.Contains(t, out, "client closed the request")
+	_, metrics := get(t, base+"/metrics")
+	require.Contains(t, metrics, `http_requests_total{code="499",method="POST",route="/raw",service="test"} 1`)
 }

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +50,16 @@ func CanonicalPath(p string) string {
 		p = "/"
 	}
 	return p
+}
+
+// nosniff marks every answer, errors included, as of the type it says: a
+// browser tricked into loading a JSON or text answer as a script or a
+// stylesheet must not guess otherwise and run it.
+func nosniff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+		return next(c)
+	}
 }
 
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
@@ -192,4 +204,55 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		return n, b.err
 	}
 	return n, err
+}
+
+// StatusClientClosed is the status a request is logged and counted with
+// when its client went away before it was answered (nginx's 499): a body
+// that stopped arriving, a connection closed while the handler ran.
+const StatusClientClosed = 499
+
+// bodyWatchKey holds, in the request context, the *atomic.Bool that
+// watchBody sets when reading the request body failed.
+type bodyWatchKey struct{}
+
+// watchBody notes when reading the request body fails (the connection
+// closed or reset mid-body, a read deadline, broken chunking): however a
+// handler then reports the read error, even flattened into a message of
+// its own, the error renderer can tell the client's failure from the
+// server's. Errors pass through unchanged.
+func watchBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Body == nil || req.Body == http.NoBody {
+			return next(c)
+		}
+		failed := &atomic.Bool{}
+		req.Body = &watchedBody{ReadCloser: req.Body, failed: failed}
+		c.SetRequest(req.WithContext(context.WithValue(req.Context(), bodyWatchKey{}, failed)))
+		return next(c)
+	}
+}
+
+type watchedBody struct {
+	io.ReadCloser
+	failed *atomic.Bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.failed.Store(true)
+	}
+	return n, err
+}
+
+// clientGone reports whether the request failed because its client went
+// away: its body could not be read to the end, or its context was
+// cancelled (net/http does that when the connection closes).
+func clientGone(c echo.Context) bool {
+	ctx := c.Request().Context()
+	if failed, ok := ctx.Value(bodyWatchKey{}).(*atomic.Bool); ok && failed.Load() {
+		return true
+	}
+	return errors.Is(ctx.Err(), context.Canceled)
 }

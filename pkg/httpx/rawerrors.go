@@ -156,7 +156,7 @@ func (c *jsonConn) jsonError(code int, text, problem string) []byte {
 		detail["message"] = "Malformed request: the request line or a header is not valid HTTP/1.1."
 	}
 	body, _ := json.Marshal(ErrorBody{Detail: detail})
-	head := fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+	head := fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
 		code, http.StatusText(code), len(body))
 	return append([]byte(head), body...)
 }

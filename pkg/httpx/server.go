@@ -51,9 +51,23 @@ type Server struct {
 	addr     chan string
 }
 
+// Option changes how NewServer builds a server.
+type Option func(*options)
+
+type options struct{ metricsApart bool }
+
+// MetricsApart leaves /metrics off the server's own routes: the service
+// serves it on a listener of its own (RunMetrics). A public port must not
+// show per-route request counts to anyone who asks.
+func MetricsApart() Option { return func(o *options) { o.metricsApart = true } }
+
 // NewServer builds a server for the named service. Routes are added to
 // s.Echo; readiness checks with AddCheck.
-func NewServer(cfg Config, log *slog.Logger, service string) *Server {
+func NewServer(cfg Config, log *slog.Logger, service string, opts ...Option) *Server {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	s := &Server{
 		Echo:    echo.New(),
 		Metrics: prometheus.NewRegistry(),
@@ -67,7 +81,7 @@ func NewServer(cfg Config, log *slog.Logger, service string) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = ErrorHandler(log)
 	e.Pre(NormalizePath)
-	e.Use(recoverer(log), requestID, accessLog(log), instrument(s.Metrics, service))
+	e.Use(nosniff, recoverer(log), requestID, accessLog(log), instrument(s.Metrics, service), watchBody)
 	if cfg.BodyLimit != "" {
 		e.Use(bodyLimit(cfg.BodyLimit))
 	}
@@ -75,8 +89,45 @@ func NewServer(cfg Config, log *slog.Logger, service string) *Server {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.GET("/ready", s.ready)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{})))
+	if !o.metricsApart {
+		e.GET("/metrics", echo.WrapHandler(s.MetricsHandler()))
+	}
 	return s
+}
+
+// MetricsHandler serves the server's registry in the Prometheus format.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{})
+}
+
+// RunMetrics serves GET /metrics alone on addr until ctx is done (a server
+// built with MetricsApart). An empty addr serves nothing and returns when
+// ctx is done.
+func (s *Server) RunMetrics(ctx context.Context, addr string) error {
+	if addr == "" {
+		<-ctx.Done()
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (metrics): %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.MetricsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.log.Info("metrics listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve metrics: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return nil
 }
 
 // AddCheck registers a readiness check; /ready answers 503 while any fails.

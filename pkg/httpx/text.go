@@ -86,6 +86,9 @@ type textWalker struct {
 	// skipped is the depth at which an exempt subtree began (0: none).
 	skipped int
 	skip    func([]any) bool
+	// limits makes walk report depth and number lengths past the JSON
+	// limits (CheckJSONLimits) instead of text problems.
+	limits bool
 	// keys and indexes are boxed once each, so that a long or deep
 	// document walks without an allocation per member.
 	keys    map[string]any
@@ -120,6 +123,9 @@ func (w *textWalker) walk() string {
 		case ' ', '\t', '\n', '\r', ':':
 			w.i++
 		case '{', '[':
+			if w.limits && len(w.inObj) >= MaxJSONDepth {
+				return msgDepth
+			}
 			w.enter(c == '{')
 			expectKey = c == '{'
 			w.i++
@@ -145,6 +151,9 @@ func (w *textWalker) walk() string {
 			if end < 0 {
 				return ""
 			}
+			if w.limits {
+				msg = ""
+			}
 			if expectKey {
 				d := len(w.inObj)
 				if d == 0 {
@@ -163,6 +172,17 @@ func (w *textWalker) walk() string {
 			}
 			w.i = end + 1
 		default: // numbers, true, false, null
+			if w.limits && numberByte(c) {
+				n := 0
+				for w.i < len(w.b) && numberByte(w.b[w.i]) {
+					w.i++
+					n++
+				}
+				if n > MaxJSONNumberLength {
+					return msgNumber
+				}
+				continue
+			}
 			w.i++
 		}
 	}
@@ -292,4 +312,81 @@ func BindText(c echo.Context, v any) error {
 		return err
 	}
 	return CheckJSONText(raw, nil, "body")
+}
+
+// Limits on the shape of stored JSON. Values past them are legal JSON, but
+// every Python client that lists a project holding one breaks: Python's
+// json refuses integers of more than 4,300 digits (ValueError) and a value
+// nested about 1,000 deep exhausts its recursion limit. Far below both,
+// they never refuse what the reference's clients send (their documents
+// nest a dozen levels; a float's repr is at most 24 characters).
+const (
+	// MaxJSONDepth is the deepest nesting of objects and arrays in a body,
+	// the body's own object counting as the first level.
+	MaxJSONDepth = 128
+	// MaxJSONNumberLength is the longest number literal, in characters
+	// (sign, digits, fraction and exponent).
+	MaxJSONNumberLength = 300
+)
+
+// CheckJSONLimits refuses, with a 422 naming the value's location after
+// loc, a JSON document nested deeper than MaxJSONDepth or holding a number
+// literal longer than MaxJSONNumberLength. One scan and no allocation when
+// the document is within them; raw must be valid JSON (decode it first).
+func CheckJSONLimits(raw []byte, loc ...any) error {
+	if shapeWithin(raw) {
+		return nil
+	}
+	w := textWalker{b: raw, limits: true}
+	msg := w.walk()
+	if msg == "" {
+		return nil
+	}
+	path := w.path
+	if len(path) > 16 { // a location as deep as the document says nothing more
+		path = path[:16]
+	}
+	return errs.Field(msg, nil, append(append([]any{}, loc...), path...)...)
+}
+
+var (
+	msgDepth  = "Input should not be nested deeper than " + strconv.Itoa(MaxJSONDepth) + " levels of objects and arrays"
+	msgNumber = "Input should be a number of at most " + strconv.Itoa(MaxJSONNumberLength) + " characters"
+)
+
+// shapeWithin is CheckJSONLimits' fast path: depth and number lengths,
+// skipping strings.
+func shapeWithin(b []byte) bool {
+	depth, run := 0, 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			run = 0
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '{' || c == '[':
+			run = 0
+			if depth++; depth > MaxJSONDepth {
+				return false
+			}
+		case c == '}' || c == ']':
+			run = 0
+			depth--
+		case numberByte(c):
+			if run++; run > MaxJSONNumberLength {
+				return false
+			}
+		default:
+			run = 0
+		}
+	}
+	return true
+}
+
+func numberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }

@@ -150,3 +150,43 @@ func FuzzCheckJSONText(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckJSONLimits(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat(`{"a":`, n-1) + "[1]" + strings.Repeat("}", n-1) }
+	long := "1" + strings.Repeat("0", httpx.MaxJSONNumberLength-1)
+	for _, ok := range []string{
+		`{}`, `{"n":` + long + `}`, `{"n":-` + long[1:] + `}`, deep(httpx.MaxJSONDepth),
+		// what looks like a number or nesting inside a string does not count
+		`{"s":"` + strings.Repeat("9", 5000) + `","t":"` + strings.Repeat("[", 5000) + `\"[["}`,
+		`[true,false,null,1e10,-0.5E-3]`,
+	} {
+		require.NoError(t, httpx.CheckJSONLimits([]byte(ok), "body"), ok[:min(len(ok), 60)])
+	}
+	for _, tc := range []struct {
+		raw string
+		loc []any
+	}{
+		{`{"n":` + long + `0}`, []any{"body", "n"}},
+		{`{"x":[1,{"y":-` + long + `}]}`, []any{"body", "x", 1, "y"}},
+		{`{"x":` + deep(httpx.MaxJSONDepth) + `}`, append([]any{"body", "x"}, func() []any {
+			var p []any
+			for range 15 { // the location is cut to 16 steps after loc
+				p = append(p, "a")
+			}
+			return p
+		}()...)},
+	} {
+		err := httpx.CheckJSONLimits([]byte(tc.raw), "body")
+		require.Error(t, err)
+		e := errs.From(err)
+		require.Equal(t, errs.Unprocessable, e.Kind, err.Error())
+		detail, _ := json.Marshal(e.Detail)
+		var d []struct {
+			Loc []any `json:"loc"`
+		}
+		require.NoError(t, json.Unmarshal(detail, &d))
+		want, _ := json.Marshal(tc.loc)
+		got, _ := json.Marshal(d[0].Loc)
+		require.JSONEq(t, string(want), string(got))
+	}
+}

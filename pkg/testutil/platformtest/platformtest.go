@@ -84,7 +84,8 @@ func Start(t testing.TB, opts ...Options) *Platform {
 			"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + llm.URL, "OPENAI_API_KEY=sk-test-env"}, o.Runtime)})
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
 		Env: join([]string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
-			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn"}, o.Gateway)})
+			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn",
+			"GATEWAY_METRICS_ADDR="}, o.Gateway)}) // off: its default port would be shared by every platform a test process starts
 	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL(),
 		PostgresURL: pg, ClickHouseURL: ch}
 }

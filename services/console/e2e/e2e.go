@@ -181,8 +181,19 @@ func (e *Env) Browser(t testing.TB) context.Context {
 		cancelAlloc()
 		t.Fatalf("e2e: start %s: %v", bin, err)
 	}
+	// Every page reports what its Content-Security-Policy blocked as a
+	// console error; a test fails on it, so each test also shows that the
+	// console's policy (services/console/internal/spa) lets the pages it
+	// visits work.
+	if _, err := chromedp.Call(browser, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: cspReporter}); err != nil {
+		cancelBrowser()
+		cancelAlloc()
+		t.Fatalf("e2e: install the CSP reporter: %v", err)
+	}
 	var mu sync.Mutex
 	ended := false
+	var blocked []string
 	messages := chromedp.Console(browser)
 	logged := make(chan struct{})
 	go func() {
@@ -202,6 +213,9 @@ func (e *Env) Browser(t testing.TB) context.Context {
 			mu.Lock()
 			if !ended {
 				t.Logf("page %s: %s (%s:%d)", m.Type, m.Text, m.URL, m.Line+1)
+				if strings.HasPrefix(m.Text, cspPrefix) {
+					blocked = append(blocked, m.Text)
+				}
 			}
 			mu.Unlock()
 		}
@@ -218,9 +232,20 @@ func (e *Env) Browser(t testing.TB) context.Context {
 		cancelBrowser()
 		cancelAlloc()
 		<-logged
+		if len(blocked) > 0 {
+			t.Errorf("the console's Content-Security-Policy blocked: %s", strings.Join(blocked, "; "))
+		}
 	})
 	return ctx
 }
+
+// cspPrefix starts the console error cspReporter logs.
+const cspPrefix = "CSP violation:"
+
+// cspReporter runs in every page before its own scripts (a DevTools
+// script, which the page's policy does not restrict).
+const cspReporter = `document.addEventListener("securitypolicyviolation", (e) =>
+  console.error("` + cspPrefix + ` " + e.effectiveDirective + " blocked " + (e.blockedURI || "inline") + " at " + e.sourceFile + ":" + e.lineNumber));`
 
 // SignedIn is Browser with u signed in: POST /api/auth/sign-in from Go, its
 // cookies put into the browser, so the first navigation is signed in.

@@ -35,7 +35,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- default (printf "%s-secrets" (include "assay.fullname" .)) .Values.secrets.existingSecret -}}
 {{- end -}}
 
-{{/* The components: name, HTTP port (/health, /ready, /metrics) and whether enabled. */}}
+{{/* The components: name, HTTP port (/health, /ready, /metrics; the gateway's /metrics is on its metrics port, 8086) and whether enabled. */}}
 {{- define "assay.components" -}}
 gateway: {port: 8080, enabled: true}
 registry: {port: 8081, enabled: true}
@@ -106,6 +106,8 @@ names (deployments/helm/compose_test.go checks it).
 {{- end }}
 {{- if eq $c "gateway" }}
 {{ include "assay.secretEnv" (dict "root" $root "name" "GATEWAY_ADMIN_KEY" "key" "admin-key") }}
+- name: GATEWAY_METRICS_ADDR
+  value: "0.0.0.0:8086"
 - name: GATEWAY_REGISTRY_URL
   value: {{ $registry }}
 - name: GATEWAY_RUNTIME_URL

@@ -158,3 +158,33 @@ func FuzzServe(f *testing.F) {
 }
 
 func pathClean(p string) string { return gopath.Clean("/" + p) }
+
+// TestContentSecurityPolicy: every page of the console, the app's client
+// routes and the page shown when it was not built, comes with a policy
+// under which no inline or foreign script runs and nothing frames it.
+func TestContentSecurityPolicy(t *testing.T) {
+	h, err := spa.New(app)
+	require.NoError(t, err)
+	unbuilt, err := spa.New(fstest.MapFS{".keep": {Data: nil}})
+	require.NoError(t, err)
+	for name, w := range map[string]*httptest.ResponseRecorder{
+		"index": serve(t, h, "GET", ""), "client route": serve(t, h, "GET", "traces/abc"),
+		"asset": serve(t, h, "GET", "assets/index-abc.js"), "not built": serve(t, unbuilt, "GET", ""),
+	} {
+		csp := w.Header().Get("Content-Security-Policy")
+		require.NotEmpty(t, csp, name)
+		directives := map[string]string{}
+		for _, d := range strings.Split(csp, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(d), " ")
+			directives[k] = v
+		}
+		assert.Equal(t, "'self'", directives["default-src"], name)
+		assert.True(t, strings.HasPrefix(directives["script-src"], "'self'"), name)
+		assert.NotContains(t, directives["script-src"], "unsafe-inline", name)
+		assert.NotContains(t, directives["script-src"], "*", name)
+		assert.Equal(t, "'self'", directives["connect-src"], name)
+		assert.Equal(t, "'none'", directives["object-src"], name)
+		assert.Equal(t, "'none'", directives["frame-ancestors"], name)
+		assert.Equal(t, "'self'", directives["base-uri"], name)
+	}
+}

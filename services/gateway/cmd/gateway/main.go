@@ -31,7 +31,8 @@ import (
 
 // Config is the gateway's configuration, read from GATEWAY_* variables.
 type Config struct {
-	Addr             string        `default:":8080" desc:"listen address of the public API"`
+	Addr             string        `default:"127.0.0.1:8080" desc:"listen address of the public API (loopback for a local run; containers set 0.0.0.0:8080)"`
+	MetricsAddr      string        `split_words:"true" default:"127.0.0.1:8086" desc:"listen address of Prometheus /metrics, apart from the public API port (per-route counts are for operators); empty turns it off"`
 	AdminKey         string        `split_words:"true" required:"true" desc:"secret for Authorization: Access <key> on /api/admin/ (make up: ASSAY_ADMIN_KEY or .run/admin.key)"`
 	InternalToken    string        `split_words:"true" required:"true" desc:"token the gateway sends to the services with the caller's scope; must match theirs"`
 	RegistryURL      string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry service"`
@@ -116,7 +117,7 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
+	srv := httpx.NewServer(cfg.HTTP, log, "gateway", httpx.MetricsApart())
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts:        accts,
@@ -138,5 +139,6 @@ func run(ctx context.Context, cfg Config) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return verifier.Run(ctx) })
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
 	return g.Wait()
 }

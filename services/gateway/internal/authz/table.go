@@ -65,7 +65,6 @@ var Table = []Rule{
 	// Open and admin routes.
 	{Method: "GET", Pattern: "/health", Access: Open},
 	{Method: "GET", Pattern: "/ready", Access: Open},
-	{Method: "GET", Pattern: "/metrics", Access: Open},
 	{Method: "GET", Pattern: "/openapi.json", Access: Open},
 	{Method: "GET", Pattern: "/docs", Access: Open},
 	{Method: "GET", Pattern: "/docs/redoc.standalone.js", Access: Open},

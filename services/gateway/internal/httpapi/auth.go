@@ -31,7 +31,7 @@ type Workspaces interface {
 
 // openPaths need no credentials (canonical form, see httpx.CanonicalPath).
 // A browser asks for /favicon.ico on its own: a plain 404, not a 401.
-var openPaths = map[string]bool{"/health": true, "/ready": true, "/metrics": true, "/openapi.json": true, "/docs": true, "/docs/redoc.standalone.js": true,
+var openPaths = map[string]bool{"/health": true, "/ready": true, "/openapi.json": true, "/docs": true, "/docs/redoc.standalone.js": true,
 	"/favicon.ico": true}
 
 // isConsolePath: the console's pages are public (they hold no data; the

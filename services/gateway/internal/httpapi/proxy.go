@@ -97,6 +97,9 @@ func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logge
 			// gateway passed it on): the proxy would add it a second time.
 			ModifyResponse: func(res *http.Response) error {
 				res.Header.Del(httpx.HeaderRequestID)
+				// The gateway sets nosniff on every answer itself (httpx),
+				// whatever the service behind sent.
+				res.Header.Del("X-Content-Type-Options")
 				return nil
 			},
 			Transport:     transport,

@@ -30,12 +30,16 @@ type References map[string]Group
 // Data is an environment revision's data.
 type Data struct {
 	References References `json:"references"`
+	// loc is where the references were sent (ParseData's loc), for errors.
+	loc []any
 }
 
 // Delta sets and removes keys of the newest references.
 type Delta struct {
 	Set    References `json:"set,omitempty"`
 	Remove []string   `json:"remove,omitempty"`
+	// loc is where the delta was sent (ParseDelta's loc), for errors.
+	loc []any
 }
 
 // Service implements environment commits over the registry.
@@ -57,7 +61,7 @@ func ParseData(raw json.RawMessage, loc ...any) (*Data, error) {
 			return nil, errs.Field("Extra inputs are not permitted", v, at(k)...)
 		}
 	}
-	d := &Data{}
+	d := &Data{loc: at("references")}
 	if v, ok := m["references"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
 		refs, err := parseRefs(v, at("references")...)
 		if err != nil {
@@ -96,7 +100,7 @@ func ParseDelta(raw json.RawMessage, loc ...any) (*Delta, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, errs.Field("Input should be a valid dictionary", json.RawMessage(raw), loc...)
 	}
-	d := &Delta{}
+	d := &Delta{loc: at("set")}
 	for k, v := range m {
 		switch k {
 		case "set":
@@ -148,14 +152,21 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*versio
 	rev := versioned.Revision{ArtifactID: c.ArtifactID, VariantID: c.VariantID, Slug: c.Slug, Header: c.Header, Message: c.Message}
 	// Environment revisions have no typed flags.
 	rev.Flags = nil
-	// Groups carried over by a delta were rewritten when they were set, so
-	// only the incoming groups need it (outside the variant lock).
+	// Groups carried over by a delta were rewritten (and checked) when
+	// they were set, so only the incoming groups need it (outside the
+	// variant lock).
 	if c.Data != nil {
+		if err := s.ownRevisions(ctx, sc, c.Data.References, c.Data.loc); err != nil {
+			return nil, err
+		}
 		if err := s.rewriteSlugs(ctx, sc, c.Data.References); err != nil {
 			return nil, err
 		}
 	}
 	if c.Delta != nil {
+		if err := s.ownRevisions(ctx, sc, c.Delta.Set, c.Delta.loc); err != nil {
+			return nil, err
+		}
 		if err := s.rewriteSlugs(ctx, sc, c.Delta.Set); err != nil {
 			return nil, err
 		}
@@ -201,6 +212,39 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*versio
 		return nil, err
 	}
 	return out, nil
+}
+
+// revisionFamilies maps the "<entity>_revision" keys of a group to the
+// family their revision ids name.
+var revisionFamilies = map[string]versioned.Family{
+	"workflow_revision": versioned.Workflows, "application_revision": versioned.Workflows,
+	"evaluator_revision": versioned.Workflows, "testset_revision": versioned.Testsets,
+	"query_revision": versioned.Queries, "environment_revision": versioned.Environments,
+}
+
+// ownRevisions refuses a group naming, by id, a revision that is not one
+// of the caller's project: an environment deploys what it references, so
+// another project's revision id must not be stored in it. A revision of
+// another project and one that does not exist get the same 422 naming
+// the field, so the answer tells nothing about other projects.
+func (s *Service) ownRevisions(ctx context.Context, sc scope.Scope, refs References, loc []any) error {
+	for key, g := range refs {
+		for typ, r := range g {
+			f, ok := revisionFamilies[typ]
+			if !ok || r.ID == nil {
+				continue
+			}
+			rev, err := s.reg.Revision(ctx, sc, f, *r.ID)
+			if err != nil {
+				return fmt.Errorf("check %s %s: %w", typ, r.ID, err)
+			}
+			if rev == nil {
+				return errs.Field("Input should be the id of a "+strings.ReplaceAll(typ, "_", " ")+" of this project",
+					r.ID.String(), append(append([]any{}, loc...), key, typ, "id")...)
+			}
+		}
+	}
+	return nil
 }
 
 // Roles are the entity prefixes of workflow-family reference groups.

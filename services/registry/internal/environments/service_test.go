@@ -230,7 +230,7 @@ func testSlugsAreRewritten(t *testing.T, w *world) {
 	v := w.environment(t, "prod")
 	r := w.commit(t, v, environments.Commit{Data: &environments.Data{References: environments.References{
 		"app.revision": {"application": {ID: &a.ID, Slug: &stale}, "application_revision": {ID: &rev.ID, Slug: &stale, Version: &ver}},
-		"ghost":        {"application_revision": {ID: &missing, Slug: &stale}},
+		"ghost":        {"application": {ID: &missing, Slug: &stale}}, // a revision id must exist (ownRevisions)
 	}}})
 	refs := environments.ReferencesOf(r)
 	g := refs["app.revision"]
@@ -238,7 +238,7 @@ func testSlugsAreRewritten(t *testing.T, w *world) {
 	assert.Equal(t, "real-rev", *g["application_revision"].Slug, "the id is trusted over a stale version")
 	_, sent := g["application_variant"]
 	assert.False(t, sent, "slugs that were not sent stay absent")
-	assert.Equal(t, "stale", *refs["ghost"]["application_revision"].Slug, "an unresolvable group is kept as sent")
+	assert.Equal(t, "stale", *refs["ghost"]["application"].Slug, "an unresolvable group is kept as sent")
 }
 
 func testDeploymentChanged(t *testing.T, w *world) {

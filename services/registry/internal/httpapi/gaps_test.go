@@ -188,14 +188,16 @@ func TestEnvironmentCommitRewritesSlugs(t *testing.T) {
 				"application_variant":  m{"id": appVar},
 				"application_revision": m{"id": rev["id"], "slug": "wrong-rev", "version": "0"},
 			},
-			"ghost.revision": m{"application_revision": m{"id": ghost, "slug": "kept"}},
+			// an unknown application (a revision id must be the project's:
+			// TestEnvironmentReferencesStayInTheProject)
+			"ghost.revision": m{"application": m{"id": ghost, "slug": "kept"}},
 		}}}})
 	refs := obj(t, got, "environment_revision", "data", "references")
 	g := obj(t, refs, "slug-app.revision")
 	assert.Equal(t, m{"id": appID, "slug": "slug-app"}, g["application"])
 	assert.Equal(t, m{"id": appVar}, g["application_variant"], "no slug sent, none added")
 	assert.Equal(t, m{"id": rev["id"], "slug": rev["slug"], "version": "0"}, g["application_revision"])
-	assert.Equal(t, m{"id": ghost, "slug": "kept"}, obj(t, refs, "ghost.revision")["application_revision"], "unresolvable groups are kept as sent")
+	assert.Equal(t, m{"id": ghost, "slug": "kept"}, obj(t, refs, "ghost.revision")["application"], "unresolvable groups are kept as sent")
 
 	// The delta form is rewritten too.
 	got = s.ok(t, "POST", "/environments/revisions/commit", m{"environment_revision": m{

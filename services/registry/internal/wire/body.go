@@ -126,6 +126,9 @@ func ReadBody(r io.Reader) (*Body, error) {
 	if err := httpx.CheckJSONText(raw, storedAsJSON, "body"); err != nil {
 		return nil, err
 	}
+	if err := httpx.CheckJSONLimits(raw, "body"); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -481,7 +484,10 @@ func FormField(name, v string) error {
 			return errs.Field(tooLargeMsg(name), nil, "body", name)
 		}
 		if json.Valid([]byte(v)) {
-			return httpx.CheckJSONText([]byte(v), nil, "body", name)
+			if err := httpx.CheckJSONText([]byte(v), nil, "body", name); err != nil {
+				return err
+			}
+			return httpx.CheckJSONLimits([]byte(v), "body", name)
 		}
 	default:
 		if utf8.RuneCountInString(v) > maxLen(name) {

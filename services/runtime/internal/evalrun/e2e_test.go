@@ -72,7 +72,8 @@ func startStackWith(t *testing.T, registry []string, extra ...string) *stack {
 	rt := s.worker(t, extra...)
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
 		Env: common("GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+reg.URL,
-			"GATEWAY_RUNTIME_URL="+rt.URL, "GATEWAY_TRACING_URL="+tr.URL, "GATEWAY_LOG_LEVEL=warn")})
+			"GATEWAY_RUNTIME_URL="+rt.URL, "GATEWAY_TRACING_URL="+tr.URL, "GATEWAY_LOG_LEVEL=warn",
+			"GATEWAY_METRICS_ADDR=")}) // off: its default port would be shared by the tests' gateways
 	s.gateway = gw.URL
 	return s
 }

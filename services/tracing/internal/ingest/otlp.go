@@ -22,7 +22,7 @@ import (
 // Limits bound an OTLP request body. Variables: TRACING_OTLP_*.
 type Limits struct {
 	MaxBody         int64 `split_words:"true" default:"10485760" desc:"largest OTLP request body as sent (possibly compressed), in bytes; larger → 413"`
-	MaxDecompressed int64 `split_words:"true" default:"10485760" desc:"largest OTLP request body after decompression, in bytes; larger → 413"`
+	MaxDecompressed int64 `split_words:"true" default:"10485760" desc:"largest OTLP request body after decompression, in bytes (HTTP gzip, zstd, deflate; gRPC gzip and the gRPC message bound); larger → 413, or RESOURCE_EXHAUSTED over gRPC"`
 }
 
 // ErrTooLarge is a body over a limit.

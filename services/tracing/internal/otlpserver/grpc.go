@@ -8,6 +8,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	// gzip, as exporters send it with OTEL_EXPORTER_OTLP_COMPRESSION=gzip.
+	// grpc-go bounds the inflated message by MaxRecvMsgSize (the
+	// decompressed limit given to NewGRPC), so a small gzip bomb is refused
+	// with RESOURCE_EXHAUSTED without being inflated past it.
+	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -25,7 +30,8 @@ type GRPC struct {
 	srv    *grpc.Server
 }
 
-// NewGRPC returns the gRPC server; messages are bounded by maxBytes. opts
+// NewGRPC returns the gRPC server; messages are bounded by maxBytes, after
+// decompression (identity or gzip). opts
 // add server options (admission control: admit.Gate.ServerOptions).
 func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger, opts ...grpc.ServerOption) *GRPC {
 	g := &GRPC{ingest: svc, keys: keys, log: log}

@@ -58,7 +58,8 @@ func startReplica(t *testing.T, pg, natsURL, chURL, llmURL string) *replica {
 			"RUNTIME_LLM_BASE_URLS=openai="+llmURL, "OPENAI_API_KEY=sk-test-env")})
 	r.gateway = svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR", NoWait: true,
 		Env: env("GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+r.registry.URL,
-			"GATEWAY_RUNTIME_URL="+r.runtime.URL, "GATEWAY_TRACING_URL="+r.tracing.URL, "GATEWAY_LOG_LEVEL=warn")})
+			"GATEWAY_RUNTIME_URL="+r.runtime.URL, "GATEWAY_TRACING_URL="+r.tracing.URL, "GATEWAY_LOG_LEVEL=warn",
+			"GATEWAY_METRICS_ADDR=")}) // off: the replicas would share its default port
 	r.all = []*svctest.Service{r.registry, r.tracing, r.runtime, r.gateway}
 	return r
 }
