@@ -11,6 +11,12 @@
 #         stored nowhere, prints the URLs and the admin key. Services already
 #         running are reused; an existing first user is left alone.
 #   down: stops the services and the dependencies started from this .run/.
+#   env SERVICE: prints the variables up gives SERVICE, one K=V a line,
+#         secrets included (creating them in .run/ if missing): what a test
+#         checks and an operator may look at.
+# Each service gets only its own variables and secrets: the token of each
+# caller-callee pair it is part of (generated once into .run/tokens/), the
+# admin key the gateway only, the vault key the registry only.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +26,8 @@ CH_PORT=${ASSAY_CH_PORT:-59000}
 NATS_PORT=${ASSAY_NATS_PORT:-54222}
 SERVICES=(registry runtime tracing writer console gateway) # gateway last: it fronts the others
 declare -A PORT=([gateway]=8080 [registry]=8081 [runtime]=8082 [tracing]=8083 [writer]=8084 [console]=8085)
+# The service-to-service calls, caller:callee; each pair has its own token.
+PAIRS=(gateway:registry gateway:runtime gateway:tracing runtime:registry runtime:tracing tracing:registry registry:tracing)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -37,6 +45,45 @@ vault_key() { # file: read it, or create it with base64 of 32 random bytes
   cat "$1"
 }
 
+# settings fills admin, vault and common (every service's plain settings,
+# each variable prefixed with its service's name), creating the run folder
+# and the secrets that are missing.
+settings() {
+  local pg=postgres://postgres@127.0.0.1:$PG_PORT
+  mkdir -p "$RUN/bin" "$RUN/logs" "$RUN/pids" "$RUN/tokens"
+  if [ -n "${ASSAY_ADMIN_KEY:-}" ]; then admin=$ASSAY_ADMIN_KEY; else admin=$(secret "$RUN/admin.key"); fi
+  if [ -n "${ASSAY_VAULT_KEY:-}" ]; then vault=$ASSAY_VAULT_KEY; else vault=$(vault_key "$RUN/vault.key"); fi
+  rm -f "$RUN/internal.token" # the one token all services shared before the pair tokens
+  common=(
+    "GATEWAY_POSTGRES_URL=$pg/assay?sslmode=disable" "REGISTRY_POSTGRES_URL=$pg/assay?sslmode=disable"
+    "REGISTRY_NATS_URL=nats://127.0.0.1:$NATS_PORT" "RUNTIME_NATS_URL=nats://127.0.0.1:$NATS_PORT" "TRACING_NATS_URL=nats://127.0.0.1:$NATS_PORT" "WRITER_NATS_URL=nats://127.0.0.1:$NATS_PORT"
+    "TRACING_POSTGRES_URL=$pg/assay?sslmode=disable"
+    "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
+    "GATEWAY_CONSOLE_URL=http://127.0.0.1:${PORT[console]}"
+    # loopback only, as printed below; its /metrics on a port of its own
+    "GATEWAY_ADDR=127.0.0.1:${PORT[gateway]}" "GATEWAY_METRICS_ADDR=127.0.0.1:8086"
+  )
+}
+
+# service_env SERVICE prints SERVICE's variables: its own of the common
+# settings, the token of each pair it is part of, and the admin key
+# (gateway) or the vault key (registry). Run settings first.
+service_env() {
+  local s=$1 P=${1^^} kv pair caller callee
+  for kv in "${common[@]}"; do
+    if [[ $kv == "${P}_"* ]]; then printf '%s\n' "$kv"; fi
+  done
+  for pair in "${PAIRS[@]}"; do
+    caller=${pair%%:*} callee=${pair##*:}
+    if [ "$s" = "$caller" ]; then printf '%s_TOKEN_TO_%s=%s\n' "$P" "${callee^^}" "$(secret "$RUN/tokens/$caller-$callee.token")"; fi
+    if [ "$s" = "$callee" ]; then printf '%s_TOKEN_FROM_%s=%s\n' "$P" "${caller^^}" "$(secret "$RUN/tokens/$caller-$callee.token")"; fi
+  done
+  case $s in
+    gateway) printf 'GATEWAY_ADMIN_KEY=%s\n' "$admin" ;;
+    registry) printf 'REGISTRY_VAULT_KEY=%s\n' "$vault" ;;
+  esac
+}
+
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 up() {
@@ -44,23 +91,7 @@ up() {
   local pg=postgres://postgres@127.0.0.1:$PG_PORT
   psql "$pg/postgres" -tAc "SELECT 1 FROM pg_database WHERE datname = 'assay'" | grep -q 1 ||
     psql -q "$pg/postgres" -c 'CREATE DATABASE assay'
-  mkdir -p "$RUN/bin" "$RUN/logs" "$RUN/pids"
-  local admin token
-  if [ -n "${ASSAY_ADMIN_KEY:-}" ]; then admin=$ASSAY_ADMIN_KEY; else admin=$(secret "$RUN/admin.key"); fi
-  token=$(secret "$RUN/internal.token")
-  local vault
-  if [ -n "${ASSAY_VAULT_KEY:-}" ]; then vault=$ASSAY_VAULT_KEY; else vault=$(vault_key "$RUN/vault.key"); fi
-
-  local common=(
-    "GATEWAY_POSTGRES_URL=$pg/assay?sslmode=disable" "REGISTRY_POSTGRES_URL=$pg/assay?sslmode=disable"
-    "REGISTRY_NATS_URL=nats://127.0.0.1:$NATS_PORT" "RUNTIME_NATS_URL=nats://127.0.0.1:$NATS_PORT" "TRACING_NATS_URL=nats://127.0.0.1:$NATS_PORT" "WRITER_NATS_URL=nats://127.0.0.1:$NATS_PORT"
-    "TRACING_POSTGRES_URL=$pg/assay?sslmode=disable"
-    "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
-    "GATEWAY_INTERNAL_TOKEN=$token" "REGISTRY_INTERNAL_TOKEN=$token" "RUNTIME_INTERNAL_TOKEN=$token" "TRACING_INTERNAL_TOKEN=$token"
-    "GATEWAY_ADMIN_KEY=$admin" "REGISTRY_VAULT_KEY=$vault" "GATEWAY_CONSOLE_URL=http://127.0.0.1:${PORT[console]}"
-    # loopback only, as printed below; its /metrics on a port of its own
-    "GATEWAY_ADDR=127.0.0.1:${PORT[gateway]}" "GATEWAY_METRICS_ADDR=127.0.0.1:8086"
-  )
+  settings
   # The console binary embeds web/dist: build it first (only when a source
   # changed since the last build).
   alive "$RUN/pids/console.pid" || "$ROOT/scripts/console.sh" build-stale
@@ -68,7 +99,10 @@ up() {
     if alive "$RUN/pids/$s.pid"; then log "$s already running"; continue; fi
     log "building and starting $s on 127.0.0.1:${PORT[$s]}"
     (cd "$ROOT" && go build -trimpath -o "$RUN/bin/$s" "./services/$s/cmd/$s")
-    env "${common[@]}" setsid nohup "$RUN/bin/$s" </dev/null >>"$RUN/logs/$s.log" 2>&1 &
+    local senv; mapfile -t senv < <(service_env "$s")
+    # The services inherit the shell's environment (PATH, provider keys),
+    # less the platform secrets a user may have exported for this script.
+    env -u ASSAY_ADMIN_KEY -u ASSAY_VAULT_KEY "${senv[@]}" setsid nohup "$RUN/bin/$s" </dev/null >>"$RUN/logs/$s.log" 2>&1 &
     echo $! >"$RUN/pids/$s.pid"
   done
   for s in "${SERVICES[@]}"; do
@@ -140,5 +174,10 @@ down() {
 case ${1:-} in
   up) up ;;
   down) down ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+  env)
+    [[ " ${SERVICES[*]} " == *" ${2:-none} "* ]] || { echo "usage: $0 env registry|runtime|tracing|writer|console|gateway" >&2; exit 2; }
+    settings
+    service_env "$2"
+    ;;
+  *) echo "usage: $0 up|down|env SERVICE" >&2; exit 2 ;;
 esac

@@ -240,8 +240,10 @@ func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 				t.Errorf("production: %s_STREAM_REPLICAS = %q, want 3", strings.ToUpper(s), got)
 			}
 		}
-	} else if count["Secret"] != 1 {
-		t.Errorf("default: %d Secrets, want 1", count["Secret"])
+	} else if count["Secret"] != 5 {
+		// The shared one (data-store URLs) and one per service that holds
+		// secrets: gateway, registry, runtime, tracing.
+		t.Errorf("default: %d Secrets, want 5", count["Secret"])
 	}
 }
 

@@ -313,3 +313,34 @@ func TestAbandonedUploadIsNotAServerError(t *testing.T) {
 	_, metrics := get(t, base+"/metrics")
 	require.Contains(t, metrics, `http_requests_total{code="499",method="POST",route="/raw",service="test"} 1`)
 }
+
+// TestRequireCallers: a service called by several others admits each with
+// the token of its own pair, knows which one called, and refuses any other
+// token; a set in which two callers share a token, or none has one, is
+// refused before it can serve.
+func TestRequireCallers(t *testing.T) {
+	s := newServer()
+	s.Echo.Use(httpx.RequireCallers(httpx.Callers{"gateway": "gateway-to-registry-0123", "runtime": "runtime-to-registry-0123", "tracing": ""}))
+	s.Echo.GET("/whoami", func(c echo.Context) error {
+		return c.String(http.StatusOK, scope.CallerFrom(c.Request().Context()))
+	})
+	url := serve(t, s)
+	project := "0192d3a0-0000-7000-8000-000000000001"
+	for token, want := range map[string]string{"gateway-to-registry-0123": "gateway", "runtime-to-registry-0123": "runtime"} {
+		status, body := get(t, url+"/api/whoami/", scope.HeaderToken, token, scope.HeaderProject, project)
+		require.Equal(t, http.StatusOK, status, body)
+		assert.Equal(t, want, body)
+	}
+	for _, token := range []string{"runtime-to-tracing-0123", "", "gateway-to-registry-012"} {
+		status, _ := get(t, url+"/api/whoami/", scope.HeaderToken, token, scope.HeaderProject, project)
+		assert.Equal(t, http.StatusUnauthorized, status, "token %q", token)
+	}
+
+	err := httpx.Callers{"gateway": "same-token-0123456789", "runtime": "same-token-0123456789"}.Validate("REGISTRY")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "REGISTRY_TOKEN_FROM_GATEWAY and REGISTRY_TOKEN_FROM_RUNTIME are the same")
+	err = httpx.Callers{"gateway": "", "runtime": ""}.Validate("TRACING")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TRACING_TOKEN_FROM_<CALLER>")
+	assert.NoError(t, httpx.Callers{"gateway": "a-token-0123456789", "runtime": ""}.Validate("TRACING"))
+}

@@ -82,6 +82,45 @@ func Parse(h http.Header, token string) (s Scope, ok bool) {
 	if token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 		return Scope{}, false
 	}
+	return parseHeaders(h)
+}
+
+// ParseFrom is Parse for a service that several others call, each with the
+// token of its own pair: tokens maps a caller's name to that token. It
+// returns which caller the token belongs to, so a token meant for another
+// pair (or another callee) is refused, and every token is compared, so the
+// time taken does not tell which one came close.
+func ParseFrom(h http.Header, tokens map[string]string) (s Scope, caller string, ok bool) {
+	got := []byte(h.Get(HeaderToken))
+	for name, token := range tokens {
+		if token != "" && subtle.ConstantTimeCompare(got, []byte(token)) == 1 {
+			caller = name
+		}
+	}
+	if caller == "" {
+		return Scope{}, "", false
+	}
+	if s, ok = parseHeaders(h); !ok {
+		return Scope{}, "", false
+	}
+	return s, caller, true
+}
+
+// WithCaller returns ctx carrying the name of the service that called.
+func WithCaller(ctx context.Context, caller string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// CallerFrom is the name of the service whose token the request carried,
+// "" outside an internal request.
+func CallerFrom(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(string)
+	return c
+}
+
+type callerKey struct{}
+
+func parseHeaders(h http.Header) (s Scope, ok bool) {
 	var err error
 	if p := h.Get(HeaderProject); p != "" {
 		if s.ProjectID, err = uuid.Parse(p); err != nil {

@@ -64,7 +64,7 @@ pipeline_start() {
   writer=$!
   pids+=($writer)
   env TRACING_NATS_URL="nats://127.0.0.1:$port_base" TRACING_CLICKHOUSE_URL="$ch_url" \
-    TRACING_ADDR="${api_url#http://}" TRACING_INTERNAL_TOKEN=bench-token TRACING_OTLP_HTTP_ADDR= TRACING_OTLP_GRPC_ADDR= \
+    TRACING_ADDR="${api_url#http://}" TRACING_TOKEN_FROM_GATEWAY=bench-token TRACING_TOKEN_TO_REGISTRY=bench-no-registry TRACING_OTLP_HTTP_ADDR= TRACING_OTLP_GRPC_ADDR= \
     TRACING_LOG_LEVEL=warn "${tenv[@]}" "$work/tracing" >"$work/tracing.log" 2>&1 &
   tracing=$!
   pids+=($tracing)

@@ -39,7 +39,7 @@ nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 pids+=($!)
 sleep 1
 TRACING_NATS_URL=nats://127.0.0.1:$nats_port TRACING_CLICKHOUSE_URL=$ch_url TRACING_ADDR=127.0.0.1:$api_port \
-  TRACING_INTERNAL_TOKEN=bench-token TRACING_OTLP_HTTP_ADDR= TRACING_OTLP_GRPC_ADDR= TRACING_LOG_LEVEL=warn \
+  TRACING_TOKEN_FROM_GATEWAY=bench-token TRACING_TOKEN_TO_REGISTRY=bench-no-registry TRACING_OTLP_HTTP_ADDR= TRACING_OTLP_GRPC_ADDR= TRACING_LOG_LEVEL=warn \
   TRACING_QUERY_TIMEOUT=120s "$work/tracing" >"$work/tracing.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$api_port/ready" >/dev/null && break; sleep 0.2; done

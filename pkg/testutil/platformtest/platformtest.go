@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,13 +25,41 @@ import (
 )
 
 const (
-	// Token is the internal token every service shares.
-	Token = "platformtest-internal-token-0123456789"
 	// AdminKey is the gateway's admin key (Authorization: Access <AdminKey>).
 	AdminKey = "platformtest-admin-key-0123456789"
 	// vaultKey is the registry's 32-byte vault key, base64.
 	vaultKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 )
+
+// Pairs are the service-to-service calls, caller first: each pair has a
+// token of its own, which only its two services hold (scripts/platform.sh,
+// docker-compose.yml and the Helm chart give them out the same way).
+var Pairs = [][2]string{
+	{"gateway", "registry"}, {"gateway", "runtime"}, {"gateway", "tracing"},
+	{"runtime", "registry"}, {"runtime", "tracing"},
+	{"tracing", "registry"}, {"registry", "tracing"},
+}
+
+// PairToken is the token the caller sends the callee in these tests.
+func PairToken(caller, callee string) string {
+	return "platformtest-" + caller + "-to-" + callee + "-token"
+}
+
+// TokenEnv is the token variables of one service: <SERVICE>_TOKEN_TO_<CALLEE>
+// for each service it calls, <SERVICE>_TOKEN_FROM_<CALLER> for each that
+// calls it, and nothing of the pairs it is not part of.
+func TokenEnv(service string) []string {
+	var env []string
+	for _, p := range Pairs {
+		switch service {
+		case p[0]:
+			env = append(env, strings.ToUpper(p[0])+"_TOKEN_TO_"+strings.ToUpper(p[1])+"="+PairToken(p[0], p[1]))
+		case p[1]:
+			env = append(env, strings.ToUpper(p[1])+"_TOKEN_FROM_"+strings.ToUpper(p[0])+"="+PairToken(p[0], p[1]))
+		}
+	}
+	return env
+}
 
 // Options add variables to one service's environment ("K=V"), for a test
 // that needs a setting other than the defaults below.
@@ -68,22 +97,20 @@ func Start(t testing.TB, opts ...Options) *Platform {
 	ch := chtest.NewURL(t)
 	llm := llmtest.New(t)
 	w := writertest.Start(t, nats.URL(), ch, o.Writer...)
-	common := func(extra ...string) []string {
-		return append([]string{"REGISTRY_INTERNAL_TOKEN=" + Token, "RUNTIME_INTERNAL_TOKEN=" + Token,
-			"TRACING_INTERNAL_TOKEN=" + Token, "GATEWAY_INTERNAL_TOKEN=" + Token}, extra...)
+	join := func(service string, a []string, b []string) []string {
+		return append(append(TokenEnv(service), a...), b...)
 	}
-	join := func(a []string, b []string) []string { return append(common(a...), b...) }
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
-		Env: join([]string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=" + vaultKey,
+		Env: join("registry", []string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=" + vaultKey,
 			"REGISTRY_NATS_URL=" + nats.URL()}, o.Registry)})
 	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
-		Env: join([]string{"TRACING_NATS_URL=" + nats.URL(), "TRACING_CLICKHOUSE_URL=" + ch, "TRACING_REGISTRY_URL=" + reg.URL,
+		Env: join("tracing", []string{"TRACING_NATS_URL=" + nats.URL(), "TRACING_CLICKHOUSE_URL=" + ch, "TRACING_REGISTRY_URL=" + reg.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn"}, o.Tracing)})
 	rt := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR",
-		Env: join([]string{"RUNTIME_NATS_URL=" + nats.URL(), "RUNTIME_REGISTRY_URL=" + reg.URL, "RUNTIME_TRACING_URL=" + tr.URL,
+		Env: join("runtime", []string{"RUNTIME_NATS_URL=" + nats.URL(), "RUNTIME_REGISTRY_URL=" + reg.URL, "RUNTIME_TRACING_URL=" + tr.URL,
 			"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + llm.URL, "OPENAI_API_KEY=sk-test-env"}, o.Runtime)})
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
-		Env: join([]string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
+		Env: join("gateway", []string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
 			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn",
 			"GATEWAY_METRICS_ADDR="}, o.Gateway)}) // off: its default port would be shared by every platform a test process starts
 	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL(),

@@ -49,6 +49,39 @@ console: {port: {{ .Values.console.port }}, enabled: {{ .Values.console.enabled 
 {{- printf "http://%s:%d" (include "assay.name" (dict "root" .root "component" .component)) (int .port) -}}
 {{- end -}}
 
+{{/*
+The service-to-service calls, caller first. Each pair has its own token,
+which only the Secrets of its two services hold: the caller's as
+token-to-<callee>, the callee's as token-from-<caller>.
+*/}}
+{{- define "assay.pairs" -}}
+- [gateway, registry]
+- [gateway, runtime]
+- [gateway, tracing]
+- [runtime, registry]
+- [runtime, tracing]
+- [tracing, registry]
+- [registry, tracing]
+{{- end -}}
+
+{{/* The Secret of one service's own secrets (tokens, admin or vault key). */}}
+{{- define "assay.ownSecretName" -}}
+{{- if .root.Values.secrets.existingSecret -}}
+{{- printf "%s-%s" .root.Values.secrets.existingSecret .component -}}
+{{- else -}}
+{{- printf "%s-secrets" (include "assay.name" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* One variable from the service's own Secret. */}}
+{{- define "assay.ownSecretEnv" -}}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "assay.ownSecretName" . }}
+      key: {{ .key }}
+{{- end -}}
+
 {{- define "assay.secretEnv" -}}
 - name: {{ .name }}
   valueFrom:
@@ -73,8 +106,13 @@ names (deployments/helm/compose_test.go checks it).
   value: "0.0.0.0:{{ .port }}"
 - name: {{ $P }}_LOG_LEVEL
   value: {{ $v.logLevel | quote }}
-{{- if has $c (list "gateway" "registry" "runtime" "tracing") }}
-{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_INTERNAL_TOKEN" $P) "key" "internal-token") }}
+{{- range $pair := fromYamlArray (include "assay.pairs" $root) }}
+{{- $caller := index $pair 0 }}{{ $callee := index $pair 1 }}
+{{- if eq $c $caller }}
+{{ include "assay.ownSecretEnv" (dict "root" $root "component" $c "name" (printf "%s_TOKEN_TO_%s" $P (upper $callee)) "key" (printf "token-to-%s" $callee)) }}
+{{- else if eq $c $callee }}
+{{ include "assay.ownSecretEnv" (dict "root" $root "component" $c "name" (printf "%s_TOKEN_FROM_%s" $P (upper $caller)) "key" (printf "token-from-%s" $caller)) }}
+{{- end }}
 {{- end }}
 {{- if has $c (list "gateway" "registry" "tracing") }}
 {{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_POSTGRES_URL" $P) "key" "postgres-url") }}
@@ -105,7 +143,7 @@ names (deployments/helm/compose_test.go checks it).
 {{- end }}
 {{- end }}
 {{- if eq $c "gateway" }}
-{{ include "assay.secretEnv" (dict "root" $root "name" "GATEWAY_ADMIN_KEY" "key" "admin-key") }}
+{{ include "assay.ownSecretEnv" (dict "root" $root "component" $c "name" "GATEWAY_ADMIN_KEY" "key" "admin-key") }}
 - name: GATEWAY_METRICS_ADDR
   value: "0.0.0.0:8086"
 - name: GATEWAY_REGISTRY_URL
@@ -117,7 +155,7 @@ names (deployments/helm/compose_test.go checks it).
 - name: GATEWAY_CONSOLE_URL
   value: {{ if $v.console.enabled }}{{ include "assay.url" (dict "root" $root "component" "console" "port" $v.console.port) }}{{ else }}""{{ end }}
 {{- else if eq $c "registry" }}
-{{ include "assay.secretEnv" (dict "root" $root "name" "REGISTRY_VAULT_KEY" "key" "vault-key") }}
+{{ include "assay.ownSecretEnv" (dict "root" $root "component" $c "name" "REGISTRY_VAULT_KEY" "key" "vault-key") }}
 - name: REGISTRY_TRACING_URL
   value: {{ $tracing }}
 - name: REGISTRY_SERVICES_URL

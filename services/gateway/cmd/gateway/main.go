@@ -31,10 +31,14 @@ import (
 
 // Config is the gateway's configuration, read from GATEWAY_* variables.
 type Config struct {
-	Addr             string        `default:"127.0.0.1:8080" desc:"listen address of the public API (loopback for a local run; containers set 0.0.0.0:8080)"`
-	MetricsAddr      string        `split_words:"true" default:"127.0.0.1:8086" desc:"listen address of Prometheus /metrics, apart from the public API port (per-route counts are for operators); empty turns it off"`
-	AdminKey         string        `split_words:"true" required:"true" desc:"secret for Authorization: Access <key> on /api/admin/ (make up: ASSAY_ADMIN_KEY or .run/admin.key)"`
-	InternalToken    string        `split_words:"true" required:"true" desc:"token the gateway sends to the services with the caller's scope; must match theirs"`
+	Addr        string `default:"127.0.0.1:8080" desc:"listen address of the public API (loopback for a local run; containers set 0.0.0.0:8080)"`
+	MetricsAddr string `split_words:"true" default:"127.0.0.1:8086" desc:"listen address of Prometheus /metrics, apart from the public API port (per-route counts are for operators); empty turns it off"`
+	AdminKey    string `split_words:"true" required:"true" desc:"secret for Authorization: Access <key> on /api/admin/ (make up: ASSAY_ADMIN_KEY or .run/admin.key)"`
+	// One token per service called, each the other half of that service's
+	// <SERVICE>_TOKEN_FROM_GATEWAY: a leaked token opens one pair only.
+	TokenToRegistry  string        `split_words:"true" required:"true" desc:"token the gateway sends the registry with the caller's scope (the registry's REGISTRY_TOKEN_FROM_GATEWAY); at least 16 characters"`
+	TokenToRuntime   string        `split_words:"true" required:"true" desc:"token the gateway sends the runtime (the runtime's RUNTIME_TOKEN_FROM_GATEWAY); at least 16 characters"`
+	TokenToTracing   string        `split_words:"true" required:"true" desc:"token the gateway sends tracing (tracing's TRACING_TOKEN_FROM_GATEWAY); at least 16 characters"`
 	RegistryURL      string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry service"`
 	RuntimeURL       string        `split_words:"true" default:"http://127.0.0.1:8082" desc:"base URL of the runtime service"`
 	TracingURL       string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing service"`
@@ -58,8 +62,14 @@ func (c *Config) Validate() error {
 	if len(c.AdminKey) < 16 {
 		return errors.New("GATEWAY_ADMIN_KEY must be at least 16 characters")
 	}
-	if len(c.InternalToken) < 16 {
-		return errors.New("GATEWAY_INTERNAL_TOKEN must be at least 16 characters")
+	tokens := map[string]string{"GATEWAY_TOKEN_TO_REGISTRY": c.TokenToRegistry, "GATEWAY_TOKEN_TO_RUNTIME": c.TokenToRuntime, "GATEWAY_TOKEN_TO_TRACING": c.TokenToTracing}
+	for _, name := range []string{"GATEWAY_TOKEN_TO_REGISTRY", "GATEWAY_TOKEN_TO_RUNTIME", "GATEWAY_TOKEN_TO_TRACING"} {
+		if len(tokens[name]) < 16 {
+			return fmt.Errorf("%s must be at least 16 characters", name)
+		}
+	}
+	if c.TokenToRegistry == c.TokenToRuntime || c.TokenToRegistry == c.TokenToTracing || c.TokenToRuntime == c.TokenToTracing {
+		return errors.New("GATEWAY_TOKEN_TO_REGISTRY, _RUNTIME and _TRACING must differ: one token per pair of services")
 	}
 	if c.InvitationTTL <= 0 {
 		return errors.New("GATEWAY_INVITATION_TTL must be positive")
@@ -100,8 +110,8 @@ func run(ctx context.Context, cfg Config) error {
 	}
 
 	verifier := apikey.NewVerifier(pool, cfg.APIKey, log)
-	accts := accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.InternalToken, cfg.UpstreamTimeout),
-		purge.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.UpstreamTimeout))
+	accts := accounts.NewService(pgstore.New(pool), verifier, seeder.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.UpstreamTimeout),
+		purge.New(purge.Target{URL: cfg.RegistryURL, Token: cfg.TokenToRegistry}, purge.Target{URL: cfg.TracingURL, Token: cfg.TokenToTracing}, cfg.UpstreamTimeout))
 	accts.InvitationTTL = cfg.InvitationTTL
 	accts.AcceptURL = strings.TrimSuffix(cfg.PublicURL, "/") + accts.AcceptURL
 	accts.ResetURL = strings.TrimSuffix(cfg.PublicURL, "/") + accts.ResetURL
@@ -120,13 +130,13 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "gateway", httpx.MetricsApart())
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
-		Accounts:        accts,
-		Audit:           audit.New(pool),
-		Sessions:        sessions.NewService(pgstore.NewSessions(pool), accts, cfg.Session),
-		Verifier:        verifier,
-		AdminKey:        cfg.AdminKey,
-		InternalToken:   cfg.InternalToken,
-		Upstreams:       httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL, Console: cfg.ConsoleURL},
+		Accounts: accts,
+		Audit:    audit.New(pool),
+		Sessions: sessions.NewService(pgstore.NewSessions(pool), accts, cfg.Session),
+		Verifier: verifier,
+		AdminKey: cfg.AdminKey,
+		Upstreams: httpapi.Upstreams{Registry: cfg.RegistryURL, Runtime: cfg.RuntimeURL, Tracing: cfg.TracingURL, Console: cfg.ConsoleURL,
+			RegistryToken: cfg.TokenToRegistry, RuntimeToken: cfg.TokenToRuntime, TracingToken: cfg.TokenToTracing},
 		UpstreamTimeout: cfg.UpstreamTimeout,
 		Log:             log,
 		SignIns:         throttle.New(cfg.Signin),

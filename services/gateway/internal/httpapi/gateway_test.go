@@ -377,7 +377,7 @@ func TestProvisioningSeedsTheRegistry(t *testing.T) {
 	reg := svctest.Start(t, svctest.Options{
 		Pkg:     "services/registry/cmd/registry",
 		AddrVar: "REGISTRY_ADDR",
-		Env: []string{"REGISTRY_INTERNAL_TOKEN=" + internalToken, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t), "REGISTRY_LOG_LEVEL=warn",
+		Env: []string{"REGISTRY_TOKEN_FROM_GATEWAY=" + internalToken, "REGISTRY_TOKEN_TO_TRACING=unused-tracing-token-0123456789", "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t), "REGISTRY_LOG_LEVEL=warn",
 			"REGISTRY_VAULT_KEY=YXNzYXktdGVzdC12YXVsdC1rZXktMzItYnl0ZXMhISE=", // base64 of a 32-byte test key
 			"REGISTRY_NATS_URL=" + natstest.New(t).URL()},
 	})

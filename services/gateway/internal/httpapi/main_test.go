@@ -134,7 +134,7 @@ func startStackConfigured(t *testing.T, pgURL string, seed accounts.Seeder, upst
 		upstreamURL = up.URL
 	}
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
-	rec := &purger{pool: pool, real: purge.New(upstreamURL, upstreamURL, internalToken, 5*time.Second)}
+	rec := &purger{pool: pool, real: purge.New(purge.Target{URL: upstreamURL, Token: internalToken}, purge.Target{URL: upstreamURL, Token: internalToken}, 5*time.Second)}
 	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway", httpx.MetricsApart())
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	svc := accounts.NewService(pgstore.New(pool), verifier, seed, rec)
@@ -144,8 +144,10 @@ func startStackConfigured(t *testing.T, pgURL string, seed accounts.Seeder, upst
 	require.NoError(t, httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts: svc, Verifier: verifier, Audit: audit.New(pool),
 		Sessions: sessions.NewService(pgstore.NewSessions(pool), svc, sessions.Config{TTL: time.Hour}),
-		AdminKey: adminKey, InternalToken: internalToken,
-		Upstreams:       httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL, Console: upstreamURL},
+		AdminKey: adminKey,
+		// One recorder stands for every service, so one token serves all three pairs here.
+		Upstreams: httpapi.Upstreams{Registry: upstreamURL, Runtime: upstreamURL, Tracing: upstreamURL, Console: upstreamURL,
+			RegistryToken: internalToken, RuntimeToken: internalToken, TracingToken: internalToken},
 		UpstreamTimeout: 5 * time.Second, Log: log,
 	}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -26,6 +26,9 @@ type Upstreams struct {
 	// Console serves the web console's pages under /console/; empty
 	// leaves /console/ a 404 (a gateway without a console).
 	Console string
+	// The token of the gateway's pair with each service, sent with the
+	// caller's scope; the console gets none.
+	RegistryToken, RuntimeToken, TracingToken string
 }
 
 // owners maps the first API path segment (or "simple/<x>") to the service
@@ -54,7 +57,7 @@ type proxy struct {
 	targets map[string]*httputil.ReverseProxy
 }
 
-func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logger) (*proxy, error) {
+func newProxy(up Upstreams, timeout time.Duration, log *slog.Logger) (*proxy, error) {
 	transport := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -64,7 +67,9 @@ func newProxy(up Upstreams, token string, timeout time.Duration, log *slog.Logge
 		ResponseHeaderTimeout: timeout,
 	}
 	p := &proxy{targets: map[string]*httputil.ReverseProxy{}}
+	tokens := map[string]string{"registry": up.RegistryToken, "runtime": up.RuntimeToken, "tracing": up.TracingToken}
 	for name, raw := range map[string]string{"registry": up.Registry, "runtime": up.Runtime, "tracing": up.Tracing, "console": up.Console} {
+		token := tokens[name]
 		if raw == "" && name == "console" {
 			continue
 		}

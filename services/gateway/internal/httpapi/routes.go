@@ -25,7 +25,6 @@ type Deps struct {
 	Sessions        *sessions.Service
 	Verifier        Verifier
 	AdminKey        string
-	InternalToken   string
 	Upstreams       Upstreams
 	UpstreamTimeout time.Duration
 	Log             *slog.Logger
@@ -46,7 +45,7 @@ type handler struct {
 
 // Register adds the gateway's routes and middleware to e.
 func Register(e *echo.Echo, d Deps) error {
-	p, err := newProxy(d.Upstreams, d.InternalToken, d.UpstreamTimeout, d.Log)
+	p, err := newProxy(d.Upstreams, d.UpstreamTimeout, d.Log)
 	if err != nil {
 		return err
 	}

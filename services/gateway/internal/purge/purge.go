@@ -29,13 +29,16 @@ type service struct {
 	client *svcclient.Client
 }
 
-// New returns a purger over the registry's and tracing's base URLs. The
-// timeout bounds each call; tracing waits there for ClickHouse to apply
-// the delete.
-func New(registryURL, tracingURL, token string, timeout time.Duration) *Purger {
+// Target is one service's base URL and the token of the gateway's pair
+// with it.
+type Target struct{ URL, Token string }
+
+// New returns a purger over the registry and tracing. The timeout bounds
+// each call; tracing waits there for ClickHouse to apply the delete.
+func New(registry, tracing Target, timeout time.Duration) *Purger {
 	return &Purger{services: []service{
-		{"registry", svcclient.New(registryURL, token, timeout)},
-		{"tracing", svcclient.New(tracingURL, token, timeout)},
+		{"registry", svcclient.New(registry.URL, registry.Token, timeout)},
+		{"tracing", svcclient.New(tracing.URL, tracing.Token, timeout)},
 	}}
 }
 

@@ -35,8 +35,13 @@ import (
 
 // Config is the registry's configuration, read from REGISTRY_* variables.
 type Config struct {
-	Addr              string `default:"127.0.0.1:8081" desc:"listen address (internal; the gateway is the public entry)"`
-	InternalToken     string `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	Addr string `default:"127.0.0.1:8081" desc:"listen address (internal; the gateway is the public entry)"`
+	// One token per caller-callee pair: the registry tells its callers
+	// apart and a token leaked from one opens no other pair.
+	TokenFromGateway  string `split_words:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_REGISTRY); empty: the gateway is refused"`
+	TokenFromRuntime  string `split_words:"true" desc:"token the runtime sends (its RUNTIME_TOKEN_TO_REGISTRY); empty: the runtime is refused"`
+	TokenFromTracing  string `split_words:"true" desc:"token tracing sends (its TRACING_TOKEN_TO_REGISTRY); empty: tracing is refused"`
+	TokenToTracing    string `split_words:"true" required:"true" desc:"token the registry sends tracing to run saved queries (tracing's TRACING_TOKEN_FROM_REGISTRY)"`
 	Testsets          TestsetLimits
 	URIProvider       string        `split_words:"true" default:"svc" desc:"provider segment of our handler URIs (svc:builtin:auto_exact_match:v0); agenta is accepted as an alias on input"`
 	ServicesURL       string        `split_words:"true" default:"http://127.0.0.1:8080/services" desc:"public base of the hosted runtime; application revisions get data.url = <this>/<key>/<version>"`
@@ -82,6 +87,9 @@ type EvalConfig struct {
 // development, and with a live interval under a second (window job ids
 // count in seconds).
 func (c *Config) Validate() error {
+	if err := c.callers().Validate("REGISTRY"); err != nil {
+		return err
+	}
 	if c.Eval.LiveInterval < time.Second {
 		return fmt.Errorf("REGISTRY_EVAL_LIVE_INTERVAL must be at least 1s, got %s", c.Eval.LiveInterval)
 	}
@@ -95,6 +103,11 @@ func (c *Config) Validate() error {
 		return errors.New("REGISTRY_VAULT_KEY is required (base64 of 32 random bytes: openssl rand -base64 32); set REGISTRY_DEV=true to run with a development key")
 	}
 	return nil
+}
+
+// callers are the services whose token the registry accepts.
+func (c *Config) callers() httpx.Callers {
+	return httpx.Callers{"gateway": c.TokenFromGateway, "runtime": c.TokenFromRuntime, "tracing": c.TokenFromTracing}
 }
 
 // vaultCipher returns the vault's cipher: the configured key, else (in
@@ -156,11 +169,11 @@ func run(ctx context.Context, cfg Config) error {
 	ts := testsets.NewService(reg, tcfile.Limits{MaxRows: cfg.Testsets.MaxRows, MaxBytes: cfg.Testsets.MaxFileBytes,
 		QueryTestsets: cfg.Testsets.QueryTestsets, QueryTestcases: cfg.Testsets.QueryTestcases})
 	wf := workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL})
-	qs := queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.InternalToken, cfg.TracingTimeout))
+	qs := queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.TokenToTracing, cfg.TracingTimeout))
 	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{
 		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch})
 	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
-	httpapi.Register(srv.Echo, cfg.InternalToken, httpapi.Services{
+	httpapi.RegisterCallers(srv.Echo, cfg.callers(), httpapi.Services{
 		Testsets:          ts,
 		Workflows:         wf,
 		Environments:      envs,

@@ -27,7 +27,7 @@ import (
 func TestRegistryDeclaresEvalsAndFollowsNATS(t *testing.T) {
 	ns := natstest.New(t)
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
-		Env: []string{"REGISTRY_INTERNAL_TOKEN=t", "REGISTRY_DEV=true", "REGISTRY_LOG_LEVEL=error",
+		Env: []string{"REGISTRY_TOKEN_FROM_GATEWAY=t", "REGISTRY_TOKEN_TO_TRACING=t", "REGISTRY_DEV=true", "REGISTRY_LOG_LEVEL=error",
 			"REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t), "REGISTRY_NATS_URL=" + ns.URL(),
 			"REGISTRY_EVALS_DEDUP_WINDOW=3m", "REGISTRY_EVAL_LIVE_INTERVAL=1s"}})
 

@@ -28,7 +28,8 @@ func TestVaultKeyRequiredOutsideDevelopment(t *testing.T) {
 		{"bad key in development", map[string]string{"REGISTRY_VAULT_KEY": "x", "REGISTRY_DEV": "true"}, "REGISTRY_VAULT_KEY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("REGISTRY_INTERNAL_TOKEN", "t")
+			t.Setenv("REGISTRY_TOKEN_FROM_GATEWAY", "t")
+			t.Setenv("REGISTRY_TOKEN_TO_TRACING", "t")
 			for _, k := range []string{"REGISTRY_VAULT_KEY", "REGISTRY_DEV"} {
 				t.Setenv(k, "") // restored after the test
 				os.Unsetenv(k)

@@ -31,6 +31,9 @@ import (
 
 const token = "test-internal-token"
 
+// runtimeToken is the runtime's token, for the routes only the runtime may call.
+const runtimeToken = "test-runtime-to-registry-token"
+
 // server is the registry's real HTTP stack on a fresh database.
 type server struct {
 	url     string
@@ -63,7 +66,7 @@ func newServerWith(t testing.TB, lim tcfile.Limits, opts ...pgstore.Option) *ser
 	jobs := &evalJobs{}
 	srv.Echo.Use(recordRoutes)
 	svcs, evals := withSimpleEvaluations(t, withEvaluations(withSecrets(withWorkflows(reg, httpapi.Services{Testsets: testsets.NewService(reg, lim)}, tr), pool), pool, jobs), pool)
-	httpapi.Register(srv.Echo, token, svcs)
+	httpapi.RegisterCallers(srv.Echo, httpx.Callers{"gateway": token, "runtime": runtimeToken}, svcs)
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
 	return &server{url: ts.URL, project: uuid.New(), user: uuid.New(), tracing: tr, pool: pool, jobs: jobs, evals: evals}

@@ -60,9 +60,16 @@ func queryText(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// Register adds the registry's middleware and routes to e.
+// Register adds the registry's middleware and routes to e, with the gateway
+// (internalToken) as the only caller.
 func Register(e *echo.Echo, internalToken string, s Services) {
-	e.Use(httpx.RequireInternal(internalToken), queryText)
+	RegisterCallers(e, httpx.Callers{"gateway": internalToken}, s)
+}
+
+// RegisterCallers adds the registry's middleware and routes to e; callers
+// are the services admitted, each with its own token.
+func RegisterCallers(e *echo.Echo, callers httpx.Callers, s Services) {
+	e.Use(httpx.RequireCallers(callers), queryText)
 	newTestsetAPI(s.Testsets).route(e)
 	registerWorkflows(e, s)
 	secretAPI{s.Secrets}.route(e)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/vaultwire"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
 	"github.com/assayhq/assay/services/registry/internal/wire"
@@ -92,13 +93,15 @@ func (a secretAPI) remove(rq *req) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// reveal answers the runtime the project's secrets decrypted. The gateway
-// routes nothing under /internal; as a second lock, a request the gateway
-// forwarded (its proxy always sets X-Forwarded-Host) is answered as
-// unknown. X-Forwarded-For alone is not refused: sidecar proxies between
-// services add it.
+// reveal answers the runtime the project's secrets decrypted, and only
+// the runtime: another caller's token (the gateway's, tracing's) is
+// answered as unknown, so a leaked token of another pair reveals no
+// provider key. The gateway routes nothing under /internal; as a second
+// lock, a request the gateway forwarded (its proxy always sets
+// X-Forwarded-Host) is answered as unknown. X-Forwarded-For alone is not
+// refused: sidecar proxies between services add it.
 func (a secretAPI) reveal(c echo.Context) error {
-	if c.Request().Header.Get("X-Forwarded-Host") != "" {
+	if c.Request().Header.Get("X-Forwarded-Host") != "" || scope.CallerFrom(c.Request().Context()) != "runtime" {
 		return errs.New(errs.NotFound, "registry.not_found", "Not Found")
 	}
 	sc, err := httpx.ProjectScope(c)

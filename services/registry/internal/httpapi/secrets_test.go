@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -177,9 +178,9 @@ func TestSecretsRefusals(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, r.status, string(r.body))
 }
 
-// TestVaultInternalRoute: the runtime's read needs the internal token and
-// a project, like every registry route, and refuses what the gateway
-// forwarded.
+// TestVaultInternalRoute: the read needs the runtime's own token (the
+// gateway's is refused as unknown) and a project, and refuses what the
+// gateway forwarded.
 func TestVaultInternalRoute(t *testing.T) {
 	s := newServer(t)
 	require.Equal(t, http.StatusOK, s.do(t, "POST", "/api/secrets", openaiSecret).status)
@@ -200,10 +201,13 @@ func TestVaultInternalRoute(t *testing.T) {
 	scope.Set(h, "wrong", scope.Scope{ProjectID: s.project})
 	assert.Equal(t, http.StatusUnauthorized, get(h), "wrong token")
 	h = http.Header{}
-	scope.Set(h, token, scope.Scope{})
+	scope.Set(h, runtimeToken, scope.Scope{})
 	assert.Equal(t, http.StatusUnauthorized, get(h), "no project")
 	h = http.Header{}
 	scope.Set(h, token, scope.Scope{ProjectID: s.project})
+	assert.Equal(t, http.StatusNotFound, get(h), "the gateway's token")
+	h = http.Header{}
+	scope.Set(h, runtimeToken, scope.Scope{ProjectID: s.project})
 	assert.Equal(t, http.StatusOK, get(h))
 	h.Set("X-Forwarded-For", "10.0.0.7")
 	assert.Equal(t, http.StatusOK, get(h), "a sidecar proxy's mark")
@@ -211,13 +215,20 @@ func TestVaultInternalRoute(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, get(h), "forwarded by the gateway")
 }
 
-// vault reads the internal route as the runtime does.
+// vault reads the internal route as the runtime does, with its token.
 func (s *server) vault(t *testing.T) vaultwire.Secrets {
 	t.Helper()
-	r := s.do(t, "GET", vaultwire.Path, nil)
-	require.Equal(t, http.StatusOK, r.status, string(r.body))
-	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	req, err := http.NewRequest("GET", s.url+vaultwire.Path, nil)
+	require.NoError(t, err)
+	scope.Set(req.Header, runtimeToken, scope.Scope{ProjectID: s.project, UserID: s.user})
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
+	assert.Equal(t, "no-store", res.Header.Get("Cache-Control"))
 	var v vaultwire.Secrets
-	require.NoError(t, json.Unmarshal(r.body, &v))
+	require.NoError(t, json.Unmarshal(body, &v))
 	return v
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -36,10 +37,14 @@ import (
 
 // Config is the runtime's configuration, read from RUNTIME_* variables.
 type Config struct {
-	Addr               string        `default:"127.0.0.1:8082" desc:"listen address (internal; the gateway is the public entry)"`
-	GCPercent          int           `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): an invocation allocates its envelope, prompt and spans several times over, and the default 100 spends much of the CPU in the GC"`
-	PprofAddr          string        `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6061), for profiling; empty (the default) turns it off"`
-	InternalToken      string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
+	Addr      string `default:"127.0.0.1:8082" desc:"listen address (internal; the gateway is the public entry)"`
+	GCPercent int    `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): an invocation allocates its envelope, prompt and spans several times over, and the default 100 spends much of the CPU in the GC"`
+	PprofAddr string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6061), for profiling; empty (the default) turns it off"`
+	// One token per caller-callee pair (the gateway is the runtime's only
+	// caller): a token leaked from one pair opens no other.
+	TokenFromGateway   string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_RUNTIME); requests without it get 401"`
+	TokenToRegistry    string        `split_words:"true" required:"true" desc:"token the runtime sends the registry: revisions, provider keys, evaluation records (the registry's REGISTRY_TOKEN_FROM_RUNTIME)"`
+	TokenToTracing     string        `split_words:"true" desc:"token the runtime's evaluation workers send tracing (tracing's TRACING_TOKEN_FROM_RUNTIME); required when RUNTIME_EVAL_JOBS > 0"`
 	RegistryURL        string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: revisions to run and the project's secrets"`
 	RegistryTimeout    time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
 	TracingURL         string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing API (internal): the evaluation worker's query sources, cached traces and application outputs"`
@@ -76,6 +81,15 @@ type EvalConfig struct {
 	DedupWindow  time.Duration `split_words:"true" default:"10m" desc:"how long the EVALS stream remembers job ids (as REGISTRY_EVALS_DEDUP_WINDOW)"`
 }
 
+// Validate refuses evaluation workers without the token they query
+// tracing with: every job would fail on a 401.
+func (c *Config) Validate() error {
+	if c.Eval.Jobs > 0 && c.TokenToTracing == "" {
+		return errors.New("RUNTIME_TOKEN_TO_TRACING is required when RUNTIME_EVAL_JOBS > 0 (the evaluation workers query tracing)")
+	}
+	return nil
+}
+
 func main() {
 	var cfg Config
 	app.Main("runtime", "RUNTIME", &cfg, func(ctx context.Context) error { return run(ctx, cfg) })
@@ -108,8 +122,8 @@ func run(ctx context.Context, cfg Config) error {
 	}
 
 	svc := &invoke.Service{
-		Revisions: registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout, cfg.RevisionCacheTTL),
-		Secrets:   vault.New(cfg.RegistryURL, cfg.InternalToken, cfg.SecretsTTL),
+		Revisions: registryclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout, cfg.RevisionCacheTTL),
+		Secrets:   vault.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.SecretsTTL),
 		LLM:       llm.New(cfg.LLM, os.Getenv),
 		Recorder:  &traces.Recorder{Pub: traces.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Norm: &spanmodel.Normalizer{Prices: prices}},
 		Hooks:     egress.New(egress.Config{AllowPrivate: cfg.AllowPrivateEgress, Timeout: cfg.HookTimeout, MaxBytes: cfg.EgressMaxBytes}),
@@ -125,14 +139,14 @@ func run(ctx context.Context, cfg Config) error {
 
 	srv := httpx.NewServer(cfg.HTTP, log, "runtime")
 	srv.AddCheck("nats", nc.Check)
-	srv.Echo.Use(httpx.RequireInternal(cfg.InternalToken))
+	srv.Echo.Use(httpx.RequireCallers(httpx.Callers{"gateway": cfg.TokenFromGateway}))
 	(&httpapi.Handler{Invoke: svc}).Register(srv.Echo)
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
 	if cfg.Eval.Jobs > 0 {
-		records := evalclient.New(cfg.RegistryURL, cfg.TracingURL, cfg.InternalToken, cfg.RegistryTimeout)
-		analytics := evalmetrics.NewClient(cfg.TracingURL, cfg.InternalToken, cfg.RegistryTimeout)
+		records := evalclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout)
+		analytics := evalmetrics.NewClient(cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout)
 		consumer := &evalrun.Consumer{
 			JS: nc.JS,
 			Exec: &evalrun.Executor{

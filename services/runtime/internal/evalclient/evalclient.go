@@ -74,9 +74,10 @@ type Client struct {
 }
 
 // New returns a client of the registry and tracing services at their
-// internal addresses; timeout bounds each call.
-func New(registryURL, tracingURL, token string, timeout time.Duration) *Client {
-	return &Client{reg: svcclient.New(registryURL, token, timeout), tr: svcclient.New(tracingURL, token, timeout)}
+// internal addresses, each called with the token of the runtime's pair with
+// it; timeout bounds each call.
+func New(registryURL, registryToken, tracingURL, tracingToken string, timeout time.Duration) *Client {
+	return &Client{reg: svcclient.New(registryURL, registryToken, timeout), tr: svcclient.New(tracingURL, tracingToken, timeout)}
 }
 
 // call posts body (GET when nil and get is set) and decodes the answer

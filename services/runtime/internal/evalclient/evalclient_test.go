@@ -34,7 +34,7 @@ func TestCallsCarryTheJobScopeAndMapRefusals(t *testing.T) {
 		_, _ = io.WriteString(w, body)
 	}))
 	defer srv.Close()
-	c := New(srv.URL, srv.URL, "tok", 5*time.Second)
+	c := New(srv.URL, "tok", srv.URL, "tok", 5*time.Second)
 
 	status, body = 200, `{"count":1,"run":{"id":"r1","status":"running","flags":{"is_active":true},"data":{"repeats":3}}}`
 	run, err := c.Run(t.Context(), sc, "r1")
@@ -84,7 +84,7 @@ func TestWritesAreBatched(t *testing.T) {
 		_, _ = io.WriteString(w, `{"count":0}`)
 	}))
 	defer srv.Close()
-	c := New(srv.URL, srv.URL, "tok", 5*time.Second)
+	c := New(srv.URL, "tok", srv.URL, "tok", 5*time.Second)
 	require.NoError(t, c.WriteResults(t.Context(), scope.Scope{ProjectID: uuid.New()}, make([]Result, WriteBatch*2+1)))
 	assert.Equal(t, []int{WriteBatch, WriteBatch, 1}, sizes)
 }

@@ -37,7 +37,7 @@ func startTracing(t *testing.T) *tracing {
 	ch := chtest.NewURL(t)
 	writertest.Start(t, nats.URL(), ch)
 	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
-		Env: []string{"TRACING_INTERNAL_TOKEN=" + token, "TRACING_NATS_URL=" + nats.URL(), "TRACING_CLICKHOUSE_URL=" + ch,
+		Env: []string{"TRACING_TOKEN_FROM_RUNTIME=" + token, "TRACING_TOKEN_TO_REGISTRY=no-registry-here-0123456789", "TRACING_NATS_URL=" + nats.URL(), "TRACING_CLICKHOUSE_URL=" + ch,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn"}})
 	return &tracing{url: tr.URL, sc: scope.Scope{ProjectID: uuid.New(), UserID: uuid.New()}}
 }

@@ -86,7 +86,7 @@ func TestConsumerSettlesJobs(t *testing.T) {
 
 	c := &Consumer{JS: js, Jobs: 2, AckWait: time.Second, MaxDeliver: 5, RetryDelay: 100 * time.Millisecond, DrainTimeout: time.Second,
 		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Exec: &Executor{Client: evalclient.New(reg.URL, reg.URL, "tok", time.Second), Worker: "w"}}
+		Exec: &Executor{Client: evalclient.New(reg.URL, "tok", reg.URL, "tok", time.Second), Worker: "w"}}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()

@@ -18,14 +18,12 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/llmtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/platformtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
 )
 
-const (
-	token    = "evalrun-e2e-internal-token"
-	adminKey = "evalrun-e2e-admin-key-0123456789"
-)
+const adminKey = "evalrun-e2e-admin-key-0123456789"
 
 // stack is the whole platform, every service a real binary (gateway,
 // registry, tracing, writer and one or more runtimes, the first of which
@@ -39,9 +37,9 @@ type stack struct {
 	workers []*svctest.Service
 }
 
-func common(extra ...string) []string {
-	return append([]string{"REGISTRY_INTERNAL_TOKEN=" + token, "RUNTIME_INTERNAL_TOKEN=" + token,
-		"TRACING_INTERNAL_TOKEN=" + token, "GATEWAY_INTERNAL_TOKEN=" + token}, extra...)
+// common is a service's token variables (its own pairs only) and extra.
+func common(service string, extra ...string) []string {
+	return append(platformtest.TokenEnv(service), extra...)
 }
 
 // workerEnv makes a worker quick to notice a dead peer: jobs come back
@@ -63,15 +61,15 @@ func startStackWith(t *testing.T, registry []string, extra ...string) *stack {
 	writertest.Start(t, nats.URL(), ch)
 	s := &stack{llm: llm, nats: nats.URL()}
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
-		Env: common(append([]string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_NATS_URL=" + nats.URL(), "REGISTRY_LOG_LEVEL=warn",
+		Env: common("registry", append([]string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_NATS_URL=" + nats.URL(), "REGISTRY_LOG_LEVEL=warn",
 			"REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}, registry...)...)})
 	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
-		Env: common("TRACING_NATS_URL="+nats.URL(), "TRACING_CLICKHOUSE_URL="+ch, "TRACING_REGISTRY_URL="+reg.URL,
+		Env: common("tracing", "TRACING_NATS_URL="+nats.URL(), "TRACING_CLICKHOUSE_URL="+ch, "TRACING_REGISTRY_URL="+reg.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
 	s.reg, s.tr = reg.URL, tr.URL
 	rt := s.worker(t, extra...)
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
-		Env: common("GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+reg.URL,
+		Env: common("gateway", "GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+reg.URL,
 			"GATEWAY_RUNTIME_URL="+rt.URL, "GATEWAY_TRACING_URL="+tr.URL, "GATEWAY_LOG_LEVEL=warn",
 			"GATEWAY_METRICS_ADDR=")}) // off: its default port would be shared by the tests' gateways
 	s.gateway = gw.URL
@@ -81,7 +79,7 @@ func startStackWith(t *testing.T, registry []string, extra ...string) *stack {
 // worker starts one more runtime (a replica consuming the same jobs).
 func (s *stack) worker(t *testing.T, extra ...string) *svctest.Service {
 	t.Helper()
-	env := common(append([]string{"RUNTIME_NATS_URL=" + s.nats, "RUNTIME_REGISTRY_URL=" + s.reg, "RUNTIME_TRACING_URL=" + s.tr,
+	env := common("runtime", append([]string{"RUNTIME_NATS_URL=" + s.nats, "RUNTIME_REGISTRY_URL=" + s.reg, "RUNTIME_TRACING_URL=" + s.tr,
 		"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + s.llm.URL, "OPENAI_API_KEY=sk-test-env"},
 		append(append([]string{}, workerEnv...), extra...)...)...)
 	w := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", Env: env})

@@ -32,7 +32,7 @@ const token = "registryclient-test-internal-token"
 // checked where it matters: how often the registry is asked.
 func TestRevisionLookups(t *testing.T) {
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
-		Env: []string{"REGISTRY_INTERNAL_TOKEN=" + token, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
+		Env: []string{"REGISTRY_TOKEN_FROM_RUNTIME=" + token, "REGISTRY_TOKEN_TO_TRACING=no-tracing-here-0123456789", "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
 			"REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
 			"REGISTRY_NATS_URL=" + natstest.New(t).URL()}})
 	target, err := url.Parse(reg.URL)

@@ -40,7 +40,7 @@ func startRegistry(t testing.TB) *registry {
 	r := &registry{svc: svctest.Start(t, svctest.Options{
 		Pkg:     "services/registry/cmd/registry",
 		AddrVar: "REGISTRY_ADDR",
-		Env: []string{"REGISTRY_INTERNAL_TOKEN=" + token, "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
+		Env: []string{"REGISTRY_TOKEN_FROM_RUNTIME=" + token, "REGISTRY_TOKEN_TO_TRACING=no-tracing-here-0123456789", "REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
 			"REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=dmF1bHQtdGVzdC1rZXktdGhpcnR5LXR3by1ieXRlcyE=",
 			"REGISTRY_NATS_URL=" + natstest.New(t).URL()},
 	})}

@@ -42,7 +42,7 @@ import (
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:18083", "tracing API base URL")
-	token := flag.String("token", "bench-token", "internal token")
+	token := flag.String("token", "bench-token", "the gateway's token to tracing (TRACING_TOKEN_FROM_GATEWAY)")
 	chURL := flag.String("clickhouse", "clickhouse://default@127.0.0.1:59000/bench", "ClickHouse URL (for counting and the raw insert ceiling)")
 	rate := flag.Int("rate", 0, "target spans/s (0: as fast as possible)")
 	dur := flag.Duration("duration", 20*time.Second, "how long to send")

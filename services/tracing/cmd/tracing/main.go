@@ -34,32 +34,44 @@ import (
 
 // Config is the tracing service's configuration, read from TRACING_* variables.
 type Config struct {
-	Addr            string        `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
-	PprofAddr       string        `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
-	GCPercent       int           `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): normalisation allocates ~24 KB per span, and the default 100 spends a quarter of the CPU in the GC"`
-	InternalToken   string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope; requests without it get 401"`
-	ModelPrices     string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
-	QueryTimeout    time.Duration `split_words:"true" default:"15s" desc:"longest one ClickHouse statement of a query may run (max_execution_time, whole seconds); a longer one answers 422 naming this variable"`
-	QueryMaxSpans   int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit; a larger windowing.limit answers 400"`
-	Query           query.Limits
-	RegistryURL     string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: saved query refs, and the evaluators and applications annotations and invocations refer to"`
-	URIProvider     string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
-	RegistryTimeout time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
-	OTLP            otlpConfig
-	Admit           admit.Config
-	Span            spanmodel.Limits
-	Postgres        keysPostgres
-	APIKey          apikey.Config
-	Stream          spanstream.StreamSettings
-	HTTP            httpx.Config
-	NATS            natsx.Config
-	ClickHouse      chx.Config
-	Log             logx.Config
+	Addr      string `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
+	PprofAddr string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
+	GCPercent int    `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): normalisation allocates ~24 KB per span, and the default 100 spends a quarter of the CPU in the GC"`
+	// One token per caller-callee pair: tracing tells its callers apart and
+	// a token leaked from one opens no other pair.
+	TokenFromGateway  string        `split_words:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_TRACING); empty: the gateway is refused"`
+	TokenFromRuntime  string        `split_words:"true" desc:"token the runtime's evaluation workers send (its RUNTIME_TOKEN_TO_TRACING); empty: the runtime is refused"`
+	TokenFromRegistry string        `split_words:"true" desc:"token the registry sends to run saved queries (its REGISTRY_TOKEN_TO_TRACING); empty: the registry is refused"`
+	TokenToRegistry   string        `split_words:"true" required:"true" desc:"token tracing sends the registry: saved queries, evaluators and applications (the registry's REGISTRY_TOKEN_FROM_TRACING)"`
+	ModelPrices       string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
+	QueryTimeout      time.Duration `split_words:"true" default:"15s" desc:"longest one ClickHouse statement of a query may run (max_execution_time, whole seconds); a longer one answers 422 naming this variable"`
+	QueryMaxSpans     int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit; a larger windowing.limit answers 400"`
+	Query             query.Limits
+	RegistryURL       string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: saved query refs, and the evaluators and applications annotations and invocations refer to"`
+	URIProvider       string        `split_words:"true" default:"svc" desc:"provider segment of the URI of evaluators auto-created for annotations (svc:custom:feedback:v0); match the registry's REGISTRY_URI_PROVIDER"`
+	RegistryTimeout   time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
+	OTLP              otlpConfig
+	Admit             admit.Config
+	Span              spanmodel.Limits
+	Postgres          keysPostgres
+	APIKey            apikey.Config
+	Stream            spanstream.StreamSettings
+	HTTP              httpx.Config
+	NATS              natsx.Config
+	ClickHouse        chx.Config
+	Log               logx.Config
 }
 
 // Validate checks what the tags cannot: the span limits and the admission
 // bound.
-func (c *Config) Validate() error { return errors.Join(c.Span.Validate(), c.Admit.Validate()) }
+func (c *Config) Validate() error {
+	return errors.Join(c.callers().Validate("TRACING"), c.Span.Validate(), c.Admit.Validate())
+}
+
+// callers are the services whose token tracing accepts.
+func (c *Config) callers() httpx.Callers {
+	return httpx.Callers{"gateway": c.TokenFromGateway, "runtime": c.TokenFromRuntime, "registry": c.TokenFromRegistry}
+}
 
 // otlpConfig is the OTLP ports and limits. Variables: TRACING_OTLP_*.
 type otlpConfig struct {
@@ -113,7 +125,7 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	registry := registryclient.New(cfg.RegistryURL, cfg.InternalToken, cfg.RegistryTimeout)
+	registry := registryclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout)
 	h := &httpapi.Handler{
 		SavedQueries: registry,
 		Workflows:    &annotate.Resolver{Registry: registry, Provider: cfg.URIProvider},
@@ -130,7 +142,7 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "tracing")
 	srv.AddCheck("nats", nc.Check)
 	srv.AddCheck("clickhouse", chx.Check(ch))
-	srv.Echo.Use(httpx.RequireInternal(cfg.InternalToken))
+	srv.Echo.Use(httpx.RequireCallers(cfg.callers()))
 	gate := admit.New(cfg.Admit)
 	srv.Echo.Use(gate.Middleware())
 	h.Register(srv.Echo)

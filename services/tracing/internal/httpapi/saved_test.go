@@ -20,14 +20,19 @@ import (
 )
 
 // startRegistry runs the real registry binary on a fresh database and
-// points the stack's registry client at it.
+// points the stack's registry client at it. The test calls the registry as
+// the gateway (token), the stack as tracing (its own pair's token); the
+// in-process tracing admits one token, so the registry calls it with that.
 func startRegistry(t testing.TB, s *stack) string {
 	t.Helper()
+	const fromTracing = "test-tracing-to-registry-token"
 	reg := svctest.Start(t, svctest.Options{
 		Pkg:     "services/registry/cmd/registry",
 		AddrVar: "REGISTRY_ADDR",
 		Env: []string{
-			"REGISTRY_INTERNAL_TOKEN=" + token,
+			"REGISTRY_TOKEN_FROM_GATEWAY=" + token,
+			"REGISTRY_TOKEN_FROM_TRACING=" + fromTracing,
+			"REGISTRY_TOKEN_TO_TRACING=" + token,
 			"REGISTRY_POSTGRES_URL=" + pgtest.NewURL(t),
 			"REGISTRY_TRACING_URL=" + s.url,
 			"REGISTRY_LOG_LEVEL=warn",
@@ -35,7 +40,7 @@ func startRegistry(t testing.TB, s *stack) string {
 			"REGISTRY_VAULT_KEY=YXNzYXktdGVzdC12YXVsdC1rZXktMzItYnl0ZXMhISE=", // base64 of a 32-byte test key
 		},
 	})
-	client := registryclient.New(reg.URL, token, 10*time.Second)
+	client := registryclient.New(reg.URL, fromTracing, 10*time.Second)
 	s.handler.SavedQueries = client
 	s.handler.Workflows = &annotate.Resolver{Registry: client, Provider: "svc"}
 	return reg.URL

@@ -93,7 +93,8 @@ func TestNATSClusterNodeKilledMidIngest(t *testing.T) {
 	chURL := chtest.NewURL(t)
 	env := func(extra ...string) []string {
 		return append([]string{
-			"TRACING_NATS_URL=" + cluster.URL(), "TRACING_CLICKHOUSE_URL=" + chURL, "TRACING_INTERNAL_TOKEN=" + token,
+			"TRACING_NATS_URL=" + cluster.URL(), "TRACING_CLICKHOUSE_URL=" + chURL, "TRACING_TOKEN_FROM_GATEWAY=" + token,
+			"TRACING_TOKEN_TO_REGISTRY=no-registry-here-0123456789",
 			"TRACING_STREAM_REPLICAS=3", "TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn",
 			// A publish waits for the ack through a leader election (a few seconds).
 			"TRACING_NATS_PUBLISH_TIMEOUT=10s",

@@ -23,6 +23,7 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/llmtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/platformtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
 )
@@ -44,20 +45,20 @@ type replica struct {
 // replicas migrate at the same moment (the advisory and ClickHouse
 // migration locks are what keeps that safe).
 func startReplica(t *testing.T, pg, natsURL, chURL, llmURL string) *replica {
-	common := []string{"REGISTRY_INTERNAL_TOKEN=" + token, "RUNTIME_INTERNAL_TOKEN=" + token,
-		"TRACING_INTERNAL_TOKEN=" + token, "GATEWAY_INTERNAL_TOKEN=" + token}
-	env := func(extra ...string) []string { return append(append([]string{}, common...), extra...) }
+	env := func(service string, extra ...string) []string {
+		return append(platformtest.TokenEnv(service), extra...)
+	}
 	r := &replica{}
 	r.registry = svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR", NoWait: true,
-		Env: env("REGISTRY_POSTGRES_URL="+pg, "REGISTRY_NATS_URL="+natsURL, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
+		Env: env("registry", "REGISTRY_POSTGRES_URL="+pg, "REGISTRY_NATS_URL="+natsURL, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")})
 	r.tracing = svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR", NoWait: true,
-		Env: env("TRACING_NATS_URL="+natsURL, "TRACING_CLICKHOUSE_URL="+chURL, "TRACING_REGISTRY_URL="+r.registry.URL,
+		Env: env("tracing", "TRACING_NATS_URL="+natsURL, "TRACING_CLICKHOUSE_URL="+chURL, "TRACING_REGISTRY_URL="+r.registry.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
 	r.runtime = svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", NoWait: true,
-		Env: env("RUNTIME_NATS_URL="+natsURL, "RUNTIME_REGISTRY_URL="+r.registry.URL, "RUNTIME_LOG_LEVEL=warn",
+		Env: env("runtime", "RUNTIME_NATS_URL="+natsURL, "RUNTIME_REGISTRY_URL="+r.registry.URL, "RUNTIME_LOG_LEVEL=warn",
 			"RUNTIME_LLM_BASE_URLS=openai="+llmURL, "OPENAI_API_KEY=sk-test-env")})
 	r.gateway = svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR", NoWait: true,
-		Env: env("GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+r.registry.URL,
+		Env: env("gateway", "GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+r.registry.URL,
 			"GATEWAY_RUNTIME_URL="+r.runtime.URL, "GATEWAY_TRACING_URL="+r.tracing.URL, "GATEWAY_LOG_LEVEL=warn",
 			"GATEWAY_METRICS_ADDR=")}) // off: the replicas would share its default port
 	r.all = []*svctest.Service{r.registry, r.tracing, r.runtime, r.gateway}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Writes the secrets docker-compose.yml requires into .env beside it, once:
+# a variable already in .env (or set in the environment) is left alone, so
+# running it again changes nothing. Like make up, it generates the admin
+# key, the registry's vault key (keep it: it seals the stored provider keys)
+# and one token per caller-callee pair (ASSAY_TOKEN_<CALLER>_<CALLEE>).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ENV_FILE=${ASSAY_ENV_FILE:-$ROOT/.env}
+PAIRS=(gateway:registry gateway:runtime gateway:tracing runtime:registry runtime:tracing tracing:registry registry:tracing)
+
+hex() { od -An -N24 -tx1 /dev/urandom | tr -d ' \n'; }
+
+(umask 077; touch "$ENV_FILE")
+add() { # name value: append NAME=value unless .env or the environment has it
+  if grep -q "^$1=" "$ENV_FILE" || [ -n "${!1:-}" ]; then return; fi
+  printf '%s=%s\n' "$1" "$2" >>"$ENV_FILE"
+  echo "added $1 to $ENV_FILE" >&2
+}
+
+add ASSAY_ADMIN_KEY "$(hex)"
+add ASSAY_VAULT_KEY "$(head -c 32 /dev/urandom | base64 | tr -d '\n')"
+for pair in "${PAIRS[@]}"; do
+  caller=${pair%%:*} callee=${pair##*:}
+  add "ASSAY_TOKEN_${caller^^}_${callee^^}" "$(hex)"
+done
