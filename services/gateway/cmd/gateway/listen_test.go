@@ -13,6 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/config"
 	"github.com/assayhq/assay/pkg/testutil/freeport"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
+	"github.com/assayhq/assay/pkg/testutil/platformtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 )
 
@@ -21,7 +22,10 @@ import (
 // interface of the machine; containers set 0.0.0.0:8080 themselves.
 func TestListensOnLoopbackByDefault(t *testing.T) {
 	t.Setenv("GATEWAY_ADMIN_KEY", "test-admin-key-0123456789")
-	t.Setenv("GATEWAY_INTERNAL_TOKEN", "test-internal-token-0123456789")
+	for _, kv := range platformtest.TokenEnv("gateway") {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
 	for _, v := range []string{"GATEWAY_ADDR", "GATEWAY_METRICS_ADDR"} {
 		t.Setenv(v, "") // restored at the end, unset meanwhile: the default applies
 		require.NoError(t, os.Unsetenv(v))
@@ -41,9 +45,8 @@ func TestListensOnLoopbackByDefault(t *testing.T) {
 func TestMetricsAreNotOnThePublicPort(t *testing.T) {
 	metrics := freeport.Addr(t)
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
-		Env: []string{"GATEWAY_POSTGRES_URL=" + pgtest.NewURL(t), "GATEWAY_ADMIN_KEY=test-admin-key-0123456789",
-			"GATEWAY_INTERNAL_TOKEN=test-internal-token-0123456789", "GATEWAY_CONSOLE_URL=", "GATEWAY_LOG_LEVEL=warn",
-			"GATEWAY_METRICS_ADDR=" + metrics}})
+		Env: append(platformtest.TokenEnv("gateway"), "GATEWAY_POSTGRES_URL="+pgtest.NewURL(t), "GATEWAY_ADMIN_KEY=test-admin-key-0123456789",
+			"GATEWAY_CONSOLE_URL=", "GATEWAY_LOG_LEVEL=warn", "GATEWAY_METRICS_ADDR="+metrics)})
 	get := func(url string) (int, string) {
 		t.Helper()
 		resp, err := http.Get(url)
