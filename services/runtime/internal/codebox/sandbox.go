@@ -153,7 +153,7 @@ func unavailable(reason string) error {
 // jail is what one runtime's runs share: the bwrap binary, the mounts and
 // the command.
 type jail struct {
-	bwrap string
+	bwrap  string
 	mounts []string // bwrap arguments
 	argv   []string // the command inside
 	copy   string   // when set, copied into the sandbox as argv[0] (--file): the sandbox's user cannot read it where it is
