@@ -50,6 +50,7 @@ const driver = `
 import sys, json, os, resource
 raw = sys.stdin.read()
 req = json.loads(raw)
+os.environ.clear()  # bwrap sets PWD; the code gets nothing
 out = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)
 sys.stdout = sys.stderr
