@@ -36,6 +36,11 @@ install_missing() {
   # Chromium runs the web console's end-to-end tests (services/console/e2e,
   # driven by chromedp); Debian's package, never a downloaded browser.
   command -v chromium >/dev/null || pkgs+=(chromium)
+  # The runtime's custom code sandbox (services/runtime/internal/codebox):
+  # bubblewrap, and Debian's python3 (/usr/bin/python3, RUNTIME_CODE_PYTHON)
+  # whose files the sandbox's unprivileged user can read.
+  command -v bwrap >/dev/null || pkgs+=(bubblewrap)
+  [ -x /usr/bin/python3 ] || pkgs+=(python3)
   if [ ${#pkgs[@]} -gt 0 ]; then
     log "installing ${pkgs[*]} (Debian packages)"
     as_root apt-get update -qq
@@ -151,9 +156,23 @@ stop_pidfile() { # name, pidfile
   rm -f "$2"
 }
 
+# check_sandbox warns when bubblewrap cannot set up the runtime's code
+# sandbox as an unprivileged user (user.max_user_namespaces=0, or Ubuntu's
+# kernel.apparmor_restrict_unprivileged_userns=1): the runtime then refuses
+# custom code with 422 runtime.sandbox_unavailable and its sandbox tests fail.
+check_sandbox() {
+  local as=()
+  [ "$(id -u)" = 0 ] && as=(setpriv --reuid=1000000 --regid=1000000 --clear-groups)
+  if ! "${as[@]}" bwrap --unshare-all --unshare-user --die-with-parent --ro-bind /usr /usr \
+      --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 /usr/bin/true >/dev/null 2>&1; then
+    log "WARNING: bwrap cannot create unprivileged user namespaces here; custom code will be refused"
+  fi
+}
+
 case ${1:-} in
   up)
     install_missing
+    check_sandbox
     start_postgres
     start_clickhouse
     start_nats

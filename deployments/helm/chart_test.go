@@ -324,3 +324,35 @@ func TestSchemasRefuseWhatTheAPIServerWould(t *testing.T) {
 		t.Fatalf("the unmutated Deployment must pass: %v", err)
 	}
 }
+
+// TestRuntimeCanSandboxCode: the runtime container, and only it, runs
+// without the default seccomp and AppArmor profiles (which refuse the user
+// namespace and the mounts of its code sandbox), still as non-root, with
+// no capabilities, no privilege escalation and not privileged.
+func TestRuntimeCanSandboxCode(t *testing.T) {
+	for name, vals := range valueSets(t) {
+		for _, o := range render(t, vals, false) {
+			if o.Kind != "Deployment" {
+				continue
+			}
+			pod := dig(o.raw, "spec", "template", "spec")
+			c := dig(pod, "containers").([]any)[0]
+			sc := dig(c, "securityContext").(map[string]any)
+			seccomp, _ := dig(sc, "seccompProfile", "type").(string)
+			apparmor, _ := dig(sc, "appArmorProfile", "type").(string)
+			if o.Metadata.Name == "assay-runtime" {
+				if seccomp != "Unconfined" || apparmor != "Unconfined" {
+					t.Errorf("%s: runtime seccomp %q, AppArmor %q; the code sandbox needs Unconfined (values runtime.sandbox)", name, seccomp, apparmor)
+				}
+			} else if seccomp != "" || apparmor != "" {
+				t.Errorf("%s: %s overrides the pod's profiles: seccomp %q, AppArmor %q", name, o.Metadata.Name, seccomp, apparmor)
+			}
+			if dig(pod, "securityContext", "runAsNonRoot") != true || dig(sc, "allowPrivilegeEscalation") != false || sc["privileged"] == true {
+				t.Errorf("%s: %s: pod %v, container %v", name, o.Metadata.Name, dig(pod, "securityContext"), sc)
+			}
+			if caps, _ := dig(sc, "capabilities", "drop").([]any); len(caps) != 1 || caps[0] != "ALL" {
+				t.Errorf("%s: %s keeps capabilities: %v", name, o.Metadata.Name, sc["capabilities"])
+			}
+		}
+	}
+}

@@ -57,6 +57,11 @@ type Config struct {
 	EgressMaxBytes     int64         `split_words:"true" default:"1048576" desc:"largest answer a hook or webhook may give"`
 	CodeTimeout        time.Duration `split_words:"true" default:"5s" desc:"time limit of one custom code run"`
 	CodeMemBytes       int64         `split_words:"true" default:"67108864" desc:"memory limit of one custom code run"`
+	CodePython         string        `split_words:"true" default:"/usr/bin/python3" desc:"Python interpreter custom code runs with, in the sandbox (its standard library and shared libraries are mounted read-only; an interpreter the sandbox user cannot read, such as one under /root, refuses Python code)"`
+	CodeBwrap          string        `split_words:"true" default:"bwrap" desc:"bubblewrap executable (path or name on PATH) that sandboxes custom code; without it, or without unprivileged user namespaces, custom code is refused with 422 runtime.sandbox_unavailable"`
+	CodeUIDBase        int           `envconfig:"CODE_UID_BASE" default:"1000000" desc:"when the runtime runs as root: first uid of the range sandboxed runs use, one uid per concurrent run (no account or file may use these uids)"`
+	CodeUIDs           int           `envconfig:"CODE_UIDS" default:"256" desc:"when the runtime runs as root: size of that uid range, the custom code runs at once (more wait)"`
+	CodeMaxProcs       int           `split_words:"true" default:"16" desc:"processes (and threads) one custom code run may have (RLIMIT_NPROC in its own user namespace)"`
 	ModelPrices        string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
 	Eval               EvalConfig
 	LLM                llm.Config
@@ -118,6 +123,16 @@ func run(ctx context.Context, cfg Config) error {
 		// first creates it, with the same settings.
 		if _, err := nc.EnsureStream(ctx, evaljob.StreamConfig(cfg.Eval.Replicas, cfg.Eval.DedupWindow)); err != nil {
 			return err
+		}
+	}
+
+	codebox.Configure(codebox.SandboxConfig{Bwrap: cfg.CodeBwrap, Python: cfg.CodePython,
+		UIDBase: cfg.CodeUIDBase, UIDs: cfg.CodeUIDs, MaxProcs: cfg.CodeMaxProcs})
+	for lang, err := range codebox.Status(ctx) {
+		if err != nil {
+			log.Warn("custom code is refused: no sandbox", "runtime", lang, "reason", err.Error())
+		} else {
+			log.Info("custom code sandbox ready", "runtime", lang)
 		}
 	}
 

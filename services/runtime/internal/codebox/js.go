@@ -105,7 +105,7 @@ func compile(code string, ts bool) (*goja.Program, error) {
 	return p, nil
 }
 
-func runJS(ctx context.Context, lim Limits, call Call, ts bool) (any, error) {
+func runJSHere(ctx context.Context, lim Limits, call Call, ts bool) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -334,6 +334,33 @@ func TestInvokeThroughTheGateway(t *testing.T) {
 			"data": map[string]any{"parameters": map[string]any{"runtime": "javascript", "version": "2",
 				"code": "function evaluate(){ while(true){} }"}, "inputs": map[string]any{}, "outputs": "x"}})
 		require.Equal(t, 422, r.status, string(r.body))
+
+		// Python, the default, as the runtime binary runs it: the code sees
+		// none of the runtime's environment (its OPENAI_API_KEY here) and
+		// cannot reach the gateway it was invoked through.
+		gw := strings.TrimPrefix(p.gateway, "http://")
+		host, port, _ := strings.Cut(gw, ":")
+		r = p.do(t, "POST", "/services/auto_custom_code_run/v0/invoke", keyA, nil, map[string]any{
+			"data": map[string]any{"parameters": map[string]any{"version": "2", "code": `
+import os, glob, socket
+def evaluate(inputs, outputs, trace):
+    seen = [k for k in os.environ]
+    for p in glob.glob("/proc/*/environ"):
+        try:
+            with open(p, "rb") as f:
+                if b"sk-test-env" in f.read():
+                    seen.append(p)
+        except OSError:
+            pass
+    try:
+        socket.create_connection((inputs["host"], int(inputs["port"])), timeout=2).close()
+        seen.append("gateway")
+    except OSError:
+        pass
+    return {"seen": seen, "success": not seen}
+`}, "inputs": map[string]any{"host": host, "port": port}, "outputs": "x"}})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, map[string]any{"seen": []any{}, "success": true}, r.json(t)["data"].(map[string]any)["outputs"])
 	})
 
 	t.Run("the llm handler runs one turn, tool loops refused by name", func(t *testing.T) {
