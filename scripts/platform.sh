@@ -58,6 +58,9 @@ up() {
     "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
     "GATEWAY_INTERNAL_TOKEN=$token" "REGISTRY_INTERNAL_TOKEN=$token" "RUNTIME_INTERNAL_TOKEN=$token" "TRACING_INTERNAL_TOKEN=$token"
     "GATEWAY_ADMIN_KEY=$admin" "REGISTRY_VAULT_KEY=$vault" "GATEWAY_CONSOLE_URL=http://127.0.0.1:${PORT[console]}"
+    # Private model servers the runtime may call (e.g. a local Ollama:
+    # ASSAY_EGRESS_ALLOW=127.0.0.1:11434); empty: public https only.
+    "RUNTIME_EGRESS_ALLOW=${ASSAY_EGRESS_ALLOW:-}"
   )
   # The console binary embeds web/dist: build it first (only when a source
   # changed since the last build).

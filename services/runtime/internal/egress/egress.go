@@ -176,11 +176,11 @@ func (c *Client) check(rawURL string) (*url.URL, error) {
 		if allow.admitsAddr(ip, port) {
 			return u, nil
 		}
-		if u.Scheme == "http" {
-			return nil, refused(rawURL, "is not https (plain http only to a destination in RUNTIME_EGRESS_ALLOW)")
-		}
 		if why := refusedAddr(ip); why != "" {
 			return nil, refused(rawURL, fmt.Sprintf("host %s is %s", host, why))
+		}
+		if u.Scheme == "http" {
+			return nil, refused(rawURL, "is not https (plain http only to a destination in RUNTIME_EGRESS_ALLOW)")
 		}
 		if why := refusedPort(port); why != "" {
 			return nil, refused(rawURL, fmt.Sprintf("port %d is %s", port, why))
