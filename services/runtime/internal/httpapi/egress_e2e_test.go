@@ -183,17 +183,20 @@ func TestLLMEgress(t *testing.T) {
 	})
 
 	t.Run("a redirect to another allowed origin carries none of the caller's headers", func(t *testing.T) {
+		// The provider client refuses to follow a redirect off its base
+		// URL's origin, and the egress policy would strip the headers if it
+		// did (egress.TestRedirectDropsHeadersAcrossOrigins): either way no
+		// key nor extra header reaches the other origin.
 		allowed.reset(p.LLM.Root)
 		defer allowed.reset("")
 		customProvider(t, p, key, "hop", "custom", "http://"+allowed.addr()+"/v1", "ck-hop", map[string]any{"X-Tenant": "hop-secret"})
 		before := len(p.LLM.Requests())
 		r := invokeModel(t, p, key, "hop/m")
-		require.Equal(t, 200, r.status, string(r.body))
-		reqs := p.LLM.Requests()
-		require.Len(t, reqs, before+1)
-		got := reqs[len(reqs)-1].Header
-		assert.Empty(t, got.Get("Authorization"), "the key stayed with its origin")
-		assert.Empty(t, got.Get("X-Tenant"), "the extra header stayed with its origin")
+		assert.NotEqual(t, 200, r.status, string(r.body))
+		for _, req := range p.LLM.Requests()[before:] {
+			assert.Empty(t, req.Header.Get("Authorization"), "the key stayed with its origin")
+			assert.Empty(t, req.Header.Get("X-Tenant"), "the extra header stayed with its origin")
+		}
 	})
 
 	t.Run("the upstream's error text is summarised, not echoed", func(t *testing.T) {
