@@ -62,6 +62,9 @@ settings() {
     "GATEWAY_CONSOLE_URL=http://127.0.0.1:${PORT[console]}"
     # loopback only, as printed below; its /metrics on a port of its own
     "GATEWAY_ADDR=127.0.0.1:${PORT[gateway]}" "GATEWAY_METRICS_ADDR=127.0.0.1:8086"
+    # Private model servers the runtime may call (e.g. a local Ollama:
+    # ASSAY_EGRESS_ALLOW=127.0.0.1:11434); empty: public https only.
+    "RUNTIME_EGRESS_ALLOW=${ASSAY_EGRESS_ALLOW:-}"
   )
 }
 

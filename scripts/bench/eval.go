@@ -166,7 +166,9 @@ func main() {
 	}
 }
 
-// startModel serves POST /v1/chat/completions with a fixed answer at once.
+// startModel serves POST /v1/chat/completions with a fixed answer at once,
+// on loopback: the platform must admit it (ASSAY_EGRESS_ALLOW=127.0.0.1
+// make up), or the runtime's egress policy refuses the call.
 func startModel() string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)

@@ -137,6 +137,11 @@ func New(t testing.TB) *Server {
 	return s
 }
 
+// Addr is the server's host:port (127.0.0.1:port), as the runtime's
+// egress allow-list (RUNTIME_EGRESS_ALLOW) names a destination: the
+// server is on loopback, which the runtime refuses unless admitted.
+func (s *Server) Addr() string { return s.srv.Listener.Addr().String() }
+
 // Close stops the server; New registers it with the test's cleanup.
 // Handlers waiting on a delay return at once.
 func (s *Server) Close() {

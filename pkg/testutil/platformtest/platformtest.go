@@ -65,6 +65,11 @@ func TokenEnv(service string) []string {
 // that needs a setting other than the defaults below.
 type Options struct {
 	Registry, Runtime, Tracing, Gateway, Writer []string
+	// EgressAllow adds destinations (host:port, address or network) to the
+	// runtime's RUNTIME_EGRESS_ALLOW, which always admits the model server:
+	// a test's own local servers are private addresses the runtime
+	// otherwise refuses.
+	EgressAllow []string
 }
 
 // Platform is the running stack.
@@ -108,7 +113,8 @@ func Start(t testing.TB, opts ...Options) *Platform {
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn"}, o.Tracing)})
 	rt := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR",
 		Env: join("runtime", []string{"RUNTIME_NATS_URL=" + nats.URL(), "RUNTIME_REGISTRY_URL=" + reg.URL, "RUNTIME_TRACING_URL=" + tr.URL,
-			"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + llm.URL, "OPENAI_API_KEY=sk-test-env"}, o.Runtime)})
+			"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + llm.URL, "OPENAI_API_KEY=sk-test-env",
+			"RUNTIME_EGRESS_ALLOW=" + strings.Join(append([]string{llm.Addr()}, o.EgressAllow...), ",")}, o.Runtime)})
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
 		Env: join("gateway", []string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
 			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn",

@@ -165,6 +165,8 @@ names (deployments/helm/compose_test.go checks it).
 {{- else if eq $c "runtime" }}
 - name: RUNTIME_REGISTRY_URL
   value: {{ $registry }}
+- name: RUNTIME_EGRESS_ALLOW
+  value: {{ $v.runtime.egressAllow | default "" | quote }}
 - name: RUNTIME_EVAL_REPLICAS
   value: {{ $v.nats.streamReplicas | quote }}
 {{- else if eq $c "tracing" }}

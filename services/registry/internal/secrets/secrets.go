@@ -68,11 +68,20 @@ type Secret struct {
 }
 
 // Sealed is what a secret keeps encrypted: the key and, for a custom
-// provider, the extra HTTP headers (which often carry credentials too).
+// provider, the extra HTTP headers (which often carry credentials too) and
+// the URL they were given for. The URL is sealed with them so that they
+// open for that URL only: Reveal withholds them from a row whose shown URL
+// is another (see TestRevealWithholdsAKeyFromAnotherURL). For is nil in
+// values sealed before it existed.
 type Sealed struct {
 	Key    string            `json:"key,omitempty"`
 	Extras map[string]string `json:"extras,omitempty"`
+	For    *string           `json:"for,omitempty"`
 }
+
+// boundTo reports whether v's key and extras may go to url: they were
+// given for it, or sealed before the URL was recorded.
+func (v Sealed) boundTo(url string) bool { return v.For == nil || *v.For == url }
 
 // Record is a secret as the store keeps it: Sealed is Cipher.Seal of the
 // JSON of a Sealed value, bound to the record's project and id.
@@ -208,6 +217,10 @@ func (s *Service) Create(ctx context.Context, sc scope.Scope, in Input) (Secret,
 	if in.Secret.Key != nil {
 		v.Key = *in.Secret.Key
 	}
+	if r.Kind == KindCustomProvider {
+		u := r.Data.Provider.URL
+		v.For = &u
+	}
 	var err error
 	if r.Sealed, err = s.seal(r.ProjectID, r.ID, v); err != nil {
 		return Secret{}, err
@@ -263,9 +276,14 @@ func (s *Service) Get(ctx context.Context, sc scope.Scope, idOrSlug string) (Sec
 // description (and the slug when it names one; otherwise the slug stays,
 // since runtimes and connections refer to it). A secret replaces the kind
 // and data; its key and extra headers, when absent, are kept if the
-// secret's kind and provider kind are unchanged (a key is never shown, so
-// a client cannot send it back), and otherwise a provider key must bring
-// its own.
+// secret's kind, provider kind and, for a custom provider, URL are
+// unchanged (a key is never shown, so a client cannot send it back), and
+// otherwise a provider key must bring its own. A custom provider whose URL
+// changes without its key loses the stored key and extra headers rather
+// than have the request refused: a client editing the provider sends the
+// fields it was shown, never the key, and the owner of a key chose where
+// it goes, so an editor pointing the URL elsewhere must give the key there
+// himself.
 func (s *Service) Update(ctx context.Context, sc scope.Scope, id uuid.UUID, in Input) (Secret, error) {
 	cur, err := s.store.Secret(ctx, sc.ProjectID, id)
 	if err != nil {
@@ -290,6 +308,13 @@ func (s *Service) Update(ctx context.Context, sc scope.Scope, id uuid.UUID, in I
 	v := old
 	if in.Secret != nil {
 		same := in.Secret.Kind == cur.Kind && in.Secret.Data.Kind == cur.Data.Kind
+		if same && in.Secret.Kind == KindCustomProvider {
+			bound := cur.Data.Provider.URL
+			if old.For != nil {
+				bound = *old.For
+			}
+			same = in.Secret.Data.Provider.URL == bound
+		}
 		if !same {
 			v = Sealed{}
 		}
@@ -307,7 +332,10 @@ func (s *Service) Update(ctx context.Context, sc scope.Scope, id uuid.UUID, in I
 		}
 	}
 	if r.Kind == KindProviderKey {
-		v.Extras = nil
+		v.Extras, v.For = nil, nil
+	} else {
+		u := r.Data.Provider.URL
+		v.For = &u
 	}
 	if r.Sealed, err = s.seal(r.ProjectID, r.ID, v); err != nil {
 		return Secret{}, err
@@ -337,7 +365,9 @@ func (s *Service) Delete(ctx context.Context, sc scope.Scope, id uuid.UUID) erro
 // Reveal returns every secret of the project with its key and extra
 // headers decrypted, oldest first: for the runtime's internal route only.
 // A value that does not open fails the whole call (errs.Internal) rather
-// than leaving a provider silently without its key.
+// than leaving a provider silently without its key. A custom provider's
+// key and extras sealed for another URL than the one it shows are
+// withheld: the runtime calls that URL without them.
 func (s *Service) Reveal(ctx context.Context, sc scope.Scope) ([]Revealed, error) {
 	rs, err := s.store.Secrets(ctx, sc.ProjectID)
 	if err != nil {
@@ -348,6 +378,9 @@ func (s *Service) Reveal(ctx context.Context, sc scope.Scope) ([]Revealed, error
 		v, err := s.open(&rs[i])
 		if err != nil {
 			return nil, err
+		}
+		if rs[i].Kind == KindCustomProvider && !v.boundTo(rs[i].Data.Provider.URL) {
+			v.Key, v.Extras = "", nil
 		}
 		out[i] = Revealed{Secret: rs[i].Secret, Sealed: v}
 	}

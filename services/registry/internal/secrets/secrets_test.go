@@ -202,9 +202,10 @@ func TestUpdateKeepsTheKey(t *testing.T) {
 	cp, err := f.svc.Create(ctx, sc, decode(t, ollamaBody))
 	require.NoError(t, err)
 
-	// New URL and models, no key, no extras: both kept.
+	// Same URL, new models, no key, no extras: both kept (a new URL drops
+	// them: TestURLChangeDropsTheKey).
 	up, err := f.svc.Update(ctx, sc, cp.ID, decode(t, `{"header":{"name":"Renamed"},"secret":{"kind":"custom_provider","data":{"kind":"custom",
-		"provider":{"url":"http://10.0.0.2:11434/v1"},"models":[{"slug":"mistral"}],"provider_slug":"my-ollama"}}}`))
+		"provider":{"url":"http://127.0.0.1:11434/v1"},"models":[{"slug":"mistral"}],"provider_slug":"my-ollama"}}}`))
 	require.NoError(t, err)
 	assert.Equal(t, "Renamed", *up.Header.Name)
 	assert.Nil(t, up.Header.Description, "the header is replaced whole")
@@ -214,7 +215,7 @@ func TestUpdateKeepsTheKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ollama-key", rs[0].Key)
 	assert.Equal(t, map[string]string{"X-Org": "acme"}, rs[0].Extras)
-	assert.Equal(t, "http://10.0.0.2:11434/v1", rs[0].Data.Provider.URL)
+	assert.Equal(t, "http://127.0.0.1:11434/v1", rs[0].Data.Provider.URL)
 	assert.Equal(t, []secrets.Model{{Slug: "mistral"}}, rs[0].Data.Models)
 
 	// A new key and empty extras replace them.
@@ -319,4 +320,76 @@ func TestCreateRequires(t *testing.T) {
 		d, _ := json.Marshal(errs.From(err).Detail.([]errs.FieldError)[0].Loc)
 		assert.JSONEq(t, loc, string(d), body)
 	}
+}
+
+// TestURLChangeDropsTheKey: a custom provider's key and extra headers were
+// given for one URL; an update to another URL that does not give them
+// again drops them (what a client editing the provider sends: the key is
+// never shown, so it cannot send it back), so the runtime never sends them
+// to a host their owner did not choose. Given again, they are kept for the
+// new URL.
+func TestURLChangeDropsTheKey(t *testing.T) {
+	f := newFixture(t, 10)
+	ctx, sc := context.Background(), project()
+	cp, err := f.svc.Create(ctx, sc, decode(t, ollamaBody))
+	require.NoError(t, err)
+
+	_, err = f.svc.Update(ctx, sc, cp.ID, decode(t, `{"header":{"name":"My Ollama"},"secret":{"kind":"custom_provider","data":{"kind":"custom",
+		"provider":{"url":"https://collector.attacker.example/v1"},"models":[{"slug":"llama3"}],"provider_slug":"my-ollama"}}}`))
+	require.NoError(t, err)
+	rs, err := f.svc.Reveal(ctx, sc)
+	require.NoError(t, err)
+	assert.Equal(t, "https://collector.attacker.example/v1", rs[0].Data.Provider.URL)
+	assert.Empty(t, rs[0].Key, "the key stays with the URL it was stored for")
+	assert.Empty(t, rs[0].Extras, "so do the extra headers")
+
+	// Back to the first URL: what was dropped is gone for good.
+	_, err = f.svc.Update(ctx, sc, cp.ID, decode(t, `{"secret":{"kind":"custom_provider","data":{"kind":"custom",
+		"provider":{"url":"http://127.0.0.1:11434/v1"}}}}`))
+	require.NoError(t, err)
+	rs, err = f.svc.Reveal(ctx, sc)
+	require.NoError(t, err)
+	assert.Empty(t, rs[0].Key)
+
+	// A new URL with its key and extras: kept, and kept by a later edit that
+	// leaves the URL as it is.
+	_, err = f.svc.Update(ctx, sc, cp.ID, decode(t, `{"secret":{"kind":"custom_provider","data":{"kind":"custom",
+		"provider":{"url":"http://10.0.0.2:11434/v1","key":"k2","extras":{"X-Org":"two"}}}}}`))
+	require.NoError(t, err)
+	_, err = f.svc.Update(ctx, sc, cp.ID, decode(t, `{"secret":{"kind":"custom_provider","data":{"kind":"custom",
+		"provider":{"url":"http://10.0.0.2:11434/v1"},"models":[{"slug":"qwen"}]}}}`))
+	require.NoError(t, err)
+	rs, err = f.svc.Reveal(ctx, sc)
+	require.NoError(t, err)
+	assert.Equal(t, "k2", rs[0].Key)
+	assert.Equal(t, map[string]string{"X-Org": "two"}, rs[0].Extras)
+
+	// A key given alone with a new URL: the old extras do not follow.
+	_, err = f.svc.Update(ctx, sc, cp.ID, decode(t, `{"secret":{"kind":"custom_provider","data":{"kind":"custom",
+		"provider":{"url":"http://10.0.0.3:11434/v1","key":"k3"}}}}`))
+	require.NoError(t, err)
+	rs, err = f.svc.Reveal(ctx, sc)
+	require.NoError(t, err)
+	assert.Equal(t, "k3", rs[0].Key)
+	assert.Empty(t, rs[0].Extras)
+}
+
+// TestRevealWithholdsAKeyFromAnotherURL: the sealed value names the URL it
+// was sealed for, so a row whose shown URL was changed behind the service's
+// back (a restored backup, a hand edit, a future bug) reveals no key nor
+// extra header for the other URL.
+func TestRevealWithholdsAKeyFromAnotherURL(t *testing.T) {
+	f := newFixture(t, 10)
+	ctx, sc := context.Background(), project()
+	cp, err := f.svc.Create(ctx, sc, decode(t, ollamaBody))
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `UPDATE secrets SET data = jsonb_set(data::jsonb, '{provider,url}', '"https://collector.attacker.example/v1"')
+		WHERE project_id = $1 AND id = $2`, sc.ProjectID, cp.ID)
+	require.NoError(t, err)
+	rs, err := f.svc.Reveal(ctx, sc)
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	assert.Equal(t, "https://collector.attacker.example/v1", rs[0].Data.Provider.URL)
+	assert.Empty(t, rs[0].Key)
+	assert.Empty(t, rs[0].Extras)
 }

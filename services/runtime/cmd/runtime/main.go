@@ -42,27 +42,28 @@ type Config struct {
 	PprofAddr string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6061), for profiling; empty (the default) turns it off"`
 	// One token per caller-callee pair (the gateway is the runtime's only
 	// caller): a token leaked from one pair opens no other.
-	TokenFromGateway   string        `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_RUNTIME); requests without it get 401"`
-	TokenToRegistry    string        `split_words:"true" required:"true" desc:"token the runtime sends the registry: revisions, provider keys, evaluation records (the registry's REGISTRY_TOKEN_FROM_RUNTIME)"`
-	TokenToTracing     string        `split_words:"true" desc:"token the runtime's evaluation workers send tracing (tracing's TRACING_TOKEN_FROM_RUNTIME); required when RUNTIME_EVAL_JOBS > 0"`
-	RegistryURL        string        `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: revisions to run and the project's secrets"`
-	RegistryTimeout    time.Duration `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
-	TracingURL         string        `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing API (internal): the evaluation worker's query sources, cached traces and application outputs"`
-	RevisionCacheTTL   time.Duration `split_words:"true" default:"1s" desc:"how long a retrieved revision is reused for the same references (a commit or deployment reaches invocations by slug or environment at most this late); 0 turns it off"`
-	URIProvider        string        `split_words:"true" default:"svc" desc:"provider segment of the handler URIs the runtime answers with (svc:builtin:completion:v0); agenta is accepted on input"`
-	SecretsTTL         time.Duration `split_words:"true" default:"30s" desc:"how long a project's provider keys are cached"`
-	AllowPrivateEgress bool          `split_words:"true" default:"false" desc:"let webhooks and hooks reach private, loopback and link-local addresses and plain http (self-hosters' own services)"`
-	HookTimeout        time.Duration `split_words:"true" default:"30s" desc:"time-out of a hook application or HTTPS handler call"`
-	WebhookTimeout     time.Duration `split_words:"true" default:"10s" desc:"time-out of a webhook evaluator call"`
-	EgressMaxBytes     int64         `split_words:"true" default:"1048576" desc:"largest answer a hook or webhook may give"`
-	CodeTimeout        time.Duration `split_words:"true" default:"5s" desc:"time limit of one custom code run"`
-	CodeMemBytes       int64         `split_words:"true" default:"67108864" desc:"memory limit of one custom code run"`
-	CodePython         string        `split_words:"true" default:"/usr/bin/python3" desc:"Python interpreter custom code runs with, in the sandbox (its standard library and shared libraries are mounted read-only; an interpreter the sandbox user cannot read, such as one under /root, refuses Python code)"`
-	CodeBwrap          string        `split_words:"true" default:"bwrap" desc:"bubblewrap executable (path or name on PATH) that sandboxes custom code; without it, or without unprivileged user namespaces, custom code is refused with 422 runtime.sandbox_unavailable"`
-	CodeUIDBase        int           `envconfig:"CODE_UID_BASE" default:"1000000" desc:"when the runtime runs as root: first uid of the range sandboxed runs use, one uid per concurrent run (no account or file may use these uids)"`
-	CodeUIDs           int           `envconfig:"CODE_UIDS" default:"256" desc:"when the runtime runs as root: size of that uid range, the custom code runs at once (more wait)"`
-	CodeMaxProcs       int           `split_words:"true" default:"16" desc:"processes (and threads) one custom code run may have (RLIMIT_NPROC in its own user namespace)"`
-	ModelPrices        string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
+	TokenFromGateway   string           `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_RUNTIME); requests without it get 401"`
+	TokenToRegistry    string           `split_words:"true" required:"true" desc:"token the runtime sends the registry: revisions, provider keys, evaluation records (the registry's REGISTRY_TOKEN_FROM_RUNTIME)"`
+	TokenToTracing     string           `split_words:"true" desc:"token the runtime's evaluation workers send tracing (tracing's TRACING_TOKEN_FROM_RUNTIME); required when RUNTIME_EVAL_JOBS > 0"`
+	RegistryURL        string           `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: revisions to run and the project's secrets"`
+	RegistryTimeout    time.Duration    `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
+	TracingURL         string           `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing API (internal): the evaluation worker's query sources, cached traces and application outputs"`
+	RevisionCacheTTL   time.Duration    `split_words:"true" default:"1s" desc:"how long a retrieved revision is reused for the same references (a commit or deployment reaches invocations by slug or environment at most this late); 0 turns it off"`
+	URIProvider        string           `split_words:"true" default:"svc" desc:"provider segment of the handler URIs the runtime answers with (svc:builtin:completion:v0); agenta is accepted on input"`
+	SecretsTTL         time.Duration    `split_words:"true" default:"30s" desc:"how long a project's provider keys are cached"`
+	AllowPrivateEgress bool             `split_words:"true" default:"false" desc:"turn the egress policy's address and port rules off for every outgoing call (LLM providers, webhooks, hooks): private, loopback and link-local addresses and plain http anywhere; prefer RUNTIME_EGRESS_ALLOW"`
+	EgressAllow        egress.AllowList `split_words:"true" desc:"destinations outgoing calls (LLM providers and custom base URLs, webhooks, hooks) may reach although private, over plain http too: comma-separated networks (10.0.0.0/8), addresses (10.1.2.3), address:port (10.1.2.3:11434, [fd00::1]:8000), host names or host:port (ollama.internal:11434; a name entry trusts what the name resolves to); empty (the default) admits public https destinations only"`
+	HookTimeout        time.Duration    `split_words:"true" default:"30s" desc:"time-out of a hook application or HTTPS handler call"`
+	WebhookTimeout     time.Duration    `split_words:"true" default:"10s" desc:"time-out of a webhook evaluator call"`
+	EgressMaxBytes     int64            `split_words:"true" default:"1048576" desc:"largest answer a hook or webhook may give"`
+	CodeTimeout        time.Duration    `split_words:"true" default:"5s" desc:"time limit of one custom code run"`
+	CodeMemBytes       int64            `split_words:"true" default:"67108864" desc:"memory limit of one custom code run"`
+	CodePython         string           `split_words:"true" default:"/usr/bin/python3" desc:"Python interpreter custom code runs with, in the sandbox (its standard library and shared libraries are mounted read-only; an interpreter the sandbox user cannot read, such as one under /root, refuses Python code)"`
+	CodeBwrap          string           `split_words:"true" default:"bwrap" desc:"bubblewrap executable (path or name on PATH) that sandboxes custom code; without it, or without unprivileged user namespaces, custom code is refused with 422 runtime.sandbox_unavailable"`
+	CodeUIDBase        int              `envconfig:"CODE_UID_BASE" default:"1000000" desc:"when the runtime runs as root: first uid of the range sandboxed runs use, one uid per concurrent run (no account or file may use these uids)"`
+	CodeUIDs           int              `envconfig:"CODE_UIDS" default:"256" desc:"when the runtime runs as root: size of that uid range, the custom code runs at once (more wait)"`
+	CodeMaxProcs       int              `split_words:"true" default:"16" desc:"processes (and threads) one custom code run may have (RLIMIT_NPROC in its own user namespace)"`
+	ModelPrices        string           `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
 	Eval               EvalConfig
 	LLM                llm.Config
 	Stream             spanstream.StreamSettings
@@ -136,19 +137,28 @@ func run(ctx context.Context, cfg Config) error {
 		}
 	}
 
+	// One egress policy (the allow-list and the private switch) for every
+	// outgoing call; the clients differ only in time-outs and answer caps.
+	policy := func(timeout time.Duration) egress.Config {
+		return egress.Config{AllowPrivate: cfg.AllowPrivateEgress, Allow: cfg.EgressAllow, Timeout: timeout, MaxBytes: cfg.EgressMaxBytes}
+	}
+	models := llm.New(cfg.LLM, os.Getenv, egress.New(policy(cfg.LLM.Timeout)))
+	if err := models.CheckBaseURLs(); err != nil {
+		return err
+	}
 	svc := &invoke.Service{
 		Revisions: registryclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout, cfg.RevisionCacheTTL),
 		Secrets:   vault.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.SecretsTTL),
-		LLM:       llm.New(cfg.LLM, os.Getenv),
+		LLM:       models,
 		Recorder:  &traces.Recorder{Pub: traces.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Norm: &spanmodel.Normalizer{Prices: prices}},
-		Hooks:     egress.New(egress.Config{AllowPrivate: cfg.AllowPrivateEgress, Timeout: cfg.HookTimeout, MaxBytes: cfg.EgressMaxBytes}),
+		Hooks:     egress.New(policy(cfg.HookTimeout)),
 		Code:      codebox.Limits{Timeout: cfg.CodeTimeout, MemBytes: cfg.CodeMemBytes},
 		Provider:  cfg.URIProvider,
 		Log:       log,
 	}
 	svc.Eval = evaluators.Env{
 		Embedder: svc,
-		Egress:   egress.New(egress.Config{AllowPrivate: cfg.AllowPrivateEgress, Timeout: cfg.WebhookTimeout, MaxBytes: cfg.EgressMaxBytes}),
+		Egress:   egress.New(policy(cfg.WebhookTimeout)),
 		Code:     svc.Code,
 	}
 

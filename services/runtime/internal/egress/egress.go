@@ -1,9 +1,16 @@
-// Package egress is the only way the runtime calls a URL a user chose
-// (webhook evaluators, hook applications, HTTPS evaluator handlers): https
-// only, no URL credentials, no private, loopback, link-local, reserved or
-// multicast address unless allowed, the resolved IP pinned for the
-// connection (no DNS rebinding), every redirect checked the same way, a
-// time-out and a cap on the answer.
+// Package egress is the runtime's one egress policy: every call to a URL
+// a tenant or an operator chose (LLM providers, custom base URLs and judge
+// models, webhook evaluators, hook applications, HTTPS evaluator handlers)
+// goes through a client of this package. Rules: https, or plain http only
+// to a destination the operator's allow-list admits; no URL credentials;
+// no loopback, private, unique-local, link-local, CGNAT, reserved or
+// multicast address, in any form (IPv4-mapped, NAT64, 6to4 included); no
+// port of a well-known internal service nor below 1024 but 443; unless the
+// allow-list (AllowList, RUNTIME_EGRESS_ALLOW) admits the destination or
+// AllowPrivate turns the address rules off. The resolved IP is pinned for
+// the connection (no DNS rebinding), every redirect is checked the same
+// way and loses the caller's headers when it leaves the origin, and a
+// time-out and a cap bound PostJSON's answer.
 //
 // How the address is pinned: the client's dialer resolves the host once,
 // checks every address the resolver returned (one refused address refuses
@@ -14,12 +21,17 @@
 // socket-level check (net.Dialer.Control) refuses any connect to an
 // address the rules refuse whatever path led to it. Environment proxies
 // are ignored: through a proxy the checked address would not be the one
-// reached.
+// reached. Plain http and TLS connections are dialled by different hooks
+// of the transport (DialContext, DialTLSContext), so the dialer knows
+// which one it opens without trusting anything the request carries.
 //
 // Redirects: 307 and 308, which keep the method and the body, are followed
 // (at most maxRedirects), each target checked like the first URL; 301, 302
 // and 303 would turn the POST into a GET without its body, which no
-// webhook means, so they are returned as the status they are.
+// webhook means, so they are returned as the status they are. A redirect
+// to another origin (scheme, host and port) carries none of the caller's
+// headers: a provider key or a tenant's extra header is sent only where it
+// was meant to go.
 package egress
 
 import (
@@ -59,7 +71,8 @@ type Resolver interface {
 
 // Config sets the rules of one client.
 type Config struct {
-	AllowPrivate bool          // let self-hosters reach their own network (and plain http)
+	AllowPrivate bool          // no address or port rule at all, plain http anywhere (RUNTIME_ALLOW_PRIVATE_EGRESS)
+	Allow        AllowList     // destinations admitted although private (RUNTIME_EGRESS_ALLOW)
 	Timeout      time.Duration // the whole call; default 10s
 	MaxBytes     int64         // answer cap; more is an error; default 1 MiB
 
@@ -96,18 +109,31 @@ func New(cfg Config) *Client {
 	}
 	c := &Client{cfg: cfg}
 	tr := &http.Transport{
-		Proxy:                  nil, // never: see the package comment
-		DialContext:            c.dialContext,
-		TLSClientConfig:        &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
+		Proxy: nil, // never: see the package comment
+		// Plain http only: https goes through DialTLSContext.
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return c.dialContext(ctx, network, addr, true)
+		},
+		DialTLSContext:         c.dialTLS,
 		TLSHandshakeTimeout:    cfg.DialTimeout,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           64,
-		MaxIdleConnsPerHost:    4,
+		MaxIdleConnsPerHost:    32,
 		IdleConnTimeout:        90 * time.Second,
+		ResponseHeaderTimeout:  cfg.Timeout,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
 	c.http = &http.Client{Transport: tr, CheckRedirect: c.checkRedirect}
 	return c
+}
+
+// HTTPClient is an *http.Client under the client's rules (addresses,
+// redirects, the response-header time-out) but without PostJSON's overall
+// time-out and answer cap: for the LLM provider client, which streams
+// answers and sets a time-out per request. It shares the client's
+// connections.
+func (c *Client) HTTPClient() *http.Client {
+	return &http.Client{Transport: c.http.Transport, CheckRedirect: c.checkRedirect}
 }
 
 // Check applies the rules that need no lookup to rawURL: scheme, no
@@ -125,13 +151,7 @@ func (c *Client) check(rawURL string) (*url.URL, error) {
 	if err != nil {
 		return nil, refused(rawURL, "is not a URL")
 	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !c.cfg.AllowPrivate {
-			return nil, refused(rawURL, "is not https")
-		}
-	default:
+	if u.Scheme != "https" && u.Scheme != "http" {
 		return nil, refused(rawURL, "is not https")
 	}
 	if u.User != nil {
@@ -141,17 +161,29 @@ func (c *Client) check(rawURL string) (*url.URL, error) {
 	if host == "" {
 		return nil, refused(rawURL, "has no host")
 	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, refused(rawURL, "has an invalid port")
-		}
+	port, err := urlPort(u)
+	if err != nil {
+		return nil, refused(rawURL, "has an invalid port")
 	}
 	if c.cfg.AllowPrivate {
 		return u, nil
 	}
+	allow := c.cfg.Allow
+	if allow.admitsName(host, port) {
+		return u, nil
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
+		if allow.admitsAddr(ip, port) {
+			return u, nil
+		}
 		if why := refusedAddr(ip); why != "" {
 			return nil, refused(rawURL, fmt.Sprintf("host %s is %s", host, why))
+		}
+		if u.Scheme == "http" {
+			return nil, refused(rawURL, "is not https (plain http only to a destination in RUNTIME_EGRESS_ALLOW)")
+		}
+		if why := refusedPort(port); why != "" {
+			return nil, refused(rawURL, fmt.Sprintf("port %d is %s", port, why))
 		}
 		return u, nil
 	}
@@ -165,7 +197,59 @@ func (c *Client) check(rawURL string) (*url.URL, error) {
 		// never a DNS name (WHATWG URL), so it is refused, not guessed.
 		return nil, refused(rawURL, fmt.Sprintf("host %s is a numeric address in a non-canonical form", host))
 	}
+	// A name may still resolve into an address entry of the allow-list:
+	// then the dialer decides, with the address in hand.
+	if !allow.hasAddrs() {
+		if u.Scheme == "http" {
+			return nil, refused(rawURL, "is not https (plain http only to a destination in RUNTIME_EGRESS_ALLOW)")
+		}
+		if why := refusedPort(port); why != "" {
+			return nil, refused(rawURL, fmt.Sprintf("port %d is %s", port, why))
+		}
+	}
 	return u, nil
+}
+
+// urlPort is u's port, or its scheme's.
+func urlPort(u *url.URL) (int, error) {
+	p := u.Port()
+	if p == "" {
+		if u.Scheme == "http" {
+			return 80, nil
+		}
+		return 443, nil
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("invalid port %q", p)
+	}
+	return n, nil
+}
+
+// internalPorts are ports of services that are never a model provider nor
+// a webhook, whatever address answers them: this platform's own defaults
+// and common infrastructure (databases, queues, caches, cluster APIs).
+// On a public address they are most likely the runtime's own host or a
+// neighbour's, reached from outside.
+var internalPorts = map[int]string{
+	2375: "Docker", 2376: "Docker", 2379: "etcd", 2380: "etcd", 3306: "MySQL", 4222: "NATS",
+	5432: "PostgreSQL", 5672: "AMQP", 6222: "NATS", 6379: "Redis", 6443: "Kubernetes",
+	8080: "Assay", 8081: "Assay", 8082: "Assay", 8083: "Assay", 8084: "Assay", 8085: "Assay",
+	8123: "ClickHouse", 8222: "NATS", 9000: "ClickHouse", 9009: "ClickHouse", 9090: "Prometheus",
+	9092: "Kafka", 9200: "Elasticsearch", 9300: "Elasticsearch", 10250: "kubelet", 10255: "kubelet",
+	11211: "memcached", 27017: "MongoDB",
+}
+
+// refusedPort says why port may not be reached on an address the
+// allow-list does not admit, or "" when it may.
+func refusedPort(port int) string {
+	if port < 1024 && port != 443 {
+		return "a system port other than 443"
+	}
+	if name, ok := internalPorts[port]; ok {
+		return "the port of an internal service (" + name + ")"
+	}
+	return ""
 }
 
 // numericHost reports whether host's last label is numeric (decimal, octal
@@ -231,6 +315,7 @@ var special = func() []netip.Prefix {
 
 var (
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	nat64l    = netip.MustParsePrefix("64:ff9b:1::/48") // local-use NAT64 (RFC 8215): the network's own translator
 	sixToFour = netip.MustParsePrefix("2002::/16")
 )
 
@@ -257,6 +342,9 @@ func refusedAddr(ip netip.Addr) string {
 		b := ip.As16()
 		return refusedAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 	}
+	if ip.Is6() && nat64l.Contains(ip) {
+		return "a local NAT64 address"
+	}
 	if ip.Is6() && sixToFour.Contains(ip) {
 		b := ip.As16()
 		return refusedAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
@@ -271,10 +359,15 @@ func refusedAddr(ip netip.Addr) string {
 
 // dialContext resolves host once, checks every address and dials the
 // checked ones in order; the connection is to an address it checked.
-func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
+// plain is a connection for http, which only an admitted destination gets.
+func (c *Client) dialContext(ctx context.Context, network, addr string, plain bool) (net.Conn, error) {
+	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, errs.New(errs.Unprocessable, "runtime.egress_refused", "port "+portText+" refused: it is not a port")
 	}
 	var ips []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
@@ -295,23 +388,22 @@ func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Con
 			return nil, errs.New(errs.FailedDependency, "runtime.egress_dns", "resolving "+host+": no address")
 		}
 	}
-	if !c.cfg.AllowPrivate {
-		for _, ip := range ips {
-			if why := refusedAddr(ip); why != "" {
-				return nil, errs.Message(errs.Unprocessable, "runtime.egress_refused",
-					fmt.Sprintf("host %s refused: it resolves to %s, which is %s", host, ip, why),
-					map[string]any{"host": host, "address": ip.String()})
-			}
+	byName := c.cfg.Allow.admitsName(host, port)
+	for _, ip := range ips {
+		if why := c.refusedDest(ip, port, byName, plain); why != "" {
+			return nil, errs.Message(errs.Unprocessable, "runtime.egress_refused",
+				fmt.Sprintf("host %s refused: it resolves to %s, which is %s", host, ip, why),
+				map[string]any{"host": host, "address": ip.String()})
 		}
 	}
 	dial := c.cfg.dial
 	if dial == nil {
-		d := &net.Dialer{Timeout: c.cfg.DialTimeout, Control: c.control}
+		d := &net.Dialer{Timeout: c.cfg.DialTimeout, Control: c.control(byName, plain)}
 		dial = d.DialContext
 	}
 	var firstErr error
 	for _, ip := range ips {
-		conn, err := dial(ctx, network, net.JoinHostPort(ip.String(), port))
+		conn, err := dial(ctx, network, net.JoinHostPort(ip.String(), portText))
 		if err == nil {
 			return conn, nil
 		}
@@ -325,20 +417,57 @@ func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Con
 	return nil, firstErr
 }
 
+// dialTLS is dialContext for https, then the handshake with the URL's host
+// as the name the certificate must carry.
+func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := c.dialContext(ctx, network, addr, false)
+	if err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	tc := tls.Client(conn, &tls.Config{ServerName: host, RootCAs: c.cfg.RootCAs, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"}})
+	hctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// refusedDest says why a connection to ip:port may not be opened, or "".
+// byName: the allow-list admits the host name the URL gave; plain: the
+// connection is for http.
+func (c *Client) refusedDest(ip netip.Addr, port int, byName, plain bool) string {
+	if c.cfg.AllowPrivate || byName || c.cfg.Allow.admitsAddr(ip, port) {
+		return ""
+	}
+	if plain {
+		return "not in RUNTIME_EGRESS_ALLOW, and plain http goes nowhere else"
+	}
+	if why := refusedAddr(ip); why != "" {
+		return why
+	}
+	if why := refusedPort(port); why != "" {
+		return fmt.Sprintf("port %d, %s", port, why)
+	}
+	return ""
+}
+
 // control is the last check, on the socket address itself.
-func (c *Client) control(network, address string, _ syscall.RawConn) error {
-	if c.cfg.AllowPrivate {
+func (c *Client) control(byName, plain bool) func(network, address string, _ syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("egress: unexpected socket address %q", address)
+		}
+		if why := c.refusedDest(ap.Addr(), int(ap.Port()), byName, plain); why != "" {
+			return errs.Message(errs.Unprocessable, "runtime.egress_refused",
+				fmt.Sprintf("address %s refused: it is %s", ap.Addr(), why), map[string]any{"address": ap.Addr().String()})
+		}
 		return nil
 	}
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("egress: unexpected socket address %q", address)
-	}
-	if why := refusedAddr(ap.Addr()); why != "" {
-		return errs.Message(errs.Unprocessable, "runtime.egress_refused",
-			fmt.Sprintf("address %s refused: it is %s", ap.Addr(), why), map[string]any{"address": ap.Addr().String()})
-	}
-	return nil
 }
 
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
@@ -351,7 +480,26 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if _, err := c.check(req.URL.String()); err != nil {
 		return err
 	}
+	if origin(req.URL) != origin(via[0].URL) {
+		// The caller's headers were meant for the first origin: a key, an
+		// api-key or a tenant's extra header must not follow a redirect to
+		// another host (net/http drops only Authorization and cookies).
+		for k := range req.Header {
+			if !neutralHeaders[http.CanonicalHeaderKey(k)] {
+				req.Header.Del(k)
+			}
+		}
+	}
 	return nil
+}
+
+// neutralHeaders are what a redirect to another origin keeps.
+var neutralHeaders = map[string]bool{"Content-Type": true, "Accept": true, "Accept-Encoding": true, "User-Agent": true}
+
+// origin is scheme://host:port, the port explicit.
+func origin(u *url.URL) string {
+	p, _ := urlPort(u)
+	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + strconv.Itoa(p)
 }
 
 // PostJSON posts body as JSON to url with headers and returns the status and

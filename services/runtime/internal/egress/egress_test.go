@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -315,12 +316,150 @@ func TestAllowPrivatePlainHTTP(t *testing.T) {
 }
 
 func TestSocketCheck(t *testing.T) {
-	c := New(Config{})
-	for _, a := range []string{"127.0.0.1:443", "[::1]:443", "10.0.0.1:80", "[::ffff:169.254.169.254]:80"} {
-		wantKind(t, c.control("tcp", a, nil), errs.Unprocessable, "refused")
-	}
-	if err := c.control("tcp", "93.184.216.34:443", nil); err != nil {
+	allow, err := ParseAllowList("10.9.0.0/16,127.0.0.1:11434")
+	if err != nil {
 		t.Fatal(err)
+	}
+	c := New(Config{Allow: allow})
+	tlsCheck, plainCheck := c.control(false, false), c.control(false, true)
+	for _, a := range []string{"127.0.0.1:443", "[::1]:443", "10.0.0.1:443", "[::ffff:169.254.169.254]:443",
+		"[64:ff9b::a00:1]:443", "[64:ff9b:1::1]:443", "127.0.0.1:11435", "93.184.216.34:5432", "93.184.216.34:22"} {
+		wantKind(t, tlsCheck("tcp", a, nil), errs.Unprocessable, "refused")
+	}
+	for _, a := range []string{"93.184.216.34:443", "93.184.216.34:8443", "10.9.3.4:8000", "127.0.0.1:11434", "[::ffff:10.9.0.1]:80"} {
+		if err := tlsCheck("tcp", a, nil); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+	// Plain http goes to admitted destinations only.
+	wantKind(t, plainCheck("tcp", "93.184.216.34:80", nil), errs.Unprocessable, "RUNTIME_EGRESS_ALLOW")
+	if err := plainCheck("tcp", "10.9.3.4:8000", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A name entry admits the address its name resolved to.
+	if err := c.control(true, true)("tcp", "127.0.0.1:1", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseAllowList(t *testing.T) {
+	l, err := ParseAllowList(" 10.0.0.0/8, 192.168.1.5 ,[fd00::1]:8000,ollama.internal:11434,VLLM.Internal., ::ffff:172.16.0.0/108")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ip   string
+		port int
+		want bool
+	}{
+		{"10.1.2.3", 1, true}, {"::ffff:10.1.2.3", 443, true}, {"192.168.1.5", 80, true}, {"192.168.1.6", 80, false},
+		{"fd00::1", 8000, true}, {"fd00::1", 8001, false}, {"172.16.9.9", 5, true}, {"127.0.0.1", 80, false},
+	} {
+		if got := l.admitsAddr(netip.MustParseAddr(tc.ip), tc.port); got != tc.want {
+			t.Errorf("%s:%d admitted %v", tc.ip, tc.port, got)
+		}
+	}
+	if !l.admitsName("Ollama.Internal", 11434) || l.admitsName("ollama.internal", 80) || !l.admitsName("vllm.internal.", 9) {
+		t.Error("name entries")
+	}
+	for _, bad := range []string{"10.0.0.0/33", "10.0.0.1:0", "host:99999", "fe80::1%eth0", "127.1", "a b", "[::1]"} {
+		if _, err := ParseAllowList(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if l, err := ParseAllowList(""); err != nil || !l.Empty() {
+		t.Fatalf("empty: %v %v", l, err)
+	}
+}
+
+// TestAllowListAdmits: a server on loopback, refused by default, is
+// reached over plain http once the allow-list names it, by address or by
+// name; another port of the same address stays refused.
+func TestAllowListAdmits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`1`)) }))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	_, _, err := New(Config{}).PostJSON(context.Background(), srv.URL, nil, nil)
+	wantKind(t, err, errs.Unprocessable, "refused")
+	for _, entry := range []string{addr, "127.0.0.0/8", "model.test:" + port(srv)} {
+		allow, err := ParseAllowList(entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := newResolver(map[string][][]string{"model.test": {{"127.0.0.1"}}})
+		c := New(Config{Allow: allow, Resolver: res})
+		u := srv.URL
+		if strings.HasPrefix(entry, "model.test") {
+			u = "http://model.test:" + port(srv)
+		}
+		if status, _, err := c.PostJSON(context.Background(), u, nil, nil); err != nil || status != 200 {
+			t.Fatalf("%s: %d %v", entry, status, err)
+		}
+	}
+	allow, _ := ParseAllowList("127.0.0.1:1")
+	_, _, err = New(Config{Allow: allow}).PostJSON(context.Background(), srv.URL, nil, nil)
+	wantKind(t, err, errs.Unprocessable, "refused")
+	// An allowed name does not admit another name that resolves inside.
+	allow, _ = ParseAllowList("model.test")
+	res := newResolver(map[string][][]string{"evil.test": {{"127.0.0.1"}}})
+	_, _, err = New(Config{Allow: allow, Resolver: res}).PostJSON(context.Background(), "https://evil.test:"+port(srv), nil, nil)
+	wantKind(t, err, errs.Unprocessable, "evil.test", "loopback")
+}
+
+// TestRedirectDropsHeadersAcrossOrigins: a 307 to another origin carries
+// none of the caller's headers (a key, a tenant's extra header); one on
+// the same origin keeps them.
+func TestRedirectDropsHeadersAcrossOrigins(t *testing.T) {
+	var got http.Header
+	final := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Write([]byte(`1`))
+	}))
+	defer final.Close()
+	hop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			http.Redirect(w, r, "/final", http.StatusTemporaryRedirect)
+			return
+		}
+		if r.URL.Path == "/final" {
+			got = r.Header.Clone()
+			w.Write([]byte(`1`))
+			return
+		}
+		http.Redirect(w, r, final.URL+"/x", http.StatusTemporaryRedirect)
+	}))
+	defer hop.Close()
+	allow, _ := ParseAllowList("127.0.0.1")
+	c := New(Config{Allow: allow})
+	h := http.Header{"Authorization": {"Bearer k"}, "Api-Key": {"ak"}, "X-Tenant": {"t"}}
+	if _, _, err := c.PostJSON(context.Background(), hop.URL+"/other", h, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"Authorization", "Api-Key", "X-Tenant"} {
+		if got.Get(k) != "" {
+			t.Errorf("%s followed the redirect to another origin", k)
+		}
+	}
+	if got.Get("Content-Type") != "application/json" {
+		t.Errorf("content type %q", got.Get("Content-Type"))
+	}
+	if _, _, err := c.PostJSON(context.Background(), hop.URL+"/same", h, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("X-Tenant") != "t" || got.Get("Api-Key") != "ak" {
+		t.Errorf("same origin: headers %v", got)
+	}
+}
+
+func TestCheckPorts(t *testing.T) {
+	c := New(Config{})
+	for _, u := range []string{"https://93.184.216.34:22/", "https://example.com:5432/", "https://example.com:8123/", "https://example.com:80/"} {
+		wantKind(t, c.Check(u), errs.Unprocessable, "port")
+	}
+	for _, u := range []string{"https://example.com/", "https://example.com:8443/", "https://93.184.216.34:11434/"} {
+		if err := c.Check(u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
 	}
 }
 

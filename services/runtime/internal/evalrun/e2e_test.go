@@ -80,7 +80,8 @@ func startStackWith(t *testing.T, registry []string, extra ...string) *stack {
 func (s *stack) worker(t *testing.T, extra ...string) *svctest.Service {
 	t.Helper()
 	env := common("runtime", append([]string{"RUNTIME_NATS_URL=" + s.nats, "RUNTIME_REGISTRY_URL=" + s.reg, "RUNTIME_TRACING_URL=" + s.tr,
-		"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + s.llm.URL, "OPENAI_API_KEY=sk-test-env"},
+		"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + s.llm.URL, "OPENAI_API_KEY=sk-test-env",
+		"RUNTIME_EGRESS_ALLOW=" + s.llm.Addr()},
 		append(append([]string{}, workerEnv...), extra...)...)...)
 	w := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", Env: env})
 	s.workers = append(s.workers, w)

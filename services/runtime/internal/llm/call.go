@@ -48,9 +48,11 @@ type callError struct {
 	class   class
 	status  int // the provider's HTTP status; 0 without an answer
 	label   string
-	message string // the provider's message, scrubbed of the key
+	message string // the provider's message, scrubbed of the key; a summary for a custom provider
 	timeout bool
-	err     error // the cause, scrubbed
+	err     error       // the cause, scrubbed
+	refused *errs.Error // the egress policy refused the URL (or a redirect's): never retried
+	custom  bool
 }
 
 func (e *callError) Error() string { return e.message }
@@ -65,10 +67,13 @@ func classify(err error, t target, key string) *callError {
 		}
 		return s
 	}
-	ce := &callError{label: t.Label, err: errors.New(scrub(err.Error()))}
+	ce := &callError{label: t.Label, err: errors.New(scrub(err.Error())), custom: t.Custom}
 	var apiErr *openai.Error
 	var streamErr *ssestream.StreamError
+	var policy *errs.Error
 	switch {
+	case errors.As(err, &policy) && policy.Code == "runtime.egress_refused":
+		ce.class, ce.refused, ce.message = classOther, policy, policy.Msg
 	case errors.As(err, &streamErr):
 		// An error event in a stream that answered 200: its body is OpenAI's
 		// error object, and its type or code tells what failed.
@@ -95,6 +100,9 @@ func classify(err error, t target, key string) *callError {
 		default:
 			ce.class = classAvailability
 		}
+		if t.Custom {
+			ce.message = "the model provider failed while streaming (" + streamClass(ce.class, ce.status) + ")"
+		}
 	case errors.As(err, &apiErr):
 		ce.status = apiErr.StatusCode
 		ce.message = scrub(apiErr.Message)
@@ -115,6 +123,9 @@ func classify(err error, t target, key string) *callError {
 		default:
 			ce.class = classOther
 		}
+		if t.Custom {
+			ce.message = fmt.Sprintf("the model provider answered %d (%s)", apiErr.StatusCode, statusClass(apiErr.StatusCode))
+		}
 	case errors.Is(err, context.DeadlineExceeded):
 		ce.class, ce.timeout = classAvailability, true
 		ce.message = "the provider did not answer in time"
@@ -132,9 +143,49 @@ func classify(err error, t target, key string) *callError {
 	return ce
 }
 
+// statusClass is what a custom provider's error status says, in our own
+// words: its status text and body could be any service's.
+func statusClass(status int) string {
+	switch {
+	case status == http.StatusBadRequest:
+		return "bad request"
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		return "credentials refused"
+	case status == http.StatusNotFound:
+		return "not found: check the URL and the model"
+	case status == http.StatusRequestTimeout:
+		return "timed out"
+	case status == http.StatusRequestEntityTooLarge:
+		return "request too large"
+	case status == http.StatusUnprocessableEntity:
+		return "request refused"
+	case status == http.StatusTooManyRequests:
+		return "rate limited"
+	case status >= 500:
+		return "server error"
+	}
+	return "error"
+}
+
+func streamClass(c class, status int) string {
+	switch c {
+	case classCapacity:
+		return "rate limited"
+	case classContext:
+		return "context length exceeded"
+	}
+	if status == http.StatusBadRequest {
+		return "bad request"
+	}
+	return "error"
+}
+
 // toErrs renders the final failure as the errs kind the invoke surface maps
-// to a status (424, 400, 504, 503), naming the provider.
+// to a status (422, 424, 400, 504, 503), naming the provider.
 func (e *callError) toErrs() error {
+	if e.refused != nil {
+		return refusal(e.label, e.custom, e.refused)
+	}
 	extra := map[string]any{"provider": e.label}
 	if e.status != 0 {
 		extra["status"] = e.status
@@ -153,6 +204,36 @@ func (e *callError) toErrs() error {
 	}
 	out.Err = e.err
 	return out
+}
+
+// refusal renders the egress policy's refusal of a provider's URL: the
+// caller's 422 naming the custom provider and the URL (its project chose
+// it), or, for an operator's base URL, a 503 the operator must fix.
+func refusal(label string, custom bool, policy *errs.Error) error {
+	if !custom {
+		return &errs.Error{Kind: errs.Unavailable, Code: "runtime.llm_egress_refused",
+			Msg: fmt.Sprintf("%s: the runtime's egress policy refuses this provider's base URL; the operator must admit it in RUNTIME_EGRESS_ALLOW", label),
+			Err: policy}
+	}
+	extra := map[string]any{"provider": label, "field": "secret.data.provider.url"}
+	if d, ok := policy.Detail.(map[string]any); ok {
+		for _, k := range []string{"url", "host", "address"} {
+			if v, ok := d[k]; ok {
+				extra[k] = v
+			}
+		}
+	}
+	return errs.Message(errs.Unprocessable, "runtime.llm_url_refused",
+		fmt.Sprintf("custom provider %q: %s", label, policy.Msg), extra)
+}
+
+// checkTarget applies the egress rules that need no lookup to t's base
+// URL, before any request; the dialer applies the rest.
+func (c *Client) checkTarget(t target) error {
+	if err := c.out.Check(t.BaseURL); err != nil {
+		return refusal(t.Label, t.Custom, errs.From(err))
+	}
+	return nil
 }
 
 // retryable failures are retried with backoff: 429, 5xx, time-outs,
@@ -383,6 +464,9 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 			last = err
 			continue
 		}
+		if err := c.checkTarget(t); err != nil {
+			return Response{}, err
+		}
 		p, err := params(cfg, t, req.Messages, req.ResponseFormat)
 		if err != nil {
 			return Response{}, err
@@ -397,7 +481,7 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 			}
 			last, delivered = err, d
 			var ce *callError
-			if delivered || !errors.As(err, &ce) || !ce.retryable() || ctx.Err() != nil || !b.wait(ctx) {
+			if delivered || !errors.As(err, &ce) || ce.refused != nil || !ce.retryable() || ctx.Err() != nil || !b.wait(ctx) {
 				break
 			}
 		}

@@ -11,7 +11,15 @@
 // "<family>/" or custom "<slug>/" prefix, else its name (gpt-*, o1*, o3*,
 // o4*, text-embedding-* are OpenAI's, claude-* Anthropic's, gemini-*
 // Gemini's), or llm_config.connection naming a stored key or custom
-// provider. Keys: the vault's key of the family shadows <FAMILY>_API_KEY.
+// provider. Keys: the vault's key of the family shadows <FAMILY>_API_KEY;
+// a custom provider sends its own key or none, never another secret's.
+//
+// Every call goes through the runtime's egress policy (package egress):
+// a custom base URL inside the network is refused as the caller's 422
+// naming it, before any connection and again at dial time, after DNS and
+// on every redirect. What a custom provider answers in an error is
+// summarised (its status and a class), never echoed: its text would tell
+// the caller what listens where.
 package llm
 
 import (
@@ -24,6 +32,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/prompt"
 )
 
@@ -106,25 +115,39 @@ type Delta struct {
 type Client struct {
 	cfg  Config
 	env  func(string) string
+	out  *egress.Client
 	http *http.Client
 }
 
 // New returns a client; env reads <FAMILY>_API_KEY fallbacks (os.Getenv in
-// production, a map in tests).
-func New(cfg Config, env func(string) string) *Client {
+// production, a map in tests); out is the runtime's egress policy, through
+// which every provider call goes (nil: the policy with no exception, so a
+// client built without one reaches public https addresses only).
+func New(cfg Config, env func(string) string, out *egress.Client) *Client {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout // a zero Config must not wait forever
 	}
-	// One transport for every provider keeps connections alive across calls;
-	// the response-header bound stops a server that accepts and never answers
-	// when no time-out is configured.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.ResponseHeaderTimeout = 10 * time.Minute
-	tr.MaxIdleConnsPerHost = 32
-	return &Client{cfg: cfg, env: env, http: &http.Client{Transport: tr}}
+	if out == nil {
+		out = egress.New(egress.Config{Timeout: cfg.Timeout})
+	}
+	// One transport for every provider keeps connections alive across calls.
+	return &Client{cfg: cfg, env: env, out: out, http: out.HTTPClient()}
+}
+
+// CheckBaseURLs checks the operator's base-URL overrides against the
+// egress policy, for the runtime to refuse to start with one that every
+// call would be refused (RUNTIME_EGRESS_ALLOW must admit a private one).
+// Only what needs no lookup is checked.
+func (c *Client) CheckBaseURLs() error {
+	for fam, u := range c.cfg.BaseURLs {
+		if err := c.out.Check(u); err != nil {
+			return fmt.Errorf("RUNTIME_LLM_BASE_URLS %s: %s; admit it in RUNTIME_EGRESS_ALLOW", fam, errs.From(err).Msg)
+		}
+	}
+	return nil
 }
 
 // Chat runs req. A provider's 401/403/429 (after retries and fallbacks) is
@@ -163,6 +186,9 @@ func (c *Client) Embed(ctx context.Context, s Secrets, model, connection string,
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkTarget(t); err != nil {
+		return nil, err
+	}
 	svc := openai.NewEmbeddingService(c.options(t)...)
 	p := openai.EmbeddingNewParams{
 		Model:          t.Model,
@@ -187,7 +213,7 @@ func (c *Client) Embed(ctx context.Context, s Secrets, model, connection string,
 			return out, nil
 		}
 		ce := classify(err, t, secretOf(t))
-		if !ce.retryable() || ctx.Err() != nil || !b.wait(ctx) {
+		if ce.refused != nil || !ce.retryable() || ctx.Err() != nil || !b.wait(ctx) {
 			return nil, ce.toErrs()
 		}
 	}

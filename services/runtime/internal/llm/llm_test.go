@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/testutil/llmtest"
+	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/prompt"
 )
 
@@ -25,7 +27,17 @@ func newClient(srv *llmtest.Server, env map[string]string) *Client {
 		urls[fam] = srv.URL
 	}
 	urls["azure"] = srv.Root
-	return New(Config{Timeout: 10 * time.Second, BaseURLs: urls}, func(k string) string { return env[k] })
+	return New(Config{Timeout: 10 * time.Second, BaseURLs: urls}, func(k string) string { return env[k] }, admitting(srv.Addr()))
+}
+
+// admitting is the egress policy with the allow-list entries given: the
+// local model server is on loopback, which the policy otherwise refuses.
+func admitting(entries ...string) *egress.Client {
+	allow, err := egress.ParseAllowList(strings.Join(entries, ","))
+	if err != nil {
+		panic(err)
+	}
+	return egress.New(egress.Config{Allow: allow})
 }
 
 var openaiEnv = map[string]string{"OPENAI_API_KEY": "sk-env"}
@@ -461,7 +473,7 @@ func TestFallbackToAnotherProviderWhenTheKeyIsMissing(t *testing.T) {
 func TestSlowAnswersTimeOut(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.SetDelay(5 * time.Second)
-	c := New(Config{Timeout: 50 * time.Millisecond, BaseURLs: map[string]string{"openai": srv.URL}}, func(k string) string { return openaiEnv[k] })
+	c := New(Config{Timeout: 50 * time.Millisecond, BaseURLs: map[string]string{"openai": srv.URL}}, func(k string) string { return openaiEnv[k] }, admitting(srv.Addr()))
 	_, err := c.Chat(context.Background(), Secrets{}, Request{Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("x"),
 		Retry: &prompt.RetryConfig{MaxRetries: 1}})
 	wantKind(t, err, errs.Timeout)
@@ -486,7 +498,7 @@ func TestUnreachableProviderIsUnavailable(t *testing.T) {
 	srv := llmtest.New(t)
 	url := srv.URL
 	srv.Close()
-	c := New(Config{Timeout: 5 * time.Second, BaseURLs: map[string]string{"openai": url}}, func(k string) string { return openaiEnv[k] })
+	c := New(Config{Timeout: 5 * time.Second, BaseURLs: map[string]string{"openai": url}}, func(k string) string { return openaiEnv[k] }, admitting(srv.Addr()))
 	_, err := c.Chat(context.Background(), Secrets{}, Request{Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("x")})
 	if e := wantKind(t, err, errs.Unavailable); strings.Contains(e.Msg, "sk-env") {
 		t.Fatalf("msg %q", e.Msg)
@@ -524,14 +536,133 @@ func TestCustomProvider(t *testing.T) {
 	}
 }
 
-func TestCustomProviderOfAFamilyUsesTheFamilysKey(t *testing.T) {
+// TestCustomProviderOfAFamilyBorrowsNoKey: a custom provider of a family
+// kind without a key of its own is called without one. The project's
+// stored key of the family and the runtime's environment key were given
+// for the family's endpoint, not for a URL any editor can set.
+func TestCustomProviderOfAFamilyBorrowsNoKey(t *testing.T) {
 	srv := llmtest.New(t)
-	s := Secrets{Custom: []CustomProvider{{Slug: "proxy", Kind: "openai", URL: srv.URL}}}
-	if _, err := newClient(srv, openaiEnv).Chat(context.Background(), s, Request{Config: prompt.LLMConfig{Model: "proxy/gpt-4o"}, Messages: user("x")}); err != nil {
+	s := Secrets{Keys: []ProviderKey{{Slug: "openai", Kind: "openai", Key: "sk-project"}},
+		Custom: []CustomProvider{{Slug: "proxy", Kind: "openai", URL: srv.URL}, {Slug: "az", Kind: "azure", URL: srv.Root}}}
+	env := map[string]string{"OPENAI_API_KEY": "sk-env", "AZURE_API_KEY": "az-env"}
+	for _, model := range []string{"proxy/gpt-4o", "az/dep"} {
+		if _, err := newClient(srv, env).Chat(context.Background(), s, Request{Config: prompt.LLMConfig{Model: model}, Messages: user("x")}); err != nil {
+			t.Fatal(err)
+		}
+		r := lastReq(t, srv)
+		if a, k := r.Header.Get("Authorization"), r.Header.Get("api-key"); a != "" || k != "" {
+			t.Fatalf("%s: authorization %q api-key %q", model, a, k)
+		}
+	}
+	// Its own key, as before.
+	s.Custom[0].Key = "ck-own"
+	if _, err := newClient(srv, env).Chat(context.Background(), s, Request{Config: prompt.LLMConfig{Model: "proxy/gpt-4o"}, Messages: user("x")}); err != nil {
 		t.Fatal(err)
 	}
-	if a := lastReq(t, srv).Header.Get("Authorization"); a != "Bearer sk-env" {
+	if a := lastReq(t, srv).Header.Get("Authorization"); a != "Bearer ck-own" {
 		t.Fatalf("auth %q", a)
+	}
+}
+
+// TestCustomBaseURLInsideRefused: a custom provider at a loopback, private
+// or link-local address, literal or behind a name, is the caller's 422
+// naming the provider and the URL or host, and nothing is sent; the
+// allow-list admits the model server and nothing else.
+func TestCustomBaseURLInsideRefused(t *testing.T) {
+	srv := llmtest.New(t)
+	_, port, _ := strings.Cut(srv.Addr(), ":")
+	allow, _ := egress.ParseAllowList(srv.Addr())
+	out := egress.New(egress.Config{Allow: allow, Resolver: fakeDNS{"inside.example.com": "127.0.0.1", "meta.example.com": "169.254.169.254"}})
+	c := New(Config{Timeout: 5 * time.Second}, nil, out)
+	for _, tc := range []struct{ url, names string }{
+		{"http://127.0.0.2:" + port + "/v1", "127.0.0.2"},
+		{"https://127.0.0.1:1/v1", "127.0.0.1"},
+		{"http://[::1]:" + port + "/v1", "::1"},
+		{"http://[::ffff:127.0.0.1]:1/v1", "127.0.0.1"},
+		{"http://[64:ff9b::7f00:1]:" + port + "/v1", "64:ff9b::7f00:1"},
+		{"http://169.254.169.254/latest", "169.254.169.254"},
+		{"https://10.1.2.3/v1", "10.1.2.3"},
+		{"https://[fd00::1]/v1", "fd00::1"},
+		{"https://inside.example.com:8443/v1", "inside.example.com"},
+		{"https://meta.example.com/v1", "meta.example.com"},
+		{"http://localhost:" + port + "/v1", "localhost"},
+	} {
+		s := Secrets{Custom: []CustomProvider{{Slug: "evil", Kind: "custom", URL: tc.url, Key: "ck", Headers: map[string]string{"X-T": "t"}}}}
+		for _, stream := range []bool{false, true} {
+			var err error
+			req := Request{Config: prompt.LLMConfig{Model: "evil/m"}, Messages: user("x"), Retry: &prompt.RetryConfig{MaxRetries: 3},
+				FallbackPolicy: "any", FallbackConfigs: []prompt.LLMConfig{{Model: "evil/m2"}}}
+			if stream {
+				_, err = c.ChatStream(context.Background(), s, req, func(Delta) error { return nil })
+			} else {
+				_, err = c.Chat(context.Background(), s, req)
+			}
+			if err == nil {
+				t.Fatalf("%s (stream %v): no error", tc.url, stream)
+			}
+			e := wantKind(t, err, errs.Unprocessable)
+			if !strings.Contains(e.Msg, `"evil"`) || !strings.Contains(e.Msg, tc.names) || !strings.Contains(e.Msg, "refused") {
+				t.Errorf("%s: %q", tc.url, e.Msg)
+			}
+		}
+		_, err := c.Embed(context.Background(), s, "evil/m", "", []string{"x"})
+		wantKind(t, err, errs.Unprocessable)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the server", n)
+	}
+	s := Secrets{Custom: []CustomProvider{{Slug: "local", Kind: "custom", URL: srv.URL}}}
+	if _, err := c.Chat(context.Background(), s, Request{Config: prompt.LLMConfig{Model: "local/m"}, Messages: user("x")}); err != nil {
+		t.Fatalf("the allow-listed server: %v", err)
+	}
+	// An operator's base URL the policy refuses stops the runtime at start.
+	if err := New(Config{BaseURLs: URLMap{"openai": "http://127.0.0.1:9/v1"}}, nil, nil).CheckBaseURLs(); err == nil ||
+		!strings.Contains(err.Error(), "RUNTIME_EGRESS_ALLOW") {
+		t.Fatalf("base URL check: %v", err)
+	}
+	if err := New(Config{BaseURLs: URLMap{"openai": srv.URL}}, nil, admitting(srv.Addr())).CheckBaseURLs(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeDNS answers one address per name, as a public name pointing inside.
+type fakeDNS map[string]string
+
+func (f fakeDNS) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	if a, ok := f[host]; ok {
+		return []net.IPAddr{{IP: net.ParseIP(a)}}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestCustomProviderErrorSummarised: what a custom provider answers in an
+// error is not echoed (it would tell what service listens there); its
+// status and a class are. A preset family's message, at the operator's
+// URL, is still shown.
+func TestCustomProviderErrorSummarised(t *testing.T) {
+	srv := llmtest.New(t)
+	c := newClient(srv, openaiEnv)
+	s := Secrets{Custom: []CustomProvider{{Slug: "probe", Kind: "custom", URL: srv.URL}}}
+	for _, tc := range []struct {
+		status int
+		kind   errs.Kind
+	}{{404, errs.Invalid}, {401, errs.FailedDependency}, {500, errs.Unavailable}} {
+		srv.FailNextWith(llmtest.Error{Status: tc.status, Message: "SSH-2.0-OpenSSH_9.6 redis_version:7.2 (oracle)"}, 1)
+		_, err := c.Chat(context.Background(), s, Request{Config: prompt.LLMConfig{Model: "probe/m"}, Messages: user("x")})
+		e := wantKind(t, err, tc.kind)
+		if strings.Contains(e.Msg, "oracle") || strings.Contains(e.Msg, "redis") || !strings.Contains(e.Msg, fmt.Sprint(tc.status)) {
+			t.Errorf("%d: %q", tc.status, e.Msg)
+		}
+	}
+	srv.Script(llmtest.Reply{Content: "half", StreamErr: &llmtest.Error{Status: 500, Type: "server_error", Message: "redis_version:7.2 (oracle)"}})
+	_, err := c.ChatStream(context.Background(), s, Request{Config: prompt.LLMConfig{Model: "probe/m"}, Messages: user("x")}, func(Delta) error { return nil })
+	if e := errs.From(err); err == nil || strings.Contains(e.Msg, "oracle") {
+		t.Errorf("stream: %v", err)
+	}
+	srv.FailNextWith(llmtest.Error{Status: 400, Message: "Unsupported parameter: top_k"}, 1)
+	_, err = c.Chat(context.Background(), Secrets{}, Request{Config: prompt.LLMConfig{Model: "gpt-4o"}, Messages: user("x")})
+	if e := wantKind(t, err, errs.Invalid); !strings.Contains(e.Msg, "top_k") {
+		t.Errorf("preset: %q", e.Msg)
 	}
 }
 

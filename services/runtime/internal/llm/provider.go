@@ -86,6 +86,7 @@ type target struct {
 	Headers map[string]string
 	Query   map[string]string
 	Model   string // as sent: without the family or slug prefix
+	Custom  bool   // BaseURL is a custom provider's, which its project chose
 }
 
 // resolver turns (model, connection) into a target from the vault's secrets,
@@ -237,20 +238,16 @@ func (r resolver) env0(name string) string {
 }
 
 // customTarget is a custom provider's endpoint. Kind azure takes Azure's
-// shape; a family kind with no key of its own uses the family's key; kind
-// custom without a key sends none (Ollama, vLLM).
+// shape. Its key is its own or none: a custom provider of a family kind
+// without a key does not borrow the family's stored or environment key,
+// which was given for the family's own endpoint, not for a URL any editor
+// can set (kind custom without a key is how Ollama and vLLM are reached).
 func (r resolver) customTarget(cp CustomProvider, model string) (target, error) {
 	fam, known := family(cp.Kind)
-	key := cp.Key
-	if key == "" && known {
-		k, err := r.key(fam)
-		if err != nil {
-			return target{}, err
-		}
-		key = k
-	}
 	if known && fam == "azure" {
-		return r.azureTarget(cp.Slug, cp.URL, cp.Version, key, cp.Headers, model)
+		t, err := r.azureTarget(cp.Slug, cp.URL, cp.Version, cp.Key, cp.Headers, model)
+		t.Custom = true
+		return t, err
 	}
 	if cp.URL == "" {
 		return target{}, errs.Message(errs.FailedDependency, "runtime.llm_custom_provider",
@@ -265,7 +262,7 @@ func (r resolver) customTarget(cp CustomProvider, model string) (target, error) 
 	if known {
 		f = fam
 	}
-	return target{Family: f, Label: cp.Slug, BaseURL: cp.URL, Key: key, Headers: cp.Headers, Model: model}, nil
+	return target{Family: f, Label: cp.Slug, BaseURL: cp.URL, Key: cp.Key, Headers: cp.Headers, Model: model, Custom: true}, nil
 }
 
 // azureTarget is Azure OpenAI's shape: the deployment (the model) in the
@@ -282,7 +279,10 @@ func (r resolver) azureTarget(label, endpoint, version, key string, headers map[
 	if version == "" {
 		version = DefaultAzureAPIVersion
 	}
-	h := map[string]string{"api-key": key}
+	h := map[string]string{}
+	if key != "" {
+		h["api-key"] = key
+	}
 	for k, v := range headers {
 		h[k] = v
 	}

@@ -56,7 +56,10 @@ func startReplica(t *testing.T, pg, natsURL, chURL, llmURL string) *replica {
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
 	r.runtime = svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", NoWait: true,
 		Env: env("runtime", "RUNTIME_NATS_URL="+natsURL, "RUNTIME_REGISTRY_URL="+r.registry.URL, "RUNTIME_LOG_LEVEL=warn",
-			"RUNTIME_LLM_BASE_URLS=openai="+llmURL, "OPENAI_API_KEY=sk-test-env")})
+			"RUNTIME_LLM_BASE_URLS=openai="+llmURL, "OPENAI_API_KEY=sk-test-env",
+			// The model server is on loopback, which the runtime refuses
+			// unless its egress allow-list admits it.
+			"RUNTIME_EGRESS_ALLOW="+strings.TrimSuffix(strings.TrimPrefix(llmURL, "http://"), "/v1"))})
 	r.gateway = svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR", NoWait: true,
 		Env: env("gateway", "GATEWAY_POSTGRES_URL="+pg, "GATEWAY_ADMIN_KEY="+adminKey, "GATEWAY_REGISTRY_URL="+r.registry.URL,
 			"GATEWAY_RUNTIME_URL="+r.runtime.URL, "GATEWAY_TRACING_URL="+r.tracing.URL, "GATEWAY_LOG_LEVEL=warn",
