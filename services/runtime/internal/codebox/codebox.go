@@ -1,13 +1,14 @@
-// Package codebox runs user code: JavaScript and TypeScript in an
-// in-process goja sandbox (TypeScript through esbuild's transform) with a
-// time limit, a memory limit and no I/O, and Python in a python3
-// subprocess with a time limit when python3 exists. The custom code
+// Package codebox runs user code: JavaScript and TypeScript in goja
+// (TypeScript through esbuild's transform) with a time limit, a memory
+// limit and no I/O, and Python with `python3 -I -S -B`; both in a
+// bubblewrap sandbox, JavaScript in a child process. The custom code
 // evaluator (auto_custom_code_run) and the code application
 // (custom:code:v0) both run through it.
 //
-// What the limits guarantee is written where they are enforced: js.go
-// (the JavaScript globals and the guarded builtins), memwatch.go (the heap
-// watch) and python.go (the subprocess).
+// What the limits guarantee is written where they are enforced: sandbox.go
+// (the sandbox both run in), jsbox.go (the JavaScript child), js.go (the
+// JavaScript globals and the guarded builtins), memwatch.go (the heap
+// watch) and python.go (the Python driver).
 package codebox
 
 import (
@@ -23,7 +24,7 @@ import (
 // Limits bound one run.
 type Limits struct {
 	Timeout  time.Duration // default 5s
-	MemBytes int64         // default 64 MiB (JavaScript heap estimate, Python RLIMIT_AS)
+	MemBytes int64         // default 64 MiB (JavaScript heap watch, Python RLIMIT_AS)
 }
 
 // The defaults and hard bounds of a run. A result or a source over its cap

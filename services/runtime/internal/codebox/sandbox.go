@@ -35,8 +35,9 @@ import (
 //     and the shared libraries they load, a small private tmpfs as /tmp
 //     and working directory, and a minimal /dev; no /proc at all (so
 //     nothing of another process can be read, and the sandbox works in
-//     containers whose /proc is partly masked) and no network but its own
-//     loopback;
+//     containers whose /proc is partly masked; only a race-instrumented
+//     test binary gets its PID namespace's own, see jsbox.go) and no
+//     network but its own loopback;
 //   - with kernel limits the interpreter sets on itself before it reads the
 //     user's code: address space or data size (memory), CPU seconds,
 //     processes (RLIMIT_NPROC, counted in the run's own user namespace),
