@@ -236,8 +236,9 @@ func TestAuthConfigPermissions(t *testing.T) {
 }
 
 // TestAuthConfigWithBcryptHashes: the file with each password replaced by
-// its bcrypt hash, as the Helm chart renders it for the NATS server, lets
-// every service in with its plain password and refuses a wrong one.
+// its bcrypt hash (how an operator with secrets.existingSecret may render it,
+// deployments/README.md) lets every service in with its plain password and
+// refuses a wrong one.
 func TestAuthConfigWithBcryptHashes(t *testing.T) {
 	b, err := os.ReadFile(authConf)
 	require.NoError(t, err)
