@@ -2,9 +2,11 @@
 # Installs (when missing) and starts the platform's dependencies natively, with
 # their data under .run/ and on non-default loopback ports, so they never clash
 # with a system PostgreSQL or ClickHouse:
-#   PostgreSQL  127.0.0.1:${ASSAY_PG_PORT:-55432}   (user postgres, trust auth)
+#   PostgreSQL  127.0.0.1:${ASSAY_PG_PORT:-55432}   (user postgres trusted on loopback, for
+#               the tests; every other role signs in with its password: pg_hba below)
 #   ClickHouse  127.0.0.1:${ASSAY_CH_PORT:-59000}   (native; HTTP on ${ASSAY_CH_HTTP_PORT:-58123})
-#   NATS        127.0.0.1:${ASSAY_NATS_PORT:-54222} (JetStream, store in .run/nats)
+#   NATS        127.0.0.1:${ASSAY_NATS_PORT:-54222} (JetStream, store in .run/nats; with
+#               the services' users when .run/nats/auth.conf exists: make up writes it)
 # Usage: scripts/deps.sh up|down|env
 # Idempotent: "up" reuses servers that already answer; "down" stops only what
 # runs from this .run/ folder.
@@ -66,6 +68,20 @@ pg_user_run() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# pg_hba: the superuser postgres is trusted on loopback (the test harness,
+# TEST_POSTGRES_URL, and make up's own set-up); any other role, the services'
+# among them (deployments/postgres/roles.sql), must give its password.
+pg_hba() {
+  cat >"$RUN/pg/data/pg_hba.conf" <<'HBA'
+# Written by scripts/deps.sh.
+host all postgres 127.0.0.1/32 trust
+host all postgres ::1/128      trust
+host all all      127.0.0.1/32 scram-sha-256
+host all all      ::1/128      scram-sha-256
+HBA
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$RUN/pg/data/pg_hba.conf"; fi
+}
+
 start_postgres() {
   local bin; bin=$(pg_bin)
   if "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; then return 0; fi
@@ -79,6 +95,7 @@ start_postgres() {
     log "initialising PostgreSQL in $RUN/pg/data"
     pg_user_run "$bin/initdb" -D "$RUN/pg/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$RUN/pg/initdb.log"
   fi
+  pg_hba
   log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
   pg_user_run "$bin/pg_ctl" -D "$RUN/pg/data" -l "$RUN/pg/postgres.log" -w -t 60 start \
     -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=300 -c shared_buffers=256MB" >/dev/null
@@ -140,6 +157,9 @@ start_nats() {
   # A fixed store limit: JetStream's default, 75 % of the disk free at start,
   # refuses the span stream's 4 GiB reservation on a nearly full disk.
   printf 'max_payload: 16777216\njetstream { store_dir: "%s", max_file_store: 68719476736 }\n' "$RUN/nats/data" >"$RUN/nats/nats.conf"
+  # The services' users and permissions (deployments/nats/auth.conf with
+  # make up's passwords): no anonymous client once make up has run.
+  if [ -f "$RUN/nats/auth.conf" ]; then printf 'include "auth.conf"\n' >>"$RUN/nats/nats.conf"; fi
   setsid nohup "$server" -c "$RUN/nats/nats.conf" -a 127.0.0.1 -p "$NATS_PORT" \
     -P "$RUN/nats/nats.pid" -l "$RUN/nats/nats.log" </dev/null >/dev/null 2>&1 &
   wait_for nats 60 tcp_open "$NATS_PORT"
@@ -185,6 +205,12 @@ case ${1:-} in
       pg_user_run "$(pg_bin)/pg_ctl" -D "$RUN/pg/data" -m fast -w stop >/dev/null || true
     fi
     ;;
+  pg-hba)
+    pg_hba
+    ;;
+  stop-nats)
+    stop_pidfile nats "$RUN/nats/nats.pid"
+    ;;
   clickhouse-config)
     clickhouse_config "$2" "$3" "$4"
     ;;
@@ -192,5 +218,5 @@ case ${1:-} in
     echo "export TEST_POSTGRES_URL='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'"
     echo "export TEST_CLICKHOUSE_URL='clickhouse://default@127.0.0.1:$CH_PORT/default'"
     ;;
-  *) echo "usage: $0 up|down|env|clickhouse-config DIR TCP_PORT HTTP_PORT" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|pg-hba|stop-nats|clickhouse-config DIR TCP_PORT HTTP_PORT" >&2; exit 2 ;;
 esac

@@ -10,6 +10,11 @@
 #         admin@assay.local) with a generated password printed once and
 #         stored nowhere, prints the URLs and the admin key. Services already
 #         running are reused; an existing first user is left alone.
+#         The data stores get credentials (passwords generated once into
+#         .run/*.pw, see dataplane below): PostgreSQL roles from
+#         deployments/postgres/roles.sql, ClickHouse users from
+#         deployments/clickhouse/users.sh, NATS users from
+#         deployments/nats/auth.conf; each service gets only its own.
 #   down: stops the services and the dependencies started from this .run/.
 #   env SERVICE: prints the variables up gives SERVICE, one K=V a line,
 #         secrets included (creating them in .run/ if missing): what a test
@@ -24,6 +29,7 @@ RUN=${ASSAY_RUN_DIR:-$ROOT/.run}
 PG_PORT=${ASSAY_PG_PORT:-55432}
 CH_PORT=${ASSAY_CH_PORT:-59000}
 NATS_PORT=${ASSAY_NATS_PORT:-54222}
+CH_HTTP_PORT=${ASSAY_CH_HTTP_PORT:-58123}
 SERVICES=(registry runtime tracing writer console gateway) # gateway last: it fronts the others
 declare -A PORT=([gateway]=8080 [registry]=8081 [runtime]=8082 [tracing]=8083 [writer]=8084 [console]=8085)
 # The service-to-service calls, caller:callee; each pair has its own token.
@@ -45,20 +51,92 @@ vault_key() { # file: read it, or create it with base64 of 32 random bytes
   cat "$1"
 }
 
+# dataplane_setup generates the data stores' passwords (once, into
+# $RUN/*.pw), writes NATS' users before it starts, and, once the stores run,
+# creates the PostgreSQL roles and the ClickHouse users. The superuser
+# postgres and ClickHouse's default user stay open on loopback for the test
+# harness (scripts/deps.sh); the services never use them.
+dataplane_setup() {
+  mkdir -p "$RUN/nats"
+  local u conf
+  conf=$(cat "$ROOT/deployments/nats/auth.conf")
+  for u in registry runtime tracing writer; do
+    conf=${conf//\$${u^^}_NATS_PASSWORD/\"$(secret "$RUN/nats-$u.pw")\"}
+  done
+  (umask 077; printf '%s\n' "$conf" >"$RUN/nats/auth.conf.new") && mv "$RUN/nats/auth.conf.new" "$RUN/nats/auth.conf"
+}
+
+dataplane_users() {
+  # NATS: a server started before auth.conf existed (make test, an older
+  # make up) lets anyone in; restart ours with the users.
+  if ! nats_requires_auth; then
+    if [ -f "$RUN/nats/nats.pid" ]; then
+      log "NATS runs without the services' users: restarting it"
+      "$ROOT/scripts/deps.sh" stop-nats
+      "$ROOT/scripts/deps.sh" up
+    else
+      log "NATS on 127.0.0.1:$NATS_PORT was not started from $RUN and lets anyone in; stop it and run make up again"; exit 1
+    fi
+  fi
+  # PostgreSQL: passwords, not trust, for every role but postgres.
+  if [ -d "$RUN/pg/data" ] && ! grep -q scram-sha-256 "$RUN/pg/data/pg_hba.conf"; then
+    "$ROOT/scripts/deps.sh" pg-hba
+    psql -q "postgres://postgres@127.0.0.1:$PG_PORT/postgres" -c 'SELECT pg_reload_conf()' >/dev/null
+  fi
+  # Variables through stdin, not the command line (ps).
+  { printf '\\set owner assay_owner\n\\set app assay_app\n'
+    printf "\\set owner_password '%s'\n\\set app_password '%s'\n" "$(secret "$RUN/pg-owner.pw")" "$(secret "$RUN/pg-app.pw")"
+    cat "$ROOT/deployments/postgres/roles.sql"
+  } | psql -X -q "postgres://postgres@127.0.0.1:$PG_PORT/assay" -f - >/dev/null
+  # ClickHouse: users.d beside deps.sh's users.xml; the server reloads it.
+  mkdir -p "$RUN/clickhouse/users.d"
+  (umask 077; ASSAY_CH_WRITER_PASSWORD=$(secret "$RUN/ch-writer.pw") ASSAY_CH_TRACING_PASSWORD=$(secret "$RUN/ch-tracing.pw") \
+    ASSAY_CH_READER_PASSWORD=$(secret "$RUN/ch-reader.pw") "$ROOT/deployments/clickhouse/users.sh" >"$RUN/clickhouse/users.d/assay.xml")
+  local ok=
+  for _ in $(seq 60); do
+    if curl -fsS -o /dev/null -H @<(printf 'X-ClickHouse-User: assay_writer\nX-ClickHouse-Key: %s\n' "$(secret "$RUN/ch-writer.pw")") \
+      "http://127.0.0.1:$CH_HTTP_PORT/?query=SELECT%201" 2>/dev/null; then ok=1; break; fi
+    sleep 0.5
+  done
+  [ -n "$ok" ] || { log "ClickHouse did not take the users of $RUN/clickhouse/users.d/assay.xml (is it the server deps.sh started from $RUN?)"; exit 1; }
+}
+
+nats_requires_auth() { # the server's INFO line says whether it asks for a user
+  local info
+  info=$(timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$NATS_PORT; head -c 4096 <&3 | head -n 1" 2>/dev/null) || true
+  [[ $info == *'"auth_required":true'* ]]
+}
+
+# dataplane_env SERVICE prints the service's data-store variables, one a
+# line: its own users and passwords only.
+dataplane_env() {
+  local pg="127.0.0.1:$PG_PORT/assay?sslmode=disable" ch="127.0.0.1:$CH_PORT/assay" nats="nats://127.0.0.1:$NATS_PORT"
+  local app="postgres://assay_app:$(secret "$RUN/pg-app.pw")@$pg" owner="postgres://assay_owner:$(secret "$RUN/pg-owner.pw")@$pg"
+  local P=${1^^}
+  case $1 in
+    gateway | registry) printf '%s\n' "${P}_POSTGRES_URL=$app" "${P}_POSTGRES_MIGRATE_URL=$owner" ;;
+  esac
+  case $1 in
+    tracing) printf '%s\n' "TRACING_POSTGRES_URL=$app" \
+      "TRACING_CLICKHOUSE_URL=clickhouse://assay_tracing:$(secret "$RUN/ch-tracing.pw")@$ch" \
+      "TRACING_CLICKHOUSE_READ_URL=clickhouse://assay_reader:$(secret "$RUN/ch-reader.pw")@$ch" ;;
+    writer) printf '%s\n' "WRITER_CLICKHOUSE_URL=clickhouse://assay_writer:$(secret "$RUN/ch-writer.pw")@$ch" ;;
+  esac
+  case $1 in
+    registry | runtime | tracing | writer)
+      printf '%s\n' "${P}_NATS_URL=$nats" "${P}_NATS_USER=$1" "${P}_NATS_PASSWORD=$(secret "$RUN/nats-$1.pw")" ;;
+  esac
+}
+
 # settings fills admin, vault and common (every service's plain settings,
 # each variable prefixed with its service's name), creating the run folder
 # and the secrets that are missing.
 settings() {
-  local pg=postgres://postgres@127.0.0.1:$PG_PORT
   mkdir -p "$RUN/bin" "$RUN/logs" "$RUN/pids" "$RUN/tokens"
   if [ -n "${ASSAY_ADMIN_KEY:-}" ]; then admin=$ASSAY_ADMIN_KEY; else admin=$(secret "$RUN/admin.key"); fi
   if [ -n "${ASSAY_VAULT_KEY:-}" ]; then vault=$ASSAY_VAULT_KEY; else vault=$(vault_key "$RUN/vault.key"); fi
   rm -f "$RUN/internal.token" # the one token all services shared before the pair tokens
   common=(
-    "GATEWAY_POSTGRES_URL=$pg/assay?sslmode=disable" "REGISTRY_POSTGRES_URL=$pg/assay?sslmode=disable"
-    "REGISTRY_NATS_URL=nats://127.0.0.1:$NATS_PORT" "RUNTIME_NATS_URL=nats://127.0.0.1:$NATS_PORT" "TRACING_NATS_URL=nats://127.0.0.1:$NATS_PORT" "WRITER_NATS_URL=nats://127.0.0.1:$NATS_PORT"
-    "TRACING_POSTGRES_URL=$pg/assay?sslmode=disable"
-    "TRACING_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay" "WRITER_CLICKHOUSE_URL=clickhouse://default@127.0.0.1:$CH_PORT/assay"
     "GATEWAY_CONSOLE_URL=http://127.0.0.1:${PORT[console]}"
     # loopback only, as printed below; its /metrics on a port of its own
     "GATEWAY_ADDR=127.0.0.1:${PORT[gateway]}" "GATEWAY_METRICS_ADDR=127.0.0.1:8086"
@@ -69,13 +147,15 @@ settings() {
 }
 
 # service_env SERVICE prints SERVICE's variables: its own of the common
-# settings, the token of each pair it is part of, and the admin key
-# (gateway) or the vault key (registry). Run settings first.
+# settings, its own data-store users (dataplane_env), the token of each pair
+# it is part of, and the admin key (gateway) or the vault key (registry).
+# Run settings first.
 service_env() {
   local s=$1 P=${1^^} kv pair caller callee
   for kv in "${common[@]}"; do
     if [[ $kv == "${P}_"* ]]; then printf '%s\n' "$kv"; fi
   done
+  dataplane_env "$s"
   for pair in "${PAIRS[@]}"; do
     caller=${pair%%:*} callee=${pair##*:}
     if [ "$s" = "$caller" ]; then printf '%s_TOKEN_TO_%s=%s\n' "$P" "${callee^^}" "$(secret "$RUN/tokens/$caller-$callee.token")"; fi
@@ -90,10 +170,13 @@ service_env() {
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 up() {
+  mkdir -p "$RUN/bin" "$RUN/logs" "$RUN/pids"
+  dataplane_setup
   "$ROOT/scripts/deps.sh" up
   local pg=postgres://postgres@127.0.0.1:$PG_PORT
   psql "$pg/postgres" -tAc "SELECT 1 FROM pg_database WHERE datname = 'assay'" | grep -q 1 ||
     psql -q "$pg/postgres" -c 'CREATE DATABASE assay'
+  dataplane_users
   settings
   # The console binary embeds web/dist: build it first (only when a source
   # changed since the last build).

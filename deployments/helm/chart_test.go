@@ -49,13 +49,39 @@ func valueSets(t *testing.T) map[string]map[string]any {
 	if err := yaml.Unmarshal(b, &prod); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]map[string]any{"default": {}, "production": prod}
+	return map[string]map[string]any{"default": dataStoreValues(), "production": prod}
+}
+
+// dataStoreValues are the least values the chart installs with: the data
+// stores' URLs, which have no defaults (each carries its own password).
+func dataStoreValues() map[string]any {
+	return map[string]any{
+		"postgres": map[string]any{
+			"url":        "postgres://assay_app:app-pw@pg:5432/assay?sslmode=require",
+			"migrateUrl": "postgres://assay_owner:owner-pw@pg:5432/assay?sslmode=require",
+		},
+		"clickhouse": map[string]any{
+			"writerUrl":  "clickhouse://assay_writer:writer-pw@ch:9000/assay",
+			"tracingUrl": "clickhouse://assay_tracing:tracing-pw@ch:9000/assay",
+			"readerUrl":  "clickhouse://assay_reader:reader-pw@ch:9000/assay",
+		},
+	}
 }
 
 // render renders the chart as `helm template` would, with the Prometheus
 // operator's ServiceMonitor among the cluster's API versions when
 // monitoring is true.
 func render(t *testing.T, vals map[string]any, monitoring bool) []object {
+	t.Helper()
+	objs, err := renderErr(t, vals, monitoring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// renderErr is render that returns the chart's refusal (fail, required).
+func renderErr(t *testing.T, vals map[string]any, monitoring bool) ([]object, error) {
 	t.Helper()
 	ch, err := loader.Load(chartDir)
 	if err != nil {
@@ -71,7 +97,7 @@ func render(t *testing.T, vals map[string]any, monitoring bool) []object {
 	}
 	files, err := engine.Render(ch, rv)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var objs []object
 	names := make([]string, 0, len(files))
@@ -101,7 +127,7 @@ func render(t *testing.T, vals map[string]any, monitoring bool) []object {
 			objs = append(objs, o)
 		}
 	}
-	return objs
+	return objs, nil
 }
 
 func TestChartLints(t *testing.T) {
@@ -240,10 +266,11 @@ func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 				t.Errorf("production: %s_STREAM_REPLICAS = %q, want 3", strings.ToUpper(s), got)
 			}
 		}
-	} else if count["Secret"] != 5 {
-		// The shared one (data-store URLs) and one per service that holds
-		// secrets: gateway, registry, runtime, tracing.
-		t.Errorf("default: %d Secrets, want 5", count["Secret"])
+	} else if count["Secret"] != 6 {
+		// The shared one (data-store URLs, NATS passwords), one per service
+		// that holds secrets (gateway, registry, runtime, tracing) and the
+		// NATS server's users.
+		t.Errorf("default: %d Secrets, want 6", count["Secret"])
 	}
 }
 
@@ -291,7 +318,7 @@ func envNames(t *testing.T, objs []object) map[string][]string {
 // reject an unknown field, a misspelt one and a wrong type.
 func TestSchemasRefuseWhatTheAPIServerWould(t *testing.T) {
 	schemas := compileSchemas(t)
-	objs := render(t, map[string]any{}, true)
+	objs := render(t, dataStoreValues(), true)
 	var dep object
 	for _, o := range objs {
 		if o.Kind == "Deployment" {

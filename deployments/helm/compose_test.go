@@ -28,7 +28,7 @@ func TestComposeInStepWithChart(t *testing.T) {
 	if err := yaml.Unmarshal(b, &compose); err != nil {
 		t.Fatal(err)
 	}
-	objs := render(t, map[string]any{}, false)
+	objs := render(t, dataStoreValues(), false)
 	chartEnv := envNames(t, objs)
 	images := map[string]string{}
 	for _, o := range objs {

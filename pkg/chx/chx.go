@@ -61,6 +61,21 @@ func Open(ctx context.Context, cfg Config) (driver.Conn, error) {
 	if err := ensureDatabase(ctx, *opts); err != nil {
 		return nil, err
 	}
+	return open(ctx, opts)
+}
+
+// OpenReader connects as Open does, but never creates the database: for a
+// read-only user (deployments/clickhouse/users.sh, assay_reader), which may
+// not.
+func OpenReader(ctx context.Context, cfg Config) (driver.Conn, error) {
+	opts, err := Options(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, opts)
+}
+
+func open(ctx context.Context, opts *clickhouse.Options) (driver.Conn, error) {
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open clickhouse: %w", err)
@@ -77,7 +92,9 @@ func ensureDatabase(ctx context.Context, opts clickhouse.Options) error {
 	if name == "" || name == "default" {
 		return nil
 	}
-	opts.Auth.Database = "default"
+	// "system", not "default": every user may use system, while a user
+	// confined to its database (allow_databases) may not use default.
+	opts.Auth.Database = "system"
 	conn, err := clickhouse.Open(&opts)
 	if err != nil {
 		return fmt.Errorf("open clickhouse: %w", err)

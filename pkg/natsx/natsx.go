@@ -17,6 +17,10 @@ import (
 type Config struct {
 	URL            string        `default:"nats://127.0.0.1:54222" desc:"NATS server URL(s), comma separated"`
 	PublishTimeout time.Duration `split_words:"true" default:"5s" desc:"how long a publish waits for the JetStream ack"`
+	// Each service has its own NATS user, allowed only its own subjects
+	// (deployments/nats/auth.conf).
+	User     string `desc:"NATS user name (deployments/nats/auth.conf); empty: none, or the one in the URL"`
+	Password string `desc:"password of the NATS user"`
 }
 
 // Conn is a NATS connection with its JetStream context.
@@ -29,16 +33,23 @@ type Conn struct {
 // down at start, so a service comes up and reports not-ready instead of
 // crashing; readiness follows the connection.
 func Connect(cfg Config, name string, log *slog.Logger) (*Conn, error) {
-	nc, err := nats.Connect(cfg.URL,
+	opts := []nats.Option{
 		nats.Name(name),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond),
+		nats.ReconnectWait(250 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Warn("nats disconnected", "err", err)
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrl()) }),
-	)
+		// A subject outside the user's permissions is refused by the server
+		// asynchronously; say so instead of leaving a publish to time out.
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Error("nats", "err", err) }),
+	}
+	if cfg.User != "" {
+		opts = append(opts, nats.UserInfo(cfg.User, cfg.Password))
+	}
+	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect nats: %w", err)
 	}

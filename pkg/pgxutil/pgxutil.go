@@ -22,6 +22,10 @@ type Config struct {
 	URL      string `default:"postgres://postgres@127.0.0.1:55432/assay?sslmode=disable" desc:"PostgreSQL connection URL"`
 	MaxConns int32  `split_words:"true" default:"10" desc:"largest number of pooled connections"`
 	Migrate  bool   `default:"true" desc:"apply this service's migrations at start (under an advisory lock, safe with replicas)"`
+	// MigrateURL lets the schema owner apply migrations while the service
+	// runs as a role that may only read and write rows
+	// (deployments/postgres/roles.sql).
+	MigrateURL string `split_words:"true" desc:"PostgreSQL URL of the schema owner that applies the migrations; empty: the URL above"`
 }
 
 // Open connects a pool and checks the server answers.
@@ -49,6 +53,21 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, table string, 
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
 	return migrate(ctx, db, fsys, table, log)
+}
+
+// MigrateAs applies the migrations as cfg.MigrateURL's role, over a
+// connection of its own closed afterwards, or over pool when no migration
+// URL is set.
+func MigrateAs(ctx context.Context, cfg Config, pool *pgxpool.Pool, fsys fs.FS, table string, log *slog.Logger) error {
+	if cfg.MigrateURL == "" {
+		return Migrate(ctx, pool, fsys, table, log)
+	}
+	owner, err := Open(ctx, Config{URL: cfg.MigrateURL, MaxConns: 2})
+	if err != nil {
+		return fmt.Errorf("migration role: %w", err)
+	}
+	defer owner.Close()
+	return Migrate(ctx, owner, fsys, table, log)
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation.

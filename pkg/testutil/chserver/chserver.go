@@ -40,6 +40,9 @@ type Options struct {
 	Config string
 	// Profile is more XML inside the default user's profile.
 	Profile string
+	// UsersD is a users.d file (deployments/clickhouse/users.sh), placed
+	// beside users.xml as the server's own users.d/assay.xml.
+	UsersD string
 }
 
 // StartWith is Start with o added to the configuration.
@@ -82,10 +85,21 @@ func StartWith(t testing.TB, o Options) *Server {
 	if err := os.WriteFile(filepath.Join(dir, "users.xml"), []byte(users), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if o.UsersD != "" {
+		if err := os.MkdirAll(filepath.Join(dir, "users.d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "users.d", "assay.xml"), []byte(o.UsersD), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	return s
 }
+
+// Port is the server's native-protocol port.
+func (s *Server) Port() int { return s.tcpPort }
 
 // URL is the native-protocol URL of database db on this server.
 func (s *Server) URL(db string) string {

@@ -118,6 +118,7 @@ names (deployments/helm/compose_test.go checks it).
 {{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_POSTGRES_URL" $P) "key" "postgres-url") }}
 {{- end }}
 {{- if has $c (list "gateway" "registry") }}
+{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_POSTGRES_MIGRATE_URL" $P) "key" "postgres-migrate-url") }}
 - name: {{ $P }}_POSTGRES_MIGRATE
   value: {{ $v.migrations.postgres | quote }}
 - name: {{ $P }}_POSTGRES_MAX_CONNS
@@ -126,6 +127,9 @@ names (deployments/helm/compose_test.go checks it).
 {{- if has $c (list "registry" "runtime" "tracing" "writer") }}
 - name: {{ $P }}_NATS_URL
   value: {{ $v.nats.url | quote }}
+- name: {{ $P }}_NATS_USER
+  value: {{ $c | quote }}
+{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_NATS_PASSWORD" $P) "key" (printf "nats-%s-password" $c)) }}
 {{- end }}
 {{- if has $c (list "runtime" "tracing" "writer") }}
 - name: {{ $P }}_STREAM_REPLICAS
@@ -134,7 +138,10 @@ names (deployments/helm/compose_test.go checks it).
   value: {{ $v.nats.streamMaxBytes | int64 | quote }}
 {{- end }}
 {{- if has $c (list "tracing" "writer") }}
-{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_CLICKHOUSE_URL" $P) "key" "clickhouse-url") }}
+{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_CLICKHOUSE_URL" $P) "key" (printf "clickhouse-%s-url" $c)) }}
+{{- if eq $c "tracing" }}
+{{ include "assay.secretEnv" (dict "root" $root "name" "TRACING_CLICKHOUSE_READ_URL" "key" "clickhouse-reader-url") }}
+{{- end }}
 - name: {{ $P }}_CLICKHOUSE_MIGRATE
   value: {{ $v.migrations.clickhouse | quote }}
 {{- with $v.clickhouse.cluster }}

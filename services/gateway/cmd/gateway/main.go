@@ -104,7 +104,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	defer pool.Close()
 	if cfg.Postgres.Migrate {
-		if err := pgxutil.Migrate(ctx, pool, migrations.FS, "gateway_schema_version", log); err != nil {
+		if err := pgxutil.MigrateAs(ctx, cfg.Postgres, pool, migrations.FS, "gateway_schema_version", log); err != nil {
 			return fmt.Errorf("migrate gateway: %w", err)
 		}
 	}

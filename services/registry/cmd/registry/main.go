@@ -137,7 +137,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	defer pool.Close()
 	if cfg.Postgres.Migrate {
-		if err := pgxutil.Migrate(ctx, pool, migrations.FS, "registry_schema_version", log); err != nil {
+		if err := pgxutil.MigrateAs(ctx, cfg.Postgres, pool, migrations.FS, "registry_schema_version", log); err != nil {
 			return fmt.Errorf("migrate registry: %w", err)
 		}
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	HTTP              httpx.Config
 	NATS              natsx.Config
 	ClickHouse        chx.Config
+	// Span queries run their tenant's filters: under a read-only user they
+	// cannot write or alter anything whatever they compile to.
+	ClickHouseReadURL string `envconfig:"CLICKHOUSE_READ_URL" desc:"ClickHouse URL of a read-only user (deployments/clickhouse/users.sh, assay_reader) for span queries; empty: TRACING_CLICKHOUSE_URL"`
 	Log               logx.Config
 }
 
@@ -120,6 +123,15 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer ch.Close()
+	reader := ch
+	if cfg.ClickHouseReadURL != "" {
+		rc := cfg.ClickHouse
+		rc.URL = cfg.ClickHouseReadURL
+		if reader, err = chx.OpenReader(ctx, rc); err != nil {
+			return err
+		}
+		defer reader.Close()
+	}
 
 	deletes, err := dedup.OpenReplicated(ctx, nc.JS, cfg.Stream.DedupWindow, cfg.Stream.Replicas)
 	if err != nil {
@@ -132,7 +144,7 @@ func run(ctx context.Context, cfg Config) error {
 		Ingest: ingest.NewService(dedup.Publisher{P: ingest.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Epochs: deletes},
 			&spanmodel.Normalizer{Prices: prices, Limits: cfg.Span}),
 		Deletes: deletes,
-		Query:   query.NewService(query.NewStore(ch, cfg.QueryTimeout, cfg.Query), cfg.QueryMaxSpans),
+		Query:   query.NewService(query.NewStore(reader, cfg.QueryTimeout, cfg.Query), cfg.QueryMaxSpans),
 		Limits:  cfg.OTLP.Limits,
 		Log:     log,
 		Purge:   &purge.Purger{CH: ch, Cluster: cfg.ClickHouse.Cluster, JS: nc.JS, Epochs: deletes},
