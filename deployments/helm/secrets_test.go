@@ -101,7 +101,7 @@ func checkOwnSecrets(t *testing.T, where string, env map[string][]string, value 
 // shared one of the data-store URLs), and each pair's two ends read the
 // same token, which no other pair shares.
 func TestChartGivesEachServiceOnlyItsSecrets(t *testing.T) {
-	objs := render(t, map[string]any{}, false)
+	objs := render(t, dataStoreValues(), false)
 	secrets := map[string]map[string]any{}
 	for _, o := range objs {
 		if o.Kind == "Secret" {
