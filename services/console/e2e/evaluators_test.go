@@ -16,7 +16,11 @@ func TestEvaluatorCreateAndTry(t *testing.T) {
 	ctx := env.SignedIn(t, u)
 	err := chromedp.Do(ctx,
 		env.Visit("/console/evaluators"),
-		WaitText("Exact Match"),
+		// The project's evaluators (the seeded exact-match among them) load
+		// apart from the catalog and push it down: wait for both, or the
+		// click lands where the template link was (seen under load in CI).
+		WaitText("exact-match"),
+		WaitText("Exact Match classifiers"),
 		chromedp.Click(chromedp.CSS(`a[href$="template=auto_exact_match"]`)),
 		WaitText("New evaluator: Exact Match"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="params-form"] input#root_correct_answer_key`)),
