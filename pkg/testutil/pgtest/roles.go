@@ -2,6 +2,9 @@ package pgtest
 
 import (
 	"context"
+	"io"
+	"io/fs"
+	"log/slog"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/assayhq/assay/pkg/logx"
+	"github.com/assayhq/assay/pkg/pgxutil"
 )
 
 // RolesSQL is the path of deployments/postgres/roles.sql, the script that
@@ -65,4 +71,52 @@ func Roles(t testing.TB, dbURL string) (ownerURL, appURL string) {
 		return u.String()
 	}
 	return as(owner, ownerPw), as(app, appPw)
+}
+
+// CheckMigratesAsOwner applies a service's real migrations (fsys, recorded
+// in versionTable) as the owner role of deployments/postgres/roles.sql, and
+// checks that the app role the service runs as reads and writes every table
+// they create, listens and notifies, yet cannot change the schema.
+func CheckMigratesAsOwner(t *testing.T, fsys fs.FS, versionTable string) {
+	t.Helper()
+	ctx := context.Background()
+	ownerURL, appURL := Roles(t, NewURL(t))
+	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
+	cfg := pgxutil.Config{URL: appURL, MigrateURL: ownerURL, MaxConns: 2}
+	pool, err := pgxutil.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: open as the app role: %v", err)
+	}
+	defer pool.Close()
+	if err := pgxutil.MigrateAs(ctx, cfg, pool, fsys, versionTable, log); err != nil {
+		t.Fatalf("pgtest: migrate as the owner role: %v", err)
+	}
+	rows, err := pool.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) == 0 {
+		t.Fatal("pgtest: the migrations created no table")
+	}
+	for _, tb := range tables {
+		var ok bool
+		if err := pool.QueryRow(ctx, `SELECT has_table_privilege($1, 'SELECT, INSERT, UPDATE, DELETE') AND NOT has_table_privilege($1, 'TRUNCATE, REFERENCES, TRIGGER')`, tb).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			t.Errorf("the app role's privileges on %s are not exactly read and write", tb)
+		}
+		if _, err := pool.Exec(ctx, "ALTER TABLE "+tb+" ADD COLUMN intruder int"); err == nil {
+			t.Errorf("the app role altered %s", tb)
+		}
+	}
+	for _, q := range []string{"LISTEN assay_api_keys", "SELECT pg_notify('assay_api_keys', 'x')"} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Errorf("the app role cannot %s: %v", q, err)
+		}
+	}
 }
