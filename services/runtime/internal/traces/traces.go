@@ -9,41 +9,65 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/spanstream"
+	"github.com/assayhq/assay/pkg/svcclient"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
-// Publisher stores a message durably before it returns.
-type Publisher interface {
-	Publish(ctx context.Context, subject string, data []byte, msgID string) error
+// Sink stores one encoded span batch (pkg/spanstream) of sc's project
+// durably before it returns.
+type Sink interface {
+	Send(ctx context.Context, sc scope.Scope, batch []byte) error
 }
 
-// NATSPublisher publishes to JetStream and waits for the PubAck.
-type NATSPublisher struct{ P *natsx.Publisher }
+// Tracing sends batches to tracing's internal route for them
+// (POST /internal/spans/batch), with the runtime's token of its pair with
+// tracing; tracing answers once JetStream stored the batch.
+type Tracing struct{ C *svcclient.Client }
 
-// Publish stores data on subject.
-func (n NATSPublisher) Publish(ctx context.Context, subject string, data []byte, msgID string) error {
-	_, err := n.P.Publish(ctx, subject, data, msgID)
-	return err
+// NewTracing returns the sink of tracing at url, called with token.
+func NewTracing(url, token string, timeout time.Duration) Tracing {
+	return Tracing{C: svcclient.New(url, token, timeout)}
 }
+
+// Send stores batch through tracing; any answer but 204 is an error with
+// tracing's status and the start of its answer.
+func (t Tracing) Send(ctx context.Context, sc scope.Scope, batch []byte) error {
+	status, answer, err := t.C.PostBytes(ctx, sc, forwardPath, "application/octet-stream", batch, 4<<10)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusNoContent {
+		b := string(answer)
+		if len(b) > 300 {
+			b = b[:300]
+		}
+		return fmt.Errorf("tracing answered %d: %s", status, b)
+	}
+	return nil
+}
+
+// forwardPath is tracing's route for the runtime's batches (its
+// httpapi.ForwardPath).
+const forwardPath = "/internal/spans/batch"
 
 // Recorder implements invoke.Recorder.
 type Recorder struct {
-	Pub  Publisher
+	Sink Sink
 	Norm *spanmodel.Normalizer
 	Now  func() time.Time
 }
 
-// Record normalises spans and publishes them as one batch; it returns once
-// JetStream stored it. A span the normaliser rejects is an error (the
+// Record normalises spans and sends them as one batch; it returns once
+// JetStream stored it (tracing answers only then). A span the normaliser rejects is an error (the
 // runtime builds its spans itself, so that is a bug), and nothing of the
 // invocation is published then.
 func (r *Recorder) Record(ctx context.Context, sc scope.Scope, spans []invoke.Span) error {
@@ -76,8 +100,8 @@ func (r *Recorder) Record(ctx context.Context, sc scope.Scope, spans []invoke.Sp
 	if err != nil {
 		return errs.Wrap(errs.Internal, "runtime.span_encode", err)
 	}
-	if err := r.Pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, ""); err != nil {
-		return fmt.Errorf("publish invocation spans: %w", err)
+	if err := r.Sink.Send(ctx, sc, data); err != nil {
+		return fmt.Errorf("store invocation spans: %w", err)
 	}
 	return nil
 }
