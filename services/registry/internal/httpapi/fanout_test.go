@@ -52,6 +52,7 @@ func TestRuntimeFanOutJobs(t *testing.T) {
 	require.NoError(t, err)
 
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "8M"}, log, "registry")
+	srv.Echo.Use(recordRoutes)
 	evs := evaluations.NewService(pgstore.New(pool).Evaluations(), evaljobs.Publisher{P: natsx.NewPublisher(c, cfg)}, evaluations.Config{})
 	httpapi.RegisterCallers(srv.Echo, httpx.Callers{"gateway": token, "runtime": runtimeToken}, httpapi.Services{Evaluations: evs})
 	ts := httptest.NewServer(srv.Echo)
