@@ -161,6 +161,7 @@ func run(ctx context.Context, cfg Config) error {
 			JS: nc.JS,
 			Exec: &evalrun.Executor{
 				Client:      records,
+				Jobs:        records, // the registry publishes the fan-out jobs
 				Metrics:     &evalrun.RunMetrics{Client: records, Computer: &evalmetrics.Computer{Tracing: analytics, Spans: analytics}},
 				Invoke:      svc,
 				Revisions:   svc.Revisions,

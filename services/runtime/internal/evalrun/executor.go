@@ -40,9 +40,17 @@ type Invoker interface {
 	Invoke(ctx context.Context, call invoke.Call) invoke.Outcome
 }
 
+// Jobs publishes the process jobs a run job fans out. The runtime may
+// not publish on the EVALS stream (deployments/nats/auth.conf): the
+// registry does, through evalclient.Client.FanOut.
+type Jobs interface {
+	FanOut(ctx context.Context, sc scope.Scope, jobs []evaljob.Job) error
+}
+
 // Executor runs jobs.
 type Executor struct {
 	Client    *evalclient.Client
+	Jobs      Jobs
 	Invoke    Invoker
 	Revisions invoke.Revisions // the revisions a step pins (their inputs schema)
 	Metrics   Metrics          // nil: metrics are not computed here
@@ -211,9 +219,8 @@ func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
 
 // publish fans scenario ids out as process jobs of at most Chunk each.
 // Their ids derive from this job's, so a redelivered job publishing them
-// again is stored once by the stream's duplicate window. The registry
-// publishes them (evalclient.FanOut): the runtime's NATS user may not
-// publish on the EVALS stream (deployments/nats/auth.conf).
+// again is stored once by the stream's duplicate window. Jobs (the
+// registry) publishes them.
 func (j *jobRun) publish(ctx context.Context, ids []string) error {
 	chunk := j.x.Chunk
 	if chunk <= 0 {
@@ -230,7 +237,7 @@ func (j *jobRun) publish(ctx context.Context, ids []string) error {
 		}
 		jobs = append(jobs, p)
 	}
-	err := j.x.Client.FanOut(ctx, j.sc, jobs)
+	err := j.x.Jobs.FanOut(ctx, j.sc, jobs)
 	if errors.Is(err, evalclient.ErrNotFound) {
 		return nil // the run was deleted meanwhile: nothing is left to do for it
 	}
