@@ -81,8 +81,20 @@ func TestRuntimeSpanBatches(t *testing.T) {
 	status, body = postBatch(t, s, runtimeToken, sc, []byte("not a batch"))
 	assert.Equal(t, http.StatusBadRequest, status, body)
 
-	status, body = postBatch(t, s, runtimeToken, sc, runtimeBatch(t, s.project, user, traceID))
+	stream, err := s.conn.JS.Stream(t.Context(), spanstream.SpanStream)
+	require.NoError(t, err)
+	info, err := stream.Info(t.Context())
+	require.NoError(t, err)
+	before := info.State.LastSeq
+	batch := runtimeBatch(t, s.project, user, traceID)
+	status, body = postBatch(t, s, runtimeToken, sc, batch)
 	require.Equal(t, http.StatusNoContent, status, body)
+	// The runtime sends a batch again when an answer was lost: stored once.
+	status, body = postBatch(t, s, runtimeToken, sc, batch)
+	require.Equal(t, http.StatusNoContent, status, body)
+	info, err = stream.Info(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, before+1, info.State.LastSeq, "a batch sent twice is stored once")
 	eventually(t, "the runtime's span stored", func() bool {
 		r := s.do(t, http.MethodGet, "/spans/"+traceID+"/00000000000000a1", nil, nil)
 		return r.status == http.StatusOK && r.json(t)["count"] == float64(1)

@@ -241,7 +241,8 @@ func unixDay(t time.Time) int32 {
 // publish span batches (deployments/nats/auth.conf), so the runtime hands
 // its batches here. data must be one stream message (spanstream) of sc's
 // project and user; it is stored as it came, so the stored spans are those
-// the runtime built.
+// the runtime built, and once however often it is sent within the stream's
+// duplicate window.
 func (s *Service) Forward(ctx context.Context, sc scope.Scope, data []byte) error {
 	batch, err := spanstream.DecodeBatch(data)
 	if err != nil {
@@ -262,5 +263,8 @@ func (s *Service) Forward(ctx context.Context, sc scope.Scope, data []byte) erro
 	if len(batch.Spans) == 0 {
 		return nil
 	}
-	return s.pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, "")
+	// The runtime sends a batch again when it got no answer: the same
+	// bytes (its receive time included) are stored once.
+	sum := sha256.Sum256(data)
+	return s.pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, "runtime:"+hex.EncodeToString(sum[:]))
 }
