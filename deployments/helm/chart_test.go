@@ -241,6 +241,10 @@ func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 	if got := env(byID["Deployment/assay-gateway"], "GATEWAY_CONSOLE_URL"); got != "http://assay-console:8085" {
 		t.Errorf("GATEWAY_CONSOLE_URL = %q, want the console's Service", got)
 	}
+	// The runtime stores its invocation spans through tracing.
+	if got := env(byID["Deployment/assay-runtime"], "RUNTIME_TRACING_URL"); got != "http://assay-tracing:8083" {
+		t.Errorf("RUNTIME_TRACING_URL = %q, want the tracing Service", got)
+	}
 	if np := byID["NetworkPolicy/assay-console"]; np.raw != nil && dig(np.raw, "spec", "ingress").([]any)[0].(map[string]any)["from"] == nil {
 		t.Error("the console's port is open beyond the release: it is reached through the gateway")
 	}
@@ -261,10 +265,15 @@ func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 				t.Errorf("production: %s_CLICKHOUSE_CLUSTER = %q, want assay", strings.ToUpper(s), got)
 			}
 		}
-		for _, s := range []string{"runtime", "tracing", "writer"} {
+		// The runtime declares no span stream (tracing stores its spans),
+		// only EVALS.
+		for _, s := range []string{"tracing", "writer"} {
 			if got := env(byID["Deployment/assay-"+s], strings.ToUpper(s)+"_STREAM_REPLICAS"); got != "3" {
 				t.Errorf("production: %s_STREAM_REPLICAS = %q, want 3", strings.ToUpper(s), got)
 			}
+		}
+		if got := env(byID["Deployment/assay-runtime"], "RUNTIME_EVAL_REPLICAS"); got != "3" {
+			t.Errorf("production: RUNTIME_EVAL_REPLICAS = %q, want 3", got)
 		}
 	} else if count["Secret"] != 6 {
 		// The shared one (data-store URLs, NATS passwords), one per service

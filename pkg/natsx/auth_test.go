@@ -179,10 +179,10 @@ func TestAuthConfigPermissions(t *testing.T) {
 		require.NoError(t, s.Purge(ctx, jetstream.WithPurgeSubject("spans_dead."+project)))
 	}
 
-	// runtime: declares SPANS and EVALS, consumes "runtime-evals", marks
-	// progress and acks, fans out a job and records an invocation's spans.
-	_, err = runtime.js.CreateOrUpdateStream(ctx, spanstream.StreamConfig(1<<30, time.Minute))
-	require.NoError(t, err)
+	// runtime: declares EVALS, consumes "runtime-evals", marks progress and
+	// acks. It publishes nothing: its fan-out jobs go through the registry
+	// (POST /internal/evaluations/jobs), its invocation spans through
+	// tracing (POST /internal/spans/batch).
 	_, err = runtime.js.CreateOrUpdateStream(ctx, evaljob.StreamConfig(1, time.Minute))
 	require.NoError(t, err)
 	rc, err := runtime.js.CreateOrUpdateConsumer(ctx, evaljob.Stream, jetstream.ConsumerConfig{
@@ -200,10 +200,6 @@ func TestAuthConfigPermissions(t *testing.T) {
 	require.Equal(t, 1, got, "the runtime fetched no job")
 	_, err = runtime.js.Stream(ctx, evaljob.Stream)
 	require.NoError(t, err)
-	_, err = runtime.js.Publish(ctx, evaljob.Subject(project), []byte(`{}`), jetstream.WithMsgID("job-1/process/0"))
-	require.NoError(t, err)
-	_, err = runtime.js.Publish(ctx, spanstream.SpanSubject(project), []byte("invocation"))
-	require.NoError(t, err)
 
 	// registry purges the project's jobs.
 	s, err := registry.js.Stream(ctx, evaljob.Stream)
@@ -216,10 +212,11 @@ func TestAuthConfigPermissions(t *testing.T) {
 	}
 
 	// What each must not do.
-	for name, c := range map[string]*client{"writer": writer, "registry": registry} {
+	// Only tracing publishes span batches, only the registry evaluation jobs.
+	for name, c := range map[string]*client{"writer": writer, "registry": registry, "runtime": runtime} {
 		assert.True(t, c.refused(t, spanstream.SpanSubject(project)), "%s published a span batch", name)
 	}
-	for name, c := range map[string]*client{"tracing": tracing, "writer": writer} {
+	for name, c := range map[string]*client{"tracing": tracing, "writer": writer, "runtime": runtime} {
 		assert.True(t, c.refused(t, evaljob.Subject(project)), "%s published an evaluation job", name)
 	}
 	for name, c := range map[string]*client{"tracing": tracing, "writer": writer, "registry": registry, "runtime": runtime} {
@@ -231,6 +228,7 @@ func TestAuthConfigPermissions(t *testing.T) {
 		assert.True(t, c.refused(t, "$JS.API.CONSUMER.MSG.NEXT.SPANS.other"), "%s pulled SPANS as another consumer", name)
 	}
 	assert.True(t, runtime.refused(t, "$JS.API.STREAM.PURGE.SPANS"), "the runtime may purge span batches")
+	assert.True(t, runtime.refused(t, "$JS.API.STREAM.CREATE.SPANS"), "the runtime may declare the span stream")
 	assert.True(t, tracing.refused(t, "$JS.API.STREAM.PURGE.EVALS"), "tracing may purge evaluation jobs")
 	assert.True(t, writer.refused(t, "$KV.TRACING_DELETE_EPOCHS."+project), "the writer may write delete epochs")
 }

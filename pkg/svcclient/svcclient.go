@@ -45,6 +45,18 @@ func (c *Client) Post(ctx context.Context, sc scope.Scope, path string, body any
 	return c.do(req, sc, path, limit)
 }
 
+// PostBytes sends body as it is (of contentType) to path, with the scope
+// headers and the token, and reads at most limit bytes of the answer: for
+// bodies that are not JSON, such as the runtime's encoded span batches.
+func (c *Client) PostBytes(ctx context.Context, sc scope.Scope, path, contentType string, body []byte, limit int64) (status int, answer []byte, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, fmt.Errorf("build %s request: %w", path, err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	return c.do(req, sc, path, limit)
+}
+
 // Get is Post without a body: GET path in the scope sc.
 func (c *Client) Get(ctx context.Context, sc scope.Scope, path string, limit int64) (status int, answer []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)

@@ -131,7 +131,7 @@ names (deployments/helm/compose_test.go checks it).
   value: {{ $c | quote }}
 {{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_NATS_PASSWORD" $P) "key" (printf "nats-%s-password" $c)) }}
 {{- end }}
-{{- if has $c (list "runtime" "tracing" "writer") }}
+{{- if has $c (list "tracing" "writer") }}
 - name: {{ $P }}_STREAM_REPLICAS
   value: {{ $v.nats.streamReplicas | quote }}
 - name: {{ $P }}_STREAM_MAX_BYTES
@@ -172,6 +172,8 @@ names (deployments/helm/compose_test.go checks it).
 {{- else if eq $c "runtime" }}
 - name: RUNTIME_REGISTRY_URL
   value: {{ $registry }}
+- name: RUNTIME_TRACING_URL
+  value: {{ $tracing }}
 - name: RUNTIME_EGRESS_ALLOW
   value: {{ $v.runtime.egressAllow | default "" | quote }}
 - name: RUNTIME_EVAL_REPLICAS

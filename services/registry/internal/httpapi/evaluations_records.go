@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/evaljob"
 	"github.com/assayhq/assay/pkg/scope"
 	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/wire"
@@ -70,6 +71,34 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.POST("/internal/evaluations/runs/:id/settle", notForwarded(handle(true, a.settle)))
 	e.POST("/internal/evaluations/runs/:id/fail", notForwarded(handle(true, a.fail)))
 	e.POST("/internal/evaluations/results/claim", notForwarded(handle(false, a.claim)))
+	e.POST("/internal/evaluations/jobs", notForwarded(runtimeOnly(handle(false, a.fanOut))))
+}
+
+// runtimeOnly answers 404 to every caller but the runtime: the route
+// publishes evaluation jobs for the runtime's worker, and no other
+// service's token may start work on the EVALS stream through it.
+func runtimeOnly(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if scope.CallerFrom(c.Request().Context()) != "runtime" {
+			return errs.New(errs.NotFound, "registry.not_found", "Not Found")
+		}
+		return h(c)
+	}
+}
+
+// fanOut serves the worker's POST /internal/evaluations/jobs {jobs}: the
+// process jobs a run job fans out, published with the ids they carry.
+func (a evaluationAPI) fanOut(rq *req) error {
+	var in struct {
+		Jobs []evaljob.Job `json:"jobs"`
+	}
+	if err := decodeAt(renderJSON(rq.b.Map()), &in, "body"); err != nil {
+		return err
+	}
+	if err := a.svc.FanOut(rq.ctx, rq.sc, in.Jobs); err != nil {
+		return err
+	}
+	return send(rq.c, wire.NewObj().Put("count", len(in.Jobs)).Done())
 }
 
 // notForwarded answers 404 to a request the gateway forwarded (its proxy

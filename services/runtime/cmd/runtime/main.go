@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -20,7 +19,6 @@ import (
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/spanmodel"
-	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/evalclient"
@@ -44,10 +42,10 @@ type Config struct {
 	// caller): a token leaked from one pair opens no other.
 	TokenFromGateway   string           `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_RUNTIME); requests without it get 401"`
 	TokenToRegistry    string           `split_words:"true" required:"true" desc:"token the runtime sends the registry: revisions, provider keys, evaluation records (the registry's REGISTRY_TOKEN_FROM_RUNTIME)"`
-	TokenToTracing     string           `split_words:"true" desc:"token the runtime's evaluation workers send tracing (tracing's TRACING_TOKEN_FROM_RUNTIME); required when RUNTIME_EVAL_JOBS > 0"`
+	TokenToTracing     string           `split_words:"true" required:"true" desc:"token the runtime sends tracing: invocation spans, and the evaluation workers' queries (tracing's TRACING_TOKEN_FROM_RUNTIME)"`
 	RegistryURL        string           `split_words:"true" default:"http://127.0.0.1:8081" desc:"base URL of the registry: revisions to run and the project's secrets"`
 	RegistryTimeout    time.Duration    `split_words:"true" default:"10s" desc:"how long a call to the registry may take"`
-	TracingURL         string           `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing API (internal): the evaluation worker's query sources, cached traces and application outputs"`
+	TracingURL         string           `split_words:"true" default:"http://127.0.0.1:8083" desc:"base URL of the tracing API (internal): invocation spans are stored through it, and the evaluation worker reads query sources, cached traces and application outputs"`
 	RevisionCacheTTL   time.Duration    `split_words:"true" default:"1s" desc:"how long a retrieved revision is reused for the same references (a commit or deployment reaches invocations by slug or environment at most this late); 0 turns it off"`
 	URIProvider        string           `split_words:"true" default:"svc" desc:"provider segment of the handler URIs the runtime answers with (svc:builtin:completion:v0); agenta is accepted on input"`
 	SecretsTTL         time.Duration    `split_words:"true" default:"30s" desc:"how long a project's provider keys are cached"`
@@ -66,7 +64,6 @@ type Config struct {
 	ModelPrices        string           `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
 	Eval               EvalConfig
 	LLM                llm.Config
-	Stream             spanstream.StreamSettings
 	HTTP               httpx.Config
 	NATS               natsx.Config
 	Log                logx.Config
@@ -85,15 +82,6 @@ type EvalConfig struct {
 	DrainTimeout time.Duration `split_words:"true" default:"20s" desc:"on shutdown, how long running evaluation jobs may finish the cells they hold before they are handed back to the stream"`
 	Replicas     int           `default:"1" desc:"replicas of the EVALS job stream (3 on a NATS cluster; as REGISTRY_EVALS_REPLICAS)"`
 	DedupWindow  time.Duration `split_words:"true" default:"10m" desc:"how long the EVALS stream remembers job ids (as REGISTRY_EVALS_DEDUP_WINDOW)"`
-}
-
-// Validate refuses evaluation workers without the token they query
-// tracing with: every job would fail on a 401.
-func (c *Config) Validate() error {
-	if c.Eval.Jobs > 0 && c.TokenToTracing == "" {
-		return errors.New("RUNTIME_TOKEN_TO_TRACING is required when RUNTIME_EVAL_JOBS > 0 (the evaluation workers query tracing)")
-	}
-	return nil
 }
 
 func main() {
@@ -116,9 +104,6 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer nc.Drain()
-	if _, err := nc.EnsureStream(ctx, cfg.Stream.Config()); err != nil {
-		return err
-	}
 	if cfg.Eval.Jobs > 0 {
 		// The registry declares it too (it publishes); whoever starts
 		// first creates it, with the same settings.
@@ -150,7 +135,7 @@ func run(ctx context.Context, cfg Config) error {
 		Revisions: registryclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout, cfg.RevisionCacheTTL),
 		Secrets:   vault.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.SecretsTTL),
 		LLM:       models,
-		Recorder:  &traces.Recorder{Pub: traces.NATSPublisher{P: natsx.NewPublisher(nc, cfg.NATS)}, Norm: &spanmodel.Normalizer{Prices: prices}},
+		Recorder:  &traces.Recorder{Sink: traces.NewTracing(cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout), Norm: &spanmodel.Normalizer{Prices: prices}},
 		Hooks:     egress.New(policy(cfg.HookTimeout)),
 		Code:      codebox.Limits{Timeout: cfg.CodeTimeout, MemBytes: cfg.CodeMemBytes},
 		Provider:  cfg.URIProvider,
@@ -176,10 +161,10 @@ func run(ctx context.Context, cfg Config) error {
 			JS: nc.JS,
 			Exec: &evalrun.Executor{
 				Client:      records,
+				Jobs:        records, // the registry publishes the fan-out jobs
 				Metrics:     &evalrun.RunMetrics{Client: records, Computer: &evalmetrics.Computer{Tracing: analytics, Spans: analytics}},
 				Invoke:      svc,
 				Revisions:   svc.Revisions,
-				Pub:         natsx.NewPublisher(nc, cfg.NATS),
 				Worker:      workerName(),
 				Chunk:       cfg.Eval.Chunk,
 				Lease:       cfg.Eval.Lease,

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assayhq/assay/pkg/evaljob"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/svcclient"
 )
@@ -147,6 +148,24 @@ func (c *Client) Fail(ctx context.Context, sc scope.Scope, runID, msg string) er
 	return call(ctx, c.reg, sc, http.MethodPost, "/internal/evaluations/runs/"+url.PathEscape(runID)+"/fail",
 		map[string]any{"error": msg}, nil, maxRecords)
 }
+
+// FanOut asks the registry to publish process jobs on the EVALS stream
+// (internal route, the runtime's token only), in requests of at most
+// fanOutBatch jobs; each keeps its id, so a retry is stored once.
+func (c *Client) FanOut(ctx context.Context, sc scope.Scope, jobs []evaljob.Job) error {
+	for len(jobs) > 0 {
+		n := min(len(jobs), fanOutBatch)
+		if err := call(ctx, c.reg, sc, http.MethodPost, "/internal/evaluations/jobs", map[string]any{"jobs": jobs[:n]}, nil, maxRecords); err != nil {
+			return err
+		}
+		jobs = jobs[n:]
+	}
+	return nil
+}
+
+// fanOutBatch is the most jobs one fan-out request carries (the
+// registry's evaluations.MaxFanOut).
+const fanOutBatch = 1000
 
 // ---- scenarios
 

@@ -40,15 +40,22 @@ type Invoker interface {
 	Invoke(ctx context.Context, call invoke.Call) invoke.Outcome
 }
 
+// Jobs publishes the process jobs a run job fans out. The runtime may
+// not publish on the EVALS stream (deployments/nats/auth.conf): the
+// registry does, through evalclient.Client.FanOut.
+type Jobs interface {
+	FanOut(ctx context.Context, sc scope.Scope, jobs []evaljob.Job) error
+}
+
 // Executor runs jobs.
 type Executor struct {
 	Client    *evalclient.Client
+	Jobs      Jobs
 	Invoke    Invoker
 	Revisions invoke.Revisions // the revisions a step pins (their inputs schema)
-	Pub       evaljob.Publisher
-	Metrics   Metrics // nil: metrics are not computed here
-	Worker    string  // this worker's name in claims
-	Chunk     int     // scenarios per process job
+	Metrics   Metrics          // nil: metrics are not computed here
+	Worker    string           // this worker's name in claims
+	Chunk     int              // scenarios per process job
 	Lease     time.Duration
 	// ActiveEvery is how often a running job re-reads whether its run is
 	// still active (stop takes effect within about this long).
@@ -212,12 +219,14 @@ func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
 
 // publish fans scenario ids out as process jobs of at most Chunk each.
 // Their ids derive from this job's, so a redelivered job publishing them
-// again is stored once by the stream's duplicate window.
+// again is stored once by the stream's duplicate window. Jobs (the
+// registry) publishes them.
 func (j *jobRun) publish(ctx context.Context, ids []string) error {
 	chunk := j.x.Chunk
 	if chunk <= 0 {
 		chunk = 100
 	}
+	jobs := make([]evaljob.Job, 0, (len(ids)+chunk-1)/chunk)
 	for i := 0; i < len(ids); i += chunk {
 		part := ids[i:min(i+chunk, len(ids))]
 		p := evaljob.Job{Kind: evaljob.KindProcess, ProjectID: j.job.ProjectID, UserID: j.job.UserID, RunID: j.job.RunID,
@@ -226,9 +235,14 @@ func (j *jobRun) publish(ctx context.Context, ids []string) error {
 		if j.job.ID != "" {
 			p.ID = fmt.Sprintf("%s/process/%d", j.job.ID, i/chunk)
 		}
-		if err := evaljob.Publish(ctx, j.x.Pub, p); err != nil {
-			return fmt.Errorf("evalrun: publish process job: %w", err)
-		}
+		jobs = append(jobs, p)
+	}
+	err := j.x.Jobs.FanOut(ctx, j.sc, jobs)
+	if errors.Is(err, evalclient.ErrNotFound) {
+		return nil // the run was deleted meanwhile: nothing is left to do for it
+	}
+	if err != nil {
+		return fmt.Errorf("evalrun: publish process jobs: %w", err)
 	}
 	return nil
 }

@@ -8,42 +8,106 @@ package traces
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
-	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/spanstream"
+	"github.com/assayhq/assay/pkg/svcclient"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
-// Publisher stores a message durably before it returns.
-type Publisher interface {
-	Publish(ctx context.Context, subject string, data []byte, msgID string) error
+// Sink stores one encoded span batch (pkg/spanstream) of sc's project
+// durably before it returns.
+type Sink interface {
+	Send(ctx context.Context, sc scope.Scope, batch []byte) error
 }
 
-// NATSPublisher publishes to JetStream and waits for the PubAck.
-type NATSPublisher struct{ P *natsx.Publisher }
-
-// Publish stores data on subject.
-func (n NATSPublisher) Publish(ctx context.Context, subject string, data []byte, msgID string) error {
-	_, err := n.P.Publish(ctx, subject, data, msgID)
-	return err
+// Tracing sends batches to tracing's internal route for them
+// (POST /internal/spans/batch), with the runtime's token of its pair with
+// tracing; tracing answers once JetStream stored the batch.
+type Tracing struct {
+	C *svcclient.Client
+	// Within bounds how long Send keeps trying a tracing that is
+	// unreachable or answers 5xx/429 (a replica restarting, or killed
+	// while the Service still routes to it).
+	Within time.Duration
 }
+
+// NewTracing returns the sink of tracing at url, called with token; one
+// batch is tried for at most timeout.
+func NewTracing(url, token string, timeout time.Duration) Tracing {
+	return Tracing{C: svcclient.New(url, token, timeout), Within: timeout}
+}
+
+// Send stores batch through tracing; any final answer but 204 is an error
+// with tracing's status and the start of its answer. A failure that may
+// pass (no connection, 5xx, 429) is tried again until Within has passed:
+// an invocation answers before its trace is stored only if this fails, and
+// tracing stores a batch sent twice once (its message id is the batch's
+// hash, and the batch carries its own receive time).
+func (t Tracing) Send(ctx context.Context, sc scope.Scope, batch []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, max(t.Within, time.Second))
+	defer cancel()
+	wait := 50 * time.Millisecond
+	for {
+		err := t.send(ctx, sc, batch)
+		var fail *sendError
+		if err == nil || (errors.As(err, &fail) && !fail.transient) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+type sendError struct {
+	transient bool
+	err       error
+}
+
+func (e *sendError) Error() string { return e.err.Error() }
+func (e *sendError) Unwrap() error { return e.err }
+
+func (t Tracing) send(ctx context.Context, sc scope.Scope, batch []byte) error {
+	status, answer, err := t.C.PostBytes(ctx, sc, forwardPath, "application/octet-stream", batch, 4<<10)
+	if err != nil {
+		return &sendError{transient: true, err: err}
+	}
+	if status != http.StatusNoContent {
+		b := string(answer)
+		if len(b) > 300 {
+			b = b[:300]
+		}
+		return &sendError{transient: status >= 500 || status == http.StatusTooManyRequests,
+			err: fmt.Errorf("tracing answered %d: %s", status, b)}
+	}
+	return nil
+}
+
+// forwardPath is tracing's route for the runtime's batches (its
+// httpapi.ForwardPath).
+const forwardPath = "/internal/spans/batch"
 
 // Recorder implements invoke.Recorder.
 type Recorder struct {
-	Pub  Publisher
+	Sink Sink
 	Norm *spanmodel.Normalizer
 	Now  func() time.Time
 }
 
-// Record normalises spans and publishes them as one batch; it returns once
-// JetStream stored it. A span the normaliser rejects is an error (the
+// Record normalises spans and sends them as one batch; it returns once
+// JetStream stored it (tracing answers only then). A span the normaliser rejects is an error (the
 // runtime builds its spans itself, so that is a bug), and nothing of the
 // invocation is published then.
 func (r *Recorder) Record(ctx context.Context, sc scope.Scope, spans []invoke.Span) error {
@@ -76,8 +140,8 @@ func (r *Recorder) Record(ctx context.Context, sc scope.Scope, spans []invoke.Sp
 	if err != nil {
 		return errs.Wrap(errs.Internal, "runtime.span_encode", err)
 	}
-	if err := r.Pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, ""); err != nil {
-		return fmt.Errorf("publish invocation spans: %w", err)
+	if err := r.Sink.Send(ctx, sc, data); err != nil {
+		return fmt.Errorf("store invocation spans: %w", err)
 	}
 	return nil
 }

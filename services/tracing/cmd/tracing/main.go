@@ -40,7 +40,7 @@ type Config struct {
 	// One token per caller-callee pair: tracing tells its callers apart and
 	// a token leaked from one opens no other pair.
 	TokenFromGateway  string        `split_words:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_TRACING); empty: the gateway is refused"`
-	TokenFromRuntime  string        `split_words:"true" desc:"token the runtime's evaluation workers send (its RUNTIME_TOKEN_TO_TRACING); empty: the runtime is refused"`
+	TokenFromRuntime  string        `split_words:"true" desc:"token the runtime sends with its invocation spans and its evaluation workers' queries (its RUNTIME_TOKEN_TO_TRACING); empty: the runtime is refused"`
 	TokenFromRegistry string        `split_words:"true" desc:"token the registry sends to run saved queries (its REGISTRY_TOKEN_TO_TRACING); empty: the registry is refused"`
 	TokenToRegistry   string        `split_words:"true" required:"true" desc:"token tracing sends the registry: saved queries, evaluators and applications (the registry's REGISTRY_TOKEN_FROM_TRACING)"`
 	ModelPrices       string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`

@@ -63,6 +63,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/tracing/analytics/query", scoped(h.analytics))
 	e.POST("/spans/analytics/query", scoped(h.analytics))
 	e.POST("/internal/analytics/groups", scoped(h.analyticsGroups))
+	e.POST(ForwardPath, scoped(h.forwardSpans))
 	e.POST("/tracing/traces", scoped(h.createTrace))
 	e.PUT("/tracing/traces/:id", scoped(h.editTrace))
 	e.GET("/tracing/traces/:id", scoped(h.getTraceTree))

@@ -49,6 +49,9 @@ type options struct {
 	streamBytes int64
 	limits      ingest.Limits
 	queryLimits query.Limits // zero fields take the defaults
+	// runtimeToken, when set, admits the runtime as a second caller with
+	// this token (as cmd/tracing's per-pair tokens do).
+	runtimeToken string
 }
 
 func newStack(t testing.TB, opts ...func(*options)) *stack {
@@ -89,7 +92,11 @@ func newStack(t testing.TB, opts ...func(*options)) *stack {
 	}
 	h.Ingest.Direct = ingest.ClickHouseRows{Conn: ch} // as cmd/tracing wires it
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "64M"}, log, "tracing")
-	srv.Echo.Use(httpx.RequireInternal(token))
+	callers := httpx.Callers{"gateway": token}
+	if o.runtimeToken != "" {
+		callers["runtime"] = o.runtimeToken
+	}
+	srv.Echo.Use(httpx.RequireCallers(callers))
 	h.Register(srv.Echo)
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)

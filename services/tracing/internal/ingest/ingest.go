@@ -234,3 +234,37 @@ func unixDay(t time.Time) int32 {
 	y, m, d := t.Date()
 	return int32(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }
+
+// Forward publishes a span batch the runtime encoded itself (its
+// invocations' spans, normalised and priced with the same normaliser and
+// encoder as ingest, pkg/spanmodel and pkg/chspans): only tracing may
+// publish span batches (deployments/nats/auth.conf), so the runtime hands
+// its batches here. data must be one stream message (spanstream) of sc's
+// project and user; it is stored as it came, so the stored spans are those
+// the runtime built, and once however often it is sent within the stream's
+// duplicate window.
+func (s *Service) Forward(ctx context.Context, sc scope.Scope, data []byte) error {
+	batch, err := spanstream.DecodeBatch(data)
+	if err != nil {
+		return errs.WithDetail(errs.Invalid, "tracing.bad_batch", "Invalid span batch", "body: "+err.Error())
+	}
+	if batch.ProjectId != sc.ProjectID.String() {
+		return errs.WithDetail(errs.Invalid, "tracing.batch_project", "Invalid span batch",
+			fmt.Sprintf("body.project_id: %q is not the caller's project", batch.ProjectId))
+	}
+	user := ""
+	if sc.UserID != [16]byte{} {
+		user = sc.UserID.String()
+	}
+	if batch.UserId != user {
+		return errs.WithDetail(errs.Invalid, "tracing.batch_user", "Invalid span batch",
+			fmt.Sprintf("body.user_id: %q is not the caller's user", batch.UserId))
+	}
+	if len(batch.Spans) == 0 {
+		return nil
+	}
+	// The runtime sends a batch again when it got no answer: the same
+	// bytes (its receive time included) are stored once.
+	sum := sha256.Sum256(data)
+	return s.pub.Publish(ctx, spanstream.SpanSubject(batch.ProjectId), data, "runtime:"+hex.EncodeToString(sum[:]))
+}

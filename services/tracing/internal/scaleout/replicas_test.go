@@ -55,7 +55,7 @@ func startReplica(t *testing.T, pg, natsURL, chURL, llmURL string) *replica {
 		Env: env("tracing", "TRACING_NATS_URL="+natsURL, "TRACING_CLICKHOUSE_URL="+chURL, "TRACING_REGISTRY_URL="+r.registry.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn")})
 	r.runtime = svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", NoWait: true,
-		Env: env("runtime", "RUNTIME_NATS_URL="+natsURL, "RUNTIME_REGISTRY_URL="+r.registry.URL, "RUNTIME_LOG_LEVEL=warn",
+		Env: env("runtime", "RUNTIME_NATS_URL="+natsURL, "RUNTIME_REGISTRY_URL="+r.registry.URL, "RUNTIME_TRACING_URL="+r.tracing.URL, "RUNTIME_LOG_LEVEL=warn",
 			"RUNTIME_LLM_BASE_URLS=openai="+llmURL, "OPENAI_API_KEY=sk-test-env",
 			// The model server is on loopback, which the runtime refuses
 			// unless its egress allow-list admits it.
