@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,10 +21,13 @@ import (
 // row bytes, per query and per project. Eight 1 MiB spans of one project;
 // a read of all of them is over the per-query budget (5 MiB) and answers
 // 422 naming the limit, a read of two passes (its page, and the page's
-// traces read again for the metric roll-up: 4 MiB), and six concurrent reads of
-// all eight keep the process's heap far below what six unbounded answers
-// cost (about 11 times their row bytes each), and the budget's high-water
-// mark within the project's budget.
+// traces read again for the metric roll-up: 4 MiB), and six concurrent reads
+// of all eight keep the budget's high-water mark within the project's budget
+// and give every byte back. The heap growth is logged, not asserted: in one
+// process with the test's client and ClickHouse decoding it varies with the
+// machine's load (36-64 MiB with budgets, 73-107 MiB without, in runs where
+// each was measured), too close to tell apart reliably; the statuses and the
+// budget's high-water mark are what fail without the budgets.
 func TestReadsAreBoundedInMemory(t *testing.T) {
 	s := newStack(t, func(o *options) {
 		o.noWriter = true
@@ -50,7 +54,27 @@ func TestReadsAreBoundedInMemory(t *testing.T) {
 	assert.Equal(t, float64(5<<20), detail["value"])
 	assert.Contains(t, detail["message"], "windowing.limit", "the answer says how to page")
 
-	// Six at once, each asking for everything, while the heap is sampled.
+	statuses, grew := sixReads(t, s)
+	t.Logf("answers %v; heap grew by %d MiB at most", statuses, grew>>20)
+	for i, st := range statuses {
+		if i%2 == 0 {
+			// Over its own budget (422), or stopped earlier by the project's (429).
+			assert.Contains(t, []int{http.StatusUnprocessableEntity, http.StatusTooManyRequests}, st, "read %d asks for 8 MiB", i)
+		} else {
+			assert.Contains(t, []int{http.StatusOK, http.StatusTooManyRequests}, st, "read %d: within its budget, or told to retry", i)
+		}
+	}
+	assert.LessOrEqual(t, s.handler.Query.Reads().Peak(), int64(10<<20), "the project never held more than its budget")
+	assert.Zero(t, s.handler.Query.Reads().InUse(), "every read gave its bytes back")
+}
+
+// sixReads runs six span reads at once on s, half of them of everything and
+// half of two spans, and returns their statuses and how far the process's
+// heap grew at most meanwhile. A low GC target keeps the heap near what is
+// live, so the figure is the reads' memory, not how far the collector lagged.
+func sixReads(t *testing.T, s *stack) ([]int, int64) {
+	t.Helper()
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -89,20 +113,5 @@ func TestReadsAreBoundedInMemory(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	<-sampled
-	grew := int64(peak.Load()) - int64(before.HeapAlloc)
-	t.Logf("answers %v; heap grew by %d MiB at most", statuses, grew>>20)
-	for i, st := range statuses {
-		if i%2 == 0 {
-			// Over its own budget (422), or stopped earlier by the project's (429).
-			assert.Contains(t, []int{http.StatusUnprocessableEntity, http.StatusTooManyRequests}, st, "read %d asks for 8 MiB", i)
-		} else {
-			assert.Contains(t, []int{http.StatusOK, http.StatusTooManyRequests}, st, "read %d: within its budget, or told to retry", i)
-		}
-	}
-	// Unbounded, the six reads cost 6 × 8 MiB of rows, decoded and
-	// rendered, and the heap grew by ~190 MiB (the client side included);
-	// bounded, by ~60 MiB.
-	assert.Less(t, grew, int64(128<<20), "heap stays bounded")
-	assert.LessOrEqual(t, s.handler.Query.Reads().Peak(), int64(10<<20), "the project never held more than its budget")
-	assert.Zero(t, s.handler.Query.Reads().InUse(), "every read gave its bytes back")
+	return statuses, int64(peak.Load()) - int64(before.HeapAlloc)
 }
