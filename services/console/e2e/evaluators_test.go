@@ -27,7 +27,9 @@ func TestEvaluatorCreateAndTry(t *testing.T) {
 		Type(string(byLabel("evaluator slug")), "exact"),
 		chromedp.Click(chromedp.CSS(`[data-testid="params-form"] button[type="submit"]`)),
 		waitJS(`/\/console\/evaluators\/[0-9a-f-]{36}$/.test(location.pathname)`),
-		chromedp.WaitVisible(testID("try-run")),
+		// The button shows, disabled, before the evaluator has loaded; a
+		// click then does nothing (seen under load in CI).
+		chromedp.WaitEnabled(testID("try-run")),
 		chromedp.Click(testID("try-run")),
 		chromedp.WaitVisible(testID("try-result")),
 	)
