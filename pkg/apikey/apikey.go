@@ -10,6 +10,7 @@ package apikey
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"strings"
 )
@@ -85,4 +86,26 @@ func FromAuthorization(h string) (string, bool) {
 	}
 	rest = strings.TrimSpace(rest)
 	return rest, rest != ""
+}
+
+// FromBasic extracts the raw key from "Basic base64(<prefix>:<secret>)",
+// the header Langfuse's SDKs build from a public and a secret key: the
+// public key is the key's prefix, the secret key its secret, so the pair
+// is the key "<prefix>.<secret>". Only the OTLP routes accept it (the
+// gateway's and tracing's authenticate decide); anything else is not an
+// API key.
+func FromBasic(h string) (string, bool) {
+	scheme, rest, found := strings.Cut(strings.TrimSpace(h), " ")
+	if !found || !strings.EqualFold(scheme, "Basic") {
+		return "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))
+	if err != nil {
+		return "", false
+	}
+	public, secret, ok := strings.Cut(string(b), ":")
+	if !ok || public == "" || secret == "" {
+		return "", false
+	}
+	return public + "." + secret, true
 }

@@ -1,6 +1,7 @@
 package apikey_test
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -69,4 +70,24 @@ func FuzzAuthorization(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", raw, k)
 		}
 	})
+}
+
+// TestFromBasic: Langfuse's exporters send Basic base64(public:secret);
+// the pair is our key's prefix and secret.
+func TestFromBasic(t *testing.T) {
+	k := apikey.Generate()
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(k.Prefix+":"+k.Secret))
+	raw, ok := apikey.FromBasic(basic)
+	assert.True(t, ok)
+	assert.Equal(t, k.String(), raw)
+	raw, ok = apikey.FromBasic("basic  " + base64.StdEncoding.EncodeToString([]byte(k.Prefix+":"+k.Secret)) + " ")
+	assert.True(t, ok, "the scheme word is case-insensitive")
+	assert.Equal(t, k.String(), raw)
+	for _, bad := range []string{"", "Basic", "Basic !!!", "Bearer " + k.String(), "ApiKey " + k.String(),
+		"Basic " + base64.StdEncoding.EncodeToString([]byte(k.Prefix+k.Secret)),
+		"Basic " + base64.StdEncoding.EncodeToString([]byte(":"+k.Secret)),
+		"Basic " + base64.StdEncoding.EncodeToString([]byte(k.Prefix+":"))} {
+		_, ok := apikey.FromBasic(bad)
+		assert.False(t, ok, bad)
+	}
 }

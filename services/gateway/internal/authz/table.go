@@ -140,6 +140,7 @@ var families = []string{
 	"testsets", "testcases", "workflows", "applications", "evaluators", "queries", "folders",
 	"simple/testsets", "simple/workflows", "simple/applications", "simple/evaluators", "simple/queries",
 	"otlp", "tracing", "traces", "spans", "invocations", "simple/traces", "simple/spans",
+	"public", // Langfuse's public API prefix: its OTLP endpoint is an ingest route like otlp
 }
 
 func init() {

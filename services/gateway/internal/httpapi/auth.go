@@ -48,6 +48,15 @@ func isSessionPath(p string) bool { return strings.HasPrefix(p, "/auth/") }
 // invitation token is the credential of an accept.
 var optionalPaths = map[string]bool{"/invitations/accept": true}
 
+// acceptsBasic: Langfuse's SDKs authenticate with "Basic
+// base64(<public key>:<secret key>)" (our key's prefix and secret, see
+// apikey.FromBasic). The scheme is accepted only where those clients send
+// it, the OTLP ingest routes and Langfuse's public API prefix, so that no
+// other route gains a second way in.
+func acceptsBasic(p string) bool {
+	return p == "/otlp/v1/traces" || strings.HasPrefix(p, "/public/")
+}
+
 // isAdminPath: the Access scheme is accepted only on paths under /admin/.
 func isAdminPath(p string) bool { return strings.Contains(p+"/", "/admin/") }
 
@@ -87,6 +96,9 @@ func authenticate(v Verifier, ws Workspaces, ss *sessions.Service, adminKey stri
 				return next(c)
 			}
 			raw, ok := apikey.FromAuthorization(header)
+			if !ok && acceptsBasic(path) {
+				raw, ok = apikey.FromBasic(header)
+			}
 			if !ok {
 				return httpx.ErrUnauthorized
 			}

@@ -45,6 +45,7 @@ var owners = map[string]string{
 	"secrets": "registry", // the project vault; its /internal read is never routed
 
 	"otlp": "tracing", "tracing": "tracing", "traces": "tracing", "spans": "tracing",
+	"public":      "tracing", // Langfuse's public API: its OTLP endpoint (tracing's langfuse routes)
 	"annotations": "tracing", "invocations": "tracing",
 	"simple/traces": "tracing", "simple/spans": "tracing",
 

@@ -56,6 +56,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	otlp := otlpserver.NewHTTP(h.Ingest, h.Limits)
 	e.GET("/otlp/v1/traces", otlp.Ready)
 	e.POST("/otlp/v1/traces", otlp.Export)
+	registerLangfuse(e, otlp)
 
 	e.POST("/tracing/spans/ingest", scoped(h.ingestSpans))
 	e.POST("/tracing/spans/query", scoped(h.legacyQuery))

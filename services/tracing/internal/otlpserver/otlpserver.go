@@ -29,6 +29,11 @@ type Verifier interface {
 func authenticate(ctx context.Context, v Verifier, header string) (scope.Scope, error) {
 	raw, ok := apikey.FromAuthorization(header)
 	if !ok {
+		// Langfuse's exporters send Basic base64(<prefix>:<secret>); this
+		// port serves OTLP only, where the gateway accepts it too.
+		raw, ok = apikey.FromBasic(header)
+	}
+	if !ok {
 		return scope.Scope{}, httpx.ErrUnauthorized
 	}
 	sc, err := v.Verify(ctx, raw)
