@@ -25,6 +25,9 @@ type golden struct {
 		Name       string         `json:"name"`
 		Kind       string         `json:"kind"`
 		Attributes map[string]any `json:"attributes"`
+		// StatusCode and StatusMessage are the OTel status, when set.
+		StatusCode    string `json:"status_code,omitempty"`
+		StatusMessage string `json:"status_message,omitempty"`
 	} `json:"span"`
 	Want map[string]any `json:"want"`
 }
@@ -49,11 +52,15 @@ func TestGoldenAdapters(t *testing.T) {
 			spans, rejected := n.Batch([]spanmodel.Raw{{
 				TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331", Name: g.Span.Name, Kind: g.Span.Kind,
 				Start: start, End: start.Add(1500 * time.Millisecond), Attributes: g.Span.Attributes, OTLP: true,
+				StatusCode: g.Span.StatusCode, StatusMessage: g.Span.StatusMessage,
 			}})
 			require.Empty(t, rejected)
 			require.Len(t, spans, 1)
 			s := spans[0]
 			got := map[string]any{"span_type": s.SpanType, "trace_type": s.TraceType, "attributes": s.Attributes}
+			if s.StatusCode != "STATUS_CODE_UNSET" {
+				got["status_code"], got["status_message"] = s.StatusCode, s.StatusMessage
+			}
 			for k, v := range map[string]string{"session_id": s.SessionID, "user_id": s.UserID} {
 				if v != "" {
 					got[k] = v

@@ -82,6 +82,11 @@ func (p Prices) cost(spanType string, ag map[string]any) {
 	if !costTypes[spanType] {
 		return
 	}
+	if c, ok := get(ag, "metrics.costs.incremental"); ok {
+		if _, ok := c.(map[string]any); ok {
+			return // costs the client sent (Langfuse's cost_details) win over the table
+		}
+	}
 	var model string
 	for _, path := range []string{"meta.response.model", "meta.request.model", "data.parameters.model"} {
 		if v, ok := get(ag, path); ok {

@@ -244,6 +244,7 @@ func (n *Normalizer) span(r Raw, lim *Limits, res resourceCuts, a *Arena) (*Span
 	if s.SpanKind, err = enum("span_kind", r.Kind, "SPAN_KIND_", SpanKinds, "SPAN_KIND_UNSPECIFIED"); err != nil {
 		return nil, err
 	}
+	langfuseStatus(&r) // a Langfuse ERROR level is an error status
 	if s.StatusCode, err = enum("status_code", r.StatusCode, "STATUS_CODE_", StatusCodes, "STATUS_CODE_UNSET"); err != nil {
 		return nil, err
 	}
@@ -311,6 +312,7 @@ func (n *Normalizer) span(r Raw, lim *Limits, res resourceCuts, a *Arena) (*Span
 	if err := n.derive(&s, r, ag, unsupported); err != nil {
 		return nil, err
 	}
+	langfuseException(&s, r, ag)
 	if len(unsupported) > 0 {
 		ag["unsupported"] = unsupported
 	}
