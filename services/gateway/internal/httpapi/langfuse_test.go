@@ -13,7 +13,7 @@ import (
 // basic is the Authorization header Langfuse's SDKs build from a public
 // and a secret key.
 func basic(public, secret string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(public + ":" + secret))
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(public+":"+secret))
 }
 
 // TestLangfuseExporterEndpoint replays the exporter of Langfuse's JS SDK
