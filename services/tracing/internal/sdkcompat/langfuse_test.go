@@ -1,6 +1,8 @@
 package sdkcompat
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -108,4 +110,21 @@ func TestLangfuseV4(t *testing.T) {
 		"total": u1.prompt + u1.completion + u2.prompt + u2.completion}, get(root, "ag.metrics.tokens.cumulative"))
 	assert.InDelta(t, cost1+0.03, get(root, "ag.metrics.costs.cumulative.total"), 1e-12)
 	assert.EqualValues(t, 1, get(root, "ag.metrics.errors.cumulative"))
+
+	// What the SDK's other calls get through the whole platform: the
+	// readiness probe on its path, and the media upload refused with a
+	// 404 that says why (a 5xx the SDK would retry).
+	prefix, secret, _ := strings.Cut(e.APIKey, ".")
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(prefix+":"+secret))
+	status, body := p.Do(t, "GET", "/api/public/otel/v1/traces", basic, nil)
+	assert.Equal(t, 200, status, "%s", body)
+	status, body = p.Do(t, "POST", "/api/public/media", basic, map[string]any{"contentType": "image/png", "contentLength": 68})
+	assert.Equal(t, 404, status, "%s", body)
+	var refused struct {
+		Detail struct{ Message string } `json:"detail"`
+	}
+	require.NoError(t, json.Unmarshal(body, &refused), "%s", body)
+	assert.Contains(t, refused.Detail.Message, "media upload is not supported")
+	status, _ = p.Do(t, "POST", "/api/public/otel/v1/traces", "Basic "+base64.StdEncoding.EncodeToString([]byte(prefix+":wrong")), map[string]any{})
+	assert.Equal(t, 401, status)
 }
