@@ -3,6 +3,7 @@ package sdkcompat
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -49,7 +50,11 @@ func TestVercelAISDK(t *testing.T) {
 			// other call gets the server's default answer (an echo, or an
 			// object for a JSON schema).
 			p.LLM.Script(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "weather", Arguments: `{"city":"Paris"}`}}})
-			out := sdk{Dir: r.dir}.run(t, "run.mjs", e, "AISDK_INTEGRATION="+r.integration)
+			// AISDK_DUMP=<dir> makes the scripts also write the spans they
+			// export as golden inputs for pkg/spanmodel's
+			// testdata/golden/traces (how those were made).
+			out := sdk{Dir: r.dir}.run(t, "run.mjs", e, "AISDK_INTEGRATION="+r.integration,
+				"AISDK_DUMP="+os.Getenv("AISDK_DUMP"), "AISDK_DUMP_PREFIX=vercel_ai"+strings.ReplaceAll(strings.TrimPrefix(r.name, "v"), "-", "_"))
 			var res struct {
 				Traces map[string]string `json:"traces"`
 				Usage  map[string]struct {
