@@ -29,6 +29,7 @@ func aiSDK(raw map[string]any, keys []string, ag map[string]any) {
 	if len(withPrefix(keys, "ai.")) > 0 {
 		aiSDKOutputs(raw, ag)
 		aiSDKContext(raw, ag)
+		aiSDKTools(raw, ag)
 	}
 }
 
@@ -272,4 +273,19 @@ func aiSDKContext(raw map[string]any, ag map[string]any) {
 			ag[e.to] = v
 		}
 	}
+}
+
+// aiSDKTools maps a model call's ai.prompt.tools (a list of JSON strings,
+// one tool definition each) to the request's tools, in the shape
+// gen_ai.tool.definitions gets, so both integrations show them alike.
+func aiSDKTools(raw map[string]any, ag map[string]any) {
+	list, ok := raw["ai.prompt.tools"].([]any)
+	if _, set := ag["data.inputs.tools"]; !ok || set {
+		return
+	}
+	defs := make([]any, 0, len(list))
+	for _, e := range list {
+		defs = append(defs, parseJSON(e))
+	}
+	ag["data.inputs.tools"] = toolDefinitions(defs)
 }

@@ -205,13 +205,13 @@ func checkAISDKGenerate(t *testing.T, r aisdkRun, root map[string]any, spans []m
 	if out := jsonOf(attrOr(tool, "ag.data.outputs")); !strings.Contains(out, "sunny") {
 		t.Errorf("tool outputs lack the result: %s", out)
 	}
-	if r.otel {
-		prompt, _ := attr(first, "ag.data.inputs.prompt")
+	for _, c := range chats {
+		prompt, _ := attr(c, "ag.data.inputs.prompt")
 		list, _ := prompt.([]any)
 		if len(list) == 0 || jsonOf(list[0]) != `{"content":"You are a weather bot.","role":"system"}` {
-			t.Errorf("chat prompt does not start with the system instructions: %s", jsonOf(prompt))
+			t.Errorf("chat prompt does not start with the system message: %s", jsonOf(prompt))
 		}
-		if tools := jsonOf(attrOr(first, "ag.data.inputs.tools")); !strings.Contains(tools, `"name":"weather"`) {
+		if tools := jsonOf(attrOr(c, "ag.data.inputs.tools")); !strings.Contains(tools, `"function":{"description":"The weather in a city","name":"weather"`) {
 			t.Errorf("chat inputs lack the tool definitions: %s", tools)
 		}
 	}
