@@ -26,6 +26,7 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 	openInference(raw, keys, ag, pad)
 	genAI(raw, keys, ag)
 	vercelAI(raw, keys, ag)
+	aiSDK(raw, keys, ag)    // adapters_aisdk.go
 	langfuse(raw, keys, ag) // adapters_langfuse.go
 	var explicit map[string]any
 	for _, k := range withPrefix(keys, "ag") {

@@ -133,10 +133,12 @@ func flatten(raw json.RawMessage) []map[string]any {
 		}
 		for _, v := range byName {
 			var one map[string]any
+			var same []map[string]any // siblings of one name: a list
 			if json.Unmarshal(v, &one) == nil {
 				list = append(list, one)
-			} else {
-				list = append(list, flatten(v)...)
+			} else if json.Unmarshal(v, &same) == nil {
+				// Their children are flattened below, once.
+				list = append(list, same...)
 			}
 		}
 	}
