@@ -68,13 +68,22 @@ func genAIConventions(raw map[string]any, ag map[string]any) {
 	// The conversation of an agent (invoke_agent, create_agent) or any other
 	// span that carries it: the GenAI adapter read the messages only on chat
 	// and completion spans, so an agent root had no inputs or outputs.
-	for _, side := range [...]struct{ attr, to string }{
-		{"gen_ai.input.messages", "data.inputs.prompt"}, {"gen_ai.output.messages", "data.outputs.completion"},
+	// A side already given as a value that is not an object (a tool's
+	// result) is kept: the messages could not sit beside it.
+	for _, side := range [...]struct{ attr, parent, to string }{
+		{"gen_ai.input.messages", "data.inputs", "data.inputs.prompt"}, {"gen_ai.output.messages", "data.outputs", "data.outputs.completion"},
 	} {
-		if v, ok := raw[side.attr]; ok {
-			if _, done := ag[side.to]; !done && !hasUnder(ag, side.to+".") {
-				ag[side.to] = messages(parseJSON(v))
+		v, ok := raw[side.attr]
+		if !ok {
+			continue
+		}
+		if p, set := ag[side.parent]; set {
+			if _, isObj := p.(map[string]any); !isObj {
+				continue
 			}
+		}
+		if _, done := ag[side.to]; !done && !hasUnder(ag, side.to+".") {
+			ag[side.to] = messages(parseJSON(v))
 		}
 	}
 	if v, ok := raw["gen_ai.system_instructions"]; ok {

@@ -43,3 +43,18 @@ func TestSystemInstructionsEdges(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"role": "user", "content": "Hi"}}, ag(s, "data", "inputs", "prompt"))
 	assert.Equal(t, "Be brief.", ag(s, "meta", "system_instructions"))
 }
+
+// A tool span's result stays its output when the span also carries output
+// messages: they cannot sit beside a value that is not an object.
+func TestOutputMessagesBesideAToolResult(t *testing.T) {
+	s := one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{
+		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.result": "18C",
+		"gen_ai.output.messages": `[{"role": "tool", "parts": [{"type": "text", "content": "18C"}]}]`,
+	}})
+	assert.Equal(t, "18C", ag(s, "data", "outputs"))
+	// An agent with no output of its own gets the messages.
+	s = one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.output.messages": `[{"role": "assistant", "content": "Hi"}]`,
+	}})
+	assert.Equal(t, []any{map[string]any{"role": "assistant", "content": "Hi"}}, ag(s, "data", "outputs", "completion"))
+}
