@@ -8,8 +8,8 @@ import (
 // TestTraceloopWorkflow runs Traceloop's SDK with its OpenAI
 // instrumentation, exporting to our OTLP endpoint with an ApiKey header
 // (testdata/traceloop/workflow.mjs): a workflow root with its output, a
-// task with its input and output, and the chat call with its prompt,
-// completion, tokens and cost; the root counts the call's tokens once.
+// task with its input and output, and the chat call with its prompt, the
+// tool it was offered, its completion, tokens and cost; the root counts the call's tokens once.
 func TestTraceloopWorkflow(t *testing.T) {
 	p, e := platform(t)
 	out := sdk{Dir: "traceloop"}.run(t, "workflow.mjs", e)
@@ -36,6 +36,9 @@ func TestTraceloopWorkflow(t *testing.T) {
 	prompt := list(c, "ag.data.inputs.prompt")
 	if len(prompt) != 2 || field(prompt[0], "role") != "system" || !strings.Contains(toJSON(field(prompt[1], "content")), "18C") {
 		t.Errorf("chat prompt %v: want the system message and the question", prompt)
+	}
+	if tools, _ := attr(c, "ag.data.inputs.tools"); !strings.Contains(toJSON(tools), "get_weather") {
+		t.Errorf("chat tools %v: want the get_weather definition (gen_ai.tool.definitions)", tools)
 	}
 	if cc := list(c, "ag.data.outputs.completion"); len(cc) != 1 || field(cc[0], "content") != answer {
 		t.Errorf("chat completion %v, want %q", cc, answer)

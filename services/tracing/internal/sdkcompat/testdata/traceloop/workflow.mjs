@@ -1,6 +1,6 @@
 // Traceloop's SDK (@traceloop/node-server-sdk, OpenLLMetry) with its OpenAI
 // instrumentation, exporting to our OTLP endpoint with our API key: a
-// workflow that runs a task and a chat call.
+// workflow that runs a task and a chat call offered a tool.
 import * as traceloop from "@traceloop/node-server-sdk";
 import { trace } from "@opentelemetry/api";
 import OpenAI from "openai";
@@ -27,6 +27,8 @@ const answer = await traceloop.withWorkflow({ name: "weather_report" }, async ()
       { role: "system", content: "You are a weather assistant." },
       { role: "user", content: `Describe this forecast: ${JSON.stringify(forecast)}` },
     ],
+    tools: [{ type: "function", function: { name: "get_weather", description: "Current weather of a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }],
   });
   usage = res.usage;
   return res.choices[0].message.content;
