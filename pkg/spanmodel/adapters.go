@@ -25,6 +25,7 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 	openLLMetry(raw, keys, ag)
 	openInference(raw, keys, ag, pad)
 	genAI(raw, keys, ag)
+	conventions(raw, ag)
 	vercelAI(raw, keys, ag)
 	aiSDK(raw, keys, ag)    // adapters_aisdk.go
 	langfuse(raw, keys, ag) // adapters_langfuse.go
@@ -557,8 +558,14 @@ func messages(v any) any {
 				calls = append(calls, map[string]any{"id": pm["id"], "type": "function",
 					"function": map[string]any{"name": pm["name"], "arguments": args}})
 			case "tool_call_response":
-				out = append(out, map[string]any{"role": "tool", "tool_call_id": pm["id"], "content": pm["result"]})
-			case "thinking":
+				// The GenAI conventions name the result "response";
+				// PydanticAI wrote "result".
+				res, ok := pm["response"]
+				if !ok {
+					res = pm["result"]
+				}
+				out = append(out, map[string]any{"role": "tool", "tool_call_id": pm["id"], "content": res})
+			case "thinking", "reasoning":
 				msg["thinking"] = pm["content"]
 			}
 		}

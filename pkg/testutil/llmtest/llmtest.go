@@ -100,6 +100,15 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// PromptTokensDetails, when set, reports the part of the prompt read
+	// from the provider's cache, as OpenAI does (cached tokens are
+	// included in PromptTokens).
+	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// PromptTokensDetails is OpenAI's breakdown of the prompt tokens.
+type PromptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // Error is a provider failure, answered with Status and an OpenAI-shaped

@@ -17,17 +17,31 @@ export function isMessages(v: unknown): v is Message[] {
   );
 }
 
+const messageKeys = ["prompt", "messages", "completion", "choices"];
+
 /** Finds the messages of an inputs or outputs value: the value itself, or its prompt,
  * messages or completion member. */
 export function messagesOf(v: unknown): Message[] | undefined {
   if (isMessages(v)) return v;
   if (v && typeof v === "object") {
-    for (const k of ["prompt", "messages", "completion", "choices"]) {
+    for (const k of messageKeys) {
       const m = (v as Record<string, unknown>)[k];
       if (isMessages(m)) return m;
     }
   }
   return undefined;
+}
+
+/** The members of an inputs or outputs value beside its messages (the tools a model
+ * was offered, an agent's own input values), or undefined when there are none: shown
+ * under the conversation rather than hidden by it. */
+export function besideMessages(v: unknown): Record<string, unknown> | undefined {
+  if (!v || typeof v !== "object" || Array.isArray(v)) return undefined;
+  const rest: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+  const k = messageKeys.find((key) => isMessages(rest[key]));
+  if (k === undefined) return undefined;
+  delete rest[k];
+  return Object.keys(rest).length > 0 ? rest : undefined;
 }
 
 function text(content: unknown): string | null {
@@ -68,7 +82,15 @@ export function Conversation({ messages }: { messages: Message[] }) {
 export function DataView({ value }: { value: unknown }) {
   if (value === undefined) return <p className="muted">—</p>;
   const msgs = messagesOf(value);
-  if (msgs) return <Conversation messages={msgs} />;
+  if (msgs) {
+    const rest = besideMessages(value);
+    return (
+      <>
+        <Conversation messages={msgs} />
+        {rest && <JsonView value={rest} openDepth={3} />}
+      </>
+    );
+  }
   if (typeof value === "string") return <pre className="text-block">{value}</pre>;
   return <JsonView value={value} />;
 }
