@@ -25,9 +25,9 @@ func adapt(raw map[string]any, pad *padding) map[string]any {
 	openLLMetry(raw, keys, ag)
 	openInference(raw, keys, ag, pad)
 	genAI(raw, keys, ag)
-	conventions(raw, ag)
 	vercelAI(raw, keys, ag)
 	aiSDK(raw, keys, ag)    // adapters_aisdk.go
+	conventions(raw, ag)    // adapters_conventions.go
 	langfuse(raw, keys, ag) // adapters_langfuse.go
 	var explicit map[string]any
 	for _, k := range withPrefix(keys, "ag") {

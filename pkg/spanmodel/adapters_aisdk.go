@@ -60,31 +60,6 @@ func semconvMessages(raw map[string]any, ag map[string]any, op string) {
 			ag["data.outputs.completion"] = partsMessages(list)
 		}
 	}
-	if v, ok := raw["gen_ai.system_instructions"]; ok {
-		if text := instructionsText(v); text != "" {
-			prompt, _ := ag["data.inputs.prompt"].([]any)
-			first, _ := firstOf(prompt).(map[string]any)
-			if first == nil || first["role"] != "system" {
-				ag["data.inputs.prompt"] = append([]any{map[string]any{"role": "system", "content": text}}, prompt...)
-			}
-			// Shown as the system message now, not as metadata.
-			delete(ag, "meta.system_instructions")
-		}
-	}
-	if v, ok := raw["gen_ai.tool.definitions"]; ok {
-		if _, set := ag["data.inputs.tools"]; !set {
-			if list, ok := parseJSON(v).([]any); ok {
-				ag["data.inputs.tools"] = toolDefinitions(list)
-			}
-		}
-	}
-}
-
-func firstOf(l []any) any {
-	if len(l) == 0 {
-		return nil
-	}
-	return l[0]
 }
 
 // hasParts says whether the messages are in the parts format ({role,
@@ -178,29 +153,6 @@ func partsMessages(list []any) []any {
 		flush()
 	}
 	return out
-}
-
-// instructionsText is gen_ai.system_instructions as text: the conventions'
-// [{type: "text", content}] list joined, or the value itself when it is
-// plain text.
-func instructionsText(v any) string {
-	switch p := parseJSON(v).(type) {
-	case string:
-		return p
-	case []any:
-		var text []string
-		for _, e := range p {
-			if m, ok := e.(map[string]any); ok {
-				if s, ok := m["content"].(string); ok {
-					text = append(text, s)
-				}
-			} else if s, ok := e.(string); ok {
-				text = append(text, s)
-			}
-		}
-		return strings.Join(text, "\n")
-	}
-	return ""
 }
 
 // toolDefinitions turns the conventions' tool definitions ({type, name,

@@ -93,7 +93,11 @@ func genAIConventions(raw map[string]any, ag map[string]any) {
 		// The same place OpenInference llm.tools and OpenLLMetry
 		// llm.request.tools go: next to the prompt, the tools the model was
 		// offered.
-		ag["data.inputs.tools"] = parseJSON(v)
+		tools := parseJSON(v)
+		if list, ok := tools.([]any); ok {
+			tools = toolDefinitions(list)
+		}
+		ag["data.inputs.tools"] = tools
 	}
 	if v, ok := raw["gen_ai.usage.reasoning.output_tokens"]; ok {
 		// Only beside the span's other usage: an adapter that drops a
