@@ -118,6 +118,9 @@ type (
 		Name        *string `json:"name,omitempty"`
 		Slug        *string `json:"slug,omitempty"`
 		Description *string `json:"description,omitempty"`
+		// Flags sets the given flags (the keys of DefaultOrgFlags) and
+		// keeps the others.
+		Flags map[string]bool `json:"flags,omitempty"`
 	}
 	EntityChange struct {
 		Name        *string `json:"name,omitempty"`
@@ -424,8 +427,11 @@ func (s *Service) Organizations(ctx context.Context, c Caller) ([]OrganizationRo
 // UpdateOrganization renames or re-describes an organization
 // (manage_members); an update without any field is a 400.
 func (s *Service) UpdateOrganization(ctx context.Context, c Caller, id uuid.UUID, ch OrgChange) (Organization, error) {
-	if ch.Name == nil && ch.Slug == nil && ch.Description == nil {
-		return Organization{}, invalid("organization", "give at least one of name, slug, description")
+	if ch.Name == nil && ch.Slug == nil && ch.Description == nil && ch.Flags == nil {
+		return Organization{}, invalid("organization", "give at least one of name, slug, description, flags")
+	}
+	if err := checkOrgFlags(ch.Flags); err != nil {
+		return Organization{}, err
 	}
 	if err := checkText("name", ch.Name, MaxName, ch.Name != nil); err != nil {
 		return Organization{}, err
