@@ -212,6 +212,10 @@ type TeamStore interface {
 	RevokeKeyByID(ctx context.Context, id uuid.UUID) (string, error)
 	// UserExists reports whether the user exists.
 	UserExists(ctx context.Context, id uuid.UUID) (bool, error)
+	// AddIdentities inserts identities of existing users, all or none.
+	AddIdentities(ctx context.Context, ids []Identity) error
+	// DeleteIdentity deletes one identity; false when there was none.
+	DeleteIdentity(ctx context.Context, id uuid.UUID) (bool, error)
 }
 
 // ErrNotFound is the 404 of a team route: the target does not exist or the

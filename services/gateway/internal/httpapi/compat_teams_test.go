@@ -271,3 +271,60 @@ func TestCompatInvitationsUIFlow(t *testing.T) {
 	assert.Equal(t, "viewer", viewer["role"])
 	assert.Equal(t, []any{"read"}, viewer["permissions"])
 }
+
+// TestCompatAdminRoutes replays the per-entity admin calls with the
+// bodies and answers of the compatible admin API (the entity nested under
+// its key, answers keyed as in the provisioning answer) and its
+// user-identity routes; the admin key stays their only credential.
+func TestCompatAdminRoutes(t *testing.T) {
+	s := newStack(t)
+	base := "/api/admin/simple/accounts"
+	u := obj(s.want(t, http.StatusOK, "POST", base+"/users/", admin, map[string]any{"user": map[string]any{"email": "ops@example.com"}}), "user")
+	user := u["id"].(string)
+
+	// identities of an existing user, by email or id
+	idb := map[string]any{"user": map[string]any{"email": "ops@example.com"},
+		"user_identities": []any{map[string]any{"method": "email:password", "subject": "ops@example.com", "password": "ops password"}}}
+	s.want(t, http.StatusUnauthorized, "POST", base+"/users/identities/", "ApiKey x.y", idb)
+	r := s.want(t, http.StatusOK, "POST", base+"/users/identities/", admin, idb)
+	ids := r["user_identities"].([]any)
+	require.Len(t, ids, 1)
+	ident := ids[0].(map[string]any)
+	assert.Equal(t, user, ident["user_id"])
+	assert.NotContains(t, string(mustJSON(t, r)), "ops password")
+	s.signIn(t, "ops@example.com", "ops password")
+	s.want(t, http.StatusConflict, "POST", base+"/users/identities/", admin, map[string]any{"user_id": user,
+		"user_identity": map[string]any{"method": "email:password", "subject": "ops@example.com", "password": "another one"}})
+	s.want(t, http.StatusNotFound, "POST", base+"/users/identities/", admin, map[string]any{"user": map[string]any{"email": "nobody@example.com"},
+		"user_identities": []any{map[string]any{"method": "email:otp", "subject": "nobody@example.com"}}})
+	s.want(t, http.StatusBadRequest, "POST", base+"/users/identities/", admin, map[string]any{"user_id": user})
+	s.want(t, http.StatusUnauthorized, "DELETE", base+"/users/identities/"+ident["id"].(string), "ApiKey x.y", nil)
+	s.want(t, http.StatusNoContent, "DELETE", base+"/users/identities/"+ident["id"].(string), admin, nil)
+	s.want(t, http.StatusNotFound, "DELETE", base+"/users/identities/"+ident["id"].(string), admin, nil)
+	r2 := s.do(t, "POST", "/api/auth/sign-in", "", map[string]any{"email": "ops@example.com", "password": "ops password"})
+	assert.Equal(t, http.StatusUnauthorized, r2.status, "the identity is gone")
+
+	// entities nested under their key; answers keyed as in provisioning
+	o := s.want(t, http.StatusOK, "POST", base+"/organizations/", admin, map[string]any{
+		"organization": map[string]any{"name": "Ops", "slug": "ops"}, "user": map[string]any{"email": "ops@example.com"}})
+	org := obj(obj(o, "organizations"), "org")
+	assert.Equal(t, obj(o, "organization")["id"], org["id"])
+	assert.Equal(t, user, org["owner_user_id"])
+	s.want(t, http.StatusUnauthorized, "POST", base+"/organizations/", "ApiKey x.y", map[string]any{"organization": map[string]any{"name": "X"}})
+	w := obj(obj(s.want(t, http.StatusOK, "POST", base+"/workspaces/", admin, map[string]any{
+		"workspace": map[string]any{"organization_id": org["id"], "name": "W"}}), "workspaces"), "wrk")
+	assert.Equal(t, org["id"], w["organization_id"])
+	p := obj(obj(s.want(t, http.StatusOK, "POST", base+"/projects/", admin, map[string]any{
+		"project": map[string]any{"workspace_id": w["id"], "name": "P", "is_default": true}}), "projects"), "prj")
+	assert.Equal(t, w["id"], p["workspace_id"])
+	m := s.want(t, http.StatusOK, "POST", base+"/workspaces/memberships/", admin, map[string]any{
+		"workspace_memberships": []any{map[string]any{"workspace_id": w["id"], "user_id": user, "role": "editor"}}})
+	wm := m["workspace_memberships"].([]any)[0].(map[string]any)
+	assert.Equal(t, "editor", wm["role"])
+	assert.Equal(t, w["id"], wm["workspace_id"])
+	s.want(t, http.StatusOK, "POST", base+"/projects/memberships/", admin, map[string]any{
+		"membership": map[string]any{"project_id": p["id"], "user_id": user, "role": "viewer"}})
+	k := s.want(t, http.StatusOK, "POST", base+"/api-keys/", admin, map[string]any{"api_key": map[string]any{"user_id": user, "project_id": p["id"]}})
+	raw := obj(k, "api_keys")["key"].(string)
+	assert.Equal(t, "ops@example.com", s.want(t, http.StatusOK, "GET", "/api/profile", "ApiKey "+raw, nil)["email"])
+}

@@ -91,7 +91,8 @@ var Bindings = []apidoc.Binding{
 	{Method: "POST", Path: "/api/admin/simple/accounts/organizations/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
 	{Method: "POST", Path: "/api/admin/simple/accounts/workspaces/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
 	{Method: "POST", Path: "/api/admin/simple/accounts/projects/memberships", Request: adminMembershipRequest{}, Response: adminMembershipCreated{}},
-	{Method: "POST", Path: "/api/admin/simple/accounts/api-keys", Request: adminKeyRequest{}, Response: keyCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/api-keys", Request: adminKeyRequest{}, Response: adminKeyCreated{}},
+	{Method: "POST", Path: "/api/admin/simple/accounts/users/identities", Request: adminIdentitiesRequest{}, Response: adminIdentitiesCreated{}},
 	{Method: "POST", Path: "/api/auth/sign-in", Request: signInRequest{}, Response: sessionOut{}},
 	{Method: "GET", Path: "/api/auth/session", Response: sessionOut{}},
 }
