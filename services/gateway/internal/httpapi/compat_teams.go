@@ -11,6 +11,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/roles"
+	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/gateway/internal/accounts"
 	"github.com/assayhq/assay/services/gateway/internal/sessions"
 )
@@ -345,6 +346,7 @@ func (h *handler) compatAccept(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	var cl *accounts.Caller
+	var sid *uuid.UUID
 	if token := cookie(c, SessionCookie); token != "" && h.sessions != nil {
 		sess, err := h.sessions.Lookup(ctx, token)
 		if err != nil {
@@ -354,6 +356,7 @@ func (h *handler) compatAccept(c echo.Context) error {
 			return acceptError(err)
 		}
 		cl = &accounts.Caller{UserID: sess.User.ID}
+		sid = &sess.ID
 	}
 	addr := h.proxies.ClientAddr(c.Request())
 	if req.Password != nil {
@@ -369,6 +372,13 @@ func (h *handler) compatAccept(c echo.Context) error {
 	if err != nil {
 		return acceptError(err)
 	}
+	// The audit entry names the invitee as the actor (the route is open,
+	// so no scope was set before).
+	actx := scope.With(ctx, scope.Scope{UserID: user})
+	if sid != nil {
+		actx = sessions.WithID(actx, *sid)
+	}
+	c.SetRequest(c.Request().WithContext(actx))
 	return c.JSON(http.StatusOK, compatAccepted{Message: "Invitation accepted: you are a member of the workspace as " + string(inv.Role) + ".", UserID: user})
 }
 

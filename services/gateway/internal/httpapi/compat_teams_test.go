@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -243,6 +244,7 @@ func TestCompatInvitationsUIFlow(t *testing.T) {
 	assert.Equal(t, "admin", roleOf(member(t, u.list(t, "/api/workspaces/"+ws+"/members"), "bob@example.com")))
 	q := "?email=carol@example.com&organization_id=" + org + "&role=viewer"
 	ud.call(t, http.StatusNotFound, "DELETE", roles+q, nil)
+	uc.call(t, http.StatusForbidden, "DELETE", roles+"?email=bob@example.com&organization_id="+org+"&role=admin", nil)
 	u.call(t, http.StatusNotFound, "DELETE", roles+"?email=carol@example.com&organization_id="+org+"&role=editor", nil)
 	u.call(t, http.StatusOK, "DELETE", roles+q, nil)
 	assert.Nil(t, member(t, u.list(t, "/api/workspaces/"+ws+"/members"), "carol@example.com"))
@@ -261,6 +263,19 @@ func TestCompatInvitationsUIFlow(t *testing.T) {
 	team = u.list(t, "/api/workspaces/"+ws+"/members")
 	assert.Nil(t, member(t, team, "bob@example.com"))
 	assert.Nil(t, member(t, team, "erin@example.com"))
+
+	// every write of the compatible routes is audited under its pattern
+	for _, action := range []string{"POST /organizations/:id/workspaces/:workspace_id/invite",
+		"POST /organizations/:id/workspaces/:workspace_id/invite/accept", "POST /workspaces/:id/roles", "DELETE /workspaces/:id/users"} {
+		var n int
+		require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT count(*) FROM audit_log WHERE action = $1 AND organization_id = $2`,
+			action, org).Scan(&n))
+		assert.Positive(t, n, action)
+	}
+	var actor string
+	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT actor_user_id::text FROM audit_log
+		WHERE action = 'POST /organizations/:id/workspaces/:workspace_id/invite/accept'`).Scan(&actor))
+	assert.Equal(t, bob.userID, actor, "the invitee accepted")
 
 	// the role table
 	rt := u.object(t, http.StatusOK, "GET", "/api/access/roles", nil)
