@@ -343,3 +343,30 @@ func TestCompatAdminRoutes(t *testing.T) {
 	raw := obj(k, "api_keys")["key"].(string)
 	assert.Equal(t, "ops@example.com", s.want(t, http.StatusOK, "GET", "/api/profile", "ApiKey "+raw, nil)["email"])
 }
+
+// TestCompatTeamHostileInput: malformed bodies and parameters of the
+// compatible team routes are 4xx naming what is wrong, and change nothing.
+func TestCompatTeamHostileInput(t *testing.T) {
+	s := newStack(t)
+	ann := s.userWithPassword(t, "ann@example.com", "ann password")
+	u := s.ui(t, ann, "ann@example.com", "ann password")
+	org := u.list(t, "/api/organizations")[0]["id"].(string)
+	invite := "/api/organizations/" + org + "/workspaces/" + ann.workspaceID + "/invite"
+
+	u.call(t, http.StatusBadRequest, "POST", invite, map[string]any{"email": "x@example.com"}) // an object, not a list
+	u.call(t, http.StatusBadRequest, "POST", invite, []any{})
+	e := u.object(t, http.StatusBadRequest, "POST", invite, []any{map[string]any{"email": "x@example.com", "roles": []any{"editor", "viewer"}}})
+	assert.Equal(t, "[0].roles", obj(e, "detail")["field"])
+	e = u.object(t, http.StatusBadRequest, "POST", invite, []any{map[string]any{"email": "x@example.com", "roles": []any{"root"}}})
+	assert.Equal(t, "[0].roles[0]", obj(e, "detail")["field"])
+	e = u.object(t, http.StatusBadRequest, "POST", invite, []any{map[string]any{"email": "not an email"}})
+	assert.Equal(t, "email", obj(e, "detail")["field"])
+	u.call(t, http.StatusUnprocessableEntity, "POST", invite, []any{map[string]any{"email": "x\u0000@example.com"}})
+	e = u.object(t, http.StatusBadRequest, "DELETE", "/api/workspaces/"+ann.workspaceID+"/users", nil)
+	assert.Equal(t, "email", obj(e, "detail")["field"])
+	u.call(t, http.StatusUnprocessableEntity, "DELETE", "/api/workspaces/"+ann.workspaceID+"/users?email=a@example.com&organization_id=nope", nil)
+	e = u.object(t, http.StatusBadRequest, "POST", "/api/workspaces/"+ann.workspaceID+"/roles", map[string]any{"email": "ann@example.com", "role": "root"})
+	assert.Equal(t, "role", obj(e, "detail")["field"])
+	u.call(t, http.StatusUnprocessableEntity, "POST", "/api/organizations/"+org+"/transfer/nope", nil)
+	assert.Len(t, u.list(t, "/api/workspaces/"+ann.workspaceID+"/members"), 1, "nothing was invited or changed")
+}

@@ -266,6 +266,15 @@ func TestCrossOrganizationIsolation(t *testing.T) {
 		{"DELETE", "/api/projects/" + b.projectID},
 		{"GET", "/api/projects/" + b.projectID + "/members"},
 		{"DELETE", "/api/projects/" + b.projectID + "/members/" + b.userID},
+		// the compatible frontend's routes
+		{"PATCH", "/api/organizations/" + b.orgID},
+		{"POST", "/api/organizations/" + b.orgID + "/transfer/" + a.userID},
+		{"POST", "/api/organizations/" + b.orgID + "/workspaces/" + b.workspaceID + "/invite"},
+		{"POST", "/api/organizations/" + a.orgID + "/workspaces/" + b.workspaceID + "/invite"},
+		{"POST", "/api/organizations/" + b.orgID + "/workspaces/" + b.workspaceID + "/invite/resend"},
+		{"DELETE", "/api/workspaces/" + b.workspaceID + "/users?email=b@example.com"},
+		{"POST", "/api/workspaces/" + b.workspaceID + "/roles"},
+		{"DELETE", "/api/workspaces/" + b.workspaceID + "/roles?email=b@example.com&role=owner"},
 	} {
 		body := map[string]any{"name": "x", "role": "owner", "user_id": a.userID, "email": "x@example.com"}
 		r := s.do(t, c.method, c.path, a.auth(), body)
