@@ -93,6 +93,9 @@ type (
 		Description *string
 		OwnerUserID uuid.UUID
 		CreatedAt   time.Time
+		// Flags are the flags a client set (OrgFlags); unset ones read
+		// as DefaultOrgFlags.
+		Flags map[string]bool
 	}
 	Workspace struct {
 		ID             uuid.UUID

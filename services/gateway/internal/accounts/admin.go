@@ -208,3 +208,94 @@ func (s *Service) AdminRevokeKey(ctx context.Context, id uuid.UUID) error {
 	s.keys.Forget(prefix)
 	return nil
 }
+
+// AdminAddIdentities adds sign-in identities (email:password or
+// email:otp) to an existing user, named by id or email; all or none.
+func (s *Service) AdminAddIdentities(ctx context.Context, ref UserRef, specs []IdentitySpec) ([]Identity, error) {
+	if len(specs) == 0 {
+		return nil, invalid("user_identities", "at least one identity is required")
+	}
+	var user uuid.UUID
+	switch {
+	case ref.ID != nil:
+		ok, err := s.store.UserExists(ctx, *ref.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, ErrNotFound("user", *ref.ID)
+		}
+		user = *ref.ID
+	case ref.Email != nil && *ref.Email != "":
+		u, _, err := s.store.UserByEmail(ctx, *ref.Email)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			return nil, errs.Message(errs.NotFound, "accounts.no_user", fmt.Sprintf("No user has the email %s.", *ref.Email),
+				map[string]any{"email": *ref.Email})
+		}
+		user = u.ID
+	default:
+		return nil, invalid("user", "an id or an email is required")
+	}
+	for i, is := range specs {
+		at := fmt.Sprintf("user_identities[%d]", i)
+		if err := checkText(at+".subject", &is.Subject, MaxEmail, false); err != nil {
+			return nil, err
+		}
+		if err := checkText(at+".email", is.Email, MaxEmail, false); err != nil {
+			return nil, err
+		}
+	}
+	now := s.stamp()
+	out := make([]Identity, 0, len(specs))
+	for i, is := range specs {
+		id, err := buildIdentity(fmt.Sprintf("user_identities[%d]", i), is, user, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, s.store.AddIdentities(ctx, out)
+}
+
+// AdminDeleteIdentity deletes one sign-in identity; 404 when there is
+// none. The user's sessions and keys stay: they were issued already.
+func (s *Service) AdminDeleteIdentity(ctx context.Context, id uuid.UUID) error {
+	found, err := s.store.DeleteIdentity(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return ErrNotFound("user_identity", id)
+	}
+	return nil
+}
+
+// AdminUserID resolves a user named by id or email; 404 when there is
+// none.
+func (s *Service) AdminUserID(ctx context.Context, ref UserRef) (uuid.UUID, error) {
+	switch {
+	case ref.ID != nil:
+		ok, err := s.store.UserExists(ctx, *ref.ID)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if !ok {
+			return uuid.Nil, ErrNotFound("user", *ref.ID)
+		}
+		return *ref.ID, nil
+	case ref.Email != nil && *ref.Email != "":
+		u, _, err := s.store.UserByEmail(ctx, *ref.Email)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if u == nil {
+			return uuid.Nil, errs.Message(errs.NotFound, "accounts.no_user", fmt.Sprintf("No user has the email %s.", *ref.Email),
+				map[string]any{"email": *ref.Email})
+		}
+		return u.ID, nil
+	}
+	return uuid.Nil, invalid("user", "an id or an email is required")
+}

@@ -194,6 +194,9 @@ type Acceptance struct {
 	Token    string
 	Password *string
 	Username *string
+	// Email, when given, must be the invitation's (case aside): a client
+	// that names the invitee learns of a link opened by someone else.
+	Email *string
 }
 
 // MinPassword is the shortest password a new user may choose; bcrypt reads
@@ -236,6 +239,10 @@ func (s *Service) AcceptInvitation(ctx context.Context, caller *Caller, in Accep
 	inv, err := s.store.InvitationByToken(ctx, hashToken(in.Token))
 	if err != nil {
 		return Invitation{}, uuid.Nil, err
+	}
+	if in.Email != nil && !strings.EqualFold(strings.TrimSpace(*in.Email), inv.Email) {
+		return Invitation{}, uuid.Nil, errs.Message(errs.Invalid, "invitations.email_mismatch",
+			"This invitation is for another email.", map[string]any{"field": "email"})
 	}
 	now := s.stamp()
 	switch inv.State(now) {

@@ -118,6 +118,9 @@ type (
 		Name        *string `json:"name,omitempty"`
 		Slug        *string `json:"slug,omitempty"`
 		Description *string `json:"description,omitempty"`
+		// Flags sets the given flags (the keys of DefaultOrgFlags) and
+		// keeps the others.
+		Flags map[string]bool `json:"flags,omitempty"`
 	}
 	EntityChange struct {
 		Name        *string `json:"name,omitempty"`
@@ -209,6 +212,10 @@ type TeamStore interface {
 	RevokeKeyByID(ctx context.Context, id uuid.UUID) (string, error)
 	// UserExists reports whether the user exists.
 	UserExists(ctx context.Context, id uuid.UUID) (bool, error)
+	// AddIdentities inserts identities of existing users, all or none.
+	AddIdentities(ctx context.Context, ids []Identity) error
+	// DeleteIdentity deletes one identity; false when there was none.
+	DeleteIdentity(ctx context.Context, id uuid.UUID) (bool, error)
 }
 
 // ErrNotFound is the 404 of a team route: the target does not exist or the
@@ -424,8 +431,11 @@ func (s *Service) Organizations(ctx context.Context, c Caller) ([]OrganizationRo
 // UpdateOrganization renames or re-describes an organization
 // (manage_members); an update without any field is a 400.
 func (s *Service) UpdateOrganization(ctx context.Context, c Caller, id uuid.UUID, ch OrgChange) (Organization, error) {
-	if ch.Name == nil && ch.Slug == nil && ch.Description == nil {
-		return Organization{}, invalid("organization", "give at least one of name, slug, description")
+	if ch.Name == nil && ch.Slug == nil && ch.Description == nil && ch.Flags == nil {
+		return Organization{}, invalid("organization", "give at least one of name, slug, description, flags")
+	}
+	if err := checkOrgFlags(ch.Flags); err != nil {
+		return Organization{}, err
 	}
 	if err := checkText("name", ch.Name, MaxName, ch.Name != nil); err != nil {
 		return Organization{}, err

@@ -76,6 +76,9 @@ var Table = []Rule{
 	{Method: "POST", Pattern: "/auth/password-reset", Access: Open},
 	{Method: "POST", Pattern: "/auth/password-reset/confirm", Access: Open},
 	{Method: "POST", Pattern: "/invitations/accept", Access: Open},
+	// The compatible accept: the token is the credential (a session's user,
+	// when signed in, is read by the handler).
+	{Method: "POST", Pattern: "/organizations/:id/workspaces/:workspace_id/invite/accept", Access: Open, Audit: "invitations"},
 	{Method: "*", Pattern: "/admin/**", Access: AdminKey, Audit: "admin"},
 
 	// The gateway's own routes.
@@ -85,12 +88,16 @@ var Table = []Rule{
 	{Method: "DELETE", Pattern: "/keys/:id", Access: ByRole, Perm: roles.ManageKeys, Audit: "keys"},
 	{Method: "GET", Pattern: "/audit", Access: ByRole, Perm: roles.ManageMembers},
 	{Method: "*", Pattern: "/organizations/:id/members/**", Access: ByTarget, Audit: "members"},
+	{Method: "*", Pattern: "/organizations/:id/workspaces/:workspace_id/invite/**", Access: ByTarget, Audit: "invitations"},
 	{Method: "*", Pattern: "/organizations/**", Access: ByTarget, Audit: "organizations"},
 	{Method: "*", Pattern: "/workspaces/:id/members/**", Access: ByTarget, Audit: "members"},
 	{Method: "*", Pattern: "/workspaces/:id/invitations/**", Access: ByTarget, Audit: "invitations"},
+	{Method: "*", Pattern: "/workspaces/:id/users", Access: ByTarget, Audit: "members"},
+	{Method: "*", Pattern: "/workspaces/:id/roles", Access: ByTarget, Audit: "members"},
 	{Method: "*", Pattern: "/workspaces/**", Access: ByTarget, Audit: "workspaces"},
 	{Method: "*", Pattern: "/projects/:id/members/**", Access: ByTarget, Audit: "members"},
 	{Method: "*", Pattern: "/projects/**", Access: ByTarget, Audit: "projects"},
+	{Method: "GET", Pattern: "/access/roles", Access: ByTarget}, // any signed-in user: the static role table
 
 	// Credentials.
 	{Method: "*", Pattern: "/secrets/**", Access: ByRole, Perm: roles.ManageKeys, Audit: "secrets"},

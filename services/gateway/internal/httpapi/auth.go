@@ -44,6 +44,16 @@ func isConsolePath(p string) bool {
 // session cookie themselves.
 func isSessionPath(p string) bool { return strings.HasPrefix(p, "/auth/") }
 
+// isCompatAccept: the compatible invitation accept
+// (/organizations/{org}/workspaces/{ws}/invite/accept) is open like
+// /invitations/accept, and its handler reads the session cookie itself:
+// the project_id its link carries is one the invitee is not a member of
+// yet, so the session cannot be scoped to it.
+func isCompatAccept(p string) bool {
+	s := strings.Split(strings.Trim(p, "/"), "/")
+	return len(s) == 6 && s[0] == "organizations" && s[2] == "workspaces" && s[4] == "invite" && s[5] == "accept"
+}
+
 // optionalPaths take credentials when given and go on without them: the
 // invitation token is the credential of an accept.
 var optionalPaths = map[string]bool{"/invitations/accept": true}
@@ -70,7 +80,7 @@ func authenticate(v Verifier, ws Workspaces, ss *sessions.Service, adminKey stri
 		return func(c echo.Context) error {
 			r := c.Request()
 			path := r.URL.Path
-			if openPaths[path] || isConsolePath(path) || isSessionPath(path) {
+			if openPaths[path] || isConsolePath(path) || isSessionPath(path) || isCompatAccept(path) {
 				return next(c)
 			}
 			header := r.Header.Get(echo.HeaderAuthorization)

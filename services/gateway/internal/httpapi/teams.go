@@ -48,10 +48,33 @@ func (h *handler) registerTeams(e *echo.Echo) {
 	for prefix, lv := range map[string]accounts.Level{"/organizations": accounts.OrganizationLevel,
 		"/workspaces": accounts.WorkspaceLevel, "/projects": accounts.ProjectLevel} {
 		m := members{h: h, level: lv}
-		e.GET(prefix+"/:id/members", m.list)
+		list := m.list
+		if lv == accounts.WorkspaceLevel {
+			list = h.workspaceTeam // the compatible frontend's list
+		}
+		e.GET(prefix+"/:id/members", list)
 		e.PUT(prefix+"/:id/members/:user_id", m.set)
 		e.DELETE(prefix+"/:id/members/:user_id", m.remove)
 	}
+	h.registerCompatTeams(e)
+}
+
+// workspaceTeam lists a workspace's team in the compatible shape, a plain
+// list: members with their effective role there, then open invitations.
+func (h *handler) workspaceTeam(c echo.Context) error {
+	cl, id, err := target(c)
+	if err != nil {
+		return err
+	}
+	team, err := h.accounts.Team(c.Request().Context(), cl, id)
+	if err != nil {
+		return err
+	}
+	out := make([]compatMember, len(team))
+	for i, m := range team {
+		out[i] = toCompatMember(m)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // caller is the authenticated user. A request with an Authorization
@@ -76,15 +99,6 @@ func caller(c echo.Context) (accounts.Caller, error) {
 
 // Response records of the team routes; nil fields are omitted.
 type (
-	organizationOut struct {
-		ID          uuid.UUID `json:"id"`
-		Name        string    `json:"name"`
-		Slug        *string   `json:"slug,omitempty"`
-		Description *string   `json:"description,omitempty"`
-		OwnerUserID uuid.UUID `json:"owner_user_id"`
-		CreatedAt   time.Time `json:"created_at"`
-		Role        string    `json:"role,omitempty" example:"owner"` // the caller's role
-	}
 	workspaceRoleOut struct {
 		ID             uuid.UUID `json:"id"`
 		Name           string    `json:"name"`
@@ -129,14 +143,6 @@ type (
 
 // Envelopes, named so the OpenAPI document is generated from them.
 type (
-	organizationOne struct {
-		Count        int             `json:"count" example:"1"`
-		Organization organizationOut `json:"organization"`
-	}
-	organizationList struct {
-		Count         int               `json:"count"`
-		Organizations []organizationOut `json:"organizations"`
-	}
 	workspaceOne struct {
 		Count     int              `json:"count" example:"1"`
 		Workspace workspaceRoleOut `json:"workspace"`
@@ -176,10 +182,6 @@ type (
 		UserID     uuid.UUID     `json:"user_id"` // the invited user (created when the email was unknown)
 	}
 )
-
-func toOrganizationOut(o accounts.Organization, role string) organizationOut {
-	return organizationOut{ID: o.ID, Name: o.Name, Slug: o.Slug, Description: o.Description, OwnerUserID: o.OwnerUserID, CreatedAt: o.CreatedAt, Role: role}
-}
 
 func toWorkspaceOut(w accounts.Workspace, role string) workspaceRoleOut {
 	return workspaceRoleOut{ID: w.ID, Name: w.Name, Description: w.Description, OrganizationID: w.OrganizationID, CreatedAt: w.CreatedAt, Role: role}
@@ -286,11 +288,17 @@ func (h *handler) listOrganizations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]organizationOut, len(list))
-	for i, o := range list {
-		out[i] = toOrganizationOut(o.Organization, o.Role)
+	byOrg, err := h.workspacesByOrg(c, cl)
+	if err != nil {
+		return err
 	}
-	return c.JSON(http.StatusOK, organizationList{Count: len(out), Organizations: out})
+	// A plain list: the compatible frontend keeps the answer only when it
+	// is an array.
+	out := make([]compatOrganization, len(list))
+	for i, o := range list {
+		out[i] = toCompatOrganization(o.Organization, o.Role, workspaceIDs(byOrg[o.ID]))
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *handler) createOrganization(c echo.Context) error {
@@ -306,7 +314,7 @@ func (h *handler) createOrganization(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, organizationOne{Count: 1, Organization: toOrganizationOut(o, string(roles.Owner))})
+	return h.renderOrganization(c, cl, o.ID, http.StatusCreated)
 }
 
 // target is the caller and the :id of a team route.
@@ -324,11 +332,7 @@ func (h *handler) getOrganization(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.accounts.Organization(c.Request().Context(), cl, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, organizationOne{Count: 1, Organization: toOrganizationOut(o.Organization, o.Role)})
+	return h.renderOrganization(c, cl, id, http.StatusOK)
 }
 
 func (h *handler) updateOrganization(c echo.Context) error {

@@ -28,10 +28,19 @@ type teamAccount struct {
 func (s *stack) teamAccount(t *testing.T, email string) teamAccount {
 	t.Helper()
 	a := s.account(t, email)
-	r := s.want(t, http.StatusOK, "GET", "/api/organizations", a.auth(), nil)
-	orgs := r["organizations"].([]any)
+	orgs := s.orgList(t, a.auth())
 	require.Len(t, orgs, 1)
-	return teamAccount{account: a, orgID: orgs[0].(map[string]any)["id"].(string)}
+	return teamAccount{account: a, orgID: orgs[0]["id"].(string)}
+}
+
+// orgList reads GET /api/organizations, a plain list.
+func (s *stack) orgList(t *testing.T, auth string) []map[string]any {
+	t.Helper()
+	r := s.do(t, "GET", "/api/organizations", auth, nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	var orgs []map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &orgs), string(r.body))
+	return orgs
 }
 
 // want does the request and requires the status; it returns the JSON body
@@ -91,16 +100,18 @@ func TestOrganizationsCRUD(t *testing.T) {
 	a := s.teamAccount(t, "ann@example.com")
 
 	// create: the caller owns it, with a Default workspace and project
-	r := s.want(t, http.StatusOK, "POST", "/api/organizations", a.auth(), map[string]any{"name": "Acme", "slug": "acme", "description": "d"})
-	o := obj(r, "organization")
+	r := s.want(t, http.StatusCreated, "POST", "/api/organizations", a.auth(), map[string]any{"name": "Acme", "slug": "acme", "description": "d"})
+	o := r
 	assert.Equal(t, "Acme", o["name"])
 	assert.Equal(t, "acme", o["slug"])
 	assert.Equal(t, a.userID, o["owner_user_id"])
 	assert.Equal(t, "owner", o["role"])
 	org := o["id"].(string)
-	list := s.want(t, http.StatusOK, "GET", "/api/organizations", a.auth(), nil)
-	assert.EqualValues(t, 2, list["count"])
-	assert.Equal(t, []string{a.orgID, org}, ids(list["organizations"], "id"), "oldest first")
+	var list []any
+	for _, o := range s.orgList(t, a.auth()) {
+		list = append(list, o)
+	}
+	assert.Equal(t, []string{a.orgID, org}, ids(list, "id"), "oldest first")
 	wss := s.want(t, http.StatusOK, "GET", "/api/workspaces", a.auth(), nil)["workspaces"].([]any)
 	require.Len(t, wss, 2)
 	ws := wss[1].(map[string]any)
@@ -115,17 +126,17 @@ func TestOrganizationsCRUD(t *testing.T) {
 	assert.Equal(t, "owner", p["role"])
 
 	// read, update, 400 without fields, 409 on a taken slug
-	assert.Equal(t, "Acme", obj(s.want(t, http.StatusOK, "GET", "/api/organizations/"+org, a.auth(), nil), "organization")["name"])
+	assert.Equal(t, "Acme", s.want(t, http.StatusOK, "GET", "/api/organizations/"+org, a.auth(), nil)["name"])
 	d := s.want(t, http.StatusBadRequest, "PUT", "/api/organizations/"+org, a.auth(), map[string]any{})["detail"].(map[string]any)
 	assert.Equal(t, "organization", d["field"])
 	assert.Contains(t, d["message"], "at least one of name, slug, description")
 	s.want(t, http.StatusBadRequest, "PUT", "/api/organizations/"+org, a.auth(), nil)
 	s.want(t, http.StatusBadRequest, "PUT", "/api/organizations/"+org, a.auth(), map[string]any{"name": " "})
 	s.want(t, http.StatusBadRequest, "PUT", "/api/organizations/"+org, a.auth(), map[string]any{"slug": "a b"})
-	o = obj(s.want(t, http.StatusOK, "PUT", "/api/organizations/"+org, a.auth(), map[string]any{"name": "Acme Inc"}), "organization")
+	o = s.want(t, http.StatusOK, "PUT", "/api/organizations/"+org, a.auth(), map[string]any{"name": "Acme Inc"})
 	assert.Equal(t, "Acme Inc", o["name"])
 	assert.Equal(t, "acme", o["slug"], "unchanged fields are kept")
-	s.want(t, http.StatusOK, "POST", "/api/organizations", a.auth(), map[string]any{"name": "Other", "slug": "other"})
+	s.want(t, http.StatusCreated, "POST", "/api/organizations", a.auth(), map[string]any{"name": "Other", "slug": "other"})
 	d = s.want(t, http.StatusConflict, "PUT", "/api/organizations/"+org, a.auth(), map[string]any{"slug": "other"})["detail"].(map[string]any)
 	assert.Equal(t, map[string]any{"slug": "other"}, d["conflict"])
 	s.want(t, http.StatusConflict, "POST", "/api/organizations", a.auth(), map[string]any{"name": "X", "slug": "acme"})
@@ -165,7 +176,7 @@ func TestMembersRolesAndOwnership(t *testing.T) {
 	bobKey, _ := s.adminKey(t, bob.userID, own.projectID)
 
 	// bob the viewer reads but cannot change anything
-	o := obj(s.want(t, http.StatusOK, "GET", org, bobKey, nil), "organization")
+	o := s.want(t, http.StatusOK, "GET", org, bobKey, nil)
 	assert.Equal(t, "viewer", o["role"])
 	m := s.want(t, http.StatusOK, "GET", org+"/members", bobKey, nil)
 	assert.EqualValues(t, 2, m["count"])
@@ -197,10 +208,10 @@ func TestMembersRolesAndOwnership(t *testing.T) {
 	stranger := s.teamAccount(t, "stranger@example.com")
 	s.want(t, http.StatusConflict, "POST", org+"/transfer-ownership", own.auth(), map[string]any{"user_id": stranger.userID})
 	s.want(t, http.StatusBadRequest, "POST", org+"/transfer-ownership", own.auth(), map[string]any{})
-	o = obj(s.want(t, http.StatusOK, "POST", org+"/transfer-ownership", own.auth(), map[string]any{"user_id": bob.userID}), "organization")
+	o = s.want(t, http.StatusOK, "POST", org+"/transfer-ownership", own.auth(), map[string]any{"user_id": bob.userID})
 	assert.Equal(t, bob.userID, o["owner_user_id"])
 	assert.Equal(t, "admin", o["role"], "the caller's new role")
-	assert.Equal(t, "owner", obj(s.want(t, http.StatusOK, "GET", org, bobKey, nil), "organization")["role"])
+	assert.Equal(t, "owner", s.want(t, http.StatusOK, "GET", org, bobKey, nil)["role"])
 	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/workspaces/"+own.workspaceID, own.auth(), nil), "workspace")["role"],
 		"the previous owner's workspace membership is demoted too")
 	assert.Equal(t, "admin", obj(s.want(t, http.StatusOK, "GET", "/api/projects/"+own.projectID, own.auth(), nil), "project")["role"])
@@ -255,6 +266,15 @@ func TestCrossOrganizationIsolation(t *testing.T) {
 		{"DELETE", "/api/projects/" + b.projectID},
 		{"GET", "/api/projects/" + b.projectID + "/members"},
 		{"DELETE", "/api/projects/" + b.projectID + "/members/" + b.userID},
+		// the compatible frontend's routes
+		{"PATCH", "/api/organizations/" + b.orgID},
+		{"POST", "/api/organizations/" + b.orgID + "/transfer/" + a.userID},
+		{"POST", "/api/organizations/" + b.orgID + "/workspaces/" + b.workspaceID + "/invite"},
+		{"POST", "/api/organizations/" + a.orgID + "/workspaces/" + b.workspaceID + "/invite"},
+		{"POST", "/api/organizations/" + b.orgID + "/workspaces/" + b.workspaceID + "/invite/resend"},
+		{"DELETE", "/api/workspaces/" + b.workspaceID + "/users?email=b@example.com"},
+		{"POST", "/api/workspaces/" + b.workspaceID + "/roles"},
+		{"DELETE", "/api/workspaces/" + b.workspaceID + "/roles?email=b@example.com&role=owner"},
 	} {
 		body := map[string]any{"name": "x", "role": "owner", "user_id": a.userID, "email": "x@example.com"}
 		r := s.do(t, c.method, c.path, a.auth(), body)
@@ -262,10 +282,12 @@ func TestCrossOrganizationIsolation(t *testing.T) {
 	}
 	s.want(t, http.StatusNotFound, "POST", "/api/workspaces", a.auth(), map[string]any{"organization_id": b.orgID, "name": "x"})
 	s.want(t, http.StatusNotFound, "POST", "/api/projects", a.auth(), map[string]any{"workspace_id": b.workspaceID, "name": "x"})
-	assert.Equal(t, []string{a.orgID}, ids(s.want(t, http.StatusOK, "GET", "/api/organizations", a.auth(), nil)["organizations"], "id"))
+	orgs := s.orgList(t, a.auth())
+	require.Len(t, orgs, 1)
+	assert.Equal(t, a.orgID, orgs[0]["id"])
 	assert.Equal(t, []string{a.projectID}, ids(s.want(t, http.StatusOK, "GET", "/api/projects", a.auth(), nil)["projects"], "id"))
 	// nothing changed
-	assert.Equal(t, "owner", obj(s.want(t, http.StatusOK, "GET", "/api/organizations/"+b.orgID, b.auth(), nil), "organization")["role"])
+	assert.Equal(t, "owner", s.want(t, http.StatusOK, "GET", "/api/organizations/"+b.orgID, b.auth(), nil)["role"])
 	assert.EqualValues(t, 1, s.want(t, http.StatusOK, "GET", "/api/projects/"+b.projectID+"/members", b.auth(), nil)["count"])
 }
 

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -141,11 +142,11 @@ func mapWriteErr(err error, what string, slug *string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-const orgCols = `o.id, o.name, o.slug, o.description, o.owner_user_id, o.created_at`
+const orgCols = `o.id, o.name, o.slug, o.description, o.owner_user_id, o.created_at, o.flags`
 
 func scanOrg(r pgx.Row, extra ...any) (accounts.Organization, error) {
 	var o accounts.Organization
-	err := r.Scan(append([]any{&o.ID, &o.Name, &o.Slug, &o.Description, &o.OwnerUserID, &o.CreatedAt}, extra...)...)
+	err := r.Scan(append([]any{&o.ID, &o.Name, &o.Slug, &o.Description, &o.OwnerUserID, &o.CreatedAt, &o.Flags}, extra...)...)
 	return o, err
 }
 
@@ -208,8 +209,19 @@ func (s *Store) Organizations(ctx context.Context, userID uuid.UUID) ([]accounts
 
 // UpdateOrganization sets the given fields.
 func (s *Store) UpdateOrganization(ctx context.Context, id uuid.UUID, ch accounts.OrgChange) (accounts.Organization, error) {
+	// flags merge key by key: a client that sends one flag keeps the others.
+	var flags *string // SQL NULL when no flag is set (a nil map would be JSON null)
+	if ch.Flags != nil {
+		b, err := json.Marshal(ch.Flags)
+		if err != nil {
+			return accounts.Organization{}, err
+		}
+		f := string(b)
+		flags = &f
+	}
 	o, err := scanOrg(s.pool.QueryRow(ctx, `UPDATE organizations o SET name = COALESCE($2, name), slug = COALESCE($3, slug),
-		description = COALESCE($4, description) WHERE id = $1 RETURNING `+orgCols, id, ch.Name, ch.Slug, ch.Description))
+		description = COALESCE($4, description), flags = flags || COALESCE($5::jsonb, '{}')
+		WHERE id = $1 RETURNING `+orgCols, id, ch.Name, ch.Slug, ch.Description, flags))
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return o, mapWriteErr(err, "update organization", ch.Slug)
 	}

@@ -50,8 +50,33 @@ export interface Member {
 
 export type TeamScope = "projects" | "workspaces" | "organizations";
 
+// A workspace's team comes in the compatible platform's shape, a plain
+// list of {user, roles} with invitations not yet accepted among them.
+interface TeamMember {
+  user: { id: string; email: string; username?: string; name?: string; status: string; created_at?: string };
+  roles: { role_name: string }[];
+}
+
+async function listMembers(scope: TeamScope, id: string): Promise<{ count: number; members: Member[] }> {
+  const path = `/api/${scope}/${encodeURIComponent(id)}/members`;
+  if (scope !== "workspaces") return api.get<{ count: number; members: Member[] }>(path);
+  const team = await api.get<TeamMember[]>(path);
+  const members = team
+    .filter((m) => m.user.status === "member")
+    .map((m) => ({
+      id: m.user.id,
+      user_id: m.user.id,
+      email: m.user.email,
+      username: m.user.username,
+      name: m.user.name,
+      role: m.roles[0]?.role_name ?? "",
+      created_at: m.user.created_at,
+    }));
+  return { count: members.length, members };
+}
+
 export const membersApi = {
-  list: (scope: TeamScope, id: string) => api.get<{ count: number; members: Member[] }>(`/api/${scope}/${encodeURIComponent(id)}/members`),
+  list: listMembers,
   setRole: (scope: TeamScope, id: string, userId: string, role: string) =>
     api.put<{ count: number; member: Member }>(`/api/${scope}/${encodeURIComponent(id)}/members/${encodeURIComponent(userId)}`, { role }),
   remove: (scope: TeamScope, id: string, userId: string) =>
