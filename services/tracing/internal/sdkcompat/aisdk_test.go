@@ -2,7 +2,6 @@ package sdkcompat
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"strings"
 	"testing"
@@ -81,7 +80,7 @@ func TestVercelAISDK(t *testing.T) {
 				spans := trace(t, p, e.APIKey, res.Traces["stream"], 2)
 				u := res.Usage["stream"]
 				root := checkTokens(t, spans, "chat", 1, u.InputTokens, u.OutputTokens, gpt4oMiniInput, gpt4oMiniOutput)
-				if !strings.Contains(jsonOf(attrOr(root, "ag.data.outputs")), "echo: Write a haiku about the sea") {
+				if !strings.Contains(toJSON(attrOr(root, "ag.data.outputs")), "echo: Write a haiku about the sea") {
 					t.Errorf("streamText root outputs lack the streamed text:\n%s", dump(spans))
 				}
 			})
@@ -89,7 +88,7 @@ func TestVercelAISDK(t *testing.T) {
 				spans := trace(t, p, e.APIKey, res.Traces["object"], 2)
 				u := res.Usage["object"]
 				root := checkTokens(t, spans, "chat", 1, u.InputTokens, u.OutputTokens, gpt4oMiniInput, gpt4oMiniOutput)
-				if o := jsonOf(attrOr(root, "ag.data.outputs")); !strings.Contains(o, "city") || !strings.Contains(o, "country") {
+				if o := toJSON(attrOr(root, "ag.data.outputs")); !strings.Contains(o, "city") || !strings.Contains(o, "country") {
 					t.Errorf("generateObject root outputs lack the object: %s\n%s", o, dump(spans))
 				}
 			})
@@ -160,10 +159,10 @@ func checkTokens(t *testing.T, spans []map[string]any, callType string, calls in
 // loop's spans.
 func checkAISDKGenerate(t *testing.T, r aisdkRun, root map[string]any, spans []map[string]any) {
 	t.Helper()
-	if s := jsonOf(attrOr(root, "ag.data.inputs")); !strings.Contains(s, "What is the weather in Paris?") || !strings.Contains(s, "You are a weather bot.") {
+	if s := toJSON(attrOr(root, "ag.data.inputs")); !strings.Contains(s, "What is the weather in Paris?") || !strings.Contains(s, "You are a weather bot.") {
 		t.Errorf("root inputs lack the prompt or the system message: %s", s)
 	}
-	if s := jsonOf(attrOr(root, "ag.data.outputs")); !strings.Contains(s, "echo: What is the weather in Paris?") {
+	if s := toJSON(attrOr(root, "ag.data.outputs")); !strings.Contains(s, "echo: What is the weather in Paris?") {
 		t.Errorf("root outputs lack the answer: %s", s)
 	}
 	if u, _ := attr(root, "ag.user.id"); u != r.user {
@@ -192,26 +191,26 @@ func checkAISDKGenerate(t *testing.T, r aisdkRun, root map[string]any, spans []m
 	if numAt(first, "ag.metrics.tokens.incremental.completion") > numAt(second, "ag.metrics.tokens.incremental.completion") {
 		first, second = second, first // the tool call's answer is the shorter one
 	}
-	if out := jsonOf(attrOr(first, "ag.data.outputs")); !strings.Contains(out, "weather") || !strings.Contains(out, "Paris") {
+	if out := toJSON(attrOr(first, "ag.data.outputs")); !strings.Contains(out, "weather") || !strings.Contains(out, "Paris") {
 		t.Errorf("the tool-calling step's outputs lack the tool call: %s", out)
 	}
-	if in := jsonOf(attrOr(second, "ag.data.inputs")); !strings.Contains(in, "sunny") {
+	if in := toJSON(attrOr(second, "ag.data.inputs")); !strings.Contains(in, "sunny") {
 		t.Errorf("the second step's inputs lack the tool result: %s", in)
 	}
 	tool := tools[0]
-	if in := jsonOf(attrOr(tool, "ag.data.inputs")); !strings.Contains(in, "Paris") {
+	if in := toJSON(attrOr(tool, "ag.data.inputs")); !strings.Contains(in, "Paris") {
 		t.Errorf("tool inputs lack the arguments: %s", in)
 	}
-	if out := jsonOf(attrOr(tool, "ag.data.outputs")); !strings.Contains(out, "sunny") {
+	if out := toJSON(attrOr(tool, "ag.data.outputs")); !strings.Contains(out, "sunny") {
 		t.Errorf("tool outputs lack the result: %s", out)
 	}
 	for _, c := range chats {
 		prompt, _ := attr(c, "ag.data.inputs.prompt")
 		list, _ := prompt.([]any)
-		if len(list) == 0 || jsonOf(list[0]) != `{"content":"You are a weather bot.","role":"system"}` {
-			t.Errorf("chat prompt does not start with the system message: %s", jsonOf(prompt))
+		if len(list) == 0 || toJSON(list[0]) != `{"content":"You are a weather bot.","role":"system"}` {
+			t.Errorf("chat prompt does not start with the system message: %s", toJSON(prompt))
 		}
-		if tools := jsonOf(attrOr(c, "ag.data.inputs.tools")); !strings.Contains(tools, `"function":{"description":"The weather in a city","name":"weather"`) {
+		if tools := toJSON(attrOr(c, "ag.data.inputs.tools")); !strings.Contains(tools, `"function":{"description":"The weather in a city","name":"weather"`) {
 			t.Errorf("chat inputs lack the tool definitions: %s", tools)
 		}
 	}
@@ -227,10 +226,3 @@ func numAt(s map[string]any, path string) float64 {
 	f, _ := v.(float64)
 	return f
 }
-
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12+1e-9*math.Abs(b) }
