@@ -36,7 +36,7 @@ func TestOTelGenAIAgent(t *testing.T) {
 	if _, left := attr(r, "ag.meta.system_instructions"); left {
 		t.Errorf("system instructions left in meta beside the prompt")
 	}
-	if tools := list(r, "ag.data.inputs.tools"); len(tools) != 1 || field(tools[0], "name") != "get_weather" {
+	if tools := list(r, "ag.data.inputs.tools"); len(tools) != 1 || field(tools[0], "function.name") != "get_weather" {
 		t.Errorf("agent tools %v: want the get_weather definition", tools)
 	}
 	completion := list(r, "ag.data.outputs.completion")
