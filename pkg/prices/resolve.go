@@ -1,0 +1,72 @@
+package prices
+
+import "strings"
+
+// Span is what a stored span says about a model call.
+type Span struct {
+	Provider string // gen_ai.provider.name, gen_ai.system or the like
+	BaseURL  string // the API base URL the client called
+	Model    string
+}
+
+type resolution struct {
+	p *Provider
+	m *Model
+}
+
+// maxResolved bounds the cache of Resolve: model and provider strings come
+// from clients, so their number is not ours to trust.
+const maxResolved = 8192
+
+// Resolve finds the provider and model a span's call is priced by, nil
+// when none fits. It is Calc's lookup, made lenient for what tracing
+// clients send: a provider string that names no provider of the data (an
+// SDK's own label, such as "langchain") is skipped, and the call is
+// looked up by base URL and then by model id instead; a model id with a
+// provider prefix ("openai/gpt-4o") that finds nothing is looked up again
+// as that provider's model, as the reference does for litellm. Answers are
+// cached, so that pricing on the ingest path costs one map read.
+func (t *Table) Resolve(s Span) (*Provider, *Model) {
+	key := s.Provider + "\x00" + s.BaseURL + "\x00" + s.Model
+	if r, ok := t.resolved.Load(key); ok {
+		r := r.(resolution)
+		return r.p, r.m
+	}
+	p, m := t.resolve(s)
+	if t.resolvedN.Load() < maxResolved {
+		if _, loaded := t.resolved.LoadOrStore(key, resolution{p, m}); !loaded {
+			t.resolvedN.Add(1)
+		}
+	}
+	return p, m
+}
+
+func (t *Table) resolve(s Span) (*Provider, *Model) {
+	model := strings.TrimSpace(strings.ToLower(s.Model))
+	if model == "" {
+		return nil, nil
+	}
+	var p *Provider
+	if s.Provider != "" && !strings.EqualFold(s.Provider, "litellm") {
+		p = t.providerByName(s.Provider)
+	}
+	if p == nil && s.BaseURL != "" {
+		p = t.providerByURL(s.BaseURL)
+	}
+	if p == nil {
+		p = t.providerByModel(model)
+	}
+	if p != nil {
+		if m := p.FindModel(model); m != nil {
+			return p, m
+		}
+	}
+	if i := strings.IndexByte(model, '/'); i > 0 && i < len(model)-1 {
+		if pp := t.providerByName(model[:i]); pp != nil {
+			if m := pp.FindModel(model[i+1:]); m != nil {
+				return pp, m
+			}
+		}
+	}
+	return nil, nil
+}
