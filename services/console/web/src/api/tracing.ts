@@ -156,6 +156,10 @@ export interface SpanFigures {
   cost?: number;
   model?: string;
   errors?: number;
+  /** The model of a model call no price source knows (ag.meta.pricing.unpriced): its cost is unknown, not zero. */
+  unpricedModel?: string;
+  /** What priced the call: "override" or "genai-prices@<version>" (ag.meta.pricing.source). */
+  pricedBy?: string;
 }
 
 export function figures(span: Span): SpanFigures {
@@ -168,6 +172,8 @@ export function figures(span: Span): SpanFigures {
     cost: num(pick(m, "costs.cumulative.total")) ?? num(pick(m, "costs.incremental.total")),
     errors: num(pick(m, "errors.cumulative")) ?? num(pick(m, "errors.incremental")),
     model: (pick(a, "meta.response.model") ?? pick(a, "meta.request.model")) as string | undefined,
+    unpricedModel: pick(a, "meta.pricing.unpriced") === true ? String(pick(a, "meta.pricing.model") ?? "?") : undefined,
+    pricedBy: typeof pick(a, "meta.pricing.source") === "string" ? (pick(a, "meta.pricing.source") as string) : undefined,
   };
 }
 

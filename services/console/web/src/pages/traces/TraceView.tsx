@@ -72,7 +72,12 @@ function TraceFigures({ span, count }: { span: Span; count?: number }) {
       <span>{span.span_type ?? "task"}</span>
       <span title="duration">{fmtDuration(f.durationMs)}</span>
       <span>tokens {f.tokens ?? "—"}</span>
-      <span>cost {fmtCost(f.cost)}</span>
+      <span title={f.pricedBy ? `priced by ${f.pricedBy}` : undefined}>cost {fmtCost(f.cost)}</span>
+      {f.unpricedModel && (
+        <span className="muted" data-testid="unpriced" title="No price table or override has a price for this model; set TRACING_MODEL_PRICES to add one.">
+          no price for model {f.unpricedModel}
+        </span>
+      )}
       {f.model && <span>model {f.model}</span>}
       {count !== undefined && <span>{count} spans</span>}
       <span className="muted">{new Date(span.start_time).toLocaleString()}</span>
