@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -55,8 +54,8 @@ type Table struct {
 	byID     map[string]*Provider
 	compiled map[*ModelPrice]*priceSet
 
-	resolved  sync.Map // resolveKey → resolution, see Resolve
-	resolvedN atomic.Int64
+	mu       sync.RWMutex
+	resolved map[Span]resolution // see Resolve
 }
 
 var (

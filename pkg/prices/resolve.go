@@ -27,17 +27,21 @@ const maxResolved = 8192
 // as that provider's model, as the reference does for litellm. Answers are
 // cached, so that pricing on the ingest path costs one map read.
 func (t *Table) Resolve(s Span) (*Provider, *Model) {
-	key := s.Provider + "\x00" + s.BaseURL + "\x00" + s.Model
-	if r, ok := t.resolved.Load(key); ok {
-		r := r.(resolution)
+	t.mu.RLock()
+	r, ok := t.resolved[s]
+	t.mu.RUnlock()
+	if ok {
 		return r.p, r.m
 	}
 	p, m := t.resolve(s)
-	if t.resolvedN.Load() < maxResolved {
-		if _, loaded := t.resolved.LoadOrStore(key, resolution{p, m}); !loaded {
-			t.resolvedN.Add(1)
-		}
+	t.mu.Lock()
+	if t.resolved == nil {
+		t.resolved = map[Span]resolution{}
 	}
+	if len(t.resolved) < maxResolved {
+		t.resolved[s] = resolution{p, m}
+	}
+	t.mu.Unlock()
 	return p, m
 }
 
