@@ -214,6 +214,7 @@ func TestResolve(t *testing.T) {
 		{Span{Provider: "openai.chat", Model: "gpt-5-mini"}, "openai", "gpt-5-mini"},
 		{Span{BaseURL: "http://localhost:4000/v1", Model: "gpt-4o-mini"}, "openai", "gpt-4o-mini"},
 		{Span{Model: "openai/gpt-4o"}, "openai", "gpt-4o"},
+		{Span{Provider: "openai", Model: "claude-3-5-sonnet-20241022"}, "anthropic", "claude-3-5-sonnet"},
 		{Span{Provider: "openai", Model: "my-fine-tune"}, "", ""},
 		{Span{Model: ""}, "", ""},
 	} {

@@ -22,9 +22,12 @@ const maxResolved = 8192
 // when none fits. It is Calc's lookup, made lenient for what tracing
 // clients send: a provider string that names no provider of the data (an
 // SDK's own label, such as "langchain") is skipped, and the call is
-// looked up by base URL and then by model id instead; a model id with a
-// provider prefix ("openai/gpt-4o") that finds nothing is looked up again
-// as that provider's model, as the reference does for litellm. Answers are
+// looked up by base URL and then by model id instead; a provider that has
+// no such model gives way to the provider the model id names (an
+// OpenAI-compatible client calling a proxy reports "openai" for a Claude
+// model); a model id with a provider prefix ("openai/gpt-4o") that finds
+// nothing is looked up again as that provider's model, as the reference
+// does for litellm. Answers are
 // cached, so that pricing on the ingest path costs one map read.
 func (t *Table) Resolve(s Span) (*Provider, *Model) {
 	t.mu.RLock()
@@ -63,6 +66,14 @@ func (t *Table) resolve(s Span) (*Provider, *Model) {
 	if p != nil {
 		if m := p.FindModel(model); m != nil {
 			return p, m
+		}
+		// An OpenAI-compatible client reports "openai" for whatever model
+		// the proxy behind its base URL serves (claude-… through LiteLLM):
+		// the provider that the model id names prices it.
+		if mp := t.providerByModel(model); mp != nil && mp != p {
+			if m := mp.FindModel(model); m != nil {
+				return mp, m
+			}
 		}
 	}
 	if i := strings.IndexByte(model, '/'); i > 0 && i < len(model)-1 {
