@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { figures, type Span } from "./tracing";
+import { figures, unpricedModels, type Span } from "./tracing";
 
 function span(ag: Record<string, unknown>): Span {
   return {
@@ -25,5 +25,14 @@ describe("figures", () => {
     expect(f.unpricedModel).toBeUndefined();
     expect(f.pricedBy).toBe("genai-prices@0.1.8");
     expect(f.cost).toBe(0.002);
+  });
+});
+
+describe("unpricedModels", () => {
+  it("lists each unpriced model of a trace once", () => {
+    const unpriced = (model: string) => span({ meta: { pricing: { unpriced: true, model } } });
+    const priced = span({ meta: { pricing: { source: "override" } } });
+    expect(unpricedModels([priced, unpriced("a"), unpriced("b"), unpriced("a")])).toEqual(["a", "b"]);
+    expect(unpricedModels([priced])).toEqual([]);
   });
 });

@@ -177,6 +177,16 @@ export function figures(span: Span): SpanFigures {
   };
 }
 
+/** The models of a trace's model calls that no price source knows, each once, in span order: the trace's cost leaves them out. */
+export function unpricedModels(spans: Span[]): string[] {
+  const out = new Set<string>();
+  for (const s of spans) {
+    const m = figures(s).unpricedModel;
+    if (m !== undefined) out.add(m);
+  }
+  return [...out];
+}
+
 export function fmtDuration(ms: number | undefined): string {
   if (ms === undefined) return "—";
   if (ms < 1) return `${ms.toFixed(2)} ms`;
