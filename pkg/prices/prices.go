@@ -51,8 +51,9 @@ type Table struct {
 	// Source names the data: "genai-prices@<version>".
 	Source string
 
-	byID     map[string]*Provider
-	compiled map[*ModelPrice]*priceSet
+	byID      map[string]*Provider
+	compiled  map[*ModelPrice]*priceSet
+	byModelID map[string]resolution // lower-cased model id → its first provider, see Resolve
 
 	mu       sync.RWMutex
 	resolved map[Span]resolution // see Resolve
@@ -99,6 +100,21 @@ func Load(data []byte) (*Table, error) {
 	for _, p := range ps {
 		if err := t.prepare(p); err != nil {
 			return nil, fmt.Errorf("price data, provider %s: %w", p.ID, err)
+		}
+	}
+	// Providers with a model_match (the model makers' own catalogs) come
+	// before resellers and routers for a model id several of them list.
+	t.byModelID = map[string]resolution{}
+	for _, first := range []bool{true, false} {
+		for _, p := range ps {
+			if (p.ModelMatch != nil) != first {
+				continue
+			}
+			for _, m := range p.Models {
+				if id := strings.ToLower(m.ID); t.byModelID[id].m == nil {
+					t.byModelID[id] = resolution{p, m}
+				}
+			}
 		}
 	}
 	return t, nil

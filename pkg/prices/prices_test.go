@@ -215,7 +215,10 @@ func TestResolve(t *testing.T) {
 		{Span{BaseURL: "http://localhost:4000/v1", Model: "gpt-4o-mini"}, "openai", "gpt-4o-mini"},
 		{Span{Model: "openai/gpt-4o"}, "openai", "gpt-4o"},
 		{Span{Provider: "openai", Model: "claude-3-5-sonnet-20241022"}, "anthropic", "claude-3-5-sonnet"},
+		{Span{Model: "text-embedding-3-small"}, "openai", "text-embedding-3-small"},
+		{Span{Model: "mistral-small"}, "openrouter", "mistral-small"},
 		{Span{Provider: "openai", Model: "my-fine-tune"}, "", ""},
+		{Span{Model: "my-fine-tune"}, "", ""},
 		{Span{Model: ""}, "", ""},
 	} {
 		p, m := tb.Resolve(c.s)
@@ -248,6 +251,21 @@ func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := Load(embedded); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Every model of the 29-model table this data replaced is still priced
+// from its name alone (spans often carry no provider).
+func TestOldTableModelsStillPriced(t *testing.T) {
+	tb := table(t)
+	for _, model := range []string{"gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-4-turbo", "gpt-4",
+		"gpt-3.5-turbo", "o1", "o1-mini", "o3", "o3-mini", "o4-mini", "text-embedding-3-small", "text-embedding-3-large",
+		"claude-3-5-sonnet", "claude-3-7-sonnet", "claude-sonnet-4", "claude-3-5-haiku", "claude-3-haiku", "claude-3-opus",
+		"claude-opus-4", "gemini-1.5-flash", "gemini-1.5-pro", "gemini-2.0-flash", "gemini-2.5-flash", "gemini-2.5-pro",
+		"mistral-large", "mistral-small", "gpt-5-mini", "gpt-4o-2024-08-06", "claude-sonnet-4-20250514"} {
+		if _, m := tb.Resolve(Span{Model: model}); m == nil {
+			t.Errorf("%s has no price", model)
 		}
 	}
 }

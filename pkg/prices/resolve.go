@@ -27,7 +27,9 @@ const maxResolved = 8192
 // OpenAI-compatible client calling a proxy reports "openai" for a Claude
 // model); a model id with a provider prefix ("openai/gpt-4o") that finds
 // nothing is looked up again as that provider's model, as the reference
-// does for litellm. Answers are
+// does for litellm; and a model no provider could be found for is taken by
+// its exact id from any provider's list (text-embedding-3-small, which
+// OpenAI's model_match does not cover), the model makers' lists first. Answers are
 // cached, so that pricing on the ingest path costs one map read.
 func (t *Table) Resolve(s Span) (*Provider, *Model) {
 	t.mu.RLock()
@@ -60,6 +62,7 @@ func (t *Table) resolve(s Span) (*Provider, *Model) {
 	if p == nil && s.BaseURL != "" {
 		p = t.providerByURL(s.BaseURL)
 	}
+	named := p != nil // by the span's provider string or base URL
 	if p == nil {
 		p = t.providerByModel(model)
 	}
@@ -81,6 +84,11 @@ func (t *Table) resolve(s Span) (*Provider, *Model) {
 			if m := pp.FindModel(model[i+1:]); m != nil {
 				return pp, m
 			}
+		}
+	}
+	if !named { // the span named no provider the data knows
+		if r, ok := t.byModelID[model]; ok {
+			return r.p, r.m
 		}
 	}
 	return nil, nil
