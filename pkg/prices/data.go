@@ -23,7 +23,15 @@ type Provider struct {
 
 	api       *regexp.Regexp
 	fallbacks []*Provider
+	idValue   any
 }
+
+// IDValue is ID as an interface value, made once: callers that store it in
+// attribute maps on the ingest path need not box it per span.
+func (p *Provider) IDValue() any { return p.idValue }
+
+// IDValue is ID as an interface value, made once (see Provider.IDValue).
+func (m *Model) IDValue() any { return m.idValue }
 
 // Model is one model of a provider.
 type Model struct {
@@ -33,6 +41,8 @@ type Model struct {
 	ContextWindow int               `json:"context_window"`
 	Deprecated    bool              `json:"deprecated"`
 	Prices        ConditionalPrices `json:"prices"`
+
+	idValue any
 }
 
 // ConditionalPrices are a model's prices: the data gives either one price

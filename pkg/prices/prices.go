@@ -126,6 +126,7 @@ func (t *Table) prepare(p *Provider) error {
 		return fmt.Errorf("api_pattern: %w", err)
 	}
 	p.api = re
+	p.idValue = p.ID
 	for _, m := range []*Match{p.ProviderMatch, p.ModelMatch} {
 		if m != nil {
 			if err := m.compile(); err != nil {
@@ -139,6 +140,7 @@ func (t *Table) prepare(p *Provider) error {
 		}
 	}
 	for _, m := range p.Models {
+		m.idValue = m.ID
 		if m.Match == nil {
 			return fmt.Errorf("model %s: no match", m.ID)
 		}

@@ -27,6 +27,7 @@ type Price struct {
 type Prices struct {
 	overrides map[string]Price
 	table     *prices.Table
+	source    any // table.Source, boxed once
 }
 
 // LoadPrices returns the vendored price table with overrides (a JSON
@@ -36,7 +37,7 @@ func LoadPrices(overrides string) (*Prices, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read embedded prices: %w", err)
 	}
-	p := &Prices{table: t}
+	p := &Prices{table: t, source: t.Source}
 	if strings.TrimSpace(overrides) != "" {
 		if err := json.Unmarshal([]byte(overrides), &p.overrides); err != nil {
 			return nil, fmt.Errorf("model prices: %w", err)
@@ -83,7 +84,7 @@ const PricingOverride = "override"
 // and ag.meta.pricing: the source that priced the call, or unpriced=true
 // and the model when no source knows the model (the console says so rather
 // than showing a cost of zero). at is the call's time, for dated prices.
-func (p *Prices) cost(spanType string, ag map[string]any, at time.Time) {
+func (p *Prices) cost(a *Arena, spanType string, ag map[string]any, at time.Time) {
 	tokens, _ := get(ag, "metrics.tokens.incremental")
 	tm, ok := tokens.(map[string]any)
 	if !ok {
@@ -110,8 +111,12 @@ func (p *Prices) cost(spanType string, ag map[string]any, at time.Time) {
 		cached := min(cacheRead, prompt)
 		pc := ((prompt-cached)*price.Input + cached*price.CachedInput) / 1e6
 		cc := completion * price.Output / 1e6
-		sub(nil, ag, "metrics", "costs")["incremental"] = map[string]any{"prompt": pc, "completion": cc, "total": pc + cc}
-		sub(nil, ag, "meta")["pricing"] = map[string]any{"source": PricingOverride}
+		costs := a.obj()
+		costs["prompt"], costs["completion"], costs["total"] = pc, cc, pc+cc
+		sub(a, ag, "metrics", "costs")["incremental"] = costs
+		pricing := a.obj()
+		pricing["source"] = PricingOverride
+		sub(a, ag, "meta")["pricing"] = pricing
 		return
 	}
 	provider := agString(ag, "meta.provider.name", "meta.provider", "meta.system")
@@ -119,7 +124,9 @@ func (p *Prices) cost(spanType string, ag map[string]any, at time.Time) {
 	pp, m := p.table.Resolve(prices.Span{Provider: provider, BaseURL: baseURL, Model: model})
 	if m == nil {
 		if _, ok := get(ag, "metrics.costs.incremental"); !ok { // a client's own cost stands
-			sub(nil, ag, "meta")["pricing"] = map[string]any{"unpriced": true, "model": model}
+			pricing := a.obj()
+			pricing["unpriced"], pricing["model"] = true, model
+			sub(a, ag, "meta")["pricing"] = pricing
 		}
 		return
 	}
@@ -138,8 +145,12 @@ func (p *Prices) cost(spanType string, ag map[string]any, at time.Time) {
 	if !ok || err != nil { // only for usage that is not a finite count
 		return
 	}
-	sub(nil, ag, "metrics", "costs")["incremental"] = map[string]any{"prompt": r.InputPrice, "completion": r.OutputPrice, "total": r.TotalPrice}
-	sub(nil, ag, "meta")["pricing"] = map[string]any{"source": p.table.Source, "provider": pp.ID, "model": m.ID}
+	costs := a.obj()
+	costs["prompt"], costs["completion"], costs["total"] = r.InputPrice, r.OutputPrice, r.TotalPrice
+	sub(a, ag, "metrics", "costs")["incremental"] = costs
+	pricing := a.obj()
+	pricing["source"], pricing["provider"], pricing["model"] = p.source, pp.IDValue(), m.IDValue()
+	sub(a, ag, "meta")["pricing"] = pricing
 }
 
 // agString is the first non-empty string at one of the dotted paths.

@@ -428,7 +428,7 @@ func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) erro
 			}
 		}
 	}
-	n.Prices.cost(s.SpanType, ag, s.Start)
+	n.Prices.cost(s.arena, s.SpanType, ag, s.Start)
 	if len(metrics) == 0 {
 		delete(ag, "metrics")
 	}
