@@ -1,74 +1,90 @@
 package spanmodel
 
 import (
-	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/blake2b"
+
+	"github.com/assayhq/assay/pkg/prices"
 )
 
-// Price is a model's price in US dollars per million tokens.
+// Price is a model's price in US dollars per million tokens, as
+// TRACING_MODEL_PRICES (and RUNTIME_MODEL_PRICES) give it.
 type Price struct {
 	Input       float64 `json:"input"`
 	Output      float64 `json:"output"`
 	CachedInput float64 `json:"cached_input"`
 }
 
-// Prices maps a model name to its price.
-type Prices map[string]Price
+// Prices prices model calls: the operator's overrides first, then the
+// vendored genai-prices table (pkg/prices). A nil *Prices prices nothing.
+type Prices struct {
+	overrides map[string]Price
+	table     *prices.Table
+	source    any // table.Source, boxed once
+}
 
-//go:embed prices.json
-var defaultPrices []byte
-
-// LoadPrices returns the embedded price table with overrides (a JSON object
-// of model → {input, output, cached_input}) applied over it.
-func LoadPrices(overrides string) (Prices, error) {
-	p := Prices{}
-	if err := json.Unmarshal(defaultPrices, &p); err != nil {
+// LoadPrices returns the vendored price table with overrides (a JSON
+// object of model → {input, output, cached_input}) checked before it.
+func LoadPrices(overrides string) (*Prices, error) {
+	t, err := prices.Default()
+	if err != nil {
 		return nil, fmt.Errorf("read embedded prices: %w", err)
 	}
+	p := &Prices{table: t, source: t.Source}
 	if strings.TrimSpace(overrides) != "" {
-		var o Prices
-		if err := json.Unmarshal([]byte(overrides), &o); err != nil {
+		if err := json.Unmarshal([]byte(overrides), &p.overrides); err != nil {
 			return nil, fmt.Errorf("model prices: %w", err)
 		}
-		for k, v := range o {
-			p[k] = v
+		o := make(map[string]Price, len(p.overrides))
+		for k, v := range p.overrides {
+			o[strings.ToLower(k)] = v
 		}
+		p.overrides = o
 	}
 	return p, nil
 }
 
-// lookup finds a model's price, also when the provider prefixes it
+// override finds a model's override, also when the provider prefixes it
 // ("openai/gpt-4o") or a dated suffix follows ("gpt-4o-2024-08-06").
-func (p Prices) lookup(model string) (Price, bool) {
+func (p *Prices) override(model string) (Price, bool) {
+	if len(p.overrides) == 0 {
+		return Price{}, false
+	}
 	model = strings.ToLower(model)
 	if i := strings.LastIndex(model, "/"); i >= 0 {
 		model = model[i+1:]
 	}
-	if pr, ok := p[model]; ok {
+	if pr, ok := p.overrides[model]; ok {
 		return pr, true
 	}
 	best := ""
-	for k := range p {
+	for k := range p.overrides {
 		if strings.HasPrefix(model, k+"-") && len(k) > len(best) {
 			best = k
 		}
 	}
-	pr, ok := p[best]
+	pr, ok := p.overrides[best]
 	return pr, ok && best != ""
 }
 
 var costTypes = map[string]bool{"embedding": true, "query": true, "completion": true, "chat": true, "rerank": true, "llm": true}
 
-// cost fills in tokens.incremental.total and, for model calls with a known
-// model, costs.incremental from the price table.
-func (p Prices) cost(spanType string, ag map[string]any) {
+// PricingOverride is ag.meta.pricing.source for a span priced by an
+// operator's override.
+const PricingOverride = "override"
+
+// cost fills in tokens.incremental.total and, for model calls, the costs
+// and ag.meta.pricing: the source that priced the call, or unpriced=true
+// and the model when no source knows the model (the console says so rather
+// than showing a cost of zero). at is the call's time, for dated prices.
+func (p *Prices) cost(a *Arena, spanType string, ag map[string]any, at time.Time) {
 	tokens, _ := get(ag, "metrics.tokens.incremental")
 	tm, ok := tokens.(map[string]any)
 	if !ok {
@@ -79,7 +95,7 @@ func (p Prices) cost(spanType string, ag map[string]any) {
 	if _, ok := tm["total"]; !ok && (prompt != 0 || completion != 0) {
 		tm["total"] = prompt + completion
 	}
-	if !costTypes[spanType] {
+	if !costTypes[spanType] || p == nil {
 		return
 	}
 	if c, ok := get(ag, "metrics.costs.incremental"); ok {
@@ -87,29 +103,69 @@ func (p Prices) cost(spanType string, ag map[string]any) {
 			return // costs the client sent (Langfuse's cost_details) win over the table
 		}
 	}
-	var model string
-	for _, path := range []string{"meta.response.model", "meta.request.model", "data.parameters.model"} {
+	model := agString(ag, "meta.response.model", "meta.request.model", "data.parameters.model")
+	if model == "" {
+		return
+	}
+	cacheRead, _ := num(tm["cache_read"])
+	if c, ok := num(tm["cached"]); ok && cacheRead == 0 {
+		cacheRead = c
+	}
+	cacheWrite, _ := num(tm["cache_creation"])
+	if price, ok := p.override(model); ok {
+		cached := min(cacheRead, prompt)
+		pc := ((prompt-cached)*price.Input + cached*price.CachedInput) / 1e6
+		cc := completion * price.Output / 1e6
+		costs := a.obj()
+		costs["prompt"], costs["completion"], costs["total"] = pc, cc, pc+cc
+		sub(a, ag, "metrics", "costs")["incremental"] = costs
+		pricing := a.obj()
+		pricing["source"] = PricingOverride
+		sub(a, ag, "meta")["pricing"] = pricing
+		return
+	}
+	provider := agString(ag, "meta.provider.name", "meta.provider", "meta.system")
+	baseURL := agString(ag, "meta.request.base_url")
+	pp, m := p.table.Resolve(prices.Span{Provider: provider, BaseURL: baseURL, Model: model})
+	if m == nil {
+		pricing := a.obj()
+		pricing["unpriced"], pricing["model"] = true, model
+		sub(a, ag, "meta")["pricing"] = pricing
+		return
+	}
+	// The table's input_tokens include cache reads and writes (as OTel's
+	// gen_ai.usage.input_tokens does); a source that counts more cached
+	// than input tokens has not, so the cached ones are the input then.
+	input := max(prompt, cacheRead+cacheWrite)
+	u := prices.Usage{"input_tokens": input, "output_tokens": completion}
+	if cacheRead > 0 {
+		u["cache_read_tokens"] = cacheRead
+	}
+	if cacheWrite > 0 {
+		u["cache_write_tokens"] = cacheWrite
+	}
+	r, ok, err := p.table.Price(u, pp, m, at)
+	if !ok || err != nil { // only for usage that is not a finite count
+		return
+	}
+	costs := a.obj()
+	costs["prompt"], costs["completion"], costs["total"] = r.InputPrice, r.OutputPrice, r.TotalPrice
+	sub(a, ag, "metrics", "costs")["incremental"] = costs
+	pricing := a.obj()
+	pricing["source"], pricing["provider"], pricing["model"] = p.source, pp.IDValue(), m.IDValue()
+	sub(a, ag, "meta")["pricing"] = pricing
+}
+
+// agString is the first non-empty string at one of the dotted paths.
+func agString(ag map[string]any, paths ...string) string {
+	for _, path := range paths {
 		if v, ok := get(ag, path); ok {
-			if s, ok := v.(string); ok && s != "" {
-				model = s
-				break
+			if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
+				return s
 			}
 		}
 	}
-	price, ok := p.lookup(model)
-	if !ok {
-		return
-	}
-	cached, _ := num(tm["cache_read"])
-	if c, ok := num(tm["cached"]); ok && cached == 0 {
-		cached = c
-	}
-	if cached > prompt {
-		cached = prompt
-	}
-	pc := ((prompt-cached)*price.Input + cached*price.CachedInput) / 1e6
-	cc := completion * price.Output / 1e6
-	sub(nil, ag, "metrics", "costs")["incremental"] = map[string]any{"prompt": pc, "completion": cc, "total": pc + cc}
+	return ""
 }
 
 // RollUp sets the cumulative tokens, costs and errors of every span to its

@@ -119,7 +119,7 @@ func (e Error) Error() string { return fmt.Sprintf("span %d: %s", e.Index, e.Msg
 // Normalizer normalises spans within its limits; its price table
 // computes costs.
 type Normalizer struct {
-	Prices Prices
+	Prices *Prices
 	Limits Limits // zero fields take DefaultLimits; read once, on first use
 	Now    func() time.Time
 
@@ -430,7 +430,7 @@ func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) erro
 			}
 		}
 	}
-	n.Prices.cost(s.SpanType, ag)
+	n.Prices.cost(s.arena, s.SpanType, ag, s.Start)
 	if len(metrics) == 0 {
 		delete(ag, "metrics")
 	}

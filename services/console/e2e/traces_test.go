@@ -123,6 +123,22 @@ func TestTraceTree(t *testing.T) {
 		t.Fatalf("conversation roles: %q", roles)
 	}
 	e2e.Screenshot(t, ctx)
+
+	// A model call that no price source knows: the trace and the span say
+	// so where the cost is shown, rather than a silent cost of nothing.
+	tid2 := hexID(16)
+	ingest(t, env, u.Key, tid2, []map[string]any{span(tid2, hexID(8), "", "acme-call", "chat", time.Now().Add(-time.Minute), time.Second, map[string]any{
+		"meta":    map[string]any{"request": map[string]any{"model": "acme-llm-7"}},
+		"metrics": map[string]any{"tokens": map[string]any{"incremental": map[string]any{"prompt": 12, "completion": 9}}},
+	})})
+	if err := chromedp.Do(ctx,
+		env.Visit("/console/traces/"+tid2),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="trace-unpriced"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.span-detail [data-testid="unpriced"]`)),
+		e2e.WaitText("no price for model acme-llm-7"),
+	); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // selectValue picks an option of a React-controlled <select>.

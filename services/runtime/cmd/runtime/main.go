@@ -61,7 +61,7 @@ type Config struct {
 	CodeUIDBase        int              `envconfig:"CODE_UID_BASE" default:"1000000" desc:"when the runtime runs as root: first uid of the range sandboxed runs use, one uid per concurrent run (no account or file may use these uids)"`
 	CodeUIDs           int              `envconfig:"CODE_UIDS" default:"256" desc:"when the runtime runs as root: size of that uid range, the custom code runs at once (more wait)"`
 	CodeMaxProcs       int              `split_words:"true" default:"16" desc:"processes (and threads) one custom code run may have (RLIMIT_NPROC in its own user namespace)"`
-	ModelPrices        string           `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table (costs of invocation spans)"`
+	ModelPrices        string           `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, checked before the vendored genai-prices table (pkg/prices) (costs of invocation spans)"`
 	Eval               EvalConfig
 	LLM                llm.Config
 	HTTP               httpx.Config

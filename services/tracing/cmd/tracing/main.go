@@ -43,7 +43,7 @@ type Config struct {
 	TokenFromRuntime  string        `split_words:"true" desc:"token the runtime sends with its invocation spans and its evaluation workers' queries (its RUNTIME_TOKEN_TO_TRACING); empty: the runtime is refused"`
 	TokenFromRegistry string        `split_words:"true" desc:"token the registry sends to run saved queries (its REGISTRY_TOKEN_TO_TRACING); empty: the registry is refused"`
 	TokenToRegistry   string        `split_words:"true" required:"true" desc:"token tracing sends the registry: saved queries, evaluators and applications (the registry's REGISTRY_TOKEN_FROM_TRACING)"`
-	ModelPrices       string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, over the embedded price table"`
+	ModelPrices       string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, checked before the vendored genai-prices table (pkg/prices)"`
 	QueryTimeout      time.Duration `split_words:"true" default:"15s" desc:"longest one ClickHouse statement of a query may run (max_execution_time, whole seconds); a longer one answers 422 naming this variable"`
 	QueryMaxSpans     int           `split_words:"true" default:"10000" desc:"most spans (or traces) one query returns when it sets no smaller limit; a larger windowing.limit answers 400"`
 	Query             query.Limits

@@ -156,6 +156,10 @@ export interface SpanFigures {
   cost?: number;
   model?: string;
   errors?: number;
+  /** The model of a model call no price source knows (ag.meta.pricing.unpriced): its cost is unknown, not zero. */
+  unpricedModel?: string;
+  /** What priced the call: "override" or "genai-prices@<version>" (ag.meta.pricing.source). */
+  pricedBy?: string;
 }
 
 export function figures(span: Span): SpanFigures {
@@ -168,7 +172,19 @@ export function figures(span: Span): SpanFigures {
     cost: num(pick(m, "costs.cumulative.total")) ?? num(pick(m, "costs.incremental.total")),
     errors: num(pick(m, "errors.cumulative")) ?? num(pick(m, "errors.incremental")),
     model: (pick(a, "meta.response.model") ?? pick(a, "meta.request.model")) as string | undefined,
+    unpricedModel: pick(a, "meta.pricing.unpriced") === true ? String(pick(a, "meta.pricing.model") ?? "?") : undefined,
+    pricedBy: typeof pick(a, "meta.pricing.source") === "string" ? (pick(a, "meta.pricing.source") as string) : undefined,
   };
+}
+
+/** The models of a trace's model calls that no price source knows, each once, in span order: the trace's cost leaves them out. */
+export function unpricedModels(spans: Span[]): string[] {
+  const out = new Set<string>();
+  for (const s of spans) {
+    const m = figures(s).unpricedModel;
+    if (m !== undefined) out.add(m);
+  }
+  return [...out];
 }
 
 export function fmtDuration(ms: number | undefined): string {

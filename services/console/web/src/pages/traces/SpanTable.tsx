@@ -29,7 +29,18 @@ export function SpanTable({ spans, onEnd }: { spans: Span[]; onEnd?: () => void 
       { header: "Start", id: "start", cell: ({ row }) => <span className="mono">{new Date(row.original.start_time).toLocaleString()}</span> },
       { header: "Duration", id: "duration", cell: ({ row }) => fmtDuration(figures(row.original).durationMs) },
       { header: "Tokens", id: "tokens", cell: ({ row }) => figures(row.original).tokens ?? "—" },
-      { header: "Cost", id: "cost", cell: ({ row }) => fmtCost(figures(row.original).cost) },
+      {
+        header: "Cost",
+        id: "cost",
+        cell: ({ row }) => {
+          const f = figures(row.original);
+          return f.cost === undefined && f.unpricedModel ? (
+            <span className="muted" title={`no price for model ${f.unpricedModel}`}>no price</span>
+          ) : (
+            fmtCost(f.cost)
+          );
+        },
+      },
       { header: "Status", id: "status", cell: ({ row }) => <StatusBadge code={row.original.status_code} /> },
       {
         header: "Session",

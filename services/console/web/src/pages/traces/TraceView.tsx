@@ -1,7 +1,7 @@
 import { useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { useQuery } from "@tanstack/react-query";
-import { ag, figures, fmtCost, fmtDuration, traceAnnotations, traceSpans, type Span } from "../../api/tracing";
+import { ag, figures, fmtCost, fmtDuration, traceAnnotations, traceSpans, unpricedModels, type Span } from "../../api/tracing";
 import { ErrorBox } from "../../components/ErrorBox";
 import { Loading } from "../../components/Loading";
 import { JsonView } from "../../components/JsonView";
@@ -48,6 +48,7 @@ export default function TraceView() {
         <header className="trace-head">
           <h1>{root.span_name}</h1>
           <TraceFigures span={root} count={tree.count} />
+          <UnpricedNote spans={q.data?.spans ?? []} />
           {root.session_id && (
             <Link to={`/sessions/${encodeURIComponent(root.session_id)}`}>Session {root.session_id}</Link>
           )}
@@ -72,11 +73,27 @@ function TraceFigures({ span, count }: { span: Span; count?: number }) {
       <span>{span.span_type ?? "task"}</span>
       <span title="duration">{fmtDuration(f.durationMs)}</span>
       <span>tokens {f.tokens ?? "—"}</span>
-      <span>cost {fmtCost(f.cost)}</span>
+      <span title={f.pricedBy ? `priced by ${f.pricedBy}` : undefined}>cost {fmtCost(f.cost)}</span>
+      {f.unpricedModel && (
+        <span className="muted" data-testid="unpriced" title="No price table or override has a price for this model; set TRACING_MODEL_PRICES to add one.">
+          no price for model {f.unpricedModel}
+        </span>
+      )}
       {f.model && <span>model {f.model}</span>}
       {count !== undefined && <span>{count} spans</span>}
       <span className="muted">{new Date(span.start_time).toLocaleString()}</span>
     </div>
+  );
+}
+
+/** Says which models' calls the trace's cost leaves out, since they have no price. */
+function UnpricedNote({ spans }: { spans: Span[] }) {
+  const models = useMemo(() => unpricedModels(spans), [spans]);
+  if (models.length === 0) return null;
+  return (
+    <p className="muted" data-testid="trace-unpriced">
+      The cost leaves out calls to {models.length === 1 ? "a model" : "models"} without a price: {models.join(", ")}.
+    </p>
   );
 }
 
