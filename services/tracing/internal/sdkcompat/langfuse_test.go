@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 )
 
 // TestLangfuseV4 runs @langfuse/otel + @langfuse/tracing 4.6.1 with the
