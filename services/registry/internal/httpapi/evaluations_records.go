@@ -32,6 +32,7 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.PATCH(p+"/runs/:id", handle(true, a.editRun))
 	e.DELETE(p+"/runs/:id", handle(true, deleteOne("run_id", a.svc.DeleteRuns)))
 	e.POST(p+"/runs/:id/close", handle(true, a.closeRun(true)))
+	e.POST(p+"/runs/:id/close/:status", handle(true, a.closeRun(true))) // the compatible SDK up to 0.102
 	e.POST(p+"/runs/:id/open", handle(true, a.closeRun(false)))
 	e.GET(p+"/runs/:id/queues/default", byID(a.svc.RunDefaultQueue, sendRecord[ev.Queue]("queue")))
 	e.GET(p+"/runs/:id/progress", byID(a.svc.Progress, sendRecord[ev.Progress]("progress")))
@@ -54,7 +55,7 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.DELETE(p+"/results/:id", handle(true, deleteOne("result_id", a.svc.DeleteResults)))
 	// metrics
 	e.DELETE(p+"/metrics", handle(false, deleteMany("metric_ids", a.svc.DeleteMetrics)))
-	e.POST(p+"/metrics/query", handle(false, query("metric", "metrics", ev.KindMetric, a.svc.QueryMetrics)))
+	e.POST(p+"/metrics/query", handle(false, a.queryMetrics))
 	e.POST(p+"/metrics/refresh", handle(false, query("metrics", "metrics", ev.KindMetric, a.svc.RefreshMetrics)))
 	e.GET(p+"/metrics/:id", byID(a.svc.Metric, sendRecord[ev.Metric]("metric")))
 	e.DELETE(p+"/metrics/:id", handle(true, deleteOne("metric_id", a.svc.DeleteMetrics)))
@@ -251,9 +252,28 @@ func (a evaluationAPI) closeRuns(closed bool) func(*req) error {
 	}
 }
 
+// closeRun serves POST /runs/{id}/close and /open. A close may carry the
+// run's final status (?status=, or the path's /close/{status} of the
+// compatible SDK up to 0.102): the SDK drives its own loop and sets the
+// status it rolled up from its scenarios.
 func (a evaluationAPI) closeRun(closed bool) func(*req) error {
 	return func(rq *req) error {
-		out, err := a.svc.SetClosed(rq.ctx, rq.sc, []uuid.UUID{rq.id}, closed)
+		var status *ev.Status
+		if closed {
+			loc := []any{"query", "status"}
+			raw := rq.c.QueryParam("status")
+			if p := rq.c.Param("status"); p != "" {
+				raw, loc = p, []any{"path", "status"}
+			}
+			if raw != "" {
+				if !validStatus(ev.Status(raw)) {
+					return errs.Field("Input should be a status (pending, queued, running, success, failure, errors, cancelled)", raw, loc...)
+				}
+				st := ev.Status(raw)
+				status = &st
+			}
+		}
+		out, err := a.svc.Close(rq.ctx, rq.sc, []uuid.UUID{rq.id}, closed, status)
 		if err != nil {
 			return err
 		}
@@ -262,6 +282,28 @@ func (a evaluationAPI) closeRun(closed bool) func(*req) error {
 		}
 		return sendOneRaw(rq.c, "run", renderJSON(&out[0]))
 	}
+}
+
+// queryMetrics serves POST /metrics/query {metrics | metric, windowing}.
+// Every compatible client sends the filter under metrics; metric is ours
+// and stays an alias. Any other top-level key is a 422 naming it: a filter
+// under a key nobody reads would answer every metric of the project.
+func (a evaluationAPI) queryMetrics(rq *req) error {
+	for k := range rq.b.Map() {
+		switch k {
+		case "metrics", "metric", "windowing":
+		default:
+			return errs.Field("Unknown field: the filter goes under metrics", nil, "body", k)
+		}
+	}
+	key := "metrics"
+	if !wire.IsNull(rq.b.Value("metric")) {
+		if !wire.IsNull(rq.b.Value("metrics")) {
+			return errs.Field("Give the filter under metrics or metric, not both", nil, "body", "metric")
+		}
+		key = "metric"
+	}
+	return query(key, "metrics", ev.KindMetric, a.svc.QueryMetrics)(rq)
 }
 
 // queueScenarios serves POST /queues/{id}/scenarios/query {scenario?,
