@@ -70,6 +70,7 @@ var Table = []Rule{
 	{Method: "GET", Pattern: "/docs/redoc.standalone.js", Access: Open},
 	{Method: "GET", Pattern: "/", Access: Open},
 	{Method: "GET", Pattern: "/console/**", Access: Open},
+	{Method: "GET", Pattern: "/w/**", Access: Open}, // the compatible SDK's links, redirected to the console
 	{Method: "POST", Pattern: "/auth/sign-in", Access: Open},
 	{Method: "GET", Pattern: "/auth/session", Access: Open},
 	{Method: "POST", Pattern: "/auth/sign-out", Access: Open},
@@ -102,6 +103,7 @@ var Table = []Rule{
 	{Method: "POST", Pattern: "/**/revisions/resolve", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/**/:id/download", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/evaluations/runs/compare", Access: ByRole, Perm: roles.Read},
+	{Method: "POST", Pattern: "/variants/configs/fetch", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/tracing/spans/analytics", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/services/inspect", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/services/:key/:version/inspect", Access: ByRole, Perm: roles.Read},
