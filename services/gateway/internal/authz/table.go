@@ -139,7 +139,7 @@ var Table = []Rule{
 // families are the proxied route families whose routes are reads when GET
 // and writes otherwise, once the specific rules above have not matched.
 var families = []string{
-	"testsets", "testcases", "workflows", "applications", "evaluators", "queries", "folders",
+	"testsets", "testcases", "workflows", "applications", "evaluators", "queries", "folders", "variants",
 	"simple/testsets", "simple/workflows", "simple/applications", "simple/evaluators", "simple/queries",
 	"otlp", "tracing", "traces", "spans", "invocations", "simple/traces", "simple/spans",
 }
