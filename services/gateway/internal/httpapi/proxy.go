@@ -39,7 +39,7 @@ var owners = map[string]string{
 	"testsets": "registry", "testcases": "registry", "workflows": "registry",
 	"applications": "registry", "evaluators": "registry", "environments": "registry",
 	"queries": "registry", "evaluations": "registry", "folders": "registry",
-	"variants": "registry", // the compatible SDK's legacy /variants/configs/fetch
+	"variants":        "registry", // the compatible SDK's legacy /variants/configs/fetch
 	"simple/testsets": "registry", "simple/workflows": "registry", "simple/applications": "registry",
 	"simple/evaluators": "registry", "simple/environments": "registry", "simple/queries": "registry",
 	"simple/evaluations": "registry", "simple/queues": "registry",
