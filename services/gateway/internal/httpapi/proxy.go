@@ -39,9 +39,9 @@ var owners = map[string]string{
 	"testsets": "registry", "testcases": "registry", "workflows": "registry",
 	"applications": "registry", "evaluators": "registry", "environments": "registry",
 	"queries": "registry", "evaluations": "registry", "folders": "registry",
-	"variants":        "registry", // the compatible SDK's legacy /variants/configs/fetch
+	"variants": "registry", "simple/environments": "registry", // variants: the compatible SDK's legacy /variants/configs/fetch
 	"simple/testsets": "registry", "simple/workflows": "registry", "simple/applications": "registry",
-	"simple/evaluators": "registry", "simple/environments": "registry", "simple/queries": "registry",
+	"simple/evaluators": "registry", "simple/queries": "registry",
 	"simple/evaluations": "registry", "simple/queues": "registry",
 	"secrets": "registry", // the project vault; its /internal read is never routed
 
