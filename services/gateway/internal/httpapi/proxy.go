@@ -38,10 +38,9 @@ type Upstreams struct {
 var owners = map[string]string{
 	"testsets": "registry", "testcases": "registry", "workflows": "registry",
 	"applications": "registry", "evaluators": "registry", "environments": "registry",
-	"queries": "registry", "evaluations": "registry", "folders": "registry",
-	"variants": "registry", "simple/environments": "registry", // variants: the compatible SDK's legacy /variants/configs/fetch
+	"queries": "registry", "evaluations": "registry", "folders": "registry", "variants": "registry", // variants: the compatible SDK's legacy configuration fetch
 	"simple/testsets": "registry", "simple/workflows": "registry", "simple/applications": "registry",
-	"simple/evaluators": "registry", "simple/queries": "registry",
+	"simple/evaluators": "registry", "simple/environments": "registry", "simple/queries": "registry",
 	"simple/evaluations": "registry", "simple/queues": "registry",
 	"secrets": "registry", // the project vault; its /internal read is never routed
 
