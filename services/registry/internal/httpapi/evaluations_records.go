@@ -54,11 +54,11 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.GET(p+"/results/:id", byID(a.svc.Result, sendRecord[ev.Result]("result")))
 	e.DELETE(p+"/results/:id", handle(true, deleteOne("result_id", a.svc.DeleteResults)))
 	// metrics
-	e.DELETE(p+"/metrics", handle(false, deleteMany("metric_ids", a.svc.DeleteMetrics)))
+	e.DELETE(p+"/metrics", handle(false, a.deleteMetrics))
 	e.POST(p+"/metrics/query", handle(false, a.queryMetrics))
 	e.POST(p+"/metrics/refresh", handle(false, query("metrics", "metrics", ev.KindMetric, a.svc.RefreshMetrics)))
-	e.GET(p+"/metrics/:id", byID(a.svc.Metric, sendRecord[ev.Metric]("metric")))
-	e.DELETE(p+"/metrics/:id", handle(true, deleteOne("metric_id", a.svc.DeleteMetrics)))
+	e.GET(p+"/metrics/:id", byID(a.svc.Metric, sendMetric))
+	e.DELETE(p+"/metrics/:id", handle(true, a.deleteMetric))
 	// queues
 	e.POST(p+"/queues", handle(false, writeMany("queues", "queue", a.svc.CreateQueues)))
 	e.PATCH(p+"/queues", handle(false, writeMany("queues", "queue", a.svc.EditQueues)))
@@ -282,6 +282,55 @@ func (a evaluationAPI) closeRun(closed bool) func(*req) error {
 		}
 		return sendOneRaw(rq.c, "run", renderJSON(&out[0]))
 	}
+}
+
+// The compatible API names a metrics record "metrics": its ids are
+// metrics_ids and one record comes as a metrics list. Ours (metric_ids,
+// metric, metric_id) stay beside them, so both kinds of client read their
+// own key.
+
+// deleteMetrics serves DELETE /metrics {metrics_ids | metric_ids} →
+// {count, metrics_ids, metric_ids}.
+func (a evaluationAPI) deleteMetrics(rq *req) error {
+	key := "metrics_ids"
+	if wire.IsNull(rq.b.Value(key)) && !wire.IsNull(rq.b.Value("metric_ids")) {
+		key = "metric_ids"
+	}
+	ids, err := idList(rq.b, key)
+	if err != nil {
+		return err
+	}
+	out, err := a.svc.DeleteMetrics(rq.ctx, rq.sc, ids)
+	if err != nil {
+		return err
+	}
+	return send(rq.c, wire.NewObj().Put("count", len(out)).Put("metrics_ids", out).Put("metric_ids", out).Done())
+}
+
+// deleteMetric serves DELETE /metrics/{id} → {count, metrics_ids: [id],
+// metric_id} or {count: 0}.
+func (a evaluationAPI) deleteMetric(rq *req) error {
+	out, err := a.svc.DeleteMetrics(rq.ctx, rq.sc, []uuid.UUID{rq.id})
+	if err != nil {
+		return err
+	}
+	if len(out) == 0 {
+		return sendOneRaw(rq.c, "metric_id", nil)
+	}
+	return send(rq.c, wire.NewObj().Put("count", 1).Put("metrics_ids", out).Put("metric_id", out[0]).Done())
+}
+
+// sendMetric answers GET /metrics/{id}: {count, metrics: [m], metric: m}
+// or {count: 0}.
+func sendMetric(c echo.Context, m *ev.Metric, err error) error {
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return sendOneRaw(c, "metric", nil)
+	}
+	r := renderJSON(m)
+	return send(c, wire.NewObj().Put("count", 1).Put("metrics", []json.RawMessage{r}).Put("metric", r).Done())
 }
 
 // queryMetrics serves POST /metrics/query {metrics | metric, windowing}.

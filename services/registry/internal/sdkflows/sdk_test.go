@@ -504,6 +504,19 @@ func metricsQueries(t *testing.T, c *client) {
 	assert.Len(t, q(j(`{"metrics": {"run_id": %q, "scenario_ids": true}}`, r1)), 1)
 	assert.Len(t, q(j(`{"metrics": {"scenario_ids": [%q, %q]}}`, scen[runs[0]], scen[runs[1]])), 2)
 	assert.Len(t, q(j(`{"metrics": {"run_id": %q, "timestamps": true}}`, r1)), 0)
+	// ids named as the compatible API names them (ours beside them)
+	rows := q(j(`{"metrics": {"run_id": %q}}`, runs[1]))
+	require.Len(t, rows, 2)
+	id0, id1 := rows[0]["id"].(string), rows[1]["id"].(string)
+	got := c.ok(t, "GET", "/api/evaluations/metrics/"+id0, "")
+	assert.Equal(t, id0, list(t, got, "metrics")[0]["id"])
+	assert.Equal(t, id0, obj(t, got, "metric")["id"])
+	got = c.ok(t, "DELETE", "/api/evaluations/metrics/", j(`{"metrics_ids": [%q]}`, id0))
+	assert.Equal(t, []any{id0}, got["metrics_ids"])
+	got = c.ok(t, "DELETE", "/api/evaluations/metrics/"+id1, "")
+	assert.Equal(t, []any{id1}, got["metrics_ids"])
+	assert.Len(t, q(j(`{"metrics": {"run_id": %q}}`, runs[1])), 0)
+
 	for body, field := range map[string]string{
 		j(`{"metrics": {"run_id": %q}, "metricz": {}}`, r1):                "metricz",
 		j(`{"metrics": {"run_id": %q}, "metric": {"run_id": %q}}`, r1, r1): "metric",
