@@ -118,6 +118,21 @@ func TestSDKFlows(t *testing.T) {
 	t.Run("aevaluate 0.103+", func(t *testing.T) { evaluateCurrent(t, c) })
 	t.Run("aevaluate 0.102 and earlier", func(t *testing.T) { evaluateLegacy(t, c, p) })
 	t.Run("metrics query filters", func(t *testing.T) { metricsQueries(t, c) })
+	t.Run("refresh of an untraced scenario", func(t *testing.T) { refreshUntraced(t, c) })
+}
+
+// A scenario whose cells carry no trace yet (only its input, or an app
+// refused before it ran) still answers its metrics record on refresh: the
+// SDK reads metrics[0].
+func refreshUntraced(t *testing.T, c *client) {
+	e := resolveEntities(t, c, "sdk-untraced")
+	run := createRun(t, c, e, "untraced")
+	sid := list(t, c.ok(t, "POST", "/api/simple/evaluations/"+run+"/scenarios/add", `{"count": 1}`), "scenarios")[0]["id"].(string)
+	c.ok(t, "POST", "/api/simple/evaluations/"+run+"/populate", j(`{"results": [{"run_id": %q, "scenario_id": %q, "step_key": %q, "repeat_idx": 0,
+		"status": "success", "trace_id": null, "hash_id": null, "testcase_id": %q, "error": null}]}`, run, sid, e.inputKey, e.testcaseIDs[0]))
+	ms := list(t, c.ok(t, "POST", "/api/evaluations/metrics/refresh", j(`{"metrics": {"run_id": %q, "scenario_id": %q}}`, run, sid)), "metrics")
+	require.NotEmpty(t, ms)
+	assert.Equal(t, sid, ms[0]["scenario_id"])
 }
 
 // §1.2: the flat project object, for both Authorization forms; the
