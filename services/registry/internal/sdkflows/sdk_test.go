@@ -114,6 +114,7 @@ func TestSDKFlows(t *testing.T) {
 
 	t.Run("projects/current", func(t *testing.T) { projectsCurrent(t, c, bare) })
 	t.Run("legacy configs fetch", func(t *testing.T) { legacyFetch(t, c, bare) })
+	t.Run("configs fetch 0.96+", func(t *testing.T) { currentFetch(t, c) })
 	t.Run("aupsert pre-check", func(t *testing.T) { upsertPreCheck(t, c) })
 	t.Run("aevaluate 0.103+", func(t *testing.T) { evaluateCurrent(t, c) })
 	t.Run("aevaluate 0.102 and earlier", func(t *testing.T) { evaluateLegacy(t, c, p) })
@@ -252,6 +253,60 @@ func mustInt(t *testing.T, s string) int {
 	_, err := fmt.Sscan(s, &n)
 	require.NoError(t, err)
 	return n
+}
+
+// §1.3: the current SDK's configuration fetch, its four step-1 bodies
+// (explicit nulls, versions as strings), the workflows fallback and the
+// variant query of step 3, reading what the SDK reads.
+func currentFetch(t *testing.T, c *client) {
+	params := func(n string) string {
+		return j(`{"prompt": {"messages": [{"role": "system", "content": %q}], "template_format": "curly", "llm_config": {"model": "gpt-4o-mini"}}}`, n)
+	}
+	app := obj(t, c.ok(t, "POST", "/api/simple/applications/", j(`{"application": {"slug": "current-app", "name": "Current app",
+		"flags": {"is_application": true}, "data": {"uri": "user:custom:current_app:v0", "parameters": %s}}}`, params("one"))), "application")
+	appID := app["id"].(string)
+	c.ok(t, "PUT", "/api/simple/applications/"+appID, j(`{"application": {"id": %q, "name": "Current app", "flags": {"is_application": true},
+		"data": {"uri": "user:custom:current_app:v0", "parameters": %s}}}`, appID, params("two")))
+	content := func(rev map[string]any) string {
+		msgs := obj(t, rev, "data", "parameters", "prompt")["messages"].([]any)
+		return msgs[0].(map[string]any)["content"].(string)
+	}
+	retrieve := func(body string) map[string]any {
+		t.Helper()
+		got := c.ok(t, "POST", "/api/applications/revisions/retrieve", body)
+		require.EqualValues(t, 1, got["count"], "%s → %v", body, got)
+		return obj(t, got, "application_revision")
+	}
+	latest := retrieve(`{"resolve": true, "application_ref": {"slug": "current-app"}, "application_variant_ref": null, "application_revision_ref": null}`)
+	assert.Equal(t, "two", content(latest))
+	assert.Equal(t, appID, latest["application_id"])
+	variantSlug := latest["variant_slug"].(string)
+	assert.NotEmpty(t, latest["application_variant_id"])
+	assert.NotEmpty(t, latest["version"])
+	assert.NotEmpty(t, latest["created_at"])
+
+	byID := retrieve(j(`{"resolve": true, "application_ref": {"id": %q}, "application_variant_ref": null, "application_revision_ref": null}`, appID))
+	assert.Equal(t, latest["id"], byID["id"])
+	byVariant := retrieve(j(`{"resolve": true, "application_ref": {"slug": "current-app"}, "application_variant_ref": {"slug": %q}, "application_revision_ref": null}`, variantSlug))
+	assert.Equal(t, "two", content(byVariant))
+	first := mustInt(t, latest["version"].(string)) - 1
+	byVersion := retrieve(j(`{"resolve": true, "application_ref": {"slug": "current-app"}, "application_variant_ref": {"slug": %q}, "application_revision_ref": {"version": "%d"}}`, variantSlug, first))
+	assert.Equal(t, "one", content(byVersion))
+
+	// by environment: with only an id, the SDK reads the slug first
+	c.ok(t, "POST", "/api/applications/revisions/deploy", j(`{"application_revision_ref": {"id": %q}, "environment_ref": {"slug": "production"}}`, byVersion["id"]))
+	slug := obj(t, c.ok(t, "GET", "/api/simple/applications/"+appID, ""), "application")["slug"].(string)
+	byEnv := retrieve(j(`{"resolve": true, "environment_ref": {"slug": "production"}, "key": "%s.revision"}`, slug))
+	assert.Equal(t, "one", content(byEnv))
+
+	// step 2: the workflows fallback, null refs dropped
+	wf := c.ok(t, "POST", "/api/workflows/revisions/retrieve", `{"resolve": true, "workflow_ref": {"slug": "current-app"}}`)
+	assert.Equal(t, "two", content(obj(t, wf, "workflow_revision")))
+	// step 3: the variant query
+	vs := list(t, c.ok(t, "POST", "/api/applications/variants/query", j(`{"application_refs": [{"slug": "current-app"}], "application_variant": {"slug": %q}}`, variantSlug)), "application_variants")
+	require.Len(t, vs, 1)
+	assert.Equal(t, variantSlug, vs[0]["slug"])
+	assert.Equal(t, appID, vs[0]["application_id"])
 }
 
 // §1.6: aupsert's existence check on a slug that does not exist.
