@@ -489,14 +489,16 @@ func evaluateCurrent(t *testing.T, c *client) {
 	assert.Equal(t, "errors", obj(t, prev, "run")["status"])
 }
 
-// §1.8, SDK 0.102 and earlier: per-cell writes, refreshes without any
-// error handling, and the close status in the path. A job failing on the
+// §1.8, SDK 0.102 and earlier (0.96.5 and earlier under /preview, as
+// here): per-cell writes, refreshes without any error handling, and the
+// close status in the path. A job failing on the
 // closed run afterwards does not change its status.
 func evaluateLegacy(t *testing.T, c *client, p *platformtest.Platform) {
 	e := resolveEntities(t, c, "sdk-old")
 	run := createRun(t, c, e, "SDK Eval")
+	pre := "/api/preview" // up to SDK 0.96.5 every evaluation path is under /preview
 	for i, tc := range e.testcaseIDs {
-		s := list(t, c.ok(t, "POST", "/api/evaluations/scenarios/", j(`{"scenarios": [{"run_id": %q, "status": "success", "flags": null, "tags": null, "meta": null}]}`, run)), "scenarios")
+		s := list(t, c.ok(t, "POST", pre+"/evaluations/scenarios/", j(`{"scenarios": [{"run_id": %q, "status": "success", "flags": null, "tags": null, "meta": null}]}`, run)), "scenarios")
 		sid := s[0]["id"].(string)
 		write := func(key, traceID, testcaseID string) {
 			tr, tcj := "null", "null"
@@ -506,20 +508,20 @@ func evaluateLegacy(t *testing.T, c *client, p *platformtest.Platform) {
 			if testcaseID != "" {
 				tcj = j("%q", testcaseID)
 			}
-			c.ok(t, "POST", "/api/evaluations/results/", j(`{"results": [{"run_id": %q, "scenario_id": %q, "step_key": %q, "repeat_idx": 0, "status": "success",
+			c.ok(t, "POST", pre+"/evaluations/results/", j(`{"results": [{"run_id": %q, "scenario_id": %q, "step_key": %q, "repeat_idx": 0, "status": "success",
 				"testcase_id": %s, "trace_id": %s, "error": null, "flags": null, "tags": null, "meta": null}]}`, run, sid, key, tcj, tr))
 		}
 		write(e.inputKey, "", tc)
 		write(e.appKey, ingest(t, c, "sdk-old-app", `{"country": "Spain"}`, `"Madrid"`), "")
 		write(e.evalKey, ingest(t, c, "sdk-old-judge", `{"outputs": "Madrid"}`, j(`{"score": %d}`, i)), "")
-		got := c.ok(t, "POST", "/api/evaluations/metrics/refresh", j(`{"metrics": {"run_id": %q, "scenario_id": %q}}`, run, sid))
+		got := c.ok(t, "POST", pre+"/evaluations/metrics/refresh", j(`{"metrics": {"run_id": %q, "scenario_id": %q}}`, run, sid))
 		ms := list(t, got, "metrics")
 		require.NotEmpty(t, ms, "SDK 0.102 indexes metrics[0] without a try")
 		assert.Equal(t, sid, ms[0]["scenario_id"])
 	}
-	got := c.ok(t, "POST", "/api/evaluations/metrics/refresh", j(`{"metrics": {"run_id": %q}}`, run))
+	got := c.ok(t, "POST", pre+"/evaluations/metrics/refresh", j(`{"metrics": {"run_id": %q}}`, run))
 	require.NotEmpty(t, list(t, got, "metrics"), "SDK 0.102 indexes the run's metrics[0] too")
-	closed := obj(t, c.ok(t, "POST", "/api/evaluations/runs/"+run+"/close/success", ""), "run")
+	closed := obj(t, c.ok(t, "POST", pre+"/evaluations/runs/"+run+"/close/success", ""), "run")
 	assert.Equal(t, "success", closed["status"])
 	assert.Equal(t, true, obj(t, closed, "flags")["is_closed"])
 	bad := c.do(t, "POST", "/api/evaluations/runs/"+run+"/close/finished", "")
