@@ -575,6 +575,34 @@ func (s *Service) Project(ctx context.Context, c Caller, id uuid.UUID) (ProjectR
 	return ProjectRole{Project: p, Role: string(a.Role)}, err
 }
 
+// CurrentProject is a project with the names of its workspace and
+// organization and the caller's role in it: what the compatible SDK reads
+// from GET /projects/current to build its evaluation and trace URLs.
+type CurrentProject struct {
+	ProjectRole
+	WorkspaceName, OrganizationName string
+}
+
+// Current returns the project a credential acts in (an API key's own, a
+// session's chosen one) for a caller with a role in it. The names come
+// from the rows directly: a project member need not be a member of the
+// workspace or organization above it to see what the project is part of.
+func (s *Service) Current(ctx context.Context, c Caller, projectID uuid.UUID) (CurrentProject, error) {
+	p, err := s.Project(ctx, c, projectID)
+	if err != nil {
+		return CurrentProject{}, err
+	}
+	w, err := s.store.Workspace(ctx, p.WorkspaceID)
+	if err != nil {
+		return CurrentProject{}, err
+	}
+	o, err := s.store.Organization(ctx, p.OrganizationID)
+	if err != nil {
+		return CurrentProject{}, err
+	}
+	return CurrentProject{ProjectRole: p, WorkspaceName: w.Name, OrganizationName: o.Name}, nil
+}
+
 // Projects lists the projects the caller has a role in.
 func (s *Service) Projects(ctx context.Context, c Caller) ([]ProjectRole, error) {
 	list, err := s.store.Projects(ctx, c.UserID)

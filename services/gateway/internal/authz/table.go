@@ -70,6 +70,7 @@ var Table = []Rule{
 	{Method: "GET", Pattern: "/docs/redoc.standalone.js", Access: Open},
 	{Method: "GET", Pattern: "/", Access: Open},
 	{Method: "GET", Pattern: "/console/**", Access: Open},
+	{Method: "GET", Pattern: "/w/**", Access: Open}, // the compatible SDK's links, redirected to the console
 	{Method: "POST", Pattern: "/auth/sign-in", Access: Open},
 	{Method: "GET", Pattern: "/auth/session", Access: Open},
 	{Method: "POST", Pattern: "/auth/sign-out", Access: Open},
@@ -109,6 +110,7 @@ var Table = []Rule{
 	{Method: "POST", Pattern: "/**/revisions/resolve", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/**/:id/download", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/evaluations/runs/compare", Access: ByRole, Perm: roles.Read},
+	{Method: "POST", Pattern: "/variants/configs/fetch", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/tracing/spans/analytics", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/services/inspect", Access: ByRole, Perm: roles.Read},
 	{Method: "POST", Pattern: "/services/:key/:version/inspect", Access: ByRole, Perm: roles.Read},
@@ -144,7 +146,7 @@ var Table = []Rule{
 // families are the proxied route families whose routes are reads when GET
 // and writes otherwise, once the specific rules above have not matched.
 var families = []string{
-	"testsets", "testcases", "workflows", "applications", "evaluators", "queries", "folders",
+	"testsets", "testcases", "workflows", "applications", "evaluators", "queries", "folders", "variants",
 	"simple/testsets", "simple/workflows", "simple/applications", "simple/evaluators", "simple/queries",
 	"otlp", "tracing", "traces", "spans", "invocations", "simple/traces", "simple/spans",
 	"public", // Langfuse's public API prefix: its OTLP endpoint is an ingest route like otlp

@@ -80,7 +80,7 @@ func authenticate(v Verifier, ws Workspaces, ss *sessions.Service, adminKey stri
 		return func(c echo.Context) error {
 			r := c.Request()
 			path := r.URL.Path
-			if openPaths[path] || isConsolePath(path) || isSessionPath(path) || isCompatAccept(path) {
+			if openPaths[path] || isConsolePath(path) || isConsoleLink(path) || isSessionPath(path) || isCompatAccept(path) {
 				return next(c)
 			}
 			header := r.Header.Get(echo.HeaderAuthorization)

@@ -68,6 +68,7 @@ var Bindings = []apidoc.Binding{
 	{Method: "PUT", Path: "/api/workspaces/{id}", Request: accounts.EntityChange{}, Response: workspaceOne{}},
 	{Method: "GET", Path: "/api/projects", Response: projectList{}},
 	{Method: "POST", Path: "/api/projects", Request: createProjectRequest{}, Response: projectOne{}},
+	{Method: "GET", Path: "/api/projects/current", Response: currentProjectOut{}},
 	{Method: "GET", Path: "/api/projects/{id}", Response: projectOne{}},
 	{Method: "PUT", Path: "/api/projects/{id}", Request: accounts.EntityChange{}, Response: projectOne{}},
 	{Method: "GET", Path: "/api/organizations/{id}/members", Response: memberList{}},

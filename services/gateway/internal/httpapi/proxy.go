@@ -38,7 +38,7 @@ type Upstreams struct {
 var owners = map[string]string{
 	"testsets": "registry", "testcases": "registry", "workflows": "registry",
 	"applications": "registry", "evaluators": "registry", "environments": "registry",
-	"queries": "registry", "evaluations": "registry", "folders": "registry",
+	"queries": "registry", "evaluations": "registry", "folders": "registry", "variants": "registry", // variants: the compatible SDK's legacy configuration fetch
 	"simple/testsets": "registry", "simple/workflows": "registry", "simple/applications": "registry",
 	"simple/evaluators": "registry", "simple/environments": "registry", "simple/queries": "registry",
 	"simple/evaluations": "registry", "simple/queues": "registry",

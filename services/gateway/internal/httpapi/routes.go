@@ -80,6 +80,7 @@ func Register(e *echo.Echo, d Deps) error {
 	e.POST("/auth/sign-out", h.signOut)
 	e.POST("/auth/password-reset", h.requestReset)
 	e.POST("/auth/password-reset/confirm", h.confirmReset)
+	registerConsoleLinks(e)
 
 	e.Any("/*", p.handle)
 	return nil

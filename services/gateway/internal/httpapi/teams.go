@@ -41,6 +41,7 @@ func (h *handler) registerTeams(e *echo.Echo) {
 
 	e.GET("/projects", h.listProjects)
 	e.POST("/projects", h.createProject)
+	e.GET("/projects/current", h.currentProject)
 	e.GET("/projects/:id", h.getProject)
 	e.PUT("/projects/:id", h.updateProject)
 	e.DELETE("/projects/:id", h.deleteProject)
@@ -116,6 +117,21 @@ type (
 		IsDefault      bool      `json:"is_default"`
 		CreatedAt      time.Time `json:"created_at"`
 		Role           string    `json:"role,omitempty" example:"editor"`
+	}
+	// currentProjectOut is GET /projects/current's flat answer, the
+	// compatible platform's shape (no envelope): its SDK reads the ids at
+	// the top level.
+	currentProjectOut struct {
+		OrganizationID   uuid.UUID `json:"organization_id"`
+		OrganizationName string    `json:"organization_name"`
+		WorkspaceID      uuid.UUID `json:"workspace_id"`
+		WorkspaceName    string    `json:"workspace_name"`
+		ProjectID        uuid.UUID `json:"project_id"`
+		ProjectName      string    `json:"project_name"`
+		IsDefaultProject bool      `json:"is_default_project"`
+		UserRole         string    `json:"user_role" example:"owner"`
+		// IsDemo is always false: Assay has no demo projects.
+		IsDemo bool `json:"is_demo"`
 	}
 	memberOut struct {
 		ID        uuid.UUID `json:"id"` // the membership's id
@@ -505,6 +521,26 @@ func (h *handler) getProject(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, projectOne{Count: 1, Project: toProjectOut(p.Project, p.Role)})
+}
+
+// currentProject serves GET /projects/current: the project of the API
+// key, or of a session's ?project_id= (else its default project).
+func (h *handler) currentProject(c echo.Context) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	s, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	p, err := h.accounts.Current(c.Request().Context(), cl, s.ProjectID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, currentProjectOut{OrganizationID: p.OrganizationID, OrganizationName: p.OrganizationName,
+		WorkspaceID: p.WorkspaceID, WorkspaceName: p.WorkspaceName, ProjectID: p.ID, ProjectName: p.Name,
+		IsDefaultProject: p.IsDefault, UserRole: p.Role})
 }
 
 func (h *handler) updateProject(c echo.Context) error {

@@ -81,6 +81,7 @@ type EvalConfig struct {
 	QueryLimit              int           `split_words:"true" default:"1000" desc:"most evaluation records one query returns (a larger or absent windowing limit is capped; the answer's windowing resumes)"`
 	MaxBatch                int           `split_words:"true" default:"10000" desc:"most evaluation records one write or delete may carry"`
 	LiveInterval            time.Duration `split_words:"true" default:"1m" desc:"how often the registry publishes a window job for each active live evaluation run (each covers the interval before it); at least 1s"`
+	RefreshWait             time.Duration `split_words:"true" default:"8s" desc:"how long POST /evaluations/metrics/refresh waits for the runtime's metrics job to store the records it answers (the compatible SDK reads them at once, with a 10 s client timeout); past it, the records stored so far are answered; 0 answers at once"`
 }
 
 // Validate refuses to start without a usable vault key outside
@@ -171,7 +172,8 @@ func run(ctx context.Context, cfg Config) error {
 	wf := workflows.NewService(reg, envs, cat, workflows.Config{Provider: cfg.URIProvider, ServicesURL: cfg.ServicesURL})
 	qs := queries.NewService(reg, tracingclient.New(cfg.TracingURL, cfg.TokenToTracing, cfg.TracingTimeout))
 	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{
-		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch})
+		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch,
+		RefreshWait: cfg.Eval.RefreshWait})
 	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
 	httpapi.RegisterCallers(srv.Echo, cfg.callers(), httpapi.Services{
 		Testsets:          ts,

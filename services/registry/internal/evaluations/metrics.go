@@ -3,6 +3,7 @@ package evaluations
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -140,8 +141,14 @@ func (s *Service) DeleteMetrics(ctx context.Context, sc scope.Scope, ids []uuid.
 }
 
 // RefreshMetrics publishes one metrics job per run (the runtime's workers
-// recompute them from the cells' traces) and returns the metrics stored
-// now for f. Without a job stream it is a 503; a closed run a 409.
+// recompute them from the cells' traces), waits for them to be stored
+// (at most Config.RefreshWait) and returns the metrics asked for: those of
+// the scenarios named, or the run-level ones when none is. The compatible
+// SDK reads the first record of the answer right away (and marks its
+// scenario failed when there is none), so the answer must hold what the
+// job computed, not what was stored before it ran. Past the wait, the
+// records stored so far are answered. Without a job stream it is a 503; a
+// closed run a 409.
 func (s *Service) RefreshMetrics(ctx context.Context, sc scope.Scope, f Filter) (Page[Metric], error) {
 	if s.jobs == nil {
 		return Page[Metric]{}, ErrJobsUnavailable
@@ -160,7 +167,8 @@ func (s *Service) RefreshMetrics(ctx context.Context, sc scope.Scope, f Filter) 
 	for _, id := range f.ScenarioIDs {
 		slice.ScenarioIDs = append(slice.ScenarioIDs, id.String())
 	}
-	stamp := s.now().UnixNano()
+	published := s.now()
+	stamp := published.UnixNano()
 	for _, id := range dedupIDs(f.RunIDs) {
 		j := evaljob.Job{Kind: evaljob.KindMetrics, ProjectID: sc.ProjectID.String(), RunID: runs[id].ID, Slice: slice,
 			ID: fmt.Sprintf("metrics:%s:%d", id, stamp)}
@@ -171,5 +179,65 @@ func (s *Service) RefreshMetrics(ctx context.Context, sc scope.Scope, f Filter) 
 			return Page[Metric]{}, errs.Wrap(errs.Unavailable, "evaluations.jobs_unavailable", err)
 		}
 	}
+	if len(f.ScenarioIDs) == 0 && f.HasScenario == nil {
+		no := false
+		f.HasScenario = &no // the run-level records
+	}
+	if err := s.awaitMetrics(ctx, sc, f, published); err != nil {
+		return Page[Metric]{}, err
+	}
 	return s.QueryMetrics(ctx, sc, f)
 }
+
+// refreshPoll is how often awaitMetrics reads the records back.
+const refreshPoll = 50 * time.Millisecond
+
+// awaitMetrics waits until every record the refresh f asks for was
+// written after since: the global record of each run, or each named
+// scenario's. It gives up silently after Config.RefreshWait (the job may
+// still be waiting for traces); only a failing read or the caller going
+// away is an error.
+func (s *Service) awaitMetrics(ctx context.Context, sc scope.Scope, f Filter, since time.Time) error {
+	if s.cfg.RefreshWait <= 0 {
+		return nil
+	}
+	want := len(dedupIDs(f.RunIDs))
+	if len(f.ScenarioIDs) > 0 {
+		want = len(dedupIDs(f.ScenarioIDs))
+	}
+	q := f
+	q.HasTimestamp = ptrBool(false)
+	q.Windowing = upTo(s.cfg.MaxLimit)
+	since = since.Truncate(time.Microsecond) // PostgreSQL's precision
+	deadline := time.Now().Add(s.cfg.RefreshWait)
+	for {
+		xs, err := s.store.Metrics(ctx, sc.ProjectID, q)
+		if err != nil {
+			return err
+		}
+		fresh := map[string]bool{}
+		for _, m := range xs {
+			at := m.UpdatedAt
+			if at == nil {
+				at = m.CreatedAt // written once: never updated
+			}
+			if at != nil && !at.Before(since) {
+				k := m.RunID
+				if m.ScenarioID != nil {
+					k = *m.ScenarioID
+				}
+				fresh[k] = true
+			}
+		}
+		if len(fresh) >= want || !time.Now().Before(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(refreshPoll):
+		}
+	}
+}
+
+func ptrBool(b bool) *bool { return &b }

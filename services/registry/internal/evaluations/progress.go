@@ -106,9 +106,8 @@ func (s *Service) Settle(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Ru
 				next = Success
 			}
 		}
-		final := next == Success || next == Errors || next == Failure || next == Cancelled
 		active := r.Flags.IsActive
-		if final && !r.Flags.IsLive {
+		if final(next) && !r.Flags.IsLive {
 			active = false
 		}
 		if next != r.Status || active != r.Flags.IsActive {
@@ -125,8 +124,13 @@ func (s *Service) Settle(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Ru
 	return run, prog, err
 }
 
-// Fail marks a run failed (a crash of its job): status failure,
-// is_active=false, the error under meta.error.
+// final reports whether a run in status st has nothing left to do.
+func final(st Status) bool {
+	return st == Success || st == Errors || st == Failure || st == Cancelled
+}
+
+// Fail marks a run failed (a crash of its job): status failure (kept as
+// it is on a closed run), is_active=false, the error under meta.error.
 func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause json.RawMessage) (*Run, error) {
 	if len(cause) > 1<<20 {
 		return nil, errs.Field("Object is too large", nil, "body", "error")
@@ -146,7 +150,13 @@ func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause 
 		}
 		meta["error"] = cause
 		r.Meta, _ = json.Marshal(meta)
-		r.Status, r.Flags.IsActive = Failure, false
+		// A closed run's status is the closer's (the compatible SDK closes
+		// with the status of its own loop): a job failing after the close,
+		// such as a late metrics job, records its error but flips nothing.
+		if !r.Flags.IsClosed {
+			r.Status = Failure
+		}
+		r.Flags.IsActive = false
 		r.UpdatedAt = ptrTime(s.now())
 		run, err = st.UpdateRun(ctx, sc.ProjectID, *r)
 		return err

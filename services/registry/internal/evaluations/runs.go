@@ -424,6 +424,14 @@ func (s *Service) DeleteRuns(ctx context.Context, sc scope.Scope, ids []uuid.UUI
 // SetClosed closes or opens runs (absent ones are skipped); closing waits
 // for the writes in flight on the run (they hold its shared lock).
 func (s *Service) SetClosed(ctx context.Context, sc scope.Scope, ids []uuid.UUID, closed bool) ([]Run, error) {
+	return s.Close(ctx, sc, ids, closed, nil)
+}
+
+// Close is SetClosed with, when closing, the runs' final status: a client
+// that drives its own loop (the compatible SDK's local evaluation) closes
+// with the status it rolled up from its scenarios. The status applies to
+// runs being closed now; an already closed run is answered unchanged.
+func (s *Service) Close(ctx context.Context, sc scope.Scope, ids []uuid.UUID, closed bool, status *Status) ([]Run, error) {
 	if err := s.checkBatch(len(ids), "run_ids"); err != nil {
 		return nil, err
 	}
@@ -440,6 +448,12 @@ func (s *Service) SetClosed(ctx context.Context, sc scope.Scope, ids []uuid.UUID
 				continue
 			}
 			r.Flags.IsClosed = closed
+			if closed && status != nil {
+				r.Status = *status
+				if final(*status) && !r.Flags.IsLive {
+					r.Flags.IsActive = false // as Settle does for a final status
+				}
+			}
 			r.UpdatedAt, r.UpdatedByID = ptrTime(s.now()), user(sc)
 			u, err := st.UpdateRun(ctx, sc.ProjectID, *r)
 			if err != nil {

@@ -33,6 +33,9 @@ type Config struct {
 	MaxLimit int
 	// MaxBatch bounds the records of one write or delete. Default 10000.
 	MaxBatch int
+	// RefreshWait bounds how long RefreshMetrics waits for the metrics
+	// job it published to store the records it answers; 0 answers at once.
+	RefreshWait time.Duration
 }
 
 // Limits of one record's fields.

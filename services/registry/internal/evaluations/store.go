@@ -44,6 +44,11 @@ type Filter struct {
 	References json.RawMessage
 	Timestamps []time.Time
 	Intervals  []int
+	// HasScenario and HasTimestamp keep records whose scenario (or
+	// timestamp) is set (true) or not (false); nil does not filter. The
+	// compatible clients send them as scenario_ids / timestamps: true|false
+	// to ask for run-level, per-scenario or temporal metrics.
+	HasScenario, HasTimestamp *bool
 	// Name and Description match case-insensitive substrings (runs, queues).
 	Name        *string
 	Description *string

@@ -395,6 +395,7 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 	}
 	b = append(b, secretBindings()...)
 	b = append(b, evaluationBindings()...)
+	b = append(b, configBindings()...)
 	b = append(b, simpleEvaluationBindings()...)
 	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/evaluations/runs/compare",
 		Request:  apidoc.Envelope(apidoc.Field{Name: "run_ids", Value: []uuid.UUID{}, Doc: "2 to 10 runs over one testset revision; the first is the baseline."}),

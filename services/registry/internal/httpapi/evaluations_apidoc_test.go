@@ -146,14 +146,24 @@ func evaluationBindings() []apidoc.Binding {
 			case "references":
 				v = []docEvalRef{}
 			}
-			fs = append(fs, apidoc.Field{Name: k, Value: v})
+			doc := ""
+			if (k == "scenario_ids" || k == "timestamps") && (kind == ev.KindMetric || kind == ev.KindResult || kind == ev.KindScenario) {
+				v, doc = json.RawMessage(nil), "A list, or a boolean: true keeps the records that have one, false those that have none."
+			}
+			fs = append(fs, apidoc.Field{Name: k, Value: v, Doc: doc})
+		}
+		if key == "metrics+metric" { // the metrics query: the compatible key and ours
+			f := apidoc.Envelope(fs...)
+			return apidoc.Envelope(apidoc.Field{Name: "metrics", Value: f, Doc: "The filter (the compatible clients' key)."},
+				apidoc.Field{Name: "metric", Value: f, Doc: "The filter under its former key; not with metrics."},
+				apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})
 		}
 		return apidoc.Envelope(apidoc.Field{Name: key, Value: apidoc.Envelope(fs...)}, apidoc.Field{Name: "windowing", Value: &versioned.Windowing{}})
 	}
 	run, runs := one("run", docEvalRun{}), many("runs", []docEvalRun{})
 	scen, scens := one("scenario", ev.Scenario{}), many("scenarios", []ev.Scenario{})
 	res, ress := one("result", ev.Result{}), many("results", []ev.Result{})
-	met, mets := one("metric", ev.Metric{}), many("metrics", []ev.Metric{})
+	mets := many("metrics", []ev.Metric{})
 	q, qs := one("queue", ev.Queue{}), many("queues", []ev.Queue{})
 	b := []apidoc.Binding{
 		{Method: "POST", Path: p + "/runs", Request: in("runs", []docEvalRun{}), Response: runs},
@@ -166,6 +176,7 @@ func evaluationBindings() []apidoc.Binding {
 		{Method: "PATCH", Path: p + "/runs/{id}", Request: in("run", docEvalRun{}), Response: run},
 		{Method: "DELETE", Path: p + "/runs/{id}", Response: deletedOne("run_id")},
 		{Method: "POST", Path: p + "/runs/{id}/close", Response: run},
+		{Method: "POST", Path: p + "/runs/{id}/close/{status}", Response: run},
 		{Method: "POST", Path: p + "/runs/{id}/open", Response: run},
 		{Method: "GET", Path: p + "/runs/{id}/queues/default", Response: q},
 		{Method: "GET", Path: p + "/runs/{id}/progress", Response: one("progress", docEvalProgress{})},
@@ -180,11 +191,13 @@ func evaluationBindings() []apidoc.Binding {
 		{Method: "POST", Path: p + "/results/query", Request: filter("result", ev.KindResult), Response: ress},
 		{Method: "GET", Path: p + "/results/{id}", Response: res},
 		{Method: "DELETE", Path: p + "/results/{id}", Response: deletedOne("result_id")},
-		{Method: "DELETE", Path: p + "/metrics", Request: ids("metric_ids"), Response: deleted("metric_ids")},
-		{Method: "POST", Path: p + "/metrics/query", Request: filter("metric", ev.KindMetric), Response: mets},
+		{Method: "DELETE", Path: p + "/metrics", Request: apidoc.Envelope(apidoc.Field{Name: "metrics_ids", Value: []uuid.UUID{}},
+			apidoc.Field{Name: "metric_ids", Value: []uuid.UUID{}, Doc: "The former key, read when metrics_ids is absent."}),
+			Response: apidoc.Envelope(count, apidoc.Field{Name: "metrics_ids", Value: []uuid.UUID{}}, apidoc.Field{Name: "metric_ids", Value: []uuid.UUID{}})},
+		{Method: "POST", Path: p + "/metrics/query", Request: filter("metrics+metric", ev.KindMetric), Response: mets},
 		{Method: "POST", Path: p + "/metrics/refresh", Request: filter("metrics", ev.KindMetric), Response: mets},
-		{Method: "GET", Path: p + "/metrics/{id}", Response: met},
-		{Method: "DELETE", Path: p + "/metrics/{id}", Response: deletedOne("metric_id")},
+		{Method: "GET", Path: p + "/metrics/{id}", Response: apidoc.Envelope(count, apidoc.Field{Name: "metrics", Value: []ev.Metric{}}, apidoc.Field{Name: "metric", Value: ev.Metric{}})},
+		{Method: "DELETE", Path: p + "/metrics/{id}", Response: apidoc.Envelope(count, apidoc.Field{Name: "metrics_ids", Value: []uuid.UUID{}}, apidoc.Field{Name: "metric_id", Value: uuid.UUID{}})},
 		{Method: "POST", Path: p + "/queues", Request: in("queues", []ev.Queue{}), Response: qs},
 		{Method: "PATCH", Path: p + "/queues", Request: in("queues", []ev.Queue{}), Response: qs},
 		{Method: "DELETE", Path: p + "/queues", Request: ids("queue_ids"), Response: deleted("queue_ids")},

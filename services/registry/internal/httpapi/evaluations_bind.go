@@ -200,8 +200,13 @@ func bindFilter(b *wire.Body, key string, kind ev.Kind) (ev.Filter, error) {
 	if f.RunIDs, err = uuids(s, loc, "run_id", "run_ids"); err != nil {
 		return f, err
 	}
-	if f.ScenarioIDs, err = uuids(s, loc, "scenario_id", "scenario_ids"); err != nil {
+	if f.HasScenario, err = presence(s, loc, "scenario_id", "scenario_ids"); err != nil {
 		return f, err
+	}
+	if f.HasScenario == nil {
+		if f.ScenarioIDs, err = uuids(s, loc, "scenario_id", "scenario_ids"); err != nil {
+			return f, err
+		}
 	}
 	if f.TestcaseIDs, err = uuids(s, loc, "testcase_id", "testcase_ids"); err != nil {
 		return f, err
@@ -244,8 +249,13 @@ func bindFilter(b *wire.Body, key string, kind ev.Kind) (ev.Filter, error) {
 			return f, errs.Field("Input should be between 0 and 2147483647", n, "body", key)
 		}
 	}
-	if f.Timestamps, err = times(s, loc, "timestamp", "timestamps"); err != nil {
+	if f.HasTimestamp, err = presence(s, loc, "timestamp", "timestamps"); err != nil {
 		return f, err
+	}
+	if f.HasTimestamp == nil {
+		if f.Timestamps, err = times(s, loc, "timestamp", "timestamps"); err != nil {
+			return f, err
+		}
 	}
 	f.Flags, f.Tags, f.Meta = s.Object("flags"), s.Object("tags"), s.Object("meta")
 	f.Name, f.Description = s.Str("name"), s.Str("description")
@@ -310,6 +320,34 @@ func references(v json.RawMessage, loc ...any) (json.RawMessage, error) {
 	}
 	out, _ := json.Marshal(list)
 	return out, nil
+}
+
+// presence reads a boolean in place of a list of ids or timestamps (the
+// compatible clients' scenario_ids: false for run-level records, true for
+// per-scenario ones): true keeps records where the field is set, false
+// those where it is not. Nil when neither key holds a boolean; the
+// singular and plural keys must not disagree.
+func presence(s *wire.Body, loc []any, single, plural string) (*bool, error) {
+	var out *bool
+	for _, k := range []string{single, plural} {
+		switch v := string(bytes.TrimSpace(s.Value(k))); v {
+		case "true", "false":
+			b := v == "true"
+			if out != nil && *out != b {
+				return nil, errs.Field("Input should agree with "+single, b, append(append([]any{}, loc...), k)...)
+			}
+			out = &b
+		}
+	}
+	if out != nil && (!wire.IsNull(s.Value(single)) && !isBool(s.Value(single)) || !wire.IsNull(s.Value(plural)) && !isBool(s.Value(plural))) {
+		return nil, errs.Field("Input should be a boolean, or a list: not both", nil, append(append([]any{}, loc...), plural)...)
+	}
+	return out, nil
+}
+
+func isBool(v json.RawMessage) bool {
+	t := string(bytes.TrimSpace(v))
+	return t == "true" || t == "false"
 }
 
 // one or many: a filter key in its singular form (one value) or plural

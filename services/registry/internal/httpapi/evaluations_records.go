@@ -32,6 +32,7 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.PATCH(p+"/runs/:id", handle(true, a.editRun))
 	e.DELETE(p+"/runs/:id", handle(true, deleteOne("run_id", a.svc.DeleteRuns)))
 	e.POST(p+"/runs/:id/close", handle(true, a.closeRun(true)))
+	e.POST(p+"/runs/:id/close/:status", handle(true, a.closeRun(true))) // the compatible SDK up to 0.102
 	e.POST(p+"/runs/:id/open", handle(true, a.closeRun(false)))
 	e.GET(p+"/runs/:id/queues/default", byID(a.svc.RunDefaultQueue, sendRecord[ev.Queue]("queue")))
 	e.GET(p+"/runs/:id/progress", byID(a.svc.Progress, sendRecord[ev.Progress]("progress")))
@@ -53,11 +54,11 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.GET(p+"/results/:id", byID(a.svc.Result, sendRecord[ev.Result]("result")))
 	e.DELETE(p+"/results/:id", handle(true, deleteOne("result_id", a.svc.DeleteResults)))
 	// metrics
-	e.DELETE(p+"/metrics", handle(false, deleteMany("metric_ids", a.svc.DeleteMetrics)))
-	e.POST(p+"/metrics/query", handle(false, query("metric", "metrics", ev.KindMetric, a.svc.QueryMetrics)))
+	e.DELETE(p+"/metrics", handle(false, a.deleteMetrics))
+	e.POST(p+"/metrics/query", handle(false, a.queryMetrics))
 	e.POST(p+"/metrics/refresh", handle(false, query("metrics", "metrics", ev.KindMetric, a.svc.RefreshMetrics)))
-	e.GET(p+"/metrics/:id", byID(a.svc.Metric, sendRecord[ev.Metric]("metric")))
-	e.DELETE(p+"/metrics/:id", handle(true, deleteOne("metric_id", a.svc.DeleteMetrics)))
+	e.GET(p+"/metrics/:id", byID(a.svc.Metric, sendMetric))
+	e.DELETE(p+"/metrics/:id", handle(true, a.deleteMetric))
 	// queues
 	e.POST(p+"/queues", handle(false, writeMany("queues", "queue", a.svc.CreateQueues)))
 	e.PATCH(p+"/queues", handle(false, writeMany("queues", "queue", a.svc.EditQueues)))
@@ -251,9 +252,28 @@ func (a evaluationAPI) closeRuns(closed bool) func(*req) error {
 	}
 }
 
+// closeRun serves POST /runs/{id}/close and /open. A close may carry the
+// run's final status (?status=, or the path's /close/{status} of the
+// compatible SDK up to 0.102): the SDK drives its own loop and sets the
+// status it rolled up from its scenarios.
 func (a evaluationAPI) closeRun(closed bool) func(*req) error {
 	return func(rq *req) error {
-		out, err := a.svc.SetClosed(rq.ctx, rq.sc, []uuid.UUID{rq.id}, closed)
+		var status *ev.Status
+		if closed {
+			loc := []any{"query", "status"}
+			raw := rq.c.QueryParam("status")
+			if p := rq.c.Param("status"); p != "" {
+				raw, loc = p, []any{"path", "status"}
+			}
+			if raw != "" {
+				if !validStatus(ev.Status(raw)) {
+					return errs.Field("Input should be a status (pending, queued, running, success, failure, errors, cancelled)", raw, loc...)
+				}
+				st := ev.Status(raw)
+				status = &st
+			}
+		}
+		out, err := a.svc.Close(rq.ctx, rq.sc, []uuid.UUID{rq.id}, closed, status)
 		if err != nil {
 			return err
 		}
@@ -262,6 +282,77 @@ func (a evaluationAPI) closeRun(closed bool) func(*req) error {
 		}
 		return sendOneRaw(rq.c, "run", renderJSON(&out[0]))
 	}
+}
+
+// The compatible API names a metrics record "metrics": its ids are
+// metrics_ids and one record comes as a metrics list. Ours (metric_ids,
+// metric, metric_id) stay beside them, so both kinds of client read their
+// own key.
+
+// deleteMetrics serves DELETE /metrics {metrics_ids | metric_ids} →
+// {count, metrics_ids, metric_ids}.
+func (a evaluationAPI) deleteMetrics(rq *req) error {
+	key := "metrics_ids"
+	if wire.IsNull(rq.b.Value(key)) && !wire.IsNull(rq.b.Value("metric_ids")) {
+		key = "metric_ids"
+	}
+	ids, err := idList(rq.b, key)
+	if err != nil {
+		return err
+	}
+	out, err := a.svc.DeleteMetrics(rq.ctx, rq.sc, ids)
+	if err != nil {
+		return err
+	}
+	return send(rq.c, wire.NewObj().Put("count", len(out)).Put("metrics_ids", out).Put("metric_ids", out).Done())
+}
+
+// deleteMetric serves DELETE /metrics/{id} → {count, metrics_ids: [id],
+// metric_id} or {count: 0}.
+func (a evaluationAPI) deleteMetric(rq *req) error {
+	out, err := a.svc.DeleteMetrics(rq.ctx, rq.sc, []uuid.UUID{rq.id})
+	if err != nil {
+		return err
+	}
+	if len(out) == 0 {
+		return sendOneRaw(rq.c, "metric_id", nil)
+	}
+	return send(rq.c, wire.NewObj().Put("count", 1).Put("metrics_ids", out).Put("metric_id", out[0]).Done())
+}
+
+// sendMetric answers GET /metrics/{id}: {count, metrics: [m], metric: m}
+// or {count: 0}.
+func sendMetric(c echo.Context, m *ev.Metric, err error) error {
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return sendOneRaw(c, "metric", nil)
+	}
+	r := renderJSON(m)
+	return send(c, wire.NewObj().Put("count", 1).Put("metrics", []json.RawMessage{r}).Put("metric", r).Done())
+}
+
+// queryMetrics serves POST /metrics/query {metrics | metric, windowing}.
+// Every compatible client sends the filter under metrics; metric is ours
+// and stays an alias. Any other top-level key is a 422 naming it: a filter
+// under a key nobody reads would answer every metric of the project.
+func (a evaluationAPI) queryMetrics(rq *req) error {
+	for k := range rq.b.Map() {
+		switch k {
+		case "metrics", "metric", "windowing":
+		default:
+			return errs.Field("Unknown field: the filter goes under metrics", nil, "body", k)
+		}
+	}
+	key := "metrics"
+	if !wire.IsNull(rq.b.Value("metric")) {
+		if !wire.IsNull(rq.b.Value("metrics")) {
+			return errs.Field("Give the filter under metrics or metric, not both", nil, "body", "metric")
+		}
+		key = "metric"
+	}
+	return query(key, "metrics", ev.KindMetric, a.svc.QueryMetrics)(rq)
 }
 
 // queueScenarios serves POST /queues/{id}/scenarios/query {scenario?,

@@ -92,4 +92,5 @@ func registerWorkflows(e *echo.Echo, s Services) {
 	}
 	newEnvironmentAPI(s.Environments, s.Workflows).route(e)
 	newQueryAPI(s.Queries).route(e)
+	configAPI{s.Workflows}.route(e)
 }

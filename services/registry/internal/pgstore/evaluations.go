@@ -88,6 +88,12 @@ func evWhere(p uuid.UUID, k ev.Kind, f ev.Filter) (string, []any) {
 	if f.ScenarioIDs != nil && has["scenario_id"] {
 		w.add("t.scenario_id = ANY(" + w.arg(pgUUIDs(f.ScenarioIDs)) + ")")
 	}
+	if f.HasScenario != nil && has["scenario_id"] {
+		w.add("t.scenario_id IS " + notIf(*f.HasScenario) + "NULL")
+	}
+	if f.HasTimestamp != nil && has["ts"] {
+		w.add("t.ts IS " + notIf(*f.HasTimestamp) + "NULL")
+	}
 	if f.StepKeys != nil && has["step_key"] {
 		w.add("t.step_key = ANY(" + w.arg(f.StepKeys) + ")")
 	}
@@ -142,6 +148,14 @@ func evWhere(p uuid.UUID, k ev.Kind, f ev.Filter) (string, []any) {
 	}
 	tail := w.window("t", f.Windowing)
 	return w.sql() + tail, w.args
+}
+
+// notIf is "NOT " when set: a presence filter's IS [NOT] NULL.
+func notIf(set bool) string {
+	if set {
+		return "NOT "
+	}
+	return ""
 }
 
 // asJSON marshals rows for jsonb_to_recordset.

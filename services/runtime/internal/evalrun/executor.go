@@ -126,12 +126,20 @@ func scopeOf(job evaljob.Job) (scope.Scope, error) {
 }
 
 // metrics recomputes the run's metrics (the global record, and those of
-// scenarioIDs, all when empty); without a Metrics it does nothing.
+// scenarioIDs, all when empty); without a Metrics it does nothing. A run
+// closed before or while the job runs keeps the metrics it has: the
+// registry refuses writes to it, and that refusal must not reach the
+// consumer, which would mark the closed run failed over its closer's
+// status.
 func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error {
-	if x.Metrics == nil {
+	if x.Metrics == nil || run.Flags.IsClosed {
 		return nil
 	}
-	return x.Metrics.Refresh(ctx, sc, run, scenarioIDs)
+	err := x.Metrics.Refresh(ctx, sc, run, scenarioIDs)
+	if errors.Is(err, evalclient.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 // jobRun is one job's state.

@@ -39,7 +39,9 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 		}
 		steps = append(steps, st)
 	}
+	withCells := map[string]bool{} // scenarios with any result, traced or not
 	for _, r := range results {
+		withCells[r.ScenarioID] = true
 		if r.TraceID == "" || (r.Status != evalclient.Success && r.Status != evalclient.Failure) {
 			continue // not run (yet), or refused before anything ran
 		}
@@ -83,6 +85,14 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 			continue
 		}
 		out = append(out, evalclient.Metric{RunID: run.ID, ScenarioID: &id, Status: evalclient.Success, Data: data(d)})
+	}
+	// A scenario asked for whose cells have no trace (inputs only, or
+	// every invocation refused) still gets its record, with no data: a
+	// client that refreshes a scenario reads its record back at once.
+	for id := range want {
+		if _, done := res.Scenarios[id]; !done && withCells[id] {
+			out = append(out, evalclient.Metric{RunID: run.ID, ScenarioID: &id, Status: evalclient.Success, Data: json.RawMessage(`{}`)})
+		}
 	}
 	for ts, d := range res.Temporal {
 		ts := ts

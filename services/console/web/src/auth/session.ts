@@ -16,8 +16,22 @@ export function signOut(): Promise<void> {
 
 const PROJECT_KEY = "assay.project_id";
 
-/** The project the user picked last, if it is still one of theirs; else the session's default. */
+/**
+ * The project the page's ?project_id= names (the links the compatible SDK prints reach the
+ * console with it, through the gateway's redirect), if it is one of the user's; else the one
+ * the user picked last, if it still is; else the session's default.
+ */
 export function pickProject(s: Session): string {
+  let linked: string | null = null;
+  try {
+    linked = new URLSearchParams(window.location.search).get("project_id");
+  } catch {
+    linked = null;
+  }
+  if (linked && s.projects.some((p) => p.id === linked)) {
+    rememberProject(linked);
+    return linked;
+  }
   let stored: string | null = null;
   try {
     stored = localStorage.getItem(PROJECT_KEY);
