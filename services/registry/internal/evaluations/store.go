@@ -148,6 +148,13 @@ type Store interface {
 	// PendingExecutable reports whether any of the run's scenarios lacks a
 	// cell of expected, or has one pending, queued or running.
 	PendingExecutable(ctx context.Context, p, run uuid.UUID, expected []Cell) (bool, error)
+	// CellKeys returns the distinct (step key, repeat) of the run's
+	// results whose key is not in except, ordered by both, at most limit.
+	CellKeys(ctx context.Context, p, run uuid.UUID, except []string, limit int) ([]Cell, error)
+	// DropSteps deletes the run's cells of the dropped step keys and the
+	// scenarios that had a cell of droppedInputs and have none of
+	// keptInputs; it returns how many of each it deleted.
+	DropSteps(ctx context.Context, p, run uuid.UUID, dropped, droppedInputs, keptInputs []string) (cells, scenarios int, err error)
 
 	// UpsertMetrics writes metrics on their shape's unique key (global,
 	// variational, temporal); an existing metric keeps its id.
