@@ -124,3 +124,32 @@ func TestEvaluationDefaultQueueArchived(t *testing.T) {
 	s.ok(t, "PATCH", "/evaluations/runs/"+rid, m{"run": m{"data": m{"steps": evalSteps(false)}}})
 	assert.Equal(t, m{"count": float64(0)}, m(s.ok(t, "GET", "/evaluations/runs/"+rid+"/queues/default", nil)))
 }
+
+// TestEvaluationCompareUndeclaredStepKeys: annotations linked under keys
+// the runs do not declare are compared like declared annotation steps.
+func TestEvaluationCompareUndeclaredStepKeys(t *testing.T) {
+	s := newServer(t)
+	rev := uuid.NewString()
+	tcs := []string{uuid.NewString(), uuid.NewString()}
+	key := "application-x.my-rubric"
+	var runs []string
+	for _, scores := range [][]float64{{1, 2}, {2, 4}} {
+		id := s.compareRun(t, rev, tcs, []float64{0, 0})
+		sc := s.ok(t, "POST", "/evaluations/scenarios/query", m{"scenario": m{"run_id": id}, "windowing": m{"order": "ascending"}})
+		for i, x := range list(t, sc, "scenarios") {
+			sid := str(x.(map[string]any)["id"])
+			s.ok(t, "POST", "/evaluations/results/", m{"results": []m{{"run_id": id, "scenario_id": sid, "step_key": key, "status": "success"}}})
+			s.ok(t, "POST", "/evaluations/metrics/", m{"metrics": []m{{"run_id": id, "scenario_id": sid, "status": "success",
+				"data": m{key: m{"attributes.ag.data.outputs.score": m{"type": "numeric/continuous", "count": 1, "mean": scores[i]}}}}}})
+		}
+		runs = append(runs, id)
+	}
+	out := s.ok(t, "POST", "/evaluations/runs/compare", m{"run_ids": runs})
+	var keys []string
+	for _, x := range obj(t, out, "comparison")["metrics"].([]any) {
+		for _, r := range x.(map[string]any)["runs"].([]any) {
+			keys = append(keys, str(r.(map[string]any)["step_key"]))
+		}
+	}
+	assert.Contains(t, keys, key, "the undeclared annotation is compared: %v", out)
+}
