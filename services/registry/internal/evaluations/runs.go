@@ -309,7 +309,7 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 			if err != nil {
 				return err
 			}
-			if err := dropSteps(ctx, st, sc.ProjectID, ids[i], before, u.Data.Steps); err != nil {
+			if err := dropSteps(ctx, st, sc.ProjectID, u, before); err != nil {
 				return err
 			}
 			if err := s.reconcileQueue(ctx, st, sc, u); err != nil {
@@ -330,10 +330,14 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 // in the progress, the export and the metrics of a run that no longer has
 // those steps. Cells of keys the run never declared (annotations written
 // under undeclared keys, see UpsertResults) are not the edit's to drop.
-func dropSteps(ctx context.Context, st Store, p, run uuid.UUID, before, after []Step) error {
+//
+// The remaining scenarios' statuses are recomputed: one that waited only
+// on a dropped step is done.
+func dropSteps(ctx context.Context, st Store, p uuid.UUID, r *Run, before []Step) error {
+	run := uuid.MustParse(r.ID)
 	kept := map[string]bool{}
 	var keptInputs []string
-	for _, s := range after {
+	for _, s := range r.Data.Steps {
 		kept[s.Key] = true
 		if s.Type == TypeInput {
 			keptInputs = append(keptInputs, s.Key)
@@ -349,8 +353,13 @@ func dropSteps(ctx context.Context, st Store, p, run uuid.UUID, before, after []
 			droppedInputs = append(droppedInputs, s.Key)
 		}
 	}
-	_, _, err := st.DropSteps(ctx, p, run, dropped, droppedInputs, keptInputs)
-	return err
+	if len(dropped) == 0 {
+		return nil
+	}
+	if _, _, err := st.DropSteps(ctx, p, run, dropped, droppedInputs, keptInputs); err != nil {
+		return err
+	}
+	return st.RecomputeRun(ctx, p, run, Expected(r, false))
 }
 
 func applyRunEdit(r *Run, e RunEdit) {

@@ -128,6 +128,8 @@ type Store interface {
 	// if any expected cell is missing or pending, queued or running, else
 	// success. Unchanged rows are not written.
 	RecomputeScenarios(ctx context.Context, p, run uuid.UUID, ids []uuid.UUID, expected []Cell) error
+	// RecomputeRun is RecomputeScenarios over every scenario of the run.
+	RecomputeRun(ctx context.Context, p, run uuid.UUID, expected []Cell) error
 
 	// UpsertResults writes each result on its cell (run, scenario, step
 	// key, repeat) in one statement: a new cell is inserted with r.ID, an

@@ -79,7 +79,7 @@ func TestEvaluationRunEditDropsSteps(t *testing.T) {
 	steps := evalSteps(false)
 	steps = append(steps, m{"key": "testset-b", "type": "input", "origin": "auto"})
 	rid := str(s.evalRun(t, m{"data": m{"steps": steps}})["id"])
-	fromA, fromB, bare := s.evalScenario(t, rid), s.evalScenario(t, rid), s.evalScenario(t, rid)
+	fromA, fromB, bare, almost := s.evalScenario(t, rid), s.evalScenario(t, rid), s.evalScenario(t, rid), s.evalScenario(t, rid)
 	undeclared := "application-a.my-rubric"
 	s.ok(t, "POST", "/evaluations/results/", m{"results": []m{
 		{"run_id": rid, "scenario_id": fromA, "step_key": "testset-a", "status": "success"},
@@ -87,7 +87,12 @@ func TestEvaluationRunEditDropsSteps(t *testing.T) {
 		{"run_id": rid, "scenario_id": fromA, "step_key": undeclared, "status": "success"},
 		{"run_id": rid, "scenario_id": fromB, "step_key": "testset-b", "status": "success"},
 		{"run_id": rid, "scenario_id": fromB, "step_key": "evaluator-a", "status": "success"},
+		// waits only on evaluator-a (and testset-b, which it has no cell of)
+		{"run_id": rid, "scenario_id": almost, "step_key": "testset-a", "status": "success"},
+		{"run_id": rid, "scenario_id": almost, "step_key": "application-a", "status": "success"},
+		{"run_id": rid, "scenario_id": almost, "step_key": "evaluator-a", "status": "pending"},
 	}})
+	require.Equal(t, "pending", obj(t, s.ok(t, "GET", "/evaluations/scenarios/"+almost, nil), "scenario")["status"])
 
 	// drop testset-b and evaluator-a
 	kept := []m{steps[0], steps[1]}
@@ -97,13 +102,15 @@ func TestEvaluationRunEditDropsSteps(t *testing.T) {
 	for _, x := range list(t, sc, "scenarios") {
 		ids = append(ids, str(x.(map[string]any)["id"]))
 	}
-	assert.ElementsMatch(t, []string{fromA, bare}, ids, "the scenario only testset-b fed is gone; one without cells stays")
+	assert.ElementsMatch(t, []string{fromA, bare, almost}, ids, "the scenario only testset-b fed is gone; one without cells stays")
+	assert.Equal(t, "success", obj(t, s.ok(t, "GET", "/evaluations/scenarios/"+almost, nil), "scenario")["status"],
+		"a scenario that waited only on dropped steps is done")
 	res := s.ok(t, "POST", "/evaluations/results/query", m{"result": m{"run_id": rid}})
 	var keys []string
 	for _, x := range list(t, res, "results") {
 		keys = append(keys, str(x.(map[string]any)["step_key"]))
 	}
-	assert.ElementsMatch(t, []string{"testset-a", undeclared}, keys, "the dropped steps' cells are gone, the undeclared one stays")
+	assert.ElementsMatch(t, []string{"testset-a", undeclared, "testset-a", "application-a"}, keys, "the dropped steps' cells are gone, the undeclared one stays")
 
 	// an empty steps list is said, not left out
 	r := obj(t, s.ok(t, "PATCH", "/evaluations/runs/"+rid, m{"run": m{"data": m{"steps": []m{}}}}), "run")
@@ -111,7 +118,7 @@ func TestEvaluationRunEditDropsSteps(t *testing.T) {
 	r = obj(t, s.ok(t, "GET", "/evaluations/runs/"+rid, nil), "run")
 	assert.Equal(t, []any{}, obj(t, r, "data")["steps"])
 	sc = s.ok(t, "POST", "/evaluations/scenarios/query", m{"scenario": m{"run_id": rid}})
-	assert.EqualValues(t, 1, sc["count"], "the scenario without cells stays")
+	assert.EqualValues(t, 1, sc["count"], "the scenarios an input step fed are gone with it; the one without cells stays")
 }
 
 // TestEvaluationDefaultQueueArchived: a run whose default queue is

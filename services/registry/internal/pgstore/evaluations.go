@@ -435,12 +435,23 @@ func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, 
 	if len(ids) == 0 {
 		return nil
 	}
+	return e.recompute(ctx, p, run, pgUUIDs(ids), expected)
+}
+
+// RecomputeRun is RecomputeScenarios over every scenario of the run.
+func (e *Evaluations) RecomputeRun(ctx context.Context, p, run uuid.UUID, expected []ev.Cell) error {
+	return e.recompute(ctx, p, run, nil, expected)
+}
+
+// recompute recomputes the run's scenarios ids, all of them when ids is
+// nil (sent as NULL).
+func (e *Evaluations) recompute(ctx context.Context, p, run uuid.UUID, ids []pgtype.UUID, expected []ev.Cell) error {
 	js, err := cellsJSON(expected)
 	if err != nil {
 		return err
 	}
 	_, err = e.pool.Exec(ctx, `WITH locked AS (
-			SELECT id FROM evaluation_scenarios WHERE project_id = $1 AND run_id = $2 AND id = ANY($3) ORDER BY id FOR UPDATE),
+			SELECT id FROM evaluation_scenarios WHERE project_id = $1 AND run_id = $2 AND ($3::uuid[] IS NULL OR id = ANY($3)) ORDER BY id FOR UPDATE),
 		e AS (SELECT * FROM jsonb_to_recordset($4::jsonb) AS e(k text, r int)),
 		calc AS (
 			SELECT s.id, CASE
@@ -452,7 +463,7 @@ func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, 
 				ELSE 'success' END AS st
 			FROM locked JOIN evaluation_scenarios s ON s.project_id = $1 AND s.id = locked.id)
 		UPDATE evaluation_scenarios s SET status = calc.st, updated_at = now()
-		FROM calc WHERE s.project_id = $1 AND s.id = calc.id AND s.status <> calc.st`, p, run, pgUUIDs(ids), js)
+		FROM calc WHERE s.project_id = $1 AND s.id = calc.id AND s.status <> calc.st`, p, run, ids, js)
 	return err
 }
 
