@@ -50,9 +50,12 @@ func TestAnnotatorWritesHumanStepsOnly(t *testing.T) {
 	}
 	// the human step is the annotator's to write
 	e.ok(t, "POST", "/api/evaluations/results", annotator, result("evaluator-h", "success"))
+	// and so is an annotation linked under a key the run does not declare
+	// (the compatible web app's "<invocation step key>.<evaluator slug>")
+	e.ok(t, "POST", "/api/evaluations/results", annotator, result("application-a.my-rubric", "success"))
 
 	// every result write is audited, with its author
 	page := e.ok(t, "GET", "/api/audit?action=POST%20/evaluations/results", e.owner, nil)
-	require.Equal(t, 2.0, page["count"], "%v", page)
+	require.Equal(t, 3.0, page["count"], "%v", page)
 	assert.Equal(t, annotatorID.String(), page["entries"].([]any)[0].(map[string]any)["actor_user_id"])
 }

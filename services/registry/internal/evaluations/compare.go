@@ -235,7 +235,13 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 		values: map[string]map[string]map[string]float64{}, types: map[string]map[string]string{}}
 	stepKey := map[string]string{} // step key → compared key
 	var inputs []string
-	for _, st := range r.Data.Steps {
+	// Annotations linked under keys the run does not declare are compared
+	// too, by their key (UpsertResults).
+	more, err := s.UndeclaredSteps(ctx, p, r)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range append(append([]Step{}, r.Data.Steps...), more...) {
 		if k, ok := compareKey(st); ok {
 			if _, dup := side.keys[k]; !dup {
 				side.keys[k] = st.Key
@@ -246,7 +252,7 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 			inputs = append(inputs, st.Key)
 		}
 	}
-	err := eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+	err = eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
 		ss, err := s.store.Scenarios(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
 		if err != nil || len(ss) == 0 {
 			return 0, nil, err

@@ -93,6 +93,19 @@ func (s *Service) PrepareExport(ctx context.Context, sc scope.Scope, id uuid.UUI
 			fmt.Sprintf("The run has %d cells per scenario; an export takes at most %d.", len(x.cells), MaxExportCells),
 			map[string]any{"run_id": r.ID})
 	}
+	// Cells under keys the run does not declare (annotations the
+	// compatible clients link under "<invocation>.<evaluator>") follow the
+	// declared ones.
+	more, err := s.undeclaredCells(ctx, sc.ProjectID, r, MaxExportCells+1-len(x.cells))
+	if err != nil {
+		return nil, err
+	}
+	x.cells = append(x.cells, more...)
+	if len(x.cells) > MaxExportCells {
+		return nil, errs.Message(errs.Unprocessable, "evaluations.export_too_wide",
+			fmt.Sprintf("The run has more than %d cells per scenario; an export takes at most %d.", MaxExportCells, MaxExportCells),
+			map[string]any{"run_id": r.ID})
+	}
 	x.Columns = []string{"scenario_id", "status", "testcase_id"}
 	for _, c := range x.cells {
 		x.cellAt[c] = len(x.Columns)

@@ -131,12 +131,23 @@ type Concurrency struct {
 	RetryDelay *float64 `json:"retry_delay,omitempty"`
 }
 
-// RunData is a run's configuration.
+// RunData is a run's configuration. Steps is always rendered, as [] when
+// empty (MarshalJSON): a run edited down to no steps says so, where an
+// absent key would read as "steps unknown" to the compatible clients.
 type RunData struct {
-	Steps       []Step       `json:"steps,omitempty"`
+	Steps       []Step       `json:"steps"`
 	Repeats     *int         `json:"repeats,omitempty"`
 	Concurrency *Concurrency `json:"concurrency,omitempty"`
 	Mappings    []Mapping    `json:"mappings,omitempty"`
+}
+
+// MarshalJSON renders d with steps as a list, never null.
+func (d RunData) MarshalJSON() ([]byte, error) {
+	type plain RunData
+	if d.Steps == nil {
+		d.Steps = []Step{}
+	}
+	return json.Marshal(plain(d))
 }
 
 // Run is an evaluation run.

@@ -213,6 +213,26 @@ func (s *Service) DeleteQueues(ctx context.Context, sc scope.Scope, ids []uuid.U
 	})
 }
 
+// ArchiveDefaultQueue archives the default queue id, in a transaction
+// guarded like a delete (a closed run's is a 409).
+func (s *Service) ArchiveDefaultQueue(ctx context.Context, sc scope.Scope, id uuid.UUID) error {
+	return s.store.InTx(ctx, func(st Store) error {
+		xs, err := st.Queues(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, IncludeArchived: true, Windowing: upTo(1)})
+		if err != nil || len(xs) == 0 || xs[0].DeletedAt != nil {
+			return err
+		}
+		if _, err := guardRuns(ctx, st, sc.ProjectID, []uuid.UUID{uuid.MustParse(xs[0].RunID)}, false,
+			func(uuid.UUID) []any { return []any{"path", "queue_id"} }); err != nil {
+			return err
+		}
+		now := s.now()
+		q := xs[0]
+		q.DeletedAt, q.DeletedByID, q.UpdatedAt, q.UpdatedByID = &now, user(sc), &now, user(sc)
+		_, err = st.UpdateQueue(ctx, sc.ProjectID, q)
+		return err
+	})
+}
+
 // Queue returns the queue id (archived or not), or nil.
 func (s *Service) Queue(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Queue, error) {
 	xs, err := s.store.Queues(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, IncludeArchived: true, Windowing: upTo(1)})

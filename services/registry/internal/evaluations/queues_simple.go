@@ -1,6 +1,7 @@
 package evaluations
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/evaljob"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // The kinds of a simple queue: what its scenarios are made from.
@@ -227,11 +229,31 @@ func queueKind(r *Run) string {
 	return ""
 }
 
+// revisionIDsJSON is the refs' revision ids as a JSON list.
+func revisionIDsJSON(refs []StepRef) json.RawMessage {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.RevisionID.String()
+	}
+	b, _ := json.Marshal(ids)
+	return b
+}
+
 // ToSimpleQueue renders q over its run r (nil when the run is gone).
+// The compatible web app validates every queue of a list against one
+// schema and shows none when one fails, so the answer always has a
+// data.kind (traces when the run says nothing else: items are added to
+// such a queue by trace) and no empty tags object (its schema takes a
+// list of strings there, or nothing).
 func ToSimpleQueue(q *Queue, r *Run) SimpleQueue {
+	tags := q.Tags
+	if wire.IsNull(tags) || string(bytes.TrimSpace(tags)) == "{}" {
+		tags = nil
+	}
 	out := SimpleQueue{ID: q.ID, RunID: q.RunID, Name: q.Name, Description: q.Description, Flags: q.Flags, Status: q.Status,
-		Tags: q.Tags, Meta: q.Meta, Lifecycle: q.Lifecycle,
-		Data: SimpleQueueData{Assignments: q.Data.UserIDs, StepKeys: q.Data.StepKeys, Repeats: 1}}
+		Tags: tags, Meta: q.Meta, Lifecycle: q.Lifecycle,
+		Data: SimpleQueueData{Kind: QueueTraces, Assignments: q.Data.UserIDs, StepKeys: q.Data.StepKeys, Repeats: 1}}
+
 	if q.Data.BatchSize != nil || q.Data.BatchOffset != nil || q.Flags.IsSequential {
 		seq := q.Flags.IsSequential
 		out.Data.Settings = &QueueSettings{BatchSize: q.Data.BatchSize, BatchOffset: q.Data.BatchOffset, IsSequential: &seq}
@@ -239,14 +261,20 @@ func ToSimpleQueue(q *Queue, r *Run) SimpleQueue {
 	if r == nil {
 		return out
 	}
-	out.Data.Kind = queueKind(r)
+	if k := queueKind(r); k != "" {
+		out.Data.Kind = k
+	}
 	out.Data.Repeats = r.Data.RepeatCount()
 	refs := stepRefsOf(r)
+	// Queries and testsets are lists of revision ids, as the compatible
+	// API answers them and its generated clients type them (string[]);
+	// the {id: origin} form is accepted on input only. Evaluators keep
+	// their origins: the clients take any shape there.
 	if len(refs[QuerySteps]) > 0 {
-		out.Data.Queries = StepRefsJSON(refs[QuerySteps])
+		out.Data.Queries = revisionIDsJSON(refs[QuerySteps])
 	}
 	if len(refs[TestsetSteps]) > 0 {
-		out.Data.Testsets = StepRefsJSON(refs[TestsetSteps])
+		out.Data.Testsets = revisionIDsJSON(refs[TestsetSteps])
 	}
 	if len(refs[EvaluatorSteps]) > 0 {
 		out.Data.Evaluators = StepRefsJSON(refs[EvaluatorSteps])
@@ -369,10 +397,10 @@ func (q *SimpleQueues) queue(ctx context.Context, sc scope.Scope, id uuid.UUID) 
 	return x, r, nil
 }
 
-// Fetch returns the queue id, or nil.
+// Fetch returns the queue id, or nil (also when archived: DeleteOne).
 func (q *SimpleQueues) Fetch(ctx context.Context, sc scope.Scope, id uuid.UUID) (*SimpleQueue, error) {
 	x, err := q.s.svc.Queue(ctx, sc, id)
-	if err != nil || x == nil {
+	if err != nil || x == nil || x.DeletedAt != nil {
 		return nil, err
 	}
 	r, err := q.s.svc.Run(ctx, sc, uuid.MustParse(x.RunID))
@@ -383,8 +411,17 @@ func (q *SimpleQueues) Fetch(ctx context.Context, sc scope.Scope, id uuid.UUID) 
 	return &out, nil
 }
 
+// SimpleQueueFilter narrows a simple-queue query after the page is read:
+// Kind keeps the queues of that kind, User those the user may work (it is
+// assigned, or the queue assigns nobody). The page's cursor is the
+// underlying queues', so a filtered page may be short.
+type SimpleQueueFilter struct {
+	Kind string
+	User *uuid.UUID
+}
+
 // Query returns a page of queues matching f, each over its run.
-func (q *SimpleQueues) Query(ctx context.Context, sc scope.Scope, f Filter) ([]SimpleQueue, *Page[Queue], error) {
+func (q *SimpleQueues) Query(ctx context.Context, sc scope.Scope, f Filter, more ...SimpleQueueFilter) ([]SimpleQueue, *Page[Queue], error) {
 	p, err := q.s.svc.QueryQueues(ctx, sc, f)
 	if err != nil {
 		return nil, nil, err
@@ -404,9 +441,21 @@ func (q *SimpleQueues) Query(ctx context.Context, sc scope.Scope, f Filter) ([]S
 			byID[runs[i].ID] = &runs[i]
 		}
 	}
-	out := make([]SimpleQueue, len(p.Items))
+	out := make([]SimpleQueue, 0, len(p.Items))
 	for i := range p.Items {
-		out[i] = ToSimpleQueue(&p.Items[i], byID[p.Items[i].RunID])
+		x := ToSimpleQueue(&p.Items[i], byID[p.Items[i].RunID])
+		keep := true
+		for _, m := range more {
+			if m.Kind != "" && x.Data.Kind != m.Kind {
+				keep = false
+			}
+			if m.User != nil && len(p.Items[i].Data.UserIDs) > 0 && !assigned(&p.Items[i], *m.User) {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, x)
+		}
 	}
 	return out, &p, nil
 }
@@ -415,6 +464,30 @@ func (q *SimpleQueues) Query(ctx context.Context, sc scope.Scope, f Filter) ([]S
 // its run).
 func (q *SimpleQueues) Delete(ctx context.Context, sc scope.Scope, ids []uuid.UUID) ([]uuid.UUID, error) {
 	return q.s.svc.DeleteQueues(ctx, sc, ids)
+}
+
+// DeleteOne deletes the queue id as the compatible web app's delete
+// button asks (DELETE /simple/queues/{id}); nil when it does not exist.
+// A simple queue is its run's default queue, which is never hard-deleted
+// (its run and annotations stay): it is archived, so it leaves the lists
+// and reads as absent, and comes back only if the run is edited and
+// still has a human step. Any other queue is deleted.
+func (q *SimpleQueues) DeleteOne(ctx context.Context, sc scope.Scope, id uuid.UUID) (*uuid.UUID, error) {
+	x, err := q.s.svc.Queue(ctx, sc, id)
+	if err != nil || x == nil || x.DeletedAt != nil {
+		return nil, err
+	}
+	if !x.Flags.IsDefault {
+		done, err := q.s.svc.DeleteQueues(ctx, sc, []uuid.UUID{id})
+		if err != nil || len(done) == 0 {
+			return nil, err
+		}
+		return &done[0], nil
+	}
+	if err := q.s.svc.ArchiveDefaultQueue(ctx, sc, id); err != nil {
+		return nil, err
+	}
+	return &id, nil
 }
 
 // Scenarios returns a page of the scenarios of queue id, those assigned

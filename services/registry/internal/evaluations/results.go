@@ -90,8 +90,15 @@ func prepareResult(x *Result, loc ...any) error {
 // repeat): a new cell is created, an existing one replaced (keeping its
 // id). Two results for one cell in a request: the last wins. The status
 // of every scenario touched is recomputed in the same transaction. A
-// result of a closed run is a 409; a step key the run does not have, or a
-// scenario of another run, is a 422.
+// result of a closed run is a 409; a scenario of another run, or a
+// malformed step key (checkUndeclaredKey), is a 422.
+//
+// A step key the run does not declare is stored: the compatible
+// platform's annotation drawers write keys of the form
+// "<invocation step key>.<evaluator slug>" for evaluators that are not
+// steps of the run, and their annotation would otherwise lose its link to
+// the scenario. Such a cell is treated as a human annotation
+// (undeclared); every read of the run's cells lists it (UndeclaredSteps).
 func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result) ([]Result, error) {
 	if err := s.checkBatch(len(rs), "results"); err != nil {
 		return nil, err
@@ -136,7 +143,10 @@ func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result
 		for i := range rs {
 			st := step(runs[runIDs[i]], rs[i].StepKey)
 			if st == nil {
-				return errs.Field("Step not found in this run", rs[i].StepKey, "body", "results", i, "step_key")
+				if err := checkUndeclaredKey(rs[i].StepKey, "body", "results", i, "step_key"); err != nil {
+					return err
+				}
+				st = undeclared(rs[i].StepKey)
 			}
 			if err := mayWrite(sc, st, i); err != nil {
 				return err
@@ -155,6 +165,55 @@ func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result
 }
 
 func hasStep(r *Run, key string) bool { return step(r, key) != nil }
+
+// checkUndeclaredKey refuses a step key the run does not declare when it
+// has control characters: no client writes one, and it would break the
+// CSV export's and the console's column headers. (The length is checked
+// with every result, by prepareResult.)
+func checkUndeclaredKey(k string, loc ...any) error {
+	for _, c := range k {
+		if c < 0x20 || c == 0x7f {
+			return errs.Field("A step key the run does not declare has no control characters", k, loc...)
+		}
+	}
+	return nil
+}
+
+// undeclaredCells are the run's cells under step keys the run does not
+// declare, by key and repeat, at most limit (see UpsertResults).
+func (s *Service) undeclaredCells(ctx context.Context, p uuid.UUID, r *Run, limit int) ([]Cell, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(r.Data.Steps))
+	for i, st := range r.Data.Steps {
+		keys[i] = st.Key
+	}
+	return s.store.CellKeys(ctx, p, uuid.MustParse(r.ID), keys, limit)
+}
+
+// UndeclaredSteps are the steps of the run's cells whose keys it does not
+// declare, as the human annotations they stand for (undeclared), by key.
+func (s *Service) UndeclaredSteps(ctx context.Context, p uuid.UUID, r *Run) ([]Step, error) {
+	cells, err := s.undeclaredCells(ctx, p, r, MaxExportCells)
+	if err != nil {
+		return nil, err
+	}
+	var out []Step
+	for i, c := range cells {
+		if i == 0 || cells[i-1].StepKey != c.StepKey {
+			out = append(out, *undeclared(c.StepKey))
+		}
+	}
+	return out, nil
+}
+
+// undeclared is the step a cell with a key the run does not declare
+// stands for: a human annotation, which is what the compatible clients
+// write under such keys (annotation drawers, queue forms).
+func undeclared(key string) *Step {
+	return &Step{Key: key, Type: TypeAnnotation, Origin: OriginHuman}
+}
 
 func step(r *Run, key string) *Step {
 	for i := range r.Data.Steps {

@@ -299,6 +299,7 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 			if r.Flags.IsClosed {
 				return closedRun(r.ID)
 			}
+			before := r.Data.Steps
 			applyRunEdit(r, e)
 			if err := prepareRun(r, "body", "runs", i); err != nil {
 				return err
@@ -306,6 +307,9 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 			r.UpdatedAt, r.UpdatedByID = ptrTime(s.now()), user(sc)
 			u, err := st.UpdateRun(ctx, sc.ProjectID, *r)
 			if err != nil {
+				return err
+			}
+			if err := dropSteps(ctx, st, sc.ProjectID, u, before); err != nil {
 				return err
 			}
 			if err := s.reconcileQueue(ctx, st, sc, u); err != nil {
@@ -317,6 +321,45 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 		return nil
 	})
 	return out, err
+}
+
+// dropSteps removes, in the edit's transaction, what the steps an edit
+// dropped leave behind: their cells, and the scenarios that came from a
+// dropped input step and have no cell of a remaining one (a testcase of a
+// testset the run no longer reads). Left in place, they would still count
+// in the progress, the export and the metrics of a run that no longer has
+// those steps. Cells of keys the run never declared (annotations written
+// under undeclared keys, see UpsertResults) are not the edit's to drop.
+//
+// The remaining scenarios' statuses are recomputed: one that waited only
+// on a dropped step is done.
+func dropSteps(ctx context.Context, st Store, p uuid.UUID, r *Run, before []Step) error {
+	run := uuid.MustParse(r.ID)
+	kept := map[string]bool{}
+	var keptInputs []string
+	for _, s := range r.Data.Steps {
+		kept[s.Key] = true
+		if s.Type == TypeInput {
+			keptInputs = append(keptInputs, s.Key)
+		}
+	}
+	var dropped, droppedInputs []string
+	for _, s := range before {
+		if kept[s.Key] {
+			continue
+		}
+		dropped = append(dropped, s.Key)
+		if s.Type == TypeInput {
+			droppedInputs = append(droppedInputs, s.Key)
+		}
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	if _, _, err := st.DropSteps(ctx, p, run, dropped, droppedInputs, keptInputs); err != nil {
+		return err
+	}
+	return st.RecomputeRun(ctx, p, run, Expected(r, false))
 }
 
 func applyRunEdit(r *Run, e RunEdit) {
@@ -466,10 +509,14 @@ func (s *Service) Close(ctx context.Context, sc scope.Scope, ids []uuid.UUID, cl
 	return out, err
 }
 
-// RunDefaultQueue returns the run's default queue (archived or not), or nil.
+// RunDefaultQueue returns the run's live default queue, or nil. An
+// archived one (the run lost its human steps) is nil too, as in the
+// compatible API: clients open what this answers as the run's queue. The
+// archived queue stays readable by id and in queries with
+// include_archived.
 func (s *Service) RunDefaultQueue(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Queue, error) {
 	q, err := s.store.DefaultQueue(ctx, sc.ProjectID, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrNotFound) || (err == nil && q.DeletedAt != nil) {
 		return nil, nil
 	}
 	return q, err

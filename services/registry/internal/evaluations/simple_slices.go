@@ -293,7 +293,8 @@ func inSteps(steps []Step, key string) bool {
 }
 
 // RemoveSteps removes steps and their mappings from the run (400 naming
-// keys it does not have). Their results stay until pruned.
+// keys it does not have). Their cells go with them, as with every run
+// edit that drops steps (dropSteps).
 func (s *Simple) RemoveSteps(ctx context.Context, sc scope.Scope, id uuid.UUID, keys []string) (*Run, error) {
 	r, err := s.open(ctx, sc, id)
 	if err != nil {

@@ -133,6 +133,8 @@ type Store interface {
 	// if any expected cell is missing or pending, queued or running, else
 	// success. Unchanged rows are not written.
 	RecomputeScenarios(ctx context.Context, p, run uuid.UUID, ids []uuid.UUID, expected []Cell) error
+	// RecomputeRun is RecomputeScenarios over every scenario of the run.
+	RecomputeRun(ctx context.Context, p, run uuid.UUID, expected []Cell) error
 
 	// UpsertResults writes each result on its cell (run, scenario, step
 	// key, repeat) in one statement: a new cell is inserted with r.ID, an
@@ -153,6 +155,13 @@ type Store interface {
 	// PendingExecutable reports whether any of the run's scenarios lacks a
 	// cell of expected, or has one pending, queued or running.
 	PendingExecutable(ctx context.Context, p, run uuid.UUID, expected []Cell) (bool, error)
+	// CellKeys returns the distinct (step key, repeat) of the run's
+	// results whose key is not in except, ordered by both, at most limit.
+	CellKeys(ctx context.Context, p, run uuid.UUID, except []string, limit int) ([]Cell, error)
+	// DropSteps deletes the run's cells of the dropped step keys and the
+	// scenarios that had a cell of droppedInputs and have none of
+	// keptInputs; it returns how many of each it deleted.
+	DropSteps(ctx context.Context, p, run uuid.UUID, dropped, droppedInputs, keptInputs []string) (cells, scenarios int, err error)
 
 	// UpsertMetrics writes metrics on their shape's unique key (global,
 	// variational, temporal); an existing metric keeps its id.

@@ -36,7 +36,7 @@ type (
 		Schemas    *ev.StepSchemas       `json:"schemas,omitempty"`
 	}
 	docEvalRunData struct {
-		Steps       []docEvalStep   `json:"steps,omitempty"`
+		Steps       []docEvalStep   `json:"steps" doc:"Always answered, [] when the run has no steps."`
 		Repeats     *int            `json:"repeats,omitempty" doc:"Default 1."`
 		Concurrency *ev.Concurrency `json:"concurrency,omitempty"`
 		Mappings    []ev.Mapping    `json:"mappings,omitempty"`

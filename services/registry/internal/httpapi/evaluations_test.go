@@ -68,8 +68,9 @@ func TestEvaluationRunsEnvelopesAndFlags(t *testing.T) {
 	assert.Equal(t, "d", r["description"])
 	assert.Equal(t, true, obj(t, r, "flags")["has_traces"])
 	assert.Equal(t, false, obj(t, r, "flags")["is_queue"])
-	// default queue archived
-	q := obj(t, s.ok(t, "GET", "/evaluations/runs/"+id+"/queues/default", nil), "queue")
+	// default queue archived: none to show (TestEvaluationDefaultQueueArchived)
+	assert.EqualValues(t, 0, s.ok(t, "GET", "/evaluations/runs/"+id+"/queues/default", nil)["count"])
+	q := list(t, s.ok(t, "POST", "/evaluations/queues/query", m{"queue": m{"run_id": id}, "include_archived": true}), "queues")[0].(map[string]any)
 	assert.NotEmpty(t, q["deleted_at"])
 	assert.Equal(t, true, obj(t, q, "flags")["is_default"])
 
@@ -196,13 +197,13 @@ func TestEvaluationResultsUpsertAndScenarioStatus(t *testing.T) {
 	assert.Equal(t, m{"success": float64(4), "errors": float64(1), "total": float64(5), "expected": float64(5)}, m(obj(t, prog, "results")))
 
 	for name, body := range map[string]m{
-		"unknown step":     {"results": []m{cell("nope", 0, "success")}},
-		"negative repeat":  {"results": []m{cell("testset-a", -1, "success")}},
-		"bad trace":        {"results": []m{{"run_id": rid, "scenario_id": sid, "step_key": "testset-a", "trace_id": "xyz"}}},
-		"missing scenario": {"results": []m{{"run_id": rid, "step_key": "testset-a"}}},
-		"missing run":      {"results": []m{{"scenario_id": sid, "step_key": "testset-a"}}},
-		"unknown run":      {"results": []m{{"run_id": uuid.NewString(), "scenario_id": sid, "step_key": "testset-a"}}},
-		"repeat a string":  {"results": []m{{"run_id": rid, "scenario_id": sid, "step_key": "testset-a", "repeat_idx": "0"}}},
+		"control character": {"results": []m{cell("no\tpe", 0, "success")}}, // undeclared keys are stored, see TestEvaluationResultsUndeclaredStepKeys
+		"negative repeat":   {"results": []m{cell("testset-a", -1, "success")}},
+		"bad trace":         {"results": []m{{"run_id": rid, "scenario_id": sid, "step_key": "testset-a", "trace_id": "xyz"}}},
+		"missing scenario":  {"results": []m{{"run_id": rid, "step_key": "testset-a"}}},
+		"missing run":       {"results": []m{{"scenario_id": sid, "step_key": "testset-a"}}},
+		"unknown run":       {"results": []m{{"run_id": uuid.NewString(), "scenario_id": sid, "step_key": "testset-a"}}},
+		"repeat a string":   {"results": []m{{"run_id": rid, "scenario_id": sid, "step_key": "testset-a", "repeat_idx": "0"}}},
 	} {
 		res := s.do(t, "POST", "/evaluations/results/", body)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, "%s: %s", name, res.body)
@@ -304,7 +305,7 @@ func TestEvaluationDefaultQueues(t *testing.T) {
 
 	// no human step → archived; back → unarchived, same queue
 	s.ok(t, "PATCH", "/evaluations/runs/"+rid, m{"run": m{"data": m{"steps": evalSteps(false)}}})
-	assert.NotEmpty(t, obj(t, s.ok(t, "GET", "/evaluations/runs/"+rid+"/queues/default", nil), "queue")["deleted_at"])
+	assert.EqualValues(t, 0, s.ok(t, "GET", "/evaluations/runs/"+rid+"/queues/default", nil)["count"], "archived")
 	assert.EqualValues(t, 0, s.ok(t, "POST", "/evaluations/queues/query", m{"queue": m{"run_id": rid}})["count"])
 	assert.EqualValues(t, 1, s.ok(t, "POST", "/evaluations/queues/query", m{"queue": m{"run_id": rid}, "include_archived": true})["count"])
 	r := obj(t, s.ok(t, "PATCH", "/evaluations/runs/"+rid, m{"run": m{"data": m{"steps": evalSteps(true)}}}), "run")

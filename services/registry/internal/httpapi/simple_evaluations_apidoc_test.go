@@ -53,9 +53,9 @@ type (
 		ev.Lifecycle
 	}
 	docSimpleQueueData struct {
-		Kind        string            `json:"kind,omitempty" doc:"traces, testcases, queries or testsets."`
-		Queries     map[string]string `json:"queries,omitempty" doc:"Query revision id → origin."`
-		Testsets    map[string]string `json:"testsets,omitempty" doc:"Testset revision id → origin."`
+		Kind        string            `json:"kind,omitempty" doc:"traces, testcases, queries or testsets; always in answers (traces when the run names no other source)."`
+		Queries     []string          `json:"queries,omitempty" doc:"Query revision ids; an object revision id → origin is accepted on input."`
+		Testsets    []string          `json:"testsets,omitempty" doc:"Testset revision ids; an object revision id → origin is accepted on input."`
 		Evaluators  map[string]string `json:"evaluators,omitempty" doc:"Evaluator revision id → origin; a list of ids is accepted on input (origin human). At least one human evaluator."`
 		Repeats     int               `json:"repeats"`
 		Assignments [][]string        `json:"assignments,omitempty" doc:"One list of user ids per repeat."`
@@ -127,9 +127,13 @@ func simpleEvaluationBindings() []apidoc.Binding {
 			Response: apidoc.Envelope(count, apidoc.Field{Name: "queue_ids", Value: []uuid.UUID{}})},
 		{Method: "POST", Path: q + "/query", Request: apidoc.Envelope(apidoc.Field{Name: "queue", Value: apidoc.Envelope(
 			apidoc.Field{Name: "ids", Value: []uuid.UUID{}}, apidoc.Field{Name: "run_id", Value: uuid.UUID{}}, apidoc.Field{Name: "name", Value: ""},
-			apidoc.Field{Name: "tags", Value: map[string]any{}}, apidoc.Field{Name: "meta", Value: map[string]any{}})}, win),
+			apidoc.Field{Name: "tags", Value: map[string]any{}}, apidoc.Field{Name: "meta", Value: map[string]any{}},
+			apidoc.Field{Name: "kind", Value: "", Doc: "traces, testcases, queries or testsets."},
+			apidoc.Field{Name: "user_id", Value: uuid.UUID{}, Doc: "The queues this user may work: assigned, or assigning nobody."})}, win),
 			Response: apidoc.Envelope(count, apidoc.Field{Name: "queues", Value: []docSimpleQueue{}}, win)},
 		{Method: "GET", Path: q + "/{id}", Response: qOne},
+		{Method: "DELETE", Path: q + "/{id}", Response: apidoc.Envelope(count, apidoc.Field{Name: "queue_id", Value: uuid.UUID{},
+			Doc: "A default queue (every queue made here without step keys) is archived, its run kept; any other is deleted. {count: 0} when absent."})},
 		{Method: "POST", Path: q + "/{id}/scenarios/query", Request: apidoc.Envelope(apidoc.Field{Name: "user_id", Value: uuid.UUID{}},
 			apidoc.Field{Name: "scenario", Value: apidoc.Envelope(apidoc.Field{Name: "status", Value: ev.Status("")}, apidoc.Field{Name: "statuses", Value: []ev.Status{}})}, win),
 			Response: apidoc.Envelope(count, apidoc.Field{Name: "scenarios", Value: []ev.Scenario{}}, win)},

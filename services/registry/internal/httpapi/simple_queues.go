@@ -20,6 +20,7 @@ func (a simpleQueueAPI) route(e *echo.Echo) {
 	e.DELETE(p, handle(false, a.delete))
 	e.POST(p+"/query", handle(false, a.query))
 	e.GET(p+"/:id", handle(true, a.fetch))
+	e.DELETE(p+"/:id", handle(true, a.deleteOne))
 	e.POST(p+"/:id/scenarios/query", handle(true, a.scenarios))
 	e.POST(p+"/:id/traces", handle(true, a.add(evaluations.QueueTraces, "trace_ids")))
 	e.POST(p+"/:id/testcases", handle(true, a.add(evaluations.QueueTestcases, "testcase_ids")))
@@ -81,12 +82,37 @@ func (a simpleQueueAPI) delete(rq *req) error {
 	return simpleJSON(rq.c, http.StatusOK, map[string]any{"count": len(done), "queue_ids": done})
 }
 
-// query reads {queue?: {ids?, name?, tags?, meta?, run_id?}, windowing?}.
+// deleteOne serves DELETE /simple/queues/{id}: {count, queue_id}, or
+// {count: 0} when there is no such queue.
+func (a simpleQueueAPI) deleteOne(rq *req) error {
+	done, err := a.uc.DeleteOne(rq.ctx, rq.sc, rq.id)
+	if err != nil {
+		return err
+	}
+	if done == nil {
+		return simpleJSON(rq.c, http.StatusOK, map[string]any{"count": 0})
+	}
+	return simpleJSON(rq.c, http.StatusOK, map[string]any{"count": 1, "queue_id": done})
+}
+
+// query reads {queue?: {ids?, name?, tags?, meta?, run_id?, kind?,
+// user_id?}, windowing?}; kind and user_id are the compatible web app's
+// filters (SimpleQueueFilter).
 func (a simpleQueueAPI) query(rq *req) error {
 	b := rq.b
 	f := evaluations.Filter{Windowing: b.Windowing()}
+	var more evaluations.SimpleQueueFilter
 	if q := b.Sub("queue"); q != nil {
 		f.Name, f.Tags, f.Meta = q.Str("name"), q.Object("tags"), q.Object("meta")
+		if k := q.Str("kind"); k != nil {
+			switch *k {
+			case evaluations.QueueTraces, evaluations.QueueTestcases, evaluations.QueueQueries, evaluations.QueueTestsets:
+				more.Kind = *k
+			default:
+				return wire.FieldInvalid("Input should be 'traces', 'testcases', 'queries' or 'testsets'", *k, "body", "queue", "kind")
+			}
+		}
+		more.User = q.ID("user_id")
 		var xs []uuid.UUID
 		if q.Decode(&xs, "Input should be a list of UUIDs", "ids") {
 			f.IDs = xs
@@ -99,7 +125,7 @@ func (a simpleQueueAPI) query(rq *req) error {
 	if err := wire.ErrOf(b); err != nil {
 		return err
 	}
-	qs, p, err := a.uc.Query(rq.ctx, rq.sc, f)
+	qs, p, err := a.uc.Query(rq.ctx, rq.sc, f, more)
 	if err != nil {
 		return err
 	}

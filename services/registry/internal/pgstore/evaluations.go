@@ -449,12 +449,23 @@ func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, 
 	if len(ids) == 0 {
 		return nil
 	}
+	return e.recompute(ctx, p, run, pgUUIDs(ids), expected)
+}
+
+// RecomputeRun is RecomputeScenarios over every scenario of the run.
+func (e *Evaluations) RecomputeRun(ctx context.Context, p, run uuid.UUID, expected []ev.Cell) error {
+	return e.recompute(ctx, p, run, nil, expected)
+}
+
+// recompute recomputes the run's scenarios ids, all of them when ids is
+// nil (sent as NULL).
+func (e *Evaluations) recompute(ctx context.Context, p, run uuid.UUID, ids []pgtype.UUID, expected []ev.Cell) error {
 	js, err := cellsJSON(expected)
 	if err != nil {
 		return err
 	}
 	_, err = e.pool.Exec(ctx, `WITH locked AS (
-			SELECT id FROM evaluation_scenarios WHERE project_id = $1 AND run_id = $2 AND id = ANY($3) ORDER BY id FOR UPDATE),
+			SELECT id FROM evaluation_scenarios WHERE project_id = $1 AND run_id = $2 AND ($3::uuid[] IS NULL OR id = ANY($3)) ORDER BY id FOR UPDATE),
 		e AS (SELECT * FROM jsonb_to_recordset($4::jsonb) AS e(k text, r int)),
 		calc AS (
 			SELECT s.id, CASE
@@ -466,7 +477,7 @@ func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, 
 				ELSE 'success' END AS st
 			FROM locked JOIN evaluation_scenarios s ON s.project_id = $1 AND s.id = locked.id)
 		UPDATE evaluation_scenarios s SET status = calc.st, updated_at = now()
-		FROM calc WHERE s.project_id = $1 AND s.id = calc.id AND s.status <> calc.st`, p, run, pgUUIDs(ids), js)
+		FROM calc WHERE s.project_id = $1 AND s.id = calc.id AND s.status <> calc.st`, p, run, ids, js)
 	return err
 }
 
@@ -676,6 +687,56 @@ func (e *Evaluations) PendingExecutable(ctx context.Context, p, run uuid.UUID, e
 		LEFT JOIN evaluation_results x ON x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id AND x.step_key = e.k AND x.repeat_idx = e.r
 		WHERE s.project_id = $1 AND s.run_id = $2 AND (x.id IS NULL OR x.status IN ('pending', 'queued', 'running')))`, p, run, js).Scan(&left)
 	return left, err
+}
+
+// CellKeys returns the distinct (step key, repeat) of the run's results
+// whose step key is not one of except, ordered, at most limit of them.
+func (e *Evaluations) CellKeys(ctx context.Context, p, run uuid.UUID, except []string, limit int) ([]ev.Cell, error) {
+	rows, err := e.pool.Query(ctx, `SELECT DISTINCT step_key, repeat_idx FROM evaluation_results
+		WHERE project_id = $1 AND run_id = $2 AND NOT step_key = ANY($3) ORDER BY step_key, repeat_idx LIMIT $4`,
+		p, run, append([]string{}, except...), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []ev.Cell{}
+	for rows.Next() {
+		var c ev.Cell
+		if err := rows.Scan(&c.StepKey, &c.RepeatIdx); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// DropSteps deletes the run's cells of the dropped step keys, then the
+// scenarios that had a cell of one of droppedInputs and have none of
+// keptInputs (their metrics and remaining cells go with them, by the
+// foreign keys). Scenarios without any input cell are kept: they are
+// what a client creates before writing its first cell.
+func (e *Evaluations) DropSteps(ctx context.Context, p, run uuid.UUID, dropped, droppedInputs, keptInputs []string) (cells, scenarios int, err error) {
+	if len(dropped) == 0 {
+		return 0, 0, nil
+	}
+	if len(droppedInputs) > 0 {
+		// Before the cells go: which scenarios the dropped inputs fed.
+		tag, err := e.pool.Exec(ctx, `DELETE FROM evaluation_scenarios s WHERE s.project_id = $1 AND s.run_id = $2
+			AND EXISTS (SELECT 1 FROM evaluation_results x WHERE x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id
+				AND x.step_key = ANY($3))
+			AND NOT EXISTS (SELECT 1 FROM evaluation_results x WHERE x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id
+				AND x.step_key = ANY($4))`, p, run, droppedInputs, append([]string{}, keptInputs...))
+		if err != nil {
+			return 0, 0, err
+		}
+		scenarios = int(tag.RowsAffected())
+	}
+	tag, err := e.pool.Exec(ctx, `DELETE FROM evaluation_results WHERE project_id = $1 AND run_id = $2 AND step_key = ANY($3)`,
+		p, run, dropped)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(tag.RowsAffected()), scenarios, nil
 }
 
 // ---- metrics

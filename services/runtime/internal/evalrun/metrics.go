@@ -39,6 +39,19 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 		}
 		steps = append(steps, st)
 	}
+	// Cells under step keys the run does not declare (the compatible web
+	// app links its annotations as "<invocation>.<evaluator slug>") are
+	// human annotations: measured like any other, their schema inferred.
+	declared := map[string]bool{}
+	for _, s := range steps {
+		declared[s.Key] = true
+	}
+	for _, r := range results {
+		if !declared[r.StepKey] && r.TraceID != "" {
+			declared[r.StepKey] = true
+			steps = append(steps, evalmetrics.Step{Key: r.StepKey, Type: evalclient.TypeAnnotation, Origin: evalclient.OriginHuman})
+		}
+	}
 	withCells := map[string]bool{} // scenarios with any result, traced or not
 	for _, r := range results {
 		withCells[r.ScenarioID] = true

@@ -98,6 +98,7 @@ func (k simpleKind) bind(c echo.Context, requireLinks bool) (simpleIn, error) {
 	if err := checkLinks(in.Links, k.item); err != nil {
 		return simpleIn{}, err
 	}
+	in.Links = dropIDlessLinks(in.Links)
 	if k.refKey != "" {
 		if _, ok := in.References[k.refKey]; !ok {
 			return simpleIn{}, errs.Field("Field required", nil, "body", k.item, "references", k.refKey)
@@ -158,6 +159,40 @@ func checkLinks(links any, item string) error {
 		return (&ingest.TypeError{Loc: []any{item, "links"}, Want: "an object or a list"}).Field()
 	}
 	return nil
+}
+
+// dropIDlessLinks leaves out the links that lack a trace_id or a span_id
+// (absent, null or ""), as the compatible platform does: its web app's
+// older annotation drawers send {"invocation": {}} when the scenario has
+// no invocation trace, and the annotation must still be stored. A link
+// without both ids points at nothing an OTel link can name (a span id
+// alone is not unique). Ids that are present stay checked by the ingest,
+// so a malformed one is still refused. The answer echoes what is stored.
+func dropIDlessLinks(links any) any {
+	missing := func(v any) bool { return v == nil || v == "" }
+	has := func(v any) bool {
+		m, _ := v.(map[string]any)
+		return m != nil && !missing(m["trace_id"]) && !missing(m["span_id"])
+	}
+	switch l := links.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(l))
+		for k, v := range l {
+			if has(v) {
+				out[k] = v
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(l))
+		for _, v := range l {
+			if has(v) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	return links
 }
 
 func nonEmptyLinks(l any) bool {

@@ -5,7 +5,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { MemoryRouter } from "react-router";
 import { buildResults, filterByScore } from "./results";
 import { Results } from "./EvaluationPage";
-import type { ExportDoc } from "../../api/evaluations";
+import type { ExportDoc, Step } from "../../api/evaluations";
 
 afterEach(() => {
   cleanup();
@@ -57,6 +57,36 @@ describe("results model", () => {
     expect(ids({ column: SCORE, op: "=", value: 1 })).toEqual(["s4"]);
     expect(ids({ column: OK, op: "=", value: 0 })).toEqual(["s2"]);
     expect(ids({ column: SCORE, op: "missing", value: 0 })).toEqual(["s3"]);
+  });
+});
+
+describe("annotations under undeclared step keys", () => {
+  // The compatible web app links an annotation under
+  // "<invocation step key>.<evaluator slug>", a key the run does not
+  // declare; the export lists such cells after the declared ones.
+  const K = "application-app.my-rubric";
+  const Q = "application.v2.judge"; // not after an invocation step key: the last part
+  const steps: Step[] = [
+    { key: "testset-abc", type: "input", origin: "custom" },
+    { key: "application-app", type: "invocation", origin: "custom" },
+    { key: "evaluator-judge", type: "annotation", origin: "human", references: { evaluator: { slug: "judge" } } },
+  ];
+  const d: ExportDoc = {
+    run_id: "r2",
+    columns: ["scenario_id", "status", "testcase_id", "application-app/0/status", "application-app/0/trace_id", "application-app/0/error",
+      `${K}/0/status`, `${K}/0/trace_id`, `${K}/0/error`, `${Q}/0/status`, `${Q}/0/trace_id`, `${Q}/0/error`,
+      `${K}/attributes.ag.data.outputs.score`],
+    rows: [{ scenario_id: "s1", status: "success", [`${K}/0/status`]: "success", [`${K}/0/trace_id`]: "bbbb", [`${K}/attributes.ag.data.outputs.score`]: 4 }],
+  };
+  it("gives each key a column named by its evaluator", () => {
+    const m = buildResults(d, steps);
+    expect(m.cellKeys).toEqual(["application-app/0", `${K}/0`, `${Q}/0`]);
+    expect(m.labels[K]).toBe("my-rubric");
+    expect(m.labels[Q]).toBe("judge");
+    expect(m.labels["evaluator-judge"]).toBeUndefined();
+    expect(m.scores[0]).toMatchObject({ step: K, path: "attributes.ag.data.outputs.score", label: "my-rubric · score" });
+    expect(m.rows[0].cells[`${K}/0`]).toEqual({ status: "success", traceId: "bbbb", error: undefined });
+    expect(m.rows[0].scores[`${K}/attributes.ag.data.outputs.score`]).toBe(4);
   });
 });
 

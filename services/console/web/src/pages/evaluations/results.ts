@@ -25,14 +25,25 @@ export interface ResultRow {
 }
 
 /** stepLabel names a step by what it references (the application and its
- * version, the evaluator), else by its key. */
+ * version, the evaluator), else by its key. A key the run does not
+ * declare is an annotation linked as "<invocation step key>.<evaluator
+ * slug>" (how the compatible web app's annotation drawers name them): it
+ * is named by that evaluator's slug (after the run's invocation step key
+ * when it starts with one, else after the last dot). */
 export function stepLabel(key: string, steps: Step[] = []): string {
   const s = steps.find((x) => x.key === key);
-  const r = s?.references ?? {};
+  if (!s) return undeclaredLabel(key, steps);
+  const r = s.references ?? {};
   if (r.application?.slug) return r.application.slug + (r.application_revision?.version ? ` v${r.application_revision.version}` : "");
   if (r.evaluator?.slug) return r.evaluator.slug;
   if (r.testset?.slug) return r.testset.slug;
   return key;
+}
+
+function undeclaredLabel(key: string, steps: Step[]): string {
+  const inv = steps.find((x) => x.type === "invocation" && key.startsWith(x.key + "."));
+  const slug = inv ? key.slice(inv.key.length + 1) : key.includes(".") ? key.slice(key.lastIndexOf(".") + 1) : "";
+  return slug || key;
 }
 
 export interface ResultModel {
@@ -54,6 +65,7 @@ export function buildResults(doc: ExportDoc, steps: Step[] = []): ResultModel {
     if (m) {
       const k = `${m[1]}/${m[2]}`;
       if (!cellKeys.includes(k)) cellKeys.push(k);
+      stepKeys.add(m[1]); // also the keys the run does not declare
       continue;
     }
     // "<step>/<path>": the step is the longest known step key prefix, or
