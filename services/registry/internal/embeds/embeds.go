@@ -21,8 +21,7 @@
 // and/or key:<key> ("=" may stand for ":"; a bare dotted path is the
 // path), or a JSON object as in the object form. The token is replaced by
 // the selected value: a string as is, anything else as compact JSON.
-// Brackets balance and brackets inside double quotes do not count
-// (parse.go).
+// Brackets balance, in values too (parse.go).
 //
 // Our earlier string syntax stays an alias:
 //

@@ -24,20 +24,41 @@ func (sp span) inner(s string) string { return s[sp.start+len(embedOpen) : sp.en
 
 // scanTokens finds the string tokens of s. A token's brackets balance (the
 // compatible form nests @ag.references[...] and @ag.selector[...] inside
-// @ag.embed[...]), and brackets inside double quotes do not count, so a
-// JSON object in a part may hold any text. An "@ag.embed[" that is never
-// closed is no token: the text is left as it is.
+// @ag.embed[...]); an "@ag.embed[" that is never closed is no token, its
+// text is left as it is. One pass pairs the brackets, so a long string of
+// unclosed openers costs linear time, not a scan to the end per opener;
+// hence brackets inside a value must balance too (slugs, ids, versions and
+// paths hold none).
 func scanTokens(s string) []span {
+	if !strings.Contains(s, embedOpen) {
+		return nil
+	}
+	// closes maps the index of each token's "[" to the index past its "]".
+	closes := map[int]int{}
+	var open []int
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			open = append(open, i)
+		case ']':
+			if n := len(open); n > 0 {
+				o := open[n-1]
+				open = open[:n-1]
+				if o+1 >= len(embedOpen) && s[o+1-len(embedOpen):o+1] == embedOpen {
+					closes[o] = i + 1
+				}
+			}
+		}
+	}
 	var out []span
-	from := 0
-	for {
+	for from := 0; ; {
 		i := strings.Index(s[from:], embedOpen)
 		if i < 0 {
 			return out
 		}
 		start := from + i
-		end := closing(s, start+len(embedOpen))
-		if end < 0 {
+		end, ok := closes[start+len(embedOpen)-1]
+		if !ok {
 			from = start + len(embedOpen)
 			continue
 		}
@@ -49,18 +70,11 @@ func scanTokens(s string) []span {
 // closing returns the index just past the "]" that closes the bracket
 // opened right before s[i], or -1.
 func closing(s string, i int) int {
-	depth, quoted := 1, false
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted && c == '\\':
-			i++
-		case c == '"':
-			quoted = !quoted
-		case quoted:
-		case c == '[':
+	for depth := 1; i < len(s); i++ {
+		switch s[i] {
+		case '[':
 			depth++
-		case c == ']':
+		case ']':
 			depth--
 			if depth == 0 {
 				return i + 1
@@ -70,7 +84,8 @@ func closing(s string, i int) int {
 	return -1
 }
 
-// splitTop splits s at the commas outside brackets and quotes.
+// splitTop splits s at the commas outside brackets, braces and JSON
+// strings (a JSON part may hold commas).
 func splitTop(s string) []string {
 	var out []string
 	depth, quoted, last := 0, false, 0
