@@ -185,6 +185,7 @@ func build() ([]byte, error) {
 	if err := complete(paths, errRef); err != nil {
 		return nil, err
 	}
+	pruneSchemas(schemas, paths)
 	d := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
@@ -254,6 +255,29 @@ func asStrings(v any) []string {
 		out = l
 	}
 	return out
+}
+
+// pruneSchemas removes the component schemas no operation reaches, the
+// types only the dropped internal routes used.
+func pruneSchemas(schemas map[string]any, paths map[string]map[string]any) {
+	ref := regexp.MustCompile(`"#/components/schemas/([^"]+)"`)
+	reached := map[string]bool{}
+	var visit func(v any)
+	visit = func(v any) {
+		b, _ := json.Marshal(v)
+		for _, m := range ref.FindAllSubmatch(b, -1) {
+			if name := string(m[1]); !reached[name] {
+				reached[name] = true
+				visit(schemas[name])
+			}
+		}
+	}
+	visit(paths)
+	for name := range schemas {
+		if !reached[name] {
+			delete(schemas, name)
+		}
+	}
 }
 
 // nameSetters gives a property "set_<x>" of an object that also has "<x>"

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "4b0421120c64a09628a7b214f368f31cb61c7cdba6558a8458a6391672717a2e"
+const DocumentSHA256 = "17151ec89440f24e3f0efaa0e44cf94838662f17b99971c898e138180a89ef3e"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
