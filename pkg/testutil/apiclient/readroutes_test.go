@@ -312,6 +312,8 @@ func seed(t *testing.T) *world {
 	w.fill(`^/api/(simple/evaluations|evaluations/runs)/\{id\}`, runID)
 	w.fill(`^/api/evaluations/scenarios/\{id\}`, scID)
 	w.fill(`^/api/evaluations/results/\{id\}`, str(t, find(res, "step_key"), "id"))
+	q := w.post(t, "/api/simple/queues", m{"queue": m{"name": "review", "data": m{"kind": "traces", "evaluators": []string{evRev}}}})
+	w.fill(`^/api/(simple|evaluations)/queues/\{id\}`, str(t, q, "queue", "id"))
 
 	// The account's organization, workspace and project.
 	acct := find(w.getJSON(t, "/api/projects"), "organization_id", "workspace_id")
@@ -366,6 +368,9 @@ func (w *world) do(t *testing.T, op readOp) *http.Response {
 	}
 	// The rest (an id of nothing stored) gets a fresh UUID: the answer is
 	// then the documented empty or 404 one, decoded all the same.
+	if param.MatchString(path) {
+		t.Logf("nothing stored for %s here: a fresh id", path)
+	}
 	path = param.ReplaceAllStringFunc(path, func(string) string { return uuid.NewString() }) + query
 	var body io.Reader
 	if op.method == "POST" {
