@@ -31,6 +31,9 @@ console: ## build the web console (npm ci && npm run build in services/console/w
 openapi-lint: ## lint the merged OpenAPI document with Redocly's recommended rules (pinned in tools/openapi)
 	@scripts/openapi-lint.sh
 
+apiclient: ## regenerate pkg/testutil/apiclient, the Go client ogen (pinned in tools/ogen) generates from the OpenAPI document; TestClientIsCurrent asks for it when the document changed
+	@scripts/apiclient.sh
+
 build: ## build the six service binaries (run make console first for the console's app) and the assay CLI into bin/
 	@for s in $(SERVICES); do go build -trimpath -o bin/$$s ./services/$$s/cmd/$$s || exit 1; done
 	@go build -trimpath -o bin/assay ./cli/cmd/assay
@@ -50,7 +53,7 @@ config-docs: ## print every service's environment variables as Markdown tables
 fuzz: deps-up ## run each fuzz target for FUZZTIME (default 30s; FUZZ_TARGETS=regexp picks some)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
 
-.PHONY: help up down deps-up test console openapi-lint build vet fmt tidy config-docs fuzz
+.PHONY: help up down deps-up test console openapi-lint apiclient build vet fmt tidy config-docs fuzz
 
 generate: ## regenerate pkg/genproto from proto/ (needs protoc and protoc-gen-go)
 	@protoc -I proto --go_out=pkg/genproto --go_opt=module=github.com/assayhq/assay/pkg/genproto $$(find proto -name '*.proto')

@@ -179,9 +179,13 @@ func build() ([]byte, error) {
 		}
 	}
 	components["schemas"] = schemas
+	dropInternal(paths, &tags)
+	nameSetters(paths)
+	nameSetters(schemas)
 	if err := complete(paths, errRef); err != nil {
 		return nil, err
 	}
+	pruneSchemas(schemas, paths)
 	d := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
@@ -198,6 +202,130 @@ func build() ([]byte, error) {
 		"components": components,
 	}
 	return json.MarshalIndent(d, "", "  ")
+}
+
+// dropInternal removes the service-to-service routes (/internal/..., the
+// registry's /api/internal/...) and the tags only they use: the gateway
+// does not proxy them, so they are no part of the public API. Their
+// fragments stay, as the services' route tests compare them with the
+// routes they serve.
+func dropInternal(paths map[string]map[string]any, tags *[]map[string]any) {
+	internal := map[string]bool{}
+	for p, ops := range paths {
+		if !strings.HasPrefix(p, "/internal/") && !strings.HasPrefix(p, "/api/internal/") {
+			continue
+		}
+		for _, op := range ops {
+			if o, ok := op.(map[string]any); ok {
+				for _, t := range asStrings(o["tags"]) {
+					internal[t] = true
+				}
+			}
+		}
+		delete(paths, p)
+	}
+	for _, ops := range paths {
+		for _, op := range ops {
+			if o, ok := op.(map[string]any); ok {
+				for _, t := range asStrings(o["tags"]) {
+					delete(internal, t)
+				}
+			}
+		}
+	}
+	kept := (*tags)[:0]
+	for _, t := range *tags {
+		if name, _ := t["name"].(string); !internal[name] {
+			kept = append(kept, t)
+		}
+	}
+	*tags = kept
+}
+
+func asStrings(v any) []string {
+	var out []string
+	switch l := v.(type) {
+	case []any:
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	case []string:
+		out = l
+	}
+	return out
+}
+
+// pruneSchemas removes the component schemas no operation reaches, the
+// types only the dropped internal routes used.
+func pruneSchemas(schemas map[string]any, paths map[string]map[string]any) {
+	ref := regexp.MustCompile(`"#/components/schemas/([^"]+)"`)
+	reached := map[string]bool{}
+	var visit func(v any)
+	visit = func(v any) {
+		b, _ := json.Marshal(v)
+		for _, m := range ref.FindAllSubmatch(b, -1) {
+			if name := string(m[1]); !reached[name] {
+				reached[name] = true
+				visit(schemas[name])
+			}
+		}
+	}
+	visit(paths)
+	for name := range schemas {
+		if !reached[name] {
+			delete(schemas, name)
+		}
+	}
+}
+
+// nameSetters gives a property "set_<x>" of an object that also has "<x>"
+// (a testcase's set_id next to its id) its own Go name for code
+// generators: ogen names the field SetID, which is also the name of the
+// setter of ID, and the generated client does not compile.
+func nameSetters(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if props, ok := x["properties"].(map[string]any); ok {
+			for name := range props {
+				if rest, set := strings.CutPrefix(name, "set_"); set {
+					if _, clash := props[rest]; clash {
+						xp, _ := x["x-ogen-properties"].(map[string]any)
+						if xp == nil {
+							xp = map[string]any{}
+							x["x-ogen-properties"] = xp
+						}
+						xp[name] = map[string]any{"name": "Set" + goName(rest) + "Value"}
+					}
+				}
+			}
+		}
+		for _, e := range x {
+			nameSetters(e)
+		}
+	case map[string]map[string]any:
+		for _, e := range x {
+			nameSetters(e)
+		}
+	case []any:
+		for _, e := range x {
+			nameSetters(e)
+		}
+	}
+}
+
+// goName is snake_case in CamelCase, with "id" as ID.
+func goName(s string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(s, "_") {
+		if w == "id" {
+			b.WriteString("ID")
+		} else if w != "" {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
 }
 
 func isMethod(m string) bool {

@@ -171,7 +171,8 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 
 // object renders a struct's JSON fields. Field tags: `doc:"..."` describes
 // the property, `example:"..."` gives an example (JSON, or a plain string),
-// `apidoc:"required"` lists it as required.
+// `apidoc:"required"` lists it as required, `apidoc:"nullable"` lets its
+// value be null too.
 func (g *gen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
@@ -222,10 +223,18 @@ func (g *gen) fields(t reflect.Type, props map[string]any, required *[]string) {
 			}
 			p["examples"] = []any{v}
 		}
-		props[name] = p
+		// A nil pointer to a scalar without omitempty is rendered as null
+		// (a secret's header name, an updated_at never set); so is a nil
+		// map or slice tagged apidoc:"nullable".
+		omitempty := strings.Contains(tag, ",omitempty") || strings.Contains(tag, ",omitzero")
+		scalarPtr := f.Type.Kind() == reflect.Pointer && !omitempty
+		if typ, ok := p["type"].(string); ok && (scalarPtr && typ != "object" && typ != "array" || f.Tag.Get("apidoc") == "nullable") {
+			p["type"] = []any{typ, "null"}
+		}
 		if f.Tag.Get("apidoc") == "required" {
 			*required = append(*required, name)
 		}
+		props[name] = p
 	}
 }
 

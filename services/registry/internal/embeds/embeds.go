@@ -2,9 +2,7 @@
 // POST /<e>/revisions/resolve and retrieve with resolve:true do
 // (reference §3.2, §3.3).
 //
-// The reference names the tokens (@ag.embed, @ag.references) but not their
-// syntax; catalog-types.json shows the object form (agent-template tools and
-// skills accept an item {"@ag.embed": {...}}). Our syntax:
+// The compatible platform's syntax, in two forms.
 //
 // Object form: a JSON object whose only key is "@ag.embed":
 //
@@ -16,24 +14,36 @@
 //
 // String form, inside any string value:
 //
+//	@ag.embed[@ag.references[workflow.slug=tone, workflow_revision.version=2], @ag.selector[path:parameters.prompt]]
+//
+// The references are comma-separated <entity>.<id|slug|version>=<value>
+// (or a JSON object as in the object form); the selector is path:<path>
+// and/or key:<key> ("=" may stand for ":"; a bare dotted path is the
+// path), or a JSON object as in the object form. The token is replaced by
+// the selected value: a string as is, anything else as compact JSON.
+// Brackets balance, in values too (parse.go).
+//
+// Our earlier string syntax stays an alias:
+//
 //	@ag.embed[workflow.slug=tone,workflow_revision.version=2;path=parameters.prompt]
 //
-// i.e. "@ag.embed[" refs [";key=" key] [";path=" path] "]", refs being
-// comma-separated <entity>.<id|slug|version>=<value>. The token is replaced
-// by the selected value: a string as is, anything else as compact JSON.
-// Values cannot hold ",", ";" or "]" (slugs, ids and versions never do).
+// i.e. "@ag.embed[" refs [";key=" key] [";path=" path] "]". Its values
+// cannot hold ",", ";" or "]".
 //
 // References: the entity keys are <e>, <e>_variant and <e>_revision with <e>
 // one of workflow, application or evaluator (one family: they name the same
 // rows), and environment, environment_variant and environment_revision.
 // The Lookup a caller passes resolves them (workflows.Service.EmbedLookup:
 // the retrieve rules of reference §1.2, so a bare artifact ref means the
-// latest revision of its default variant; with environment refs, the
-// revision deployed there under the key, §3.3).
+// latest revision of its default variant; with environment refs and a
+// workflow-family ref or a key, the revision deployed there under the
+// key, §3.3; environment refs alone name the environment revision itself,
+// whose own data is embedded, as the compatible platform does).
 //
 // Selector: "path", a dotted path into the target revision's data (integer
-// segments index lists; default "parameters"), and "key", the environment
-// key of a deployment (default "<artifact slug>.revision").
+// segments index lists; none: the whole data, as the compatible platform
+// inserts it), and "key", the environment key of a deployment (default
+// "<artifact slug>.revision").
 //
 // Embedded values are expanded in turn (depth 2, 3, ...; tokens in the
 // document itself are depth 1). Errors: a depth above max_depth, more than
@@ -53,7 +63,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,10 +123,13 @@ func (t Target) Ref(entity string) *versioned.Ref {
 }
 
 // Found is a token's target revision and, when it was read through an
-// environment, that environment's revision.
+// environment, that environment's revision. Entity is Environment when
+// the target is an environment revision itself (its own data is
+// embedded), else "" (a workflow-family revision).
 type Found struct {
 	Revision    *versioned.Revision
 	Environment *versioned.Revision
+	Entity      string
 }
 
 // Lookup finds the revision a token names; nil if none. An error of kind
@@ -223,8 +235,6 @@ func (r *resolver) walk(v any, path string, depth int, stack []uuid.UUID) (any, 
 	return v, nil
 }
 
-var tokenRE = regexp.MustCompile(`@ag\.embed\[([^\]]*)\]`)
-
 // text expands the string tokens of s.
 func (r *resolver) text(s, path string, depth int, stack []uuid.UUID) (any, error) {
 	if !strings.Contains(s, "@ag.embed[") {
@@ -232,11 +242,11 @@ func (r *resolver) text(s, path string, depth int, stack []uuid.UUID) (any, erro
 	}
 	var b strings.Builder
 	last := 0
-	for _, loc := range tokenRE.FindAllStringSubmatchIndex(s, -1) {
-		b.WriteString(s[last:loc[0]])
-		last = loc[1]
-		token := s[loc[0]:loc[1]]
-		target, sel, f := parseText(s[loc[2]:loc[3]])
+	for _, sp := range scanTokens(s) {
+		b.WriteString(s[last:sp.start])
+		last = sp.end
+		token := s[sp.start:sp.end]
+		target, sel, f := parseText(sp.inner(s))
 		var val any
 		var err error
 		if f == nil {
@@ -263,100 +273,6 @@ func (r *resolver) text(s, path string, depth int, stack []uuid.UUID) (any, erro
 	b.WriteString(s[last:])
 	return b.String(), nil
 }
-
-// parseText reads "workflow.slug=x,workflow_revision.version=2;key=k;path=a.b".
-func parseText(in string) (Target, string, *failure) {
-	refPart, sel := in, "parameters"
-	var key *string
-	if i := strings.Index(in, ";"); i >= 0 {
-		refPart = in[:i]
-		for _, part := range strings.Split(in[i+1:], ";") {
-			name, val, _ := strings.Cut(strings.TrimSpace(part), "=")
-			switch {
-			case val == "" || (name != "path" && name != "key"):
-				return Target{}, "", &failure{"invalid_token", "each part after ';' must be path=<dotted path> or key=<environment key>"}
-			case name == "path":
-				sel = val
-			default:
-				key = &val
-			}
-		}
-	}
-	refs := map[string]versioned.Ref{}
-	for _, item := range strings.Split(refPart, ",") {
-		item = strings.TrimSpace(item)
-		lhs, val, ok := strings.Cut(item, "=")
-		ent, field, ok2 := strings.Cut(lhs, ".")
-		if !ok || !ok2 || val == "" {
-			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("reference %q is not <entity>.<id|slug|version>=<value>", item)}
-		}
-		ref := refs[ent]
-		switch field {
-		case "id":
-			id, err := uuid.Parse(val)
-			if err != nil {
-				return Target{}, "", &failure{"invalid_token", fmt.Sprintf("%s.id %q is not a UUID", ent, val)}
-			}
-			ref.ID = &id
-		case "slug":
-			ref.Slug = &val
-		case "version":
-			ref.Version = &val
-		default:
-			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("unknown reference field %q", field)}
-		}
-		refs[ent] = ref
-	}
-	return Target{Refs: refs, Key: key}, sel, nil
-}
-
-// parseObject reads the value of an "@ag.embed" key.
-func parseObject(spec any) (Target, string, *failure) {
-	m, ok := spec.(map[string]any)
-	if !ok {
-		return Target{}, "", &failure{"invalid_token", "@ag.embed must be an object"}
-	}
-	rawRefs, ok := m["@ag.references"].(map[string]any)
-	if !ok || len(rawRefs) == 0 {
-		return Target{}, "", &failure{"invalid_token", "@ag.embed needs a non-empty @ag.references object"}
-	}
-	refs := map[string]versioned.Ref{}
-	for ent, rv := range rawRefs {
-		raw, _ := json.Marshal(rv)
-		var ref versioned.Ref
-		if err := json.Unmarshal(raw, &ref); err != nil {
-			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("@ag.references.%s is not a reference: %v", ent, err)}
-		}
-		refs[ent] = ref
-	}
-	t := Target{Refs: refs}
-	sel := "parameters"
-	if s, ok := m["@ag.selector"]; ok {
-		sm, _ := s.(map[string]any)
-		if len(sm) == 0 {
-			return Target{}, "", &failure{"invalid_token", selectorShape}
-		}
-		for k, v := range sm {
-			str, _ := v.(string)
-			if str == "" || (k != "path" && k != "key") {
-				return Target{}, "", &failure{"invalid_token", selectorShape}
-			}
-			if k == "path" {
-				sel = str
-			} else {
-				t.Key = &str
-			}
-		}
-	}
-	for k := range m {
-		if k != "@ag.references" && k != "@ag.selector" {
-			return Target{}, "", &failure{"invalid_token", fmt.Sprintf("unknown @ag.embed key %q", k)}
-		}
-	}
-	return t, sel, nil
-}
-
-const selectorShape = `@ag.selector must be {"path": "<dotted path>", "key": "<environment key>"}, either part optional but not empty`
 
 func (r *resolver) embed(token map[string]any, spec any, path string, depth int, stack []uuid.UUID) (any, error) {
 	target, sel, f := parseObject(spec)
@@ -420,8 +336,12 @@ func (r *resolver) expand(t Target, sel, path string, depth int, stack []uuid.UU
 	if !r.used[rev.ID] {
 		r.used[rev.ID] = true
 		used := map[string]versioned.Ref{}
-		addRefs(used, "workflow", rev)
-		if found.Environment != nil {
+		if found.Entity == Environment {
+			addRefs(used, Environment, rev)
+		} else {
+			addRefs(used, "workflow", rev)
+		}
+		if found.Environment != nil && found.Entity != Environment {
 			addRefs(used, Environment, found.Environment)
 		}
 		r.info.ReferencesUsed = append(r.info.ReferencesUsed, used)
@@ -469,8 +389,12 @@ func (r *resolver) fail(f failure, path string, token any) (any, error) {
 		map[string]any{"code": "embed_unresolved", "errors": r.info.Errors})
 }
 
-// selectPath follows a dotted path; integer segments index lists.
+// selectPath follows a dotted path; integer segments index lists. The
+// empty path selects v itself.
 func selectPath(v any, path string) (any, bool) {
+	if path == "" {
+		return v, true
+	}
 	for _, seg := range strings.Split(path, ".") {
 		switch x := v.(type) {
 		case map[string]any:

@@ -130,7 +130,7 @@ func testObjectFormIsReplacedByTheSelectedValue(t *testing.T, w *world) {
 	assert.Equal(t, "0", *used["workflow_revision"].Version)
 
 	out, _ = w.mustResolve(t, `{"p": `+embedBySlug("tone", "")+`}`)
-	assert.JSONEq(t, `{"p": {"prompt": "be kind", "temperature": 0.25, "list": [1, {"deep": true}]}}`, out, "the default path is parameters")
+	assert.JSONEq(t, `{"p": {"parameters": {"prompt": "be kind", "temperature": 0.25, "list": [1, {"deep": true}]}}}`, out, "no path: the whole data, as the compatible platform inserts it")
 	out, _ = w.mustResolve(t, `[`+embedBySlug("tone", "parameters.list.1.deep")+`]`)
 	assert.JSONEq(t, `[true]`, out, "integer segments index lists")
 	out, _ = w.mustResolve(t, `{"t": `+embedBySlug("tone", "parameters.temperature")+`}`)

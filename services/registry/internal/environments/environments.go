@@ -29,7 +29,8 @@ type References map[string]Group
 
 // Data is an environment revision's data.
 type Data struct {
-	References References `json:"references"`
+	// References is null in an environment nothing was deployed to.
+	References References `json:"references" apidoc:"nullable"`
 	// loc is where the references were sent (ParseData's loc), for errors.
 	loc []any
 }

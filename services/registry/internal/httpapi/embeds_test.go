@@ -35,14 +35,14 @@ func TestResolveEmbeds(t *testing.T) {
 	mkEmbedWF(t, s, "tone", m{"text": "Be brief.", "nested": embedObj(m{"workflow": m{"slug": "sig"}}, "parameters.sig")})
 	mainID, _ := mkEmbedWF(t, s, "main", m{
 		"prompt": "Say hi. @ag.embed[workflow.slug=tone;path=parameters.text] @ag.embed[workflow.slug=sig;path=parameters.n]",
-		"obj":    embedObj(m{"workflow": m{"slug": "tone"}, "workflow_revision": m{"version": "0"}}, ""),
+		"obj":    embedObj(m{"workflow": m{"slug": "tone"}, "workflow_revision": m{"version": "0"}}, "parameters"),
 		"plain":  "no tokens here",
 	})
 
 	got := s.ok(t, "POST", "/workflows/revisions/resolve", m{"workflow_ref": m{"id": mainID}})
 	p := params(t, got)
 	assert.Equal(t, "Say hi. Be brief. 7", p["prompt"], "string tokens: strings as is, other values as JSON")
-	assert.Equal(t, m{"text": "Be brief.", "nested": "-- bot"}, p["obj"], "object token replaced by the default selection (parameters), nested token expanded")
+	assert.Equal(t, m{"text": "Be brief.", "nested": "-- bot"}, p["obj"], "object token replaced by the selection, nested token expanded")
 	assert.Equal(t, "no tokens here", p["plain"])
 	info := obj(t, got, "resolution_info")
 	assert.Equal(t, float64(4), info["embeds_resolved"])
@@ -87,8 +87,8 @@ func TestResolveEmbedErrors(t *testing.T) {
 	// A cycle: a embeds b, b embeds a.
 	aID, aVar := mkWorkflow(t, s, "workflows", "workflow", "loop-a")
 	_, bVar := mkWorkflow(t, s, "workflows", "workflow", "loop-b")
-	commitWF(t, s, "workflows", "workflow", bVar, m{"uri": "code", "parameters": m{"x": embedObj(m{"workflow": m{"slug": "loop-a"}}, "")}})
-	commitWF(t, s, "workflows", "workflow", aVar, m{"uri": "code", "parameters": m{"y": embedObj(m{"workflow": m{"slug": "loop-b"}}, "")}})
+	commitWF(t, s, "workflows", "workflow", bVar, m{"uri": "code", "parameters": m{"x": embedObj(m{"workflow": m{"slug": "loop-a"}}, "parameters")}})
+	commitWF(t, s, "workflows", "workflow", aVar, m{"uri": "code", "parameters": m{"y": embedObj(m{"workflow": m{"slug": "loop-b"}}, "parameters")}})
 	r := s.do(t, "POST", "/workflows/revisions/resolve", m{"workflow_ref": m{"id": aID}})
 	require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
 	assert.Contains(t, string(r.body), `"cycle"`)

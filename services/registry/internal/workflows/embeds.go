@@ -1,11 +1,10 @@
 package workflows
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/google/uuid"
-
-	"context"
 
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
@@ -14,9 +13,13 @@ import (
 
 // EmbedLookup resolves the targets of embed tokens (package embeds) in the
 // project of sc:
-//   - with environment refs (or a key), the revision the environment
-//     deploys under the key, as retrieve does (§3.3): the key defaults to
-//     "<artifact slug>.revision", and any workflow-family refs must match;
+//   - with environment refs alone (no workflow-family ref, no key), the
+//     environment revision itself: the compatible platform embeds its own
+//     data (its references), and no key is needed;
+//   - with environment refs and a workflow-family ref or a key, the
+//     revision the environment deploys under the key, as retrieve does
+//     (§3.3): the key defaults to "<artifact slug>.revision", and any
+//     workflow-family refs must match;
 //   - otherwise the workflow-family refs, with the retrieve rules (§1.2);
 //   - an <e>_revision ref {slug, version} that names no revision is read as
 //     the compatible platform's clients write it: slug is the artifact's,
@@ -34,6 +37,13 @@ func (s *Service) EmbedLookup(sc scope.Scope) embeds.Lookup {
 		}
 		env := versioned.Refs{Artifact: t.Ref(embeds.Environment), Variant: t.Ref(embeds.Environment + "_variant"),
 			Revision: t.Ref(embeds.Environment + "_revision")}
+		if !env.Empty() && refs.Empty() && t.Key == nil {
+			rev, err := s.reg.Resolve(ctx, sc, versioned.Environments, embeds.Environment, env)
+			if err != nil || rev == nil {
+				return nil, err
+			}
+			return &embeds.Found{Revision: rev, Entity: embeds.Environment}, nil
+		}
 		if !env.Empty() || t.Key != nil {
 			d, err := s.RetrieveByEnvironment(ctx, sc, role, refs, env, t.Key)
 			if err != nil || d == nil {

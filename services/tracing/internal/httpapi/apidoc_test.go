@@ -55,13 +55,14 @@ type (
 		Hashes      []any          `json:"hashes,omitempty"`
 		Extra       map[string]any `json:"-"`
 	}
-	docSpanTree struct {
-		docSpanOutput
-		Spans map[string]any `json:"spans,omitempty" doc:"Child spans keyed by name (a list when names repeat)."`
-	}
 	docTraceOutput struct {
-		TraceID string          `json:"trace_id"`
-		Spans   []docSpanOutput `json:"spans"`
+		TraceID string         `json:"trace_id"`
+		Spans   map[string]any `json:"spans" doc:"The trace's root spans keyed by name (a list when names repeat); each span holds its children the same way under spans."`
+	}
+	// docTraceTree is one trace of the focus=trace answers: its root spans
+	// by name, without a trace_id (the key it sits under).
+	docTraceTree struct {
+		Spans map[string]any `json:"spans" doc:"The trace's root spans keyed by name (a list when names repeat); each span holds its children the same way under spans."`
 	}
 	docSpansIngest struct {
 		Spans  []docSpanInput               `json:"spans,omitempty" doc:"The flat form."`
@@ -101,8 +102,8 @@ type (
 		Trace *docTraceOutput `json:"trace,omitempty"`
 	}
 	docTraceTrees struct {
-		Count  int                    `json:"count"`
-		Traces map[string]docSpanTree `json:"traces,omitempty" doc:"Keyed by trace id; each holds its root spans by name."`
+		Count  int                     `json:"count"`
+		Traces map[string]docTraceTree `json:"traces,omitempty" doc:"Keyed by trace id; each holds its root spans by name."`
 	}
 	docTraceWritten struct {
 		Count   int    `json:"count"`
@@ -132,9 +133,9 @@ type (
 	}
 )
 
-// docAnalyticsQuery is the flat analytics body (analyticsKeys); the
+// docAnalyticsRequest (not …Query: ogen names Analytics.query so) is the flat analytics body (analyticsKeys); the
 // filtering and windowing objects of the new style are taken too.
-type docAnalyticsQuery struct {
+type docAnalyticsRequest struct {
 	Oldest    *time.Time          `json:"oldest,omitempty"`
 	Newest    *time.Time          `json:"newest,omitempty"`
 	Interval  *int                `json:"interval,omitempty" doc:"Bucket width in minutes; 0 is one bucket over the window."`
@@ -168,9 +169,9 @@ type docLegacyQuery struct {
 }
 
 type docLegacyResult struct {
-	Count  int                    `json:"count"`
-	Spans  []docSpanOutput        `json:"spans,omitempty" doc:"focus=span."`
-	Traces map[string]docSpanTree `json:"traces,omitempty" doc:"focus=trace: keyed by trace id."`
+	Count  int                     `json:"count"`
+	Spans  []docSpanOutput         `json:"spans,omitempty" doc:"focus=span."`
+	Traces map[string]docTraceTree `json:"traces,omitempty" doc:"focus=trace: keyed by trace id; each holds its root spans by name."`
 }
 
 // simpleQueryBody documents simpleQuery's body: a filter record under the
@@ -255,9 +256,9 @@ func tracingBindings() []apidoc.Binding {
 		{Method: "PUT", Path: "/api/traces/{id}", Request: docTraceInput{}, Response: docTraceWritten{}},
 		{Method: "DELETE", Path: "/api/traces/{id}", Response: docTraceWritten{}},
 	}
-	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/tracing/analytics/query", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
-		apidoc.Binding{Method: "POST", Path: "/api/spans/analytics/query", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
-		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/analytics", Request: docAnalyticsQuery{}, Response: docAnalytics{}},
+	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/tracing/analytics/query", Request: docAnalyticsRequest{}, Response: docAnalytics{}},
+		apidoc.Binding{Method: "POST", Path: "/api/spans/analytics/query", Request: docAnalyticsRequest{}, Response: docAnalytics{}},
+		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/analytics", Request: docAnalyticsRequest{}, Response: docAnalytics{}},
 		apidoc.Binding{Method: "POST", Path: "/api/tracing/spans/query", Request: docLegacyQuery{}, Response: docLegacyResult{}},
 		apidoc.Binding{Method: "POST", Path: "/internal/analytics/groups", Request: groupsBody{}, Response: groupsResponse{}})
 	// the families' item, list and links keys, as simpleKinds has them
