@@ -68,6 +68,13 @@ type Invoker interface {
 	//
 	// DELETE /api/admin/simple/accounts/users/{id}
 	DeleteAdminSimpleAccountsUsersById(ctx context.Context, params DeleteAdminSimpleAccountsUsersByIdParams) (DeleteAdminSimpleAccountsUsersByIdRes, error)
+	// DeleteAdminSimpleAccountsUsersIdentitiesById invokes deleteAdminSimpleAccountsUsersIdentitiesById operation.
+	//
+	// The admin key only. The user can no longer sign in with it; sessions and API keys already issued
+	// stay.
+	//
+	// DELETE /api/admin/simple/accounts/users/identities/{id}
+	DeleteAdminSimpleAccountsUsersIdentitiesById(ctx context.Context, params DeleteAdminSimpleAccountsUsersIdentitiesByIdParams) (DeleteAdminSimpleAccountsUsersIdentitiesByIdRes, error)
 	// DeleteAdminSimpleAccountsWorkspacesById invokes deleteAdminSimpleAccountsWorkspacesById operation.
 	//
 	// Purges the data of the workspace's projects in every service, then deletes it with everything below
@@ -89,15 +96,17 @@ type Invoker interface {
 	DeleteAnnotationsById(ctx context.Context, params DeleteAnnotationsByIdParams) (DeleteAnnotationsByIdRes, error)
 	// DeleteEvaluationsMetrics invokes deleteEvaluationsMetrics operation.
 	//
-	// Body {metric_ids} → {count, metric_ids}. A closed run answers 409 {detail:{message:"Cannot modify
-	// a closed evaluation.", run_id}}.
+	// Body {metrics_ids} (the compatible name; metric_ids, ours, is read when metrics_ids is absent) →
+	// {count, metrics_ids, metric_ids}. A closed run answers 409 {detail:{message:"Cannot modify a closed
+	// evaluation.", run_id}}.
 	//
 	// DELETE /api/evaluations/metrics
 	DeleteEvaluationsMetrics(ctx context.Context, request OptDeleteEvaluationsMetricsReq) (DeleteEvaluationsMetricsRes, error)
 	// DeleteEvaluationsMetricsById invokes deleteEvaluationsMetricsById operation.
 	//
-	// {count, metric_id}, or {count: 0}. A closed run answers 409 {detail:{message:"Cannot modify a closed
-	// evaluation.", run_id}}.
+	// {count, metrics_ids: [id], metric_id} (metrics_ids is the compatible name, metric_id ours), or
+	// {count: 0}. A closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.",
+	// run_id}}.
 	//
 	// DELETE /api/evaluations/metrics/{id}
 	DeleteEvaluationsMetricsById(ctx context.Context, params DeleteEvaluationsMetricsByIdParams) (DeleteEvaluationsMetricsByIdRes, error)
@@ -174,7 +183,8 @@ type Invoker interface {
 	//
 	// Needs own (the owner). Purges the data of every project of the organization in every service
 	// (registry rows, spans, stream state), then deletes its workspaces, projects, memberships,
-	// invitations and API keys.
+	// invitations and API keys. Answers 204 (the compatible platform answers 200; its frontend takes
+	// either).
 	//
 	// DELETE /api/organizations/{id}
 	DeleteOrganizationsById(ctx context.Context, params DeleteOrganizationsByIdParams) (DeleteOrganizationsByIdRes, error)
@@ -227,6 +237,14 @@ type Invoker interface {
 	//
 	// DELETE /api/simple/queues
 	DeleteSimpleQueues(ctx context.Context, request OptDeleteSimpleQueuesReq) (DeleteSimpleQueuesRes, error)
+	// DeleteSimpleQueuesById invokes deleteSimpleQueuesById operation.
+	//
+	// → {count, queue_id}, or {count: 0} when absent. A default queue (every queue made here without
+	// step keys or batch settings) is archived, its run and annotations kept; any other queue is deleted.
+	// A closed run answers 409.
+	//
+	// DELETE /api/simple/queues/{id}
+	DeleteSimpleQueuesById(ctx context.Context, params DeleteSimpleQueuesByIdParams) (DeleteSimpleQueuesByIdRes, error)
 	// DeleteSimpleTracesById invokes deleteSimpleTracesById operation.
 	//
 	// {count, link}.
@@ -266,6 +284,30 @@ type Invoker interface {
 	//
 	// DELETE /api/workspaces/{id}/members/{user_id}
 	DeleteWorkspacesByIdMembersByUserId(ctx context.Context, params DeleteWorkspacesByIdMembersByUserIdParams) (DeleteWorkspacesByIdMembersByUserIdRes, error)
+	// DeleteWorkspacesByIdRoles invokes deleteWorkspacesByIdRoles operation.
+	//
+	// Query email, organization_id?, role. Removes the user's workspace membership when it holds that
+	// role; they keep what their organization membership gives them. Needs manage_members.
+	//
+	// DELETE /api/workspaces/{id}/roles
+	DeleteWorkspacesByIdRoles(ctx context.Context, params DeleteWorkspacesByIdRolesParams) (DeleteWorkspacesByIdRolesRes, error)
+	// DeleteWorkspacesByIdUsers invokes deleteWorkspacesByIdUsers operation.
+	//
+	// Query email (and organization_id, checked against the workspace's when given). Removes the user's
+	// workspace membership, else their organization membership (which gave them the workspace), else
+	// revokes the email's open invitation. Needs manage_members (a member may always leave); nobody
+	// removes someone above their role, and the organization's owner is never removed. The trailing-slash
+	// form is the same route.
+	//
+	// DELETE /api/workspaces/{id}/users
+	DeleteWorkspacesByIdUsers(ctx context.Context, params DeleteWorkspacesByIdUsersParams) (DeleteWorkspacesByIdUsersRes, error)
+	// GetAccessRoles invokes getAccessRoles operation.
+	//
+	// Any signed-in user. {organization, workspace, project}: each a list of {role, description,
+	// permissions}, most rights first; the same five roles apply at every level.
+	//
+	// GET /api/access/roles
+	GetAccessRoles(ctx context.Context) (GetAccessRolesRes, error)
 	// GetAnnotationsById invokes getAnnotationsById operation.
 	//
 	// {count, annotation}; {count: 0} when absent.
@@ -370,7 +412,8 @@ type Invoker interface {
 	GetEnvironmentsVariantsById(ctx context.Context, params GetEnvironmentsVariantsByIdParams) (GetEnvironmentsVariantsByIdRes, error)
 	// GetEvaluationsMetricsById invokes getEvaluationsMetricsById operation.
 	//
-	// {count, metric}, or {count: 0}.
+	// {count, metrics: [record], metric: record} (metrics is the compatible name, metric ours), or {count:
+	// 0}.
 	//
 	// GET /api/evaluations/metrics/{id}
 	GetEvaluationsMetricsById(ctx context.Context, params GetEvaluationsMetricsByIdParams) (GetEvaluationsMetricsByIdRes, error)
@@ -417,7 +460,8 @@ type Invoker interface {
 	GetEvaluationsRunsByIdProgress(ctx context.Context, params GetEvaluationsRunsByIdProgressParams) (GetEvaluationsRunsByIdProgressRes, error)
 	// GetEvaluationsRunsByIdQueuesDefault invokes getEvaluationsRunsByIdQueuesDefault operation.
 	//
-	// {count, queue} (archived ones too, with deleted_at), or {count: 0}.
+	// {count, queue}, or {count: 0} when the run has none or only an archived one (as the compatible API
+	// answers; the archived queue stays readable by id and with include_archived).
 	//
 	// GET /api/evaluations/runs/{id}/queues/default
 	GetEvaluationsRunsByIdQueuesDefault(ctx context.Context, params GetEvaluationsRunsByIdQueuesDefaultParams) (GetEvaluationsRunsByIdQueuesDefaultRes, error)
@@ -507,14 +551,19 @@ type Invoker interface {
 	GetOpenapiJson(ctx context.Context) (GetOpenapiJsonRes, error)
 	// GetOrganizations invokes getOrganizations operation.
 	//
-	// Every organization the caller owns or holds a membership in (at any level), with the caller's role
-	// there (a member only of a workspace or project of it is a viewer of the organization), oldest first.
+	// A plain JSON array (the compatible frontend keeps the answer only when it is one) of every
+	// organization the caller owns or holds a membership in (at any level): id, slug, name, description,
+	// flags, tags, meta, owner_id (owner_user_id too), workspaces (the ids of its workspaces the caller
+	// has a role in), and the caller's role there (a member only of a workspace or project of it is a
+	// viewer of the organization), oldest first.
 	//
 	// GET /api/organizations
 	GetOrganizations(ctx context.Context) (GetOrganizationsRes, error)
 	// GetOrganizationsById invokes getOrganizationsById operation.
 	//
-	// Any member of the organization (role read).
+	// Any member of the organization (role read). The flat organization of the list, plus
+	// default_workspace: its oldest workspace the caller has a role in, with members (the workspace's
+	// team, as GET /workspaces/{id}/members lists it).
 	//
 	// GET /api/organizations/{id}
 	GetOrganizationsById(ctx context.Context, params GetOrganizationsByIdParams) (GetOrganizationsByIdRes, error)
@@ -556,6 +605,24 @@ type Invoker interface {
 	//
 	// GET /api/projects/{id}/members
 	GetProjectsByIdMembers(ctx context.Context, params GetProjectsByIdMembersParams) (GetProjectsByIdMembersRes, error)
+	// GetProjectsCurrent invokes getProjectsCurrent operation.
+	//
+	// The project the credential acts in: an API key's own project, or a session's ?project_id= (else its
+	// default project), with its workspace and organization, flat (no envelope), as the compatible
+	// platform answers it; its SDK builds the evaluation and trace URLs from the ids. Any member of the
+	// project (role read). is_demo is always false.
+	//
+	// GET /api/projects/current
+	GetProjectsCurrent(ctx context.Context) (GetProjectsCurrentRes, error)
+	// GetPublicOtelV1Traces invokes getPublicOtelV1Traces operation.
+	//
+	// The path Langfuse's SDKs (v4, v5) export to: {baseUrl}/api/public/otel/v1/traces. Answers {"status":
+	// "ready"} like GET /api/otlp/v1/traces. Besides ApiKey, accepts Authorization: Basic base64(:), where
+	// the public key is the API key's prefix (before the dot) and the secret key the rest; wrong
+	// credentials are a 401.
+	//
+	// GET /api/public/otel/v1/traces
+	GetPublicOtelV1Traces(ctx context.Context) (GetPublicOtelV1TracesRes, error)
 	// GetQueriesById invokes getQueriesById operation.
 	//
 	// Unknown id: 200 {count:0}.
@@ -645,7 +712,7 @@ type Invoker interface {
 	GetSimpleQueriesById(ctx context.Context, params GetSimpleQueriesByIdParams) (GetSimpleQueriesByIdRes, error)
 	// GetSimpleQueuesById invokes getSimpleQueuesById operation.
 	//
-	// Unknown: 200 {count: 0}.
+	// Unknown or archived: 200 {count: 0}.
 	//
 	// GET /api/simple/queues/{id}
 	GetSimpleQueuesById(ctx context.Context, params GetSimpleQueuesByIdParams) (GetSimpleQueuesByIdRes, error)
@@ -747,6 +814,20 @@ type Invoker interface {
 	//
 	// GET /api/tracing/traces/query
 	GetTracingTracesQuery(ctx context.Context) (GetTracingTracesQueryRes, error)
+	// GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId invokes getWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId operation.
+	//
+	// The link the compatible SDK prints at the end of a local evaluation; a 302 to
+	// /console/evaluations/{run_id}?project_id={project_id}. Also under /api.
+	//
+	// GET /w/{workspace_id}/p/{project_id}/evaluations/results/{run_id}
+	GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId(ctx context.Context, params GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdParams) (GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes, error)
+	// GetWByWorkspaceIdPByProjectIdObservability invokes getWByWorkspaceIdPByProjectIdObservability operation.
+	//
+	// The link of the compatible SDK's get_trace_url(); a 302 to
+	// /console/traces/{trace}?project_id={project_id} (the trace list without ?trace=). Also under /api.
+	//
+	// GET /w/{workspace_id}/p/{project_id}/observability
+	GetWByWorkspaceIdPByProjectIdObservability(ctx context.Context, params GetWByWorkspaceIdPByProjectIdObservabilityParams) (GetWByWorkspaceIdPByProjectIdObservabilityRes, error)
 	// GetWorkflowsById invokes getWorkflowsById operation.
 	//
 	// Unknown id: 200 {count:0}.
@@ -834,7 +915,12 @@ type Invoker interface {
 	GetWorkspacesByIdInvitations(ctx context.Context, params GetWorkspacesByIdInvitationsParams) (GetWorkspacesByIdInvitationsRes, error)
 	// GetWorkspacesByIdMembers invokes getWorkspacesByIdMembers operation.
 	//
-	// The memberships held on the workspace itself, oldest first. Any member (role read).
+	// A plain JSON array in the compatible frontend's shape: [{user: {id, email, username (else the
+	// email's local part), name?, status, created_at}, roles: [{role_name, role_description,
+	// permissions}]}]. Everyone with a role from a membership on the workspace or on its organization (the
+	// workspace's overrides; the organization's owner is owner), oldest first, then the invitations not
+	// yet accepted (status pending or expired; user.id is then the invitation's id). Any member (role
+	// read).
 	//
 	// GET /api/workspaces/{id}/members
 	GetWorkspacesByIdMembers(ctx context.Context, params GetWorkspacesByIdMembersParams) (GetWorkspacesByIdMembersRes, error)
@@ -882,15 +968,19 @@ type Invoker interface {
 	// PatchEvaluationsRuns invokes patchEvaluationsRuns operation.
 	//
 	// Body {runs:[{id, name?, description?, flags?, tags?, meta?, status?, data?}]} → {count, runs};
-	// absent fields are kept. The default queue is created, unarchived or archived after the edit. A
-	// closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
+	// absent fields are kept. The default queue is created, unarchived or archived after the edit. Steps
+	// the edit drops take their cells with them, and the scenarios only a dropped input step fed, in the
+	// same transaction; the remaining scenarios' statuses are recomputed. data.steps is always answered,
+	// [] when empty. A closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.",
+	// run_id}}.
 	//
 	// PATCH /api/evaluations/runs
 	PatchEvaluationsRuns(ctx context.Context, request OptPatchEvaluationsRunsReq) (PatchEvaluationsRunsRes, error)
 	// PatchEvaluationsRunsById invokes patchEvaluationsRunsById operation.
 	//
-	// Body {run:{…}} as in the bulk edit → {count, run}. A closed run answers 409
-	// {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
+	// Body {run:{…}} as in the bulk edit (dropped steps take their cells and orphaned scenarios with
+	// them) → {count, run}. A closed run answers 409 {detail:{message:"Cannot modify a closed
+	// evaluation.", run_id}}.
 	//
 	// PATCH /api/evaluations/runs/{id}
 	PatchEvaluationsRunsById(ctx context.Context, request OptPatchEvaluationsRunsByIdReq, params PatchEvaluationsRunsByIdParams) (PatchEvaluationsRunsByIdRes, error)
@@ -914,6 +1004,12 @@ type Invoker interface {
 	//
 	// PATCH /api/invocations/{id}
 	PatchInvocationsById(ctx context.Context, request OptSimpleInvocation, params PatchInvocationsByIdParams) (PatchInvocationsByIdRes, error)
+	// PatchOrganizationsById invokes patchOrganizationsById operation.
+	//
+	// The same operation as PUT, under the method the compatible frontend uses.
+	//
+	// PATCH /api/organizations/{id}
+	PatchOrganizationsById(ctx context.Context, request *OrgChange, params PatchOrganizationsByIdParams) (PatchOrganizationsByIdRes, error)
 	// PatchSimpleEvaluationsById invokes patchSimpleEvaluationsById operation.
 	//
 	// Body {evaluation:{name, description, flags:{is_cached, is_split}, tags, meta, data:{*_steps,
@@ -940,33 +1036,41 @@ type Invoker interface {
 	//
 	// Issues a key for user_id in project_id (the user must have a role there), with role when given (at
 	// most the user's role in the project; absent: the user's role at each use). The raw key is in
-	// api_key.key of this response only.
+	// api_key.key of this response only. The fields may also come nested as {api_key: {...}}; the answer
+	// carries the raw key in api_key.key and api_keys.key.
 	//
 	// POST /api/admin/simple/accounts/api-keys
 	PostAdminSimpleAccountsApiKeys(ctx context.Context, request *AdminKeyRequest) (PostAdminSimpleAccountsApiKeysRes, error)
 	// PostAdminSimpleAccountsOrganizations invokes postAdminSimpleAccountsOrganizations operation.
 	//
 	// Creates one organization under owner_user_id (an existing user, who gets the owner membership), in
-	// one transaction.
+	// one transaction. The fields may also come nested as {organization: {name, slug?, description?,
+	// owner_user_id | owner_id}}, with the owner optionally named as user: {id | email}; the answer
+	// carries the organization under organization and organizations.org.
 	//
 	// POST /api/admin/simple/accounts/organizations
 	PostAdminSimpleAccountsOrganizations(ctx context.Context, request *AdminOrganizationRequest) (PostAdminSimpleAccountsOrganizationsRes, error)
 	// PostAdminSimpleAccountsOrganizationsMemberships invokes postAdminSimpleAccountsOrganizationsMemberships operation.
 	//
-	// Gives user_id a role on organization_id.
+	// Gives user_id a role on organization_id. The fields may also come nested as {membership: {...}} or
+	// as the one item of organization_memberships; the answer carries it under membership and as the one
+	// item of organization_memberships.
 	//
 	// POST /api/admin/simple/accounts/organizations/memberships
 	PostAdminSimpleAccountsOrganizationsMemberships(ctx context.Context, request *AdminMembershipRequest) (PostAdminSimpleAccountsOrganizationsMembershipsRes, error)
 	// PostAdminSimpleAccountsProjects invokes postAdminSimpleAccountsProjects operation.
 	//
 	// Creates one project under workspace_id (the project is seeded with the defaults), in one
-	// transaction.
+	// transaction. The fields may also come nested as {project: {...}}; the answer carries it under
+	// project and projects.prj.
 	//
 	// POST /api/admin/simple/accounts/projects
 	PostAdminSimpleAccountsProjects(ctx context.Context, request *AdminProjectRequest) (PostAdminSimpleAccountsProjectsRes, error)
 	// PostAdminSimpleAccountsProjectsMemberships invokes postAdminSimpleAccountsProjectsMemberships operation.
 	//
-	// Gives user_id a role on project_id.
+	// Gives user_id a role on project_id. The fields may also come nested as {membership: {...}} or as the
+	// one item of project_memberships; the answer carries it under membership and as the one item of
+	// project_memberships.
 	//
 	// POST /api/admin/simple/accounts/projects/memberships
 	PostAdminSimpleAccountsProjectsMemberships(ctx context.Context, request *AdminMembershipRequest) (PostAdminSimpleAccountsProjectsMembershipsRes, error)
@@ -985,15 +1089,26 @@ type Invoker interface {
 	//
 	// POST /api/admin/simple/accounts/users/{id}/password-reset
 	PostAdminSimpleAccountsUsersByIdPasswordReset(ctx context.Context, params PostAdminSimpleAccountsUsersByIdPasswordResetParams) (PostAdminSimpleAccountsUsersByIdPasswordResetRes, error)
+	// PostAdminSimpleAccountsUsersIdentities invokes postAdminSimpleAccountsUsersIdentities operation.
+	//
+	// The admin key only. Body {user: {id | email} or user_id, user_identities: [{method: email:password |
+	// email:otp, subject, email?, password?, verified?}] or user_identity: {...}}. All or none; a password
+	// is stored as its bcrypt hash and never returned.
+	//
+	// POST /api/admin/simple/accounts/users/identities
+	PostAdminSimpleAccountsUsersIdentities(ctx context.Context, request *AdminIdentitiesRequest) (PostAdminSimpleAccountsUsersIdentitiesRes, error)
 	// PostAdminSimpleAccountsWorkspaces invokes postAdminSimpleAccountsWorkspaces operation.
 	//
-	// Creates one workspace under organization_id, in one transaction.
+	// Creates one workspace under organization_id, in one transaction. The fields may also come nested as
+	// {workspace: {...}}; the answer carries it under workspace and workspaces.wrk.
 	//
 	// POST /api/admin/simple/accounts/workspaces
 	PostAdminSimpleAccountsWorkspaces(ctx context.Context, request *AdminWorkspaceRequest) (PostAdminSimpleAccountsWorkspacesRes, error)
 	// PostAdminSimpleAccountsWorkspacesMemberships invokes postAdminSimpleAccountsWorkspacesMemberships operation.
 	//
-	// Gives user_id a role on workspace_id.
+	// Gives user_id a role on workspace_id. The fields may also come nested as {membership: {...}} or as
+	// the one item of workspace_memberships; the answer carries it under membership and as the one item of
+	// workspace_memberships.
 	//
 	// POST /api/admin/simple/accounts/workspaces/memberships
 	PostAdminSimpleAccountsWorkspacesMemberships(ctx context.Context, request *AdminMembershipRequest) (PostAdminSimpleAccountsWorkspacesMembershipsRes, error)
@@ -1262,20 +1377,26 @@ type Invoker interface {
 	PostEvaluationsMetrics(ctx context.Context, request OptPostEvaluationsMetricsReq) (PostEvaluationsMetricsRes, error)
 	// PostEvaluationsMetricsQuery invokes postEvaluationsMetricsQuery operation.
 	//
-	// Body {metric?:{ids, run_id(s), scenario_id(s), status(es), timestamp(s), interval(s), flags, tags,
-	// meta}, windowing?} → {count, metrics, windowing?}. Windowing {newest, oldest, next, limit, order}
-	// pages by id (newest first unless order is ascending); every answer is bounded
-	// (REGISTRY_EVAL_QUERY_LIMIT) and carries windowing when the page is full: resend it for the next
-	// page.
+	// Body {metrics?:{ids, run_id(s), scenario_id(s), status(es), timestamp(s), interval(s), flags, tags,
+	// meta}, windowing?} → {count, metrics, windowing?}. The filter goes under metrics, as every
+	// compatible client sends it; metric (singular) is accepted as an alias, not both. Any other top-level
+	// key is a 422 naming it. scenario_ids and timestamps also take a boolean: false keeps the records
+	// without one (false for both: the run-level record), true those with one; a list keeps those listed.
+	// Windowing {newest, oldest, next, limit, order} pages by id (newest first unless order is ascending);
+	// every answer is bounded (REGISTRY_EVAL_QUERY_LIMIT) and carries windowing when the page is full:
+	// resend it for the next page.
 	//
 	// POST /api/evaluations/metrics/query
 	PostEvaluationsMetricsQuery(ctx context.Context, request OptPostEvaluationsMetricsQueryReq) (PostEvaluationsMetricsQueryRes, error)
 	// PostEvaluationsMetricsRefresh invokes postEvaluationsMetricsRefresh operation.
 	//
 	// Body {metrics:{run_id(s), scenario_id(s)?, timestamp(s)?, interval?}} → {count, metrics}:
-	// publishes one metrics job per run for the runtime's workers and answers the metrics stored now.
-	// Without a job stream: 503 jobs unavailable. A closed run answers 409 {detail:{message:"Cannot modify
-	// a closed evaluation.", run_id}}.
+	// publishes one metrics job per run for the runtime's workers, waits until they have stored the
+	// records asked for (at most REGISTRY_EVAL_REFRESH_WAIT, 8 s; the compatible SDK reads metrics[0] at
+	// once) and answers them: the named scenarios' records, or, without scenario_id (absent or null), the
+	// run-level records (no scenario). Past the wait, the records stored so far are answered. Without a
+	// job stream: 503 jobs unavailable. A closed run answers 409 {detail:{message:"Cannot modify a closed
+	// evaluation.", run_id}}.
 	//
 	// POST /api/evaluations/metrics/refresh
 	PostEvaluationsMetricsRefresh(ctx context.Context, request OptPostEvaluationsMetricsRefreshReq) (PostEvaluationsMetricsRefreshRes, error)
@@ -1313,8 +1434,11 @@ type Invoker interface {
 	// (run, scenario, step_key, repeat_idx); an existing cell keeps its id and has its other fields
 	// replaced; of two results for one cell the last wins. Every write recomputes the status of the
 	// scenarios it touched: errors if a cell is failure or errors, else pending while an expected cell is
-	// missing or pending/queued/running, else success. A step key the run lacks or a scenario of another
-	// run: 422. A closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
+	// missing or pending/queued/running, else success. A step key the run does not declare is stored too,
+	// as a human annotation cell (the compatible web app links annotations under .); such cells show in
+	// result queries, the export and the metrics. Unknown fields (e.g. span_id) are ignored. A scenario of
+	// another run, or an undeclared step key with control characters: 422. A closed run answers 409
+	// {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
 	//
 	// POST /api/evaluations/results
 	PostEvaluationsResults(ctx context.Context, request OptPostEvaluationsResultsReq) (PostEvaluationsResultsRes, error)
@@ -1339,10 +1463,21 @@ type Invoker interface {
 	PostEvaluationsRuns(ctx context.Context, request OptPostEvaluationsRunsReq) (PostEvaluationsRunsRes, error)
 	// PostEvaluationsRunsByIdClose invokes postEvaluationsRunsByIdClose operation.
 	//
-	// {count, run}.
+	// Closes the run: no record of it may be written until it is opened again. ?status= (pending, queued,
+	// running, success, failure, errors, cancelled) also sets the run's status when it is closed now, as
+	// the compatible SDK does at the end of its local evaluation with the status of its scenarios; a job
+	// failing after the close (a late metrics job) records its error under meta.error but leaves that
+	// status. {count, run}.
 	//
 	// POST /api/evaluations/runs/{id}/close
 	PostEvaluationsRunsByIdClose(ctx context.Context, params PostEvaluationsRunsByIdCloseParams) (PostEvaluationsRunsByIdCloseRes, error)
+	// PostEvaluationsRunsByIdCloseByStatus invokes postEvaluationsRunsByIdCloseByStatus operation.
+	//
+	// The path form of POST /evaluations/runs/{id}/close?status= that the compatible SDK up to 0.102
+	// calls. {count, run}.
+	//
+	// POST /api/evaluations/runs/{id}/close/{status}
+	PostEvaluationsRunsByIdCloseByStatus(ctx context.Context, params PostEvaluationsRunsByIdCloseByStatusParams) (PostEvaluationsRunsByIdCloseByStatusRes, error)
 	// PostEvaluationsRunsByIdOpen invokes postEvaluationsRunsByIdOpen operation.
 	//
 	// {count, run}.
@@ -1558,17 +1693,53 @@ type Invoker interface {
 	// PostOrganizations invokes postOrganizations operation.
 	//
 	// Any authenticated user. The caller becomes its owner, with a Default workspace and a Default project
-	// (seeded with the default environments and evaluators) and owner memberships on all three.
+	// (seeded with the default environments and evaluators) and owner memberships on all three. Answers
+	// 201 with the organization as GET /organizations/{id} does (the compatible frontend reads id).
 	//
 	// POST /api/organizations
 	PostOrganizations(ctx context.Context, request *CreateOrganizationRequest) (PostOrganizationsRes, error)
+	// PostOrganizationsByIdTransferByUserId invokes postOrganizationsByIdTransferByUserId operation.
+	//
+	// The compatible frontend's route: the new owner in the path, no body. Needs own (the owner); the new
+	// owner must be a member of the organization, and the previous owner stays an admin.
+	//
+	// POST /api/organizations/{id}/transfer/{user_id}
+	PostOrganizationsByIdTransferByUserId(ctx context.Context, params PostOrganizationsByIdTransferByUserIdParams) (PostOrganizationsByIdTransferByUserIdRes, error)
 	// PostOrganizationsByIdTransferOwnership invokes postOrganizationsByIdTransferOwnership operation.
 	//
 	// Needs own. The new owner must already be a member of the organization (at any level); they become
-	// its owner and the previous owner an admin.
+	// its owner and the previous owner an admin. Answers the organization as GET does. POST
+	// /organizations/{id}/transfer/{user_id} is the compatible form.
 	//
 	// POST /api/organizations/{id}/transfer-ownership
 	PostOrganizationsByIdTransferOwnership(ctx context.Context, request *TransferRequest, params PostOrganizationsByIdTransferOwnershipParams) (PostOrganizationsByIdTransferOwnershipRes, error)
+	// PostOrganizationsByIdWorkspacesByWorkspaceIdInvite invokes postOrganizationsByIdWorkspacesByWorkspaceIdInvite operation.
+	//
+	// The compatible frontend's invite: the body is a JSON array of exactly one {email, roles?: [role]}
+	// (one role, ours or the compatible names workspace_admin, evaluator, deployment_manager; default
+	// editor). Needs manage_members on the workspace and a role no higher than the caller's. Without a
+	// mail relay the answer carries url, the invitation link to pass on; with one the link goes to the
+	// email only.
+	//
+	// POST /api/organizations/{id}/workspaces/{workspace_id}/invite
+	PostOrganizationsByIdWorkspacesByWorkspaceIdInvite(ctx context.Context, request []CompatInviteItem, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteParams) (PostOrganizationsByIdWorkspacesByWorkspaceIdInviteRes, error)
+	// PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept invokes postOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept operation.
+	//
+	// Open: the token is the credential. Body {token, email?, password?, username?}. A signed-in session
+	// (cookie and CSRF header) accepts as its user whatever project_id the link carries; otherwise
+	// password is the account's own, or creates the account of an email that has none (as POST
+	// /invitations/accept). email, when given, must be the invitation's. Errors carry detail {error,
+	// message}, error being the code.
+	//
+	// POST /api/organizations/{id}/workspaces/{workspace_id}/invite/accept
+	PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept(ctx context.Context, request *CompatAcceptRequest, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptParams) (PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes, error)
+	// PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResend invokes postOrganizationsByIdWorkspacesByWorkspaceIdInviteResend operation.
+	//
+	// Body {email}. Gives the email's latest pending or expired invitation a new link and expiry; the old
+	// link stops working. Needs manage_members on the workspace.
+	//
+	// POST /api/organizations/{id}/workspaces/{workspace_id}/invite/resend
+	PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResend(ctx context.Context, request *CompatEmail, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendParams) (PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes, error)
 	// PostOtlpV1Traces invokes postOtlpV1Traces operation.
 	//
 	// An ExportTraceServiceRequest as protobuf (application/x-protobuf) or OTLP/JSON (application/json),
@@ -1586,6 +1757,28 @@ type Invoker interface {
 	//
 	// POST /api/projects
 	PostProjects(ctx context.Context, request *CreateProjectRequest) (PostProjectsRes, error)
+	// PostPublicMedia invokes postPublicMedia operation.
+	//
+	// Langfuse's SDKs replace base64 data in inputs, outputs and metadata by a @@@langfuseMedia reference
+	// and ask this route for an upload URL. Assay stores no media files: always 404 with a message; the
+	// SDK only logs it (a 5xx it would retry) and the span is stored with the reference in place of the
+	// data.
+	//
+	// POST /api/public/media
+	PostPublicMedia(ctx context.Context) (PostPublicMediaRes, error)
+	// PostPublicOtelV1Traces invokes postPublicOtelV1Traces operation.
+	//
+	// The same receiver as POST /api/otlp/v1/traces (OTLP/JSON or protobuf, same limits and answers), at
+	// the path Langfuse's SDKs export to, with their Basic credentials accepted (see GET). Their
+	// langfuse.* attributes are mapped onto ag.: the observation type onto ag.type.span, input/output onto
+	// ag.data, model and parameters onto ag.meta.request, usage_details onto the token metrics (input-side
+	// keys summed, cached input buckets also as cache_read), cost_details onto the cost metrics (they win
+	// over the price table), level ERROR onto the span's error,
+	// session/user/tags/metadata/prompt/version/release/environment onto ag.session, ag.user and ag.meta.
+	// The x_langfuse_ headers are ignored.
+	//
+	// POST /api/public/otel/v1/traces
+	PostPublicOtelV1Traces(ctx context.Context, request PostPublicOtelV1TracesReq) (PostPublicOtelV1TracesRes, error)
 	// PostQueries invokes postQueries operation.
 	//
 	// Body {query: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
@@ -1889,7 +2082,8 @@ type Invoker interface {
 	PostSimpleEvaluationsByIdStepsAdd(ctx context.Context, request OptPostSimpleEvaluationsByIdStepsAddReq, params PostSimpleEvaluationsByIdStepsAddParams) (PostSimpleEvaluationsByIdStepsAddRes, error)
 	// PostSimpleEvaluationsByIdStepsRemove invokes postSimpleEvaluationsByIdStepsRemove operation.
 	//
-	// Body {step_keys} → {count, run}; their mappings go with them, their results stay until pruned.
+	// Body {step_keys} → {count, run}; their mappings and cells go with them, and the scenarios only a
+	// removed input step fed (as with every run edit that drops steps).
 	//
 	// POST /api/simple/evaluations/{id}/steps/remove
 	PostSimpleEvaluationsByIdStepsRemove(ctx context.Context, request OptPostSimpleEvaluationsByIdStepsRemoveReq, params PostSimpleEvaluationsByIdStepsRemoveParams) (PostSimpleEvaluationsByIdStepsRemoveRes, error)
@@ -1958,10 +2152,12 @@ type Invoker interface {
 	//
 	// Body {queue:{name, description, tags, meta, data:{kind (traces, testcases, queries, testsets),
 	// queries | testsets, evaluators, repeats, assignments, step_keys, settings:{batch_size, batch_offset,
-	// is_sequential}}}} → {count, queue:{id, run_id, status, data}}. List-form evaluators are human; at
-	// least one human evaluator is required (a 422 naming data.evaluators, where the reference answers
-	// count 0). assignments holds one list of user ids per repeat. Queues over queries or testsets get a
-	// run job; traces and testcases queues wait for their items.
+	// is_sequential}}}} → {count, queue:{id, run_id, status, data}}; queries and testsets are accepted
+	// as a list of revision ids or an {id: origin} object, and answered as a list of revision ids;
+	// data.kind is always answered, and tags only when not empty. List-form evaluators are human; at least
+	// one human evaluator is required (a 422 naming data.evaluators, where the reference answers count 0).
+	// assignments holds one list of user ids per repeat. Queues over queries or testsets get a run job;
+	// traces and testcases queues wait for their items.
 	//
 	// POST /api/simple/queues
 	PostSimpleQueues(ctx context.Context, request OptPostSimpleQueuesReq) (PostSimpleQueuesRes, error)
@@ -1989,7 +2185,9 @@ type Invoker interface {
 	PostSimpleQueuesByIdTraces(ctx context.Context, request OptPostSimpleQueuesByIdTracesReq, params PostSimpleQueuesByIdTracesParams) (PostSimpleQueuesByIdTracesRes, error)
 	// PostSimpleQueuesQuery invokes postSimpleQueuesQuery operation.
 	//
-	// Body {queue?:{ids, run_id, name, tags, meta}, windowing?} → {count, queues, windowing?}.
+	// Body {queue?:{ids, run_id, name, tags, meta, kind, user_id}, windowing?} → {count, queues,
+	// windowing?}. kind keeps the queues of that source kind; user_id those the user may work (assigned,
+	// or assigning nobody); both filter the page read, which may then be short.
 	//
 	// POST /api/simple/queues/query
 	PostSimpleQueuesQuery(ctx context.Context, request OptPostSimpleQueuesQueryReq) (PostSimpleQueuesQueryRes, error)
@@ -2313,6 +2511,21 @@ type Invoker interface {
 	//
 	// POST /api/tracing/users/query
 	PostTracingUsersQuery(ctx context.Context, request OptDistinctQuery) (PostTracingUsersQueryRes, error)
+	// PostVariantsConfigsFetch invokes postVariantsConfigsFetch operation.
+	//
+	// Body {variant_ref?, environment_ref?, application_ref?}, each {slug?, version? (a number), id?} or
+	// null. With variant_ref: that variant's revision at version, else its latest (an id is tried as a
+	// revision id, then as a variant id; application_ref narrows a slug). Otherwise the application named
+	// by application_ref as deployed in environment_ref (production when absent or empty) under the key
+	// .revision, at the environment's version when given. Answer {params (the revision's data.parameters,
+	// embeds resolved), url?, application_ref {id, slug}, service_ref: null, variant_ref {id, slug,
+	// version, commit_message}, environment_ref {id, slug, version, commit_message} (environment fetches,
+	// else null), application_lifecycle, variant_lifecycle, environment_lifecycle}, each lifecycle
+	// {created_at, updated_at, updated_by_id, updated_by (always null: users are known by id here)}. Role
+	// read.
+	//
+	// POST /api/variants/configs/fetch
+	PostVariantsConfigsFetch(ctx context.Context, request OptPostVariantsConfigsFetchReq) (PostVariantsConfigsFetchRes, error)
 	// PostWorkflows invokes postWorkflows operation.
 	//
 	// Body {workflow: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
@@ -2444,6 +2657,14 @@ type Invoker interface {
 	//
 	// POST /api/workspaces/{id}/invitations/{invitation_id}/resend
 	PostWorkspacesByIdInvitationsByInvitationIdResend(ctx context.Context, params PostWorkspacesByIdInvitationsByInvitationIdResendParams) (PostWorkspacesByIdInvitationsByInvitationIdResendRes, error)
+	// PostWorkspacesByIdRoles invokes postWorkspacesByIdRoles operation.
+	//
+	// Body {email, organization_id?, role}; role is ours or a compatible name (workspace_admin, evaluator,
+	// deployment_manager). A member holds one role per workspace, so this sets it. Needs manage_members,
+	// and nobody grants above their own role.
+	//
+	// POST /api/workspaces/{id}/roles
+	PostWorkspacesByIdRoles(ctx context.Context, request *CompatRoleRequest, params PostWorkspacesByIdRolesParams) (PostWorkspacesByIdRolesRes, error)
 	// PutApplicationsById invokes putApplicationsById operation.
 	//
 	// Body {application: {id, ...}}; see the reference for which fields change.
@@ -2521,7 +2742,10 @@ type Invoker interface {
 	PutEvaluatorsVariantsById(ctx context.Context, request OptPutEvaluatorsVariantsByIdReq, params PutEvaluatorsVariantsByIdParams) (PutEvaluatorsVariantsByIdRes, error)
 	// PutOrganizationsById invokes putOrganizationsById operation.
 	//
-	// Sets name, slug and/or description. Needs manage_members on the organization (owner, admin).
+	// Sets name, slug, description and/or flags (is_demo, is_personal, allow_email, allow_social,
+	// allow_sso, allow_root, domains_only, auto_join: booleans, merged key by key into the stored ones;
+	// stored and shown, not acted on). Needs manage_members on the organization (owner, admin). Answers
+	// the organization as GET does. PATCH is the same operation (the compatible frontend's).
 	//
 	// PUT /api/organizations/{id}
 	PutOrganizationsById(ctx context.Context, request *OrgChange, params PutOrganizationsByIdParams) (PutOrganizationsByIdRes, error)
@@ -3371,6 +3595,101 @@ func (c *Client) sendDeleteAdminSimpleAccountsUsersById(ctx context.Context, par
 	return result, nil
 }
 
+// DeleteAdminSimpleAccountsUsersIdentitiesById invokes deleteAdminSimpleAccountsUsersIdentitiesById operation.
+//
+// The admin key only. The user can no longer sign in with it; sessions and API keys already issued
+// stay.
+//
+// DELETE /api/admin/simple/accounts/users/identities/{id}
+func (c *Client) DeleteAdminSimpleAccountsUsersIdentitiesById(ctx context.Context, params DeleteAdminSimpleAccountsUsersIdentitiesByIdParams) (DeleteAdminSimpleAccountsUsersIdentitiesByIdRes, error) {
+	res, err := c.sendDeleteAdminSimpleAccountsUsersIdentitiesById(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteAdminSimpleAccountsUsersIdentitiesById(ctx context.Context, params DeleteAdminSimpleAccountsUsersIdentitiesByIdParams) (res DeleteAdminSimpleAccountsUsersIdentitiesByIdRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/api/admin/simple/accounts/users/identities/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteAdminSimpleAccountsUsersIdentitiesByIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAdminSimpleAccountsUsersIdentitiesByIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteAdminSimpleAccountsWorkspacesById invokes deleteAdminSimpleAccountsWorkspacesById operation.
 //
 // Purges the data of the workspace's projects in every service, then deletes it with everything below
@@ -3656,8 +3975,9 @@ func (c *Client) sendDeleteAnnotationsById(ctx context.Context, params DeleteAnn
 
 // DeleteEvaluationsMetrics invokes deleteEvaluationsMetrics operation.
 //
-// Body {metric_ids} → {count, metric_ids}. A closed run answers 409 {detail:{message:"Cannot modify
-// a closed evaluation.", run_id}}.
+// Body {metrics_ids} (the compatible name; metric_ids, ours, is read when metrics_ids is absent) →
+// {count, metrics_ids, metric_ids}. A closed run answers 409 {detail:{message:"Cannot modify a closed
+// evaluation.", run_id}}.
 //
 // DELETE /api/evaluations/metrics
 func (c *Client) DeleteEvaluationsMetrics(ctx context.Context, request OptDeleteEvaluationsMetricsReq) (DeleteEvaluationsMetricsRes, error) {
@@ -3736,8 +4056,9 @@ func (c *Client) sendDeleteEvaluationsMetrics(ctx context.Context, request OptDe
 
 // DeleteEvaluationsMetricsById invokes deleteEvaluationsMetricsById operation.
 //
-// {count, metric_id}, or {count: 0}. A closed run answers 409 {detail:{message:"Cannot modify a closed
-// evaluation.", run_id}}.
+// {count, metrics_ids: [id], metric_id} (metrics_ids is the compatible name, metric_id ours), or
+// {count: 0}. A closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.",
+// run_id}}.
 //
 // DELETE /api/evaluations/metrics/{id}
 func (c *Client) DeleteEvaluationsMetricsById(ctx context.Context, params DeleteEvaluationsMetricsByIdParams) (DeleteEvaluationsMetricsByIdRes, error) {
@@ -4722,7 +5043,8 @@ func (c *Client) sendDeleteKeysById(ctx context.Context, params DeleteKeysByIdPa
 //
 // Needs own (the owner). Purges the data of every project of the organization in every service
 // (registry rows, spans, stream state), then deletes its workspaces, projects, memberships,
-// invitations and API keys.
+// invitations and API keys. Answers 204 (the compatible platform answers 200; its frontend takes
+// either).
 //
 // DELETE /api/organizations/{id}
 func (c *Client) DeleteOrganizationsById(ctx context.Context, params DeleteOrganizationsByIdParams) (DeleteOrganizationsByIdRes, error) {
@@ -5484,6 +5806,102 @@ func (c *Client) sendDeleteSimpleQueues(ctx context.Context, request OptDeleteSi
 	return result, nil
 }
 
+// DeleteSimpleQueuesById invokes deleteSimpleQueuesById operation.
+//
+// → {count, queue_id}, or {count: 0} when absent. A default queue (every queue made here without
+// step keys or batch settings) is archived, its run and annotations kept; any other queue is deleted.
+// A closed run answers 409.
+//
+// DELETE /api/simple/queues/{id}
+func (c *Client) DeleteSimpleQueuesById(ctx context.Context, params DeleteSimpleQueuesByIdParams) (DeleteSimpleQueuesByIdRes, error) {
+	res, err := c.sendDeleteSimpleQueuesById(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteSimpleQueuesById(ctx context.Context, params DeleteSimpleQueuesByIdParams) (res DeleteSimpleQueuesByIdRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/api/simple/queues/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.UUIDToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteSimpleQueuesByIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteSimpleQueuesByIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteSimpleTracesById invokes deleteSimpleTracesById operation.
 //
 // {count, link}.
@@ -6082,6 +6500,278 @@ func (c *Client) sendDeleteWorkspacesByIdMembersByUserId(ctx context.Context, pa
 	}()
 
 	result, err := decodeDeleteWorkspacesByIdMembersByUserIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteWorkspacesByIdRoles invokes deleteWorkspacesByIdRoles operation.
+//
+// Query email, organization_id?, role. Removes the user's workspace membership when it holds that
+// role; they keep what their organization membership gives them. Needs manage_members.
+//
+// DELETE /api/workspaces/{id}/roles
+func (c *Client) DeleteWorkspacesByIdRoles(ctx context.Context, params DeleteWorkspacesByIdRolesParams) (DeleteWorkspacesByIdRolesRes, error) {
+	res, err := c.sendDeleteWorkspacesByIdRoles(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteWorkspacesByIdRoles(ctx context.Context, params DeleteWorkspacesByIdRolesParams) (res DeleteWorkspacesByIdRolesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/workspaces/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/roles"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteWorkspacesByIdRolesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteWorkspacesByIdRolesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteWorkspacesByIdUsers invokes deleteWorkspacesByIdUsers operation.
+//
+// Query email (and organization_id, checked against the workspace's when given). Removes the user's
+// workspace membership, else their organization membership (which gave them the workspace), else
+// revokes the email's open invitation. Needs manage_members (a member may always leave); nobody
+// removes someone above their role, and the organization's owner is never removed. The trailing-slash
+// form is the same route.
+//
+// DELETE /api/workspaces/{id}/users
+func (c *Client) DeleteWorkspacesByIdUsers(ctx context.Context, params DeleteWorkspacesByIdUsersParams) (DeleteWorkspacesByIdUsersRes, error) {
+	res, err := c.sendDeleteWorkspacesByIdUsers(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteWorkspacesByIdUsers(ctx context.Context, params DeleteWorkspacesByIdUsersParams) (res DeleteWorkspacesByIdUsersRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/workspaces/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/users"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteWorkspacesByIdUsersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteWorkspacesByIdUsersResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAccessRoles invokes getAccessRoles operation.
+//
+// Any signed-in user. {organization, workspace, project}: each a list of {role, description,
+// permissions}, most rights first; the same five roles apply at every level.
+//
+// GET /api/access/roles
+func (c *Client) GetAccessRoles(ctx context.Context) (GetAccessRolesRes, error) {
+	res, err := c.sendGetAccessRoles(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetAccessRoles(ctx context.Context) (res GetAccessRolesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/access/roles"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAccessRolesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAccessRolesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7519,7 +8209,8 @@ func (c *Client) sendGetEnvironmentsVariantsById(ctx context.Context, params Get
 
 // GetEvaluationsMetricsById invokes getEvaluationsMetricsById operation.
 //
-// {count, metric}, or {count: 0}.
+// {count, metrics: [record], metric: record} (metrics is the compatible name, metric ours), or {count:
+// 0}.
 //
 // GET /api/evaluations/metrics/{id}
 func (c *Client) GetEvaluationsMetricsById(ctx context.Context, params GetEvaluationsMetricsByIdParams) (GetEvaluationsMetricsByIdRes, error) {
@@ -8116,7 +8807,8 @@ func (c *Client) sendGetEvaluationsRunsByIdProgress(ctx context.Context, params 
 
 // GetEvaluationsRunsByIdQueuesDefault invokes getEvaluationsRunsByIdQueuesDefault operation.
 //
-// {count, queue} (archived ones too, with deleted_at), or {count: 0}.
+// {count, queue}, or {count: 0} when the run has none or only an archived one (as the compatible API
+// answers; the archived queue stays readable by id and with include_archived).
 //
 // GET /api/evaluations/runs/{id}/queues/default
 func (c *Client) GetEvaluationsRunsByIdQueuesDefault(ctx context.Context, params GetEvaluationsRunsByIdQueuesDefaultParams) (GetEvaluationsRunsByIdQueuesDefaultRes, error) {
@@ -9391,8 +10083,11 @@ func (c *Client) sendGetOpenapiJson(ctx context.Context) (res GetOpenapiJsonRes,
 
 // GetOrganizations invokes getOrganizations operation.
 //
-// Every organization the caller owns or holds a membership in (at any level), with the caller's role
-// there (a member only of a workspace or project of it is a viewer of the organization), oldest first.
+// A plain JSON array (the compatible frontend keeps the answer only when it is one) of every
+// organization the caller owns or holds a membership in (at any level): id, slug, name, description,
+// flags, tags, meta, owner_id (owner_user_id too), workspaces (the ids of its workspaces the caller
+// has a role in), and the caller's role there (a member only of a workspace or project of it is a
+// viewer of the organization), oldest first.
 //
 // GET /api/organizations
 func (c *Client) GetOrganizations(ctx context.Context) (GetOrganizationsRes, error) {
@@ -9468,7 +10163,9 @@ func (c *Client) sendGetOrganizations(ctx context.Context) (res GetOrganizations
 
 // GetOrganizationsById invokes getOrganizationsById operation.
 //
-// Any member of the organization (role read).
+// Any member of the organization (role read). The flat organization of the list, plus
+// default_workspace: its oldest workspace the caller has a role in, with members (the workspace's
+// team, as GET /workspaces/{id}/members lists it).
 //
 // GET /api/organizations/{id}
 func (c *Client) GetOrganizationsById(ctx context.Context, params GetOrganizationsByIdParams) (GetOrganizationsByIdRes, error) {
@@ -10067,6 +10764,164 @@ func (c *Client) sendGetProjectsByIdMembers(ctx context.Context, params GetProje
 	}()
 
 	result, err := decodeGetProjectsByIdMembersResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetProjectsCurrent invokes getProjectsCurrent operation.
+//
+// The project the credential acts in: an API key's own project, or a session's ?project_id= (else its
+// default project), with its workspace and organization, flat (no envelope), as the compatible
+// platform answers it; its SDK builds the evaluation and trace URLs from the ids. Any member of the
+// project (role read). is_demo is always false.
+//
+// GET /api/projects/current
+func (c *Client) GetProjectsCurrent(ctx context.Context) (GetProjectsCurrentRes, error) {
+	res, err := c.sendGetProjectsCurrent(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetProjectsCurrent(ctx context.Context) (res GetProjectsCurrentRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/projects/current"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetProjectsCurrentOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetProjectsCurrentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetPublicOtelV1Traces invokes getPublicOtelV1Traces operation.
+//
+// The path Langfuse's SDKs (v4, v5) export to: {baseUrl}/api/public/otel/v1/traces. Answers {"status":
+// "ready"} like GET /api/otlp/v1/traces. Besides ApiKey, accepts Authorization: Basic base64(:), where
+// the public key is the API key's prefix (before the dot) and the secret key the rest; wrong
+// credentials are a 401.
+//
+// GET /api/public/otel/v1/traces
+func (c *Client) GetPublicOtelV1Traces(ctx context.Context) (GetPublicOtelV1TracesRes, error) {
+	res, err := c.sendGetPublicOtelV1Traces(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetPublicOtelV1Traces(ctx context.Context) (res GetPublicOtelV1TracesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/public/otel/v1/traces"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetPublicOtelV1TracesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetPublicOtelV1TracesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11330,7 +12185,7 @@ func (c *Client) sendGetSimpleQueriesById(ctx context.Context, params GetSimpleQ
 
 // GetSimpleQueuesById invokes getSimpleQueuesById operation.
 //
-// Unknown: 200 {count: 0}.
+// Unknown or archived: 200 {count: 0}.
 //
 // GET /api/simple/queues/{id}
 func (c *Client) GetSimpleQueuesById(ctx context.Context, params GetSimpleQueuesByIdParams) (GetSimpleQueuesByIdRes, error) {
@@ -12839,6 +13694,208 @@ func (c *Client) sendGetTracingTracesQuery(ctx context.Context) (res GetTracingT
 	return result, nil
 }
 
+// GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId invokes getWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId operation.
+//
+// The link the compatible SDK prints at the end of a local evaluation; a 302 to
+// /console/evaluations/{run_id}?project_id={project_id}. Also under /api.
+//
+// GET /w/{workspace_id}/p/{project_id}/evaluations/results/{run_id}
+func (c *Client) GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId(ctx context.Context, params GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdParams) (GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes, error) {
+	res, err := c.sendGetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId(ctx context.Context, params GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdParams) (res GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [6]string
+	pathParts[0] = "/w/"
+	{
+		// Encode "workspace_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "workspace_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.WorkspaceID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/p/"
+	{
+		// Encode "project_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ProjectID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/evaluations/results/"
+	{
+		// Encode "run_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "run_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.RunID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[5] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetWByWorkspaceIdPByProjectIdObservability invokes getWByWorkspaceIdPByProjectIdObservability operation.
+//
+// The link of the compatible SDK's get_trace_url(); a 302 to
+// /console/traces/{trace}?project_id={project_id} (the trace list without ?trace=). Also under /api.
+//
+// GET /w/{workspace_id}/p/{project_id}/observability
+func (c *Client) GetWByWorkspaceIdPByProjectIdObservability(ctx context.Context, params GetWByWorkspaceIdPByProjectIdObservabilityParams) (GetWByWorkspaceIdPByProjectIdObservabilityRes, error) {
+	res, err := c.sendGetWByWorkspaceIdPByProjectIdObservability(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetWByWorkspaceIdPByProjectIdObservability(ctx context.Context, params GetWByWorkspaceIdPByProjectIdObservabilityParams) (res GetWByWorkspaceIdPByProjectIdObservabilityRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [5]string
+	pathParts[0] = "/w/"
+	{
+		// Encode "workspace_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "workspace_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.WorkspaceID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/p/"
+	{
+		// Encode "project_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ProjectID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/observability"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "trace" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "trace",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Trace.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetWByWorkspaceIdPByProjectIdObservabilityResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetWorkflowsById invokes getWorkflowsById operation.
 //
 // Unknown id: 200 {count:0}.
@@ -14107,7 +15164,12 @@ func (c *Client) sendGetWorkspacesByIdInvitations(ctx context.Context, params Ge
 
 // GetWorkspacesByIdMembers invokes getWorkspacesByIdMembers operation.
 //
-// The memberships held on the workspace itself, oldest first. Any member (role read).
+// A plain JSON array in the compatible frontend's shape: [{user: {id, email, username (else the
+// email's local part), name?, status, created_at}, roles: [{role_name, role_description,
+// permissions}]}]. Everyone with a role from a membership on the workspace or on its organization (the
+// workspace's overrides; the organization's owner is owner), oldest first, then the invitations not
+// yet accepted (status pending or expired; user.id is then the invitation's id). Any member (role
+// read).
 //
 // GET /api/workspaces/{id}/members
 func (c *Client) GetWorkspacesByIdMembers(ctx context.Context, params GetWorkspacesByIdMembersParams) (GetWorkspacesByIdMembersRes, error) {
@@ -14645,8 +15707,11 @@ func (c *Client) sendPatchEvaluationsResults(ctx context.Context, request OptPat
 // PatchEvaluationsRuns invokes patchEvaluationsRuns operation.
 //
 // Body {runs:[{id, name?, description?, flags?, tags?, meta?, status?, data?}]} → {count, runs};
-// absent fields are kept. The default queue is created, unarchived or archived after the edit. A
-// closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
+// absent fields are kept. The default queue is created, unarchived or archived after the edit. Steps
+// the edit drops take their cells with them, and the scenarios only a dropped input step fed, in the
+// same transaction; the remaining scenarios' statuses are recomputed. data.steps is always answered,
+// [] when empty. A closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.",
+// run_id}}.
 //
 // PATCH /api/evaluations/runs
 func (c *Client) PatchEvaluationsRuns(ctx context.Context, request OptPatchEvaluationsRunsReq) (PatchEvaluationsRunsRes, error) {
@@ -14725,8 +15790,9 @@ func (c *Client) sendPatchEvaluationsRuns(ctx context.Context, request OptPatchE
 
 // PatchEvaluationsRunsById invokes patchEvaluationsRunsById operation.
 //
-// Body {run:{…}} as in the bulk edit → {count, run}. A closed run answers 409
-// {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
+// Body {run:{…}} as in the bulk edit (dropped steps take their cells and orphaned scenarios with
+// them) → {count, run}. A closed run answers 409 {detail:{message:"Cannot modify a closed
+// evaluation.", run_id}}.
 //
 // PATCH /api/evaluations/runs/{id}
 func (c *Client) PatchEvaluationsRunsById(ctx context.Context, request OptPatchEvaluationsRunsByIdReq, params PatchEvaluationsRunsByIdParams) (PatchEvaluationsRunsByIdRes, error) {
@@ -15096,6 +16162,103 @@ func (c *Client) sendPatchInvocationsById(ctx context.Context, request OptSimple
 	return result, nil
 }
 
+// PatchOrganizationsById invokes patchOrganizationsById operation.
+//
+// The same operation as PUT, under the method the compatible frontend uses.
+//
+// PATCH /api/organizations/{id}
+func (c *Client) PatchOrganizationsById(ctx context.Context, request *OrgChange, params PatchOrganizationsByIdParams) (PatchOrganizationsByIdRes, error) {
+	res, err := c.sendPatchOrganizationsById(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPatchOrganizationsById(ctx context.Context, request *OrgChange, params PatchOrganizationsByIdParams) (res PatchOrganizationsByIdRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/api/organizations/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PATCH", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePatchOrganizationsByIdRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PatchOrganizationsByIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePatchOrganizationsByIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PatchSimpleEvaluationsById invokes patchSimpleEvaluationsById operation.
 //
 // Body {evaluation:{name, description, flags:{is_cached, is_split}, tags, meta, data:{*_steps,
@@ -15377,7 +16540,8 @@ func (c *Client) sendPostAdminSimpleAccounts(ctx context.Context, request *Provi
 //
 // Issues a key for user_id in project_id (the user must have a role there), with role when given (at
 // most the user's role in the project; absent: the user's role at each use). The raw key is in
-// api_key.key of this response only.
+// api_key.key of this response only. The fields may also come nested as {api_key: {...}}; the answer
+// carries the raw key in api_key.key and api_keys.key.
 //
 // POST /api/admin/simple/accounts/api-keys
 func (c *Client) PostAdminSimpleAccountsApiKeys(ctx context.Context, request *AdminKeyRequest) (PostAdminSimpleAccountsApiKeysRes, error) {
@@ -15457,7 +16621,9 @@ func (c *Client) sendPostAdminSimpleAccountsApiKeys(ctx context.Context, request
 // PostAdminSimpleAccountsOrganizations invokes postAdminSimpleAccountsOrganizations operation.
 //
 // Creates one organization under owner_user_id (an existing user, who gets the owner membership), in
-// one transaction.
+// one transaction. The fields may also come nested as {organization: {name, slug?, description?,
+// owner_user_id | owner_id}}, with the owner optionally named as user: {id | email}; the answer
+// carries the organization under organization and organizations.org.
 //
 // POST /api/admin/simple/accounts/organizations
 func (c *Client) PostAdminSimpleAccountsOrganizations(ctx context.Context, request *AdminOrganizationRequest) (PostAdminSimpleAccountsOrganizationsRes, error) {
@@ -15536,7 +16702,9 @@ func (c *Client) sendPostAdminSimpleAccountsOrganizations(ctx context.Context, r
 
 // PostAdminSimpleAccountsOrganizationsMemberships invokes postAdminSimpleAccountsOrganizationsMemberships operation.
 //
-// Gives user_id a role on organization_id.
+// Gives user_id a role on organization_id. The fields may also come nested as {membership: {...}} or
+// as the one item of organization_memberships; the answer carries it under membership and as the one
+// item of organization_memberships.
 //
 // POST /api/admin/simple/accounts/organizations/memberships
 func (c *Client) PostAdminSimpleAccountsOrganizationsMemberships(ctx context.Context, request *AdminMembershipRequest) (PostAdminSimpleAccountsOrganizationsMembershipsRes, error) {
@@ -15616,7 +16784,8 @@ func (c *Client) sendPostAdminSimpleAccountsOrganizationsMemberships(ctx context
 // PostAdminSimpleAccountsProjects invokes postAdminSimpleAccountsProjects operation.
 //
 // Creates one project under workspace_id (the project is seeded with the defaults), in one
-// transaction.
+// transaction. The fields may also come nested as {project: {...}}; the answer carries it under
+// project and projects.prj.
 //
 // POST /api/admin/simple/accounts/projects
 func (c *Client) PostAdminSimpleAccountsProjects(ctx context.Context, request *AdminProjectRequest) (PostAdminSimpleAccountsProjectsRes, error) {
@@ -15695,7 +16864,9 @@ func (c *Client) sendPostAdminSimpleAccountsProjects(ctx context.Context, reques
 
 // PostAdminSimpleAccountsProjectsMemberships invokes postAdminSimpleAccountsProjectsMemberships operation.
 //
-// Gives user_id a role on project_id.
+// Gives user_id a role on project_id. The fields may also come nested as {membership: {...}} or as the
+// one item of project_memberships; the answer carries it under membership and as the one item of
+// project_memberships.
 //
 // POST /api/admin/simple/accounts/projects/memberships
 func (c *Client) PostAdminSimpleAccountsProjectsMemberships(ctx context.Context, request *AdminMembershipRequest) (PostAdminSimpleAccountsProjectsMembershipsRes, error) {
@@ -15949,9 +17120,91 @@ func (c *Client) sendPostAdminSimpleAccountsUsersByIdPasswordReset(ctx context.C
 	return result, nil
 }
 
+// PostAdminSimpleAccountsUsersIdentities invokes postAdminSimpleAccountsUsersIdentities operation.
+//
+// The admin key only. Body {user: {id | email} or user_id, user_identities: [{method: email:password |
+// email:otp, subject, email?, password?, verified?}] or user_identity: {...}}. All or none; a password
+// is stored as its bcrypt hash and never returned.
+//
+// POST /api/admin/simple/accounts/users/identities
+func (c *Client) PostAdminSimpleAccountsUsersIdentities(ctx context.Context, request *AdminIdentitiesRequest) (PostAdminSimpleAccountsUsersIdentitiesRes, error) {
+	res, err := c.sendPostAdminSimpleAccountsUsersIdentities(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendPostAdminSimpleAccountsUsersIdentities(ctx context.Context, request *AdminIdentitiesRequest) (res PostAdminSimpleAccountsUsersIdentitiesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/admin/simple/accounts/users/identities"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostAdminSimpleAccountsUsersIdentitiesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostAdminSimpleAccountsUsersIdentitiesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostAdminSimpleAccountsUsersIdentitiesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PostAdminSimpleAccountsWorkspaces invokes postAdminSimpleAccountsWorkspaces operation.
 //
-// Creates one workspace under organization_id, in one transaction.
+// Creates one workspace under organization_id, in one transaction. The fields may also come nested as
+// {workspace: {...}}; the answer carries it under workspace and workspaces.wrk.
 //
 // POST /api/admin/simple/accounts/workspaces
 func (c *Client) PostAdminSimpleAccountsWorkspaces(ctx context.Context, request *AdminWorkspaceRequest) (PostAdminSimpleAccountsWorkspacesRes, error) {
@@ -16030,7 +17283,9 @@ func (c *Client) sendPostAdminSimpleAccountsWorkspaces(ctx context.Context, requ
 
 // PostAdminSimpleAccountsWorkspacesMemberships invokes postAdminSimpleAccountsWorkspacesMemberships operation.
 //
-// Gives user_id a role on workspace_id.
+// Gives user_id a role on workspace_id. The fields may also come nested as {membership: {...}} or as
+// the one item of workspace_memberships; the answer carries it under membership and as the one item of
+// workspace_memberships.
 //
 // POST /api/admin/simple/accounts/workspaces/memberships
 func (c *Client) PostAdminSimpleAccountsWorkspacesMemberships(ctx context.Context, request *AdminMembershipRequest) (PostAdminSimpleAccountsWorkspacesMembershipsRes, error) {
@@ -19495,11 +20750,14 @@ func (c *Client) sendPostEvaluationsMetrics(ctx context.Context, request OptPost
 
 // PostEvaluationsMetricsQuery invokes postEvaluationsMetricsQuery operation.
 //
-// Body {metric?:{ids, run_id(s), scenario_id(s), status(es), timestamp(s), interval(s), flags, tags,
-// meta}, windowing?} → {count, metrics, windowing?}. Windowing {newest, oldest, next, limit, order}
-// pages by id (newest first unless order is ascending); every answer is bounded
-// (REGISTRY_EVAL_QUERY_LIMIT) and carries windowing when the page is full: resend it for the next
-// page.
+// Body {metrics?:{ids, run_id(s), scenario_id(s), status(es), timestamp(s), interval(s), flags, tags,
+// meta}, windowing?} → {count, metrics, windowing?}. The filter goes under metrics, as every
+// compatible client sends it; metric (singular) is accepted as an alias, not both. Any other top-level
+// key is a 422 naming it. scenario_ids and timestamps also take a boolean: false keeps the records
+// without one (false for both: the run-level record), true those with one; a list keeps those listed.
+// Windowing {newest, oldest, next, limit, order} pages by id (newest first unless order is ascending);
+// every answer is bounded (REGISTRY_EVAL_QUERY_LIMIT) and carries windowing when the page is full:
+// resend it for the next page.
 //
 // POST /api/evaluations/metrics/query
 func (c *Client) PostEvaluationsMetricsQuery(ctx context.Context, request OptPostEvaluationsMetricsQueryReq) (PostEvaluationsMetricsQueryRes, error) {
@@ -19579,9 +20837,12 @@ func (c *Client) sendPostEvaluationsMetricsQuery(ctx context.Context, request Op
 // PostEvaluationsMetricsRefresh invokes postEvaluationsMetricsRefresh operation.
 //
 // Body {metrics:{run_id(s), scenario_id(s)?, timestamp(s)?, interval?}} → {count, metrics}:
-// publishes one metrics job per run for the runtime's workers and answers the metrics stored now.
-// Without a job stream: 503 jobs unavailable. A closed run answers 409 {detail:{message:"Cannot modify
-// a closed evaluation.", run_id}}.
+// publishes one metrics job per run for the runtime's workers, waits until they have stored the
+// records asked for (at most REGISTRY_EVAL_REFRESH_WAIT, 8 s; the compatible SDK reads metrics[0] at
+// once) and answers them: the named scenarios' records, or, without scenario_id (absent or null), the
+// run-level records (no scenario). Past the wait, the records stored so far are answered. Without a
+// job stream: 503 jobs unavailable. A closed run answers 409 {detail:{message:"Cannot modify a closed
+// evaluation.", run_id}}.
 //
 // POST /api/evaluations/metrics/refresh
 func (c *Client) PostEvaluationsMetricsRefresh(ctx context.Context, request OptPostEvaluationsMetricsRefreshReq) (PostEvaluationsMetricsRefreshRes, error) {
@@ -19930,8 +21191,11 @@ func (c *Client) sendPostEvaluationsQueuesQuery(ctx context.Context, request Opt
 // (run, scenario, step_key, repeat_idx); an existing cell keeps its id and has its other fields
 // replaced; of two results for one cell the last wins. Every write recomputes the status of the
 // scenarios it touched: errors if a cell is failure or errors, else pending while an expected cell is
-// missing or pending/queued/running, else success. A step key the run lacks or a scenario of another
-// run: 422. A closed run answers 409 {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
+// missing or pending/queued/running, else success. A step key the run does not declare is stored too,
+// as a human annotation cell (the compatible web app links annotations under .); such cells show in
+// result queries, the export and the metrics. Unknown fields (e.g. span_id) are ignored. A scenario of
+// another run, or an undeclared step key with control characters: 422. A closed run answers 409
+// {detail:{message:"Cannot modify a closed evaluation.", run_id}}.
 //
 // POST /api/evaluations/results
 func (c *Client) PostEvaluationsResults(ctx context.Context, request OptPostEvaluationsResultsReq) (PostEvaluationsResultsRes, error) {
@@ -20175,7 +21439,11 @@ func (c *Client) sendPostEvaluationsRuns(ctx context.Context, request OptPostEva
 
 // PostEvaluationsRunsByIdClose invokes postEvaluationsRunsByIdClose operation.
 //
-// {count, run}.
+// Closes the run: no record of it may be written until it is opened again. ?status= (pending, queued,
+// running, success, failure, errors, cancelled) also sets the run's status when it is closed now, as
+// the compatible SDK does at the end of its local evaluation with the status of its scenarios; a job
+// failing after the close (a late metrics job) records its error under meta.error but leaves that
+// status. {count, run}.
 //
 // POST /api/evaluations/runs/{id}/close
 func (c *Client) PostEvaluationsRunsByIdClose(ctx context.Context, params PostEvaluationsRunsByIdCloseParams) (PostEvaluationsRunsByIdCloseRes, error) {
@@ -20208,6 +21476,26 @@ func (c *Client) sendPostEvaluationsRunsByIdClose(ctx context.Context, params Po
 	}
 	pathParts[2] = "/close"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "status" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "status",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Status.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
@@ -20261,6 +21549,120 @@ func (c *Client) sendPostEvaluationsRunsByIdClose(ctx context.Context, params Po
 	}()
 
 	result, err := decodePostEvaluationsRunsByIdCloseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostEvaluationsRunsByIdCloseByStatus invokes postEvaluationsRunsByIdCloseByStatus operation.
+//
+// The path form of POST /evaluations/runs/{id}/close?status= that the compatible SDK up to 0.102
+// calls. {count, run}.
+//
+// POST /api/evaluations/runs/{id}/close/{status}
+func (c *Client) PostEvaluationsRunsByIdCloseByStatus(ctx context.Context, params PostEvaluationsRunsByIdCloseByStatusParams) (PostEvaluationsRunsByIdCloseByStatusRes, error) {
+	res, err := c.sendPostEvaluationsRunsByIdCloseByStatus(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostEvaluationsRunsByIdCloseByStatus(ctx context.Context, params PostEvaluationsRunsByIdCloseByStatusParams) (res PostEvaluationsRunsByIdCloseByStatusRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/api/evaluations/runs/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/close/"
+	{
+		// Encode "status" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "status",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(string(params.Status)))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostEvaluationsRunsByIdCloseByStatusOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostEvaluationsRunsByIdCloseByStatusResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -22679,7 +24081,8 @@ func (c *Client) sendPostKeys(ctx context.Context, request OptCreateKeyRequest) 
 // PostOrganizations invokes postOrganizations operation.
 //
 // Any authenticated user. The caller becomes its owner, with a Default workspace and a Default project
-// (seeded with the default environments and evaluators) and owner memberships on all three.
+// (seeded with the default environments and evaluators) and owner memberships on all three. Answers
+// 201 with the organization as GET /organizations/{id} does (the compatible frontend reads id).
 //
 // POST /api/organizations
 func (c *Client) PostOrganizations(ctx context.Context, request *CreateOrganizationRequest) (PostOrganizationsRes, error) {
@@ -22756,10 +24159,125 @@ func (c *Client) sendPostOrganizations(ctx context.Context, request *CreateOrgan
 	return result, nil
 }
 
+// PostOrganizationsByIdTransferByUserId invokes postOrganizationsByIdTransferByUserId operation.
+//
+// The compatible frontend's route: the new owner in the path, no body. Needs own (the owner); the new
+// owner must be a member of the organization, and the previous owner stays an admin.
+//
+// POST /api/organizations/{id}/transfer/{user_id}
+func (c *Client) PostOrganizationsByIdTransferByUserId(ctx context.Context, params PostOrganizationsByIdTransferByUserIdParams) (PostOrganizationsByIdTransferByUserIdRes, error) {
+	res, err := c.sendPostOrganizationsByIdTransferByUserId(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostOrganizationsByIdTransferByUserId(ctx context.Context, params PostOrganizationsByIdTransferByUserIdParams) (res PostOrganizationsByIdTransferByUserIdRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/api/organizations/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/transfer/"
+	{
+		// Encode "user_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "user_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.UserID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostOrganizationsByIdTransferByUserIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostOrganizationsByIdTransferByUserIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PostOrganizationsByIdTransferOwnership invokes postOrganizationsByIdTransferOwnership operation.
 //
 // Needs own. The new owner must already be a member of the organization (at any level); they become
-// its owner and the previous owner an admin.
+// its owner and the previous owner an admin. Answers the organization as GET does. POST
+// /organizations/{id}/transfer/{user_id} is the compatible form.
 //
 // POST /api/organizations/{id}/transfer-ownership
 func (c *Client) PostOrganizationsByIdTransferOwnership(ctx context.Context, request *TransferRequest, params PostOrganizationsByIdTransferOwnershipParams) (PostOrganizationsByIdTransferOwnershipRes, error) {
@@ -22848,6 +24366,366 @@ func (c *Client) sendPostOrganizationsByIdTransferOwnership(ctx context.Context,
 	}()
 
 	result, err := decodePostOrganizationsByIdTransferOwnershipResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostOrganizationsByIdWorkspacesByWorkspaceIdInvite invokes postOrganizationsByIdWorkspacesByWorkspaceIdInvite operation.
+//
+// The compatible frontend's invite: the body is a JSON array of exactly one {email, roles?: [role]}
+// (one role, ours or the compatible names workspace_admin, evaluator, deployment_manager; default
+// editor). Needs manage_members on the workspace and a role no higher than the caller's. Without a
+// mail relay the answer carries url, the invitation link to pass on; with one the link goes to the
+// email only.
+//
+// POST /api/organizations/{id}/workspaces/{workspace_id}/invite
+func (c *Client) PostOrganizationsByIdWorkspacesByWorkspaceIdInvite(ctx context.Context, request []CompatInviteItem, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteParams) (PostOrganizationsByIdWorkspacesByWorkspaceIdInviteRes, error) {
+	res, err := c.sendPostOrganizationsByIdWorkspacesByWorkspaceIdInvite(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostOrganizationsByIdWorkspacesByWorkspaceIdInvite(ctx context.Context, request []CompatInviteItem, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteParams) (res PostOrganizationsByIdWorkspacesByWorkspaceIdInviteRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [5]string
+	pathParts[0] = "/api/organizations/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/workspaces/"
+	{
+		// Encode "workspace_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "workspace_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.WorkspaceID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/invite"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostOrganizationsByIdWorkspacesByWorkspaceIdInviteOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept invokes postOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept operation.
+//
+// Open: the token is the credential. Body {token, email?, password?, username?}. A signed-in session
+// (cookie and CSRF header) accepts as its user whatever project_id the link carries; otherwise
+// password is the account's own, or creates the account of an email that has none (as POST
+// /invitations/accept). email, when given, must be the invitation's. Errors carry detail {error,
+// message}, error being the code.
+//
+// POST /api/organizations/{id}/workspaces/{workspace_id}/invite/accept
+func (c *Client) PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept(ctx context.Context, request *CompatAcceptRequest, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptParams) (PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes, error) {
+	res, err := c.sendPostOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept(ctx context.Context, request *CompatAcceptRequest, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptParams) (res PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [5]string
+	pathParts[0] = "/api/organizations/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/workspaces/"
+	{
+		// Encode "workspace_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "workspace_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.WorkspaceID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/invite/accept"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResend invokes postOrganizationsByIdWorkspacesByWorkspaceIdInviteResend operation.
+//
+// Body {email}. Gives the email's latest pending or expired invitation a new link and expiry; the old
+// link stops working. Needs manage_members on the workspace.
+//
+// POST /api/organizations/{id}/workspaces/{workspace_id}/invite/resend
+func (c *Client) PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResend(ctx context.Context, request *CompatEmail, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendParams) (PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes, error) {
+	res, err := c.sendPostOrganizationsByIdWorkspacesByWorkspaceIdInviteResend(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostOrganizationsByIdWorkspacesByWorkspaceIdInviteResend(ctx context.Context, request *CompatEmail, params PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendParams) (res PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [5]string
+	pathParts[0] = "/api/organizations/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/workspaces/"
+	{
+		// Encode "workspace_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "workspace_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.WorkspaceID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/invite/resend"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -23011,6 +24889,171 @@ func (c *Client) sendPostProjects(ctx context.Context, request *CreateProjectReq
 	}()
 
 	result, err := decodePostProjectsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostPublicMedia invokes postPublicMedia operation.
+//
+// Langfuse's SDKs replace base64 data in inputs, outputs and metadata by a @@@langfuseMedia reference
+// and ask this route for an upload URL. Assay stores no media files: always 404 with a message; the
+// SDK only logs it (a 5xx it would retry) and the span is stored with the reference in place of the
+// data.
+//
+// POST /api/public/media
+func (c *Client) PostPublicMedia(ctx context.Context) (PostPublicMediaRes, error) {
+	res, err := c.sendPostPublicMedia(ctx)
+	return res, err
+}
+
+func (c *Client) sendPostPublicMedia(ctx context.Context) (res PostPublicMediaRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/public/media"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostPublicMediaOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostPublicMediaResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostPublicOtelV1Traces invokes postPublicOtelV1Traces operation.
+//
+// The same receiver as POST /api/otlp/v1/traces (OTLP/JSON or protobuf, same limits and answers), at
+// the path Langfuse's SDKs export to, with their Basic credentials accepted (see GET). Their
+// langfuse.* attributes are mapped onto ag.: the observation type onto ag.type.span, input/output onto
+// ag.data, model and parameters onto ag.meta.request, usage_details onto the token metrics (input-side
+// keys summed, cached input buckets also as cache_read), cost_details onto the cost metrics (they win
+// over the price table), level ERROR onto the span's error,
+// session/user/tags/metadata/prompt/version/release/environment onto ag.session, ag.user and ag.meta.
+// The x_langfuse_ headers are ignored.
+//
+// POST /api/public/otel/v1/traces
+func (c *Client) PostPublicOtelV1Traces(ctx context.Context, request PostPublicOtelV1TracesReq) (PostPublicOtelV1TracesRes, error) {
+	res, err := c.sendPostPublicOtelV1Traces(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendPostPublicOtelV1Traces(ctx context.Context, request PostPublicOtelV1TracesReq) (res PostPublicOtelV1TracesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/public/otel/v1/traces"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostPublicOtelV1TracesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostPublicOtelV1TracesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostPublicOtelV1TracesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -27020,7 +29063,8 @@ func (c *Client) sendPostSimpleEvaluationsByIdStepsAdd(ctx context.Context, requ
 
 // PostSimpleEvaluationsByIdStepsRemove invokes postSimpleEvaluationsByIdStepsRemove operation.
 //
-// Body {step_keys} → {count, run}; their mappings go with them, their results stay until pruned.
+// Body {step_keys} → {count, run}; their mappings and cells go with them, and the scenarios only a
+// removed input step fed (as with every run edit that drops steps).
 //
 // POST /api/simple/evaluations/{id}/steps/remove
 func (c *Client) PostSimpleEvaluationsByIdStepsRemove(ctx context.Context, request OptPostSimpleEvaluationsByIdStepsRemoveReq, params PostSimpleEvaluationsByIdStepsRemoveParams) (PostSimpleEvaluationsByIdStepsRemoveRes, error) {
@@ -27991,10 +30035,12 @@ func (c *Client) sendPostSimpleQueriesQuery(ctx context.Context, request OptPost
 //
 // Body {queue:{name, description, tags, meta, data:{kind (traces, testcases, queries, testsets),
 // queries | testsets, evaluators, repeats, assignments, step_keys, settings:{batch_size, batch_offset,
-// is_sequential}}}} → {count, queue:{id, run_id, status, data}}. List-form evaluators are human; at
-// least one human evaluator is required (a 422 naming data.evaluators, where the reference answers
-// count 0). assignments holds one list of user ids per repeat. Queues over queries or testsets get a
-// run job; traces and testcases queues wait for their items.
+// is_sequential}}}} → {count, queue:{id, run_id, status, data}}; queries and testsets are accepted
+// as a list of revision ids or an {id: origin} object, and answered as a list of revision ids;
+// data.kind is always answered, and tags only when not empty. List-form evaluators are human; at least
+// one human evaluator is required (a 422 naming data.evaluators, where the reference answers count 0).
+// assignments holds one list of user ids per repeat. Queues over queries or testsets get a run job;
+// traces and testcases queues wait for their items.
 //
 // POST /api/simple/queues
 func (c *Client) PostSimpleQueues(ctx context.Context, request OptPostSimpleQueuesReq) (PostSimpleQueuesRes, error) {
@@ -28371,7 +30417,9 @@ func (c *Client) sendPostSimpleQueuesByIdTraces(ctx context.Context, request Opt
 
 // PostSimpleQueuesQuery invokes postSimpleQueuesQuery operation.
 //
-// Body {queue?:{ids, run_id, name, tags, meta}, windowing?} → {count, queues, windowing?}.
+// Body {queue?:{ids, run_id, name, tags, meta, kind, user_id}, windowing?} → {count, queues,
+// windowing?}. kind keeps the queues of that source kind; user_id those the user may work (assigned,
+// or assigning nobody); both filter the page read, which may then be short.
 //
 // POST /api/simple/queues/query
 func (c *Client) PostSimpleQueuesQuery(ctx context.Context, request OptPostSimpleQueuesQueryReq) (PostSimpleQueuesQueryRes, error) {
@@ -32502,6 +34550,94 @@ func (c *Client) sendPostTracingUsersQuery(ctx context.Context, request OptDisti
 	return result, nil
 }
 
+// PostVariantsConfigsFetch invokes postVariantsConfigsFetch operation.
+//
+// Body {variant_ref?, environment_ref?, application_ref?}, each {slug?, version? (a number), id?} or
+// null. With variant_ref: that variant's revision at version, else its latest (an id is tried as a
+// revision id, then as a variant id; application_ref narrows a slug). Otherwise the application named
+// by application_ref as deployed in environment_ref (production when absent or empty) under the key
+// .revision, at the environment's version when given. Answer {params (the revision's data.parameters,
+// embeds resolved), url?, application_ref {id, slug}, service_ref: null, variant_ref {id, slug,
+// version, commit_message}, environment_ref {id, slug, version, commit_message} (environment fetches,
+// else null), application_lifecycle, variant_lifecycle, environment_lifecycle}, each lifecycle
+// {created_at, updated_at, updated_by_id, updated_by (always null: users are known by id here)}. Role
+// read.
+//
+// POST /api/variants/configs/fetch
+func (c *Client) PostVariantsConfigsFetch(ctx context.Context, request OptPostVariantsConfigsFetchReq) (PostVariantsConfigsFetchRes, error) {
+	res, err := c.sendPostVariantsConfigsFetch(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendPostVariantsConfigsFetch(ctx context.Context, request OptPostVariantsConfigsFetchReq) (res PostVariantsConfigsFetchRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/variants/configs/fetch"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostVariantsConfigsFetchRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostVariantsConfigsFetchOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostVariantsConfigsFetchResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PostWorkflows invokes postWorkflows operation.
 //
 // Body {workflow: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
@@ -34316,6 +36452,106 @@ func (c *Client) sendPostWorkspacesByIdInvitationsByInvitationIdResend(ctx conte
 	return result, nil
 }
 
+// PostWorkspacesByIdRoles invokes postWorkspacesByIdRoles operation.
+//
+// Body {email, organization_id?, role}; role is ours or a compatible name (workspace_admin, evaluator,
+// deployment_manager). A member holds one role per workspace, so this sets it. Needs manage_members,
+// and nobody grants above their own role.
+//
+// POST /api/workspaces/{id}/roles
+func (c *Client) PostWorkspacesByIdRoles(ctx context.Context, request *CompatRoleRequest, params PostWorkspacesByIdRolesParams) (PostWorkspacesByIdRolesRes, error) {
+	res, err := c.sendPostWorkspacesByIdRoles(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostWorkspacesByIdRoles(ctx context.Context, request *CompatRoleRequest, params PostWorkspacesByIdRolesParams) (res PostWorkspacesByIdRolesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/workspaces/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/roles"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostWorkspacesByIdRolesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostWorkspacesByIdRolesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostWorkspacesByIdRolesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PutApplicationsById invokes putApplicationsById operation.
 //
 // Body {application: {id, ...}}; see the reference for which fields change.
@@ -35358,7 +37594,10 @@ func (c *Client) sendPutEvaluatorsVariantsById(ctx context.Context, request OptP
 
 // PutOrganizationsById invokes putOrganizationsById operation.
 //
-// Sets name, slug and/or description. Needs manage_members on the organization (owner, admin).
+// Sets name, slug, description and/or flags (is_demo, is_personal, allow_email, allow_social,
+// allow_sso, allow_root, domains_only, auto_join: booleans, merged key by key into the stored ones;
+// stored and shown, not acted on). Needs manage_members on the organization (owner, admin). Answers
+// the organization as GET does. PATCH is the same operation (the compatible frontend's).
 //
 // PUT /api/organizations/{id}
 func (c *Client) PutOrganizationsById(ctx context.Context, request *OrgChange, params PutOrganizationsByIdParams) (PutOrganizationsByIdRes, error) {

@@ -29,6 +29,10 @@ type DeleteAdminSimpleAccountsUsersByIdRes interface {
 	deleteAdminSimpleAccountsUsersByIdRes()
 }
 
+type DeleteAdminSimpleAccountsUsersIdentitiesByIdRes interface {
+	deleteAdminSimpleAccountsUsersIdentitiesByIdRes()
+}
+
 type DeleteAdminSimpleAccountsWorkspacesByIdRes interface {
 	deleteAdminSimpleAccountsWorkspacesByIdRes()
 }
@@ -117,6 +121,10 @@ type DeleteSimpleEvaluationsByIdRes interface {
 	deleteSimpleEvaluationsByIdRes()
 }
 
+type DeleteSimpleQueuesByIdRes interface {
+	deleteSimpleQueuesByIdRes()
+}
+
 type DeleteSimpleQueuesRes interface {
 	deleteSimpleQueuesRes()
 }
@@ -143,6 +151,18 @@ type DeleteWorkspacesByIdMembersByUserIdRes interface {
 
 type DeleteWorkspacesByIdRes interface {
 	deleteWorkspacesByIdRes()
+}
+
+type DeleteWorkspacesByIdRolesRes interface {
+	deleteWorkspacesByIdRolesRes()
+}
+
+type DeleteWorkspacesByIdUsersRes interface {
+	deleteWorkspacesByIdUsersRes()
+}
+
+type GetAccessRolesRes interface {
+	getAccessRolesRes()
 }
 
 type GetAnnotationsByIdRes interface {
@@ -321,8 +341,16 @@ type GetProjectsByIdRes interface {
 	getProjectsByIdRes()
 }
 
+type GetProjectsCurrentRes interface {
+	getProjectsCurrentRes()
+}
+
 type GetProjectsRes interface {
 	getProjectsRes()
+}
+
+type GetPublicOtelV1TracesRes interface {
+	getPublicOtelV1TracesRes()
 }
 
 type GetQueriesByIdRes interface {
@@ -449,6 +477,14 @@ type GetTracingTracesQueryRes interface {
 	getTracingTracesQueryRes()
 }
 
+type GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes interface {
+	getWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes()
+}
+
+type GetWByWorkspaceIdPByProjectIdObservabilityRes interface {
+	getWByWorkspaceIdPByProjectIdObservabilityRes()
+}
+
 type GetWorkflowsByIdRes interface {
 	getWorkflowsByIdRes()
 }
@@ -549,6 +585,10 @@ type PatchInvocationsByIdRes interface {
 	patchInvocationsByIdRes()
 }
 
+type PatchOrganizationsByIdRes interface {
+	patchOrganizationsByIdRes()
+}
+
 type PatchSimpleEvaluationsByIdRes interface {
 	patchSimpleEvaluationsByIdRes()
 }
@@ -583,6 +623,10 @@ type PostAdminSimpleAccountsRes interface {
 
 type PostAdminSimpleAccountsUsersByIdPasswordResetRes interface {
 	postAdminSimpleAccountsUsersByIdPasswordResetRes()
+}
+
+type PostAdminSimpleAccountsUsersIdentitiesRes interface {
+	postAdminSimpleAccountsUsersIdentitiesRes()
 }
 
 type PostAdminSimpleAccountsUsersRes interface {
@@ -793,6 +837,10 @@ type PostEvaluationsResultsRes interface {
 	postEvaluationsResultsRes()
 }
 
+type PostEvaluationsRunsByIdCloseByStatusRes interface {
+	postEvaluationsRunsByIdCloseByStatusRes()
+}
+
 type PostEvaluationsRunsByIdCloseRes interface {
 	postEvaluationsRunsByIdCloseRes()
 }
@@ -917,8 +965,24 @@ type PostKeysRes interface {
 	postKeysRes()
 }
 
+type PostOrganizationsByIdTransferByUserIdRes interface {
+	postOrganizationsByIdTransferByUserIdRes()
+}
+
 type PostOrganizationsByIdTransferOwnershipRes interface {
 	postOrganizationsByIdTransferOwnershipRes()
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes interface {
+	postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes()
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteRes interface {
+	postOrganizationsByIdWorkspacesByWorkspaceIdInviteRes()
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes interface {
+	postOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes()
 }
 
 type PostOrganizationsRes interface {
@@ -935,6 +999,18 @@ type PostOtlpV1TracesRes interface {
 
 type PostProjectsRes interface {
 	postProjectsRes()
+}
+
+type PostPublicMediaRes interface {
+	postPublicMediaRes()
+}
+
+type PostPublicOtelV1TracesReq interface {
+	postPublicOtelV1TracesReq()
+}
+
+type PostPublicOtelV1TracesRes interface {
+	postPublicOtelV1TracesRes()
 }
 
 type PostQueriesByIdArchiveRes interface {
@@ -1369,6 +1445,10 @@ type PostTracingUsersQueryRes interface {
 	postTracingUsersQueryRes()
 }
 
+type PostVariantsConfigsFetchRes interface {
+	postVariantsConfigsFetchRes()
+}
+
 type PostWorkflowsByIdArchiveRes interface {
 	postWorkflowsByIdArchiveRes()
 }
@@ -1447,6 +1527,10 @@ type PostWorkspacesByIdInvitationsByInvitationIdResendRes interface {
 
 type PostWorkspacesByIdInvitationsRes interface {
 	postWorkspacesByIdInvitationsRes()
+}
+
+type PostWorkspacesByIdRolesRes interface {
+	postWorkspacesByIdRolesRes()
 }
 
 type PostWorkspacesRes interface {

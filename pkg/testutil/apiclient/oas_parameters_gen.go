@@ -36,6 +36,11 @@ type DeleteAdminSimpleAccountsUsersByIdParams struct {
 	ID string
 }
 
+// DeleteAdminSimpleAccountsUsersIdentitiesByIdParams is parameters of deleteAdminSimpleAccountsUsersIdentitiesById operation.
+type DeleteAdminSimpleAccountsUsersIdentitiesByIdParams struct {
+	ID string
+}
+
 // DeleteAdminSimpleAccountsWorkspacesByIdParams is parameters of deleteAdminSimpleAccountsWorkspacesById operation.
 type DeleteAdminSimpleAccountsWorkspacesByIdParams struct {
 	ID string
@@ -118,6 +123,11 @@ type DeleteSimpleEvaluationsByIdParams struct {
 	ID uuid.UUID
 }
 
+// DeleteSimpleQueuesByIdParams is parameters of deleteSimpleQueuesById operation.
+type DeleteSimpleQueuesByIdParams struct {
+	ID uuid.UUID
+}
+
 // DeleteSimpleTracesByIdParams is parameters of deleteSimpleTracesById operation.
 type DeleteSimpleTracesByIdParams struct {
 	ID string
@@ -148,6 +158,16 @@ type DeleteWorkspacesByIdInvitationsByInvitationIdParams struct {
 type DeleteWorkspacesByIdMembersByUserIdParams struct {
 	ID     string
 	UserID string
+}
+
+// DeleteWorkspacesByIdRolesParams is parameters of deleteWorkspacesByIdRoles operation.
+type DeleteWorkspacesByIdRolesParams struct {
+	ID string
+}
+
+// DeleteWorkspacesByIdUsersParams is parameters of deleteWorkspacesByIdUsers operation.
+type DeleteWorkspacesByIdUsersParams struct {
+	ID string
 }
 
 // GetAnnotationsByIdParams is parameters of getAnnotationsById operation.
@@ -432,6 +452,21 @@ type GetTracingTracesByIdParams struct {
 	ID string
 }
 
+// GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdParams is parameters of getWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId operation.
+type GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdParams struct {
+	WorkspaceID string
+	ProjectID   string
+	RunID       string
+}
+
+// GetWByWorkspaceIdPByProjectIdObservabilityParams is parameters of getWByWorkspaceIdPByProjectIdObservability operation.
+type GetWByWorkspaceIdPByProjectIdObservabilityParams struct {
+	// The trace id, 32 hex characters.
+	Trace       OptString `json:",omitempty,omitzero"`
+	WorkspaceID string
+	ProjectID   string
+}
+
 // GetWorkflowsByIdParams is parameters of getWorkflowsById operation.
 type GetWorkflowsByIdParams struct {
 	ID string
@@ -510,6 +545,11 @@ type PatchEvaluationsScenariosByIdParams struct {
 
 // PatchInvocationsByIdParams is parameters of patchInvocationsById operation.
 type PatchInvocationsByIdParams struct {
+	ID string
+}
+
+// PatchOrganizationsByIdParams is parameters of patchOrganizationsById operation.
+type PatchOrganizationsByIdParams struct {
 	ID string
 }
 
@@ -595,7 +635,15 @@ type PostEvaluationsQueuesByIdScenariosQueryParams struct {
 
 // PostEvaluationsRunsByIdCloseParams is parameters of postEvaluationsRunsByIdClose operation.
 type PostEvaluationsRunsByIdCloseParams struct {
-	ID string
+	// The run's final status.
+	Status OptPostEvaluationsRunsByIdCloseStatus `json:",omitempty,omitzero"`
+	ID     string
+}
+
+// PostEvaluationsRunsByIdCloseByStatusParams is parameters of postEvaluationsRunsByIdCloseByStatus operation.
+type PostEvaluationsRunsByIdCloseByStatusParams struct {
+	Status PostEvaluationsRunsByIdCloseByStatusStatus
+	ID     string
 }
 
 // PostEvaluationsRunsByIdOpenParams is parameters of postEvaluationsRunsByIdOpen operation.
@@ -633,9 +681,33 @@ type PostEvaluatorsVariantsByIdUnarchiveParams struct {
 	ID string
 }
 
+// PostOrganizationsByIdTransferByUserIdParams is parameters of postOrganizationsByIdTransferByUserId operation.
+type PostOrganizationsByIdTransferByUserIdParams struct {
+	ID     string
+	UserID string
+}
+
 // PostOrganizationsByIdTransferOwnershipParams is parameters of postOrganizationsByIdTransferOwnership operation.
 type PostOrganizationsByIdTransferOwnershipParams struct {
 	ID string
+}
+
+// PostOrganizationsByIdWorkspacesByWorkspaceIdInviteParams is parameters of postOrganizationsByIdWorkspacesByWorkspaceIdInvite operation.
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteParams struct {
+	ID          string
+	WorkspaceID string
+}
+
+// PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptParams is parameters of postOrganizationsByIdWorkspacesByWorkspaceIdInviteAccept operation.
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptParams struct {
+	ID          string
+	WorkspaceID string
+}
+
+// PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendParams is parameters of postOrganizationsByIdWorkspacesByWorkspaceIdInviteResend operation.
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendParams struct {
+	ID          string
+	WorkspaceID string
 }
 
 // PostQueriesByIdArchiveParams is parameters of postQueriesByIdArchive operation.
@@ -924,6 +996,11 @@ type PostWorkspacesByIdInvitationsParams struct {
 type PostWorkspacesByIdInvitationsByInvitationIdResendParams struct {
 	ID           string
 	InvitationID string
+}
+
+// PostWorkspacesByIdRolesParams is parameters of postWorkspacesByIdRoles operation.
+type PostWorkspacesByIdRolesParams struct {
+	ID string
 }
 
 // PutApplicationsByIdParams is parameters of putApplicationsById operation.

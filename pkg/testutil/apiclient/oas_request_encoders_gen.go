@@ -349,6 +349,20 @@ func encodePatchInvocationsByIdRequest(
 	return nil
 }
 
+func encodePatchOrganizationsByIdRequest(
+	req *OrgChange,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePatchSimpleEvaluationsByIdRequest(
 	req OptPatchSimpleEvaluationsByIdReq,
 	r *http.Request,
@@ -475,6 +489,20 @@ func encodePostAdminSimpleAccountsProjectsMembershipsRequest(
 
 func encodePostAdminSimpleAccountsUsersRequest(
 	req *AdminUserRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePostAdminSimpleAccountsUsersIdentitiesRequest(
+	req *AdminIdentitiesRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1693,6 +1721,52 @@ func encodePostOrganizationsByIdTransferOwnershipRequest(
 	return nil
 }
 
+func encodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteRequest(
+	req []CompatInviteItem,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		e.ArrStart()
+		for _, elem := range req {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRequest(
+	req *CompatAcceptRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRequest(
+	req *CompatEmail,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostOtlpV1TracesRequest(
 	req PostOtlpV1TracesReq,
 	r *http.Request,
@@ -1732,6 +1806,33 @@ func encodePostProjectsRequest(
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)
 	return nil
+}
+
+func encodePostPublicOtelV1TracesRequest(
+	req PostPublicOtelV1TracesReq,
+	r *http.Request,
+) error {
+	switch req := req.(type) {
+	case *PostPublicOtelV1TracesReqEmptyBody:
+		// Empty body case.
+		return nil
+	case *PostPublicOtelV1TracesReqApplicationJSON:
+		const contentType = "application/json"
+		e := new(jx.Encoder)
+		{
+			req.Encode(e)
+		}
+		encoded := e.Bytes()
+		ht.SetBody(r, bytes.NewReader(encoded), contentType)
+		return nil
+	case *PostPublicOtelV1TracesReqApplicationXProtobuf:
+		const contentType = "application/x-protobuf"
+		body := req
+		ht.SetBody(r, body, contentType)
+		return nil
+	default:
+		return errors.Errorf("unexpected request type: %T", req)
+	}
 }
 
 func encodePostQueriesRequest(
@@ -3289,6 +3390,26 @@ func encodePostTracingUsersQueryRequest(
 	return nil
 }
 
+func encodePostVariantsConfigsFetchRequest(
+	req OptPostVariantsConfigsFetchReq,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostWorkflowsRequest(
 	req OptPostWorkflowsReq,
 	r *http.Request,
@@ -3545,6 +3666,20 @@ func encodePostWorkspacesRequest(
 
 func encodePostWorkspacesByIdInvitationsRequest(
 	req *InviteRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePostWorkspacesByIdRolesRequest(
+	req *CompatRoleRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -74,6 +74,82 @@ func (s *Access) SetRoles(val []string) {
 	s.Roles = val
 }
 
+// Ref: #/components/schemas/AccessRole
+type AccessRole struct {
+	Description OptString `json:"description"`
+	Permissions []string  `json:"permissions"`
+	Role        OptString `json:"role"`
+}
+
+// GetDescription returns the value of Description.
+func (s *AccessRole) GetDescription() OptString {
+	return s.Description
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *AccessRole) GetPermissions() []string {
+	return s.Permissions
+}
+
+// GetRole returns the value of Role.
+func (s *AccessRole) GetRole() OptString {
+	return s.Role
+}
+
+// SetDescription sets the value of Description.
+func (s *AccessRole) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *AccessRole) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// SetRole sets the value of Role.
+func (s *AccessRole) SetRole(val OptString) {
+	s.Role = val
+}
+
+// Ref: #/components/schemas/AccessRoleSet
+type AccessRoleSet struct {
+	Organization []AccessRole `json:"organization"`
+	Project      []AccessRole `json:"project"`
+	Workspace    []AccessRole `json:"workspace"`
+}
+
+// GetOrganization returns the value of Organization.
+func (s *AccessRoleSet) GetOrganization() []AccessRole {
+	return s.Organization
+}
+
+// GetProject returns the value of Project.
+func (s *AccessRoleSet) GetProject() []AccessRole {
+	return s.Project
+}
+
+// GetWorkspace returns the value of Workspace.
+func (s *AccessRoleSet) GetWorkspace() []AccessRole {
+	return s.Workspace
+}
+
+// SetOrganization sets the value of Organization.
+func (s *AccessRoleSet) SetOrganization(val []AccessRole) {
+	s.Organization = val
+}
+
+// SetProject sets the value of Project.
+func (s *AccessRoleSet) SetProject(val []AccessRole) {
+	s.Project = val
+}
+
+// SetWorkspace sets the value of Workspace.
+func (s *AccessRoleSet) SetWorkspace(val []AccessRole) {
+	s.Workspace = val
+}
+
+func (*AccessRoleSet) getAccessRolesRes() {}
+
 // Ref: #/components/schemas/AccountOut
 type AccountOut struct {
 	APIKeys                 OptAccountOutAPIKeys       `json:"api_keys"`
@@ -249,13 +325,193 @@ func (s *AccountsOutAccounts) init() AccountsOutAccounts {
 	return m
 }
 
-// Ref: #/components/schemas/AdminKeyRequest
-type AdminKeyRequest struct {
+// Ref: #/components/schemas/AdminIdentitiesCreated
+type AdminIdentitiesCreated struct {
+	UserIdentities []IdentityOut `json:"user_identities"`
+}
+
+// GetUserIdentities returns the value of UserIdentities.
+func (s *AdminIdentitiesCreated) GetUserIdentities() []IdentityOut {
+	return s.UserIdentities
+}
+
+// SetUserIdentities sets the value of UserIdentities.
+func (s *AdminIdentitiesCreated) SetUserIdentities(val []IdentityOut) {
+	s.UserIdentities = val
+}
+
+func (*AdminIdentitiesCreated) postAdminSimpleAccountsUsersIdentitiesRes() {}
+
+// Ref: #/components/schemas/AdminIdentitiesRequest
+type AdminIdentitiesRequest struct {
+	User           OptUserRef      `json:"user"`
+	UserID         OptNilUUID      `json:"user_id"`
+	UserIdentities []IdentitySpec  `json:"user_identities"`
+	UserIdentity   OptIdentitySpec `json:"user_identity"`
+}
+
+// GetUser returns the value of User.
+func (s *AdminIdentitiesRequest) GetUser() OptUserRef {
+	return s.User
+}
+
+// GetUserID returns the value of UserID.
+func (s *AdminIdentitiesRequest) GetUserID() OptNilUUID {
+	return s.UserID
+}
+
+// GetUserIdentities returns the value of UserIdentities.
+func (s *AdminIdentitiesRequest) GetUserIdentities() []IdentitySpec {
+	return s.UserIdentities
+}
+
+// GetUserIdentity returns the value of UserIdentity.
+func (s *AdminIdentitiesRequest) GetUserIdentity() OptIdentitySpec {
+	return s.UserIdentity
+}
+
+// SetUser sets the value of User.
+func (s *AdminIdentitiesRequest) SetUser(val OptUserRef) {
+	s.User = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *AdminIdentitiesRequest) SetUserID(val OptNilUUID) {
+	s.UserID = val
+}
+
+// SetUserIdentities sets the value of UserIdentities.
+func (s *AdminIdentitiesRequest) SetUserIdentities(val []IdentitySpec) {
+	s.UserIdentities = val
+}
+
+// SetUserIdentity sets the value of UserIdentity.
+func (s *AdminIdentitiesRequest) SetUserIdentity(val OptIdentitySpec) {
+	s.UserIdentity = val
+}
+
+// Ref: #/components/schemas/AdminKeyCreated
+type AdminKeyCreated struct {
+	APIKey  OptKeyOut                 `json:"api_key"`
+	APIKeys OptAdminKeyCreatedAPIKeys `json:"api_keys"`
+	Count   OptInt                    `json:"count"`
+}
+
+// GetAPIKey returns the value of APIKey.
+func (s *AdminKeyCreated) GetAPIKey() OptKeyOut {
+	return s.APIKey
+}
+
+// GetAPIKeys returns the value of APIKeys.
+func (s *AdminKeyCreated) GetAPIKeys() OptAdminKeyCreatedAPIKeys {
+	return s.APIKeys
+}
+
+// GetCount returns the value of Count.
+func (s *AdminKeyCreated) GetCount() OptInt {
+	return s.Count
+}
+
+// SetAPIKey sets the value of APIKey.
+func (s *AdminKeyCreated) SetAPIKey(val OptKeyOut) {
+	s.APIKey = val
+}
+
+// SetAPIKeys sets the value of APIKeys.
+func (s *AdminKeyCreated) SetAPIKeys(val OptAdminKeyCreatedAPIKeys) {
+	s.APIKeys = val
+}
+
+// SetCount sets the value of Count.
+func (s *AdminKeyCreated) SetCount(val OptInt) {
+	s.Count = val
+}
+
+func (*AdminKeyCreated) postAdminSimpleAccountsApiKeysRes() {}
+
+type AdminKeyCreatedAPIKeys map[string]string
+
+func (s *AdminKeyCreatedAPIKeys) init() AdminKeyCreatedAPIKeys {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AdminKeyFields
+type AdminKeyFields struct {
 	ExpiresAt OptNilDateTime `json:"expires_at"`
 	Name      OptNilString   `json:"name"`
 	ProjectID OptUUID        `json:"project_id"`
 	Role      OptNilString   `json:"role"`
 	UserID    OptUUID        `json:"user_id"`
+}
+
+// GetExpiresAt returns the value of ExpiresAt.
+func (s *AdminKeyFields) GetExpiresAt() OptNilDateTime {
+	return s.ExpiresAt
+}
+
+// GetName returns the value of Name.
+func (s *AdminKeyFields) GetName() OptNilString {
+	return s.Name
+}
+
+// GetProjectID returns the value of ProjectID.
+func (s *AdminKeyFields) GetProjectID() OptUUID {
+	return s.ProjectID
+}
+
+// GetRole returns the value of Role.
+func (s *AdminKeyFields) GetRole() OptNilString {
+	return s.Role
+}
+
+// GetUserID returns the value of UserID.
+func (s *AdminKeyFields) GetUserID() OptUUID {
+	return s.UserID
+}
+
+// SetExpiresAt sets the value of ExpiresAt.
+func (s *AdminKeyFields) SetExpiresAt(val OptNilDateTime) {
+	s.ExpiresAt = val
+}
+
+// SetName sets the value of Name.
+func (s *AdminKeyFields) SetName(val OptNilString) {
+	s.Name = val
+}
+
+// SetProjectID sets the value of ProjectID.
+func (s *AdminKeyFields) SetProjectID(val OptUUID) {
+	s.ProjectID = val
+}
+
+// SetRole sets the value of Role.
+func (s *AdminKeyFields) SetRole(val OptNilString) {
+	s.Role = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *AdminKeyFields) SetUserID(val OptUUID) {
+	s.UserID = val
+}
+
+// Ref: #/components/schemas/AdminKeyRequest
+type AdminKeyRequest struct {
+	APIKey    OptAdminKeyFields `json:"api_key"`
+	ExpiresAt OptNilDateTime    `json:"expires_at"`
+	Name      OptNilString      `json:"name"`
+	ProjectID OptUUID           `json:"project_id"`
+	Role      OptNilString      `json:"role"`
+	UserID    OptUUID           `json:"user_id"`
+}
+
+// GetAPIKey returns the value of APIKey.
+func (s *AdminKeyRequest) GetAPIKey() OptAdminKeyFields {
+	return s.APIKey
 }
 
 // GetExpiresAt returns the value of ExpiresAt.
@@ -281,6 +537,11 @@ func (s *AdminKeyRequest) GetRole() OptNilString {
 // GetUserID returns the value of UserID.
 func (s *AdminKeyRequest) GetUserID() OptUUID {
 	return s.UserID
+}
+
+// SetAPIKey sets the value of APIKey.
+func (s *AdminKeyRequest) SetAPIKey(val OptAdminKeyFields) {
+	s.APIKey = val
 }
 
 // SetExpiresAt sets the value of ExpiresAt.
@@ -310,7 +571,10 @@ func (s *AdminKeyRequest) SetUserID(val OptUUID) {
 
 // Ref: #/components/schemas/AdminMembershipCreated
 type AdminMembershipCreated struct {
-	Membership OptMembershipOut `json:"membership"`
+	Membership              OptMembershipOut `json:"membership"`
+	OrganizationMemberships []MembershipOut  `json:"organization_memberships"`
+	ProjectMemberships      []MembershipOut  `json:"project_memberships"`
+	WorkspaceMemberships    []MembershipOut  `json:"workspace_memberships"`
 }
 
 // GetMembership returns the value of Membership.
@@ -318,17 +582,47 @@ func (s *AdminMembershipCreated) GetMembership() OptMembershipOut {
 	return s.Membership
 }
 
+// GetOrganizationMemberships returns the value of OrganizationMemberships.
+func (s *AdminMembershipCreated) GetOrganizationMemberships() []MembershipOut {
+	return s.OrganizationMemberships
+}
+
+// GetProjectMemberships returns the value of ProjectMemberships.
+func (s *AdminMembershipCreated) GetProjectMemberships() []MembershipOut {
+	return s.ProjectMemberships
+}
+
+// GetWorkspaceMemberships returns the value of WorkspaceMemberships.
+func (s *AdminMembershipCreated) GetWorkspaceMemberships() []MembershipOut {
+	return s.WorkspaceMemberships
+}
+
 // SetMembership sets the value of Membership.
 func (s *AdminMembershipCreated) SetMembership(val OptMembershipOut) {
 	s.Membership = val
+}
+
+// SetOrganizationMemberships sets the value of OrganizationMemberships.
+func (s *AdminMembershipCreated) SetOrganizationMemberships(val []MembershipOut) {
+	s.OrganizationMemberships = val
+}
+
+// SetProjectMemberships sets the value of ProjectMemberships.
+func (s *AdminMembershipCreated) SetProjectMemberships(val []MembershipOut) {
+	s.ProjectMemberships = val
+}
+
+// SetWorkspaceMemberships sets the value of WorkspaceMemberships.
+func (s *AdminMembershipCreated) SetWorkspaceMemberships(val []MembershipOut) {
+	s.WorkspaceMemberships = val
 }
 
 func (*AdminMembershipCreated) postAdminSimpleAccountsOrganizationsMembershipsRes() {}
 func (*AdminMembershipCreated) postAdminSimpleAccountsProjectsMembershipsRes()      {}
 func (*AdminMembershipCreated) postAdminSimpleAccountsWorkspacesMembershipsRes()    {}
 
-// Ref: #/components/schemas/AdminMembershipRequest
-type AdminMembershipRequest struct {
+// Ref: #/components/schemas/AdminMembershipFields
+type AdminMembershipFields struct {
 	OrganizationID OptUUID   `json:"organization_id"`
 	ProjectID      OptUUID   `json:"project_id"`
 	Role           OptString `json:"role"`
@@ -337,13 +631,91 @@ type AdminMembershipRequest struct {
 }
 
 // GetOrganizationID returns the value of OrganizationID.
+func (s *AdminMembershipFields) GetOrganizationID() OptUUID {
+	return s.OrganizationID
+}
+
+// GetProjectID returns the value of ProjectID.
+func (s *AdminMembershipFields) GetProjectID() OptUUID {
+	return s.ProjectID
+}
+
+// GetRole returns the value of Role.
+func (s *AdminMembershipFields) GetRole() OptString {
+	return s.Role
+}
+
+// GetUserID returns the value of UserID.
+func (s *AdminMembershipFields) GetUserID() OptUUID {
+	return s.UserID
+}
+
+// GetWorkspaceID returns the value of WorkspaceID.
+func (s *AdminMembershipFields) GetWorkspaceID() OptUUID {
+	return s.WorkspaceID
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *AdminMembershipFields) SetOrganizationID(val OptUUID) {
+	s.OrganizationID = val
+}
+
+// SetProjectID sets the value of ProjectID.
+func (s *AdminMembershipFields) SetProjectID(val OptUUID) {
+	s.ProjectID = val
+}
+
+// SetRole sets the value of Role.
+func (s *AdminMembershipFields) SetRole(val OptString) {
+	s.Role = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *AdminMembershipFields) SetUserID(val OptUUID) {
+	s.UserID = val
+}
+
+// SetWorkspaceID sets the value of WorkspaceID.
+func (s *AdminMembershipFields) SetWorkspaceID(val OptUUID) {
+	s.WorkspaceID = val
+}
+
+// Ref: #/components/schemas/AdminMembershipRequest
+type AdminMembershipRequest struct {
+	Membership              OptAdminMembershipFields `json:"membership"`
+	OrganizationID          OptUUID                  `json:"organization_id"`
+	OrganizationMemberships []AdminMembershipFields  `json:"organization_memberships"`
+	ProjectID               OptUUID                  `json:"project_id"`
+	ProjectMemberships      []AdminMembershipFields  `json:"project_memberships"`
+	Role                    OptString                `json:"role"`
+	UserID                  OptUUID                  `json:"user_id"`
+	WorkspaceID             OptUUID                  `json:"workspace_id"`
+	WorkspaceMemberships    []AdminMembershipFields  `json:"workspace_memberships"`
+}
+
+// GetMembership returns the value of Membership.
+func (s *AdminMembershipRequest) GetMembership() OptAdminMembershipFields {
+	return s.Membership
+}
+
+// GetOrganizationID returns the value of OrganizationID.
 func (s *AdminMembershipRequest) GetOrganizationID() OptUUID {
 	return s.OrganizationID
+}
+
+// GetOrganizationMemberships returns the value of OrganizationMemberships.
+func (s *AdminMembershipRequest) GetOrganizationMemberships() []AdminMembershipFields {
+	return s.OrganizationMemberships
 }
 
 // GetProjectID returns the value of ProjectID.
 func (s *AdminMembershipRequest) GetProjectID() OptUUID {
 	return s.ProjectID
+}
+
+// GetProjectMemberships returns the value of ProjectMemberships.
+func (s *AdminMembershipRequest) GetProjectMemberships() []AdminMembershipFields {
+	return s.ProjectMemberships
 }
 
 // GetRole returns the value of Role.
@@ -361,14 +733,34 @@ func (s *AdminMembershipRequest) GetWorkspaceID() OptUUID {
 	return s.WorkspaceID
 }
 
+// GetWorkspaceMemberships returns the value of WorkspaceMemberships.
+func (s *AdminMembershipRequest) GetWorkspaceMemberships() []AdminMembershipFields {
+	return s.WorkspaceMemberships
+}
+
+// SetMembership sets the value of Membership.
+func (s *AdminMembershipRequest) SetMembership(val OptAdminMembershipFields) {
+	s.Membership = val
+}
+
 // SetOrganizationID sets the value of OrganizationID.
 func (s *AdminMembershipRequest) SetOrganizationID(val OptUUID) {
 	s.OrganizationID = val
 }
 
+// SetOrganizationMemberships sets the value of OrganizationMemberships.
+func (s *AdminMembershipRequest) SetOrganizationMemberships(val []AdminMembershipFields) {
+	s.OrganizationMemberships = val
+}
+
 // SetProjectID sets the value of ProjectID.
 func (s *AdminMembershipRequest) SetProjectID(val OptUUID) {
 	s.ProjectID = val
+}
+
+// SetProjectMemberships sets the value of ProjectMemberships.
+func (s *AdminMembershipRequest) SetProjectMemberships(val []AdminMembershipFields) {
+	s.ProjectMemberships = val
 }
 
 // SetRole sets the value of Role.
@@ -386,9 +778,15 @@ func (s *AdminMembershipRequest) SetWorkspaceID(val OptUUID) {
 	s.WorkspaceID = val
 }
 
+// SetWorkspaceMemberships sets the value of WorkspaceMemberships.
+func (s *AdminMembershipRequest) SetWorkspaceMemberships(val []AdminMembershipFields) {
+	s.WorkspaceMemberships = val
+}
+
 // Ref: #/components/schemas/AdminOrganizationCreated
 type AdminOrganizationCreated struct {
-	Organization OptOrgOut `json:"organization"`
+	Organization  OptOrgOut                                `json:"organization"`
+	Organizations OptAdminOrganizationCreatedOrganizations `json:"organizations"`
 }
 
 // GetOrganization returns the value of Organization.
@@ -396,19 +794,101 @@ func (s *AdminOrganizationCreated) GetOrganization() OptOrgOut {
 	return s.Organization
 }
 
+// GetOrganizations returns the value of Organizations.
+func (s *AdminOrganizationCreated) GetOrganizations() OptAdminOrganizationCreatedOrganizations {
+	return s.Organizations
+}
+
 // SetOrganization sets the value of Organization.
 func (s *AdminOrganizationCreated) SetOrganization(val OptOrgOut) {
 	s.Organization = val
 }
 
+// SetOrganizations sets the value of Organizations.
+func (s *AdminOrganizationCreated) SetOrganizations(val OptAdminOrganizationCreatedOrganizations) {
+	s.Organizations = val
+}
+
 func (*AdminOrganizationCreated) postAdminSimpleAccountsOrganizationsRes() {}
+
+type AdminOrganizationCreatedOrganizations map[string]OrgOut
+
+func (s *AdminOrganizationCreatedOrganizations) init() AdminOrganizationCreatedOrganizations {
+	m := *s
+	if m == nil {
+		m = map[string]OrgOut{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AdminOrganizationFields
+type AdminOrganizationFields struct {
+	Description OptNilString `json:"description"`
+	Name        OptString    `json:"name"`
+	OwnerID     OptNilUUID   `json:"owner_id"`
+	OwnerUserID OptNilUUID   `json:"owner_user_id"`
+	Slug        OptNilString `json:"slug"`
+}
+
+// GetDescription returns the value of Description.
+func (s *AdminOrganizationFields) GetDescription() OptNilString {
+	return s.Description
+}
+
+// GetName returns the value of Name.
+func (s *AdminOrganizationFields) GetName() OptString {
+	return s.Name
+}
+
+// GetOwnerID returns the value of OwnerID.
+func (s *AdminOrganizationFields) GetOwnerID() OptNilUUID {
+	return s.OwnerID
+}
+
+// GetOwnerUserID returns the value of OwnerUserID.
+func (s *AdminOrganizationFields) GetOwnerUserID() OptNilUUID {
+	return s.OwnerUserID
+}
+
+// GetSlug returns the value of Slug.
+func (s *AdminOrganizationFields) GetSlug() OptNilString {
+	return s.Slug
+}
+
+// SetDescription sets the value of Description.
+func (s *AdminOrganizationFields) SetDescription(val OptNilString) {
+	s.Description = val
+}
+
+// SetName sets the value of Name.
+func (s *AdminOrganizationFields) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetOwnerID sets the value of OwnerID.
+func (s *AdminOrganizationFields) SetOwnerID(val OptNilUUID) {
+	s.OwnerID = val
+}
+
+// SetOwnerUserID sets the value of OwnerUserID.
+func (s *AdminOrganizationFields) SetOwnerUserID(val OptNilUUID) {
+	s.OwnerUserID = val
+}
+
+// SetSlug sets the value of Slug.
+func (s *AdminOrganizationFields) SetSlug(val OptNilString) {
+	s.Slug = val
+}
 
 // Ref: #/components/schemas/AdminOrganizationRequest
 type AdminOrganizationRequest struct {
-	Description OptNilString `json:"description"`
-	Name        OptString    `json:"name"`
-	OwnerUserID OptUUID      `json:"owner_user_id"`
-	Slug        OptNilString `json:"slug"`
+	Description  OptNilString               `json:"description"`
+	Name         OptString                  `json:"name"`
+	Organization OptAdminOrganizationFields `json:"organization"`
+	OwnerUserID  OptNilUUID                 `json:"owner_user_id"`
+	Slug         OptNilString               `json:"slug"`
+	User         OptUserRef                 `json:"user"`
 }
 
 // GetDescription returns the value of Description.
@@ -421,14 +901,24 @@ func (s *AdminOrganizationRequest) GetName() OptString {
 	return s.Name
 }
 
+// GetOrganization returns the value of Organization.
+func (s *AdminOrganizationRequest) GetOrganization() OptAdminOrganizationFields {
+	return s.Organization
+}
+
 // GetOwnerUserID returns the value of OwnerUserID.
-func (s *AdminOrganizationRequest) GetOwnerUserID() OptUUID {
+func (s *AdminOrganizationRequest) GetOwnerUserID() OptNilUUID {
 	return s.OwnerUserID
 }
 
 // GetSlug returns the value of Slug.
 func (s *AdminOrganizationRequest) GetSlug() OptNilString {
 	return s.Slug
+}
+
+// GetUser returns the value of User.
+func (s *AdminOrganizationRequest) GetUser() OptUserRef {
+	return s.User
 }
 
 // SetDescription sets the value of Description.
@@ -441,8 +931,13 @@ func (s *AdminOrganizationRequest) SetName(val OptString) {
 	s.Name = val
 }
 
+// SetOrganization sets the value of Organization.
+func (s *AdminOrganizationRequest) SetOrganization(val OptAdminOrganizationFields) {
+	s.Organization = val
+}
+
 // SetOwnerUserID sets the value of OwnerUserID.
-func (s *AdminOrganizationRequest) SetOwnerUserID(val OptUUID) {
+func (s *AdminOrganizationRequest) SetOwnerUserID(val OptNilUUID) {
 	s.OwnerUserID = val
 }
 
@@ -451,9 +946,15 @@ func (s *AdminOrganizationRequest) SetSlug(val OptNilString) {
 	s.Slug = val
 }
 
+// SetUser sets the value of User.
+func (s *AdminOrganizationRequest) SetUser(val OptUserRef) {
+	s.User = val
+}
+
 // Ref: #/components/schemas/AdminProjectCreated
 type AdminProjectCreated struct {
-	Project OptProjectOut `json:"project"`
+	Project  OptProjectOut                  `json:"project"`
+	Projects OptAdminProjectCreatedProjects `json:"projects"`
 }
 
 // GetProject returns the value of Project.
@@ -461,19 +962,89 @@ func (s *AdminProjectCreated) GetProject() OptProjectOut {
 	return s.Project
 }
 
+// GetProjects returns the value of Projects.
+func (s *AdminProjectCreated) GetProjects() OptAdminProjectCreatedProjects {
+	return s.Projects
+}
+
 // SetProject sets the value of Project.
 func (s *AdminProjectCreated) SetProject(val OptProjectOut) {
 	s.Project = val
 }
 
+// SetProjects sets the value of Projects.
+func (s *AdminProjectCreated) SetProjects(val OptAdminProjectCreatedProjects) {
+	s.Projects = val
+}
+
 func (*AdminProjectCreated) postAdminSimpleAccountsProjectsRes() {}
 
-// Ref: #/components/schemas/AdminProjectRequest
-type AdminProjectRequest struct {
+type AdminProjectCreatedProjects map[string]ProjectOut
+
+func (s *AdminProjectCreatedProjects) init() AdminProjectCreatedProjects {
+	m := *s
+	if m == nil {
+		m = map[string]ProjectOut{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AdminProjectFields
+type AdminProjectFields struct {
 	Description OptNilString `json:"description"`
 	IsDefault   OptBool      `json:"is_default"`
 	Name        OptString    `json:"name"`
 	WorkspaceID OptUUID      `json:"workspace_id"`
+}
+
+// GetDescription returns the value of Description.
+func (s *AdminProjectFields) GetDescription() OptNilString {
+	return s.Description
+}
+
+// GetIsDefault returns the value of IsDefault.
+func (s *AdminProjectFields) GetIsDefault() OptBool {
+	return s.IsDefault
+}
+
+// GetName returns the value of Name.
+func (s *AdminProjectFields) GetName() OptString {
+	return s.Name
+}
+
+// GetWorkspaceID returns the value of WorkspaceID.
+func (s *AdminProjectFields) GetWorkspaceID() OptUUID {
+	return s.WorkspaceID
+}
+
+// SetDescription sets the value of Description.
+func (s *AdminProjectFields) SetDescription(val OptNilString) {
+	s.Description = val
+}
+
+// SetIsDefault sets the value of IsDefault.
+func (s *AdminProjectFields) SetIsDefault(val OptBool) {
+	s.IsDefault = val
+}
+
+// SetName sets the value of Name.
+func (s *AdminProjectFields) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetWorkspaceID sets the value of WorkspaceID.
+func (s *AdminProjectFields) SetWorkspaceID(val OptUUID) {
+	s.WorkspaceID = val
+}
+
+// Ref: #/components/schemas/AdminProjectRequest
+type AdminProjectRequest struct {
+	Description OptNilString          `json:"description"`
+	IsDefault   OptBool               `json:"is_default"`
+	Name        OptString             `json:"name"`
+	Project     OptAdminProjectFields `json:"project"`
+	WorkspaceID OptUUID               `json:"workspace_id"`
 }
 
 // GetDescription returns the value of Description.
@@ -489,6 +1060,11 @@ func (s *AdminProjectRequest) GetIsDefault() OptBool {
 // GetName returns the value of Name.
 func (s *AdminProjectRequest) GetName() OptString {
 	return s.Name
+}
+
+// GetProject returns the value of Project.
+func (s *AdminProjectRequest) GetProject() OptAdminProjectFields {
+	return s.Project
 }
 
 // GetWorkspaceID returns the value of WorkspaceID.
@@ -509,6 +1085,11 @@ func (s *AdminProjectRequest) SetIsDefault(val OptBool) {
 // SetName sets the value of Name.
 func (s *AdminProjectRequest) SetName(val OptString) {
 	s.Name = val
+}
+
+// SetProject sets the value of Project.
+func (s *AdminProjectRequest) SetProject(val OptAdminProjectFields) {
+	s.Project = val
 }
 
 // SetWorkspaceID sets the value of WorkspaceID.
@@ -572,7 +1153,8 @@ func (s *AdminUserRequest) SetUserIdentities(val []IdentitySpec) {
 
 // Ref: #/components/schemas/AdminWorkspaceCreated
 type AdminWorkspaceCreated struct {
-	Workspace OptWorkspaceOut `json:"workspace"`
+	Workspace  OptWorkspaceOut                    `json:"workspace"`
+	Workspaces OptAdminWorkspaceCreatedWorkspaces `json:"workspaces"`
 }
 
 // GetWorkspace returns the value of Workspace.
@@ -580,18 +1162,77 @@ func (s *AdminWorkspaceCreated) GetWorkspace() OptWorkspaceOut {
 	return s.Workspace
 }
 
+// GetWorkspaces returns the value of Workspaces.
+func (s *AdminWorkspaceCreated) GetWorkspaces() OptAdminWorkspaceCreatedWorkspaces {
+	return s.Workspaces
+}
+
 // SetWorkspace sets the value of Workspace.
 func (s *AdminWorkspaceCreated) SetWorkspace(val OptWorkspaceOut) {
 	s.Workspace = val
 }
 
+// SetWorkspaces sets the value of Workspaces.
+func (s *AdminWorkspaceCreated) SetWorkspaces(val OptAdminWorkspaceCreatedWorkspaces) {
+	s.Workspaces = val
+}
+
 func (*AdminWorkspaceCreated) postAdminSimpleAccountsWorkspacesRes() {}
 
-// Ref: #/components/schemas/AdminWorkspaceRequest
-type AdminWorkspaceRequest struct {
+type AdminWorkspaceCreatedWorkspaces map[string]WorkspaceOut
+
+func (s *AdminWorkspaceCreatedWorkspaces) init() AdminWorkspaceCreatedWorkspaces {
+	m := *s
+	if m == nil {
+		m = map[string]WorkspaceOut{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AdminWorkspaceFields
+type AdminWorkspaceFields struct {
 	Description    OptNilString `json:"description"`
 	Name           OptString    `json:"name"`
 	OrganizationID OptUUID      `json:"organization_id"`
+}
+
+// GetDescription returns the value of Description.
+func (s *AdminWorkspaceFields) GetDescription() OptNilString {
+	return s.Description
+}
+
+// GetName returns the value of Name.
+func (s *AdminWorkspaceFields) GetName() OptString {
+	return s.Name
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *AdminWorkspaceFields) GetOrganizationID() OptUUID {
+	return s.OrganizationID
+}
+
+// SetDescription sets the value of Description.
+func (s *AdminWorkspaceFields) SetDescription(val OptNilString) {
+	s.Description = val
+}
+
+// SetName sets the value of Name.
+func (s *AdminWorkspaceFields) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *AdminWorkspaceFields) SetOrganizationID(val OptUUID) {
+	s.OrganizationID = val
+}
+
+// Ref: #/components/schemas/AdminWorkspaceRequest
+type AdminWorkspaceRequest struct {
+	Description    OptNilString            `json:"description"`
+	Name           OptString               `json:"name"`
+	OrganizationID OptUUID                 `json:"organization_id"`
+	Workspace      OptAdminWorkspaceFields `json:"workspace"`
 }
 
 // GetDescription returns the value of Description.
@@ -609,6 +1250,11 @@ func (s *AdminWorkspaceRequest) GetOrganizationID() OptUUID {
 	return s.OrganizationID
 }
 
+// GetWorkspace returns the value of Workspace.
+func (s *AdminWorkspaceRequest) GetWorkspace() OptAdminWorkspaceFields {
+	return s.Workspace
+}
+
 // SetDescription sets the value of Description.
 func (s *AdminWorkspaceRequest) SetDescription(val OptNilString) {
 	s.Description = val
@@ -622,6 +1268,11 @@ func (s *AdminWorkspaceRequest) SetName(val OptString) {
 // SetOrganizationID sets the value of OrganizationID.
 func (s *AdminWorkspaceRequest) SetOrganizationID(val OptUUID) {
 	s.OrganizationID = val
+}
+
+// SetWorkspace sets the value of Workspace.
+func (s *AdminWorkspaceRequest) SetWorkspace(val OptAdminWorkspaceFields) {
+	s.Workspace = val
 }
 
 // Ref: #/components/schemas/Analytics
@@ -1996,6 +2647,637 @@ func (s *Comparison) SetTestsetRevisionID(val OptString) {
 	s.TestsetRevisionID = val
 }
 
+// Ref: #/components/schemas/CompatAcceptRequest
+type CompatAcceptRequest struct {
+	Email    OptNilString `json:"email"`
+	Password OptNilString `json:"password"`
+	Token    OptString    `json:"token"`
+	Username OptNilString `json:"username"`
+}
+
+// GetEmail returns the value of Email.
+func (s *CompatAcceptRequest) GetEmail() OptNilString {
+	return s.Email
+}
+
+// GetPassword returns the value of Password.
+func (s *CompatAcceptRequest) GetPassword() OptNilString {
+	return s.Password
+}
+
+// GetToken returns the value of Token.
+func (s *CompatAcceptRequest) GetToken() OptString {
+	return s.Token
+}
+
+// GetUsername returns the value of Username.
+func (s *CompatAcceptRequest) GetUsername() OptNilString {
+	return s.Username
+}
+
+// SetEmail sets the value of Email.
+func (s *CompatAcceptRequest) SetEmail(val OptNilString) {
+	s.Email = val
+}
+
+// SetPassword sets the value of Password.
+func (s *CompatAcceptRequest) SetPassword(val OptNilString) {
+	s.Password = val
+}
+
+// SetToken sets the value of Token.
+func (s *CompatAcceptRequest) SetToken(val OptString) {
+	s.Token = val
+}
+
+// SetUsername sets the value of Username.
+func (s *CompatAcceptRequest) SetUsername(val OptNilString) {
+	s.Username = val
+}
+
+// Ref: #/components/schemas/CompatAccepted
+type CompatAccepted struct {
+	Message OptString `json:"message"`
+	UserID  OptUUID   `json:"user_id"`
+}
+
+// GetMessage returns the value of Message.
+func (s *CompatAccepted) GetMessage() OptString {
+	return s.Message
+}
+
+// GetUserID returns the value of UserID.
+func (s *CompatAccepted) GetUserID() OptUUID {
+	return s.UserID
+}
+
+// SetMessage sets the value of Message.
+func (s *CompatAccepted) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *CompatAccepted) SetUserID(val OptUUID) {
+	s.UserID = val
+}
+
+func (*CompatAccepted) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {}
+
+// Ref: #/components/schemas/CompatEmail
+type CompatEmail struct {
+	Email OptString `json:"email"`
+}
+
+// GetEmail returns the value of Email.
+func (s *CompatEmail) GetEmail() OptString {
+	return s.Email
+}
+
+// SetEmail sets the value of Email.
+func (s *CompatEmail) SetEmail(val OptString) {
+	s.Email = val
+}
+
+// Ref: #/components/schemas/CompatInviteItem
+type CompatInviteItem struct {
+	Email OptString `json:"email"`
+	Roles []string  `json:"roles"`
+}
+
+// GetEmail returns the value of Email.
+func (s *CompatInviteItem) GetEmail() OptString {
+	return s.Email
+}
+
+// GetRoles returns the value of Roles.
+func (s *CompatInviteItem) GetRoles() []string {
+	return s.Roles
+}
+
+// SetEmail sets the value of Email.
+func (s *CompatInviteItem) SetEmail(val OptString) {
+	s.Email = val
+}
+
+// SetRoles sets the value of Roles.
+func (s *CompatInviteItem) SetRoles(val []string) {
+	s.Roles = val
+}
+
+// Ref: #/components/schemas/CompatInvited
+type CompatInvited struct {
+	Emailed OptBool   `json:"emailed"`
+	Message OptString `json:"message"`
+	URL     OptString `json:"url"`
+}
+
+// GetEmailed returns the value of Emailed.
+func (s *CompatInvited) GetEmailed() OptBool {
+	return s.Emailed
+}
+
+// GetMessage returns the value of Message.
+func (s *CompatInvited) GetMessage() OptString {
+	return s.Message
+}
+
+// GetURL returns the value of URL.
+func (s *CompatInvited) GetURL() OptString {
+	return s.URL
+}
+
+// SetEmailed sets the value of Emailed.
+func (s *CompatInvited) SetEmailed(val OptBool) {
+	s.Emailed = val
+}
+
+// SetMessage sets the value of Message.
+func (s *CompatInvited) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// SetURL sets the value of URL.
+func (s *CompatInvited) SetURL(val OptString) {
+	s.URL = val
+}
+
+func (*CompatInvited) postOrganizationsByIdWorkspacesByWorkspaceIdInviteRes()       {}
+func (*CompatInvited) postOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes() {}
+
+// Ref: #/components/schemas/CompatMember
+type CompatMember struct {
+	Roles []CompatRole        `json:"roles"`
+	User  OptCompatMemberUser `json:"user"`
+}
+
+// GetRoles returns the value of Roles.
+func (s *CompatMember) GetRoles() []CompatRole {
+	return s.Roles
+}
+
+// GetUser returns the value of User.
+func (s *CompatMember) GetUser() OptCompatMemberUser {
+	return s.User
+}
+
+// SetRoles sets the value of Roles.
+func (s *CompatMember) SetRoles(val []CompatRole) {
+	s.Roles = val
+}
+
+// SetUser sets the value of User.
+func (s *CompatMember) SetUser(val OptCompatMemberUser) {
+	s.User = val
+}
+
+func (*CompatMember) postWorkspacesByIdRolesRes() {}
+
+// Ref: #/components/schemas/CompatMemberUser
+type CompatMemberUser struct {
+	CreatedAt OptDateTime `json:"created_at"`
+	Email     OptString   `json:"email"`
+	ID        OptUUID     `json:"id"`
+	Name      OptString   `json:"name"`
+	Status    OptString   `json:"status"`
+	Username  OptString   `json:"username"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *CompatMemberUser) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetEmail returns the value of Email.
+func (s *CompatMemberUser) GetEmail() OptString {
+	return s.Email
+}
+
+// GetID returns the value of ID.
+func (s *CompatMemberUser) GetID() OptUUID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *CompatMemberUser) GetName() OptString {
+	return s.Name
+}
+
+// GetStatus returns the value of Status.
+func (s *CompatMemberUser) GetStatus() OptString {
+	return s.Status
+}
+
+// GetUsername returns the value of Username.
+func (s *CompatMemberUser) GetUsername() OptString {
+	return s.Username
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *CompatMemberUser) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetEmail sets the value of Email.
+func (s *CompatMemberUser) SetEmail(val OptString) {
+	s.Email = val
+}
+
+// SetID sets the value of ID.
+func (s *CompatMemberUser) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *CompatMemberUser) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetStatus sets the value of Status.
+func (s *CompatMemberUser) SetStatus(val OptString) {
+	s.Status = val
+}
+
+// SetUsername sets the value of Username.
+func (s *CompatMemberUser) SetUsername(val OptString) {
+	s.Username = val
+}
+
+// Ref: #/components/schemas/CompatMessage
+type CompatMessage struct {
+	Message OptString `json:"message"`
+}
+
+// GetMessage returns the value of Message.
+func (s *CompatMessage) GetMessage() OptString {
+	return s.Message
+}
+
+// SetMessage sets the value of Message.
+func (s *CompatMessage) SetMessage(val OptString) {
+	s.Message = val
+}
+
+func (*CompatMessage) deleteWorkspacesByIdRolesRes() {}
+func (*CompatMessage) deleteWorkspacesByIdUsersRes() {}
+
+// Ref: #/components/schemas/CompatOrganization
+type CompatOrganization struct {
+	CreatedAt        OptDateTime                `json:"created_at"`
+	DefaultWorkspace OptCompatWorkspace         `json:"default_workspace"`
+	Description      OptString                  `json:"description"`
+	Flags            OptCompatOrganizationFlags `json:"flags"`
+	ID               OptUUID                    `json:"id"`
+	Meta             OptCompatOrganizationMeta  `json:"meta"`
+	Name             OptString                  `json:"name"`
+	OwnerID          OptUUID                    `json:"owner_id"`
+	OwnerUserID      OptUUID                    `json:"owner_user_id"`
+	Role             OptString                  `json:"role"`
+	Slug             OptString                  `json:"slug"`
+	Tags             OptCompatOrganizationTags  `json:"tags"`
+	Workspaces       []uuid.UUID                `json:"workspaces"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *CompatOrganization) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetDefaultWorkspace returns the value of DefaultWorkspace.
+func (s *CompatOrganization) GetDefaultWorkspace() OptCompatWorkspace {
+	return s.DefaultWorkspace
+}
+
+// GetDescription returns the value of Description.
+func (s *CompatOrganization) GetDescription() OptString {
+	return s.Description
+}
+
+// GetFlags returns the value of Flags.
+func (s *CompatOrganization) GetFlags() OptCompatOrganizationFlags {
+	return s.Flags
+}
+
+// GetID returns the value of ID.
+func (s *CompatOrganization) GetID() OptUUID {
+	return s.ID
+}
+
+// GetMeta returns the value of Meta.
+func (s *CompatOrganization) GetMeta() OptCompatOrganizationMeta {
+	return s.Meta
+}
+
+// GetName returns the value of Name.
+func (s *CompatOrganization) GetName() OptString {
+	return s.Name
+}
+
+// GetOwnerID returns the value of OwnerID.
+func (s *CompatOrganization) GetOwnerID() OptUUID {
+	return s.OwnerID
+}
+
+// GetOwnerUserID returns the value of OwnerUserID.
+func (s *CompatOrganization) GetOwnerUserID() OptUUID {
+	return s.OwnerUserID
+}
+
+// GetRole returns the value of Role.
+func (s *CompatOrganization) GetRole() OptString {
+	return s.Role
+}
+
+// GetSlug returns the value of Slug.
+func (s *CompatOrganization) GetSlug() OptString {
+	return s.Slug
+}
+
+// GetTags returns the value of Tags.
+func (s *CompatOrganization) GetTags() OptCompatOrganizationTags {
+	return s.Tags
+}
+
+// GetWorkspaces returns the value of Workspaces.
+func (s *CompatOrganization) GetWorkspaces() []uuid.UUID {
+	return s.Workspaces
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *CompatOrganization) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetDefaultWorkspace sets the value of DefaultWorkspace.
+func (s *CompatOrganization) SetDefaultWorkspace(val OptCompatWorkspace) {
+	s.DefaultWorkspace = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CompatOrganization) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetFlags sets the value of Flags.
+func (s *CompatOrganization) SetFlags(val OptCompatOrganizationFlags) {
+	s.Flags = val
+}
+
+// SetID sets the value of ID.
+func (s *CompatOrganization) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetMeta sets the value of Meta.
+func (s *CompatOrganization) SetMeta(val OptCompatOrganizationMeta) {
+	s.Meta = val
+}
+
+// SetName sets the value of Name.
+func (s *CompatOrganization) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetOwnerID sets the value of OwnerID.
+func (s *CompatOrganization) SetOwnerID(val OptUUID) {
+	s.OwnerID = val
+}
+
+// SetOwnerUserID sets the value of OwnerUserID.
+func (s *CompatOrganization) SetOwnerUserID(val OptUUID) {
+	s.OwnerUserID = val
+}
+
+// SetRole sets the value of Role.
+func (s *CompatOrganization) SetRole(val OptString) {
+	s.Role = val
+}
+
+// SetSlug sets the value of Slug.
+func (s *CompatOrganization) SetSlug(val OptString) {
+	s.Slug = val
+}
+
+// SetTags sets the value of Tags.
+func (s *CompatOrganization) SetTags(val OptCompatOrganizationTags) {
+	s.Tags = val
+}
+
+// SetWorkspaces sets the value of Workspaces.
+func (s *CompatOrganization) SetWorkspaces(val []uuid.UUID) {
+	s.Workspaces = val
+}
+
+func (*CompatOrganization) getOrganizationsByIdRes()                   {}
+func (*CompatOrganization) patchOrganizationsByIdRes()                 {}
+func (*CompatOrganization) postOrganizationsByIdTransferOwnershipRes() {}
+func (*CompatOrganization) postOrganizationsRes()                      {}
+func (*CompatOrganization) putOrganizationsByIdRes()                   {}
+
+type CompatOrganizationFlags map[string]bool
+
+func (s *CompatOrganizationFlags) init() CompatOrganizationFlags {
+	m := *s
+	if m == nil {
+		m = map[string]bool{}
+		*s = m
+	}
+	return m
+}
+
+type CompatOrganizationMeta map[string]jx.Raw
+
+func (s *CompatOrganizationMeta) init() CompatOrganizationMeta {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type CompatOrganizationTags map[string]jx.Raw
+
+func (s *CompatOrganizationTags) init() CompatOrganizationTags {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/CompatRole
+type CompatRole struct {
+	Permissions     []string  `json:"permissions"`
+	RoleDescription OptString `json:"role_description"`
+	RoleName        OptString `json:"role_name"`
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *CompatRole) GetPermissions() []string {
+	return s.Permissions
+}
+
+// GetRoleDescription returns the value of RoleDescription.
+func (s *CompatRole) GetRoleDescription() OptString {
+	return s.RoleDescription
+}
+
+// GetRoleName returns the value of RoleName.
+func (s *CompatRole) GetRoleName() OptString {
+	return s.RoleName
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *CompatRole) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// SetRoleDescription sets the value of RoleDescription.
+func (s *CompatRole) SetRoleDescription(val OptString) {
+	s.RoleDescription = val
+}
+
+// SetRoleName sets the value of RoleName.
+func (s *CompatRole) SetRoleName(val OptString) {
+	s.RoleName = val
+}
+
+// Ref: #/components/schemas/CompatRoleRequest
+type CompatRoleRequest struct {
+	Email          OptString  `json:"email"`
+	OrganizationID OptNilUUID `json:"organization_id"`
+	Role           OptString  `json:"role"`
+}
+
+// GetEmail returns the value of Email.
+func (s *CompatRoleRequest) GetEmail() OptString {
+	return s.Email
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *CompatRoleRequest) GetOrganizationID() OptNilUUID {
+	return s.OrganizationID
+}
+
+// GetRole returns the value of Role.
+func (s *CompatRoleRequest) GetRole() OptString {
+	return s.Role
+}
+
+// SetEmail sets the value of Email.
+func (s *CompatRoleRequest) SetEmail(val OptString) {
+	s.Email = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *CompatRoleRequest) SetOrganizationID(val OptNilUUID) {
+	s.OrganizationID = val
+}
+
+// SetRole sets the value of Role.
+func (s *CompatRoleRequest) SetRole(val OptString) {
+	s.Role = val
+}
+
+// Ref: #/components/schemas/CompatTransferred
+type CompatTransferred struct {
+	OrganizationID OptUUID `json:"organization_id"`
+	OwnerID        OptUUID `json:"owner_id"`
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *CompatTransferred) GetOrganizationID() OptUUID {
+	return s.OrganizationID
+}
+
+// GetOwnerID returns the value of OwnerID.
+func (s *CompatTransferred) GetOwnerID() OptUUID {
+	return s.OwnerID
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *CompatTransferred) SetOrganizationID(val OptUUID) {
+	s.OrganizationID = val
+}
+
+// SetOwnerID sets the value of OwnerID.
+func (s *CompatTransferred) SetOwnerID(val OptUUID) {
+	s.OwnerID = val
+}
+
+func (*CompatTransferred) postOrganizationsByIdTransferByUserIdRes() {}
+
+// Ref: #/components/schemas/CompatWorkspace
+type CompatWorkspace struct {
+	CreatedAt      OptDateTime    `json:"created_at"`
+	Description    OptString      `json:"description"`
+	ID             OptUUID        `json:"id"`
+	Members        []CompatMember `json:"members"`
+	Name           OptString      `json:"name"`
+	OrganizationID OptUUID        `json:"organization_id"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *CompatWorkspace) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetDescription returns the value of Description.
+func (s *CompatWorkspace) GetDescription() OptString {
+	return s.Description
+}
+
+// GetID returns the value of ID.
+func (s *CompatWorkspace) GetID() OptUUID {
+	return s.ID
+}
+
+// GetMembers returns the value of Members.
+func (s *CompatWorkspace) GetMembers() []CompatMember {
+	return s.Members
+}
+
+// GetName returns the value of Name.
+func (s *CompatWorkspace) GetName() OptString {
+	return s.Name
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *CompatWorkspace) GetOrganizationID() OptUUID {
+	return s.OrganizationID
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *CompatWorkspace) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CompatWorkspace) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetID sets the value of ID.
+func (s *CompatWorkspace) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetMembers sets the value of Members.
+func (s *CompatWorkspace) SetMembers(val []CompatMember) {
+	s.Members = val
+}
+
+// SetName sets the value of Name.
+func (s *CompatWorkspace) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *CompatWorkspace) SetOrganizationID(val OptUUID) {
+	s.OrganizationID = val
+}
+
 // Ref: #/components/schemas/Concurrency
 type Concurrency struct {
 	BatchSize  OptInt     `json:"batch_size"`
@@ -2031,6 +3313,270 @@ func (s *Concurrency) SetMaxRetries(val OptInt) {
 // SetRetryDelay sets the value of RetryDelay.
 func (s *Concurrency) SetRetryDelay(val OptFloat64) {
 	s.RetryDelay = val
+}
+
+// Ref: #/components/schemas/ConfigAppRef
+type ConfigAppRef struct {
+	ID   OptUUID   `json:"id"`
+	Slug OptString `json:"slug"`
+}
+
+// GetID returns the value of ID.
+func (s *ConfigAppRef) GetID() OptUUID {
+	return s.ID
+}
+
+// GetSlug returns the value of Slug.
+func (s *ConfigAppRef) GetSlug() OptString {
+	return s.Slug
+}
+
+// SetID sets the value of ID.
+func (s *ConfigAppRef) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetSlug sets the value of Slug.
+func (s *ConfigAppRef) SetSlug(val OptString) {
+	s.Slug = val
+}
+
+// Ref: #/components/schemas/ConfigLifecycle
+type ConfigLifecycle struct {
+	CreatedAt   OptDateTime    `json:"created_at"`
+	UpdatedAt   OptNilDateTime `json:"updated_at"`
+	UpdatedBy   OptNilString   `json:"updated_by"`
+	UpdatedByID OptNilUUID     `json:"updated_by_id"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *ConfigLifecycle) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *ConfigLifecycle) GetUpdatedAt() OptNilDateTime {
+	return s.UpdatedAt
+}
+
+// GetUpdatedBy returns the value of UpdatedBy.
+func (s *ConfigLifecycle) GetUpdatedBy() OptNilString {
+	return s.UpdatedBy
+}
+
+// GetUpdatedByID returns the value of UpdatedByID.
+func (s *ConfigLifecycle) GetUpdatedByID() OptNilUUID {
+	return s.UpdatedByID
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *ConfigLifecycle) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *ConfigLifecycle) SetUpdatedAt(val OptNilDateTime) {
+	s.UpdatedAt = val
+}
+
+// SetUpdatedBy sets the value of UpdatedBy.
+func (s *ConfigLifecycle) SetUpdatedBy(val OptNilString) {
+	s.UpdatedBy = val
+}
+
+// SetUpdatedByID sets the value of UpdatedByID.
+func (s *ConfigLifecycle) SetUpdatedByID(val OptNilUUID) {
+	s.UpdatedByID = val
+}
+
+// Ref: #/components/schemas/ConfigOut
+type ConfigOut struct {
+	ApplicationLifecycle OptConfigLifecycle `json:"application_lifecycle"`
+	ApplicationRef       OptConfigAppRef    `json:"application_ref"`
+	EnvironmentLifecycle OptConfigLifecycle `json:"environment_lifecycle"`
+	EnvironmentRef       OptConfigRefOut    `json:"environment_ref"`
+	Params               jx.Raw             `json:"params"`
+	ServiceRef           OptConfigRefOut    `json:"service_ref"`
+	URL                  OptString          `json:"url"`
+	VariantLifecycle     OptConfigLifecycle `json:"variant_lifecycle"`
+	VariantRef           OptConfigRefOut    `json:"variant_ref"`
+}
+
+// GetApplicationLifecycle returns the value of ApplicationLifecycle.
+func (s *ConfigOut) GetApplicationLifecycle() OptConfigLifecycle {
+	return s.ApplicationLifecycle
+}
+
+// GetApplicationRef returns the value of ApplicationRef.
+func (s *ConfigOut) GetApplicationRef() OptConfigAppRef {
+	return s.ApplicationRef
+}
+
+// GetEnvironmentLifecycle returns the value of EnvironmentLifecycle.
+func (s *ConfigOut) GetEnvironmentLifecycle() OptConfigLifecycle {
+	return s.EnvironmentLifecycle
+}
+
+// GetEnvironmentRef returns the value of EnvironmentRef.
+func (s *ConfigOut) GetEnvironmentRef() OptConfigRefOut {
+	return s.EnvironmentRef
+}
+
+// GetParams returns the value of Params.
+func (s *ConfigOut) GetParams() jx.Raw {
+	return s.Params
+}
+
+// GetServiceRef returns the value of ServiceRef.
+func (s *ConfigOut) GetServiceRef() OptConfigRefOut {
+	return s.ServiceRef
+}
+
+// GetURL returns the value of URL.
+func (s *ConfigOut) GetURL() OptString {
+	return s.URL
+}
+
+// GetVariantLifecycle returns the value of VariantLifecycle.
+func (s *ConfigOut) GetVariantLifecycle() OptConfigLifecycle {
+	return s.VariantLifecycle
+}
+
+// GetVariantRef returns the value of VariantRef.
+func (s *ConfigOut) GetVariantRef() OptConfigRefOut {
+	return s.VariantRef
+}
+
+// SetApplicationLifecycle sets the value of ApplicationLifecycle.
+func (s *ConfigOut) SetApplicationLifecycle(val OptConfigLifecycle) {
+	s.ApplicationLifecycle = val
+}
+
+// SetApplicationRef sets the value of ApplicationRef.
+func (s *ConfigOut) SetApplicationRef(val OptConfigAppRef) {
+	s.ApplicationRef = val
+}
+
+// SetEnvironmentLifecycle sets the value of EnvironmentLifecycle.
+func (s *ConfigOut) SetEnvironmentLifecycle(val OptConfigLifecycle) {
+	s.EnvironmentLifecycle = val
+}
+
+// SetEnvironmentRef sets the value of EnvironmentRef.
+func (s *ConfigOut) SetEnvironmentRef(val OptConfigRefOut) {
+	s.EnvironmentRef = val
+}
+
+// SetParams sets the value of Params.
+func (s *ConfigOut) SetParams(val jx.Raw) {
+	s.Params = val
+}
+
+// SetServiceRef sets the value of ServiceRef.
+func (s *ConfigOut) SetServiceRef(val OptConfigRefOut) {
+	s.ServiceRef = val
+}
+
+// SetURL sets the value of URL.
+func (s *ConfigOut) SetURL(val OptString) {
+	s.URL = val
+}
+
+// SetVariantLifecycle sets the value of VariantLifecycle.
+func (s *ConfigOut) SetVariantLifecycle(val OptConfigLifecycle) {
+	s.VariantLifecycle = val
+}
+
+// SetVariantRef sets the value of VariantRef.
+func (s *ConfigOut) SetVariantRef(val OptConfigRefOut) {
+	s.VariantRef = val
+}
+
+func (*ConfigOut) postVariantsConfigsFetchRes() {}
+
+// Ref: #/components/schemas/ConfigRefIn
+type ConfigRefIn struct {
+	ID      OptNilString `json:"id"`
+	Slug    OptNilString `json:"slug"`
+	Version jx.Raw       `json:"version"`
+}
+
+// GetID returns the value of ID.
+func (s *ConfigRefIn) GetID() OptNilString {
+	return s.ID
+}
+
+// GetSlug returns the value of Slug.
+func (s *ConfigRefIn) GetSlug() OptNilString {
+	return s.Slug
+}
+
+// GetVersion returns the value of Version.
+func (s *ConfigRefIn) GetVersion() jx.Raw {
+	return s.Version
+}
+
+// SetID sets the value of ID.
+func (s *ConfigRefIn) SetID(val OptNilString) {
+	s.ID = val
+}
+
+// SetSlug sets the value of Slug.
+func (s *ConfigRefIn) SetSlug(val OptNilString) {
+	s.Slug = val
+}
+
+// SetVersion sets the value of Version.
+func (s *ConfigRefIn) SetVersion(val jx.Raw) {
+	s.Version = val
+}
+
+// Ref: #/components/schemas/ConfigRefOut
+type ConfigRefOut struct {
+	CommitMessage OptNilString `json:"commit_message"`
+	ID            OptUUID      `json:"id"`
+	Slug          OptString    `json:"slug"`
+	Version       OptInt       `json:"version"`
+}
+
+// GetCommitMessage returns the value of CommitMessage.
+func (s *ConfigRefOut) GetCommitMessage() OptNilString {
+	return s.CommitMessage
+}
+
+// GetID returns the value of ID.
+func (s *ConfigRefOut) GetID() OptUUID {
+	return s.ID
+}
+
+// GetSlug returns the value of Slug.
+func (s *ConfigRefOut) GetSlug() OptString {
+	return s.Slug
+}
+
+// GetVersion returns the value of Version.
+func (s *ConfigRefOut) GetVersion() OptInt {
+	return s.Version
+}
+
+// SetCommitMessage sets the value of CommitMessage.
+func (s *ConfigRefOut) SetCommitMessage(val OptNilString) {
+	s.CommitMessage = val
+}
+
+// SetID sets the value of ID.
+func (s *ConfigRefOut) SetID(val OptUUID) {
+	s.ID = val
+}
+
+// SetSlug sets the value of Slug.
+func (s *ConfigRefOut) SetSlug(val OptString) {
+	s.Slug = val
+}
+
+// SetVersion sets the value of Version.
+func (s *ConfigRefOut) SetVersion(val OptInt) {
+	s.Version = val
 }
 
 // Ref: #/components/schemas/CreateKeyRequest
@@ -2194,6 +3740,111 @@ func (s *CreateWorkspaceRequest) SetName(val OptString) {
 func (s *CreateWorkspaceRequest) SetOrganizationID(val OptUUID) {
 	s.OrganizationID = val
 }
+
+// Ref: #/components/schemas/CurrentProjectOut
+type CurrentProjectOut struct {
+	IsDefaultProject OptBool   `json:"is_default_project"`
+	IsDemo           OptBool   `json:"is_demo"`
+	OrganizationID   OptUUID   `json:"organization_id"`
+	OrganizationName OptString `json:"organization_name"`
+	ProjectID        OptUUID   `json:"project_id"`
+	ProjectName      OptString `json:"project_name"`
+	UserRole         OptString `json:"user_role"`
+	WorkspaceID      OptUUID   `json:"workspace_id"`
+	WorkspaceName    OptString `json:"workspace_name"`
+}
+
+// GetIsDefaultProject returns the value of IsDefaultProject.
+func (s *CurrentProjectOut) GetIsDefaultProject() OptBool {
+	return s.IsDefaultProject
+}
+
+// GetIsDemo returns the value of IsDemo.
+func (s *CurrentProjectOut) GetIsDemo() OptBool {
+	return s.IsDemo
+}
+
+// GetOrganizationID returns the value of OrganizationID.
+func (s *CurrentProjectOut) GetOrganizationID() OptUUID {
+	return s.OrganizationID
+}
+
+// GetOrganizationName returns the value of OrganizationName.
+func (s *CurrentProjectOut) GetOrganizationName() OptString {
+	return s.OrganizationName
+}
+
+// GetProjectID returns the value of ProjectID.
+func (s *CurrentProjectOut) GetProjectID() OptUUID {
+	return s.ProjectID
+}
+
+// GetProjectName returns the value of ProjectName.
+func (s *CurrentProjectOut) GetProjectName() OptString {
+	return s.ProjectName
+}
+
+// GetUserRole returns the value of UserRole.
+func (s *CurrentProjectOut) GetUserRole() OptString {
+	return s.UserRole
+}
+
+// GetWorkspaceID returns the value of WorkspaceID.
+func (s *CurrentProjectOut) GetWorkspaceID() OptUUID {
+	return s.WorkspaceID
+}
+
+// GetWorkspaceName returns the value of WorkspaceName.
+func (s *CurrentProjectOut) GetWorkspaceName() OptString {
+	return s.WorkspaceName
+}
+
+// SetIsDefaultProject sets the value of IsDefaultProject.
+func (s *CurrentProjectOut) SetIsDefaultProject(val OptBool) {
+	s.IsDefaultProject = val
+}
+
+// SetIsDemo sets the value of IsDemo.
+func (s *CurrentProjectOut) SetIsDemo(val OptBool) {
+	s.IsDemo = val
+}
+
+// SetOrganizationID sets the value of OrganizationID.
+func (s *CurrentProjectOut) SetOrganizationID(val OptUUID) {
+	s.OrganizationID = val
+}
+
+// SetOrganizationName sets the value of OrganizationName.
+func (s *CurrentProjectOut) SetOrganizationName(val OptString) {
+	s.OrganizationName = val
+}
+
+// SetProjectID sets the value of ProjectID.
+func (s *CurrentProjectOut) SetProjectID(val OptUUID) {
+	s.ProjectID = val
+}
+
+// SetProjectName sets the value of ProjectName.
+func (s *CurrentProjectOut) SetProjectName(val OptString) {
+	s.ProjectName = val
+}
+
+// SetUserRole sets the value of UserRole.
+func (s *CurrentProjectOut) SetUserRole(val OptString) {
+	s.UserRole = val
+}
+
+// SetWorkspaceID sets the value of WorkspaceID.
+func (s *CurrentProjectOut) SetWorkspaceID(val OptUUID) {
+	s.WorkspaceID = val
+}
+
+// SetWorkspaceName sets the value of WorkspaceName.
+func (s *CurrentProjectOut) SetWorkspaceName(val OptString) {
+	s.WorkspaceName = val
+}
+
+func (*CurrentProjectOut) getProjectsCurrentRes() {}
 
 type DeleteAdminSimpleAccountsApiKeysByIdForbidden ErrorBody
 
@@ -2359,6 +4010,32 @@ type DeleteAdminSimpleAccountsUsersByIdUnauthorized ErrorBody
 
 func (*DeleteAdminSimpleAccountsUsersByIdUnauthorized) deleteAdminSimpleAccountsUsersByIdRes() {}
 
+type DeleteAdminSimpleAccountsUsersIdentitiesByIdForbidden ErrorBody
+
+func (*DeleteAdminSimpleAccountsUsersIdentitiesByIdForbidden) deleteAdminSimpleAccountsUsersIdentitiesByIdRes() {
+}
+
+// DeleteAdminSimpleAccountsUsersIdentitiesByIdNoContent is response for DeleteAdminSimpleAccountsUsersIdentitiesById operation.
+type DeleteAdminSimpleAccountsUsersIdentitiesByIdNoContent struct{}
+
+func (*DeleteAdminSimpleAccountsUsersIdentitiesByIdNoContent) deleteAdminSimpleAccountsUsersIdentitiesByIdRes() {
+}
+
+type DeleteAdminSimpleAccountsUsersIdentitiesByIdNotFound ErrorBody
+
+func (*DeleteAdminSimpleAccountsUsersIdentitiesByIdNotFound) deleteAdminSimpleAccountsUsersIdentitiesByIdRes() {
+}
+
+type DeleteAdminSimpleAccountsUsersIdentitiesByIdUnauthorized ErrorBody
+
+func (*DeleteAdminSimpleAccountsUsersIdentitiesByIdUnauthorized) deleteAdminSimpleAccountsUsersIdentitiesByIdRes() {
+}
+
+type DeleteAdminSimpleAccountsUsersIdentitiesByIdUnprocessableEntity ErrorBody
+
+func (*DeleteAdminSimpleAccountsUsersIdentitiesByIdUnprocessableEntity) deleteAdminSimpleAccountsUsersIdentitiesByIdRes() {
+}
+
 type DeleteAdminSimpleAccountsWorkspacesByIdForbidden ErrorBody
 
 func (*DeleteAdminSimpleAccountsWorkspacesByIdForbidden) deleteAdminSimpleAccountsWorkspacesByIdRes() {
@@ -2442,8 +4119,9 @@ type DeleteEvaluationsMetricsByIdNotFound ErrorBody
 func (*DeleteEvaluationsMetricsByIdNotFound) deleteEvaluationsMetricsByIdRes() {}
 
 type DeleteEvaluationsMetricsByIdOK struct {
-	Count    OptInt  `json:"count"`
-	MetricID OptUUID `json:"metric_id"`
+	Count      OptInt      `json:"count"`
+	MetricID   OptUUID     `json:"metric_id"`
+	MetricsIds []uuid.UUID `json:"metrics_ids"`
 }
 
 // GetCount returns the value of Count.
@@ -2456,6 +4134,11 @@ func (s *DeleteEvaluationsMetricsByIdOK) GetMetricID() OptUUID {
 	return s.MetricID
 }
 
+// GetMetricsIds returns the value of MetricsIds.
+func (s *DeleteEvaluationsMetricsByIdOK) GetMetricsIds() []uuid.UUID {
+	return s.MetricsIds
+}
+
 // SetCount sets the value of Count.
 func (s *DeleteEvaluationsMetricsByIdOK) SetCount(val OptInt) {
 	s.Count = val
@@ -2464,6 +4147,11 @@ func (s *DeleteEvaluationsMetricsByIdOK) SetCount(val OptInt) {
 // SetMetricID sets the value of MetricID.
 func (s *DeleteEvaluationsMetricsByIdOK) SetMetricID(val OptUUID) {
 	s.MetricID = val
+}
+
+// SetMetricsIds sets the value of MetricsIds.
+func (s *DeleteEvaluationsMetricsByIdOK) SetMetricsIds(val []uuid.UUID) {
+	s.MetricsIds = val
 }
 
 func (*DeleteEvaluationsMetricsByIdOK) deleteEvaluationsMetricsByIdRes() {}
@@ -2477,8 +4165,9 @@ type DeleteEvaluationsMetricsForbidden ErrorBody
 func (*DeleteEvaluationsMetricsForbidden) deleteEvaluationsMetricsRes() {}
 
 type DeleteEvaluationsMetricsOK struct {
-	Count     OptInt      `json:"count"`
-	MetricIds []uuid.UUID `json:"metric_ids"`
+	Count      OptInt      `json:"count"`
+	MetricIds  []uuid.UUID `json:"metric_ids"`
+	MetricsIds []uuid.UUID `json:"metrics_ids"`
 }
 
 // GetCount returns the value of Count.
@@ -2491,6 +4180,11 @@ func (s *DeleteEvaluationsMetricsOK) GetMetricIds() []uuid.UUID {
 	return s.MetricIds
 }
 
+// GetMetricsIds returns the value of MetricsIds.
+func (s *DeleteEvaluationsMetricsOK) GetMetricsIds() []uuid.UUID {
+	return s.MetricsIds
+}
+
 // SetCount sets the value of Count.
 func (s *DeleteEvaluationsMetricsOK) SetCount(val OptInt) {
 	s.Count = val
@@ -2501,10 +4195,17 @@ func (s *DeleteEvaluationsMetricsOK) SetMetricIds(val []uuid.UUID) {
 	s.MetricIds = val
 }
 
+// SetMetricsIds sets the value of MetricsIds.
+func (s *DeleteEvaluationsMetricsOK) SetMetricsIds(val []uuid.UUID) {
+	s.MetricsIds = val
+}
+
 func (*DeleteEvaluationsMetricsOK) deleteEvaluationsMetricsRes() {}
 
 type DeleteEvaluationsMetricsReq struct {
-	MetricIds []uuid.UUID `json:"metric_ids"`
+	// The former key, read when metrics_ids is absent.
+	MetricIds  []uuid.UUID `json:"metric_ids"`
+	MetricsIds []uuid.UUID `json:"metrics_ids"`
 }
 
 // GetMetricIds returns the value of MetricIds.
@@ -2512,9 +4213,19 @@ func (s *DeleteEvaluationsMetricsReq) GetMetricIds() []uuid.UUID {
 	return s.MetricIds
 }
 
+// GetMetricsIds returns the value of MetricsIds.
+func (s *DeleteEvaluationsMetricsReq) GetMetricsIds() []uuid.UUID {
+	return s.MetricsIds
+}
+
 // SetMetricIds sets the value of MetricIds.
 func (s *DeleteEvaluationsMetricsReq) SetMetricIds(val []uuid.UUID) {
 	s.MetricIds = val
+}
+
+// SetMetricsIds sets the value of MetricsIds.
+func (s *DeleteEvaluationsMetricsReq) SetMetricsIds(val []uuid.UUID) {
+	s.MetricsIds = val
 }
 
 type DeleteEvaluationsMetricsUnauthorized ErrorBody
@@ -3177,6 +4888,47 @@ type DeleteSimpleEvaluationsByIdUnauthorized ErrorBody
 
 func (*DeleteSimpleEvaluationsByIdUnauthorized) deleteSimpleEvaluationsByIdRes() {}
 
+type DeleteSimpleQueuesByIdForbidden ErrorBody
+
+func (*DeleteSimpleQueuesByIdForbidden) deleteSimpleQueuesByIdRes() {}
+
+type DeleteSimpleQueuesByIdNotFound ErrorBody
+
+func (*DeleteSimpleQueuesByIdNotFound) deleteSimpleQueuesByIdRes() {}
+
+type DeleteSimpleQueuesByIdOK struct {
+	Count OptInt `json:"count"`
+	// A default queue (every queue made here without step keys) is archived, its run kept; any other is
+	// deleted. {count: 0} when absent.
+	QueueID OptUUID `json:"queue_id"`
+}
+
+// GetCount returns the value of Count.
+func (s *DeleteSimpleQueuesByIdOK) GetCount() OptInt {
+	return s.Count
+}
+
+// GetQueueID returns the value of QueueID.
+func (s *DeleteSimpleQueuesByIdOK) GetQueueID() OptUUID {
+	return s.QueueID
+}
+
+// SetCount sets the value of Count.
+func (s *DeleteSimpleQueuesByIdOK) SetCount(val OptInt) {
+	s.Count = val
+}
+
+// SetQueueID sets the value of QueueID.
+func (s *DeleteSimpleQueuesByIdOK) SetQueueID(val OptUUID) {
+	s.QueueID = val
+}
+
+func (*DeleteSimpleQueuesByIdOK) deleteSimpleQueuesByIdRes() {}
+
+type DeleteSimpleQueuesByIdUnauthorized ErrorBody
+
+func (*DeleteSimpleQueuesByIdUnauthorized) deleteSimpleQueuesByIdRes() {}
+
 type DeleteSimpleQueuesForbidden ErrorBody
 
 func (*DeleteSimpleQueuesForbidden) deleteSimpleQueuesRes() {}
@@ -3353,6 +5105,22 @@ type DeleteWorkspacesByIdNotFound ErrorBody
 
 func (*DeleteWorkspacesByIdNotFound) deleteWorkspacesByIdRes() {}
 
+type DeleteWorkspacesByIdRolesBadRequest ErrorBody
+
+func (*DeleteWorkspacesByIdRolesBadRequest) deleteWorkspacesByIdRolesRes() {}
+
+type DeleteWorkspacesByIdRolesForbidden ErrorBody
+
+func (*DeleteWorkspacesByIdRolesForbidden) deleteWorkspacesByIdRolesRes() {}
+
+type DeleteWorkspacesByIdRolesNotFound ErrorBody
+
+func (*DeleteWorkspacesByIdRolesNotFound) deleteWorkspacesByIdRolesRes() {}
+
+type DeleteWorkspacesByIdRolesUnauthorized ErrorBody
+
+func (*DeleteWorkspacesByIdRolesUnauthorized) deleteWorkspacesByIdRolesRes() {}
+
 // DeleteWorkspacesByIdServiceUnavailable is response for DeleteWorkspacesById operation.
 type DeleteWorkspacesByIdServiceUnavailable struct{}
 
@@ -3361,6 +5129,26 @@ func (*DeleteWorkspacesByIdServiceUnavailable) deleteWorkspacesByIdRes() {}
 type DeleteWorkspacesByIdUnauthorized ErrorBody
 
 func (*DeleteWorkspacesByIdUnauthorized) deleteWorkspacesByIdRes() {}
+
+type DeleteWorkspacesByIdUsersBadRequest ErrorBody
+
+func (*DeleteWorkspacesByIdUsersBadRequest) deleteWorkspacesByIdUsersRes() {}
+
+type DeleteWorkspacesByIdUsersConflict ErrorBody
+
+func (*DeleteWorkspacesByIdUsersConflict) deleteWorkspacesByIdUsersRes() {}
+
+type DeleteWorkspacesByIdUsersForbidden ErrorBody
+
+func (*DeleteWorkspacesByIdUsersForbidden) deleteWorkspacesByIdUsersRes() {}
+
+type DeleteWorkspacesByIdUsersNotFound ErrorBody
+
+func (*DeleteWorkspacesByIdUsersNotFound) deleteWorkspacesByIdUsersRes() {}
+
+type DeleteWorkspacesByIdUsersUnauthorized ErrorBody
+
+func (*DeleteWorkspacesByIdUsersUnauthorized) deleteWorkspacesByIdUsersRes() {}
 
 // Ref: #/components/schemas/DistinctQuery
 type DistinctQuery struct {
@@ -4724,8 +6512,9 @@ type EvalRunData struct {
 	Concurrency OptConcurrency `json:"concurrency"`
 	Mappings    []Mapping      `json:"mappings"`
 	// Default 1.
-	Repeats OptInt     `json:"repeats"`
-	Steps   []EvalStep `json:"steps"`
+	Repeats OptInt `json:"repeats"`
+	// Always answered, [] when the run has no steps.
+	Steps []EvalStep `json:"steps"`
 }
 
 // GetConcurrency returns the value of Concurrency.
@@ -5782,6 +7571,18 @@ func (s *Formatting) SetFormat(val OptString) {
 	s.Format = val
 }
 
+type GetAccessRolesForbidden ErrorBody
+
+func (*GetAccessRolesForbidden) getAccessRolesRes() {}
+
+type GetAccessRolesUnauthorized ErrorBody
+
+func (*GetAccessRolesUnauthorized) getAccessRolesRes() {}
+
+type GetAccessRolesUnprocessableEntity ErrorBody
+
+func (*GetAccessRolesUnprocessableEntity) getAccessRolesRes() {}
+
 type GetAnnotationsByIdBadRequest ErrorBody
 
 func (*GetAnnotationsByIdBadRequest) getAnnotationsByIdRes() {}
@@ -6354,8 +8155,9 @@ type GetEvaluationsMetricsByIdNotFound ErrorBody
 func (*GetEvaluationsMetricsByIdNotFound) getEvaluationsMetricsByIdRes() {}
 
 type GetEvaluationsMetricsByIdOK struct {
-	Count  OptInt    `json:"count"`
-	Metric OptMetric `json:"metric"`
+	Count   OptInt    `json:"count"`
+	Metric  OptMetric `json:"metric"`
+	Metrics []Metric  `json:"metrics"`
 }
 
 // GetCount returns the value of Count.
@@ -6368,6 +8170,11 @@ func (s *GetEvaluationsMetricsByIdOK) GetMetric() OptMetric {
 	return s.Metric
 }
 
+// GetMetrics returns the value of Metrics.
+func (s *GetEvaluationsMetricsByIdOK) GetMetrics() []Metric {
+	return s.Metrics
+}
+
 // SetCount sets the value of Count.
 func (s *GetEvaluationsMetricsByIdOK) SetCount(val OptInt) {
 	s.Count = val
@@ -6376,6 +8183,11 @@ func (s *GetEvaluationsMetricsByIdOK) SetCount(val OptInt) {
 // SetMetric sets the value of Metric.
 func (s *GetEvaluationsMetricsByIdOK) SetMetric(val OptMetric) {
 	s.Metric = val
+}
+
+// SetMetrics sets the value of Metrics.
+func (s *GetEvaluationsMetricsByIdOK) SetMetrics(val []Metric) {
+	s.Metrics = val
 }
 
 func (*GetEvaluationsMetricsByIdOK) getEvaluationsMetricsByIdRes() {}
@@ -7199,6 +9011,10 @@ type GetOrganizationsForbidden ErrorBody
 
 func (*GetOrganizationsForbidden) getOrganizationsRes() {}
 
+type GetOrganizationsOKApplicationJSON []CompatOrganization
+
+func (*GetOrganizationsOKApplicationJSON) getOrganizationsRes() {}
+
 type GetOrganizationsUnauthorized ErrorBody
 
 func (*GetOrganizationsUnauthorized) getOrganizationsRes() {}
@@ -7276,6 +9092,22 @@ type GetProjectsByIdUnprocessableEntity ErrorBody
 
 func (*GetProjectsByIdUnprocessableEntity) getProjectsByIdRes() {}
 
+type GetProjectsCurrentForbidden ErrorBody
+
+func (*GetProjectsCurrentForbidden) getProjectsCurrentRes() {}
+
+type GetProjectsCurrentNotFound ErrorBody
+
+func (*GetProjectsCurrentNotFound) getProjectsCurrentRes() {}
+
+type GetProjectsCurrentUnauthorized ErrorBody
+
+func (*GetProjectsCurrentUnauthorized) getProjectsCurrentRes() {}
+
+type GetProjectsCurrentUnprocessableEntity ErrorBody
+
+func (*GetProjectsCurrentUnprocessableEntity) getProjectsCurrentRes() {}
+
 type GetProjectsForbidden ErrorBody
 
 func (*GetProjectsForbidden) getProjectsRes() {}
@@ -7287,6 +9119,28 @@ func (*GetProjectsUnauthorized) getProjectsRes() {}
 type GetProjectsUnprocessableEntity ErrorBody
 
 func (*GetProjectsUnprocessableEntity) getProjectsRes() {}
+
+type GetPublicOtelV1TracesForbidden ErrorBody
+
+func (*GetPublicOtelV1TracesForbidden) getPublicOtelV1TracesRes() {}
+
+// GetPublicOtelV1TracesOK is response for GetPublicOtelV1Traces operation.
+type GetPublicOtelV1TracesOK struct{}
+
+func (*GetPublicOtelV1TracesOK) getPublicOtelV1TracesRes() {}
+
+// GetPublicOtelV1TracesServiceUnavailable is response for GetPublicOtelV1Traces operation.
+type GetPublicOtelV1TracesServiceUnavailable struct{}
+
+func (*GetPublicOtelV1TracesServiceUnavailable) getPublicOtelV1TracesRes() {}
+
+type GetPublicOtelV1TracesUnauthorized ErrorBody
+
+func (*GetPublicOtelV1TracesUnauthorized) getPublicOtelV1TracesRes() {}
+
+type GetPublicOtelV1TracesUnprocessableEntity ErrorBody
+
+func (*GetPublicOtelV1TracesUnprocessableEntity) getPublicOtelV1TracesRes() {}
 
 type GetQueriesByIdForbidden ErrorBody
 
@@ -8309,6 +10163,38 @@ type GetTracingTracesQueryUnprocessableEntity ErrorBody
 
 func (*GetTracingTracesQueryUnprocessableEntity) getTracingTracesQueryRes() {}
 
+// GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdFound is response for GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunId operation.
+type GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdFound struct{}
+
+func (*GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdFound) getWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes() {
+}
+
+type GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdNotFound ErrorBody
+
+func (*GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdNotFound) getWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes() {
+}
+
+type GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdUnprocessableEntity ErrorBody
+
+func (*GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdUnprocessableEntity) getWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdRes() {
+}
+
+// GetWByWorkspaceIdPByProjectIdObservabilityFound is response for GetWByWorkspaceIdPByProjectIdObservability operation.
+type GetWByWorkspaceIdPByProjectIdObservabilityFound struct{}
+
+func (*GetWByWorkspaceIdPByProjectIdObservabilityFound) getWByWorkspaceIdPByProjectIdObservabilityRes() {
+}
+
+type GetWByWorkspaceIdPByProjectIdObservabilityNotFound ErrorBody
+
+func (*GetWByWorkspaceIdPByProjectIdObservabilityNotFound) getWByWorkspaceIdPByProjectIdObservabilityRes() {
+}
+
+type GetWByWorkspaceIdPByProjectIdObservabilityUnprocessableEntity ErrorBody
+
+func (*GetWByWorkspaceIdPByProjectIdObservabilityUnprocessableEntity) getWByWorkspaceIdPByProjectIdObservabilityRes() {
+}
+
 type GetWorkflowsByIdForbidden ErrorBody
 
 func (*GetWorkflowsByIdForbidden) getWorkflowsByIdRes() {}
@@ -8809,6 +10695,10 @@ func (*GetWorkspacesByIdMembersForbidden) getWorkspacesByIdMembersRes() {}
 type GetWorkspacesByIdMembersNotFound ErrorBody
 
 func (*GetWorkspacesByIdMembersNotFound) getWorkspacesByIdMembersRes() {}
+
+type GetWorkspacesByIdMembersOKApplicationJSON []CompatMember
+
+func (*GetWorkspacesByIdMembersOKApplicationJSON) getWorkspacesByIdMembersRes() {}
 
 type GetWorkspacesByIdMembersUnauthorized ErrorBody
 
@@ -9862,8 +11752,7 @@ func (s *KeyCreated) SetCount(val OptInt) {
 	s.Count = val
 }
 
-func (*KeyCreated) postAdminSimpleAccountsApiKeysRes() {}
-func (*KeyCreated) postKeysRes()                       {}
+func (*KeyCreated) postKeysRes() {}
 
 // Ref: #/components/schemas/KeyList
 type KeyList struct {
@@ -10531,7 +12420,6 @@ func (s *MemberList) SetMembers(val []MemberOut) {
 
 func (*MemberList) getOrganizationsByIdMembersRes() {}
 func (*MemberList) getProjectsByIdMembersRes()      {}
-func (*MemberList) getWorkspacesByIdMembersRes()    {}
 
 // Ref: #/components/schemas/MemberOne
 type MemberOne struct {
@@ -11461,6 +13349,420 @@ func (o OptAccountsOutAccounts) Get() (v AccountsOutAccounts, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptAccountsOutAccounts) Or(d AccountsOutAccounts) AccountsOutAccounts {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminKeyCreatedAPIKeys returns new OptAdminKeyCreatedAPIKeys with value set to v.
+func NewOptAdminKeyCreatedAPIKeys(v AdminKeyCreatedAPIKeys) OptAdminKeyCreatedAPIKeys {
+	return OptAdminKeyCreatedAPIKeys{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminKeyCreatedAPIKeys is optional AdminKeyCreatedAPIKeys.
+type OptAdminKeyCreatedAPIKeys struct {
+	Value AdminKeyCreatedAPIKeys
+	Set   bool
+}
+
+// IsSet returns true if OptAdminKeyCreatedAPIKeys was set.
+func (o OptAdminKeyCreatedAPIKeys) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminKeyCreatedAPIKeys) Reset() {
+	var v AdminKeyCreatedAPIKeys
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminKeyCreatedAPIKeys) SetTo(v AdminKeyCreatedAPIKeys) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminKeyCreatedAPIKeys) Get() (v AdminKeyCreatedAPIKeys, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminKeyCreatedAPIKeys) Or(d AdminKeyCreatedAPIKeys) AdminKeyCreatedAPIKeys {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminKeyFields returns new OptAdminKeyFields with value set to v.
+func NewOptAdminKeyFields(v AdminKeyFields) OptAdminKeyFields {
+	return OptAdminKeyFields{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminKeyFields is optional AdminKeyFields.
+type OptAdminKeyFields struct {
+	Value AdminKeyFields
+	Set   bool
+}
+
+// IsSet returns true if OptAdminKeyFields was set.
+func (o OptAdminKeyFields) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminKeyFields) Reset() {
+	var v AdminKeyFields
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminKeyFields) SetTo(v AdminKeyFields) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminKeyFields) Get() (v AdminKeyFields, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminKeyFields) Or(d AdminKeyFields) AdminKeyFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminMembershipFields returns new OptAdminMembershipFields with value set to v.
+func NewOptAdminMembershipFields(v AdminMembershipFields) OptAdminMembershipFields {
+	return OptAdminMembershipFields{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminMembershipFields is optional AdminMembershipFields.
+type OptAdminMembershipFields struct {
+	Value AdminMembershipFields
+	Set   bool
+}
+
+// IsSet returns true if OptAdminMembershipFields was set.
+func (o OptAdminMembershipFields) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminMembershipFields) Reset() {
+	var v AdminMembershipFields
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminMembershipFields) SetTo(v AdminMembershipFields) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminMembershipFields) Get() (v AdminMembershipFields, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminMembershipFields) Or(d AdminMembershipFields) AdminMembershipFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminOrganizationCreatedOrganizations returns new OptAdminOrganizationCreatedOrganizations with value set to v.
+func NewOptAdminOrganizationCreatedOrganizations(v AdminOrganizationCreatedOrganizations) OptAdminOrganizationCreatedOrganizations {
+	return OptAdminOrganizationCreatedOrganizations{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminOrganizationCreatedOrganizations is optional AdminOrganizationCreatedOrganizations.
+type OptAdminOrganizationCreatedOrganizations struct {
+	Value AdminOrganizationCreatedOrganizations
+	Set   bool
+}
+
+// IsSet returns true if OptAdminOrganizationCreatedOrganizations was set.
+func (o OptAdminOrganizationCreatedOrganizations) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminOrganizationCreatedOrganizations) Reset() {
+	var v AdminOrganizationCreatedOrganizations
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminOrganizationCreatedOrganizations) SetTo(v AdminOrganizationCreatedOrganizations) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminOrganizationCreatedOrganizations) Get() (v AdminOrganizationCreatedOrganizations, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminOrganizationCreatedOrganizations) Or(d AdminOrganizationCreatedOrganizations) AdminOrganizationCreatedOrganizations {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminOrganizationFields returns new OptAdminOrganizationFields with value set to v.
+func NewOptAdminOrganizationFields(v AdminOrganizationFields) OptAdminOrganizationFields {
+	return OptAdminOrganizationFields{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminOrganizationFields is optional AdminOrganizationFields.
+type OptAdminOrganizationFields struct {
+	Value AdminOrganizationFields
+	Set   bool
+}
+
+// IsSet returns true if OptAdminOrganizationFields was set.
+func (o OptAdminOrganizationFields) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminOrganizationFields) Reset() {
+	var v AdminOrganizationFields
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminOrganizationFields) SetTo(v AdminOrganizationFields) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminOrganizationFields) Get() (v AdminOrganizationFields, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminOrganizationFields) Or(d AdminOrganizationFields) AdminOrganizationFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminProjectCreatedProjects returns new OptAdminProjectCreatedProjects with value set to v.
+func NewOptAdminProjectCreatedProjects(v AdminProjectCreatedProjects) OptAdminProjectCreatedProjects {
+	return OptAdminProjectCreatedProjects{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminProjectCreatedProjects is optional AdminProjectCreatedProjects.
+type OptAdminProjectCreatedProjects struct {
+	Value AdminProjectCreatedProjects
+	Set   bool
+}
+
+// IsSet returns true if OptAdminProjectCreatedProjects was set.
+func (o OptAdminProjectCreatedProjects) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminProjectCreatedProjects) Reset() {
+	var v AdminProjectCreatedProjects
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminProjectCreatedProjects) SetTo(v AdminProjectCreatedProjects) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminProjectCreatedProjects) Get() (v AdminProjectCreatedProjects, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminProjectCreatedProjects) Or(d AdminProjectCreatedProjects) AdminProjectCreatedProjects {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminProjectFields returns new OptAdminProjectFields with value set to v.
+func NewOptAdminProjectFields(v AdminProjectFields) OptAdminProjectFields {
+	return OptAdminProjectFields{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminProjectFields is optional AdminProjectFields.
+type OptAdminProjectFields struct {
+	Value AdminProjectFields
+	Set   bool
+}
+
+// IsSet returns true if OptAdminProjectFields was set.
+func (o OptAdminProjectFields) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminProjectFields) Reset() {
+	var v AdminProjectFields
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminProjectFields) SetTo(v AdminProjectFields) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminProjectFields) Get() (v AdminProjectFields, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminProjectFields) Or(d AdminProjectFields) AdminProjectFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminWorkspaceCreatedWorkspaces returns new OptAdminWorkspaceCreatedWorkspaces with value set to v.
+func NewOptAdminWorkspaceCreatedWorkspaces(v AdminWorkspaceCreatedWorkspaces) OptAdminWorkspaceCreatedWorkspaces {
+	return OptAdminWorkspaceCreatedWorkspaces{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminWorkspaceCreatedWorkspaces is optional AdminWorkspaceCreatedWorkspaces.
+type OptAdminWorkspaceCreatedWorkspaces struct {
+	Value AdminWorkspaceCreatedWorkspaces
+	Set   bool
+}
+
+// IsSet returns true if OptAdminWorkspaceCreatedWorkspaces was set.
+func (o OptAdminWorkspaceCreatedWorkspaces) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminWorkspaceCreatedWorkspaces) Reset() {
+	var v AdminWorkspaceCreatedWorkspaces
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminWorkspaceCreatedWorkspaces) SetTo(v AdminWorkspaceCreatedWorkspaces) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminWorkspaceCreatedWorkspaces) Get() (v AdminWorkspaceCreatedWorkspaces, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminWorkspaceCreatedWorkspaces) Or(d AdminWorkspaceCreatedWorkspaces) AdminWorkspaceCreatedWorkspaces {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAdminWorkspaceFields returns new OptAdminWorkspaceFields with value set to v.
+func NewOptAdminWorkspaceFields(v AdminWorkspaceFields) OptAdminWorkspaceFields {
+	return OptAdminWorkspaceFields{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAdminWorkspaceFields is optional AdminWorkspaceFields.
+type OptAdminWorkspaceFields struct {
+	Value AdminWorkspaceFields
+	Set   bool
+}
+
+// IsSet returns true if OptAdminWorkspaceFields was set.
+func (o OptAdminWorkspaceFields) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAdminWorkspaceFields) Reset() {
+	var v AdminWorkspaceFields
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAdminWorkspaceFields) SetTo(v AdminWorkspaceFields) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAdminWorkspaceFields) Get() (v AdminWorkspaceFields, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAdminWorkspaceFields) Or(d AdminWorkspaceFields) AdminWorkspaceFields {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -12571,6 +14873,236 @@ func (o OptComparison) Or(d Comparison) Comparison {
 	return d
 }
 
+// NewOptCompatMemberUser returns new OptCompatMemberUser with value set to v.
+func NewOptCompatMemberUser(v CompatMemberUser) OptCompatMemberUser {
+	return OptCompatMemberUser{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCompatMemberUser is optional CompatMemberUser.
+type OptCompatMemberUser struct {
+	Value CompatMemberUser
+	Set   bool
+}
+
+// IsSet returns true if OptCompatMemberUser was set.
+func (o OptCompatMemberUser) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCompatMemberUser) Reset() {
+	var v CompatMemberUser
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCompatMemberUser) SetTo(v CompatMemberUser) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCompatMemberUser) Get() (v CompatMemberUser, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCompatMemberUser) Or(d CompatMemberUser) CompatMemberUser {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCompatOrganizationFlags returns new OptCompatOrganizationFlags with value set to v.
+func NewOptCompatOrganizationFlags(v CompatOrganizationFlags) OptCompatOrganizationFlags {
+	return OptCompatOrganizationFlags{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCompatOrganizationFlags is optional CompatOrganizationFlags.
+type OptCompatOrganizationFlags struct {
+	Value CompatOrganizationFlags
+	Set   bool
+}
+
+// IsSet returns true if OptCompatOrganizationFlags was set.
+func (o OptCompatOrganizationFlags) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCompatOrganizationFlags) Reset() {
+	var v CompatOrganizationFlags
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCompatOrganizationFlags) SetTo(v CompatOrganizationFlags) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCompatOrganizationFlags) Get() (v CompatOrganizationFlags, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCompatOrganizationFlags) Or(d CompatOrganizationFlags) CompatOrganizationFlags {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCompatOrganizationMeta returns new OptCompatOrganizationMeta with value set to v.
+func NewOptCompatOrganizationMeta(v CompatOrganizationMeta) OptCompatOrganizationMeta {
+	return OptCompatOrganizationMeta{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCompatOrganizationMeta is optional CompatOrganizationMeta.
+type OptCompatOrganizationMeta struct {
+	Value CompatOrganizationMeta
+	Set   bool
+}
+
+// IsSet returns true if OptCompatOrganizationMeta was set.
+func (o OptCompatOrganizationMeta) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCompatOrganizationMeta) Reset() {
+	var v CompatOrganizationMeta
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCompatOrganizationMeta) SetTo(v CompatOrganizationMeta) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCompatOrganizationMeta) Get() (v CompatOrganizationMeta, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCompatOrganizationMeta) Or(d CompatOrganizationMeta) CompatOrganizationMeta {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCompatOrganizationTags returns new OptCompatOrganizationTags with value set to v.
+func NewOptCompatOrganizationTags(v CompatOrganizationTags) OptCompatOrganizationTags {
+	return OptCompatOrganizationTags{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCompatOrganizationTags is optional CompatOrganizationTags.
+type OptCompatOrganizationTags struct {
+	Value CompatOrganizationTags
+	Set   bool
+}
+
+// IsSet returns true if OptCompatOrganizationTags was set.
+func (o OptCompatOrganizationTags) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCompatOrganizationTags) Reset() {
+	var v CompatOrganizationTags
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCompatOrganizationTags) SetTo(v CompatOrganizationTags) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCompatOrganizationTags) Get() (v CompatOrganizationTags, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCompatOrganizationTags) Or(d CompatOrganizationTags) CompatOrganizationTags {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCompatWorkspace returns new OptCompatWorkspace with value set to v.
+func NewOptCompatWorkspace(v CompatWorkspace) OptCompatWorkspace {
+	return OptCompatWorkspace{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCompatWorkspace is optional CompatWorkspace.
+type OptCompatWorkspace struct {
+	Value CompatWorkspace
+	Set   bool
+}
+
+// IsSet returns true if OptCompatWorkspace was set.
+func (o OptCompatWorkspace) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCompatWorkspace) Reset() {
+	var v CompatWorkspace
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCompatWorkspace) SetTo(v CompatWorkspace) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCompatWorkspace) Get() (v CompatWorkspace, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCompatWorkspace) Or(d CompatWorkspace) CompatWorkspace {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptConcurrency returns new OptConcurrency with value set to v.
 func NewOptConcurrency(v Concurrency) OptConcurrency {
 	return OptConcurrency{
@@ -12611,6 +15143,190 @@ func (o OptConcurrency) Get() (v Concurrency, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptConcurrency) Or(d Concurrency) Concurrency {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConfigAppRef returns new OptConfigAppRef with value set to v.
+func NewOptConfigAppRef(v ConfigAppRef) OptConfigAppRef {
+	return OptConfigAppRef{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConfigAppRef is optional ConfigAppRef.
+type OptConfigAppRef struct {
+	Value ConfigAppRef
+	Set   bool
+}
+
+// IsSet returns true if OptConfigAppRef was set.
+func (o OptConfigAppRef) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConfigAppRef) Reset() {
+	var v ConfigAppRef
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConfigAppRef) SetTo(v ConfigAppRef) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConfigAppRef) Get() (v ConfigAppRef, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConfigAppRef) Or(d ConfigAppRef) ConfigAppRef {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConfigLifecycle returns new OptConfigLifecycle with value set to v.
+func NewOptConfigLifecycle(v ConfigLifecycle) OptConfigLifecycle {
+	return OptConfigLifecycle{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConfigLifecycle is optional ConfigLifecycle.
+type OptConfigLifecycle struct {
+	Value ConfigLifecycle
+	Set   bool
+}
+
+// IsSet returns true if OptConfigLifecycle was set.
+func (o OptConfigLifecycle) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConfigLifecycle) Reset() {
+	var v ConfigLifecycle
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConfigLifecycle) SetTo(v ConfigLifecycle) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConfigLifecycle) Get() (v ConfigLifecycle, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConfigLifecycle) Or(d ConfigLifecycle) ConfigLifecycle {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConfigRefIn returns new OptConfigRefIn with value set to v.
+func NewOptConfigRefIn(v ConfigRefIn) OptConfigRefIn {
+	return OptConfigRefIn{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConfigRefIn is optional ConfigRefIn.
+type OptConfigRefIn struct {
+	Value ConfigRefIn
+	Set   bool
+}
+
+// IsSet returns true if OptConfigRefIn was set.
+func (o OptConfigRefIn) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConfigRefIn) Reset() {
+	var v ConfigRefIn
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConfigRefIn) SetTo(v ConfigRefIn) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConfigRefIn) Get() (v ConfigRefIn, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConfigRefIn) Or(d ConfigRefIn) ConfigRefIn {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConfigRefOut returns new OptConfigRefOut with value set to v.
+func NewOptConfigRefOut(v ConfigRefOut) OptConfigRefOut {
+	return OptConfigRefOut{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConfigRefOut is optional ConfigRefOut.
+type OptConfigRefOut struct {
+	Value ConfigRefOut
+	Set   bool
+}
+
+// IsSet returns true if OptConfigRefOut was set.
+func (o OptConfigRefOut) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConfigRefOut) Reset() {
+	var v ConfigRefOut
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConfigRefOut) SetTo(v ConfigRefOut) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConfigRefOut) Get() (v ConfigRefOut, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConfigRefOut) Or(d ConfigRefOut) ConfigRefOut {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -14825,6 +17541,52 @@ func (o OptHeaderFilterTags) Or(d HeaderFilterTags) HeaderFilterTags {
 	return d
 }
 
+// NewOptIdentitySpec returns new OptIdentitySpec with value set to v.
+func NewOptIdentitySpec(v IdentitySpec) OptIdentitySpec {
+	return OptIdentitySpec{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIdentitySpec is optional IdentitySpec.
+type OptIdentitySpec struct {
+	Value IdentitySpec
+	Set   bool
+}
+
+// IsSet returns true if OptIdentitySpec was set.
+func (o OptIdentitySpec) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIdentitySpec) Reset() {
+	var v IdentitySpec
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIdentitySpec) SetTo(v IdentitySpec) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIdentitySpec) Get() (v IdentitySpec, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIdentitySpec) Or(d IdentitySpec) IdentitySpec {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptInlineRevision returns new OptInlineRevision with value set to v.
 func NewOptInlineRevision(v InlineRevision) OptInlineRevision {
 	return OptInlineRevision{
@@ -16017,6 +18779,52 @@ func (o OptOptions) Or(d Options) Options {
 	return d
 }
 
+// NewOptOrgChangeFlags returns new OptOrgChangeFlags with value set to v.
+func NewOptOrgChangeFlags(v OrgChangeFlags) OptOrgChangeFlags {
+	return OptOrgChangeFlags{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOrgChangeFlags is optional OrgChangeFlags.
+type OptOrgChangeFlags struct {
+	Value OrgChangeFlags
+	Set   bool
+}
+
+// IsSet returns true if OptOrgChangeFlags was set.
+func (o OptOrgChangeFlags) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOrgChangeFlags) Reset() {
+	var v OrgChangeFlags
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOrgChangeFlags) SetTo(v OrgChangeFlags) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOrgChangeFlags) Get() (v OrgChangeFlags, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOrgChangeFlags) Or(d OrgChangeFlags) OrgChangeFlags {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptOrgOut returns new OptOrgOut with value set to v.
 func NewOptOrgOut(v OrgOut) OptOrgOut {
 	return OptOrgOut{
@@ -16057,52 +18865,6 @@ func (o OptOrgOut) Get() (v OrgOut, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptOrgOut) Or(d OrgOut) OrgOut {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptOrganizationOut returns new OptOrganizationOut with value set to v.
-func NewOptOrganizationOut(v OrganizationOut) OptOrganizationOut {
-	return OptOrganizationOut{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptOrganizationOut is optional OrganizationOut.
-type OptOrganizationOut struct {
-	Value OrganizationOut
-	Set   bool
-}
-
-// IsSet returns true if OptOrganizationOut was set.
-func (o OptOrganizationOut) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptOrganizationOut) Reset() {
-	var v OrganizationOut
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptOrganizationOut) SetTo(v OrganizationOut) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptOrganizationOut) Get() (v OrganizationOut, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptOrganizationOut) Or(d OrganizationOut) OrganizationOut {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -20433,6 +23195,190 @@ func (o OptPostEvaluationsMetricsQueryReqMetricTags) Or(d PostEvaluationsMetrics
 	return d
 }
 
+// NewOptPostEvaluationsMetricsQueryReqMetrics returns new OptPostEvaluationsMetricsQueryReqMetrics with value set to v.
+func NewOptPostEvaluationsMetricsQueryReqMetrics(v PostEvaluationsMetricsQueryReqMetrics) OptPostEvaluationsMetricsQueryReqMetrics {
+	return OptPostEvaluationsMetricsQueryReqMetrics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPostEvaluationsMetricsQueryReqMetrics is optional PostEvaluationsMetricsQueryReqMetrics.
+type OptPostEvaluationsMetricsQueryReqMetrics struct {
+	Value PostEvaluationsMetricsQueryReqMetrics
+	Set   bool
+}
+
+// IsSet returns true if OptPostEvaluationsMetricsQueryReqMetrics was set.
+func (o OptPostEvaluationsMetricsQueryReqMetrics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPostEvaluationsMetricsQueryReqMetrics) Reset() {
+	var v PostEvaluationsMetricsQueryReqMetrics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPostEvaluationsMetricsQueryReqMetrics) SetTo(v PostEvaluationsMetricsQueryReqMetrics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPostEvaluationsMetricsQueryReqMetrics) Get() (v PostEvaluationsMetricsQueryReqMetrics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPostEvaluationsMetricsQueryReqMetrics) Or(d PostEvaluationsMetricsQueryReqMetrics) PostEvaluationsMetricsQueryReqMetrics {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPostEvaluationsMetricsQueryReqMetricsFlags returns new OptPostEvaluationsMetricsQueryReqMetricsFlags with value set to v.
+func NewOptPostEvaluationsMetricsQueryReqMetricsFlags(v PostEvaluationsMetricsQueryReqMetricsFlags) OptPostEvaluationsMetricsQueryReqMetricsFlags {
+	return OptPostEvaluationsMetricsQueryReqMetricsFlags{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPostEvaluationsMetricsQueryReqMetricsFlags is optional PostEvaluationsMetricsQueryReqMetricsFlags.
+type OptPostEvaluationsMetricsQueryReqMetricsFlags struct {
+	Value PostEvaluationsMetricsQueryReqMetricsFlags
+	Set   bool
+}
+
+// IsSet returns true if OptPostEvaluationsMetricsQueryReqMetricsFlags was set.
+func (o OptPostEvaluationsMetricsQueryReqMetricsFlags) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPostEvaluationsMetricsQueryReqMetricsFlags) Reset() {
+	var v PostEvaluationsMetricsQueryReqMetricsFlags
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPostEvaluationsMetricsQueryReqMetricsFlags) SetTo(v PostEvaluationsMetricsQueryReqMetricsFlags) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPostEvaluationsMetricsQueryReqMetricsFlags) Get() (v PostEvaluationsMetricsQueryReqMetricsFlags, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPostEvaluationsMetricsQueryReqMetricsFlags) Or(d PostEvaluationsMetricsQueryReqMetricsFlags) PostEvaluationsMetricsQueryReqMetricsFlags {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPostEvaluationsMetricsQueryReqMetricsMeta returns new OptPostEvaluationsMetricsQueryReqMetricsMeta with value set to v.
+func NewOptPostEvaluationsMetricsQueryReqMetricsMeta(v PostEvaluationsMetricsQueryReqMetricsMeta) OptPostEvaluationsMetricsQueryReqMetricsMeta {
+	return OptPostEvaluationsMetricsQueryReqMetricsMeta{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPostEvaluationsMetricsQueryReqMetricsMeta is optional PostEvaluationsMetricsQueryReqMetricsMeta.
+type OptPostEvaluationsMetricsQueryReqMetricsMeta struct {
+	Value PostEvaluationsMetricsQueryReqMetricsMeta
+	Set   bool
+}
+
+// IsSet returns true if OptPostEvaluationsMetricsQueryReqMetricsMeta was set.
+func (o OptPostEvaluationsMetricsQueryReqMetricsMeta) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPostEvaluationsMetricsQueryReqMetricsMeta) Reset() {
+	var v PostEvaluationsMetricsQueryReqMetricsMeta
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPostEvaluationsMetricsQueryReqMetricsMeta) SetTo(v PostEvaluationsMetricsQueryReqMetricsMeta) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPostEvaluationsMetricsQueryReqMetricsMeta) Get() (v PostEvaluationsMetricsQueryReqMetricsMeta, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPostEvaluationsMetricsQueryReqMetricsMeta) Or(d PostEvaluationsMetricsQueryReqMetricsMeta) PostEvaluationsMetricsQueryReqMetricsMeta {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPostEvaluationsMetricsQueryReqMetricsTags returns new OptPostEvaluationsMetricsQueryReqMetricsTags with value set to v.
+func NewOptPostEvaluationsMetricsQueryReqMetricsTags(v PostEvaluationsMetricsQueryReqMetricsTags) OptPostEvaluationsMetricsQueryReqMetricsTags {
+	return OptPostEvaluationsMetricsQueryReqMetricsTags{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPostEvaluationsMetricsQueryReqMetricsTags is optional PostEvaluationsMetricsQueryReqMetricsTags.
+type OptPostEvaluationsMetricsQueryReqMetricsTags struct {
+	Value PostEvaluationsMetricsQueryReqMetricsTags
+	Set   bool
+}
+
+// IsSet returns true if OptPostEvaluationsMetricsQueryReqMetricsTags was set.
+func (o OptPostEvaluationsMetricsQueryReqMetricsTags) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPostEvaluationsMetricsQueryReqMetricsTags) Reset() {
+	var v PostEvaluationsMetricsQueryReqMetricsTags
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPostEvaluationsMetricsQueryReqMetricsTags) SetTo(v PostEvaluationsMetricsQueryReqMetricsTags) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPostEvaluationsMetricsQueryReqMetricsTags) Get() (v PostEvaluationsMetricsQueryReqMetricsTags, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPostEvaluationsMetricsQueryReqMetricsTags) Or(d PostEvaluationsMetricsQueryReqMetricsTags) PostEvaluationsMetricsQueryReqMetricsTags {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPostEvaluationsMetricsRefreshReq returns new OptPostEvaluationsMetricsRefreshReq with value set to v.
 func NewOptPostEvaluationsMetricsRefreshReq(v PostEvaluationsMetricsRefreshReq) OptPostEvaluationsMetricsRefreshReq {
 	return OptPostEvaluationsMetricsRefreshReq{
@@ -21485,6 +24431,52 @@ func (o OptPostEvaluationsResultsReq) Get() (v PostEvaluationsResultsReq, ok boo
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPostEvaluationsResultsReq) Or(d PostEvaluationsResultsReq) PostEvaluationsResultsReq {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPostEvaluationsRunsByIdCloseStatus returns new OptPostEvaluationsRunsByIdCloseStatus with value set to v.
+func NewOptPostEvaluationsRunsByIdCloseStatus(v PostEvaluationsRunsByIdCloseStatus) OptPostEvaluationsRunsByIdCloseStatus {
+	return OptPostEvaluationsRunsByIdCloseStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPostEvaluationsRunsByIdCloseStatus is optional PostEvaluationsRunsByIdCloseStatus.
+type OptPostEvaluationsRunsByIdCloseStatus struct {
+	Value PostEvaluationsRunsByIdCloseStatus
+	Set   bool
+}
+
+// IsSet returns true if OptPostEvaluationsRunsByIdCloseStatus was set.
+func (o OptPostEvaluationsRunsByIdCloseStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPostEvaluationsRunsByIdCloseStatus) Reset() {
+	var v PostEvaluationsRunsByIdCloseStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPostEvaluationsRunsByIdCloseStatus) SetTo(v PostEvaluationsRunsByIdCloseStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPostEvaluationsRunsByIdCloseStatus) Get() (v PostEvaluationsRunsByIdCloseStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPostEvaluationsRunsByIdCloseStatus) Or(d PostEvaluationsRunsByIdCloseStatus) PostEvaluationsRunsByIdCloseStatus {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -30409,6 +33401,52 @@ func (o OptPostTestsetsVariantsReqTestsetVariantTags) Get() (v PostTestsetsVaria
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPostTestsetsVariantsReqTestsetVariantTags) Or(d PostTestsetsVariantsReqTestsetVariantTags) PostTestsetsVariantsReqTestsetVariantTags {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPostVariantsConfigsFetchReq returns new OptPostVariantsConfigsFetchReq with value set to v.
+func NewOptPostVariantsConfigsFetchReq(v PostVariantsConfigsFetchReq) OptPostVariantsConfigsFetchReq {
+	return OptPostVariantsConfigsFetchReq{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPostVariantsConfigsFetchReq is optional PostVariantsConfigsFetchReq.
+type OptPostVariantsConfigsFetchReq struct {
+	Value PostVariantsConfigsFetchReq
+	Set   bool
+}
+
+// IsSet returns true if OptPostVariantsConfigsFetchReq was set.
+func (o OptPostVariantsConfigsFetchReq) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPostVariantsConfigsFetchReq) Reset() {
+	var v PostVariantsConfigsFetchReq
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPostVariantsConfigsFetchReq) SetTo(v PostVariantsConfigsFetchReq) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPostVariantsConfigsFetchReq) Get() (v PostVariantsConfigsFetchReq, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPostVariantsConfigsFetchReq) Or(d PostVariantsConfigsFetchReq) PostVariantsConfigsFetchReq {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -41639,98 +44677,6 @@ func (o OptSimpleQueueDataEvaluators) Or(d SimpleQueueDataEvaluators) SimpleQueu
 	return d
 }
 
-// NewOptSimpleQueueDataQueries returns new OptSimpleQueueDataQueries with value set to v.
-func NewOptSimpleQueueDataQueries(v SimpleQueueDataQueries) OptSimpleQueueDataQueries {
-	return OptSimpleQueueDataQueries{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptSimpleQueueDataQueries is optional SimpleQueueDataQueries.
-type OptSimpleQueueDataQueries struct {
-	Value SimpleQueueDataQueries
-	Set   bool
-}
-
-// IsSet returns true if OptSimpleQueueDataQueries was set.
-func (o OptSimpleQueueDataQueries) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptSimpleQueueDataQueries) Reset() {
-	var v SimpleQueueDataQueries
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptSimpleQueueDataQueries) SetTo(v SimpleQueueDataQueries) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptSimpleQueueDataQueries) Get() (v SimpleQueueDataQueries, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptSimpleQueueDataQueries) Or(d SimpleQueueDataQueries) SimpleQueueDataQueries {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptSimpleQueueDataTestsets returns new OptSimpleQueueDataTestsets with value set to v.
-func NewOptSimpleQueueDataTestsets(v SimpleQueueDataTestsets) OptSimpleQueueDataTestsets {
-	return OptSimpleQueueDataTestsets{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptSimpleQueueDataTestsets is optional SimpleQueueDataTestsets.
-type OptSimpleQueueDataTestsets struct {
-	Value SimpleQueueDataTestsets
-	Set   bool
-}
-
-// IsSet returns true if OptSimpleQueueDataTestsets was set.
-func (o OptSimpleQueueDataTestsets) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptSimpleQueueDataTestsets) Reset() {
-	var v SimpleQueueDataTestsets
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptSimpleQueueDataTestsets) SetTo(v SimpleQueueDataTestsets) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptSimpleQueueDataTestsets) Get() (v SimpleQueueDataTestsets, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptSimpleQueueDataTestsets) Or(d SimpleQueueDataTestsets) SimpleQueueDataTestsets {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptSimpleTestset returns new OptSimpleTestset with value set to v.
 func NewOptSimpleTestset(v SimpleTestset) OptSimpleTestset {
 	return OptSimpleTestset{
@@ -44758,14 +47704,20 @@ func (s *Options) SetSeedDefaults(val OptBool) {
 
 // Ref: #/components/schemas/OrgChange
 type OrgChange struct {
-	Description OptString `json:"description"`
-	Name        OptString `json:"name"`
-	Slug        OptString `json:"slug"`
+	Description OptString         `json:"description"`
+	Flags       OptOrgChangeFlags `json:"flags"`
+	Name        OptString         `json:"name"`
+	Slug        OptString         `json:"slug"`
 }
 
 // GetDescription returns the value of Description.
 func (s *OrgChange) GetDescription() OptString {
 	return s.Description
+}
+
+// GetFlags returns the value of Flags.
+func (s *OrgChange) GetFlags() OptOrgChangeFlags {
+	return s.Flags
 }
 
 // GetName returns the value of Name.
@@ -44783,6 +47735,11 @@ func (s *OrgChange) SetDescription(val OptString) {
 	s.Description = val
 }
 
+// SetFlags sets the value of Flags.
+func (s *OrgChange) SetFlags(val OptOrgChangeFlags) {
+	s.Flags = val
+}
+
 // SetName sets the value of Name.
 func (s *OrgChange) SetName(val OptString) {
 	s.Name = val
@@ -44791,6 +47748,17 @@ func (s *OrgChange) SetName(val OptString) {
 // SetSlug sets the value of Slug.
 func (s *OrgChange) SetSlug(val OptString) {
 	s.Slug = val
+}
+
+type OrgChangeFlags map[string]bool
+
+func (s *OrgChangeFlags) init() OrgChangeFlags {
+	m := *s
+	if m == nil {
+		m = map[string]bool{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/OrgOut
@@ -44860,146 +47828,6 @@ func (s *OrgOut) SetOwnerUserID(val OptUUID) {
 
 // SetSlug sets the value of Slug.
 func (s *OrgOut) SetSlug(val OptString) {
-	s.Slug = val
-}
-
-// Ref: #/components/schemas/OrganizationList
-type OrganizationList struct {
-	Count         OptInt            `json:"count"`
-	Organizations []OrganizationOut `json:"organizations"`
-}
-
-// GetCount returns the value of Count.
-func (s *OrganizationList) GetCount() OptInt {
-	return s.Count
-}
-
-// GetOrganizations returns the value of Organizations.
-func (s *OrganizationList) GetOrganizations() []OrganizationOut {
-	return s.Organizations
-}
-
-// SetCount sets the value of Count.
-func (s *OrganizationList) SetCount(val OptInt) {
-	s.Count = val
-}
-
-// SetOrganizations sets the value of Organizations.
-func (s *OrganizationList) SetOrganizations(val []OrganizationOut) {
-	s.Organizations = val
-}
-
-func (*OrganizationList) getOrganizationsRes() {}
-
-// Ref: #/components/schemas/OrganizationOne
-type OrganizationOne struct {
-	Count        OptInt             `json:"count"`
-	Organization OptOrganizationOut `json:"organization"`
-}
-
-// GetCount returns the value of Count.
-func (s *OrganizationOne) GetCount() OptInt {
-	return s.Count
-}
-
-// GetOrganization returns the value of Organization.
-func (s *OrganizationOne) GetOrganization() OptOrganizationOut {
-	return s.Organization
-}
-
-// SetCount sets the value of Count.
-func (s *OrganizationOne) SetCount(val OptInt) {
-	s.Count = val
-}
-
-// SetOrganization sets the value of Organization.
-func (s *OrganizationOne) SetOrganization(val OptOrganizationOut) {
-	s.Organization = val
-}
-
-func (*OrganizationOne) getOrganizationsByIdRes()                   {}
-func (*OrganizationOne) postOrganizationsByIdTransferOwnershipRes() {}
-func (*OrganizationOne) postOrganizationsRes()                      {}
-func (*OrganizationOne) putOrganizationsByIdRes()                   {}
-
-// Ref: #/components/schemas/OrganizationOut
-type OrganizationOut struct {
-	CreatedAt   OptDateTime `json:"created_at"`
-	Description OptString   `json:"description"`
-	ID          OptUUID     `json:"id"`
-	Name        OptString   `json:"name"`
-	OwnerUserID OptUUID     `json:"owner_user_id"`
-	Role        OptString   `json:"role"`
-	Slug        OptString   `json:"slug"`
-}
-
-// GetCreatedAt returns the value of CreatedAt.
-func (s *OrganizationOut) GetCreatedAt() OptDateTime {
-	return s.CreatedAt
-}
-
-// GetDescription returns the value of Description.
-func (s *OrganizationOut) GetDescription() OptString {
-	return s.Description
-}
-
-// GetID returns the value of ID.
-func (s *OrganizationOut) GetID() OptUUID {
-	return s.ID
-}
-
-// GetName returns the value of Name.
-func (s *OrganizationOut) GetName() OptString {
-	return s.Name
-}
-
-// GetOwnerUserID returns the value of OwnerUserID.
-func (s *OrganizationOut) GetOwnerUserID() OptUUID {
-	return s.OwnerUserID
-}
-
-// GetRole returns the value of Role.
-func (s *OrganizationOut) GetRole() OptString {
-	return s.Role
-}
-
-// GetSlug returns the value of Slug.
-func (s *OrganizationOut) GetSlug() OptString {
-	return s.Slug
-}
-
-// SetCreatedAt sets the value of CreatedAt.
-func (s *OrganizationOut) SetCreatedAt(val OptDateTime) {
-	s.CreatedAt = val
-}
-
-// SetDescription sets the value of Description.
-func (s *OrganizationOut) SetDescription(val OptString) {
-	s.Description = val
-}
-
-// SetID sets the value of ID.
-func (s *OrganizationOut) SetID(val OptUUID) {
-	s.ID = val
-}
-
-// SetName sets the value of Name.
-func (s *OrganizationOut) SetName(val OptString) {
-	s.Name = val
-}
-
-// SetOwnerUserID sets the value of OwnerUserID.
-func (s *OrganizationOut) SetOwnerUserID(val OptUUID) {
-	s.OwnerUserID = val
-}
-
-// SetRole sets the value of Role.
-func (s *OrganizationOut) SetRole(val OptString) {
-	s.Role = val
-}
-
-// SetSlug sets the value of Slug.
-func (s *OrganizationOut) SetSlug(val OptString) {
 	s.Slug = val
 }
 
@@ -45566,6 +48394,30 @@ type PatchInvocationsByIdUnprocessableEntity ErrorBody
 
 func (*PatchInvocationsByIdUnprocessableEntity) patchInvocationsByIdRes() {}
 
+type PatchOrganizationsByIdBadRequest ErrorBody
+
+func (*PatchOrganizationsByIdBadRequest) patchOrganizationsByIdRes() {}
+
+type PatchOrganizationsByIdConflict ErrorBody
+
+func (*PatchOrganizationsByIdConflict) patchOrganizationsByIdRes() {}
+
+type PatchOrganizationsByIdForbidden ErrorBody
+
+func (*PatchOrganizationsByIdForbidden) patchOrganizationsByIdRes() {}
+
+type PatchOrganizationsByIdNotFound ErrorBody
+
+func (*PatchOrganizationsByIdNotFound) patchOrganizationsByIdRes() {}
+
+type PatchOrganizationsByIdUnauthorized ErrorBody
+
+func (*PatchOrganizationsByIdUnauthorized) patchOrganizationsByIdRes() {}
+
+type PatchOrganizationsByIdUnprocessableEntity ErrorBody
+
+func (*PatchOrganizationsByIdUnprocessableEntity) patchOrganizationsByIdRes() {}
+
 type PatchSimpleEvaluationsByIdConflict ErrorBody
 
 func (*PatchSimpleEvaluationsByIdConflict) patchSimpleEvaluationsByIdRes() {}
@@ -45823,6 +48675,33 @@ func (*PostAdminSimpleAccountsUsersConflict) postAdminSimpleAccountsUsersRes() {
 type PostAdminSimpleAccountsUsersForbidden ErrorBody
 
 func (*PostAdminSimpleAccountsUsersForbidden) postAdminSimpleAccountsUsersRes() {}
+
+type PostAdminSimpleAccountsUsersIdentitiesBadRequest ErrorBody
+
+func (*PostAdminSimpleAccountsUsersIdentitiesBadRequest) postAdminSimpleAccountsUsersIdentitiesRes() {
+}
+
+type PostAdminSimpleAccountsUsersIdentitiesConflict ErrorBody
+
+func (*PostAdminSimpleAccountsUsersIdentitiesConflict) postAdminSimpleAccountsUsersIdentitiesRes() {}
+
+type PostAdminSimpleAccountsUsersIdentitiesForbidden ErrorBody
+
+func (*PostAdminSimpleAccountsUsersIdentitiesForbidden) postAdminSimpleAccountsUsersIdentitiesRes() {}
+
+type PostAdminSimpleAccountsUsersIdentitiesNotFound ErrorBody
+
+func (*PostAdminSimpleAccountsUsersIdentitiesNotFound) postAdminSimpleAccountsUsersIdentitiesRes() {}
+
+type PostAdminSimpleAccountsUsersIdentitiesUnauthorized ErrorBody
+
+func (*PostAdminSimpleAccountsUsersIdentitiesUnauthorized) postAdminSimpleAccountsUsersIdentitiesRes() {
+}
+
+type PostAdminSimpleAccountsUsersIdentitiesUnprocessableEntity ErrorBody
+
+func (*PostAdminSimpleAccountsUsersIdentitiesUnprocessableEntity) postAdminSimpleAccountsUsersIdentitiesRes() {
+}
 
 type PostAdminSimpleAccountsUsersUnauthorized ErrorBody
 
@@ -50845,13 +53724,21 @@ func (s *PostEvaluationsMetricsQueryOK) SetWindowing(val OptWindowing) {
 func (*PostEvaluationsMetricsQueryOK) postEvaluationsMetricsQueryRes() {}
 
 type PostEvaluationsMetricsQueryReq struct {
-	Metric    OptPostEvaluationsMetricsQueryReqMetric `json:"metric"`
-	Windowing OptWindowing                            `json:"windowing"`
+	// The filter under its former key; not with metrics.
+	Metric OptPostEvaluationsMetricsQueryReqMetric `json:"metric"`
+	// The filter (the compatible clients' key).
+	Metrics   OptPostEvaluationsMetricsQueryReqMetrics `json:"metrics"`
+	Windowing OptWindowing                             `json:"windowing"`
 }
 
 // GetMetric returns the value of Metric.
 func (s *PostEvaluationsMetricsQueryReq) GetMetric() OptPostEvaluationsMetricsQueryReqMetric {
 	return s.Metric
+}
+
+// GetMetrics returns the value of Metrics.
+func (s *PostEvaluationsMetricsQueryReq) GetMetrics() OptPostEvaluationsMetricsQueryReqMetrics {
+	return s.Metrics
 }
 
 // GetWindowing returns the value of Windowing.
@@ -50864,27 +53751,35 @@ func (s *PostEvaluationsMetricsQueryReq) SetMetric(val OptPostEvaluationsMetrics
 	s.Metric = val
 }
 
+// SetMetrics sets the value of Metrics.
+func (s *PostEvaluationsMetricsQueryReq) SetMetrics(val OptPostEvaluationsMetricsQueryReqMetrics) {
+	s.Metrics = val
+}
+
 // SetWindowing sets the value of Windowing.
 func (s *PostEvaluationsMetricsQueryReq) SetWindowing(val OptWindowing) {
 	s.Windowing = val
 }
 
+// The filter under its former key; not with metrics.
 type PostEvaluationsMetricsQueryReqMetric struct {
-	Flags       OptPostEvaluationsMetricsQueryReqMetricFlags `json:"flags"`
-	ID          OptString                                    `json:"id"`
-	Ids         []string                                     `json:"ids"`
-	Interval    OptInt                                       `json:"interval"`
-	Intervals   []int                                        `json:"intervals"`
-	Meta        OptPostEvaluationsMetricsQueryReqMetricMeta  `json:"meta"`
-	RunID       OptString                                    `json:"run_id"`
-	RunIds      []string                                     `json:"run_ids"`
-	ScenarioID  OptString                                    `json:"scenario_id"`
-	ScenarioIds []string                                     `json:"scenario_ids"`
-	Status      OptString                                    `json:"status"`
-	Statuses    []string                                     `json:"statuses"`
-	Tags        OptPostEvaluationsMetricsQueryReqMetricTags  `json:"tags"`
-	Timestamp   []string                                     `json:"timestamp"`
-	Timestamps  []string                                     `json:"timestamps"`
+	Flags      OptPostEvaluationsMetricsQueryReqMetricFlags `json:"flags"`
+	ID         OptString                                    `json:"id"`
+	Ids        []string                                     `json:"ids"`
+	Interval   OptInt                                       `json:"interval"`
+	Intervals  []int                                        `json:"intervals"`
+	Meta       OptPostEvaluationsMetricsQueryReqMetricMeta  `json:"meta"`
+	RunID      OptString                                    `json:"run_id"`
+	RunIds     []string                                     `json:"run_ids"`
+	ScenarioID OptString                                    `json:"scenario_id"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	ScenarioIds jx.Raw                                      `json:"scenario_ids"`
+	Status      OptString                                   `json:"status"`
+	Statuses    []string                                    `json:"statuses"`
+	Tags        OptPostEvaluationsMetricsQueryReqMetricTags `json:"tags"`
+	Timestamp   []string                                    `json:"timestamp"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	Timestamps jx.Raw `json:"timestamps"`
 }
 
 // GetFlags returns the value of Flags.
@@ -50933,7 +53828,7 @@ func (s *PostEvaluationsMetricsQueryReqMetric) GetScenarioID() OptString {
 }
 
 // GetScenarioIds returns the value of ScenarioIds.
-func (s *PostEvaluationsMetricsQueryReqMetric) GetScenarioIds() []string {
+func (s *PostEvaluationsMetricsQueryReqMetric) GetScenarioIds() jx.Raw {
 	return s.ScenarioIds
 }
 
@@ -50958,7 +53853,7 @@ func (s *PostEvaluationsMetricsQueryReqMetric) GetTimestamp() []string {
 }
 
 // GetTimestamps returns the value of Timestamps.
-func (s *PostEvaluationsMetricsQueryReqMetric) GetTimestamps() []string {
+func (s *PostEvaluationsMetricsQueryReqMetric) GetTimestamps() jx.Raw {
 	return s.Timestamps
 }
 
@@ -51008,7 +53903,7 @@ func (s *PostEvaluationsMetricsQueryReqMetric) SetScenarioID(val OptString) {
 }
 
 // SetScenarioIds sets the value of ScenarioIds.
-func (s *PostEvaluationsMetricsQueryReqMetric) SetScenarioIds(val []string) {
+func (s *PostEvaluationsMetricsQueryReqMetric) SetScenarioIds(val jx.Raw) {
 	s.ScenarioIds = val
 }
 
@@ -51033,7 +53928,7 @@ func (s *PostEvaluationsMetricsQueryReqMetric) SetTimestamp(val []string) {
 }
 
 // SetTimestamps sets the value of Timestamps.
-func (s *PostEvaluationsMetricsQueryReqMetric) SetTimestamps(val []string) {
+func (s *PostEvaluationsMetricsQueryReqMetric) SetTimestamps(val jx.Raw) {
 	s.Timestamps = val
 }
 
@@ -51062,6 +53957,210 @@ func (s *PostEvaluationsMetricsQueryReqMetricMeta) init() PostEvaluationsMetrics
 type PostEvaluationsMetricsQueryReqMetricTags map[string]jx.Raw
 
 func (s *PostEvaluationsMetricsQueryReqMetricTags) init() PostEvaluationsMetricsQueryReqMetricTags {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// The filter (the compatible clients' key).
+type PostEvaluationsMetricsQueryReqMetrics struct {
+	Flags      OptPostEvaluationsMetricsQueryReqMetricsFlags `json:"flags"`
+	ID         OptString                                     `json:"id"`
+	Ids        []string                                      `json:"ids"`
+	Interval   OptInt                                        `json:"interval"`
+	Intervals  []int                                         `json:"intervals"`
+	Meta       OptPostEvaluationsMetricsQueryReqMetricsMeta  `json:"meta"`
+	RunID      OptString                                     `json:"run_id"`
+	RunIds     []string                                      `json:"run_ids"`
+	ScenarioID OptString                                     `json:"scenario_id"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	ScenarioIds jx.Raw                                       `json:"scenario_ids"`
+	Status      OptString                                    `json:"status"`
+	Statuses    []string                                     `json:"statuses"`
+	Tags        OptPostEvaluationsMetricsQueryReqMetricsTags `json:"tags"`
+	Timestamp   []string                                     `json:"timestamp"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	Timestamps jx.Raw `json:"timestamps"`
+}
+
+// GetFlags returns the value of Flags.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetFlags() OptPostEvaluationsMetricsQueryReqMetricsFlags {
+	return s.Flags
+}
+
+// GetID returns the value of ID.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetID() OptString {
+	return s.ID
+}
+
+// GetIds returns the value of Ids.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetIds() []string {
+	return s.Ids
+}
+
+// GetInterval returns the value of Interval.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetInterval() OptInt {
+	return s.Interval
+}
+
+// GetIntervals returns the value of Intervals.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetIntervals() []int {
+	return s.Intervals
+}
+
+// GetMeta returns the value of Meta.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetMeta() OptPostEvaluationsMetricsQueryReqMetricsMeta {
+	return s.Meta
+}
+
+// GetRunID returns the value of RunID.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetRunID() OptString {
+	return s.RunID
+}
+
+// GetRunIds returns the value of RunIds.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetRunIds() []string {
+	return s.RunIds
+}
+
+// GetScenarioID returns the value of ScenarioID.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetScenarioID() OptString {
+	return s.ScenarioID
+}
+
+// GetScenarioIds returns the value of ScenarioIds.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetScenarioIds() jx.Raw {
+	return s.ScenarioIds
+}
+
+// GetStatus returns the value of Status.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetStatus() OptString {
+	return s.Status
+}
+
+// GetStatuses returns the value of Statuses.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetStatuses() []string {
+	return s.Statuses
+}
+
+// GetTags returns the value of Tags.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetTags() OptPostEvaluationsMetricsQueryReqMetricsTags {
+	return s.Tags
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetTimestamp() []string {
+	return s.Timestamp
+}
+
+// GetTimestamps returns the value of Timestamps.
+func (s *PostEvaluationsMetricsQueryReqMetrics) GetTimestamps() jx.Raw {
+	return s.Timestamps
+}
+
+// SetFlags sets the value of Flags.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetFlags(val OptPostEvaluationsMetricsQueryReqMetricsFlags) {
+	s.Flags = val
+}
+
+// SetID sets the value of ID.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetIds sets the value of Ids.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetIds(val []string) {
+	s.Ids = val
+}
+
+// SetInterval sets the value of Interval.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetInterval(val OptInt) {
+	s.Interval = val
+}
+
+// SetIntervals sets the value of Intervals.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetIntervals(val []int) {
+	s.Intervals = val
+}
+
+// SetMeta sets the value of Meta.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetMeta(val OptPostEvaluationsMetricsQueryReqMetricsMeta) {
+	s.Meta = val
+}
+
+// SetRunID sets the value of RunID.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetRunID(val OptString) {
+	s.RunID = val
+}
+
+// SetRunIds sets the value of RunIds.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetRunIds(val []string) {
+	s.RunIds = val
+}
+
+// SetScenarioID sets the value of ScenarioID.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetScenarioID(val OptString) {
+	s.ScenarioID = val
+}
+
+// SetScenarioIds sets the value of ScenarioIds.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetScenarioIds(val jx.Raw) {
+	s.ScenarioIds = val
+}
+
+// SetStatus sets the value of Status.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetStatus(val OptString) {
+	s.Status = val
+}
+
+// SetStatuses sets the value of Statuses.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetStatuses(val []string) {
+	s.Statuses = val
+}
+
+// SetTags sets the value of Tags.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetTags(val OptPostEvaluationsMetricsQueryReqMetricsTags) {
+	s.Tags = val
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetTimestamp(val []string) {
+	s.Timestamp = val
+}
+
+// SetTimestamps sets the value of Timestamps.
+func (s *PostEvaluationsMetricsQueryReqMetrics) SetTimestamps(val jx.Raw) {
+	s.Timestamps = val
+}
+
+type PostEvaluationsMetricsQueryReqMetricsFlags map[string]jx.Raw
+
+func (s *PostEvaluationsMetricsQueryReqMetricsFlags) init() PostEvaluationsMetricsQueryReqMetricsFlags {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type PostEvaluationsMetricsQueryReqMetricsMeta map[string]jx.Raw
+
+func (s *PostEvaluationsMetricsQueryReqMetricsMeta) init() PostEvaluationsMetricsQueryReqMetricsMeta {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type PostEvaluationsMetricsQueryReqMetricsTags map[string]jx.Raw
+
+func (s *PostEvaluationsMetricsQueryReqMetricsTags) init() PostEvaluationsMetricsQueryReqMetricsTags {
 	m := *s
 	if m == nil {
 		m = map[string]jx.Raw{}
@@ -51147,21 +54246,23 @@ func (s *PostEvaluationsMetricsRefreshReq) SetWindowing(val OptWindowing) {
 }
 
 type PostEvaluationsMetricsRefreshReqMetrics struct {
-	Flags       OptPostEvaluationsMetricsRefreshReqMetricsFlags `json:"flags"`
-	ID          OptString                                       `json:"id"`
-	Ids         []string                                        `json:"ids"`
-	Interval    OptInt                                          `json:"interval"`
-	Intervals   []int                                           `json:"intervals"`
-	Meta        OptPostEvaluationsMetricsRefreshReqMetricsMeta  `json:"meta"`
-	RunID       OptString                                       `json:"run_id"`
-	RunIds      []string                                        `json:"run_ids"`
-	ScenarioID  OptString                                       `json:"scenario_id"`
-	ScenarioIds []string                                        `json:"scenario_ids"`
-	Status      OptString                                       `json:"status"`
-	Statuses    []string                                        `json:"statuses"`
-	Tags        OptPostEvaluationsMetricsRefreshReqMetricsTags  `json:"tags"`
-	Timestamp   []string                                        `json:"timestamp"`
-	Timestamps  []string                                        `json:"timestamps"`
+	Flags      OptPostEvaluationsMetricsRefreshReqMetricsFlags `json:"flags"`
+	ID         OptString                                       `json:"id"`
+	Ids        []string                                        `json:"ids"`
+	Interval   OptInt                                          `json:"interval"`
+	Intervals  []int                                           `json:"intervals"`
+	Meta       OptPostEvaluationsMetricsRefreshReqMetricsMeta  `json:"meta"`
+	RunID      OptString                                       `json:"run_id"`
+	RunIds     []string                                        `json:"run_ids"`
+	ScenarioID OptString                                       `json:"scenario_id"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	ScenarioIds jx.Raw                                         `json:"scenario_ids"`
+	Status      OptString                                      `json:"status"`
+	Statuses    []string                                       `json:"statuses"`
+	Tags        OptPostEvaluationsMetricsRefreshReqMetricsTags `json:"tags"`
+	Timestamp   []string                                       `json:"timestamp"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	Timestamps jx.Raw `json:"timestamps"`
 }
 
 // GetFlags returns the value of Flags.
@@ -51210,7 +54311,7 @@ func (s *PostEvaluationsMetricsRefreshReqMetrics) GetScenarioID() OptString {
 }
 
 // GetScenarioIds returns the value of ScenarioIds.
-func (s *PostEvaluationsMetricsRefreshReqMetrics) GetScenarioIds() []string {
+func (s *PostEvaluationsMetricsRefreshReqMetrics) GetScenarioIds() jx.Raw {
 	return s.ScenarioIds
 }
 
@@ -51235,7 +54336,7 @@ func (s *PostEvaluationsMetricsRefreshReqMetrics) GetTimestamp() []string {
 }
 
 // GetTimestamps returns the value of Timestamps.
-func (s *PostEvaluationsMetricsRefreshReqMetrics) GetTimestamps() []string {
+func (s *PostEvaluationsMetricsRefreshReqMetrics) GetTimestamps() jx.Raw {
 	return s.Timestamps
 }
 
@@ -51285,7 +54386,7 @@ func (s *PostEvaluationsMetricsRefreshReqMetrics) SetScenarioID(val OptString) {
 }
 
 // SetScenarioIds sets the value of ScenarioIds.
-func (s *PostEvaluationsMetricsRefreshReqMetrics) SetScenarioIds(val []string) {
+func (s *PostEvaluationsMetricsRefreshReqMetrics) SetScenarioIds(val jx.Raw) {
 	s.ScenarioIds = val
 }
 
@@ -51310,7 +54411,7 @@ func (s *PostEvaluationsMetricsRefreshReqMetrics) SetTimestamp(val []string) {
 }
 
 // SetTimestamps sets the value of Timestamps.
-func (s *PostEvaluationsMetricsRefreshReqMetrics) SetTimestamps(val []string) {
+func (s *PostEvaluationsMetricsRefreshReqMetrics) SetTimestamps(val jx.Raw) {
 	s.Timestamps = val
 }
 
@@ -51452,19 +54553,20 @@ func (s *PostEvaluationsQueuesByIdScenariosQueryReq) SetWindowing(val OptWindowi
 }
 
 type PostEvaluationsQueuesByIdScenariosQueryReqScenario struct {
-	Flags      OptPostEvaluationsQueuesByIdScenariosQueryReqScenarioFlags `json:"flags"`
-	ID         OptString                                                  `json:"id"`
-	Ids        []string                                                   `json:"ids"`
-	Interval   OptInt                                                     `json:"interval"`
-	Intervals  []int                                                      `json:"intervals"`
-	Meta       OptPostEvaluationsQueuesByIdScenariosQueryReqScenarioMeta  `json:"meta"`
-	RunID      OptString                                                  `json:"run_id"`
-	RunIds     []string                                                   `json:"run_ids"`
-	Status     OptString                                                  `json:"status"`
-	Statuses   []string                                                   `json:"statuses"`
-	Tags       OptPostEvaluationsQueuesByIdScenariosQueryReqScenarioTags  `json:"tags"`
-	Timestamp  []string                                                   `json:"timestamp"`
-	Timestamps []string                                                   `json:"timestamps"`
+	Flags     OptPostEvaluationsQueuesByIdScenariosQueryReqScenarioFlags `json:"flags"`
+	ID        OptString                                                  `json:"id"`
+	Ids       []string                                                   `json:"ids"`
+	Interval  OptInt                                                     `json:"interval"`
+	Intervals []int                                                      `json:"intervals"`
+	Meta      OptPostEvaluationsQueuesByIdScenariosQueryReqScenarioMeta  `json:"meta"`
+	RunID     OptString                                                  `json:"run_id"`
+	RunIds    []string                                                   `json:"run_ids"`
+	Status    OptString                                                  `json:"status"`
+	Statuses  []string                                                   `json:"statuses"`
+	Tags      OptPostEvaluationsQueuesByIdScenariosQueryReqScenarioTags  `json:"tags"`
+	Timestamp []string                                                   `json:"timestamp"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	Timestamps jx.Raw `json:"timestamps"`
 }
 
 // GetFlags returns the value of Flags.
@@ -51528,7 +54630,7 @@ func (s *PostEvaluationsQueuesByIdScenariosQueryReqScenario) GetTimestamp() []st
 }
 
 // GetTimestamps returns the value of Timestamps.
-func (s *PostEvaluationsQueuesByIdScenariosQueryReqScenario) GetTimestamps() []string {
+func (s *PostEvaluationsQueuesByIdScenariosQueryReqScenario) GetTimestamps() jx.Raw {
 	return s.Timestamps
 }
 
@@ -51593,7 +54695,7 @@ func (s *PostEvaluationsQueuesByIdScenariosQueryReqScenario) SetTimestamp(val []
 }
 
 // SetTimestamps sets the value of Timestamps.
-func (s *PostEvaluationsQueuesByIdScenariosQueryReqScenario) SetTimestamps(val []string) {
+func (s *PostEvaluationsQueuesByIdScenariosQueryReqScenario) SetTimestamps(val jx.Raw) {
 	s.Timestamps = val
 }
 
@@ -52061,31 +55163,33 @@ func (s *PostEvaluationsResultsQueryReq) SetWindowing(val OptWindowing) {
 }
 
 type PostEvaluationsResultsQueryReqResult struct {
-	Flags       OptPostEvaluationsResultsQueryReqResultFlags `json:"flags"`
-	HashID      OptString                                    `json:"hash_id"`
-	HashIds     []string                                     `json:"hash_ids"`
-	ID          OptString                                    `json:"id"`
-	Ids         []string                                     `json:"ids"`
-	Interval    OptInt                                       `json:"interval"`
-	Intervals   []int                                        `json:"intervals"`
-	Meta        OptPostEvaluationsResultsQueryReqResultMeta  `json:"meta"`
-	RepeatIdx   OptInt                                       `json:"repeat_idx"`
-	RepeatIdxs  []int                                        `json:"repeat_idxs"`
-	RunID       OptString                                    `json:"run_id"`
-	RunIds      []string                                     `json:"run_ids"`
-	ScenarioID  OptString                                    `json:"scenario_id"`
-	ScenarioIds []string                                     `json:"scenario_ids"`
-	Status      OptString                                    `json:"status"`
-	Statuses    []string                                     `json:"statuses"`
-	StepKey     OptString                                    `json:"step_key"`
-	StepKeys    []string                                     `json:"step_keys"`
-	Tags        OptPostEvaluationsResultsQueryReqResultTags  `json:"tags"`
-	TestcaseID  OptString                                    `json:"testcase_id"`
-	TestcaseIds []string                                     `json:"testcase_ids"`
-	Timestamp   []string                                     `json:"timestamp"`
-	Timestamps  []string                                     `json:"timestamps"`
-	TraceID     OptString                                    `json:"trace_id"`
-	TraceIds    []string                                     `json:"trace_ids"`
+	Flags      OptPostEvaluationsResultsQueryReqResultFlags `json:"flags"`
+	HashID     OptString                                    `json:"hash_id"`
+	HashIds    []string                                     `json:"hash_ids"`
+	ID         OptString                                    `json:"id"`
+	Ids        []string                                     `json:"ids"`
+	Interval   OptInt                                       `json:"interval"`
+	Intervals  []int                                        `json:"intervals"`
+	Meta       OptPostEvaluationsResultsQueryReqResultMeta  `json:"meta"`
+	RepeatIdx  OptInt                                       `json:"repeat_idx"`
+	RepeatIdxs []int                                        `json:"repeat_idxs"`
+	RunID      OptString                                    `json:"run_id"`
+	RunIds     []string                                     `json:"run_ids"`
+	ScenarioID OptString                                    `json:"scenario_id"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	ScenarioIds jx.Raw                                      `json:"scenario_ids"`
+	Status      OptString                                   `json:"status"`
+	Statuses    []string                                    `json:"statuses"`
+	StepKey     OptString                                   `json:"step_key"`
+	StepKeys    []string                                    `json:"step_keys"`
+	Tags        OptPostEvaluationsResultsQueryReqResultTags `json:"tags"`
+	TestcaseID  OptString                                   `json:"testcase_id"`
+	TestcaseIds []string                                    `json:"testcase_ids"`
+	Timestamp   []string                                    `json:"timestamp"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	Timestamps jx.Raw    `json:"timestamps"`
+	TraceID    OptString `json:"trace_id"`
+	TraceIds   []string  `json:"trace_ids"`
 }
 
 // GetFlags returns the value of Flags.
@@ -52154,7 +55258,7 @@ func (s *PostEvaluationsResultsQueryReqResult) GetScenarioID() OptString {
 }
 
 // GetScenarioIds returns the value of ScenarioIds.
-func (s *PostEvaluationsResultsQueryReqResult) GetScenarioIds() []string {
+func (s *PostEvaluationsResultsQueryReqResult) GetScenarioIds() jx.Raw {
 	return s.ScenarioIds
 }
 
@@ -52199,7 +55303,7 @@ func (s *PostEvaluationsResultsQueryReqResult) GetTimestamp() []string {
 }
 
 // GetTimestamps returns the value of Timestamps.
-func (s *PostEvaluationsResultsQueryReqResult) GetTimestamps() []string {
+func (s *PostEvaluationsResultsQueryReqResult) GetTimestamps() jx.Raw {
 	return s.Timestamps
 }
 
@@ -52279,7 +55383,7 @@ func (s *PostEvaluationsResultsQueryReqResult) SetScenarioID(val OptString) {
 }
 
 // SetScenarioIds sets the value of ScenarioIds.
-func (s *PostEvaluationsResultsQueryReqResult) SetScenarioIds(val []string) {
+func (s *PostEvaluationsResultsQueryReqResult) SetScenarioIds(val jx.Raw) {
 	s.ScenarioIds = val
 }
 
@@ -52324,7 +55428,7 @@ func (s *PostEvaluationsResultsQueryReqResult) SetTimestamp(val []string) {
 }
 
 // SetTimestamps sets the value of Timestamps.
-func (s *PostEvaluationsResultsQueryReqResult) SetTimestamps(val []string) {
+func (s *PostEvaluationsResultsQueryReqResult) SetTimestamps(val jx.Raw) {
 	s.Timestamps = val
 }
 
@@ -52401,6 +55505,126 @@ type PostEvaluationsResultsUnprocessableEntity ErrorBody
 
 func (*PostEvaluationsResultsUnprocessableEntity) postEvaluationsResultsRes() {}
 
+type PostEvaluationsRunsByIdCloseByStatusForbidden ErrorBody
+
+func (*PostEvaluationsRunsByIdCloseByStatusForbidden) postEvaluationsRunsByIdCloseByStatusRes() {}
+
+type PostEvaluationsRunsByIdCloseByStatusNotFound ErrorBody
+
+func (*PostEvaluationsRunsByIdCloseByStatusNotFound) postEvaluationsRunsByIdCloseByStatusRes() {}
+
+type PostEvaluationsRunsByIdCloseByStatusOK struct {
+	Count OptInt     `json:"count"`
+	Run   OptEvalRun `json:"run"`
+}
+
+// GetCount returns the value of Count.
+func (s *PostEvaluationsRunsByIdCloseByStatusOK) GetCount() OptInt {
+	return s.Count
+}
+
+// GetRun returns the value of Run.
+func (s *PostEvaluationsRunsByIdCloseByStatusOK) GetRun() OptEvalRun {
+	return s.Run
+}
+
+// SetCount sets the value of Count.
+func (s *PostEvaluationsRunsByIdCloseByStatusOK) SetCount(val OptInt) {
+	s.Count = val
+}
+
+// SetRun sets the value of Run.
+func (s *PostEvaluationsRunsByIdCloseByStatusOK) SetRun(val OptEvalRun) {
+	s.Run = val
+}
+
+func (*PostEvaluationsRunsByIdCloseByStatusOK) postEvaluationsRunsByIdCloseByStatusRes() {}
+
+type PostEvaluationsRunsByIdCloseByStatusStatus string
+
+const (
+	PostEvaluationsRunsByIdCloseByStatusStatusPending   PostEvaluationsRunsByIdCloseByStatusStatus = "pending"
+	PostEvaluationsRunsByIdCloseByStatusStatusQueued    PostEvaluationsRunsByIdCloseByStatusStatus = "queued"
+	PostEvaluationsRunsByIdCloseByStatusStatusRunning   PostEvaluationsRunsByIdCloseByStatusStatus = "running"
+	PostEvaluationsRunsByIdCloseByStatusStatusSuccess   PostEvaluationsRunsByIdCloseByStatusStatus = "success"
+	PostEvaluationsRunsByIdCloseByStatusStatusFailure   PostEvaluationsRunsByIdCloseByStatusStatus = "failure"
+	PostEvaluationsRunsByIdCloseByStatusStatusErrors    PostEvaluationsRunsByIdCloseByStatusStatus = "errors"
+	PostEvaluationsRunsByIdCloseByStatusStatusCancelled PostEvaluationsRunsByIdCloseByStatusStatus = "cancelled"
+)
+
+// AllValues returns all PostEvaluationsRunsByIdCloseByStatusStatus values.
+func (PostEvaluationsRunsByIdCloseByStatusStatus) AllValues() []PostEvaluationsRunsByIdCloseByStatusStatus {
+	return []PostEvaluationsRunsByIdCloseByStatusStatus{
+		PostEvaluationsRunsByIdCloseByStatusStatusPending,
+		PostEvaluationsRunsByIdCloseByStatusStatusQueued,
+		PostEvaluationsRunsByIdCloseByStatusStatusRunning,
+		PostEvaluationsRunsByIdCloseByStatusStatusSuccess,
+		PostEvaluationsRunsByIdCloseByStatusStatusFailure,
+		PostEvaluationsRunsByIdCloseByStatusStatusErrors,
+		PostEvaluationsRunsByIdCloseByStatusStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostEvaluationsRunsByIdCloseByStatusStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case PostEvaluationsRunsByIdCloseByStatusStatusPending:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusQueued:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusRunning:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusSuccess:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusFailure:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusErrors:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostEvaluationsRunsByIdCloseByStatusStatus) UnmarshalText(data []byte) error {
+	switch PostEvaluationsRunsByIdCloseByStatusStatus(data) {
+	case PostEvaluationsRunsByIdCloseByStatusStatusPending:
+		*s = PostEvaluationsRunsByIdCloseByStatusStatusPending
+		return nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusQueued:
+		*s = PostEvaluationsRunsByIdCloseByStatusStatusQueued
+		return nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusRunning:
+		*s = PostEvaluationsRunsByIdCloseByStatusStatusRunning
+		return nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusSuccess:
+		*s = PostEvaluationsRunsByIdCloseByStatusStatusSuccess
+		return nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusFailure:
+		*s = PostEvaluationsRunsByIdCloseByStatusStatusFailure
+		return nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusErrors:
+		*s = PostEvaluationsRunsByIdCloseByStatusStatusErrors
+		return nil
+	case PostEvaluationsRunsByIdCloseByStatusStatusCancelled:
+		*s = PostEvaluationsRunsByIdCloseByStatusStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type PostEvaluationsRunsByIdCloseByStatusUnauthorized ErrorBody
+
+func (*PostEvaluationsRunsByIdCloseByStatusUnauthorized) postEvaluationsRunsByIdCloseByStatusRes() {}
+
+type PostEvaluationsRunsByIdCloseByStatusUnprocessableEntity ErrorBody
+
+func (*PostEvaluationsRunsByIdCloseByStatusUnprocessableEntity) postEvaluationsRunsByIdCloseByStatusRes() {
+}
+
 type PostEvaluationsRunsByIdCloseForbidden ErrorBody
 
 func (*PostEvaluationsRunsByIdCloseForbidden) postEvaluationsRunsByIdCloseRes() {}
@@ -52436,9 +55660,89 @@ func (s *PostEvaluationsRunsByIdCloseOK) SetRun(val OptEvalRun) {
 
 func (*PostEvaluationsRunsByIdCloseOK) postEvaluationsRunsByIdCloseRes() {}
 
+type PostEvaluationsRunsByIdCloseStatus string
+
+const (
+	PostEvaluationsRunsByIdCloseStatusPending   PostEvaluationsRunsByIdCloseStatus = "pending"
+	PostEvaluationsRunsByIdCloseStatusQueued    PostEvaluationsRunsByIdCloseStatus = "queued"
+	PostEvaluationsRunsByIdCloseStatusRunning   PostEvaluationsRunsByIdCloseStatus = "running"
+	PostEvaluationsRunsByIdCloseStatusSuccess   PostEvaluationsRunsByIdCloseStatus = "success"
+	PostEvaluationsRunsByIdCloseStatusFailure   PostEvaluationsRunsByIdCloseStatus = "failure"
+	PostEvaluationsRunsByIdCloseStatusErrors    PostEvaluationsRunsByIdCloseStatus = "errors"
+	PostEvaluationsRunsByIdCloseStatusCancelled PostEvaluationsRunsByIdCloseStatus = "cancelled"
+)
+
+// AllValues returns all PostEvaluationsRunsByIdCloseStatus values.
+func (PostEvaluationsRunsByIdCloseStatus) AllValues() []PostEvaluationsRunsByIdCloseStatus {
+	return []PostEvaluationsRunsByIdCloseStatus{
+		PostEvaluationsRunsByIdCloseStatusPending,
+		PostEvaluationsRunsByIdCloseStatusQueued,
+		PostEvaluationsRunsByIdCloseStatusRunning,
+		PostEvaluationsRunsByIdCloseStatusSuccess,
+		PostEvaluationsRunsByIdCloseStatusFailure,
+		PostEvaluationsRunsByIdCloseStatusErrors,
+		PostEvaluationsRunsByIdCloseStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostEvaluationsRunsByIdCloseStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case PostEvaluationsRunsByIdCloseStatusPending:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseStatusQueued:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseStatusRunning:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseStatusSuccess:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseStatusFailure:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseStatusErrors:
+		return []byte(s), nil
+	case PostEvaluationsRunsByIdCloseStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostEvaluationsRunsByIdCloseStatus) UnmarshalText(data []byte) error {
+	switch PostEvaluationsRunsByIdCloseStatus(data) {
+	case PostEvaluationsRunsByIdCloseStatusPending:
+		*s = PostEvaluationsRunsByIdCloseStatusPending
+		return nil
+	case PostEvaluationsRunsByIdCloseStatusQueued:
+		*s = PostEvaluationsRunsByIdCloseStatusQueued
+		return nil
+	case PostEvaluationsRunsByIdCloseStatusRunning:
+		*s = PostEvaluationsRunsByIdCloseStatusRunning
+		return nil
+	case PostEvaluationsRunsByIdCloseStatusSuccess:
+		*s = PostEvaluationsRunsByIdCloseStatusSuccess
+		return nil
+	case PostEvaluationsRunsByIdCloseStatusFailure:
+		*s = PostEvaluationsRunsByIdCloseStatusFailure
+		return nil
+	case PostEvaluationsRunsByIdCloseStatusErrors:
+		*s = PostEvaluationsRunsByIdCloseStatusErrors
+		return nil
+	case PostEvaluationsRunsByIdCloseStatusCancelled:
+		*s = PostEvaluationsRunsByIdCloseStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type PostEvaluationsRunsByIdCloseUnauthorized ErrorBody
 
 func (*PostEvaluationsRunsByIdCloseUnauthorized) postEvaluationsRunsByIdCloseRes() {}
+
+type PostEvaluationsRunsByIdCloseUnprocessableEntity ErrorBody
+
+func (*PostEvaluationsRunsByIdCloseUnprocessableEntity) postEvaluationsRunsByIdCloseRes() {}
 
 type PostEvaluationsRunsByIdOpenForbidden ErrorBody
 
@@ -53066,19 +56370,20 @@ func (s *PostEvaluationsScenariosQueryReq) SetWindowing(val OptWindowing) {
 }
 
 type PostEvaluationsScenariosQueryReqScenario struct {
-	Flags      OptPostEvaluationsScenariosQueryReqScenarioFlags `json:"flags"`
-	ID         OptString                                        `json:"id"`
-	Ids        []string                                         `json:"ids"`
-	Interval   OptInt                                           `json:"interval"`
-	Intervals  []int                                            `json:"intervals"`
-	Meta       OptPostEvaluationsScenariosQueryReqScenarioMeta  `json:"meta"`
-	RunID      OptString                                        `json:"run_id"`
-	RunIds     []string                                         `json:"run_ids"`
-	Status     OptString                                        `json:"status"`
-	Statuses   []string                                         `json:"statuses"`
-	Tags       OptPostEvaluationsScenariosQueryReqScenarioTags  `json:"tags"`
-	Timestamp  []string                                         `json:"timestamp"`
-	Timestamps []string                                         `json:"timestamps"`
+	Flags     OptPostEvaluationsScenariosQueryReqScenarioFlags `json:"flags"`
+	ID        OptString                                        `json:"id"`
+	Ids       []string                                         `json:"ids"`
+	Interval  OptInt                                           `json:"interval"`
+	Intervals []int                                            `json:"intervals"`
+	Meta      OptPostEvaluationsScenariosQueryReqScenarioMeta  `json:"meta"`
+	RunID     OptString                                        `json:"run_id"`
+	RunIds    []string                                         `json:"run_ids"`
+	Status    OptString                                        `json:"status"`
+	Statuses  []string                                         `json:"statuses"`
+	Tags      OptPostEvaluationsScenariosQueryReqScenarioTags  `json:"tags"`
+	Timestamp []string                                         `json:"timestamp"`
+	// A list, or a boolean: true keeps the records that have one, false those that have none.
+	Timestamps jx.Raw `json:"timestamps"`
 }
 
 // GetFlags returns the value of Flags.
@@ -53142,7 +56447,7 @@ func (s *PostEvaluationsScenariosQueryReqScenario) GetTimestamp() []string {
 }
 
 // GetTimestamps returns the value of Timestamps.
-func (s *PostEvaluationsScenariosQueryReqScenario) GetTimestamps() []string {
+func (s *PostEvaluationsScenariosQueryReqScenario) GetTimestamps() jx.Raw {
 	return s.Timestamps
 }
 
@@ -53207,7 +56512,7 @@ func (s *PostEvaluationsScenariosQueryReqScenario) SetTimestamp(val []string) {
 }
 
 // SetTimestamps sets the value of Timestamps.
-func (s *PostEvaluationsScenariosQueryReqScenario) SetTimestamps(val []string) {
+func (s *PostEvaluationsScenariosQueryReqScenario) SetTimestamps(val jx.Raw) {
 	s.Timestamps = val
 }
 
@@ -56153,6 +59458,28 @@ type PostOrganizationsBadRequest ErrorBody
 
 func (*PostOrganizationsBadRequest) postOrganizationsRes() {}
 
+type PostOrganizationsByIdTransferByUserIdBadRequest ErrorBody
+
+func (*PostOrganizationsByIdTransferByUserIdBadRequest) postOrganizationsByIdTransferByUserIdRes() {}
+
+type PostOrganizationsByIdTransferByUserIdForbidden ErrorBody
+
+func (*PostOrganizationsByIdTransferByUserIdForbidden) postOrganizationsByIdTransferByUserIdRes() {}
+
+type PostOrganizationsByIdTransferByUserIdNotFound ErrorBody
+
+func (*PostOrganizationsByIdTransferByUserIdNotFound) postOrganizationsByIdTransferByUserIdRes() {}
+
+type PostOrganizationsByIdTransferByUserIdUnauthorized ErrorBody
+
+func (*PostOrganizationsByIdTransferByUserIdUnauthorized) postOrganizationsByIdTransferByUserIdRes() {
+}
+
+type PostOrganizationsByIdTransferByUserIdUnprocessableEntity ErrorBody
+
+func (*PostOrganizationsByIdTransferByUserIdUnprocessableEntity) postOrganizationsByIdTransferByUserIdRes() {
+}
+
 type PostOrganizationsByIdTransferOwnershipBadRequest ErrorBody
 
 func (*PostOrganizationsByIdTransferOwnershipBadRequest) postOrganizationsByIdTransferOwnershipRes() {
@@ -56178,6 +59505,91 @@ func (*PostOrganizationsByIdTransferOwnershipUnauthorized) postOrganizationsById
 type PostOrganizationsByIdTransferOwnershipUnprocessableEntity ErrorBody
 
 func (*PostOrganizationsByIdTransferOwnershipUnprocessableEntity) postOrganizationsByIdTransferOwnershipRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptBadRequest ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptBadRequest) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptConflict ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptConflict) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptForbidden ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptForbidden) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptGone ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptGone) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptNotFound ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptNotFound) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptUnauthorized ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptUnauthorized) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptUnprocessableEntity ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptUnprocessableEntity) postOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteBadRequest ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteBadRequest) postOrganizationsByIdWorkspacesByWorkspaceIdInviteRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteForbidden ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteForbidden) postOrganizationsByIdWorkspacesByWorkspaceIdInviteRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteNotFound ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteNotFound) postOrganizationsByIdWorkspacesByWorkspaceIdInviteRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendBadRequest ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendBadRequest) postOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendForbidden ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendForbidden) postOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendNotFound ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendNotFound) postOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendUnauthorized ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendUnauthorized) postOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendUnprocessableEntity ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendUnprocessableEntity) postOrganizationsByIdWorkspacesByWorkspaceIdInviteResendRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteUnauthorized ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteUnauthorized) postOrganizationsByIdWorkspacesByWorkspaceIdInviteRes() {
+}
+
+type PostOrganizationsByIdWorkspacesByWorkspaceIdInviteUnprocessableEntity ErrorBody
+
+func (*PostOrganizationsByIdWorkspacesByWorkspaceIdInviteUnprocessableEntity) postOrganizationsByIdWorkspacesByWorkspaceIdInviteRes() {
 }
 
 type PostOrganizationsConflict ErrorBody
@@ -56280,6 +59692,73 @@ func (*PostProjectsUnauthorized) postProjectsRes() {}
 type PostProjectsUnprocessableEntity ErrorBody
 
 func (*PostProjectsUnprocessableEntity) postProjectsRes() {}
+
+type PostPublicMediaForbidden ErrorBody
+
+func (*PostPublicMediaForbidden) postPublicMediaRes() {}
+
+type PostPublicMediaNotFound ErrorBody
+
+func (*PostPublicMediaNotFound) postPublicMediaRes() {}
+
+type PostPublicMediaUnauthorized ErrorBody
+
+func (*PostPublicMediaUnauthorized) postPublicMediaRes() {}
+
+type PostPublicOtelV1TracesBadRequest ErrorBody
+
+func (*PostPublicOtelV1TracesBadRequest) postPublicOtelV1TracesRes() {}
+
+type PostPublicOtelV1TracesForbidden ErrorBody
+
+func (*PostPublicOtelV1TracesForbidden) postPublicOtelV1TracesRes() {}
+
+// PostPublicOtelV1TracesOK is response for PostPublicOtelV1Traces operation.
+type PostPublicOtelV1TracesOK struct{}
+
+func (*PostPublicOtelV1TracesOK) postPublicOtelV1TracesRes() {}
+
+// OTLP/JSON: the protobuf message in the proto3 JSON mapping (opentelemetry-proto).
+type PostPublicOtelV1TracesReqApplicationJSON struct{}
+
+func (*PostPublicOtelV1TracesReqApplicationJSON) postPublicOtelV1TracesReq() {}
+
+type PostPublicOtelV1TracesReqApplicationXProtobuf struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s PostPublicOtelV1TracesReqApplicationXProtobuf) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+func (*PostPublicOtelV1TracesReqApplicationXProtobuf) postPublicOtelV1TracesReq() {}
+
+type PostPublicOtelV1TracesReqEmptyBody struct{}
+
+func (*PostPublicOtelV1TracesReqEmptyBody) postPublicOtelV1TracesReq() {}
+
+// PostPublicOtelV1TracesServiceUnavailable is response for PostPublicOtelV1Traces operation.
+type PostPublicOtelV1TracesServiceUnavailable struct{}
+
+func (*PostPublicOtelV1TracesServiceUnavailable) postPublicOtelV1TracesRes() {}
+
+type PostPublicOtelV1TracesTooManyRequests ErrorBody
+
+func (*PostPublicOtelV1TracesTooManyRequests) postPublicOtelV1TracesRes() {}
+
+type PostPublicOtelV1TracesUnauthorized ErrorBody
+
+func (*PostPublicOtelV1TracesUnauthorized) postPublicOtelV1TracesRes() {}
+
+type PostPublicOtelV1TracesUnprocessableEntity ErrorBody
+
+func (*PostPublicOtelV1TracesUnprocessableEntity) postPublicOtelV1TracesRes() {}
 
 type PostQueriesByIdArchiveForbidden ErrorBody
 
@@ -61257,16 +64736,25 @@ func (s *PostSimpleQueuesQueryReq) SetWindowing(val OptWindowing) {
 }
 
 type PostSimpleQueuesQueryReqQueue struct {
-	Ids   []uuid.UUID                          `json:"ids"`
+	Ids []uuid.UUID `json:"ids"`
+	// Traces, testcases, queries or testsets.
+	Kind  OptString                            `json:"kind"`
 	Meta  OptPostSimpleQueuesQueryReqQueueMeta `json:"meta"`
 	Name  OptString                            `json:"name"`
 	RunID OptUUID                              `json:"run_id"`
 	Tags  OptPostSimpleQueuesQueryReqQueueTags `json:"tags"`
+	// The queues this user may work: assigned, or assigning nobody.
+	UserID OptUUID `json:"user_id"`
 }
 
 // GetIds returns the value of Ids.
 func (s *PostSimpleQueuesQueryReqQueue) GetIds() []uuid.UUID {
 	return s.Ids
+}
+
+// GetKind returns the value of Kind.
+func (s *PostSimpleQueuesQueryReqQueue) GetKind() OptString {
+	return s.Kind
 }
 
 // GetMeta returns the value of Meta.
@@ -61289,9 +64777,19 @@ func (s *PostSimpleQueuesQueryReqQueue) GetTags() OptPostSimpleQueuesQueryReqQue
 	return s.Tags
 }
 
+// GetUserID returns the value of UserID.
+func (s *PostSimpleQueuesQueryReqQueue) GetUserID() OptUUID {
+	return s.UserID
+}
+
 // SetIds sets the value of Ids.
 func (s *PostSimpleQueuesQueryReqQueue) SetIds(val []uuid.UUID) {
 	s.Ids = val
+}
+
+// SetKind sets the value of Kind.
+func (s *PostSimpleQueuesQueryReqQueue) SetKind(val OptString) {
+	s.Kind = val
 }
 
 // SetMeta sets the value of Meta.
@@ -61312,6 +64810,11 @@ func (s *PostSimpleQueuesQueryReqQueue) SetRunID(val OptUUID) {
 // SetTags sets the value of Tags.
 func (s *PostSimpleQueuesQueryReqQueue) SetTags(val OptPostSimpleQueuesQueryReqQueueTags) {
 	s.Tags = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *PostSimpleQueuesQueryReqQueue) SetUserID(val OptUUID) {
+	s.UserID = val
 }
 
 type PostSimpleQueuesQueryReqQueueMeta map[string]jx.Raw
@@ -64786,6 +68289,58 @@ type PostTracingUsersQueryUnprocessableEntity ErrorBody
 
 func (*PostTracingUsersQueryUnprocessableEntity) postTracingUsersQueryRes() {}
 
+type PostVariantsConfigsFetchForbidden ErrorBody
+
+func (*PostVariantsConfigsFetchForbidden) postVariantsConfigsFetchRes() {}
+
+type PostVariantsConfigsFetchNotFound ErrorBody
+
+func (*PostVariantsConfigsFetchNotFound) postVariantsConfigsFetchRes() {}
+
+type PostVariantsConfigsFetchReq struct {
+	ApplicationRef OptConfigRefIn `json:"application_ref"`
+	EnvironmentRef OptConfigRefIn `json:"environment_ref"`
+	VariantRef     OptConfigRefIn `json:"variant_ref"`
+}
+
+// GetApplicationRef returns the value of ApplicationRef.
+func (s *PostVariantsConfigsFetchReq) GetApplicationRef() OptConfigRefIn {
+	return s.ApplicationRef
+}
+
+// GetEnvironmentRef returns the value of EnvironmentRef.
+func (s *PostVariantsConfigsFetchReq) GetEnvironmentRef() OptConfigRefIn {
+	return s.EnvironmentRef
+}
+
+// GetVariantRef returns the value of VariantRef.
+func (s *PostVariantsConfigsFetchReq) GetVariantRef() OptConfigRefIn {
+	return s.VariantRef
+}
+
+// SetApplicationRef sets the value of ApplicationRef.
+func (s *PostVariantsConfigsFetchReq) SetApplicationRef(val OptConfigRefIn) {
+	s.ApplicationRef = val
+}
+
+// SetEnvironmentRef sets the value of EnvironmentRef.
+func (s *PostVariantsConfigsFetchReq) SetEnvironmentRef(val OptConfigRefIn) {
+	s.EnvironmentRef = val
+}
+
+// SetVariantRef sets the value of VariantRef.
+func (s *PostVariantsConfigsFetchReq) SetVariantRef(val OptConfigRefIn) {
+	s.VariantRef = val
+}
+
+type PostVariantsConfigsFetchUnauthorized ErrorBody
+
+func (*PostVariantsConfigsFetchUnauthorized) postVariantsConfigsFetchRes() {}
+
+type PostVariantsConfigsFetchUnprocessableEntity ErrorBody
+
+func (*PostVariantsConfigsFetchUnprocessableEntity) postVariantsConfigsFetchRes() {}
+
 type PostWorkflowsByIdArchiveForbidden ErrorBody
 
 func (*PostWorkflowsByIdArchiveForbidden) postWorkflowsByIdArchiveRes() {}
@@ -67504,6 +71059,26 @@ func (*PostWorkspacesByIdInvitationsUnauthorized) postWorkspacesByIdInvitationsR
 type PostWorkspacesByIdInvitationsUnprocessableEntity ErrorBody
 
 func (*PostWorkspacesByIdInvitationsUnprocessableEntity) postWorkspacesByIdInvitationsRes() {}
+
+type PostWorkspacesByIdRolesBadRequest ErrorBody
+
+func (*PostWorkspacesByIdRolesBadRequest) postWorkspacesByIdRolesRes() {}
+
+type PostWorkspacesByIdRolesForbidden ErrorBody
+
+func (*PostWorkspacesByIdRolesForbidden) postWorkspacesByIdRolesRes() {}
+
+type PostWorkspacesByIdRolesNotFound ErrorBody
+
+func (*PostWorkspacesByIdRolesNotFound) postWorkspacesByIdRolesRes() {}
+
+type PostWorkspacesByIdRolesUnauthorized ErrorBody
+
+func (*PostWorkspacesByIdRolesUnauthorized) postWorkspacesByIdRolesRes() {}
+
+type PostWorkspacesByIdRolesUnprocessableEntity ErrorBody
+
+func (*PostWorkspacesByIdRolesUnprocessableEntity) postWorkspacesByIdRolesRes() {}
 
 type PostWorkspacesForbidden ErrorBody
 
@@ -76866,15 +80441,16 @@ type SimpleQueueData struct {
 	// Evaluator revision id → origin; a list of ids is accepted on input (origin human). At least one
 	// human evaluator.
 	Evaluators OptSimpleQueueDataEvaluators `json:"evaluators"`
-	// Traces, testcases, queries or testsets.
+	// Traces, testcases, queries or testsets; always in answers (traces when the run names no other
+	// source).
 	Kind OptString `json:"kind"`
-	// Query revision id → origin.
-	Queries  OptSimpleQueueDataQueries `json:"queries"`
-	Repeats  OptInt                    `json:"repeats"`
-	Settings OptQueueSettings          `json:"settings"`
-	StepKeys []string                  `json:"step_keys"`
-	// Testset revision id → origin.
-	Testsets OptSimpleQueueDataTestsets `json:"testsets"`
+	// Query revision ids; an object revision id → origin is accepted on input.
+	Queries  []string         `json:"queries"`
+	Repeats  OptInt           `json:"repeats"`
+	Settings OptQueueSettings `json:"settings"`
+	StepKeys []string         `json:"step_keys"`
+	// Testset revision ids; an object revision id → origin is accepted on input.
+	Testsets []string `json:"testsets"`
 }
 
 // GetAssignments returns the value of Assignments.
@@ -76893,7 +80469,7 @@ func (s *SimpleQueueData) GetKind() OptString {
 }
 
 // GetQueries returns the value of Queries.
-func (s *SimpleQueueData) GetQueries() OptSimpleQueueDataQueries {
+func (s *SimpleQueueData) GetQueries() []string {
 	return s.Queries
 }
 
@@ -76913,7 +80489,7 @@ func (s *SimpleQueueData) GetStepKeys() []string {
 }
 
 // GetTestsets returns the value of Testsets.
-func (s *SimpleQueueData) GetTestsets() OptSimpleQueueDataTestsets {
+func (s *SimpleQueueData) GetTestsets() []string {
 	return s.Testsets
 }
 
@@ -76933,7 +80509,7 @@ func (s *SimpleQueueData) SetKind(val OptString) {
 }
 
 // SetQueries sets the value of Queries.
-func (s *SimpleQueueData) SetQueries(val OptSimpleQueueDataQueries) {
+func (s *SimpleQueueData) SetQueries(val []string) {
 	s.Queries = val
 }
 
@@ -76953,7 +80529,7 @@ func (s *SimpleQueueData) SetStepKeys(val []string) {
 }
 
 // SetTestsets sets the value of Testsets.
-func (s *SimpleQueueData) SetTestsets(val OptSimpleQueueDataTestsets) {
+func (s *SimpleQueueData) SetTestsets(val []string) {
 	s.Testsets = val
 }
 
@@ -76962,30 +80538,6 @@ func (s *SimpleQueueData) SetTestsets(val OptSimpleQueueDataTestsets) {
 type SimpleQueueDataEvaluators map[string]string
 
 func (s *SimpleQueueDataEvaluators) init() SimpleQueueDataEvaluators {
-	m := *s
-	if m == nil {
-		m = map[string]string{}
-		*s = m
-	}
-	return m
-}
-
-// Query revision id → origin.
-type SimpleQueueDataQueries map[string]string
-
-func (s *SimpleQueueDataQueries) init() SimpleQueueDataQueries {
-	m := *s
-	if m == nil {
-		m = map[string]string{}
-		*s = m
-	}
-	return m
-}
-
-// Testset revision id → origin.
-type SimpleQueueDataTestsets map[string]string
-
-func (s *SimpleQueueDataTestsets) init() SimpleQueueDataTestsets {
 	m := *s
 	if m == nil {
 		m = map[string]string{}

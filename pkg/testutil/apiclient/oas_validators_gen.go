@@ -477,6 +477,38 @@ func (s *DeleteAdminSimpleAccountsUsersByIdUnauthorized) Validate() error {
 	return nil
 }
 
+func (s *DeleteAdminSimpleAccountsUsersIdentitiesByIdForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteAdminSimpleAccountsUsersIdentitiesByIdNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteAdminSimpleAccountsUsersIdentitiesByIdUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteAdminSimpleAccountsUsersIdentitiesByIdUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *DeleteAdminSimpleAccountsWorkspacesByIdForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -1061,6 +1093,30 @@ func (s *DeleteSimpleEvaluationsByIdUnauthorized) Validate() error {
 	return nil
 }
 
+func (s *DeleteSimpleQueuesByIdForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteSimpleQueuesByIdNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteSimpleQueuesByIdUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *DeleteSimpleQueuesForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -1261,7 +1317,79 @@ func (s *DeleteWorkspacesByIdNotFound) Validate() error {
 	return nil
 }
 
+func (s *DeleteWorkspacesByIdRolesBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdRolesForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdRolesNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdRolesUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *DeleteWorkspacesByIdUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdUsersBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdUsersConflict) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdUsersForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdUsersNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *DeleteWorkspacesByIdUsersUnauthorized) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
@@ -1394,6 +1522,30 @@ func (s *EvalRunData) Validate() error {
 	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s *GetAccessRolesForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetAccessRolesUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetAccessRolesUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -2587,6 +2739,14 @@ func (s *GetOrganizationsForbidden) Validate() error {
 	return nil
 }
 
+func (s GetOrganizationsOKApplicationJSON) Validate() error {
+	alias := ([]CompatOrganization)(s)
+	if alias == nil {
+		return errors.New("nil is invalid value")
+	}
+	return nil
+}
+
 func (s *GetOrganizationsUnauthorized) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -2731,6 +2891,38 @@ func (s *GetProjectsByIdUnprocessableEntity) Validate() error {
 	return nil
 }
 
+func (s *GetProjectsCurrentForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetProjectsCurrentNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetProjectsCurrentUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetProjectsCurrentUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *GetProjectsForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -2748,6 +2940,30 @@ func (s *GetProjectsUnauthorized) Validate() error {
 }
 
 func (s *GetProjectsUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetPublicOtelV1TracesForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetPublicOtelV1TracesUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetPublicOtelV1TracesUnprocessableEntity) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
@@ -3821,6 +4037,38 @@ func (s *GetTracingTracesQueryUnprocessableEntity) Validate() error {
 	return nil
 }
 
+func (s *GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetWByWorkspaceIdPByProjectIdEvaluationsResultsByRunIdUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetWByWorkspaceIdPByProjectIdObservabilityNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetWByWorkspaceIdPByProjectIdObservabilityUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *GetWorkflowsByIdForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -4201,6 +4449,14 @@ func (s *GetWorkspacesByIdMembersNotFound) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
+	}
+	return nil
+}
+
+func (s GetWorkspacesByIdMembersOKApplicationJSON) Validate() error {
+	alias := ([]CompatMember)(s)
+	if alias == nil {
+		return errors.New("nil is invalid value")
 	}
 	return nil
 }
@@ -5169,6 +5425,54 @@ func (s *PatchInvocationsByIdUnprocessableEntity) Validate() error {
 	return nil
 }
 
+func (s *PatchOrganizationsByIdBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PatchOrganizationsByIdConflict) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PatchOrganizationsByIdForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PatchOrganizationsByIdNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PatchOrganizationsByIdUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PatchOrganizationsByIdUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PatchSimpleEvaluationsByIdConflict) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -5614,6 +5918,54 @@ func (s *PostAdminSimpleAccountsUsersConflict) Validate() error {
 }
 
 func (s *PostAdminSimpleAccountsUsersForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostAdminSimpleAccountsUsersIdentitiesBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostAdminSimpleAccountsUsersIdentitiesConflict) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostAdminSimpleAccountsUsersIdentitiesForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostAdminSimpleAccountsUsersIdentitiesNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostAdminSimpleAccountsUsersIdentitiesUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostAdminSimpleAccountsUsersIdentitiesUnprocessableEntity) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
@@ -7836,6 +8188,89 @@ func (s *PostEvaluationsResultsUnprocessableEntity) Validate() error {
 	return nil
 }
 
+func (s *PostEvaluationsRunsByIdCloseByStatusForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostEvaluationsRunsByIdCloseByStatusNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostEvaluationsRunsByIdCloseByStatusOK) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if value, ok := s.Run.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "run",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostEvaluationsRunsByIdCloseByStatusStatus) Validate() error {
+	switch s {
+	case "pending":
+		return nil
+	case "queued":
+		return nil
+	case "running":
+		return nil
+	case "success":
+		return nil
+	case "failure":
+		return nil
+	case "errors":
+		return nil
+	case "cancelled":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostEvaluationsRunsByIdCloseByStatusUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostEvaluationsRunsByIdCloseByStatusUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostEvaluationsRunsByIdCloseForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -7882,7 +8317,36 @@ func (s *PostEvaluationsRunsByIdCloseOK) Validate() error {
 	return nil
 }
 
+func (s PostEvaluationsRunsByIdCloseStatus) Validate() error {
+	switch s {
+	case "pending":
+		return nil
+	case "queued":
+		return nil
+	case "running":
+		return nil
+	case "success":
+		return nil
+	case "failure":
+		return nil
+	case "errors":
+		return nil
+	case "cancelled":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *PostEvaluationsRunsByIdCloseUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostEvaluationsRunsByIdCloseUnprocessableEntity) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
@@ -9343,6 +9807,46 @@ func (s *PostOrganizationsBadRequest) Validate() error {
 	return nil
 }
 
+func (s *PostOrganizationsByIdTransferByUserIdBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdTransferByUserIdForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdTransferByUserIdNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdTransferByUserIdUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdTransferByUserIdUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostOrganizationsByIdTransferOwnershipBadRequest) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -9384,6 +9888,142 @@ func (s *PostOrganizationsByIdTransferOwnershipUnauthorized) Validate() error {
 }
 
 func (s *PostOrganizationsByIdTransferOwnershipUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptConflict) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptGone) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteAcceptUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteResendUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostOrganizationsByIdWorkspacesByWorkspaceIdInviteUnprocessableEntity) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
@@ -9496,6 +10136,70 @@ func (s *PostProjectsUnauthorized) Validate() error {
 }
 
 func (s *PostProjectsUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicMediaForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicMediaNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicMediaUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicOtelV1TracesBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicOtelV1TracesForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicOtelV1TracesTooManyRequests) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicOtelV1TracesUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostPublicOtelV1TracesUnprocessableEntity) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
@@ -14300,6 +15004,38 @@ func (s *PostTracingUsersQueryUnprocessableEntity) Validate() error {
 	return nil
 }
 
+func (s *PostVariantsConfigsFetchForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostVariantsConfigsFetchNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostVariantsConfigsFetchUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostVariantsConfigsFetchUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostWorkflowsByIdArchiveForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -15023,6 +15759,46 @@ func (s *PostWorkspacesByIdInvitationsUnauthorized) Validate() error {
 }
 
 func (s *PostWorkspacesByIdInvitationsUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostWorkspacesByIdRolesBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostWorkspacesByIdRolesForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostWorkspacesByIdRolesNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostWorkspacesByIdRolesUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostWorkspacesByIdRolesUnprocessableEntity) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err
