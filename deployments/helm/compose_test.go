@@ -50,7 +50,8 @@ func loadComposeContent(content []byte, env map[string]string) (*types.Project, 
 	return loader.LoadWithContext(context.Background(), types.ConfigDetails{
 		WorkingDir:  root,
 		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(root, "docker-compose.yml"), Content: content}},
-		Environment: env,
+		// A copy: the loader adds COMPOSE_PROJECT_NAME to the map it is given.
+		Environment: without(env, ""),
 	}, func(o *loader.Options) { o.SetProjectName("assay", true) })
 }
 
@@ -72,10 +73,21 @@ func loadCompose(t *testing.T) (*types.Project, map[string]string) {
 
 // TestComposeFileLoads: docker-compose.yml loads as `docker compose` loads
 // it, given only the .env scripts/compose-secrets.sh writes.
+// Every variable the script generates is one the file uses, so the two
+// cannot drift apart in either direction.
 func TestComposeFileLoads(t *testing.T) {
-	p, _ := loadCompose(t)
+	p, env := loadCompose(t)
 	if len(p.Services) == 0 {
 		t.Fatal("docker-compose.yml loads with no service")
+	}
+	b, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range env {
+		if !strings.Contains(string(b), "${"+k+":") {
+			t.Errorf("compose-secrets.sh generates %s, which docker-compose.yml does not use", k)
+		}
 	}
 }
 
