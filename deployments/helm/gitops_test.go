@@ -174,10 +174,13 @@ func TestExistingSecretRendersAlike(t *testing.T) {
 // TestTemplateGeneratesEachRender: without secrets.existingSecret and
 // without a cluster to look in (`helm template`), every generated key is
 // there and is new on each render; this is why GitOps users must set
-// secrets.existingSecret (deployments/README.md).
+// secrets.existingSecret (deployments/README.md). The one values map
+// rendered twice also shows that what a render generates stays in that
+// render (the chart computes its secrets once per render).
 func TestTemplateGeneratesEachRender(t *testing.T) {
-	_, a := renderIn(t, dataStoreValues(), newCluster())
-	_, b := renderIn(t, dataStoreValues(), newCluster())
+	vals := dataStoreValues()
+	_, a := renderIn(t, vals, newCluster())
+	_, b := renderIn(t, vals, newCluster())
 	da, db := secretData(a), secretData(b)
 	for secret, keys := range generatedKeys() {
 		for _, key := range keys {
