@@ -21,7 +21,9 @@ import (
 // cluster is what Helm's lookup sees: the Secrets of a namespace, held by
 // client-go's fake dynamic client. An empty cluster is what `helm
 // template` (and so every GitOps tool that renders with it) sees.
-type cluster struct{ client *dynamicfake.FakeDynamicClient }
+type cluster struct {
+	client *dynamicfake.FakeDynamicClient
+}
 
 func newCluster(secrets ...map[string]any) cluster {
 	objs := make([]runtime.Object, 0, len(secrets))
@@ -148,6 +150,7 @@ func TestExistingSecretRendersAlike(t *testing.T) {
 		allowed["gitops-"+svc] = true
 	}
 	read := 0
+	readKeys := map[string]map[string]bool{} // Secret → keys some Deployment reads
 	for _, o := range objs {
 		if o.Kind != "Deployment" {
 			continue
@@ -161,6 +164,10 @@ func TestExistingSecretRendersAlike(t *testing.T) {
 			}
 			read++
 			name := ref["name"].(string)
+			if readKeys[name] == nil {
+				readKeys[name] = map[string]bool{}
+			}
+			readKeys[name][ref["key"].(string)] = true
 			if !allowed[name] || (name != "gitops" && name != "gitops-"+svc) {
 				t.Errorf("%s reads %s from Secret %s, not gitops or gitops-%s", svc, ref["key"], name, svc)
 			}
@@ -168,6 +175,36 @@ func TestExistingSecretRendersAlike(t *testing.T) {
 	}
 	if read == 0 {
 		t.Fatal("no Deployment reads a Secret")
+	}
+	// NOTES.txt tells the operator which keys each Secret must hold:
+	// exactly the keys the Deployments read, no more, none missing.
+	listed := map[string]map[string]bool{}
+	for _, line := range strings.Split(first["assay/templates/NOTES.txt"], "\n") {
+		name, keys, ok := strings.Cut(strings.TrimSpace(line), ": ")
+		if !ok || !allowed[name] {
+			continue
+		}
+		listed[name] = map[string]bool{}
+		for _, k := range strings.Split(keys, ", ") {
+			listed[name][k] = true
+		}
+	}
+	for name, keys := range readKeys {
+		for k := range keys {
+			if !listed[name][k] {
+				t.Errorf("NOTES.txt does not list %s in Secret %s, which a Deployment reads", k, name)
+			}
+		}
+	}
+	for name, keys := range listed {
+		for k := range keys {
+			if !readKeys[name][k] {
+				t.Errorf("NOTES.txt lists %s in Secret %s, which no Deployment reads", k, name)
+			}
+		}
+	}
+	if len(listed) != 5 {
+		t.Errorf("NOTES.txt lists the keys of %d Secrets, want 5 (the shared one and the gateway's, registry's, runtime's, tracing's):\n%s", len(listed), first["assay/templates/NOTES.txt"])
 	}
 }
 

@@ -62,3 +62,19 @@ anew: GitOps users set secrets.existingSecret.
 {{- end }}
 {{- index .Values "__assaySecretValues" | toJson }}
 {{- end -}}
+
+{{/*
+The keys each Secret holds, as JSON: the shared Secret's ("shared") and
+each service's own ("gateway", "registry", "runtime", "tracing"). NOTES.txt
+lists them for those who bring their own Secrets (secrets.existingSecret).
+*/}}
+{{- define "assay.secretKeys" -}}
+{{- $keys := dict "shared" (list "postgres-url" "postgres-migrate-url" "clickhouse-writer-url" "clickhouse-tracing-url" "clickhouse-reader-url" "nats-registry-password" "nats-runtime-password" "nats-tracing-password" "nats-writer-password") "gateway" (list "admin-key") "registry" (list "vault-key") "runtime" (list) "tracing" (list) }}
+{{- range $pair := fromYamlArray (include "assay.pairs" .) }}
+{{- $caller := index $pair 0 }}
+{{- $callee := index $pair 1 }}
+{{- $_ := set $keys $caller (append (index $keys $caller) (printf "token-to-%s" $callee)) }}
+{{- $_ := set $keys $callee (append (index $keys $callee) (printf "token-from-%s" $caller)) }}
+{{- end }}
+{{- $keys | toJson }}
+{{- end -}}
