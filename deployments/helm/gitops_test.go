@@ -218,6 +218,11 @@ func TestTemplateGeneratesEachRender(t *testing.T) {
 	vals := dataStoreValues()
 	_, a := renderIn(t, vals, newCluster())
 	_, b := renderIn(t, vals, newCluster())
+	// Helm stores the values it was given with the release (helm get
+	// values): a generated secret must never end up there.
+	if _, leaked := vals["__assaySecretValues"]; leaked {
+		t.Error("the generated secrets were written into the given values")
+	}
 	da, db := secretData(a), secretData(b)
 	for secret, keys := range generatedKeys() {
 		for _, key := range keys {
