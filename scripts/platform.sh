@@ -156,6 +156,9 @@ service_env() {
     if [[ $kv == "${P}_"* ]]; then printf '%s\n' "$kv"; fi
   done
   dataplane_env "$s"
+  # No load balancer to wait for in front of a local run: `make down` stops
+  # each service as soon as its requests have drained.
+  printf '%s_SHUTDOWN_DELAY=0s\n' "$P"
   for pair in "${PAIRS[@]}"; do
     caller=${pair%%:*} callee=${pair##*:}
     if [ "$s" = "$caller" ]; then printf '%s_TOKEN_TO_%s=%s\n' "$P" "${callee^^}" "$(secret "$RUN/tokens/$caller-$callee.token")"; fi

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/assayhq/assay/pkg/app"
 )
 
 // Config is the HTTP server's configuration. Variables: <PREFIX>_HTTP_*.
@@ -186,7 +188,9 @@ func (s *Server) Addr(ctx context.Context) (string, error) {
 }
 
 // Run listens on addr and serves until ctx is done, then stops reporting
-// ready and drains in-flight requests for at most ShutdownTimeout.
+// ready and drains in-flight requests for at most ShutdownTimeout. When
+// app.Draining(ctx) closes first, /ready answers 503 from then on while
+// requests are still served.
 func (s *Server) Run(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -214,10 +218,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve http: %w", err)
-	case <-ctx.Done():
+	// From the signal (app.Draining) until ctx ends, /ready answers 503 and
+	// the listener still accepts: load balancers take the instance out
+	// before its port closes.
+	drain := app.Draining(ctx)
+	for {
+		select {
+		case err := <-errc:
+			return fmt.Errorf("serve http: %w", err)
+		case <-drain:
+			s.draining.Store(true)
+			drain = nil
+			continue
+		case <-ctx.Done():
+		}
+		break
 	}
 	s.draining.Store(true)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)

@@ -8,15 +8,16 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/assayhq/assay/pkg/config"
+	"github.com/assayhq/assay/pkg/app"
 )
 
-// Documented fails unless every variable cfg reads (with prefix) appears in
-// the README at the repository root, found by walking up from the test's folder.
+// Documented fails unless every variable the service reads (cfg with prefix,
+// and app.Main's own, app.Lifecycle) appears in the README at the repository
+// root, found by walking up from the test's folder.
 func Documented(t *testing.T, prefix string, cfg any) {
 	t.Helper()
 	var usage bytes.Buffer
-	if err := config.Usage(&usage, prefix, cfg); err != nil {
+	if err := app.Usage(&usage, prefix, cfg); err != nil {
 		t.Fatal(err)
 	}
 	readme := findReadme(t)

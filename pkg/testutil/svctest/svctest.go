@@ -121,8 +121,11 @@ type Service struct {
 func Start(t testing.TB, o Options) *Service {
 	t.Helper()
 	addr := freeport.Addr(t)
+	// No shutdown delay (app.Lifecycle): a test's teardown has no load
+	// balancer to wait for. o.Env may set one; the later value wins.
+	delay := strings.TrimSuffix(o.AddrVar, "_ADDR") + "_SHUTDOWN_DELAY=0s"
 	s := &Service{t: t, opts: o, Addr: addr, URL: "http://" + addr,
-		env: append([]string{o.AddrVar + "=" + addr, "PATH=" + os.Getenv("PATH")}, o.Env...)}
+		env: append([]string{o.AddrVar + "=" + addr, "PATH=" + os.Getenv("PATH"), delay}, o.Env...)}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	if !o.NoWait {
@@ -178,6 +181,23 @@ func (s *Service) WaitReady() {
 		}
 	}
 	s.t.Fatalf("svctest: %s not ready after %s:\n%s", s.opts.Pkg, timeout, s.Log())
+}
+
+// Signal sends sig to the running process without waiting (a drain test's
+// SIGTERM; Stop sends one and waits).
+func (s *Service) Signal(sig os.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
+}
+
+// Exited is closed when the current process has exited.
+func (s *Service) Exited() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
 }
 
 // Kill sends SIGKILL: no flush, no ack, no goodbye.

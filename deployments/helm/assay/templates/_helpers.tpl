@@ -106,6 +106,8 @@ names (deployments/helm/compose_test.go checks it).
   value: "0.0.0.0:{{ .port }}"
 - name: {{ $P }}_LOG_LEVEL
   value: {{ $v.logLevel | quote }}
+- name: {{ $P }}_SHUTDOWN_DELAY
+  value: "{{ $v.shutdownDelaySeconds }}s"
 {{- range $pair := fromYamlArray (include "assay.pairs" $root) }}
 {{- $caller := index $pair 0 }}{{ $callee := index $pair 1 }}
 {{- if eq $c $caller }}
