@@ -20,7 +20,10 @@ down: ## stop what `make up` started
 deps-up: ## start PostgreSQL, ClickHouse and NATS only (data in .run/)
 	@scripts/deps.sh up
 
-test: deps-up openapi-lint console ## start the dependencies, lint the OpenAPI document, build the console and run its Vitest tests, run go test -race over every module (the console's e2e tests in Chromium among them), then every fuzz target for TEST_FUZZTIME
+test-deps: ## deps-up, installing also what only the tests need (ZooKeeper and a Java runtime, Chromium)
+	@scripts/deps.sh up test
+
+test: test-deps openapi-lint console ## install the test-only packages, start the dependencies, lint the OpenAPI document, build the console and run its Vitest tests, run go test -race over every module (the console's e2e tests in Chromium among them), then every fuzz target for TEST_FUZZTIME
 	@scripts/console.sh test
 	@eval "$$(scripts/deps.sh env)" && go test $(TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(MODULES)))
 	@if [ "$(TEST_FUZZTIME)" != 0 ]; then eval "$$(scripts/deps.sh env)" && scripts/fuzz.sh $(TEST_FUZZTIME); fi
@@ -53,7 +56,7 @@ config-docs: ## print every service's environment variables as Markdown tables
 fuzz: deps-up ## run each fuzz target for FUZZTIME (default 30s; FUZZ_TARGETS=regexp picks some)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
 
-.PHONY: help up down deps-up test console openapi-lint apiclient build vet fmt tidy config-docs fuzz
+.PHONY: help up down deps-up test-deps test console openapi-lint apiclient build vet fmt tidy config-docs fuzz
 
 generate: ## regenerate pkg/genproto from proto/ (needs protoc and protoc-gen-go)
 	@protoc -I proto --go_out=pkg/genproto --go_opt=module=github.com/assayhq/assay/pkg/genproto $$(find proto -name '*.proto')

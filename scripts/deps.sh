@@ -7,7 +7,8 @@
 #   ClickHouse  127.0.0.1:${ASSAY_CH_PORT:-59000}   (native; HTTP on ${ASSAY_CH_HTTP_PORT:-58123})
 #   NATS        127.0.0.1:${ASSAY_NATS_PORT:-54222} (JetStream, store in .run/nats; with
 #               the services' users when .run/nats/auth.conf exists: make up writes it)
-# Usage: scripts/deps.sh up|down|env
+# Usage: scripts/deps.sh up [test]|down|env ("up test" also installs what only
+# the tests need: ZooKeeper with a Java runtime, Chromium)
 # Idempotent: "up" reuses servers that already answer; "down" stops only what
 # runs from this .run/ folder.
 set -euo pipefail
@@ -25,24 +26,33 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
+# install_missing [test] installs, in one apt transaction, what is missing of
+# what the platform needs to run (make up); with "test" also what only the
+# tests need (make test). ZooKeeper's Java runtime and Chromium are most of
+# a fresh machine's download, so make up leaves them out.
 install_missing() {
   local pkgs=()
   [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || pkgs+=(postgresql)
   [ -x /usr/sbin/clickhouse-server ] || command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
   command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-client)
   command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || pkgs+=(nats-server)
-  # ZooKeeper (with a Java runtime) coordinates the replicated ClickHouse of
-  # the cluster-schema test (services/writer, pkg/testutil/zktest); not run
-  # as a service here.
-  [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null || pkgs+=(zookeeper default-jre-headless)
-  # Chromium runs the web console's end-to-end tests (services/console/e2e,
-  # driven by chromedp); Debian's package, never a downloaded browser.
-  command -v chromium >/dev/null || pkgs+=(chromium)
   # The runtime's custom code sandbox (services/runtime/internal/codebox):
   # bubblewrap, and Debian's python3 (/usr/bin/python3, RUNTIME_CODE_PYTHON)
   # whose files the sandbox's unprivileged user can read.
   command -v bwrap >/dev/null || pkgs+=(bubblewrap)
   [ -x /usr/bin/python3 ] || pkgs+=(python3)
+  # Node and npm build the web console (scripts/console.sh, same check):
+  # installed here so that a fresh machine pays for one apt-get update.
+  command -v npm >/dev/null && command -v node >/dev/null || pkgs+=(nodejs npm)
+  if [ "${1:-}" = test ]; then
+    # ZooKeeper (with a Java runtime) coordinates the replicated ClickHouse
+    # of the cluster-schema test (services/writer, pkg/testutil/zktest); not
+    # run as a service here.
+    [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null || pkgs+=(zookeeper default-jre-headless)
+    # Chromium runs the web console's end-to-end tests (services/console/e2e,
+    # driven by chromedp); Debian's package, never a downloaded browser.
+    command -v chromium >/dev/null || pkgs+=(chromium)
+  fi
   if [ ${#pkgs[@]} -gt 0 ]; then
     log "installing ${pkgs[*]} (Debian packages)"
     as_root apt-get update -qq
@@ -191,7 +201,9 @@ check_sandbox() {
 
 case ${1:-} in
   up)
-    install_missing
+    # up test: also the test-only packages (make test)
+    [ "${2:-test}" = test ] || { echo "usage: $0 up [test]" >&2; exit 2; }
+    install_missing "${2:-}"
     check_sandbox
     start_postgres
     start_clickhouse
@@ -218,5 +230,5 @@ case ${1:-} in
     echo "export TEST_POSTGRES_URL='postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable'"
     echo "export TEST_CLICKHOUSE_URL='clickhouse://default@127.0.0.1:$CH_PORT/default'"
     ;;
-  *) echo "usage: $0 up|down|env|pg-hba|stop-nats|clickhouse-config DIR TCP_PORT HTTP_PORT" >&2; exit 2 ;;
+  *) echo "usage: $0 up [test]|down|env|pg-hba|stop-nats|clickhouse-config DIR TCP_PORT HTTP_PORT" >&2; exit 2 ;;
 esac

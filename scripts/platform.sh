@@ -35,7 +35,9 @@ declare -A PORT=([gateway]=8080 [registry]=8081 [runtime]=8082 [tracing]=8083 [w
 # The service-to-service calls, caller:callee; each pair has its own token.
 PAIRS=(gateway:registry gateway:runtime gateway:tracing runtime:registry runtime:tracing tracing:registry registry:tracing)
 
-log() { printf '==> %s\n' "$*" >&2; }
+# Each line says how many seconds make up has taken so far: where a slow
+# start spends its time.
+log() { printf '==> [%3ss] %s\n' "$SECONDS" "$*" >&2; }
 
 secret() { # file: read it, or create it with 48 random hex digits
   if [ ! -s "$1" ]; then
@@ -181,13 +183,31 @@ up() {
     psql -q "$pg/postgres" -c 'CREATE DATABASE assay'
   dataplane_users
   settings
-  # The console binary embeds web/dist: build it first (only when a source
-  # changed since the last build).
-  alive "$RUN/pids/console.pid" || "$ROOT/scripts/console.sh" build-stale
+  local start=() others=() s
   for s in "${SERVICES[@]}"; do
     if alive "$RUN/pids/$s.pid"; then log "$s already running"; continue; fi
-    log "building and starting $s on 127.0.0.1:${PORT[$s]}"
-    (cd "$ROOT" && go build -trimpath -o "$RUN/bin/$s" "./services/$s/cmd/$s")
+    start+=("$s")
+    [ "$s" = console ] || others+=("./services/$s/cmd/$s")
+  done
+  # The console binary embeds web/dist: build it (only when a source changed
+  # since the last build) while Go compiles the other services, which do not
+  # need it; npm ci mostly waits on the network, go build on the CPU.
+  local web=
+  if [[ " ${start[*]} " == *" console "* ]]; then "$ROOT/scripts/console.sh" build-stale & web=$!; fi
+  # One go build for all of them: it compiles the shared packages once and
+  # links the binaries in parallel (-o DIR/ names each after its package).
+  if [ ${#others[@]} -gt 0 ]; then
+    log "building ${others[*]}"
+    (cd "$ROOT" && go build -trimpath -o "$RUN/bin/" "${others[@]}") || { [ -z "$web" ] || wait "$web" || true; exit 1; }
+  fi
+  if [ -n "$web" ]; then
+    wait "$web" || { log "the console build failed (scripts/console.sh build)"; exit 1; }
+    log "building ./services/console/cmd/console"
+    (cd "$ROOT" && go build -trimpath -o "$RUN/bin/console" ./services/console/cmd/console)
+  fi
+  log "built"
+  for s in "${start[@]}"; do
+    log "starting $s on 127.0.0.1:${PORT[$s]}"
     local senv; mapfile -t senv < <(service_env "$s")
     # The services inherit the shell's environment (PATH, provider keys),
     # less the platform secrets a user may have exported for this script.
@@ -203,6 +223,7 @@ up() {
     done
     if [ -z "$ok" ]; then log "$s is not ready; last lines of $RUN/logs/$s.log:"; tail -n 20 "$RUN/logs/$s.log" >&2; exit 1; fi
   done
+  log "every service is ready"
   local user; user=$(first_user "$admin")
   cat <<MSG
 
