@@ -61,7 +61,7 @@ func root() string {
 }
 
 // Chromium returns the browser binary: $ASSAY_CHROMIUM, else Debian's
-// chromium (scripts/deps.sh installs it; nothing is ever downloaded).
+// chromium (`scripts/deps.sh up test`, run by make test, installs it; nothing is ever downloaded).
 func Chromium() (string, error) {
 	if p := os.Getenv("ASSAY_CHROMIUM"); p != "" {
 		return p, nil
@@ -71,7 +71,7 @@ func Chromium() (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("chromium not found: scripts/deps.sh installs Debian's chromium (or set ASSAY_CHROMIUM)")
+	return "", fmt.Errorf("chromium not found: `scripts/deps.sh up test` (make test) installs Debian's chromium (or set ASSAY_CHROMIUM)")
 }
 
 // Built fails the test unless the console was built: the console binary

@@ -37,7 +37,7 @@ func TestClusterSchemaReplicaStoppedMidIngest(t *testing.T) {
 		t.Skip("runs ZooKeeper and two ClickHouse servers")
 	}
 	if !zktest.Available() {
-		t.Skip("no ZooKeeper (Debian package zookeeper) or java: scripts/deps.sh installs them")
+		t.Skip("no ZooKeeper (Debian package zookeeper) or java: `scripts/deps.sh up test` (make test) installs them")
 	}
 	zk := zktest.Start(t)
 	ports := []int{freeport.Port(t), freeport.Port(t)}
