@@ -23,8 +23,14 @@ type Server struct {
 	t       testing.TB
 	dir     string
 	tcpPort int
-	cmd     *exec.Cmd
-	done    chan struct{}
+	ports   []int
+	// held are sockets bound (not listening) to the stopped server's
+	// ports until Restart: no other server a parallel test starts
+	// (freeport.Port picks any free port) can take one while this one is
+	// down, and a client dialling it is still refused.
+	held []int
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // Start launches a server (the binary scripts/deps.sh installs) and waits
@@ -54,6 +60,7 @@ func StartWith(t testing.TB, o Options) *Server {
 	}
 	s := &Server{t: t, dir: dir, tcpPort: o.TCPPort}
 	httpPort := freeport.Port(t)
+	s.ports = []int{s.tcpPort, httpPort}
 	config := fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>%[1]s/server.log</log><errorlog>%[1]s/server.err.log</errorlog></logger>
@@ -94,7 +101,7 @@ func StartWith(t testing.TB, o Options) *Server {
 		}
 	}
 	s.Restart()
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { s.Stop(); s.release() })
 	return s
 }
 
@@ -117,6 +124,7 @@ func binary() string {
 // until it answers queries.
 func (s *Server) Restart() {
 	s.t.Helper()
+	s.release()
 	cmd := exec.Command(binary(), "--config-file="+filepath.Join(s.dir, "config.xml"))
 	cmd.Dir = s.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -169,6 +177,35 @@ func (s *Server) Stop() {
 		<-s.done
 	}
 	s.cmd = nil
+	for _, p := range s.ports {
+		if fd, err := holdPort(p); err == nil {
+			s.held = append(s.held, fd)
+		}
+	}
+}
+
+// holdPort binds a socket to 127.0.0.1:port without listening on it and
+// without SO_REUSEADDR, which keeps every other bind of the port out (a
+// server's SO_REUSEADDR needs it on both sockets) while connections to it
+// are still refused, as to a stopped server.
+func holdPort(port int) (int, error) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		_ = syscall.Close(fd)
+		return 0, err
+	}
+	return fd, nil
+}
+
+// release gives the held ports back.
+func (s *Server) release() {
+	for _, fd := range s.held {
+		_ = syscall.Close(fd)
+	}
+	s.held = nil
 }
 
 // ErrorLog returns the server's error log, for a failing test to show.
