@@ -99,6 +99,12 @@ func renderErr(t *testing.T, vals map[string]any, monitoring bool) ([]object, er
 	if err != nil {
 		return nil, err
 	}
+	return objects(t, files), nil
+}
+
+// objects parses the rendered YAML files, in name order, into objects.
+func objects(t *testing.T, files map[string]string) []object {
+	t.Helper()
 	var objs []object
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -127,7 +133,7 @@ func renderErr(t *testing.T, vals map[string]any, monitoring bool) ([]object, er
 			objs = append(objs, o)
 		}
 	}
-	return objs, nil
+	return objs
 }
 
 func TestChartLints(t *testing.T) {

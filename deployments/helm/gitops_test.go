@@ -1,21 +1,17 @@
 package helm_test
 
 import (
-	"encoding/json"
-	"sort"
 	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"sigs.k8s.io/yaml"
 )
 
 // cluster is what Helm's lookup sees: the Secrets of a namespace, held by
@@ -58,35 +54,7 @@ func renderIn(t *testing.T, vals map[string]any, c cluster) (map[string]string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var objs []object
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if !strings.HasSuffix(name, ".yaml") {
-			continue
-		}
-		for _, doc := range releaseutil.SplitManifests(files[name]) {
-			js, err := yaml.YAMLToJSON([]byte(doc))
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if string(js) == "null" {
-				continue
-			}
-			o := object{Source: name}
-			if err := json.Unmarshal(js, &o); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(js, &o.raw); err != nil {
-				t.Fatal(err)
-			}
-			objs = append(objs, o)
-		}
-	}
-	return files, objs
+	return files, objects(t, files)
 }
 
 // withValues is base with the top-level keys of extra laid over it.
