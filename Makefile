@@ -50,8 +50,8 @@ fmt: ## gofmt every module
 tidy: ## go mod tidy per module, then go work sync
 	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy) || exit 1; done; go work sync
 
-config-docs: ## print every service's environment variables as Markdown tables
-	@for s in $(SERVICES); do echo "### $$s"; echo; echo '| variable | default | meaning |'; echo '|---|---|---|'; go run ./services/$$s/cmd/$$s env; echo; done
+config-docs: ## write docs/configuration.md, every service's environment variables, from the code
+	@go run ./pkg/testutil/configtest/cmd/configdocs
 
 fuzz: deps-up ## run each fuzz target for FUZZTIME (default 30s; FUZZ_TARGETS=regexp picks some)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
