@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -102,14 +101,24 @@ func Documented(t *testing.T, prefix string, cfg any) {
 	}
 }
 
-// RepoRoot is the repository's root, found from this file's place in it.
+// RepoRoot is the repository's root: the nearest folder above the test's
+// working directory (its package's folder) that holds go.work.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("configtest: no caller information")
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("configtest: no go.work above the test's folder")
+		}
+		dir = parent
+	}
 }
 
 // lineDiff lists the lines only the code has (+) and only the file has (-).

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"unicode"
 
+	"github.com/assayhq/assay/pkg/testutil/configtest"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -18,7 +18,7 @@ import (
 // file, or an #anchor that names no heading of its file (GitHub's slugs), so
 // moving or renaming a section cannot leave a link behind.
 func TestDocLinks(t *testing.T) {
-	root := repoRoot(t)
+	root := configtest.RepoRoot(t)
 	pages := []string{"README.md"}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
@@ -180,12 +180,4 @@ func TestSlug(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"a": true, "a-1": true, "a-2": true, "b": true},
 		slugs("# A\n## A\n```\n# not a heading\n```\n### A\n#### B ##\n"))
-}
-
-func repoRoot(t *testing.T) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller information")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
