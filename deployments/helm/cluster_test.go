@@ -376,7 +376,7 @@ func TestExternalDataStoresFromExistingSecrets(t *testing.T) {
 			dig(v, "postgres", "roles", "owner").(map[string]any)["passwordSecret"] = map[string]any{"name": "", "key": "password"}
 		}, "postgres.roles.owner.passwordSecret"},
 		"no key": {func(v map[string]any) {
-			dig(v, "clickhouse", "users", "reader").(map[string]any)["passwordSecret"] = map[string]any{"name": "ch-users"}
+			dig(v, "clickhouse", "users", "reader").(map[string]any)["passwordSecret"] = map[string]any{"name": "ch-users", "key": ""}
 		}, "clickhouse.users.reader.passwordSecret"},
 		"the superuser": {func(v map[string]any) {
 			dig(v, "postgres", "roles", "app").(map[string]any)["user"] = "postgres"
