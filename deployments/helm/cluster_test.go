@@ -461,6 +461,16 @@ func TestImagesAreWhatMakeImagesBuilds(t *testing.T) {
 		t.Errorf("per-service images: %v", chart)
 	}
 
+	// docker compose build labels its images with the version they are tagged with.
+	p, _ := loadCompose(t)
+	for _, svc := range services {
+		cs := p.Services[svc]
+		_, tag, _ := strings.Cut(strings.TrimPrefix(cs.Image, "ghcr.io/"), ":")
+		if cs.Build == nil || cs.Build.Args["VERSION"] == nil || *cs.Build.Args["VERSION"] != tag {
+			t.Errorf("compose %s: image %s built without --build-arg VERSION=%s", svc, cs.Image, tag)
+		}
+	}
+
 	df, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
