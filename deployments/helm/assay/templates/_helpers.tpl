@@ -38,13 +38,14 @@ name `make images` tags (deployments/helm/cluster_test.go checks both).
 {{- end -}}
 
 {{/*
-"true" when the cluster runs the preStop sleep action (Kubernetes 1.30 and
-later): the kubelet then waits shutdownDelaySeconds before SIGTERM and the
-app's own delay is 0; on older clusters the app waits (values.yaml,
+"true" when the pods get a preStop sleep: the cluster runs the sleep action
+(Kubernetes 1.30 and later) and there is a delay (a 0-second sleep is
+refused before 1.32). The kubelet then waits shutdownDelaySeconds before
+SIGTERM and the app's own delay is 0; else the app waits (values.yaml,
 shutdownDelaySeconds).
 */}}
 {{- define "assay.preStopSleeps" -}}
-{{- if semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version }}true{{ end -}}
+{{- if and (gt (int .Values.shutdownDelaySeconds) 0) (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) }}true{{ end -}}
 {{- end -}}
 
 {{- define "assay.secretName" -}}
