@@ -397,6 +397,9 @@ func TestExternalDataStoresFromExistingSecrets(t *testing.T) {
 		"ClickHouse's default user": {func(v map[string]any) {
 			dig(v, "clickhouse", "users", "writer").(map[string]any)["user"] = "default"
 		}, "clickhouse.users.writer.user"},
+		"a password Secret without a host": {func(v map[string]any) {
+			delete(v["clickhouse"].(map[string]any), "host")
+		}, "clickhouse.users.writer.passwordSecret is used only with clickhouse.host"},
 		"NATS password given twice": {func(v map[string]any) {
 			v["nats"].(map[string]any)["passwords"] = map[string]any{"writer": "inline-password"}
 		}, "nats.passwords.writer"},

@@ -37,6 +37,11 @@ mix the two ways or lack a Secret, naming the value at fault.
 {{- with $sv.params }}{{ $url = printf "%s?%s" $url . }}{{ end }}
 {{- $_ := set $out $r.key (dict "var" $r.var "name" $ps.name "key" $ps.key "url" $url) }}
 {{- end }}
+{{- else }}
+{{- range $r := $s.roles }}
+{{- $role := index (index $sv $s.group | default dict) $r.role | default dict }}
+{{- if ($role.passwordSecret | default dict).name }}{{ fail (printf "%s.%s.%s.passwordSecret is used only with %s.host: set the host too" $s.store $s.group $r.role $s.store) }}{{ end }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- range $svc := list "registry" "runtime" "tracing" "writer" }}
