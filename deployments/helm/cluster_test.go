@@ -426,6 +426,12 @@ func TestImagesAreWhatMakeImagesBuilds(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("make", append([]string{"-s", "-n", "images", "CONTAINER_ENGINE=docker"}, args...)...)
 		cmd.Dir = "../.."
+		// the Makefile's defaults, whatever the environment sets
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "IMAGE_") && !strings.HasPrefix(kv, "CONTAINER_ENGINE=") && !strings.HasPrefix(kv, "MAKEFLAGS=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("make -n images: %v\n%s", err, out)
