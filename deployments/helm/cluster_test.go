@@ -116,7 +116,7 @@ func TestPreStopSleepsWhereTheClusterCan(t *testing.T) {
 // zones by default that a service may replace.
 func TestPodExtras(t *testing.T) {
 	vals := dataStoreValues()
-	vals["podAnnotations"] = map[string]any{"example.com/team": "evals", "example.com/shared": "global"}
+	vals["podAnnotations"] = map[string]any{"example.com/team": "evals", "example.com/shared": "global", "example.com/weight": 3}
 	vals["extraEnv"] = []any{map[string]any{"name": "TZ", "value": "UTC"}}
 	vals["extraEnvFrom"] = []any{map[string]any{"configMapRef": map[string]any{"name": "proxy-settings"}}}
 	vals["extraVolumes"] = []any{map[string]any{"name": "ca", "configMap": map[string]any{"name": "ca-bundle"}}}
