@@ -50,13 +50,27 @@ fmt: ## gofmt every module
 tidy: ## go mod tidy per module, then go work sync
 	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy) || exit 1; done; go work sync
 
+# Images: one per service from deployments/Dockerfile, named as the chart
+# pulls them by default (<registry>/<prefix><service>:<appVersion>, values
+# image.*; deployments/helm/cluster_test.go checks the two agree).
+IMAGE_REPOSITORY_PREFIX ?= ghcr.io/assayhq/assay-
+IMAGE_TAG ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*$$/\1/p' deployments/helm/assay/Chart.yaml)
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+CONTAINER_ENGINE ?= $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null)
+
+images: $(addprefix image-,$(SERVICES)) ## build the six service images with docker or podman, tagged <IMAGE_REPOSITORY_PREFIX><service>:<IMAGE_TAG> (default: the names the chart pulls)
+
+$(addprefix image-,$(SERVICES)): image-%:
+	@test -n "$(CONTAINER_ENGINE)" || { echo "make images needs docker or podman (or CONTAINER_ENGINE=...)" >&2; exit 1; }
+	$(CONTAINER_ENGINE) build -f deployments/Dockerfile --build-arg SERVICE=$* --build-arg VERSION=$(IMAGE_TAG) --build-arg REVISION=$(IMAGE_REVISION) -t $(IMAGE_REPOSITORY_PREFIX)$*:$(IMAGE_TAG) .
+
 config-docs: ## write docs/configuration.md, every service's environment variables, from the code
 	@go run ./pkg/testutil/configtest/cmd/configdocs
 
 fuzz: deps-up ## run each fuzz target for FUZZTIME (default 30s; FUZZ_TARGETS=regexp picks some)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
 
-.PHONY: help up down deps-up test-deps test console openapi-lint apiclient build vet fmt tidy config-docs fuzz
+.PHONY: help up down deps-up test-deps test console openapi-lint apiclient build vet fmt tidy config-docs fuzz images $(addprefix image-,$(SERVICES))
 
 generate: ## regenerate pkg/genproto from proto/ (needs protoc and protoc-gen-go)
 	@protoc -I proto --go_out=pkg/genproto --go_opt=module=github.com/assayhq/assay/pkg/genproto $$(find proto -name '*.proto')

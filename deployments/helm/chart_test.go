@@ -83,13 +83,35 @@ func render(t *testing.T, vals map[string]any, monitoring bool) []object {
 // renderErr is render that returns the chart's refusal (fail, required).
 func renderErr(t *testing.T, vals map[string]any, monitoring bool) ([]object, error) {
 	t.Helper()
-	ch, err := loader.Load(chartDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	if monitoring {
 		caps.APIVersions = append(caps.APIVersions, "monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor")
+	}
+	return renderCaps(t, vals, caps)
+}
+
+// renderAt renders the chart for a cluster of the given Kubernetes version
+// ("v1.30.0"), as `helm template --kube-version` would.
+func renderAt(t *testing.T, vals map[string]any, kubeVersion string) []object {
+	t.Helper()
+	caps := chartutil.DefaultCapabilities.Copy()
+	kv, err := chartutil.ParseKubeVersion(kubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps.KubeVersion = *kv
+	objs, err := renderCaps(t, vals, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func renderCaps(t *testing.T, vals map[string]any, caps *chartutil.Capabilities) ([]object, error) {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "assay", Namespace: "assay", IsInstall: true, Revision: 1}, caps)
 	if err != nil {

@@ -24,11 +24,28 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end -}}
 
+{{/*
+A service's image: its own image.repository and image.tag when set, else
+<image.registry>/<image.prefix><service>:<image.tag or appVersion>, the
+name `make images` tags (deployments/helm/cluster_test.go checks both).
+*/}}
 {{- define "assay.image" -}}
 {{- $i := .root.Values.image -}}
+{{- $own := (index .root.Values .component).image | default dict -}}
 {{- $repo := printf "%s%s" $i.prefix .component -}}
 {{- if $i.registry }}{{ $repo = printf "%s/%s" $i.registry $repo }}{{ end -}}
-{{- printf "%s:%s" $repo (default .root.Chart.AppVersion $i.tag) -}}
+{{- printf "%s:%s" ($own.repository | default $repo) ($own.tag | default $i.tag | default .root.Chart.AppVersion) -}}
+{{- end -}}
+
+{{/*
+"true" when the pods get a preStop sleep: the cluster runs the sleep action
+(Kubernetes 1.30 and later) and there is a delay (a 0-second sleep is
+refused before 1.32). The kubelet then waits shutdownDelaySeconds before
+SIGTERM and the app's own delay is 0; else the app waits (values.yaml,
+shutdownDelaySeconds).
+*/}}
+{{- define "assay.preStopSleeps" -}}
+{{- if and (gt (int .Values.shutdownDelaySeconds) 0) (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) }}true{{ end -}}
 {{- end -}}
 
 {{- define "assay.secretName" -}}
@@ -107,7 +124,7 @@ names (deployments/helm/compose_test.go checks it).
 - name: {{ $P }}_LOG_LEVEL
   value: {{ $v.logLevel | quote }}
 - name: {{ $P }}_SHUTDOWN_DELAY
-  value: "{{ $v.shutdownDelaySeconds }}s"
+  value: "{{ if include "assay.preStopSleeps" $root }}0{{ else }}{{ $v.shutdownDelaySeconds }}{{ end }}s"
 {{- range $pair := fromYamlArray (include "assay.pairs" $root) }}
 {{- $caller := index $pair 0 }}{{ $callee := index $pair 1 }}
 {{- if eq $c $caller }}
@@ -117,10 +134,10 @@ names (deployments/helm/compose_test.go checks it).
 {{- end }}
 {{- end }}
 {{- if has $c (list "gateway" "registry" "tracing") }}
-{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_POSTGRES_URL" $P) "key" "postgres-url") }}
+{{ include "assay.storeEnv" (dict "root" $root "name" (printf "%s_POSTGRES_URL" $P) "key" "postgres-url") }}
 {{- end }}
 {{- if has $c (list "gateway" "registry") }}
-{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_POSTGRES_MIGRATE_URL" $P) "key" "postgres-migrate-url") }}
+{{ include "assay.storeEnv" (dict "root" $root "name" (printf "%s_POSTGRES_MIGRATE_URL" $P) "key" "postgres-migrate-url") }}
 - name: {{ $P }}_POSTGRES_MIGRATE
   value: {{ $v.migrations.postgres | quote }}
 - name: {{ $P }}_POSTGRES_MAX_CONNS
@@ -131,7 +148,7 @@ names (deployments/helm/compose_test.go checks it).
   value: {{ $v.nats.url | quote }}
 - name: {{ $P }}_NATS_USER
   value: {{ $c | quote }}
-{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_NATS_PASSWORD" $P) "key" (printf "nats-%s-password" $c)) }}
+{{ include "assay.storeEnv" (dict "root" $root "name" (printf "%s_NATS_PASSWORD" $P) "key" (printf "nats-%s-password" $c)) }}
 {{- end }}
 {{- if has $c (list "tracing" "writer") }}
 - name: {{ $P }}_STREAM_REPLICAS
@@ -140,9 +157,9 @@ names (deployments/helm/compose_test.go checks it).
   value: {{ $v.nats.streamMaxBytes | int64 | quote }}
 {{- end }}
 {{- if has $c (list "tracing" "writer") }}
-{{ include "assay.secretEnv" (dict "root" $root "name" (printf "%s_CLICKHOUSE_URL" $P) "key" (printf "clickhouse-%s-url" $c)) }}
+{{ include "assay.storeEnv" (dict "root" $root "name" (printf "%s_CLICKHOUSE_URL" $P) "key" (printf "clickhouse-%s-url" $c)) }}
 {{- if eq $c "tracing" }}
-{{ include "assay.secretEnv" (dict "root" $root "name" "TRACING_CLICKHOUSE_READ_URL" "key" "clickhouse-reader-url") }}
+{{ include "assay.storeEnv" (dict "root" $root "name" "TRACING_CLICKHOUSE_READ_URL" "key" "clickhouse-reader-url") }}
 {{- end }}
 - name: {{ $P }}_CLICKHOUSE_MIGRATE
   value: {{ $v.migrations.clickhouse | quote }}

@@ -17,18 +17,25 @@ anew: GitOps users set secrets.existingSecret.
 {{- $name := include "assay.secretName" . }}
 {{- $old := (lookup "v1" "Secret" .Release.Namespace $name).data | default dict }}
 {{- $s := .Values.secrets }}
+{{- /* Credentials from the operator's own Secrets are neither held nor generated here. */}}
+{{- $ext := include "assay.storeCreds" . | fromJson }}
 {{- $nats := dict }}
 {{- range $svc := list "registry" "runtime" "tracing" "writer" }}
+{{- if not (hasKey $ext (printf "nats-%s-password" $svc)) }}
 {{- $v := index $.Values.nats.passwords $svc }}
 {{- $_ := set $nats $svc (ternary $v (index $old (printf "nats-%s-password" $svc) | default (randAlphaNum 40 | b64enc) | b64dec) (ne $v "")) }}
+{{- end }}
 {{- end }}
 {{- $shared := dict }}
 {{- /* The data stores: a URL per role, each carrying its password. */}}
 {{- range $key, $u := dict "postgres.url" .Values.postgres.url "postgres.migrateUrl" .Values.postgres.migrateUrl "clickhouse.writerUrl" .Values.clickhouse.writerUrl "clickhouse.tracingUrl" .Values.clickhouse.tracingUrl "clickhouse.readerUrl" .Values.clickhouse.readerUrl }}
-{{- $u := $u | required (printf "%s (or secrets.existingSecret) is required" $key) }}
+{{- $skey := index (dict "postgres.url" "postgres-url" "postgres.migrateUrl" "postgres-migrate-url" "clickhouse.writerUrl" "clickhouse-writer-url" "clickhouse.tracingUrl" "clickhouse-tracing-url" "clickhouse.readerUrl" "clickhouse-reader-url") $key }}
+{{- if not (hasKey $ext $skey) }}
+{{- $u := $u | required (printf "%s (or postgres.host / clickhouse.host with Secrets, or secrets.existingSecret) is required" $key) }}
 {{- if not (regexMatch "^[a-z]+://[^:/@]+:[^@]+@" $u) }}{{ fail (printf "%s must carry a user and its password (scheme://user:password@host)" $key) }}{{ end }}
 {{- if regexMatch "^[a-z]+://(postgres|default):" $u }}{{ fail (printf "%s signs in as the superuser; use the services' own role or user (deployments/postgres/roles.sql, deployments/clickhouse/users.sh)" $key) }}{{ end }}
-{{- $_ := set $shared (index (dict "postgres.url" "postgres-url" "postgres.migrateUrl" "postgres-migrate-url" "clickhouse.writerUrl" "clickhouse-writer-url" "clickhouse.tracingUrl" "clickhouse-tracing-url" "clickhouse.readerUrl" "clickhouse-reader-url") $key) ($u | b64enc) }}
+{{- $_ := set $shared $skey ($u | b64enc) }}
+{{- end }}
 {{- end }}
 {{- range $svc, $pw := $nats }}
 {{- $_ := set $shared (printf "nats-%s-password" $svc) ($pw | b64enc) }}
@@ -53,12 +60,16 @@ anew: GitOps users set secrets.existingSecret.
 {{- $_ := set (index $own "gateway") "admin-key" (ternary ($s.adminKey | b64enc) (index $gw "admin-key" | default (index $old "admin-key") | default (randAlphaNum 40 | b64enc)) (ne $s.adminKey "")) }}
 {{- $reg := (lookup "v1" "Secret" .Release.Namespace (include "assay.ownSecretName" (dict "root" . "component" "registry"))).data | default dict }}
 {{- $_ := set (index $own "registry") "vault-key" (ternary ($s.vaultKey | b64enc) (index $reg "vault-key" | default (index $old "vault-key") | default (randBytes 32 | b64enc)) (ne $s.vaultKey "")) }}
-{{- /* The NATS server's users: deployments/nats/auth.conf with the passwords above. */}}
+{{- /* The NATS server's users: deployments/nats/auth.conf with the passwords above; none when some password is the operator's (the chart does not know it). */}}
+{{- $natsAuth := "" }}
+{{- if eq (len $nats) 4 }}
 {{- $conf := .Files.Get "files/nats-auth.conf" }}
 {{- range $svc, $pw := $nats }}
 {{- $conf = replace (printf "$%s_NATS_PASSWORD" (upper $svc)) (printf "%q" $pw) $conf }}
 {{- end }}
-{{- $_ := set .Values "__assaySecretValues" (dict "shared" $shared "own" $own "natsAuth" ($conf | b64enc)) }}
+{{- $natsAuth = $conf | b64enc }}
+{{- end }}
+{{- $_ := set .Values "__assaySecretValues" (dict "shared" $shared "own" $own "natsAuth" $natsAuth) }}
 {{- end }}
 {{- index .Values "__assaySecretValues" | toJson }}
 {{- end -}}
@@ -69,7 +80,12 @@ each service's own ("gateway", "registry", "runtime", "tracing"). NOTES.txt
 lists them for those who bring their own Secrets (secrets.existingSecret).
 */}}
 {{- define "assay.secretKeys" -}}
-{{- $keys := dict "shared" (list "postgres-url" "postgres-migrate-url" "clickhouse-writer-url" "clickhouse-tracing-url" "clickhouse-reader-url" "nats-registry-password" "nats-runtime-password" "nats-tracing-password" "nats-writer-password") "gateway" (list "admin-key") "registry" (list "vault-key") "runtime" (list) "tracing" (list) }}
+{{- $ext := include "assay.storeCreds" . | fromJson }}
+{{- $shared := list }}
+{{- range $k := list "postgres-url" "postgres-migrate-url" "clickhouse-writer-url" "clickhouse-tracing-url" "clickhouse-reader-url" "nats-registry-password" "nats-runtime-password" "nats-tracing-password" "nats-writer-password" }}
+{{- if not (hasKey $ext $k) }}{{ $shared = append $shared $k }}{{ end }}
+{{- end }}
+{{- $keys := dict "shared" $shared "gateway" (list "admin-key") "registry" (list "vault-key") "runtime" (list) "tracing" (list) }}
 {{- range $pair := fromYamlArray (include "assay.pairs" .) }}
 {{- $caller := index $pair 0 }}
 {{- $callee := index $pair 1 }}
