@@ -89,7 +89,8 @@ func renderErr(t *testing.T, vals map[string]any, monitoring bool) ([]object, er
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	if monitoring {
-		caps.APIVersions = append(caps.APIVersions, "monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor")
+		caps.APIVersions = append(caps.APIVersions, "monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor",
+			"monitoring.coreos.com/v1/PrometheusRule")
 	}
 	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "assay", Namespace: "assay", IsInstall: true, Revision: 1}, caps)
 	if err != nil {
