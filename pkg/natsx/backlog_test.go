@@ -49,7 +49,7 @@ func TestBacklog(t *testing.T) {
 	}
 	require.Len(t, got, 2)
 	require.NoError(t, got[1].DoubleAck(ctx)) // the second acked, the first not
-	time.Sleep(20 * time.Millisecond)           // an age measurable on any clock
+	time.Sleep(20 * time.Millisecond)         // an age measurable on any clock
 	b, err = natsx.ReadBacklog(ctx, c.JS, "B", "w")
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, b.Pending, "the third is not delivered")
