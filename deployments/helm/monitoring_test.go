@@ -26,8 +26,8 @@ const (
 // TestAlertRulesAreValid checks the rules as `promtool check rules` does
 // (scripts/check-alert-rules.sh runs promtool itself where it is
 // installed): the file parses, every expression is PromQL, every template
-// of a label or annotation parses, no field is unknown. And the alerts the
-// operations issue asks for are there.
+// of a label or annotation parses, no field is unknown. And the alerts an
+// operator needs on ingest, the writer, evaluations and errors are there.
 func TestAlertRulesAreValid(t *testing.T) {
 	groups, errs := rulefmt.ParseFile(rulesFile, false, model.UTF8Validation)
 	for _, err := range errs {
