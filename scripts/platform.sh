@@ -234,7 +234,7 @@ Assay is running.
   Admin key:  $admin
   Docs:       http://127.0.0.1:8080/api/docs
   OTLP:       http://127.0.0.1:4318/v1/traces (HTTP), 127.0.0.1:4317 (gRPC); Authorization: ApiKey <key>
-  Metrics:    http://127.0.0.1:8086/metrics (gateway); /metrics on 8081-8085 (the others)
+  Metrics:    http://127.0.0.1:8086/metrics (gateway); 8087 registry, 8088 runtime, 8089 tracing, 8090 writer, 8091 console
   Logs:       $RUN/logs/
 
 Create an account and its first API key:

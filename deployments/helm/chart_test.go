@@ -85,7 +85,8 @@ func renderErr(t *testing.T, vals map[string]any, monitoring bool) ([]object, er
 	t.Helper()
 	caps := chartutil.DefaultCapabilities.Copy()
 	if monitoring {
-		caps.APIVersions = append(caps.APIVersions, "monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor")
+		caps.APIVersions = append(caps.APIVersions, "monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor",
+			"monitoring.coreos.com/v1/PrometheusRule")
 	}
 	return renderCaps(t, vals, caps)
 }

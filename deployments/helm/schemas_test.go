@@ -40,6 +40,8 @@ var kinds = map[string]any{
 	"networking.k8s.io/v1/Ingress":            networkingv1.Ingress{},
 	"networking.k8s.io/v1/NetworkPolicy":      networkingv1.NetworkPolicy{},
 	"monitoring.coreos.com/v1/ServiceMonitor": monitoringv1.ServiceMonitor{},
+	"monitoring.coreos.com/v1/PrometheusRule": monitoringv1.PrometheusRule{},
+	"v1/ConfigMap":                            corev1.ConfigMap{},
 }
 
 func schemaFile(apiVersionKind string) string {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,35 @@ func serve(t *testing.T, s *httpx.Server) string {
 	go func() { done <- s.Serve(ctx, ln) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 	return "http://" + ln.Addr().String()
+}
+
+// serveMetrics serves s's metrics as RunMetrics does, on a port of its own.
+func serveMetrics(t *testing.T, s *httpx.Server) string {
+	t.Helper()
+	ts := httptest.NewServer(s.MetricsHandler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// TestSharedMetrics: two servers of one process (tracing's API and OTLP
+// ports) count their requests in one registry, told apart by the service
+// label, and neither answers /metrics itself.
+func TestSharedMetrics(t *testing.T) {
+	api := newServer()
+	log := logx.NewTo(io.Discard, logx.Config{Level: slog.LevelError})
+	otlp := httpx.NewServer(httpx.Config{ShutdownTimeout: 5 * time.Second}, log, "test_otlp", httpx.SharedMetrics(api.Metrics))
+	for _, s := range []*httpx.Server{api, otlp} {
+		url := serve(t, s)
+		status, _ := get(t, url+"/health")
+		require.Equal(t, http.StatusOK, status)
+		status, body := get(t, url+"/metrics")
+		require.Equal(t, http.StatusNotFound, status, body)
+	}
+	_, metrics := get(t, serveMetrics(t, api)+"/metrics")
+	for _, svc := range []string{"test", "test_otlp"} {
+		require.Contains(t, metrics, `http_requests_total{code="200",method="GET",route="/health",service="`+svc+`"} 1`)
+	}
+	require.Contains(t, metrics, "go_goroutines ")
 }
 
 func newServer() *httpx.Server {
@@ -100,10 +130,14 @@ func TestRequireInternal(t *testing.T) {
 			}
 		})
 	}
-	for _, p := range []string{"/health", "/ready", "/metrics"} {
+	for _, p := range []string{"/health", "/ready"} {
 		status, _ := get(t, url+p)
 		assert.Equal(t, http.StatusOK, status, p)
 	}
+	// /metrics is served on the metrics listener only (RunMetrics): here it
+	// is a route like any other, behind the token.
+	status, body := get(t, url+"/metrics")
+	assert.Equal(t, http.StatusUnauthorized, status, body)
 }
 
 func TestErrorRendering(t *testing.T) {
@@ -310,7 +344,7 @@ func TestAbandonedUploadIsNotAServerError(t *testing.T) {
 		}
 	}
 	require.Contains(t, out, "client closed the request")
-	_, metrics := get(t, base+"/metrics")
+	_, metrics := get(t, serveMetrics(t, s)+"/metrics")
 	require.Contains(t, metrics, `http_requests_total{code="499",method="POST",route="/raw",service="test"} 1`)
 }
 

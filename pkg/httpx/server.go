@@ -1,5 +1,6 @@
 // Package httpx is the echo server every service runs: middleware, the single
-// error renderer, /health, /ready, /metrics and a draining shutdown.
+// error renderer, /health, /ready, a draining shutdown, and /metrics on a
+// listener of its own (RunMetrics).
 package httpx
 
 import (
@@ -56,15 +57,19 @@ type Server struct {
 // Option changes how NewServer builds a server.
 type Option func(*options)
 
-type options struct{ metricsApart bool }
+type options struct{ metrics *prometheus.Registry }
 
-// MetricsApart leaves /metrics off the server's own routes: the service
-// serves it on a listener of its own (RunMetrics). A public port must not
-// show per-route request counts to anyone who asks.
-func MetricsApart() Option { return func(o *options) { o.metricsApart = true } }
+// SharedMetrics registers the server's request metrics on reg, the registry
+// of another server of the same process (tracing's OTLP/HTTP port shares
+// its API server's), so that one metrics listener shows both. The series
+// differ by their service label.
+func SharedMetrics(reg *prometheus.Registry) Option { return func(o *options) { o.metrics = reg } }
 
 // NewServer builds a server for the named service. Routes are added to
-// s.Echo; readiness checks with AddCheck.
+// s.Echo; readiness checks with AddCheck. /metrics is not one of its
+// routes: RunMetrics serves it on a listener of its own, since an API port
+// (or an OTLP port behind a public load balancer) must not show per-route
+// request counts to anyone who asks.
 func NewServer(cfg Config, log *slog.Logger, service string, opts ...Option) *Server {
 	var o options
 	for _, f := range opts {
@@ -72,13 +77,16 @@ func NewServer(cfg Config, log *slog.Logger, service string, opts ...Option) *Se
 	}
 	s := &Server{
 		Echo:    echo.New(),
-		Metrics: prometheus.NewRegistry(),
+		Metrics: o.metrics,
 		cfg:     cfg,
 		log:     log,
 		checks:  map[string]Check{},
 		addr:    make(chan string, 1),
 	}
-	s.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if s.Metrics == nil {
+		s.Metrics = prometheus.NewRegistry()
+		s.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
 	e := s.Echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = ErrorHandler(log)
@@ -91,9 +99,6 @@ func NewServer(cfg Config, log *slog.Logger, service string, opts ...Option) *Se
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.GET("/ready", s.ready)
-	if !o.metricsApart {
-		e.GET("/metrics", echo.WrapHandler(s.MetricsHandler()))
-	}
 	return s
 }
 
@@ -102,9 +107,9 @@ func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{})
 }
 
-// RunMetrics serves GET /metrics alone on addr until ctx is done (a server
-// built with MetricsApart). An empty addr serves nothing and returns when
-// ctx is done.
+// RunMetrics serves GET /metrics alone on addr (each service's
+// <SERVICE>_METRICS_ADDR) until ctx is done. An empty addr serves nothing
+// and returns when ctx is done.
 func (s *Server) RunMetrics(ctx context.Context, addr string) error {
 	if addr == "" {
 		<-ctx.Done()
@@ -251,7 +256,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // isOperational is true for the routes that skip auth, body limits and logs.
 func isOperational(c echo.Context) bool {
 	switch c.Request().URL.Path {
-	case "/health", "/ready", "/metrics":
+	case "/health", "/ready":
 		return true
 	}
 	return false

@@ -162,6 +162,10 @@ func TestAuthConfigPermissions(t *testing.T) {
 	cons, err := writer.js.CreateOrUpdateConsumer(ctx, spanstream.SpanStream, jetstream.ConsumerConfig{
 		Durable: spanstream.WriterConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: -1, MaxAckPending: 4096})
 	require.NoError(t, err)
+	// its /metrics: the backlog, the batch above waiting in it
+	b, err := natsx.ReadBacklog(ctx, writer.js, spanstream.SpanStream, spanstream.WriterConsumer)
+	require.NoError(t, err, "the writer reads its backlog")
+	assert.Positive(t, b.OldestAge, "the writer reads its oldest batch's age")
 	it, err := cons.Messages(jetstream.PullMaxMessages(2), jetstream.PullHeartbeat(time.Second))
 	require.NoError(t, err)
 	msg, err := it.Next()
@@ -188,6 +192,9 @@ func TestAuthConfigPermissions(t *testing.T) {
 	rc, err := runtime.js.CreateOrUpdateConsumer(ctx, evaljob.Stream, jetstream.ConsumerConfig{
 		Durable: "runtime-evals", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: 5})
 	require.NoError(t, err)
+	b, err = natsx.ReadBacklog(ctx, runtime.js, evaljob.Stream, "runtime-evals")
+	require.NoError(t, err, "the runtime reads its backlog")
+	assert.Positive(t, b.OldestAge, "the runtime reads its oldest job's age")
 	batch, err := rc.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
 	require.NoError(t, err)
 	got := 0

@@ -109,7 +109,7 @@ func Start(t testing.TB, opts ...Options) *Platform {
 		Env: join("registry", []string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=" + vaultKey,
 			"REGISTRY_NATS_URL=" + nats.URL()}, o.Registry)})
 	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
-		Env: join("tracing", []string{"TRACING_NATS_URL=" + nats.URL(), "TRACING_CLICKHOUSE_URL=" + ch, "TRACING_REGISTRY_URL=" + reg.URL,
+		Env: join("tracing", []string{"TRACING_NATS_URL=" + nats.URL(), "TRACING_POSTGRES_URL=" + pg, "TRACING_CLICKHOUSE_URL=" + ch, "TRACING_REGISTRY_URL=" + reg.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn"}, o.Tracing)})
 	rt := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR",
 		Env: join("runtime", []string{"RUNTIME_NATS_URL=" + nats.URL(), "RUNTIME_REGISTRY_URL=" + reg.URL, "RUNTIME_TRACING_URL=" + tr.URL,
@@ -117,8 +117,7 @@ func Start(t testing.TB, opts ...Options) *Platform {
 			"RUNTIME_EGRESS_ALLOW=" + strings.Join(append([]string{llm.Addr()}, o.EgressAllow...), ",")}, o.Runtime)})
 	gw := svctest.Start(t, svctest.Options{Pkg: "services/gateway/cmd/gateway", AddrVar: "GATEWAY_ADDR",
 		Env: join("gateway", []string{"GATEWAY_POSTGRES_URL=" + pg, "GATEWAY_ADMIN_KEY=" + AdminKey, "GATEWAY_REGISTRY_URL=" + reg.URL,
-			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn",
-			"GATEWAY_METRICS_ADDR="}, o.Gateway)}) // off: its default port would be shared by every platform a test process starts
+			"GATEWAY_RUNTIME_URL=" + rt.URL, "GATEWAY_TRACING_URL=" + tr.URL, "GATEWAY_LOG_LEVEL=warn"}, o.Gateway)})
 	return &Platform{URL: gw.URL, LLM: llm, Gateway: gw, Registry: reg, Runtime: rt, Tracing: tr, Writer: w, NATSURL: nats.URL(),
 		PostgresURL: pg, ClickHouseURL: ch}
 }

@@ -114,6 +114,11 @@ type Service struct {
 	// Addr is host:port of the service's HTTP listener; URL is http://Addr.
 	Addr string
 	URL  string
+	// MetricsURL is http://host:port of the service's metrics listener
+	// (<SERVICE>_METRICS_ADDR, a free port of its own: the default port
+	// would be shared by every service of its kind a test process starts);
+	// GET MetricsURL+"/metrics" scrapes it.
+	MetricsURL string
 }
 
 // Start runs the service and waits until its /ready answers 200 (unless
@@ -123,9 +128,11 @@ func Start(t testing.TB, o Options) *Service {
 	addr := freeport.Addr(t)
 	// No shutdown delay (app.Lifecycle): a test's teardown has no load
 	// balancer to wait for. o.Env may set one; the later value wins.
-	delay := strings.TrimSuffix(o.AddrVar, "_ADDR") + "_SHUTDOWN_DELAY=0s"
-	s := &Service{t: t, opts: o, Addr: addr, URL: "http://" + addr,
-		env: append([]string{o.AddrVar + "=" + addr, "PATH=" + os.Getenv("PATH"), delay}, o.Env...)}
+	prefix := strings.TrimSuffix(o.AddrVar, "_ADDR")
+	delay := prefix + "_SHUTDOWN_DELAY=0s"
+	metrics := freeport.Addr(t)
+	s := &Service{t: t, opts: o, Addr: addr, URL: "http://" + addr, MetricsURL: "http://" + metrics,
+		env: append([]string{o.AddrVar + "=" + addr, prefix + "_METRICS_ADDR=" + metrics, "PATH=" + os.Getenv("PATH"), delay}, o.Env...)}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	if !o.NoWait {

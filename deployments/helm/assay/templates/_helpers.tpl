@@ -52,14 +52,14 @@ shutdownDelaySeconds).
 {{- default (printf "%s-secrets" (include "assay.fullname" .)) .Values.secrets.existingSecret -}}
 {{- end -}}
 
-{{/* The components: name, HTTP port (/health, /ready, /metrics; the gateway's /metrics is on its metrics port, 8086) and whether enabled. */}}
+{{/* The components: name, HTTP port (/health, /ready), metrics port (/metrics, answered on no other port: <SERVICE>_METRICS_ADDR) and whether enabled. */}}
 {{- define "assay.components" -}}
-gateway: {port: 8080, enabled: true}
-registry: {port: 8081, enabled: true}
-runtime: {port: 8082, enabled: true}
-tracing: {port: 8083, enabled: true}
-writer: {port: 8084, enabled: true}
-console: {port: {{ .Values.console.port }}, enabled: {{ .Values.console.enabled }}}
+gateway: {port: 8080, metricsPort: 8086, enabled: true}
+registry: {port: 8081, metricsPort: 8087, enabled: true}
+runtime: {port: 8082, metricsPort: 8088, enabled: true}
+tracing: {port: 8083, metricsPort: 8089, enabled: true}
+writer: {port: 8084, metricsPort: 8090, enabled: true}
+console: {port: {{ .Values.console.port }}, metricsPort: 8091, enabled: {{ .Values.console.enabled }}}
 {{- end -}}
 
 {{- define "assay.url" -}}
@@ -121,6 +121,8 @@ names (deployments/helm/compose_test.go checks it).
 {{- $tracing := include "assay.url" (dict "root" $root "component" "tracing" "port" 8083) -}}
 - name: {{ $P }}_ADDR
   value: "0.0.0.0:{{ .port }}"
+- name: {{ $P }}_METRICS_ADDR
+  value: "0.0.0.0:{{ .metricsPort }}"
 - name: {{ $P }}_LOG_LEVEL
   value: {{ $v.logLevel | quote }}
 - name: {{ $P }}_SHUTDOWN_DELAY
@@ -170,8 +172,6 @@ names (deployments/helm/compose_test.go checks it).
 {{- end }}
 {{- if eq $c "gateway" }}
 {{ include "assay.ownSecretEnv" (dict "root" $root "component" $c "name" "GATEWAY_ADMIN_KEY" "key" "admin-key") }}
-- name: GATEWAY_METRICS_ADDR
-  value: "0.0.0.0:8086"
 - name: GATEWAY_REGISTRY_URL
   value: {{ $registry }}
 - name: GATEWAY_RUNTIME_URL

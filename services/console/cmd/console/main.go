@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/httpx"
@@ -20,9 +21,10 @@ import (
 
 // Config is the console's configuration, read from CONSOLE_* variables.
 type Config struct {
-	Addr string `default:"127.0.0.1:8085" desc:"listen address (the gateway reaches the console here; it needs no other client)"`
-	HTTP httpx.Config
-	Log  logx.Config
+	Addr        string `default:"127.0.0.1:8085" desc:"listen address (the gateway reaches the console here; it needs no other client)"`
+	MetricsAddr string `split_words:"true" default:"127.0.0.1:8091" desc:"listen address of Prometheus /metrics, the only listener that answers it (scrapers reach it; the API port does not show per-route counts); empty turns it off"`
+	HTTP        httpx.Config
+	Log         logx.Config
 }
 
 // Validate has nothing to check beyond the tags.
@@ -44,7 +46,10 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	srv := httpx.NewServer(cfg.HTTP, log, "console")
 	Register(srv.Echo, h)
-	return srv.Run(ctx, cfg.Addr)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
+	return g.Wait()
 }
 
 // Register mounts the app at /console/ (paths arrive without their

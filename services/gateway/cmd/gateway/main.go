@@ -127,7 +127,7 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv := httpx.NewServer(cfg.HTTP, log, "gateway", httpx.MetricsApart())
+	srv := httpx.NewServer(cfg.HTTP, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	err = httpapi.Register(srv.Echo, httpapi.Deps{
 		Accounts: accts,

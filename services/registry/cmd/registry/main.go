@@ -35,7 +35,8 @@ import (
 
 // Config is the registry's configuration, read from REGISTRY_* variables.
 type Config struct {
-	Addr string `default:"127.0.0.1:8081" desc:"listen address (internal; the gateway is the public entry)"`
+	Addr        string `default:"127.0.0.1:8081" desc:"listen address (internal; the gateway is the public entry)"`
+	MetricsAddr string `split_words:"true" default:"127.0.0.1:8087" desc:"listen address of Prometheus /metrics, the only listener that answers it (scrapers reach it; the API port does not show per-route counts); empty turns it off"`
 	// One token per caller-callee pair: the registry tells its callers
 	// apart and a token leaked from one opens no other pair.
 	TokenFromGateway  string `split_words:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_REGISTRY); empty: the gateway is refused"`
@@ -190,6 +191,7 @@ func run(ctx context.Context, cfg Config) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
 	g.Go(func() error { return live.Run(ctx) })
 	return g.Wait()
 }

@@ -35,9 +35,10 @@ import (
 
 // Config is the runtime's configuration, read from RUNTIME_* variables.
 type Config struct {
-	Addr      string `default:"127.0.0.1:8082" desc:"listen address (internal; the gateway is the public entry)"`
-	GCPercent int    `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): an invocation allocates its envelope, prompt and spans several times over, and the default 100 spends much of the CPU in the GC"`
-	PprofAddr string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6061), for profiling; empty (the default) turns it off"`
+	Addr        string `default:"127.0.0.1:8082" desc:"listen address (internal; the gateway is the public entry)"`
+	MetricsAddr string `split_words:"true" default:"127.0.0.1:8088" desc:"listen address of Prometheus /metrics, the only listener that answers it (scrapers reach it; the API port does not show per-route counts); empty turns it off"`
+	GCPercent   int    `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): an invocation allocates its envelope, prompt and spans several times over, and the default 100 spends much of the CPU in the GC"`
+	PprofAddr   string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6061), for profiling; empty (the default) turns it off"`
 	// One token per caller-callee pair (the gateway is the runtime's only
 	// caller): a token leaked from one pair opens no other.
 	TokenFromGateway   string           `split_words:"true" required:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_RUNTIME); requests without it get 401"`
@@ -154,7 +155,10 @@ func run(ctx context.Context, cfg Config) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
 	if cfg.Eval.Jobs > 0 {
+		// Jobs waiting for a worker (the alert on evaluation jobs waiting).
+		srv.Metrics.MustRegister(natsx.BacklogCollector(nc.JS, evaljob.Stream, evalrun.ConsumerName, "runtime_eval_jobs", "Evaluation jobs", log))
 		records := evalclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout)
 		analytics := evalmetrics.NewClient(cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout)
 		consumer := &evalrun.Consumer{

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
 
 	"github.com/assayhq/assay/pkg/apikey"
 	"github.com/assayhq/assay/pkg/app"
@@ -34,9 +35,10 @@ import (
 
 // Config is the tracing service's configuration, read from TRACING_* variables.
 type Config struct {
-	Addr      string `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
-	PprofAddr string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
-	GCPercent int    `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): normalisation allocates ~24 KB per span, and the default 100 spends a quarter of the CPU in the GC"`
+	Addr        string `default:"127.0.0.1:8083" desc:"listen address of the API (internal; the gateway is the public entry)"`
+	MetricsAddr string `split_words:"true" default:"127.0.0.1:8089" desc:"listen address of Prometheus /metrics (the API's and both OTLP ports' metrics), the only listener that answers it: the OTLP ports may sit behind a public load balancer; empty turns it off"`
+	PprofAddr   string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
+	GCPercent   int    `envconfig:"GC_PERCENT" default:"400" desc:"Go GC target percentage (as GOGC; ignored when GOGC is set): normalisation allocates ~24 KB per span, and the default 100 spends a quarter of the CPU in the GC"`
 	// One token per caller-callee pair: tracing tells its callers apart and
 	// a token leaked from one opens no other pair.
 	TokenFromGateway  string        `split_words:"true" desc:"token the gateway sends with the caller's scope (its GATEWAY_TOKEN_TO_TRACING); empty: the gateway is refused"`
@@ -154,6 +156,10 @@ func run(ctx context.Context, cfg Config) error {
 	srv := httpx.NewServer(cfg.HTTP, log, "tracing")
 	srv.AddCheck("nats", nc.Check)
 	srv.AddCheck("clickhouse", chx.Check(ch))
+	// OTLP exports are counted on every port they arrive on (through the
+	// gateway, OTLP/HTTP, OTLP/gRPC), before authentication and the gate.
+	exports := otlpserver.NewMetrics(srv.Metrics)
+	srv.Echo.Use(exports.HTTPMiddleware())
 	srv.Echo.Use(httpx.RequireCallers(cfg.callers()))
 	gate := admit.New(cfg.Admit)
 	srv.Echo.Use(gate.Middleware())
@@ -161,6 +167,7 @@ func run(ctx context.Context, cfg Config) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
 	if cfg.OTLP.HTTPAddr != "" || cfg.OTLP.GRPCAddr != "" {
 		pool, err := pgxutil.Open(ctx, pgxutil.Config{URL: cfg.Postgres.URL, MaxConns: cfg.Postgres.MaxConns})
 		if err != nil {
@@ -170,16 +177,18 @@ func run(ctx context.Context, cfg Config) error {
 		keys := apikey.NewVerifier(pool, cfg.APIKey, log)
 		g.Go(func() error { return keys.Run(ctx) })
 		if cfg.OTLP.HTTPAddr != "" {
-			otlpHTTP := httpx.NewServer(cfg.HTTP, log, "tracing_otlp")
+			otlpHTTP := httpx.NewServer(cfg.HTTP, log, "tracing_otlp", httpx.SharedMetrics(srv.Metrics))
 			otlpHTTP.AddCheck("nats", nc.Check)
 			otlpHTTP.AddCheck("postgres", pgxutil.Check(pool))
+			otlpHTTP.Echo.Use(exports.HTTPMiddleware())
 			otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
 			otlpHTTP.Echo.Use(gate.Middleware())
 			otlpserver.NewHTTP(h.Ingest, h.Limits).Register(otlpHTTP.Echo)
 			g.Go(func() error { return otlpHTTP.Run(ctx, cfg.OTLP.HTTPAddr) })
 		}
 		if cfg.OTLP.GRPCAddr != "" {
-			grpcSrv := otlpserver.NewGRPC(h.Ingest, keys, int(cfg.OTLP.MaxDecompressed), log, gate.ServerOptions()...)
+			grpcSrv := otlpserver.NewGRPC(h.Ingest, keys, int(cfg.OTLP.MaxDecompressed), log,
+				append([]grpc.ServerOption{exports.ServerOption()}, gate.ServerOptions()...)...)
 			g.Go(func() error { return grpcSrv.Run(ctx, cfg.OTLP.GRPCAddr) })
 		}
 	}

@@ -32,7 +32,8 @@ type GRPC struct {
 
 // NewGRPC returns the gRPC server; messages are bounded by maxBytes, after
 // decompression (identity or gzip). opts
-// add server options (admission control: admit.Gate.ServerOptions).
+// add server options (Metrics.ServerOption first, then admission control:
+// admit.Gate.ServerOptions).
 func NewGRPC(svc *ingest.Service, keys Verifier, maxBytes int, log *slog.Logger, opts ...grpc.ServerOption) *GRPC {
 	g := &GRPC{ingest: svc, keys: keys, log: log}
 	g.srv = grpc.NewServer(append(append(newBodyKeys().serverOptions(), grpc.MaxRecvMsgSize(maxBytes)), opts...)...)
@@ -62,10 +63,13 @@ func (g *GRPC) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptrace
 	if !ok {
 		raws = ingest.RawSpans(req.Traces())
 	}
+	rec := grpcExport(ctx)
+	rec.decode(len(raws))
 	res, err := g.ingest.Ingest(ctx, sc, raws, body)
 	if err != nil {
 		return ptraceotlp.NewExportResponse(), grpcError(err)
 	}
+	rec.reject(len(res.Rejected))
 	resp := ptraceotlp.NewExportResponse()
 	if len(res.Rejected) > 0 {
 		out, _ := ingest.Response(res.Rejected, false)

@@ -62,10 +62,13 @@ func (h *HTTP) Export(c echo.Context) error {
 	} else if raws, err = ingest.DecodeOTLPProto(body); err != nil {
 		return err
 	}
+	rec := httpExport(c)
+	rec.decode(len(raws))
 	res, err := h.ingest.Ingest(r.Context(), sc, raws, body)
 	if err != nil {
 		return err
 	}
+	rec.reject(len(res.Rejected))
 	out, err := ingest.Response(res.Rejected, isJSON)
 	if err != nil {
 		return errs.Wrap(errs.Internal, "tracing.encode_response", err)

@@ -58,7 +58,7 @@ func RequireAPIKey(v Verifier) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			switch c.Request().URL.Path {
-			case "/health", "/ready", "/metrics":
+			case "/health", "/ready":
 				return next(c)
 			}
 			sc, err := authenticate(c.Request().Context(), v, c.Request().Header.Get("Authorization"))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -57,6 +58,7 @@ type otlpStack struct {
 	viewerKey string // a key whose role is viewer
 	httpURL   string // the OTLP/HTTP server (port 4318's routes)
 	grpcAddr  string
+	metrics   *prometheus.Registry // both transports' export metrics
 }
 
 func newOTLPStack(t *testing.T) *otlpStack {
@@ -90,19 +92,22 @@ func newOTLPStack(t *testing.T) *otlpStack {
 		Limits: ingest.Limits{MaxBody: 10 << 20, MaxDecompressed: 10 << 20}, Log: log}
 
 	otlpHTTP := httpx.NewServer(httpx.Config{}, log, "otlp")
+	exports := otlpserver.NewMetrics(otlpHTTP.Metrics)
+	otlpHTTP.Echo.Use(exports.HTTPMiddleware())
 	otlpHTTP.Echo.Use(otlpserver.RequireAPIKey(keys))
 	otlpserver.NewHTTP(svc, h.Limits).Register(otlpHTTP.Echo)
 	hs := httptest.NewServer(otlpHTTP.Echo)
 	t.Cleanup(hs.Close)
 
-	grpcSrv := otlpserver.NewGRPC(svc, keys, 10<<20, log)
+	grpcSrv := otlpserver.NewGRPC(svc, keys, 10<<20, log, exports.ServerOption())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	gctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- grpcSrv.Serve(gctx, ln) }()
 	t.Cleanup(func() { stop(); <-done })
-	return &otlpStack{h: h, project: project, key: "ApiKey " + key.String(), viewerKey: "ApiKey " + viewerKey.String(), httpURL: hs.URL, grpcAddr: ln.Addr().String()}
+	return &otlpStack{h: h, project: project, key: "ApiKey " + key.String(), viewerKey: "ApiKey " + viewerKey.String(), httpURL: hs.URL, grpcAddr: ln.Addr().String(),
+		metrics: otlpHTTP.Metrics}
 }
 
 // TestOTelSDKExporters sends traces with the real OpenTelemetry Go SDK

@@ -21,7 +21,8 @@ import (
 
 // Config is the writer's configuration, read from WRITER_* variables.
 type Config struct {
-	Addr        string `default:"127.0.0.1:8084" desc:"listen address of /health, /ready and /metrics"`
+	Addr        string `default:"127.0.0.1:8084" desc:"listen address of /health and /ready"`
+	MetricsAddr string `split_words:"true" default:"127.0.0.1:8090" desc:"listen address of Prometheus /metrics, the only listener that answers it (scrapers reach it; the API port does not show per-route counts); empty turns it off"`
 	PprofAddr   string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
 	MemoryLimit int64  `split_words:"true" default:"1073741824" desc:"soft limit of the writer's memory in bytes (as GOMEMLIMIT; ignored when GOMEMLIMIT is set): the garbage collector runs more often near it rather than let the heap grow to twice what is live; size it above (WRITER_INSERTERS × 4 + 2) × WRITER_BATCH_BYTES plus the batches fetched ahead (docs/operations.md, the writer's memory); 0 turns it off"`
 	writer.Config
@@ -82,9 +83,13 @@ func run(ctx context.Context, cfg Config) error {
 	srv.AddCheck("nats", nc.Check)
 	srv.AddCheck("clickhouse", chx.Check(ch))
 	w := writer.New(cfg.Config, nc.JS, store, natsx.NewPublisher(nc, cfg.NATS), srv.Metrics, log)
+	// What the writer has yet to insert, and since when: the alerts on
+	// writer lag and backlog age (the chart's PrometheusRule) read these.
+	srv.Metrics.MustRegister(natsx.BacklogCollector(nc.JS, spanstream.SpanStream, spanstream.WriterConsumer, "writer_backlog", "Span batches", log))
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
+	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
 	g.Go(func() error { return w.Run(ctx) })
 	g.Go(func() error { return store.RunRetention(ctx, cfg.Retention.Interval) })
 	return g.Wait()

@@ -265,7 +265,7 @@ func TestBacklogDrainsInBoundedMemory(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			if rss := residentBytes(p.writer.URL + "/metrics"); rss > peak {
+			if rss := residentBytes(p.writer.MetricsURL + "/metrics"); rss > peak {
 				peak = rss
 			}
 		}
