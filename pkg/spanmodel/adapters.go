@@ -365,7 +365,7 @@ func openInference(raw map[string]any, keys []string, ag map[string]any, pad *pa
 }
 
 // oiInput is input.value as the span's inputs, which are stored only as an
-// object (reference §2.4): JSON that is an object stays one; plain text
+// object (as the compatible platform stores them): JSON that is an object stays one; plain text
 // (input.mime_type text/plain, or text that is not JSON), or JSON that is
 // not an object, is wrapped as {"__default__": v}, the shape the
 // reference's SDK gives a value that is not an object. Before, a chain

@@ -19,7 +19,8 @@ var (
 )
 
 // clean keeps the parts of the ag subtree that fit the canonical schema
-// (reference §2.4) and returns the rest to be parked under ag.unsupported.
+// (ag.data's keys, ag.metrics, ag.refs and the other documented members) and
+// returns the rest to be parked under ag.unsupported.
 //
 // It works in place: v is the ag object the normaliser just built (every
 // object in it is its own, un-flattened from the client's attributes), so

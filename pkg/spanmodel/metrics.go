@@ -293,7 +293,8 @@ func (r rolled) write(s *Span) {
 	}
 }
 
-// CacheHash is the evaluation-cache hash (reference §2.5) a root span with
+// CacheHash is the evaluation-cache hash (the compatible platform's derived
+// hash field) a root span with
 // refs and links is stored with, "" when there is none: the evaluation
 // worker computes it before running a cell to find an earlier trace with
 // the same hash, so it must be this very function, over ids normalised as

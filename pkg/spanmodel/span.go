@@ -1,4 +1,5 @@
-// Package spanmodel is the canonical span of reference §2 and how one is
+// Package spanmodel is the canonical span (the compatible platform's span
+// shape, ag.* namespace included) and how one is
 // made: Raw (a span as a client sent it), Span, the id and time parsers, the
 // attribute tree (Unflatten, Flatten, LeafText), the limits, and the
 // Normalizer that turns spans as clients send them (OTLP or the native JSON
@@ -101,7 +102,8 @@ type Link struct {
 	Attributes           map[string]any
 }
 
-// Reference is an entity reference (spec §2.9).
+// Reference is an entity reference: Key says which entity of the span it is
+// (application, evaluator, …), ID, Slug or Version name it.
 type Reference struct{ Key, ID, Slug, Version string }
 
 // Hash is an evaluation-cache hash of a span's references and links.

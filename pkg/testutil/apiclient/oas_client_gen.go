@@ -2497,7 +2497,7 @@ type Invoker interface {
 	PostTracingTraces(ctx context.Context, request OptSpansIngest) (PostTracingTracesRes, error)
 	// PostTracingTracesQuery invokes postTracingTracesQuery operation.
 	//
-	// Spec §4.4: the same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
+	// The same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
 	// traces:[Trace], windowing?}; limit counts traces. With query_ref, query_variant_ref or
 	// query_revision_ref the saved query (registry) supplies filtering and windowing; the request may
 	// override only limit and next. A saved focus that contradicts the endpoint is a 409; a ref that
@@ -34390,7 +34390,7 @@ func (c *Client) sendPostTracingTraces(ctx context.Context, request OptSpansInge
 
 // PostTracingTracesQuery invokes postTracingTracesQuery operation.
 //
-// Spec §4.4: the same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
+// The same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
 // traces:[Trace], windowing?}; limit counts traces. With query_ref, query_variant_ref or
 // query_revision_ref the saved query (registry) supplies filtering and windowing; the request may
 // override only limit and next. A saved focus that contradicts the endpoint is a 409; a ref that

@@ -12,7 +12,7 @@ import (
 )
 
 // Documented fails unless every variable the service reads (cfg with prefix,
-// and app.Main's own, app.Lifecycle) appears in the README at the repository
+// and app.Main's own, app.Lifecycle) appears in README.md at the repository
 // root, found by walking up from the test's folder.
 func Documented(t *testing.T, prefix string, cfg any) {
 	t.Helper()

@@ -1,6 +1,5 @@
 // Package embeds expands the embed tokens of a revision's data, as
-// POST /<e>/revisions/resolve and retrieve with resolve:true do
-// (reference §3.2, §3.3).
+// POST /<e>/revisions/resolve and retrieve with resolve:true do.
 //
 // The compatible platform's syntax, in two forms.
 //
@@ -34,10 +33,10 @@
 // one of workflow, application or evaluator (one family: they name the same
 // rows), and environment, environment_variant and environment_revision.
 // The Lookup a caller passes resolves them (workflows.Service.EmbedLookup:
-// the retrieve rules of reference §1.2, so a bare artifact ref means the
+// the retrieve rules of versioned.Service.Resolve, so a bare artifact ref means the
 // latest revision of its default variant; with environment refs and a
 // workflow-family ref or a key, the revision deployed there under the
-// key, §3.3; environment refs alone name the environment revision itself,
+// key, as RetrieveByEnvironment finds it; environment refs alone name the environment revision itself,
 // whose own data is embedded, as the compatible platform does).
 //
 // Selector: "path", a dotted path into the target revision's data (integer

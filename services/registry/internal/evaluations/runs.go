@@ -12,8 +12,8 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 )
 
-// Derive recomputes the flags that follow from the steps (reference
-// §4.2): has_queries and has_testsets from query_revision and
+// Derive recomputes the flags that follow from the steps, as the
+// compatible platform does: has_queries and has_testsets from query_revision and
 // testset_revision references, has_traces and has_testcases from the
 // direct-input keys (traces or query-direct, testcases or testset-direct,
 // as a step key or a reference name), has_evaluators from annotation
@@ -395,7 +395,7 @@ func applyRunEdit(r *Run, e RunEdit) {
 }
 
 // reconcileQueue creates, unarchives or archives the run's default queue
-// after a run write (reference §4.2): wanted when the run has a human
+// after a run write: wanted when the run has a human
 // step, or for every run with DefaultQueuesForAllRuns.
 func (s *Service) reconcileQueue(ctx context.Context, st Store, sc scope.Scope, r *Run) error {
 	want := r.Flags.HasHuman || s.cfg.DefaultQueuesForAllRuns

@@ -12,7 +12,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 )
 
-// Simple holds the simple evaluations' use cases (reference §4.3): one run
+// Simple holds the simple evaluations' use cases: one run
 // each, configured by revision ids that are pinned at create, started by
 // handing a job to the runtime's workers.
 type Simple struct {
@@ -84,7 +84,7 @@ func ToSimple(r *Run) SimpleEvaluation {
 }
 
 // Topology is the shape of a run's steps, which decides how a worker
-// executes it (reference §4.3).
+// executes it (services/runtime/internal/evalrun).
 type Topology string
 
 // The supported topologies, and Unsupported.

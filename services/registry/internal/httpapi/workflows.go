@@ -193,7 +193,7 @@ func (a *workflowAPI) retrieve(rq *req) error {
 		return send(c, wire.Envelope(a.revisionKey(), nil))
 	}
 	var info any
-	if resolve { // §3.3 point 7: resolved data plus resolution_info
+	if resolve { // resolved data plus resolution_info
 		rr, in, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 		if err != nil {
 			return err

@@ -10,8 +10,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 )
 
-// exportMembers appends the exported form of a row to dst (contract §2.6),
-// doing what the reference does to a copy of data, in the same order:
+// exportMembers appends the exported form of a row to dst, doing what the
+// compatible platform does to a copy of data, in the same order:
 //
 //	if "testcase_dedup_id" in data: v = pop it; if "__dedup_id__" not in data: data["__dedup_id__"] = v
 //	data["__id__"] = str(id)

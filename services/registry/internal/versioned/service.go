@@ -424,7 +424,8 @@ type Refs struct {
 // Empty reports whether no ref names anything.
 func (r Refs) Empty() bool { return r.Artifact.Empty() && r.Variant.Empty() && r.Revision.Empty() }
 
-// Resolve applies the reference's lookup rules (§1.2) to find one revision;
+// Resolve applies the compatible platform's lookup rules to find one revision
+// (a bare artifact means the latest revision of its default variant);
 // key is the family's wire name ("testset", "workflow", ...) used in
 // messages. It returns nil when nothing is named or nothing matches.
 func (s *Service) Resolve(ctx context.Context, sc scope.Scope, f Family, key string, refs Refs) (*Revision, error) {

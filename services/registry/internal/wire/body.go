@@ -26,8 +26,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-// Limits on the text the registry stores (README, registry configuration,
-// "Input limits"): strings in characters, JSON objects in bytes of their compact
+// Limits on the text the registry stores (docs/operations.md, input
+// limits): strings in characters, JSON objects in bytes of their compact
 // form. They are checked as each field is read, so a value over a limit
 // never reaches the database; the slug bound also keeps its unique index
 // rows far under PostgreSQL's maximum.

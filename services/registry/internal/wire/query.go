@@ -31,8 +31,8 @@ func (b *Body) Query(key, filterKey string) versioned.Query {
 }
 
 // ReadQuery reads the request of a query route of entity key: the body r
-// and, when qp is not nil, the URL query parameters. Where the reference
-// also takes URL parameters (§1.4: workflow and environment queries at
+// and, when qp is not nil, the URL query parameters. Where the compatible
+// platform also takes URL parameters (workflow and environment queries at
 // every level, query artifacts, application and evaluator variants), they
 // fill what the body leaves out (body fields win, field by field inside
 // the filter and the windowing), and the body is read leniently:

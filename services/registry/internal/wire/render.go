@@ -35,10 +35,11 @@ type Entity struct {
 	// workflow family's, evaluators excepted; testset variant lists never do).
 	VariantWindowing bool
 	// URLQuery names the query levels ("artifact", "variant", "revision")
-	// that also take URL query parameters (reference §1.4).
+	// that also take URL query parameters (ReadQuery).
 	URLQuery map[string]bool
 	// ForkByQuery: fork also takes the source variant as
-	// ?<e>_variant_id= (evaluators, reference §5); a body ref wins.
+	// ?<e>_variant_id= (evaluators, as the compatible platform's); a body
+	// ref wins.
 	ForkByQuery bool
 }
 

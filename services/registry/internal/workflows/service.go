@@ -378,7 +378,7 @@ type Deployment struct {
 	Key         string
 }
 
-// RetrieveByEnvironment applies the reference's §3.3 rules: the revision
+// RetrieveByEnvironment applies the compatible platform's rules: the revision
 // an environment deploys under key (derived from the artifact slug when
 // omitted), consistent with any entity refs also given.
 func (s *Service) RetrieveByEnvironment(ctx context.Context, sc scope.Scope, role string, refs, envRefs versioned.Refs, key *string) (*Deployment, error) {

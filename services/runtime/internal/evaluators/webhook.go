@@ -56,7 +56,7 @@ func threshold(params map[string]any, def float64, wantFloat bool) (float64, err
 	return f, nil
 }
 
-// webhook is auto_webhook_test (reference §4.6): POST
+// webhook is auto_webhook_test: POST
 // {"inputs": <inputs>, "output": <output, a dict JSON-dumped>} to
 // parameters.webhook_url through env.Egress (its SSRF rules, 10 s, 1 MiB)
 // and read the answer:

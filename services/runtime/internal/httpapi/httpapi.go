@@ -24,7 +24,7 @@ import (
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
-// Response headers of reference §5.
+// Response headers of the compatible platform's services runtime.
 const (
 	headerVersion = "X-Ag-Version"
 	headerTrace   = "X-Ag-Trace-Id"

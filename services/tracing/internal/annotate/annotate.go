@@ -1,5 +1,5 @@
 // Package annotate resolves the workflow an annotation or invocation refers
-// to (reference §1.8): the evaluator or application is looked up in the
+// to, as the compatible platform does: the evaluator or application is looked up in the
 // registry, auto-created when missing, its references are rewritten to the
 // resolved {id, slug, version} triple, and annotation data is checked
 // against the evaluator's outputs schema.

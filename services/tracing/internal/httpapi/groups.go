@@ -25,7 +25,7 @@ type groupsResponse struct {
 }
 
 // analyticsGroups is POST /internal/analytics/groups: the evaluation
-// worker's metrics read (issue 14). Internal: the gateway does not proxy
+// worker's metrics read (services/runtime/internal/evalmetrics). Internal: the gateway does not proxy
 // /internal/, and every route here needs the internal token.
 func (h *Handler) analyticsGroups(c echo.Context, sc scope.Scope) error {
 	var b groupsBody

@@ -19,7 +19,7 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/tracewrite"
 )
 
-// simpleKind is one of the one-span trace families of reference §1.8:
+// simpleKind is one of the one-span trace families:
 // simple traces, annotations and invocations share everything but their
 // envelope key and what they require.
 type simpleKind struct {
@@ -119,7 +119,7 @@ func (in simpleIn) checkClass(item string) error {
 	return nil
 }
 
-// resolveWorkflow applies reference §1.8: annotations always resolve (or
+// resolveWorkflow applies the compatible platform's rules: annotations always resolve (or
 // create) their evaluator and check data against its outputs schema;
 // invocations resolve (or create) their application; a simple trace
 // resolves an evaluator only when it has one and non-empty links.
@@ -232,7 +232,8 @@ func joinQuoted(l []string) string {
 	return out
 }
 
-// classValues are the allowed origins, kinds and channels (reference §1.8);
+// classValues are the allowed origins, kinds and channels (the compatible
+// platform's);
 // the first of each is what an omitted field means on create.
 var classValues = map[string][]string{"origin": {"custom", "human", "auto"}, "kind": {"adhoc", "eval", "play"},
 	"channel": {"api", "sdk", "web", "otlp"}}

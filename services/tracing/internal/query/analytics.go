@@ -13,7 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/chspans"
 )
 
-// Analytics (reference §1.6): root spans bucketed by ingest time
+// Analytics: root spans bucketed by ingest time
 // (created_at), each bucket with statistics of the values at the specs'
 // paths. Values are read by ClickHouse; the statistics are computed here,
 // where exact percentiles and histograms are simple.
@@ -30,8 +30,8 @@ type MetricSpec struct {
 	// failed invocation) counts with when it holds no value at Path: a
 	// number for the numeric types, a boolean for binary, a string for
 	// categorical/single. The evaluation metrics count a failed
-	// evaluator's score as 0 this way (issue 14); without it such a span
-	// is not counted, as the reference does.
+	// evaluator's score as 0 this way (services/runtime/internal/evalmetrics);
+	// without it such a span is not counted, as the compatible platform does.
 	OnError any `json:"on_error,omitempty"`
 }
 

@@ -15,7 +15,8 @@ import (
 	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
-// Filtering is a tree of conditions (reference §1.5).
+// Filtering is a tree of conditions, the compatible platform's filter
+// language.
 type Filtering struct {
 	Operator   string `json:"operator,omitempty"`
 	Conditions []json.RawMessage

@@ -13,7 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
-// Windowing bounds and pages a query (reference §1.4).
+// Windowing bounds and pages a query.
 type Windowing struct {
 	Newest   *time.Time
 	Oldest   *time.Time
@@ -491,7 +491,7 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 	return res, nil
 }
 
-// Distinct lists session or user ids (reference §1.7).
+// Distinct lists session or user ids.
 func (s *Service) Distinct(ctx context.Context, project, column string, realtime bool, w *Windowing) ([]string, *RawWindowing, error) {
 	if err := w.check("", s.maxSpans); err != nil {
 		return nil, nil, err

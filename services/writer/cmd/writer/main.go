@@ -23,7 +23,7 @@ import (
 type Config struct {
 	Addr        string `default:"127.0.0.1:8084" desc:"listen address of /health, /ready and /metrics"`
 	PprofAddr   string `split_words:"true" desc:"listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty (the default) turns it off"`
-	MemoryLimit int64  `split_words:"true" default:"1073741824" desc:"soft limit of the writer's memory in bytes (as GOMEMLIMIT; ignored when GOMEMLIMIT is set): the garbage collector runs more often near it rather than let the heap grow to twice what is live; size it above (WRITER_INSERTERS × 4 + 2) × WRITER_BATCH_BYTES plus the batches fetched ahead (README); 0 turns it off"`
+	MemoryLimit int64  `split_words:"true" default:"1073741824" desc:"soft limit of the writer's memory in bytes (as GOMEMLIMIT; ignored when GOMEMLIMIT is set): the garbage collector runs more often near it rather than let the heap grow to twice what is live; size it above (WRITER_INSERTERS × 4 + 2) × WRITER_BATCH_BYTES plus the batches fetched ahead (docs/operations.md); 0 turns it off"`
 	writer.Config
 	Retention  chstore.RetentionConfig
 	Stream     spanstream.StreamSettings
@@ -43,8 +43,8 @@ func run(ctx context.Context, cfg Config) error {
 	app.Pprof(cfg.PprofAddr, log)
 	if cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
-		// What the writer holds at most (README, the writer's memory); with a
-		// limit below it the garbage collector runs without pause.
+		// What the writer holds at most (docs/operations.md, the writer's memory);
+		// with a limit below it the garbage collector runs without pause.
 		held := int64(max(cfg.Inserters, 1)*4+2) * int64(cfg.BatchBytes)
 		if cfg.MemoryLimit < held+held/4 {
 			log.Warn("WRITER_MEMORY_LIMIT is below what the writer may hold: raise it or lower WRITER_BATCH_BYTES",

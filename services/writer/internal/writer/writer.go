@@ -22,7 +22,7 @@ import (
 // Config tunes batching and retries. Variables: WRITER_*.
 type Config struct {
 	BatchRows     int           `split_words:"true" default:"20000" desc:"rows that make an insert; a smaller batch is flushed after WRITER_FLUSH_INTERVAL"`
-	BatchBytes    int           `split_words:"true" default:"67108864" desc:"decoded bytes of span batches that make an insert even below WRITER_BATCH_ROWS: spans may be up to TRACING_SPAN_MAX_BYTES each, so rows alone do not bound the writer's memory (it holds up to about 4 times this per inserter, see the README)"`
+	BatchBytes    int           `split_words:"true" default:"67108864" desc:"decoded bytes of span batches that make an insert even below WRITER_BATCH_ROWS: spans may be up to TRACING_SPAN_MAX_BYTES each, so rows alone do not bound the writer's memory (it holds up to about 4 times this per inserter, see docs/operations.md)"`
 	FetchMessages int           `split_words:"true" default:"64" desc:"most span batches (JetStream messages, one per ingest request) fetched ahead of the inserts: during a backlog of large batches the writer holds this many at once, as stored (compressed)"`
 	FlushInterval time.Duration `split_words:"true" default:"1s" desc:"longest a fetched span waits before it is inserted"`
 	Inserters     int           `default:"2" desc:"inserts in flight at once"`
