@@ -322,7 +322,7 @@ func CacheHash(refs []Reference, links []Link) string {
 }
 
 // hashes is the evaluation-cache hash of a span's references and keyed
-// links: blake2b-128 over the compact sorted JSON, as the reference does.
+// links: blake2b-128 over the compact sorted JSON, as the compatible platform does.
 func hashes(refs []Reference, links []Link) []Hash {
 	if len(refs) == 0 && len(links) == 0 {
 		return nil

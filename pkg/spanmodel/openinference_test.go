@@ -10,7 +10,7 @@ import (
 
 // An OpenInference chain's plain-text input.value is its
 // input (a string stored as {"__default__": text}, the shape the
-// reference's SDK gives a value that is not an object), never parked; and
+// compatible platform's SDK gives a value that is not an object), never parked; and
 // an explicit session.id wins over gen_ai.conversation.id.
 func TestOpenInferencePlainTextInputAndSession(t *testing.T) {
 	s := one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{

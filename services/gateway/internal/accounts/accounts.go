@@ -19,7 +19,7 @@ import (
 	"github.com/assayhq/assay/pkg/roles"
 )
 
-// Options are the provisioning switches of the reference admin API. A nil
+// Options are the provisioning switches of the compatible platform's admin API. A nil
 // field takes its default.
 type Options struct {
 	DryRun           *bool   `json:"dry_run,omitempty"`

@@ -51,7 +51,7 @@
 // that selects nothing. error_policy decides what an error does:
 // "exception" (default) fails the request with 400 and the error list;
 // "placeholder" puts the string "<error:CODE>" in the token's place (the
-// compatible platform's "<error:...>" form; the reference gives no exact
+// compatible platform's "<error:...>" form; the compatible platform gives no exact
 // text, so the rest is the error code, e.g. "<error:not_found>"); "keep"
 // leaves the token as it was. Every error is listed in
 // resolution_info.errors either way.
@@ -86,7 +86,7 @@ type Options struct {
 	Policy    string
 }
 
-// Defaults are the reference's defaults.
+// Defaults are the compatible platform's defaults.
 func Defaults() Options { return Options{MaxDepth: 10, MaxEmbeds: 100, Policy: Exception} }
 
 // Error is one token that could not be expanded.

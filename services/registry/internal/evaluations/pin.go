@@ -34,7 +34,7 @@ const (
 )
 
 // ParseStepRefs reads a *_steps value: a list of revision ids (every step
-// gets origin custom, as in the reference: a list-form evaluator is never
+// gets origin custom, as in the compatible platform: a list-form evaluator is never
 // run) or an object {revision_id: origin}, whose key order is the step
 // order. Errors are 422s at loc.
 func ParseStepRefs(raw json.RawMessage, loc ...any) ([]StepRef, error) {
@@ -136,7 +136,7 @@ type Pinned struct {
 }
 
 // ErrUnresolved is the 404 of a step naming a revision that does not exist
-// in the caller's project (or is not of the step's kind): the reference
+// in the caller's project (or is not of the step's kind): the compatible platform
 // answers 200 {count: 0}, which tells the client nothing.
 func ErrUnresolved(field string, id uuid.UUID, what string) error {
 	return errs.Message(errs.NotFound, "evaluations.unresolved_step",

@@ -124,7 +124,7 @@ func popReserved(r *testcases.Row, obj func(col string, v any) (*canon.Object, e
 
 // FileName returns the download file name: name, or defaultBase when name
 // is empty, with "."+fileType appended unless it already ends with it
-// (case-insensitively). Unlike the reference, "x.csv" stays "x.csv".
+// (case-insensitively). Unlike the compatible platform, "x.csv" stays "x.csv".
 // Characters that could break a Content-Disposition header or name a path
 // (control characters, quotes, backslashes, slashes) become "_".
 func FileName(name, defaultBase, fileType string) string {

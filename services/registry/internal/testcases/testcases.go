@@ -145,7 +145,7 @@ func AssignIDs(setID uuid.UUID, rows []Row) {
 // the row stays at the position of the first occurrence and carries the
 // data, flags, tags and meta of the last, each computed at its own original
 // index i. The result is then a new, shorter slice. In JSON-body mode
-// nothing collapses (the reference misaligns rows there instead; we keep
+// nothing collapses (the compatible platform misaligns rows there instead; we keep
 // every row).
 func AssignDedup(rows []Row, jsonBody bool) []Row {
 	var firstAt map[uuid.UUID]int // explicit id → index in out, upload mode only

@@ -217,7 +217,7 @@ func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Microseco
 func NewID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
 // NewSlug returns a server-generated slug: 12 hex characters, as the
-// reference derives from uuid4().hex[-12:].
+// compatible platform derives from uuid4().hex[-12:].
 func NewSlug() string {
 	id := uuid.New()
 	return hex.EncodeToString(id[10:])

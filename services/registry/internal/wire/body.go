@@ -1,5 +1,5 @@
 // Package wire holds the registry's request and response shapes as the
-// reference speaks them, free of any HTTP framework: Body, a bounded JSON
+// compatible platform speaks them, free of any HTTP framework: Body, a bounded JSON
 // body (or query string) read field by field whose typed accessors record
 // the first error as a 422 naming the field at fault; the query-string
 // form of a query body (QueryBody, Merge); Obj, the ordered JSON object

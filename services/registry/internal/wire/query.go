@@ -37,7 +37,7 @@ func (b *Body) Query(key, filterKey string) versioned.Query {
 // fill what the body leaves out (body fields win, field by field inside
 // the filter and the windowing), and the body is read leniently:
 // malformed JSON or an ill-typed field makes us ignore the body, as the
-// reference does, instead of answering 422. A bad URL parameter is still
+// compatible platform does, instead of answering 422. A bad URL parameter is still
 // a 422 naming it (loc ["query", name]).
 func ReadQuery(r io.Reader, qp url.Values, key, filterKey string) (*Body, versioned.Query, error) {
 	if qp == nil {

@@ -13,7 +13,7 @@ import (
 
 // Entity is how one family's records are named and listed on the wire:
 // the entity key ("testset") and its plural, which alias ids its records
-// carry, and the reference's variations on the shared git routes. It
+// carry, and the compatible platform's variations on the shared git routes. It
 // renders artifacts, variants and revisions the same for every route.
 type Entity struct {
 	Key    string // testset, workflow, application, evaluator, environment, query
@@ -185,7 +185,7 @@ func Record(rec *versioned.Record, flags json.RawMessage, withIDs bool) *Obj {
 	return o
 }
 
-// SimpleTestset renders the flat testset record. Unlike the reference we
+// SimpleTestset renders the flat testset record. Unlike the compatible platform we
 // always include variant_id and revision_id: a client polling the record
 // needs them to pin what it read.
 func SimpleTestset(rec *testsets.Simple, withData bool) *Obj {

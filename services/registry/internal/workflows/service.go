@@ -190,7 +190,7 @@ func (s *Service) Enrich(d Data) Data {
 }
 
 // Hydrate prepares a simple evaluator's data: a managed builtin URI is
-// pinned to v0, its outputs schema follows the reference's table, its
+// pinned to v0, its outputs schema follows the compatible platform's table, its
 // parameter schema comes from the catalog (client schema keys are kept but
 // ours win), and the url is left for the commit to fill.
 func (s *Service) Hydrate(d Data) Data {

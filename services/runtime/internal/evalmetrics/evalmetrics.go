@@ -7,7 +7,7 @@
 // Specs. Every step gets the four defaults (cumulative duration, errors,
 // costs.total, tokens.total; numeric/continuous) and one spec per leaf of
 // its outputs schema (Specs). A step without a schema may get one from its
-// traces (Infer), as the reference does with genson.
+// traces (Infer), as the compatible platform does with genson.
 //
 // Failed evaluators score 0. A failed evaluator cell keeps its error on the
 // result (the worker records it); in the metrics it counts as a score of 0:

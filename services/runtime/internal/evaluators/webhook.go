@@ -19,7 +19,7 @@ func paramError(name, msg string, input any) error {
 }
 
 // threshold reads parameters.threshold: absent is def; otherwise a number
-// in (lo, 1] (lo excluded). wantFloat refuses integers where the reference
+// in (lo, 1] (lo excluded). wantFloat refuses integers where the compatible platform
 // does (the webhook's threshold "must be a float"): a Go int or a
 // json.Number without a fraction; a float64 decoded from JSON `1` cannot be
 // told from `1.0` and is accepted.
@@ -61,12 +61,12 @@ func threshold(params map[string]any, def float64, wantFloat bool) (float64, err
 // parameters.webhook_url through env.Egress (its SSRF rules, 10 s, 1 MiB)
 // and read the answer:
 //   - a number n → {score: n, success: n >= threshold};
-//   - a boolean → {score: 1 or 0, success: b} (the reference's Python reads
+//   - a boolean → {score: 1 or 0, success: b} (the compatible platform's Python reads
 //     a JSON boolean as the number 1 or 0; score stays a number here, as the
 //     outputs schema says);
 //   - an object → returned as it is;
 //   - a string holding a number or a boolean → read as that; any other
-//     string, null, an array or non-JSON → 424 (the reference returns a
+//     string, null, an array or non-JSON → 424 (the compatible platform returns a
 //     string as is, which the outputs schema {score, success} has no place
 //     for).
 //

@@ -252,7 +252,7 @@ func (h *Handler) inspect(c echo.Context) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// body is what an answer carries: a failure is the reference's
+// body is what an answer carries: a failure is the compatible platform's
 // {status, trace_id, span_id}, the version and session staying in the
 // headers.
 func body(r invoke.Response) invoke.Response {

@@ -97,7 +97,7 @@ type RunStatus struct {
 
 // Response is the batch answer.
 type Response struct {
-	Version   string      `json:"version,omitempty"` // absent from an error, as in the reference
+	Version   string      `json:"version,omitempty"` // absent from an error, as in the compatible platform
 	Status    RunStatus   `json:"status"`
 	TraceID   string      `json:"trace_id,omitempty"`
 	SpanID    string      `json:"span_id,omitempty"`

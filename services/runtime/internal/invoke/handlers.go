@@ -74,7 +74,7 @@ func completion(ctx context.Context, r *run) (any, error) {
 	if isJSONFormat(t.LLMConfig.ResponseFormat) {
 		var v any
 		if json.Unmarshal([]byte(content), &v) == nil {
-			return v, nil // the parsed value, as the reference returns it
+			return v, nil // the parsed value, as the compatible platform returns it
 		}
 	}
 	return content, nil

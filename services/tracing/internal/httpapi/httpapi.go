@@ -84,7 +84,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/spans/users/query", scoped(h.distinct("user_id", "user_ids")))
 
 	e.GET("/traces", scoped(h.listTraces))
-	// The reference answers 405 for GET on its POST-only trace routes,
+	// The compatible platform answers 405 for GET on its POST-only trace routes,
 	// which would otherwise be read as a trace id.
 	e.GET("/traces/query", methodNotAllowed)
 	e.GET("/traces/ingest", methodNotAllowed)

@@ -239,11 +239,11 @@ var classValues = map[string][]string{"origin": {"custom", "human", "auto"}, "ki
 	"channel": {"api", "sdk", "web", "otlp"}}
 
 // classFlag is the ag.flags key that records one value of origin, kind or
-// channel. The reference stores only is_feedback, is_custom, is_evaluation,
+// channel. The compatible platform stores only is_feedback, is_custom, is_evaluation,
 // is_sdk and is_web, so a play trace read back as adhoc and an otlp one as
 // api; is_play and is_otlp keep those too. The defaults (auto, adhoc, api)
 // are the absence of their field's flags, so a span written by the
-// reference's clients reads the same here.
+// compatible platform's clients reads the same here.
 var classFlag = map[string]map[string]string{
 	"origin":  {"human": "is_feedback", "custom": "is_custom"},
 	"kind":    {"eval": "is_evaluation", "play": "is_play"},
@@ -441,7 +441,7 @@ func (h *Handler) simpleGet(k simpleKind) scopedFunc {
 }
 
 // simpleEdit re-ingests the same ids with the new content, as the
-// reference does (keeping the name and start time, unlike it).
+// compatible platform does (keeping the name and start time, unlike it).
 func (h *Handler) simpleEdit(k simpleKind) scopedFunc {
 	return func(c echo.Context, sc scope.Scope) error {
 		p, ok, err := h.simpleFetch(c, sc, k)

@@ -38,7 +38,7 @@ type MetricSpec struct {
 var specTypes = map[string]bool{"numeric/continuous": true, "numeric/discrete": true, "binary": true,
 	"categorical/single": true, "categorical/multiple": true, "string": true, "json": true, "none": true, "*": true}
 
-// DefaultSpecs are the reference's defaults.
+// DefaultSpecs are the compatible platform's defaults.
 func DefaultSpecs() []MetricSpec {
 	return []MetricSpec{
 		{Type: "numeric/continuous", Path: "attributes.ag.metrics.duration.cumulative"},
@@ -115,7 +115,7 @@ type AnalyticsResult struct {
 
 var fallbackIntervals = []int{1, 5, 15, 30, 60, 180, 360, 720, 1440, 4320, 10080, 20160, 43200}
 
-// maxBuckets bounds the number of buckets, as the reference does.
+// maxBuckets bounds the number of buckets, as the compatible platform does.
 const maxBuckets = 1024
 
 // window applies the defaults: the 30 days ending at the next UTC

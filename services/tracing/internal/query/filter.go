@@ -719,7 +719,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 		}
 		return e, nil
 	case "has", "has_not":
-		// The reference produces no clause for dict operators on attributes;
+		// The compatible platform produces no clause for dict operators on attributes;
 		// we read "has" as "the key exists".
 		e := hasExpr()
 		if op == "has_not" {

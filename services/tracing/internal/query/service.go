@@ -68,7 +68,7 @@ func (w *RawWindowing) Parse(path string) (*Windowing, error) {
 		return nil, invalid(path+".oldest", "oldest (%s) is after newest (%s)", out.Oldest.Format(time.RFC3339Nano), out.Newest.Format(time.RFC3339Nano))
 	}
 	if w.Limit != nil {
-		// The reference clamps 0 or less to 1: a page of one span for a
+		// The compatible platform clamps 0 or less to 1: a page of one span for a
 		// typo. A limit is a positive count.
 		if *w.Limit < 1 {
 			return nil, invalid(path+".limit", "limit must be a positive number of items, got %d", *w.Limit)
