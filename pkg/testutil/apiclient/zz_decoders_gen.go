@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "aaf96aba330217008d6dca6936b055a2c86220ce6210ac15d6205c2180b48202"
+const DocumentSHA256 = "a36bdff883a8ffa5ff6a9accf7d9cd0f1cc5b90bd7ca935bb1bb9b517a76fe60"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
