@@ -365,11 +365,11 @@ func openInference(raw map[string]any, keys []string, ag map[string]any, pad *pa
 }
 
 // oiInput is input.value as the span's inputs, which are stored only as an
-// object (as the compatible platform stores them): JSON that is an object stays one; plain text
-// (input.mime_type text/plain, or text that is not JSON), or JSON that is
-// not an object, is wrapped as {"__default__": v}, the shape the
-// compatible platform's SDK gives a value that is not an object. Before, a chain
-// root's text input was parked in ag.unsupported.
+// object (as the compatible platform stores them): JSON that is an object stays
+// one; plain text (input.mime_type text/plain, or text that is not JSON), or
+// JSON that is not an object, is wrapped as {"__default__": v}, the shape the
+// compatible platform's SDK gives a value that is not an object. Before, a
+// chain root's text input was parked in ag.unsupported.
 func oiInput(v, mime any, pad *padding) any {
 	wrap := func(v any) any {
 		m := pad.obj()

@@ -71,10 +71,11 @@ func acceptsBasic(p string) bool {
 func isAdminPath(p string) bool { return strings.Contains(p+"/", "/admin/") }
 
 // authenticate implements the compatible platform's authentication:
-// "ApiKey <key>" (or a bare key) on every path but the admin ones, "Access <admin key>" only on admin paths,
-// and the same 401 for every failure, before any body is read. A request
-// without an Authorization header but with the console's session cookie is
-// the session's user (sessionScope).
+// "ApiKey <key>" (or a bare key) on every path but the admin ones,
+// "Access <admin key>" only on admin paths, and the same 401 for every
+// failure, before any body is read. A request without an Authorization
+// header but with the console's session cookie is the session's user
+// (sessionScope).
 func authenticate(v Verifier, ws Workspaces, ss *sessions.Service, adminKey string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

@@ -31,13 +31,14 @@
 //
 // References: the entity keys are <e>, <e>_variant and <e>_revision with <e>
 // one of workflow, application or evaluator (one family: they name the same
-// rows), and environment, environment_variant and environment_revision.
-// The Lookup a caller passes resolves them (workflows.Service.EmbedLookup:
-// the retrieve rules of versioned.Service.Resolve, so a bare artifact ref means the
+// rows), and environment, environment_variant and environment_revision. The
+// Lookup a caller passes resolves them (workflows.Service.EmbedLookup: the
+// retrieve rules of versioned.Service.Resolve, so a bare artifact ref means the
 // latest revision of its default variant; with environment refs and a
-// workflow-family ref or a key, the revision deployed there under the
-// key, as RetrieveByEnvironment finds it; environment refs alone name the environment revision itself,
-// whose own data is embedded, as the compatible platform does).
+// workflow-family ref or a key, the revision deployed there under the key, as
+// RetrieveByEnvironment finds it; environment refs alone name the environment
+// revision itself, whose own data is embedded, as the compatible platform
+// does).
 //
 // Selector: "path", a dotted path into the target revision's data (integer
 // segments index lists; none: the whole data, as the compatible platform

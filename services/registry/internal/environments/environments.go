@@ -253,9 +253,9 @@ var Roles = []string{"workflow", "application", "evaluator"}
 
 // rewriteSlugs replaces, in every group, the artifact, variant and revision
 // slugs a client sent with those of the real workflow lineage (as the
-// compatible platform's commit does): a group naming a revision by id with a stale or wrong slug
-// is stored with the true ones. Slugs that were not sent stay absent; a
-// group whose lineage cannot be resolved is kept as sent.
+// compatible platform's commit does): a group naming a revision by id with a
+// stale or wrong slug is stored with the true ones. Slugs that were not sent
+// stay absent; a group whose lineage cannot be resolved is kept as sent.
 func (s *Service) rewriteSlugs(ctx context.Context, sc scope.Scope, refs References) error {
 	for _, g := range refs {
 		for _, e := range Roles {

@@ -154,10 +154,10 @@ func errUnusable(field string, id uuid.UUID, msg string) error {
 
 // Pin resolves every step to its artifact, variant and revision, builds the
 // step keys and mappings a simple evaluation's run gets (the compatible
-// platform's: keys from the slugs, a mapping per testset column and
-// evaluator output), and
-// checks what the steps need: testcases with data, and for a live run a query that keeps to
-// invocations. The first reference at fault is the error.
+// platform's: keys from the slugs, a mapping per testset column and evaluator
+// output), and checks what the steps need: testcases with data, and for a live
+// run a query that keeps to invocations. The first reference at fault is the
+// error.
 func (f Families) Pin(ctx context.Context, sc scope.Scope, src Sources, live bool) (*Pinned, error) {
 	p := &Pinned{}
 	var sourceKeys []string

@@ -25,7 +25,8 @@ type Jobs interface {
 // Config tunes the service.
 type Config struct {
 	// DefaultQueuesForAllRuns gives every run a default queue, not only
-	// runs with a human step (the compatible platform: EVALUATIONS_DEFAULT_QUEUES_FOR_ALL_RUNS).
+	// runs with a human step (the compatible platform's
+	// EVALUATIONS_DEFAULT_QUEUES_FOR_ALL_RUNS).
 	DefaultQueuesForAllRuns bool
 	// MaxLimit bounds every query: a query without a limit, or with a
 	// larger one, returns at most MaxLimit records and a windowing to

@@ -111,8 +111,9 @@ func jsonKind(goKind string) string {
 	}
 }
 
-// ApplyDelta rebuilds a revision's rows from its base rows (columns first,
-// then rows, as the compatible platform applies a delta) and returns new rows; base is not modified.
+// ApplyDelta rebuilds a revision's rows from its base rows (columns first, then
+// rows, as the compatible platform applies a delta) and returns new rows; base
+// is not modified.
 //
 // Column operations apply to base rows only, walking each row's keys in
 // order: removed columns are dropped, renamed columns keep their position

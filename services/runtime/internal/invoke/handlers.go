@@ -265,9 +265,9 @@ func numberOr(v any, def float64) float64 {
 	return def
 }
 
-// hook forwards the call to the revision's URL, as the compatible
-// platform's services dispatcher does: POST <url>/invoke with inputs, parameters and what else
-// was given, under the egress rules; the JSON reply (or its data.outputs
+// hook forwards the call to the revision's URL, as the compatible platform's
+// services dispatcher does: POST <url>/invoke with inputs, parameters and what
+// else was given, under the egress rules; the JSON reply (or its data.outputs
 // when it is an envelope), else the raw text, is the outputs.
 func hook(ctx context.Context, r *run) (any, error) {
 	if r.rev == nil || r.rev.Data.URL == "" {
