@@ -294,11 +294,11 @@ func (r rolled) write(s *Span) {
 }
 
 // CacheHash is the evaluation-cache hash (the compatible platform's derived
-// hash field) a root span with
-// refs and links is stored with, "" when there is none: the evaluation
-// worker computes it before running a cell to find an earlier trace with
-// the same hash, so it must be this very function, over ids normalised as
-// the normaliser stores them (dashed reference ids, hex trace and span ids).
+// hash field) a root span with refs and links is stored with, "" when there is
+// none: the evaluation worker computes it before running a cell to find an
+// earlier trace with the same hash, so it must be this very function, over ids
+// normalised as the normaliser stores them (dashed reference ids, hex trace and
+// span ids).
 func CacheHash(refs []Reference, links []Link) string {
 	refs = slices.Clone(refs)
 	for i, r := range refs {

@@ -1,9 +1,8 @@
-// Package evaluations holds the evaluation records (runs, scenarios,
-// results, metrics, queues, in the compatible platform's shapes) and their
-// use cases: the
-// closed-run guard, the has_* flags, default queues, simple evaluations and
-// simple queues, and the jobs that hand a run to the runtime's
-// workers (pkg/evaljob). Execution itself lives in the runtime.
+// Package evaluations holds the evaluation records (runs, scenarios, results,
+// metrics, queues, in the compatible platform's shapes) and their use cases:
+// the closed-run guard, the has_* flags, default queues, simple evaluations and
+// simple queues, and the jobs that hand a run to the runtime's workers
+// (pkg/evaljob). Execution itself lives in the runtime.
 package evaluations
 
 import (
@@ -124,9 +123,8 @@ type Mapping struct {
 }
 
 // Concurrency bounds a run's execution (the compatible platform's run
-// settings): batch_size
-// cells at once (default 10), max_retries retries of a failed cell,
-// retry_delay seconds between them.
+// settings): batch_size cells at once (default 10), max_retries retries of a
+// failed cell, retry_delay seconds between them.
 type Concurrency struct {
 	BatchSize  *int     `json:"batch_size,omitempty"`
 	MaxRetries *int     `json:"max_retries,omitempty"`

@@ -12,13 +12,13 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 )
 
-// Derive recomputes the flags that follow from the steps, as the
-// compatible platform does: has_queries and has_testsets from query_revision and
+// Derive recomputes the flags that follow from the steps, as the compatible
+// platform does: has_queries and has_testsets from query_revision and
 // testset_revision references, has_traces and has_testcases from the
-// direct-input keys (traces or query-direct, testcases or testset-direct,
-// as a step key or a reference name), has_evaluators from annotation
-// steps and has_custom/human/auto from their origins; is_queue is a human
-// step (its default queue is made active in the same write).
+// direct-input keys (traces or query-direct, testcases or testset-direct, as a
+// step key or a reference name), has_evaluators from annotation steps and
+// has_custom/human/auto from their origins; is_queue is a human step (its
+// default queue is made active in the same write).
 func Derive(f RunFlags, d *RunData) RunFlags {
 	f.HasQueries, f.HasTestsets, f.HasTraces, f.HasTestcases = false, false, false, false
 	f.HasEvaluators, f.HasCustom, f.HasHuman, f.HasAuto = false, false, false, false
