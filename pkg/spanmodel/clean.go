@@ -18,9 +18,9 @@ var (
 	slugRe = regexp.MustCompile(`^[a-zA-Z0-9_\-][a-zA-Z0-9_.\-]*$`)
 )
 
-// clean keeps the parts of the ag subtree that fit the canonical schema
-// (ag.data's keys, ag.metrics, ag.refs and the other documented members) and
-// returns the rest to be parked under ag.unsupported.
+// clean keeps the parts of the ag subtree that fit the canonical schema (type,
+// data, metrics, references, session, user, flags, tags, meta, exception and
+// selector) and returns the rest to be parked under ag.unsupported.
 //
 // It works in place: v is the ag object the normaliser just built (every
 // object in it is its own, un-flattened from the client's attributes), so
