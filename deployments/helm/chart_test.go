@@ -228,7 +228,8 @@ func TestRenderedObjectsMatchTheirSchemas(t *testing.T) {
 	}
 }
 
-// checkShape checks what issue 17 asks of the chart, beyond schema validity.
+// checkShape checks what a production install needs of the chart beyond
+// schema validity: the counts, probes, security contexts and policies below.
 func checkShape(t *testing.T, set string, monitoring bool, objs []object) {
 	count := map[string]int{}
 	byID := map[string]object{}

@@ -74,7 +74,7 @@ func Parse(raw string) (Key, bool) {
 
 // FromAuthorization extracts the raw key from an Authorization header value:
 // "ApiKey <key>", or a bare key without a scheme word (the legacy form the
-// reference platform still accepts). Any other scheme is not an API key.
+// compatible platform still accepts). Any other scheme is not an API key.
 func FromAuthorization(h string) (string, bool) {
 	h = strings.TrimSpace(h)
 	scheme, rest, found := strings.Cut(h, " ")

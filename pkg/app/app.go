@@ -36,7 +36,7 @@ func Usage(w io.Writer, prefix string, cfg any) error {
 }
 
 // Main runs a service. `<binary> env` prints the Markdown table of its
-// variables (the README's configuration section is made from it) and exits.
+// variables (docs/configuration.md is made from it) and exits.
 // Otherwise cfg is loaded from PREFIX_* variables and run is called with a
 // context that is cancelled on SIGINT or SIGTERM, after the shutdown delay
 // (Draining is closed at the signal); run must drain and return.

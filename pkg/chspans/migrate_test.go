@@ -72,7 +72,7 @@ func TestMigrationKeepsOldSpans(t *testing.T) {
 // TestMigrationExpiresFromIngestTime stores spans the old way (expiry from
 // the start day) under migrations 1 and 2, then runs the schema: every row's
 // expiry is now its ingest day (version) plus the retention it was given, so
-// a span dated 2023 and received today is live again (issue 11, point 1).
+// a span dated 2023 and received today is live again.
 // The migration run again, as after an interruption between its table swap
 // and its record, changes nothing more.
 func TestMigrationExpiresFromIngestTime(t *testing.T) {

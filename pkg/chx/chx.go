@@ -1,7 +1,8 @@
 // Package chx connects to ClickHouse and applies embedded migrations.
 //
 // Every statement must run on ClickHouse 18.16 (Debian's package, used by
-// development and CI) and on current releases: see design.md.
+// development and CI) and on current releases: see
+// docs/decisions/0007-sql-for-clickhouse-18-16-and-current-releases.md.
 package chx
 
 import (

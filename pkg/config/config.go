@@ -37,7 +37,7 @@ const usageFormat = `{{range .}}| ` + "`{{usage_key .}}`" + ` | {{usage_default 
 {{end}}`
 
 // Usage writes a Markdown table of every variable cfg reads, with its default
-// and description. The README's configuration section is generated from it
+// and description. docs/configuration.md is generated from it
 // and a test keeps the two in step.
 func Usage(w io.Writer, prefix string, cfg any) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)

@@ -77,7 +77,7 @@ func Message(kind Kind, code, msg string, extra map[string]any) *Error {
 }
 
 // FieldError is one entry of a 422 body, shaped like the validation errors
-// the reference platform returns: loc names the field path.
+// the compatible platform returns: loc names the field path.
 type FieldError struct {
 	Type  string `json:"type"`
 	Loc   []any  `json:"loc"`

@@ -318,7 +318,7 @@ func BindText(c echo.Context, v any) error {
 // every Python client that lists a project holding one breaks: Python's
 // json refuses integers of more than 4,300 digits (ValueError) and a value
 // nested about 1,000 deep exhausts its recursion limit. Far below both,
-// they never refuse what the reference's clients send (their documents
+// they never refuse what the compatible platform's clients send (their documents
 // nest a dozen levels; a float's repr is at most 24 characters).
 const (
 	// MaxJSONDepth is the deepest nesting of objects and arrays in a body,

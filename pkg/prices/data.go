@@ -74,7 +74,7 @@ type Constraint struct {
 }
 
 // ModelPrice is a price set in the data's key order: the order in which
-// the reference sums the parts, kept so that sums agree to the last bit.
+// the compatible platform sums the parts, kept so that sums agree to the last bit.
 type ModelPrice []PriceEntry
 
 // PriceEntry is one price key (e.g. input_mtok) and its value.

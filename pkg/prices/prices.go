@@ -168,7 +168,7 @@ func (t *Table) prepare(p *Provider) error {
 }
 
 // FindProvider is the provider for a provider id or name, else for the API
-// URL, else for the model id, as the reference's findProvider: an id or
+// URL, else for the model id, as the compatible platform's findProvider: an id or
 // name that fits no provider finds none (except "litellm", which goes on).
 func (t *Table) FindProvider(o Options, model string) *Provider {
 	if o.ProviderID != "" {
@@ -264,7 +264,7 @@ func rewriteDates(s string) string {
 			continue
 		}
 		if dt := time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC); dt.Day() != d || int(dt.Month()) != mo {
-			i += 8 // the reference's global regex resumes after a match it leaves unchanged
+			i += 8 // the compatible platform's global regex resumes after a match it leaves unchanged
 			continue
 		}
 		b.WriteString(s[last:i])
@@ -296,7 +296,7 @@ func atoi(s string) int {
 	return n
 }
 
-// Calc prices one call as the reference's calcPrice does; ok is false
+// Calc prices one call as the compatible platform's calcPrice does; ok is false
 // when no provider or model fits. An error means usage the rules cannot
 // price (a part larger than its whole, e.g. more cache reads than input).
 func (t *Table) Calc(u Usage, model string, o Options) (r Result, ok bool, err error) {

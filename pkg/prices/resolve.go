@@ -26,7 +26,7 @@ const maxResolved = 8192
 // no such model gives way to the provider the model id names (an
 // OpenAI-compatible client calling a proxy reports "openai" for a Claude
 // model); a model id with a provider prefix ("openai/gpt-4o") that finds
-// nothing is looked up again as that provider's model, as the reference
+// nothing is looked up again as that provider's model, as the compatible platform
 // does for litellm; and a model no provider could be found for is taken by
 // its exact id from any provider's list (text-embedding-3-small, which
 // OpenAI's model_match does not cover), the model makers' lists first. Answers are

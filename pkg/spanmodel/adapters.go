@@ -8,7 +8,7 @@ import (
 )
 
 // adapt maps the flat attributes of an OTLP span into the ag namespace with
-// the semantic-convention adapters, in the reference's order (OpenLLMetry,
+// the semantic-convention adapters, in the compatible platform's order (OpenLLMetry,
 // OpenInference, OTel gen_ai, Vercel AI, then the span's own ag.* keys,
 // which win). Every non-ag attribute is kept as it is, un-flattened.
 func adapt(raw map[string]any, pad *padding) map[string]any {
@@ -365,11 +365,11 @@ func openInference(raw map[string]any, keys []string, ag map[string]any, pad *pa
 }
 
 // oiInput is input.value as the span's inputs, which are stored only as an
-// object (reference §2.4): JSON that is an object stays one; plain text
-// (input.mime_type text/plain, or text that is not JSON), or JSON that is
-// not an object, is wrapped as {"__default__": v}, the shape the
-// reference's SDK gives a value that is not an object. Before, a chain
-// root's text input was parked in ag.unsupported.
+// object (as the compatible platform stores them): JSON that is an object stays
+// one; plain text (input.mime_type text/plain, or text that is not JSON), or
+// JSON that is not an object, is wrapped as {"__default__": v}, the shape the
+// compatible platform's SDK gives a value that is not an object. Before, a
+// chain root's text input was parked in ag.unsupported.
 func oiInput(v, mime any, pad *padding) any {
 	wrap := func(v any) any {
 		m := pad.obj()
@@ -448,7 +448,7 @@ func genAI(raw map[string]any, keys []string, ag map[string]any) {
 	case op == "invoke_agent" || final:
 		// A PydanticAI agent run carries the whole conversation: what led
 		// up to the last user message is the prompt, the rest the answer.
-		// The split is on the stored roles, as the reference does: a tool
+		// The split is on the stored roles, as the compatible platform does: a tool
 		// result is a "user" message in PydanticAI's format, so the prompt
 		// runs up to the last tool result and the completion is the answer.
 		if list, ok := parseJSON(raw["pydantic_ai.all_messages"]).([]any); ok {

@@ -18,8 +18,9 @@ var (
 	slugRe = regexp.MustCompile(`^[a-zA-Z0-9_\-][a-zA-Z0-9_.\-]*$`)
 )
 
-// clean keeps the parts of the ag subtree that fit the canonical schema
-// (reference §2.4) and returns the rest to be parked under ag.unsupported.
+// clean keeps the parts of the ag subtree that fit the canonical schema (type,
+// data, metrics, references, session, user, flags, tags, meta, exception and
+// selector) and returns the rest to be parked under ag.unsupported.
 //
 // It works in place: v is the ag object the normaliser just built (every
 // object in it is its own, un-flattened from the client's attributes), so
@@ -65,7 +66,7 @@ func clean(v any, a *Arena) (ag, unsupported map[string]any) {
 					}
 					s, ok := tv.(string)
 					if !ok {
-						delete(m, tk) // an invalid value is dropped, as the reference does
+						delete(m, tk) // an invalid value is dropped, as the compatible platform does
 						continue
 					}
 					if low := lower(s); contains(values, low) {
@@ -95,7 +96,7 @@ func clean(v any, a *Arena) (ag, unsupported map[string]any) {
 				case "parameters", "inputs", "internals":
 					if dv == nil {
 						// An explicit null (the SDK's "@ag.type=none:") is an
-						// absent field, as in the reference's dump.
+						// absent field, as in the compatible platform's dump.
 						delete(m, dk)
 						continue
 					}
@@ -154,7 +155,7 @@ func clean(v any, a *Arena) (ag, unsupported map[string]any) {
 			out := map[string]any{}
 			for _, rk := range sortedKeys(m) {
 				if !refKeys[rk] {
-					continue // unknown reference keys are dropped, as the reference does
+					continue // unknown reference keys are dropped, as the compatible platform does
 				}
 				ref, ok := m[rk].(map[string]any)
 				if !ok {

@@ -99,7 +99,7 @@ func TestGoldenTraces(t *testing.T) {
 	}
 }
 
-// Issue 11 point 7, on real AI SDK output: the model calls
+// On real AI SDK output: the model calls
 // (doGenerate, doStream, doEmbed) are chat and embedding spans with their
 // tokens and costs; a wrapper span's usage (ai.generateText, ai.streamText,
 // ai.embed) already sums its model calls, so the root's cumulative tokens

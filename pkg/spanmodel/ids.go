@@ -10,7 +10,7 @@ import (
 )
 
 // TraceID returns s as 32 lowercase hex: it accepts plain hex, 0x-prefixed
-// hex and dashed UUIDs, as the reference does.
+// hex and dashed UUIDs, as the compatible platform does.
 func TraceID(s string) (string, error) {
 	h, err := hexID(s)
 	if err != nil || len(h) != 32 {
@@ -20,7 +20,7 @@ func TraceID(s string) (string, error) {
 }
 
 // SpanID returns s as 16 lowercase hex. A 32-hex (UUID) form is accepted as
-// the reference stores span ids: the 16 hex characters written twice, so the
+// the compatible platform stores span ids: the 16 hex characters written twice, so the
 // first half is the id.
 func SpanID(s string) (string, error) {
 	h, err := hexID(s)

@@ -293,11 +293,12 @@ func (r rolled) write(s *Span) {
 	}
 }
 
-// CacheHash is the evaluation-cache hash (reference §2.5) a root span with
-// refs and links is stored with, "" when there is none: the evaluation
-// worker computes it before running a cell to find an earlier trace with
-// the same hash, so it must be this very function, over ids normalised as
-// the normaliser stores them (dashed reference ids, hex trace and span ids).
+// CacheHash is the evaluation-cache hash (the compatible platform's derived
+// hash field) a root span with refs and links is stored with, "" when there is
+// none: the evaluation worker computes it before running a cell to find an
+// earlier trace with the same hash, so it must be this very function, over ids
+// normalised as the normaliser stores them (dashed reference ids, hex trace and
+// span ids).
 func CacheHash(refs []Reference, links []Link) string {
 	refs = slices.Clone(refs)
 	for i, r := range refs {
@@ -321,7 +322,7 @@ func CacheHash(refs []Reference, links []Link) string {
 }
 
 // hashes is the evaluation-cache hash of a span's references and keyed
-// links: blake2b-128 over the compact sorted JSON, as the reference does.
+// links: blake2b-128 over the compact sorted JSON, as the compatible platform does.
 func hashes(refs []Reference, links []Link) []Hash {
 	if len(refs) == 0 && len(links) == 0 {
 		return nil

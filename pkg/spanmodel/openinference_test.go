@@ -8,9 +8,9 @@ import (
 	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
-// Issue 11 point 8: an OpenInference chain's plain-text input.value is its
+// An OpenInference chain's plain-text input.value is its
 // input (a string stored as {"__default__": text}, the shape the
-// reference's SDK gives a value that is not an object), never parked; and
+// compatible platform's SDK gives a value that is not an object), never parked; and
 // an explicit session.id wins over gen_ai.conversation.id.
 func TestOpenInferencePlainTextInputAndSession(t *testing.T) {
 	s := one(t, spanmodel.Raw{OTLP: true, Attributes: map[string]any{

@@ -1,4 +1,5 @@
-// Package spanmodel is the canonical span of reference §2 and how one is
+// Package spanmodel is the canonical span (the compatible platform's span
+// shape, ag.* namespace included) and how one is
 // made: Raw (a span as a client sent it), Span, the id and time parsers, the
 // attribute tree (Unflatten, Flatten, LeafText), the limits, and the
 // Normalizer that turns spans as clients send them (OTLP or the native JSON
@@ -101,7 +102,8 @@ type Link struct {
 	Attributes           map[string]any
 }
 
-// Reference is an entity reference (spec §2.9).
+// Reference is an entity reference: Key says which entity of the span it is
+// (application, evaluator, …), ID, Slug or Version name it.
 type Reference struct{ Key, ID, Slug, Version string }
 
 // Hash is an evaluation-cache hash of a span's references and links.
@@ -183,7 +185,7 @@ func (n *Normalizer) BatchIn(raws []Raw, a *Arena) (spans []*Span, rejected []Er
 		explicit, _ := get(s.Attributes, "ag.type.trace")
 		switch {
 		case explicit == "annotation" || explicit == "invocation":
-			// Kept: the OTLP client said so (the reference loses it).
+			// Kept: the OTLP client said so (the compatible platform loses it).
 			s.TraceType = explicit.(string)
 		case annotation[s.TraceID]:
 			s.TraceType = "annotation"
@@ -388,7 +390,7 @@ func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) erro
 	}
 	if v, ok := get(unsupported, "agent.id"); ok {
 		// ag.agent is not part of the canonical schema, but the OTel agent id
-		// is worth a column (the reference loses it).
+		// is worth a column (the compatible platform loses it).
 		s.AgentID = LeafText(v)
 	}
 
@@ -415,7 +417,7 @@ func (n *Normalizer) derive(s *Span, r Raw, ag, unsupported map[string]any) erro
 		metrics["errors"] = map[string]any{"incremental": float64(exceptions)}
 	}
 	if last != nil {
-		// Stored, unlike the reference, which computes it and drops it.
+		// Stored, unlike the compatible platform, which computes it and drops it.
 		exc := map[string]any{}
 		for _, k := range []string{"type", "message", "stacktrace", "escaped"} {
 			if v, ok := get(last.Attributes, "exception."+k); ok {

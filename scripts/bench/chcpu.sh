@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ClickHouse CPU per inserted span row (issue 16, point 5): a private
+# ClickHouse CPU per inserted span row (docs/benchmarks.md): a private
 # clickhouse-server (the binary scripts/deps.sh runs, its own data directory
 # and ports, nothing else connected to it), the span schema applied by
 # loadgen -migrate, then loadgen -raw: the rows the pipeline stores (a loadgen

@@ -1,7 +1,7 @@
 //go:build ignore
 
 // Deployed-configuration poll load script: external runtimes retrieve the
-// revision an environment deploys on every request (spec §2.5). This
+// revision an environment deploys on every request. This
 // provisions an account (seeded with development/staging/production),
 // creates and deploys an application, then polls
 // POST /api/applications/revisions/retrieve {environment_ref, key} through

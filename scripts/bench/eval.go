@@ -1,6 +1,6 @@
 //go:build ignore
 
-// Evaluation load script (issue 14, target: 1,000 testcases × 1 application
+// Evaluation load script (target: 1,000 testcases × 1 application
 // × 3 built-in evaluators finish in under 30 s on a 2-core machine with
 // everything co-located). It starts an instantly answering OpenAI-compatible
 // model server in this process, stores it as the project's custom provider,

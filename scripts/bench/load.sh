@@ -4,15 +4,15 @@
 # Starts a private NATS and its own tracing and writer on spare ports against
 # the ClickHouse that scripts/deps.sh runs (database bench_<pid>, dropped at
 # the end), then runs services/tracing/cmd/loadgen:
-#   1. as fast as it can (sustained end-to-end spans/s, issue 16 point 1),
-#   2. at 10,000 spans/s (ingest p99 and freshness, point 4),
-#   3. at 30,000 spans/s (freshness p99, point 4),
+#   1. as fast as it can (sustained end-to-end spans/s),
+#   2. at 10,000 spans/s (ingest p99 and freshness),
+#   3. at 30,000 spans/s (freshness p99),
 #   4. 512-span requests one at a time at 20,000 spans/s, as an SDK's batch
-#      exporter sends them (request latency p50/p99, point 2),
-#   5. bytes per span on disk of what runs 1-4 stored (point 5),
+#      exporter sends them (request latency p50/p99),
+#   5. bytes per span on disk of what runs 1-4 stored,
 #   6. raw ClickHouse inserts of the same rows (the ceiling), and the CPU a
 #      private ClickHouse server spends per row of them, 20,000 rows per
-#      insert, merges included (scripts/bench/chcpu.sh; point 5),
+#      insert, merges included (scripts/bench/chcpu.sh),
 #   7. the compatible platform's span path re-created in the PostgreSQL of
 #      scripts/deps.sh (loadgen -pg: 18-index table, 50-span transactions
 #      of per-row upserts, 2 writers, the same spans) and the ratio of run 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Overload (issue 16, point 6): at twice the sustainable rate, ingest must
+# Overload: at twice the sustainable rate, ingest must
 # answer 429 or 503 with Retry-After (never a time-out), keep its memory
 # bounded, and lose no accepted span. Same pipeline as load.sh (private
 # NATS, tracing and writer against the ClickHouse of scripts/deps.sh,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Query speed with 10 million spans stored (issue 5 point 7): trace by id
+# Query speed with 10 million spans stored: trace by id
 # (target < 50 ms) and a one-day filtered span query (target < 300 ms),
 # measured through the tracing API on this machine.
 # Starts a private NATS and its own tracing (which creates the schema) on a

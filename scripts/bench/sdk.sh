@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One standard OpenTelemetry SDK exporter process against tracing's OTLP
-# ports (issue 16, point 2; target: >= 20,000 spans/s, an export of 512
+# ports (target: >= 20,000 spans/s, an export of 512
 # spans answered in <= 25 ms p50 and <= 60 ms p99, the two transports within
 # 10 % of each other). Same pipeline as load.sh (private NATS, tracing and
 # writer against the ClickHouse of scripts/deps.sh, database benchsdk_<pid>,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bytes per span on disk of the spans table of one ClickHouse database
-# (issue 16, point 5), from the active parts: compressed column data, all
+# (docs/benchmarks.md), from the active parts: compressed column data, all
 # files of the parts (marks, primary index, checksums too), and the
 # uncompressed size; then the five columns that take the most. load.sh runs
 # it on its private database after runs 1 and 2, next to the compatible

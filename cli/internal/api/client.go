@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// Exit codes, documented in the README's CLI section.
+// Exit codes, documented in docs/cli.md.
 const (
 	ExitError       = 1 // anything else: a 4xx/5xx answer, a bad file
 	ExitUsage       = 2 // bad flags or arguments

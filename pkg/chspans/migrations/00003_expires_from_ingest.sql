@@ -1,6 +1,6 @@
 -- +goose Up
--- Retention counts from ingest time, not from a span's own start time
--- (issue 11): expires was the start day plus the project's retention, so a
+-- Retention counts from ingest time, not from a span's own start time:
+-- expires was the start day plus the project's retention, so a
 -- span dated before the retention (a backfill, a replay, a fixture with a
 -- fixed timestamp) was acknowledged, hidden from every read at once and
 -- dropped by the next retention run. The writer now computes expires from

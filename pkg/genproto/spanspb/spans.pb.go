@@ -98,7 +98,7 @@ func (x *SpanBatch) GetSpans() []*Span {
 	return nil
 }
 
-// Span is a normalised span (reference §2.1). Attributes are the nested JSON
+// Span is a normalised span (pkg/spanmodel.Span). Attributes are the nested JSON
 // object; attr_keys/attr_values are the same leaves flattened to dotted paths,
 // which is what the filter language queries (ClickHouse 18.16 has no JSON
 // path functions).

@@ -1998,9 +1998,10 @@ type Invoker interface {
 	// custom). Every step is pinned to its artifact, variant and revision; the run is created pending, its
 	// default queue reconciled, then started (active, running) with a run job for the workers, unless
 	// data.status is running (the client drives the loop). An unsupported topology answers the run failed,
-	// closed and inactive with the reason under meta.error. Unlike the reference, a step that cannot be
-	// resolved is a 404 (or a 422 when it cannot run: an empty testset, a testcase without data, a live
-	// query without trace_type is invocation at its top level) naming data._steps and the revision id.
+	// closed and inactive with the reason under meta.error. Unlike the compatible platform, a step that
+	// cannot be resolved is a 404 (or a 422 when it cannot run: an empty testset, a testcase without data,
+	// a live query without trace_type is invocation at its top level) naming data._steps and the revision
+	// id.
 	//
 	// POST /api/simple/evaluations
 	PostSimpleEvaluations(ctx context.Context, request OptPostSimpleEvaluationsReq) (PostSimpleEvaluationsRes, error)
@@ -2155,9 +2156,9 @@ type Invoker interface {
 	// is_sequential}}}} → {count, queue:{id, run_id, status, data}}; queries and testsets are accepted
 	// as a list of revision ids or an {id: origin} object, and answered as a list of revision ids;
 	// data.kind is always answered, and tags only when not empty. List-form evaluators are human; at least
-	// one human evaluator is required (a 422 naming data.evaluators, where the reference answers count 0).
-	// assignments holds one list of user ids per repeat. Queues over queries or testsets get a run job;
-	// traces and testcases queues wait for their items.
+	// one human evaluator is required (a 422 naming data.evaluators, where the compatible platform answers
+	// count 0). assignments holds one list of user ids per repeat. Queues over queries or testsets get a
+	// run job; traces and testcases queues wait for their items.
 	//
 	// POST /api/simple/queues
 	PostSimpleQueues(ctx context.Context, request OptPostSimpleQueuesReq) (PostSimpleQueuesRes, error)
@@ -2484,8 +2485,8 @@ type Invoker interface {
 	//
 	// {focus, format, oldest, newest, limit, rate, filter}; filter is a Filtering object or its JSON text.
 	// An invalid filter is a 400 naming the condition. The same keys may come as query parameters (the
-	// body wins). An unknown key is a 400 naming it (the reference ignores the whole body then and returns
-	// unfiltered data).
+	// body wins). An unknown key is a 400 naming it (the compatible platform ignores the whole body then
+	// and returns unfiltered data).
 	//
 	// POST /api/tracing/spans/query
 	PostTracingSpansQuery(ctx context.Context, request OptLegacyQuery) (PostTracingSpansQueryRes, error)
@@ -2497,7 +2498,7 @@ type Invoker interface {
 	PostTracingTraces(ctx context.Context, request OptSpansIngest) (PostTracingTracesRes, error)
 	// PostTracingTracesQuery invokes postTracingTracesQuery operation.
 	//
-	// Spec §4.4: the same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
+	// The same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
 	// traces:[Trace], windowing?}; limit counts traces. With query_ref, query_variant_ref or
 	// query_revision_ref the saved query (registry) supplies filtering and windowing; the request may
 	// override only limit and next. A saved focus that contradicts the endpoint is a 409; a ref that
@@ -2667,7 +2668,10 @@ type Invoker interface {
 	PostWorkspacesByIdRoles(ctx context.Context, request *CompatRoleRequest, params PostWorkspacesByIdRolesParams) (PostWorkspacesByIdRolesRes, error)
 	// PutApplicationsById invokes putApplicationsById operation.
 	//
-	// Body {application: {id, ...}}; see the reference for which fields change.
+	// Body {application: {id, ...}}; which fields change depends on the family: workflows, applications
+	// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/applications/{id}
 	PutApplicationsById(ctx context.Context, request OptPutApplicationsByIdReq, params PutApplicationsByIdParams) (PutApplicationsByIdRes, error)
@@ -2685,7 +2689,10 @@ type Invoker interface {
 	PutApplicationsVariantsById(ctx context.Context, request OptPutApplicationsVariantsByIdReq, params PutApplicationsVariantsByIdParams) (PutApplicationsVariantsByIdRes, error)
 	// PutEnvironmentsById invokes putEnvironmentsById operation.
 	//
-	// Body {environment: {id, ...}}; see the reference for which fields change.
+	// Body {environment: {id, ...}}; which fields change depends on the family: workflows, applications
+	// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/environments/{id}
 	PutEnvironmentsById(ctx context.Context, request OptPutEnvironmentsByIdReq, params PutEnvironmentsByIdParams) (PutEnvironmentsByIdRes, error)
@@ -2724,7 +2731,10 @@ type Invoker interface {
 	PutEvaluationsResults(ctx context.Context, request OptPutEvaluationsResultsReq) (PutEvaluationsResultsRes, error)
 	// PutEvaluatorsById invokes putEvaluatorsById operation.
 	//
-	// Body {evaluator: {id, ...}}; see the reference for which fields change.
+	// Body {evaluator: {id, ...}}; which fields change depends on the family: workflows, applications and
+	// evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/evaluators/{id}
 	PutEvaluatorsById(ctx context.Context, request OptPutEvaluatorsByIdReq, params PutEvaluatorsByIdParams) (PutEvaluatorsByIdRes, error)
@@ -2781,7 +2791,10 @@ type Invoker interface {
 	PutProjectsByIdMembersByUserId(ctx context.Context, request *RoleRequest, params PutProjectsByIdMembersByUserIdParams) (PutProjectsByIdMembersByUserIdRes, error)
 	// PutQueriesById invokes putQueriesById operation.
 	//
-	// Body {query: {id, ...}}; see the reference for which fields change.
+	// Body {query: {id, ...}}; which fields change depends on the family: workflows, applications and
+	// evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/queries/{id}
 	PutQueriesById(ctx context.Context, request OptPutQueriesByIdReq, params PutQueriesByIdParams) (PutQueriesByIdRes, error)
@@ -2808,25 +2821,37 @@ type Invoker interface {
 	PutSecretsById(ctx context.Context, request OptSecretBody, params PutSecretsByIdParams) (PutSecretsByIdRes, error)
 	// PutSimpleApplicationsById invokes putSimpleApplicationsById operation.
 	//
-	// Body {application: {id, ...}}; see the reference for which fields change.
+	// Body {application: {id, ...}}; which fields change depends on the family: workflows, applications
+	// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/simple/applications/{id}
 	PutSimpleApplicationsById(ctx context.Context, request OptPutSimpleApplicationsByIdReq, params PutSimpleApplicationsByIdParams) (PutSimpleApplicationsByIdRes, error)
 	// PutSimpleEnvironmentsById invokes putSimpleEnvironmentsById operation.
 	//
-	// Body {environment: {id, ...}}; see the reference for which fields change.
+	// Body {environment: {id, ...}}; which fields change depends on the family: workflows, applications
+	// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/simple/environments/{id}
 	PutSimpleEnvironmentsById(ctx context.Context, request OptPutSimpleEnvironmentsByIdReq, params PutSimpleEnvironmentsByIdParams) (PutSimpleEnvironmentsByIdRes, error)
 	// PutSimpleEvaluatorsById invokes putSimpleEvaluatorsById operation.
 	//
-	// Body {evaluator: {id, ...}}; see the reference for which fields change.
+	// Body {evaluator: {id, ...}}; which fields change depends on the family: workflows, applications and
+	// evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/simple/evaluators/{id}
 	PutSimpleEvaluatorsById(ctx context.Context, request OptPutSimpleEvaluatorsByIdReq, params PutSimpleEvaluatorsByIdParams) (PutSimpleEvaluatorsByIdRes, error)
 	// PutSimpleQueriesById invokes putSimpleQueriesById operation.
 	//
-	// Body {query: {id, ...}}; see the reference for which fields change.
+	// Body {query: {id, ...}}; which fields change depends on the family: workflows, applications and
+	// evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/simple/queries/{id}
 	PutSimpleQueriesById(ctx context.Context, request OptPutSimpleQueriesByIdReq, params PutSimpleQueriesByIdParams) (PutSimpleQueriesByIdRes, error)
@@ -2838,7 +2863,10 @@ type Invoker interface {
 	PutSimpleTestsetsById(ctx context.Context, request OptPutSimpleTestsetsByIdReq, params PutSimpleTestsetsByIdParams) (PutSimpleTestsetsByIdRes, error)
 	// PutSimpleWorkflowsById invokes putSimpleWorkflowsById operation.
 	//
-	// Body {workflow: {id, ...}}; see the reference for which fields change.
+	// Body {workflow: {id, ...}}; which fields change depends on the family: workflows, applications and
+	// evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/simple/workflows/{id}
 	PutSimpleWorkflowsById(ctx context.Context, request OptPutSimpleWorkflowsByIdReq, params PutSimpleWorkflowsByIdParams) (PutSimpleWorkflowsByIdRes, error)
@@ -2875,7 +2903,10 @@ type Invoker interface {
 	PutTracingTracesById(ctx context.Context, request OptSpansIngest, params PutTracingTracesByIdParams) (PutTracingTracesByIdRes, error)
 	// PutWorkflowsById invokes putWorkflowsById operation.
 	//
-	// Body {workflow: {id, ...}}; see the reference for which fields change.
+	// Body {workflow: {id, ...}}; which fields change depends on the family: workflows, applications and
+	// evaluators change only the fields sent (applications and evaluators always replace flags, so
+	// omitting them clears them); testsets, environments and queries replace name, description, flags,
+	// tags and meta whole (an omitted field becomes null).
 	//
 	// PUT /api/workflows/{id}
 	PutWorkflowsById(ctx context.Context, request OptPutWorkflowsByIdReq, params PutWorkflowsByIdParams) (PutWorkflowsByIdRes, error)
@@ -27811,9 +27842,10 @@ func (c *Client) sendPostSimpleEnvironmentsQuery(ctx context.Context, request Op
 // custom). Every step is pinned to its artifact, variant and revision; the run is created pending, its
 // default queue reconciled, then started (active, running) with a run job for the workers, unless
 // data.status is running (the client drives the loop). An unsupported topology answers the run failed,
-// closed and inactive with the reason under meta.error. Unlike the reference, a step that cannot be
-// resolved is a 404 (or a 422 when it cannot run: an empty testset, a testcase without data, a live
-// query without trace_type is invocation at its top level) naming data._steps and the revision id.
+// closed and inactive with the reason under meta.error. Unlike the compatible platform, a step that
+// cannot be resolved is a 404 (or a 422 when it cannot run: an empty testset, a testcase without data,
+// a live query without trace_type is invocation at its top level) naming data._steps and the revision
+// id.
 //
 // POST /api/simple/evaluations
 func (c *Client) PostSimpleEvaluations(ctx context.Context, request OptPostSimpleEvaluationsReq) (PostSimpleEvaluationsRes, error) {
@@ -30038,9 +30070,9 @@ func (c *Client) sendPostSimpleQueriesQuery(ctx context.Context, request OptPost
 // is_sequential}}}} → {count, queue:{id, run_id, status, data}}; queries and testsets are accepted
 // as a list of revision ids or an {id: origin} object, and answered as a list of revision ids;
 // data.kind is always answered, and tags only when not empty. List-form evaluators are human; at least
-// one human evaluator is required (a 422 naming data.evaluators, where the reference answers count 0).
-// assignments holds one list of user ids per repeat. Queues over queries or testsets get a run job;
-// traces and testcases queues wait for their items.
+// one human evaluator is required (a 422 naming data.evaluators, where the compatible platform answers
+// count 0). assignments holds one list of user ids per repeat. Queues over queries or testsets get a
+// run job; traces and testcases queues wait for their items.
 //
 // POST /api/simple/queues
 func (c *Client) PostSimpleQueues(ctx context.Context, request OptPostSimpleQueuesReq) (PostSimpleQueuesRes, error) {
@@ -34231,8 +34263,8 @@ func (c *Client) sendPostTracingSpansIngest(ctx context.Context, request OptSpan
 //
 // {focus, format, oldest, newest, limit, rate, filter}; filter is a Filtering object or its JSON text.
 // An invalid filter is a 400 naming the condition. The same keys may come as query parameters (the
-// body wins). An unknown key is a 400 naming it (the reference ignores the whole body then and returns
-// unfiltered data).
+// body wins). An unknown key is a 400 naming it (the compatible platform ignores the whole body then
+// and returns unfiltered data).
 //
 // POST /api/tracing/spans/query
 func (c *Client) PostTracingSpansQuery(ctx context.Context, request OptLegacyQuery) (PostTracingSpansQueryRes, error) {
@@ -34390,7 +34422,7 @@ func (c *Client) sendPostTracingTraces(ctx context.Context, request OptSpansInge
 
 // PostTracingTracesQuery invokes postTracingTracesQuery operation.
 //
-// Spec §4.4: the same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
+// The same body and answer as POST /api/traces/query. {filtering?, windowing?} → {count,
 // traces:[Trace], windowing?}; limit counts traces. With query_ref, query_variant_ref or
 // query_revision_ref the saved query (registry) supplies filtering and windowing; the request may
 // override only limit and next. A saved focus that contradicts the endpoint is a 409; a ref that
@@ -36554,7 +36586,10 @@ func (c *Client) sendPostWorkspacesByIdRoles(ctx context.Context, request *Compa
 
 // PutApplicationsById invokes putApplicationsById operation.
 //
-// Body {application: {id, ...}}; see the reference for which fields change.
+// Body {application: {id, ...}}; which fields change depends on the family: workflows, applications
+// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/applications/{id}
 func (c *Client) PutApplicationsById(ctx context.Context, request OptPutApplicationsByIdReq, params PutApplicationsByIdParams) (PutApplicationsByIdRes, error) {
@@ -36845,7 +36880,10 @@ func (c *Client) sendPutApplicationsVariantsById(ctx context.Context, request Op
 
 // PutEnvironmentsById invokes putEnvironmentsById operation.
 //
-// Body {environment: {id, ...}}; see the reference for which fields change.
+// Body {environment: {id, ...}}; which fields change depends on the family: workflows, applications
+// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/environments/{id}
 func (c *Client) PutEnvironmentsById(ctx context.Context, request OptPutEnvironmentsByIdReq, params PutEnvironmentsByIdParams) (PutEnvironmentsByIdRes, error) {
@@ -37303,7 +37341,10 @@ func (c *Client) sendPutEvaluationsResults(ctx context.Context, request OptPutEv
 
 // PutEvaluatorsById invokes putEvaluatorsById operation.
 //
-// Body {evaluator: {id, ...}}; see the reference for which fields change.
+// Body {evaluator: {id, ...}}; which fields change depends on the family: workflows, applications and
+// evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/evaluators/{id}
 func (c *Client) PutEvaluatorsById(ctx context.Context, request OptPutEvaluatorsByIdReq, params PutEvaluatorsByIdParams) (PutEvaluatorsByIdRes, error) {
@@ -38108,7 +38149,10 @@ func (c *Client) sendPutProjectsByIdMembersByUserId(ctx context.Context, request
 
 // PutQueriesById invokes putQueriesById operation.
 //
-// Body {query: {id, ...}}; see the reference for which fields change.
+// Body {query: {id, ...}}; which fields change depends on the family: workflows, applications and
+// evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/queries/{id}
 func (c *Client) PutQueriesById(ctx context.Context, request OptPutQueriesByIdReq, params PutQueriesByIdParams) (PutQueriesByIdRes, error) {
@@ -38499,7 +38543,10 @@ func (c *Client) sendPutSecretsById(ctx context.Context, request OptSecretBody, 
 
 // PutSimpleApplicationsById invokes putSimpleApplicationsById operation.
 //
-// Body {application: {id, ...}}; see the reference for which fields change.
+// Body {application: {id, ...}}; which fields change depends on the family: workflows, applications
+// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/simple/applications/{id}
 func (c *Client) PutSimpleApplicationsById(ctx context.Context, request OptPutSimpleApplicationsByIdReq, params PutSimpleApplicationsByIdParams) (PutSimpleApplicationsByIdRes, error) {
@@ -38596,7 +38643,10 @@ func (c *Client) sendPutSimpleApplicationsById(ctx context.Context, request OptP
 
 // PutSimpleEnvironmentsById invokes putSimpleEnvironmentsById operation.
 //
-// Body {environment: {id, ...}}; see the reference for which fields change.
+// Body {environment: {id, ...}}; which fields change depends on the family: workflows, applications
+// and evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/simple/environments/{id}
 func (c *Client) PutSimpleEnvironmentsById(ctx context.Context, request OptPutSimpleEnvironmentsByIdReq, params PutSimpleEnvironmentsByIdParams) (PutSimpleEnvironmentsByIdRes, error) {
@@ -38693,7 +38743,10 @@ func (c *Client) sendPutSimpleEnvironmentsById(ctx context.Context, request OptP
 
 // PutSimpleEvaluatorsById invokes putSimpleEvaluatorsById operation.
 //
-// Body {evaluator: {id, ...}}; see the reference for which fields change.
+// Body {evaluator: {id, ...}}; which fields change depends on the family: workflows, applications and
+// evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/simple/evaluators/{id}
 func (c *Client) PutSimpleEvaluatorsById(ctx context.Context, request OptPutSimpleEvaluatorsByIdReq, params PutSimpleEvaluatorsByIdParams) (PutSimpleEvaluatorsByIdRes, error) {
@@ -38790,7 +38843,10 @@ func (c *Client) sendPutSimpleEvaluatorsById(ctx context.Context, request OptPut
 
 // PutSimpleQueriesById invokes putSimpleQueriesById operation.
 //
-// Body {query: {id, ...}}; see the reference for which fields change.
+// Body {query: {id, ...}}; which fields change depends on the family: workflows, applications and
+// evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/simple/queries/{id}
 func (c *Client) PutSimpleQueriesById(ctx context.Context, request OptPutSimpleQueriesByIdReq, params PutSimpleQueriesByIdParams) (PutSimpleQueriesByIdRes, error) {
@@ -38984,7 +39040,10 @@ func (c *Client) sendPutSimpleTestsetsById(ctx context.Context, request OptPutSi
 
 // PutSimpleWorkflowsById invokes putSimpleWorkflowsById operation.
 //
-// Body {workflow: {id, ...}}; see the reference for which fields change.
+// Body {workflow: {id, ...}}; which fields change depends on the family: workflows, applications and
+// evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/simple/workflows/{id}
 func (c *Client) PutSimpleWorkflowsById(ctx context.Context, request OptPutSimpleWorkflowsByIdReq, params PutSimpleWorkflowsByIdParams) (PutSimpleWorkflowsByIdRes, error) {
@@ -39567,7 +39626,10 @@ func (c *Client) sendPutTracingTracesById(ctx context.Context, request OptSpansI
 
 // PutWorkflowsById invokes putWorkflowsById operation.
 //
-// Body {workflow: {id, ...}}; see the reference for which fields change.
+// Body {workflow: {id, ...}}; which fields change depends on the family: workflows, applications and
+// evaluators change only the fields sent (applications and evaluators always replace flags, so
+// omitting them clears them); testsets, environments and queries replace name, description, flags,
+// tags and meta whole (an omitted field becomes null).
 //
 // PUT /api/workflows/{id}
 func (c *Client) PutWorkflowsById(ctx context.Context, request OptPutWorkflowsByIdReq, params PutWorkflowsByIdParams) (PutWorkflowsByIdRes, error) {

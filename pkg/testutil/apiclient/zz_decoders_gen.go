@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "d0f475f2446ddccc51aa9e191eea84a4dcaa148ee0c28f12417e3f002e55d1ff"
+const DocumentSHA256 = "a36bdff883a8ffa5ff6a9accf7d9cd0f1cc5b90bd7ca935bb1bb9b517a76fe60"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

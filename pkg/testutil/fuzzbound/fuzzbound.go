@@ -4,7 +4,8 @@
 // too) must stay within PerByte×len(input)+Fixed, and the live heap must
 // stay under a hard cap. Over the cap the process panics at once, so the
 // fuzzer records the input as a crasher instead of the kernel killing a
-// process that grows quadratically (issue 12 saw 22 GB from one 794 KB body).
+// process that grows quadratically (one such parser took 22 GB for a 794 KB
+// body).
 //
 // Allocation volume, not wall time, is the measure: it is deterministic
 // enough to assert on and grows with the square of the input exactly when

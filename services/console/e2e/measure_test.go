@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// MaxInitialJS is the budget of issue 15 point 12: the JavaScript a first
-// visit loads before any lazy page, gzipped.
+// MaxInitialJS is the budget of the JavaScript a first visit loads before
+// any lazy page, gzipped: what a first visit over a slow link can afford.
 const MaxInitialJS = 300 * 1024
 
 // initialScripts returns the scripts index.html loads at once: its module
@@ -105,7 +105,7 @@ func measure(t *testing.T, env *Env, ctx context.Context, path string, reload bo
 
 // TestFirstPageInteractive: the sign-in page, loaded cold (empty cache)
 // and again (cached assets), is interactive and loaded in under 1 s on
-// loopback (issue 15 point 12). The figures are in the test log.
+// loopback. The figures are in the test log (docs/benchmarks.md reports them).
 func TestFirstPageInteractive(t *testing.T) {
 	env := Start(t)
 	ctx := env.Browser(t)

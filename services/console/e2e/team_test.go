@@ -8,7 +8,7 @@ import (
 	"github.com/assayhq/assay/services/console/e2e"
 )
 
-// TestTeamSettings (issue 18, point 6): an owner invites someone to the
+// TestTeamSettings: an owner invites someone to the
 // workspace from settings, sees the members of the project with their roles
 // and finds both changes in the audit log, marked as made from the console.
 func TestTeamSettings(t *testing.T) {

@@ -2,7 +2,7 @@
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 
-// The console is served under /console/ by the gateway (see CONTRACT: the gateway treats
+// The console is served under /console/ by the gateway (the gateway treats
 // /traces and /api/traces as the same API path, so SPA routes at the root would collide).
 export default defineConfig({
   base: "/console/",

@@ -1,7 +1,7 @@
 -- +goose Up
 -- One set of git tables serves every versioned family (testset, workflow,
 -- environment, query): the family column keeps their slug namespaces apart,
--- exactly as the reference's per-family tables do, without four copies of
+-- exactly as the compatible platform's per-family tables do, without four copies of
 -- the same schema. project_id leads every key and index.
 CREATE TABLE artifacts (
     project_id    uuid        NOT NULL,

@@ -1,5 +1,5 @@
 -- +goose Up
--- Evaluation records (reference §4.2): runs, their scenarios, result cells,
+-- Evaluation records (docs/decisions/0006): runs, their scenarios, result cells,
 -- metrics and annotation queues. project_id leads every key and index, and
 -- every child refers to its run (and scenario) through keys that include
 -- the project, so a row can never point into another project. Deleting a

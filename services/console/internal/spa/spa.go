@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-// Cache-Control values; the README's console section names them.
+// Cache-Control values; docs/console.md names them.
 const (
 	CacheImmutable  = "public, max-age=31536000, immutable"
 	CacheRevalidate = "no-cache"

@@ -19,7 +19,7 @@ import (
 	"github.com/assayhq/assay/pkg/roles"
 )
 
-// Options are the provisioning switches of the reference admin API. A nil
+// Options are the provisioning switches of the compatible platform's admin API. A nil
 // field takes its default.
 type Options struct {
 	DryRun           *bool   `json:"dry_run,omitempty"`
@@ -351,8 +351,8 @@ func (s *Service) undo(list []*Account, cause error) error {
 }
 
 // Limits on the text an account stores, in characters (metadata: bytes of
-// its JSON), checked before anything is written; the README's gateway
-// section lists them. Emails and identity subjects are indexed, so their
+// its JSON), checked before anything is written; docs/operations.md lists
+// them. Emails and identity subjects are indexed, so their
 // bound also keeps index rows under PostgreSQL's maximum.
 const (
 	MaxEmail    = 320

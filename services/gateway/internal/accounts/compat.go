@@ -13,11 +13,11 @@ import (
 	"github.com/assayhq/assay/pkg/roles"
 )
 
-// The use cases behind the compatible platform's team routes (README
-// "Teams"): its web frontend names members by email rather than by user
-// id and sees a workspace's whole team, pending invitations included. Each
-// one maps onto the use cases of teams.go and invitations.go, so the same
-// role checks apply whichever route a client calls.
+// The use cases behind the compatible platform's team routes
+// (docs/reference/gateway.md, teams): its web frontend names members by email
+// rather than by user id and sees a workspace's whole team, pending invitations
+// included. Each one maps onto the use cases of teams.go and invitations.go, so
+// the same role checks apply whichever route a client calls.
 
 // DefaultOrgFlags are the flags an organization reads as until a client
 // sets them. The gateway stores them and does not act on them: sign-in

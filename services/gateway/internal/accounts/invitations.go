@@ -52,7 +52,7 @@ type Mailer interface {
 // the email's owner only, or an inviter could create and hold the account
 // of any address. A relay that failed is retried by resending. Without a
 // relay the inviter gets the link to pass on (the deployment has no way
-// to prove who owns an email; README "Teams").
+// to prove who owns an email; docs/reference/gateway.md, teams).
 func (s *Service) mail(ctx context.Context, out IssuedInvitation) IssuedInvitation {
 	if s.Mailer != nil {
 		out.Emailed = s.Mailer.SendInvitation(ctx, out.Invitation, out.AcceptURL) == nil

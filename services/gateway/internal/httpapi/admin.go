@@ -26,7 +26,8 @@ type deleteRequest struct {
 	Confirm *string `json:"confirm"`
 }
 
-// Response records, shaped as reference §8.1; nil fields are omitted.
+// Response records, shaped as the compatible platform's account
+// provisioning answers them; nil fields are omitted.
 type (
 	userOut struct {
 		ID        uuid.UUID      `json:"id"`

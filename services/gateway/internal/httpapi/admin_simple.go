@@ -47,7 +47,7 @@ type (
 	}
 	// The per-entity bodies take the entity's fields flat (ours) or
 	// nested under its key as in the provisioning request of the
-	// compatible admin API ({"organization": {...}}, reference §8.1); the
+	// compatible admin API ({"organization": {...}}); the
 	// nested object wins. The answers carry the entity under its key and,
 	// as the provisioning answer does, in the keyed collection
 	// (organizations.org, workspaces.wrk, projects.prj).

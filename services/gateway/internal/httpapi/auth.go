@@ -70,11 +70,12 @@ func acceptsBasic(p string) bool {
 // isAdminPath: the Access scheme is accepted only on paths under /admin/.
 func isAdminPath(p string) bool { return strings.Contains(p+"/", "/admin/") }
 
-// authenticate implements reference §0.2: "ApiKey <key>" (or a bare key) on
-// every path but the admin ones, "Access <admin key>" only on admin paths,
-// and the same 401 for every failure, before any body is read. A request
-// without an Authorization header but with the console's session cookie is
-// the session's user (sessionScope).
+// authenticate implements the compatible platform's authentication:
+// "ApiKey <key>" (or a bare key) on every path but the admin ones,
+// "Access <admin key>" only on admin paths, and the same 401 for every
+// failure, before any body is read. A request without an Authorization
+// header but with the console's session cookie is the session's user
+// (sessionScope).
 func authenticate(v Verifier, ws Workspaces, ss *sessions.Service, adminKey string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -146,8 +147,8 @@ func authenticate(v Verifier, ws Workspaces, ss *sessions.Service, adminKey stri
 	}
 }
 
-// sessionScope authenticates a request by its session cookie (CONTRACT.md
-// "Sessions"): a live session, the CSRF token on unsafe methods, and the
+// sessionScope authenticates a request by its session cookie (docs/console.md,
+// signing in): a live session, the CSRF token on unsafe methods, and the
 // project named by project_id (else the user's oldest) with the user's
 // role there.
 func sessionScope(c echo.Context, ss *sessions.Service, ws Workspaces, token string) (scope.Scope, error) {

@@ -44,7 +44,8 @@ func TestEveryRouteHasARule(t *testing.T) {
 	}
 }
 
-// TestTableChoices pins the rules the brief spells out.
+// TestTableChoices pins the table's deliberate choices, route by route: the
+// permission each needs and the action it audits.
 func TestTableChoices(t *testing.T) {
 	for _, c := range []struct{ method, path, perm, audit string }{
 		{"GET", "/testsets/abc", "read", ""},

@@ -17,9 +17,10 @@ import (
 )
 
 // The team routes of the compatible platform's web frontend, in its shapes
-// (README "Teams", "Compatibility"): organizations as plain objects and a
-// plain list, invitations and members named by email. Each maps onto the
-// accounts use cases, so roles are checked as on our own routes.
+// (docs/reference/gateway.md, teams; docs/api.md, compatibility): organizations
+// as plain objects and a plain list, invitations and members named by email.
+// Each maps onto the accounts use cases, so roles are checked as on our own
+// routes.
 func (h *handler) registerCompatTeams(e *echo.Echo) {
 	e.PATCH("/organizations/:id", h.updateOrganization)
 	e.POST("/organizations/:id/transfer/:user_id", h.transferTo)

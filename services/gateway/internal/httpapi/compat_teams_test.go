@@ -78,7 +78,8 @@ func roleOf(m map[string]any) string {
 }
 
 // TestCompatOrganizationsUIFlow replays the organization switcher, create,
-// rename, flags, transfer and delete (client-flows §2.1).
+// rename, flags, transfer and delete, as the compatible web frontend sends
+// them.
 func TestCompatOrganizationsUIFlow(t *testing.T) {
 	s := newStack(t)
 	ann := s.userWithPassword(t, "ann@example.com", "ann password")
@@ -160,10 +161,11 @@ func TestCompatOrganizationsUIFlow(t *testing.T) {
 	assert.Len(t, u.list(t, "/api/organizations"), 1)
 }
 
-// TestCompatInvitationsUIFlow replays team management: invite (a list of
-// one), the member list with the pending invitee, resend, accept by the
-// signed-in invitee, role assignment and removal by email, the role table
-// (client-flows §2.2); viewers and non-members are refused on each write.
+// TestCompatInvitationsUIFlow replays team management: invite (a list of one),
+// the member list with the pending invitee, resend, accept by the signed-in
+// invitee, role assignment and removal by email, the role table (as the
+// compatible web frontend sends them); viewers and non-members are refused on
+// each write.
 func TestCompatInvitationsUIFlow(t *testing.T) {
 	s := newStack(t)
 	ann := s.userWithPassword(t, "ann@example.com", "ann password")

@@ -274,7 +274,7 @@ func TestKeysAreScopedToTheirProject(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, s.do(t, "GET", "/api/keys", a.auth(), nil).status)
 	// A key whose user has no role in the project any more is refused
-	// (issue 18: a key carries at most its user's role).
+	// (a key carries at most its user's role).
 	_, err = s.pool.Exec(ctx, `UPDATE organizations SET owner_user_id = $1 WHERE owner_user_id = $2`, b.userID, a.userID)
 	require.NoError(t, err)
 	for _, table := range []string{"organization_memberships", "workspace_memberships"} {

@@ -149,7 +149,7 @@ func isTimeout(err error) bool {
 // route returns the owning service and the path to forward for a canonical path.
 func route(path string) (service, forward string, ok bool) {
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	if segs[0] == "preview" { // the reference mounts every router at /preview/X too
+	if segs[0] == "preview" { // the compatible platform mounts every router at /preview/X too
 		segs = segs[1:]
 	}
 	if len(segs) == 0 || segs[0] == "" {

@@ -14,7 +14,7 @@ import (
 	"github.com/assayhq/assay/services/gateway/internal/throttle"
 )
 
-// The console's cookies (CONTRACT.md "Sessions"). The session cookie is
+// The console's cookies (docs/console.md, signing in). The session cookie is
 // HttpOnly: no script reads it; the CSRF cookie is read by the console's
 // script and sent back as X-CSRF-Token, which another site cannot do.
 const (

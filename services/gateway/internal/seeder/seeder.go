@@ -30,7 +30,7 @@ type item struct {
 	body map[string]any
 }
 
-// defaults are the reference's seeded defaults (§5.1): three environments
+// defaults are the compatible platform's seeded defaults: three environments
 // and three evaluators, one of them from the feedback template's
 // quality-rating preset.
 func defaults() []item {

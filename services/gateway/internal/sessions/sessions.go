@@ -92,8 +92,8 @@ const (
 	purgeAfter = 24 * time.Hour
 )
 
-// The errors of the contract (CONTRACT.md "Sessions"); their bodies are what
-// the console shows.
+// The errors of the sign-in routes (pkg/apidoc/gateway.sessions.json); their
+// bodies are what the console shows.
 var (
 	ErrBadCredentials = errs.Message(errs.Unauthenticated, "auth.bad_credentials", "Invalid email or password.", nil)
 	ErrExpired        = errs.Message(errs.Unauthenticated, "auth.session_expired", "Your session has expired. Sign in again.", map[string]any{"code": "session_expired"})

@@ -61,7 +61,7 @@ type Config struct {
 }
 
 // TestsetLimits bound what one testset commit or file may hold: ten times
-// the reference's limits by default. Over a limit the request gets a 413.
+// the compatible platform's limits by default. Over a limit the request gets a 413.
 type TestsetLimits struct {
 	MaxRows      int   `split_words:"true" default:"100000" desc:"most testcases one testset revision, upload or commit may hold"`
 	MaxFileBytes int64 `split_words:"true" default:"104857600" desc:"largest testset file accepted by an upload, in bytes"`

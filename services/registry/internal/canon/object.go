@@ -1,7 +1,7 @@
 // Package canon holds order-preserving JSON values and the canonical JSON
 // encoding that content-addressed testcase ids are hashed over.
 //
-// Testcase ids must equal the reference platform's, which hashes Python's
+// Testcase ids must equal the compatible platform's, which hashes Python's
 // json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).
 // encoding/json cannot reproduce that: it decodes numbers to float64 (losing
 // the int/float distinction Python keeps), it forgets member order (needed to

@@ -1,7 +1,7 @@
 // Package catalog is the built-in, read-only catalog of workflow templates
 // (with their presets) and of the JSON Schema types their parameters use.
 // It changes with the release, never at run time. The structure follows the
-// reference catalog; the prompts, descriptions and default code are ours.
+// compatible platform's catalog; the prompts, descriptions and default code are ours.
 package catalog
 
 import (
@@ -201,7 +201,7 @@ func (c *Catalog) Type(key string) *Type {
 }
 
 // harnesses are the agent harnesses the runtime knows; the capability names
-// are ours (the reference lists only the keys).
+// are ours (the compatible platform lists only the keys).
 var harnesses = []Harness{
 	{Key: "pi_core", Capabilities: []string{"tools", "files", "loop"}},
 	{Key: "pi_agenta", Capabilities: []string{"tools", "files", "loop", "references"}},

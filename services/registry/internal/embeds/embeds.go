@@ -1,6 +1,5 @@
 // Package embeds expands the embed tokens of a revision's data, as
-// POST /<e>/revisions/resolve and retrieve with resolve:true do
-// (reference §3.2, §3.3).
+// POST /<e>/revisions/resolve and retrieve with resolve:true do.
 //
 // The compatible platform's syntax, in two forms.
 //
@@ -32,13 +31,14 @@
 //
 // References: the entity keys are <e>, <e>_variant and <e>_revision with <e>
 // one of workflow, application or evaluator (one family: they name the same
-// rows), and environment, environment_variant and environment_revision.
-// The Lookup a caller passes resolves them (workflows.Service.EmbedLookup:
-// the retrieve rules of reference §1.2, so a bare artifact ref means the
+// rows), and environment, environment_variant and environment_revision. The
+// Lookup a caller passes resolves them (workflows.Service.EmbedLookup: the
+// retrieve rules of versioned.Service.Resolve, so a bare artifact ref means the
 // latest revision of its default variant; with environment refs and a
-// workflow-family ref or a key, the revision deployed there under the
-// key, §3.3; environment refs alone name the environment revision itself,
-// whose own data is embedded, as the compatible platform does).
+// workflow-family ref or a key, the revision deployed there under the key, as
+// RetrieveByEnvironment finds it; environment refs alone name the environment
+// revision itself, whose own data is embedded, as the compatible platform
+// does).
 //
 // Selector: "path", a dotted path into the target revision's data (integer
 // segments index lists; none: the whole data, as the compatible platform
@@ -52,7 +52,7 @@
 // that selects nothing. error_policy decides what an error does:
 // "exception" (default) fails the request with 400 and the error list;
 // "placeholder" puts the string "<error:CODE>" in the token's place (the
-// compatible platform's "<error:...>" form; the reference gives no exact
+// compatible platform's "<error:...>" form; the compatible platform gives no exact
 // text, so the rest is the error code, e.g. "<error:not_found>"); "keep"
 // leaves the token as it was. Every error is listed in
 // resolution_info.errors either way.
@@ -87,7 +87,7 @@ type Options struct {
 	Policy    string
 }
 
-// Defaults are the reference's defaults.
+// Defaults are the compatible platform's defaults.
 func Defaults() Options { return Options{MaxDepth: 10, MaxEmbeds: 100, Policy: Exception} }
 
 // Error is one token that could not be expanded.

@@ -199,7 +199,7 @@ func (s *Service) Commit(ctx context.Context, sc scope.Scope, c Commit) (*versio
 			for k, g := range c.Delta.Set {
 				base[k] = g
 			}
-			if len(base) == 0 { // an emptied map is stored as null, as the reference does
+			if len(base) == 0 { // an emptied map is stored as null, as the compatible platform does
 				base = nil
 			}
 			r.Data = (&Data{References: base}).Encode()
@@ -252,10 +252,10 @@ func (s *Service) ownRevisions(ctx context.Context, sc scope.Scope, refs Referen
 var Roles = []string{"workflow", "application", "evaluator"}
 
 // rewriteSlugs replaces, in every group, the artifact, variant and revision
-// slugs a client sent with those of the real workflow lineage (reference
-// §6, commit): a group naming a revision by id with a stale or wrong slug
-// is stored with the true ones. Slugs that were not sent stay absent; a
-// group whose lineage cannot be resolved is kept as sent.
+// slugs a client sent with those of the real workflow lineage (as the
+// compatible platform's commit does): a group naming a revision by id with a
+// stale or wrong slug is stored with the true ones. Slugs that were not sent
+// stay absent; a group whose lineage cannot be resolved is kept as sent.
 func (s *Service) rewriteSlugs(ctx context.Context, sc scope.Scope, refs References) error {
 	for _, g := range refs {
 		for _, e := range Roles {
@@ -371,7 +371,7 @@ func (s *Service) With(reg *versioned.Service) *Service { return &Service{reg: r
 
 // DeploymentChanged keeps the revisions of rs where the deployment of any
 // artifact named by artifacts changed against the previous revision of the
-// same variant (the reference's `references` filter on the environment
+// same variant (the compatible platform's `references` filter on the environment
 // revision query, a UI helper for "deploy history of this app"). An
 // artifact matches a group's <e> reference by id or slug, <e> being any
 // workflow role; a group's deployment is its revision reference.

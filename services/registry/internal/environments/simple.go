@@ -59,7 +59,7 @@ func (f simpleFamily) CommitData(ctx context.Context, sc scope.Scope, tx *versio
 		cm.Message = &msg
 	} else {
 		// An edit without data leaves the head with no references, as
-		// the reference does; create without data likewise.
+		// the compatible platform does; create without data likewise.
 		cm.Data = &Data{}
 	}
 	if d, ok := data.(*Data); ok {

@@ -13,7 +13,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-// Run comparison (issue 14 point 8, ours: the reference has none): two or
+// Run comparison (ours: the compatible platform has none): two or
 // more runs over the same testset revision, scenario by scenario (matched
 // by testcase) and metric by metric, with each run's delta to the first
 // and its 95% confidence interval.

@@ -23,7 +23,7 @@ var ErrUnknownScenario = errs.Field("Scenario not found in this run", nil, "body
 // registry has no job stream configured.
 var ErrJobsUnavailable = errs.New(errs.Unavailable, "evaluations.jobs_unavailable", "jobs unavailable")
 
-// closedRun is the reference's 409 for a write to a closed run or to its
+// closedRun is the compatible platform's 409 for a write to a closed run or to its
 // scenarios, results, metrics or queues.
 func closedRun(runID string) error {
 	return errs.Message(errs.Conflict, "evaluations.run_closed", "Cannot modify a closed evaluation.",

@@ -17,7 +17,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-// Export of a run's scenarios × steps (issue 14 point 8, ours), streamed:
+// Export of a run's scenarios × steps (ours, as the comparison), streamed:
 // one row per scenario in scenario id order, read page by page (scenarios,
 // then their cells and metrics) and written as read, so a run of any size
 // is exported in bounded memory.

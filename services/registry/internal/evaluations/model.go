@@ -1,8 +1,8 @@
-// Package evaluations holds the evaluation records (runs, scenarios,
-// results, metrics, queues; reference §4.1–4.2) and their use cases: the
-// closed-run guard, the has_* flags, default queues, simple evaluations and
-// simple queues (§4.3), and the jobs that hand a run to the runtime's
-// workers (pkg/evaljob). Execution itself lives in the runtime.
+// Package evaluations holds the evaluation records (runs, scenarios, results,
+// metrics, queues, in the compatible platform's shapes) and their use cases:
+// the closed-run guard, the has_* flags, default queues, simple evaluations and
+// simple queues, and the jobs that hand a run to the runtime's workers
+// (pkg/evaljob). Execution itself lives in the runtime.
 package evaluations
 
 import (
@@ -16,7 +16,7 @@ const Version = "2025-07-14"
 // Status is the status of a run, scenario, result, metric or queue.
 type Status string
 
-// The statuses of reference §4.2.
+// The statuses of runs, scenarios and results, the compatible platform's.
 const (
 	Pending   Status = "pending"
 	Queued    Status = "queued"
@@ -122,9 +122,9 @@ type Mapping struct {
 	Step   MappingStep   `json:"step"`
 }
 
-// Concurrency bounds a run's execution (reference §4.4): batch_size
-// cells at once (default 10), max_retries retries of a failed cell,
-// retry_delay seconds between them.
+// Concurrency bounds a run's execution (the compatible platform's run
+// settings): batch_size cells at once (default 10), max_retries retries of a
+// failed cell, retry_delay seconds between them.
 type Concurrency struct {
 	BatchSize  *int     `json:"batch_size,omitempty"`
 	MaxRetries *int     `json:"max_retries,omitempty"`

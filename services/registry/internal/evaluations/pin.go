@@ -34,7 +34,7 @@ const (
 )
 
 // ParseStepRefs reads a *_steps value: a list of revision ids (every step
-// gets origin custom, as in the reference: a list-form evaluator is never
+// gets origin custom, as in the compatible platform: a list-form evaluator is never
 // run) or an object {revision_id: origin}, whose key order is the step
 // order. Errors are 422s at loc.
 func ParseStepRefs(raw json.RawMessage, loc ...any) ([]StepRef, error) {
@@ -136,7 +136,7 @@ type Pinned struct {
 }
 
 // ErrUnresolved is the 404 of a step naming a revision that does not exist
-// in the caller's project (or is not of the step's kind): the reference
+// in the caller's project (or is not of the step's kind): the compatible platform
 // answers 200 {count: 0}, which tells the client nothing.
 func ErrUnresolved(field string, id uuid.UUID, what string) error {
 	return errs.Message(errs.NotFound, "evaluations.unresolved_step",
@@ -153,9 +153,11 @@ func errUnusable(field string, id uuid.UUID, msg string) error {
 }
 
 // Pin resolves every step to its artifact, variant and revision, builds the
-// step keys and mappings of reference §4.3, and checks what the steps need:
-// testcases with data, and for a live run a query that keeps to
-// invocations. The first reference at fault is the error.
+// step keys and mappings a simple evaluation's run gets (the compatible
+// platform's: keys from the slugs, a mapping per testset column and evaluator
+// output), and checks what the steps need: testcases with data, and for a live
+// run a query that keeps to invocations. The first reference at fault is the
+// error.
 func (f Families) Pin(ctx context.Context, sc scope.Scope, src Sources, live bool) (*Pinned, error) {
 	p := &Pinned{}
 	var sourceKeys []string

@@ -102,8 +102,8 @@ func TestParseStepRefs(t *testing.T) {
 
 // TestPinResolvesTriplesKeysAndMappings: every step is pinned to its
 // artifact, variant and revision with the revision's version, keys and
-// mappings follow §4.3, and a later commit changes nothing of what was
-// pinned.
+// mappings are those of a simple evaluation's run, and a later commit
+// changes nothing of what was pinned.
 func TestPinResolvesTriplesKeysAndMappings(t *testing.T) {
 	reg := versionedtestNew(t)
 	f := newFixture(t, reg, scopeNew())

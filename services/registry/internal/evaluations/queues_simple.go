@@ -133,7 +133,7 @@ func ParseSimpleQueue(raw json.RawMessage, loc ...any) (*SimpleQueueInput, error
 		human = human || e.Origin == OriginHuman
 	}
 	if !human {
-		// The reference answers 200 {count: 0}; a queue nobody can work is
+		// The compatible platform answers 200 {count: 0}; a queue nobody can work is
 		// a client error that names what is missing.
 		return nil, errs.Field("A queue needs at least one human evaluator", nil, at("data", "evaluators")...)
 	}

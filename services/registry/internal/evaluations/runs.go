@@ -12,13 +12,13 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 )
 
-// Derive recomputes the flags that follow from the steps (reference
-// §4.2): has_queries and has_testsets from query_revision and
+// Derive recomputes the flags that follow from the steps, as the compatible
+// platform does: has_queries and has_testsets from query_revision and
 // testset_revision references, has_traces and has_testcases from the
-// direct-input keys (traces or query-direct, testcases or testset-direct,
-// as a step key or a reference name), has_evaluators from annotation
-// steps and has_custom/human/auto from their origins; is_queue is a human
-// step (its default queue is made active in the same write).
+// direct-input keys (traces or query-direct, testcases or testset-direct, as a
+// step key or a reference name), has_evaluators from annotation steps and
+// has_custom/human/auto from their origins; is_queue is a human step (its
+// default queue is made active in the same write).
 func Derive(f RunFlags, d *RunData) RunFlags {
 	f.HasQueries, f.HasTestsets, f.HasTraces, f.HasTestcases = false, false, false, false
 	f.HasEvaluators, f.HasCustom, f.HasHuman, f.HasAuto = false, false, false, false
@@ -395,7 +395,7 @@ func applyRunEdit(r *Run, e RunEdit) {
 }
 
 // reconcileQueue creates, unarchives or archives the run's default queue
-// after a run write (reference §4.2): wanted when the run has a human
+// after a run write: wanted when the run has a human
 // step, or for every run with DefaultQueuesForAllRuns.
 func (s *Service) reconcileQueue(ctx context.Context, st Store, sc scope.Scope, r *Run) error {
 	want := r.Flags.HasHuman || s.cfg.DefaultQueuesForAllRuns

@@ -124,7 +124,7 @@ func prepareScenario(x *Scenario, loc ...any) error {
 	return checkInterval(x.Interval, at("interval")...)
 }
 
-// EditScenarios replaces scenarios whole (reference: an edit is a full
+// EditScenarios replaces scenarios whole (the compatible platform: an edit is a full
 // PUT, a field left out is wiped); the run cannot change. A scenario of
 // a closed run is a 409, an absent one is skipped.
 func (s *Service) EditScenarios(ctx context.Context, sc scope.Scope, ss []Scenario) ([]Scenario, error) {

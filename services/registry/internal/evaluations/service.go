@@ -25,7 +25,8 @@ type Jobs interface {
 // Config tunes the service.
 type Config struct {
 	// DefaultQueuesForAllRuns gives every run a default queue, not only
-	// runs with a human step (reference: EVALUATIONS_DEFAULT_QUEUES_FOR_ALL_RUNS).
+	// runs with a human step (the compatible platform's
+	// EVALUATIONS_DEFAULT_QUEUES_FOR_ALL_RUNS).
 	DefaultQueuesForAllRuns bool
 	// MaxLimit bounds every query: a query without a limit, or with a
 	// larger one, returns at most MaxLimit records and a windowing to
@@ -190,7 +191,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func ptrTime(t time.Time) *time.Time { return &t }
 
 // guardRuns locks the runs (shared, or exclusive) and refuses, with the
-// reference's 409, a write to a closed one; a missing run is a 422 at loc
+// compatible platform's 409, a write to a closed one; a missing run is a 422 at loc
 // of its first mention. It returns the runs by id.
 func guardRuns(ctx context.Context, st Store, p uuid.UUID, ids []uuid.UUID, exclusive bool, loc func(id uuid.UUID) []any) (map[uuid.UUID]*Run, error) {
 	uniq := dedupIDs(ids)

@@ -12,7 +12,7 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 )
 
-// Simple holds the simple evaluations' use cases (reference §4.3): one run
+// Simple holds the simple evaluations' use cases: one run
 // each, configured by revision ids that are pinned at create, started by
 // handing a job to the runtime's workers.
 type Simple struct {
@@ -84,7 +84,7 @@ func ToSimple(r *Run) SimpleEvaluation {
 }
 
 // Topology is the shape of a run's steps, which decides how a worker
-// executes it (reference §4.3).
+// executes it (services/runtime/internal/evalrun).
 type Topology string
 
 // The supported topologies, and Unsupported.
@@ -99,7 +99,7 @@ const (
 )
 
 // Classify returns the run's topology, or Unsupported with the reason.
-// The reference does not plan query plus testset, a live testset, two or
+// The compatible platform does not plan query plus testset, a live testset, two or
 // more applications, or query → application.
 func Classify(r *Run) (Topology, string) {
 	var queries, testsets, direct, apps, evals int
@@ -157,7 +157,7 @@ func Classify(r *Run) (Topology, string) {
 // (pending, with its default queue reconciled) and starts it. With
 // data.status "running" the client drives the loop: the run is started
 // without a job. An unsupported topology leaves the run failed, closed and
-// inactive, as the reference does, with the reason under meta.error; the
+// inactive, as the compatible platform does, with the reason under meta.error; the
 // run is answered so the client sees why.
 func (s *Simple) Create(ctx context.Context, sc scope.Scope, in *SimpleInput) (*SimpleEvaluation, error) {
 	live := in.Flags.IsLive != nil && *in.Flags.IsLive
@@ -294,7 +294,7 @@ func (s *Simple) run(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Run, e
 	return r, nil
 }
 
-// open returns the run id, refusing a closed one with the reference's 409.
+// open returns the run id, refusing a closed one with the compatible platform's 409.
 func (s *Simple) open(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Run, error) {
 	r, err := s.run(ctx, sc, id)
 	if err != nil {

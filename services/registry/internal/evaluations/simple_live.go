@@ -27,7 +27,7 @@ type LiveRuns interface {
 }
 
 // Ticker publishes, once per interval, one window job per active live
-// run over the interval that just ended (reference: a cron refreshes live
+// run over the interval that just ended (the compatible platform: a cron refreshes live
 // runs every minute). Windows are aligned on the interval, and a window's
 // job id is window:<run id>:<oldest, unix seconds>, so every registry
 // replica may tick: JetStream's duplicate window stores each window once.

@@ -620,7 +620,7 @@ func TestParseSimpleRefusals(t *testing.T) {
 }
 
 // TestClassify: the supported topologies, and the reason for each shape
-// the reference does not plan.
+// the compatible platform does not plan.
 func TestClassify(t *testing.T) {
 	in := func(ref string) evaluations.Step {
 		s := evaluations.Step{Key: "in-" + ref, Type: evaluations.TypeInput}

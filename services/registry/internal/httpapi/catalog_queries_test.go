@@ -15,7 +15,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
 )
 
-// referenceCatalog is the reference platform's catalog structure, which
+// referenceCatalog is the compatible platform's catalog structure, which
 // ours must match key for key (prose and code aside).
 func referenceCatalog(t *testing.T) []map[string]any {
 	t.Helper()

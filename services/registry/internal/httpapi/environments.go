@@ -30,7 +30,8 @@ func newEnvironmentAPI(envs *environments.Service, wf *workflows.Service) *envir
 
 // narrowRevisions applies the revision query's extra `references: [Ref]`:
 // it keeps the revisions where the deployment of those applications
-// changed (reference §6), after the query's own windowing.
+// changed (as the compatible platform filters them), after the query's own
+// windowing.
 func (a *environmentAPI) narrowRevisions(ctx context.Context, sc scope.Scope, b *wire.Body, rs []versioned.Revision) ([]versioned.Revision, error) {
 	refs := b.Refs("references")
 	if err := wire.ErrOf(b); err != nil {

@@ -83,7 +83,7 @@ func checkDepth(v []byte, loc ...any) error {
 }
 
 // items reads body[plural] as a list of T, or body[single] as one T when
-// the list is absent (the reference takes the list; one object is
+// the list is absent (the compatible platform takes the list; one object is
 // accepted too). Either is required.
 func items[T any](b *wire.Body, plural, single string) ([]T, error) {
 	if v := b.Value(plural); !wire.IsNull(v) {

@@ -11,8 +11,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
-// evaluationReadAPI serves the evaluation reads of issue 14 point 8 (ours,
-// not the reference's): the comparison of runs and the export of a run.
+// evaluationReadAPI serves the evaluation reads that are ours (the
+// compatible platform has none): the comparison of runs and the export of a run.
 type evaluationReadAPI struct{ svc *ev.Service }
 
 func (a evaluationReadAPI) route(e *echo.Echo) {

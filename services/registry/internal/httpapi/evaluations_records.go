@@ -14,7 +14,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
-// evaluationAPI serves /evaluations (reference §4.1): runs, scenarios,
+// evaluationAPI serves /evaluations: runs, scenarios,
 // results, metrics and queues, and the runtime's internal routes. Every
 // handler binds, calls the evaluations service and renders.
 type evaluationAPI struct{ svc *ev.Service }

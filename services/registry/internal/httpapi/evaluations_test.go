@@ -319,7 +319,7 @@ func TestEvaluationDefaultQueues(t *testing.T) {
 }
 
 // TestEvaluationClosedRunRefusesEveryWrite sends every write route of a
-// closed run's records and expects the reference's 409 body.
+// closed run's records and expects the compatible platform's 409 body.
 func TestEvaluationClosedRunRefusesEveryWrite(t *testing.T) {
 	s := newServer(t)
 	rid := str(s.evalRun(t, m{"data": m{"steps": evalSteps(false)}, "flags": m{"is_active": true}})["id"])

@@ -30,7 +30,7 @@ func TestRevisionOnlyFiltersOnArtifactsAndVariants(t *testing.T) {
 		}
 	}
 	// The routes that also take URL parameters ignore an ill-typed body, as
-	// the reference does (urlquery.go): never a 500 there either.
+	// the compatible platform does (urlquery.go): never a 500 there either.
 	for _, path := range []string{"/workflows/query", "/workflows/variants/query"} {
 		key := map[string]string{"/workflows/query": "workflow", "/workflows/variants/query": "workflow_variant"}[path]
 		r := s.do(t, "POST", path, map[string]any{key: map[string]any{"author": author, "message": "m"}})

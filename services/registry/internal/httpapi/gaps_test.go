@@ -43,7 +43,7 @@ func TestCommitLockTimeout(t *testing.T) {
 	assert.Equal(t, "1", obj(t, c, "workflow_revision")["version"])
 }
 
-// Reference §1.4: the workflow, environment and query queries also take
+// As on the compatible platform: the workflow, environment and query queries also take
 // URL query parameters; the body wins, and an unreadable body is ignored
 // there (not elsewhere).
 func TestQueryURLParameters(t *testing.T) {
@@ -95,7 +95,7 @@ func TestQueryURLParameters(t *testing.T) {
 	ev, _ := mkWorkflow(t, s, "evaluators", "evaluator", "url-ev")
 	got = s.ok(t, "POST", "/evaluators/variants/query?evaluator_id="+ev, "{")
 	assert.Equal(t, []string{"url-ev-main"}, slugs(got, "evaluator_variants"))
-	// Evaluator artifact queries take no URL form (reference §1.4).
+	// Evaluator artifact queries take no URL form (nor on the compatible platform).
 	assert.Equal(t, http.StatusBadRequest, s.do(t, "POST", "/evaluators/query?evaluator_id="+ev, "{").status)
 
 	env := obj(t, s.ok(t, "POST", "/simple/environments", m{"environment": m{"slug": "url-env"}}), "environment")
@@ -110,7 +110,7 @@ func TestQueryURLParameters(t *testing.T) {
 	assert.Equal(t, []string{"url-q"}, slugs(got, "queries"))
 }
 
-// Reference §1.4: response windowing on workflow artifact, variant and
+// As on the compatible platform: response windowing on workflow artifact, variant and
 // revision lists (and applications'), never on evaluators', environments'
 // or testset variants'.
 func TestListWindowing(t *testing.T) {
@@ -154,7 +154,7 @@ func TestListWindowing(t *testing.T) {
 	assert.False(t, has)
 }
 
-// Reference §5: evaluator fork takes its source as ?evaluator_variant_id=.
+// As on the compatible platform: evaluator fork takes its source as ?evaluator_variant_id=.
 func TestEvaluatorForkByQueryParameter(t *testing.T) {
 	s := newServer(t)
 	_, vid := mkWorkflow(t, s, "evaluators", "evaluator", "fork-ev")
@@ -172,7 +172,7 @@ func TestEvaluatorForkByQueryParameter(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/workflows/variants/fork?workflow_variant_id="+vid, m{"workflow_variant": m{"slug": "z"}}).status)
 }
 
-// Reference §6: an environment commit rewrites the slugs a client sent in
+// As on the compatible platform: an environment commit rewrites the slugs a client sent in
 // each reference group from the real workflow lineage.
 func TestEnvironmentCommitRewritesSlugs(t *testing.T) {
 	s := newServer(t)
@@ -209,7 +209,7 @@ func TestEnvironmentCommitRewritesSlugs(t *testing.T) {
 	obj(t, got, "environment_revision", "data", "references", "ghost.revision")
 }
 
-// Reference §6: /environments/revisions/query's `references` keeps the
+// As on the compatible platform: /environments/revisions/query's `references` keeps the
 // revisions where the deployment of the listed applications changed.
 func TestEnvironmentRevisionsReferencesFilter(t *testing.T) {
 	s := newServer(t)
@@ -244,7 +244,7 @@ func TestEnvironmentRevisionsReferencesFilter(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "POST", "/environments/revisions/query", m{"references": "x"}).status)
 }
 
-// Reference §5: the legacy evaluator template list, derived from the
+// As on the compatible platform: the legacy evaluator template list, derived from the
 // evaluator catalog.
 func TestLegacyEvaluatorTemplates(t *testing.T) {
 	s := newServer(t)
@@ -278,7 +278,7 @@ func TestLegacyEvaluatorTemplates(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, s.do(t, "GET", "/simple/evaluators/templatez", nil).status)
 }
 
-// Reference §4: GET /simple/applications/{id} adds additional_context with
+// As on the compatible platform: GET /simple/applications/{id} adds additional_context with
 // the playground build kit; its overlay is a partial agent-template.
 func TestSimpleApplicationAdditionalContext(t *testing.T) {
 	s := newServer(t)

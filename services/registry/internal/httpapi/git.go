@@ -115,7 +115,7 @@ func (g *git) createArtifact(rq *req, in *wire.Body) error {
 	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if slug == nil { // the reference's NOT NULL failure is swallowed into an empty envelope
+	if slug == nil { // the compatible platform's NOT NULL failure is swallowed into an empty envelope
 		return send(c, wire.Envelope(g.k.Key, nil))
 	}
 	a.Slug = *slug

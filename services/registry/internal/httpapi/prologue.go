@@ -70,8 +70,8 @@ func stream(withID bool, h func(rq *req) error) echo.HandlerFunc {
 }
 
 // withCommit is withObject for a commit, whose object is under key or,
-// when only that is sent, key+"_commit" (the spec's name for the same
-// object); h also gets the key used.
+// when only that is sent, key+"_commit" (the other name clients send for
+// the same object); h also gets the key used.
 func withCommit(key string, h func(rq *req, in *wire.Body, key string) error) echo.HandlerFunc {
 	return handle(false, func(rq *req) error {
 		k := key

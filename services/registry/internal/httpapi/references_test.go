@@ -83,7 +83,7 @@ func TestCommitNamingAMissingOrForeignParent(t *testing.T) {
 			t.Run("fork of another project's variant", func(t *testing.T) {
 				r := s.do(t, "POST", p+"/variants/fork", m{vk: m{"slug": k + "-fork-x"}, vk + "_ref": m{"id": foreignV}})
 				require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
-				assert.Contains(t, string(r.body), "variant", "the reference's 400 for an unresolved fork source")
+				assert.Contains(t, string(r.body), "variant", "the compatible platform's 400 for an unresolved fork source")
 			})
 			// Nothing was written: the own variant has no revision, the
 			// foreign one is untouched.

@@ -14,7 +14,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
-// simpleEvaluationAPI serves /simple/evaluations (reference §4.1, §4.3):
+// simpleEvaluationAPI serves /simple/evaluations:
 // binding and rendering over evaluations.Simple.
 type simpleEvaluationAPI struct{ uc *evaluations.Simple }
 

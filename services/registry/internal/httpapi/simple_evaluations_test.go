@@ -246,7 +246,7 @@ func TestSimpleEvaluationsHTTP(t *testing.T) {
 	q := s.ok(t, "POST", p+"/query", m{"evaluation": m{"ids": []string{cid, oid}}})
 	assert.Equal(t, float64(2), q["count"])
 
-	// Stop, close: every write is the reference's 409; open, start again.
+	// Stop, close: every write is the compatible platform's 409; open, start again.
 	stopped := obj(t, s.ok(t, "POST", p+"/"+cid+"/stop", nil), "evaluation")
 	assert.Equal(t, false, obj(t, stopped, "flags")["is_active"])
 	assert.Equal(t, "cancelled", obj(t, stopped, "data")["status"])

@@ -10,7 +10,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
-// simpleQueueAPI serves /simple/queues (reference §4.1): binding and
+// simpleQueueAPI serves /simple/queues: binding and
 // rendering over evaluations.SimpleQueues.
 type simpleQueueAPI struct{ uc *evaluations.SimpleQueues }
 

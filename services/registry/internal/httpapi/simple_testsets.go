@@ -102,7 +102,7 @@ func (a *testsetAPI) querySimple(rq *req) error {
 		return err
 	}
 	items := renderAll(page.Testsets, func(r *testsets.Simple) *wire.Obj { return wire.SimpleTestset(r, true) })
-	// The reference sends no windowing here; this one is sent only when a
+	// The compatible platform sends no windowing here; this one is sent only when a
 	// full page leaves more to read, and clients that do not page ignore it.
 	win := wire.NextWindow(page.Window, page.Artifacts, page.LastID.String)
 	return send(c, wire.List("testsets", items, win))

@@ -13,7 +13,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 )
 
-// TestWorkedExample is reference §2.3 end to end: two identical rows through
+// TestWorkedExample is testcases.TestWorkedExample end to end: two identical rows through
 // the simple create of a testset with a forced id.
 func TestWorkedExample(t *testing.T) {
 	s := newServer(t)

@@ -7,11 +7,12 @@ import (
 )
 
 // playgroundBuildKit is the additional_context of GET
-// /simple/applications/{id} (reference §4). agent_template_overlay is a
-// partial agent-template (catalog type "agent-template") the playground
-// merges over an agent application's configuration: the tools, skills
-// and MCP servers the platform itself contributes. We contribute none, so
-// the overlay names those lists empty; the shape stays what clients read.
+// /simple/applications/{id}, as the compatible platform's playground reads it.
+// agent_template_overlay is a partial agent-template (catalog type
+// "agent-template") the playground merges over an agent application's
+// configuration: the tools, skills and MCP servers the platform itself
+// contributes. We contribute none, so the overlay names those lists empty; the
+// shape stays what clients read.
 var playgroundBuildKit = json.RawMessage(`{"playground_build_kit":{"agent_template_overlay":{"tools":[],"skills":[],"mcps":[]}}}`)
 
 // newSimpleWorkflows returns the simple surface of one workflow role.

@@ -55,7 +55,7 @@ func (a *workflowAPI) route(e *echo.Echo) {
 
 // editArtifact is the workflow family's partial edit: only fields present
 // and non-null change. Applications and evaluators always replace flags
-// (omitting them clears them, as the reference does); evaluators may not be
+// (omitting them clears them, as the compatible platform does); evaluators may not be
 // renamed.
 func (a *workflowAPI) editArtifact(rq *req) error {
 	c, sc, id, b := rq.c, rq.sc, rq.id, rq.b
@@ -193,7 +193,7 @@ func (a *workflowAPI) retrieve(rq *req) error {
 		return send(c, wire.Envelope(a.revisionKey(), nil))
 	}
 	var info any
-	if resolve { // §3.3 point 7: resolved data plus resolution_info
+	if resolve { // resolved data plus resolution_info
 		rr, in, err := a.wf.ResolveRevision(ctx, sc, r, opts)
 		if err != nil {
 			return err

@@ -239,7 +239,7 @@ func TestApplicationsAndEvaluatorsShareTheWorkflowFamily(t *testing.T) {
 	assert.Contains(t, string(r.body), "Renaming evaluators")
 	assert.Equal(t, float64(0), s.ok(t, "PUT", "/evaluators/"+evID, m{"evaluator": m{"id": appID}})["count"])
 	assert.Equal(t, http.StatusBadRequest, s.do(t, "PUT", "/applications/"+appID, m{"application": m{"id": evID}}).status)
-	// Omitting flags on an application edit clears them (reference behaviour).
+	// Omitting flags on an application edit clears them (as on the compatible platform).
 	edited := obj(t, s.ok(t, "PUT", "/applications/"+appID, m{"application": m{"id": appID, "description": "x"}}), "application")
 	assert.NotContains(t, edited, "flags")
 }

@@ -543,7 +543,7 @@ func (w *where) parentRefs(alias string, refs []versioned.Ref) {
 }
 
 // window adds the cursor conditions, order and limit; without windowing the
-// reference applies none.
+// compatible platform applies none.
 func (w *where) window(alias string, win *versioned.Windowing) string {
 	if win == nil {
 		return ""

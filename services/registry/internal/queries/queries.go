@@ -107,7 +107,7 @@ func ParseData(raw json.RawMessage, loc ...any) (json.RawMessage, error) {
 	return out, nil
 }
 
-// checkFiltering validates the filter tree: the reference drops bad
+// checkFiltering validates the filter tree: the compatible platform drops bad
 // filters silently at query time; we refuse them when they are saved.
 func checkFiltering(raw json.RawMessage, loc ...any) error {
 	at := func(k ...any) []any { return append(append([]any{}, loc...), k...) }

@@ -136,7 +136,7 @@ func refreshUntraced(t *testing.T, c *client) {
 	assert.Equal(t, sid, ms[0]["scenario_id"])
 }
 
-// §1.2: the flat project object, for both Authorization forms; the
+// GET /projects/current: the flat project object, for both Authorization forms; the
 // project read by id keeps its envelope.
 func projectsCurrent(t *testing.T, c, bare *client) {
 	for _, cl := range []*client{c, bare} {
@@ -162,7 +162,7 @@ func projectsCurrent(t *testing.T, c, bare *client) {
 	assert.Equal(t, cur, again)
 }
 
-// §1.4: POST /variants/configs/fetch, SDK 0.27-0.95, bare key.
+// POST /variants/configs/fetch, SDK 0.27-0.95, bare key.
 func legacyFetch(t *testing.T, c, bare *client) {
 	app := obj(t, c.ok(t, "POST", "/api/simple/applications/", `{"application": {"slug": "legacy-app", "name": "Legacy app",
 		"flags": {"is_application": true}, "data": {"uri": "user:custom:legacy_app:v0", "url": "http://app.example/run",
@@ -255,7 +255,7 @@ func mustInt(t *testing.T, s string) int {
 	return n
 }
 
-// §1.3: the current SDK's configuration fetch, its four step-1 bodies
+// The current SDK's configuration fetch, its four step-1 bodies
 // (explicit nulls, versions as strings), the workflows fallback and the
 // variant query of step 3, reading what the SDK reads.
 func currentFetch(t *testing.T, c *client) {
@@ -309,7 +309,7 @@ func currentFetch(t *testing.T, c *client) {
 	assert.Equal(t, appID, vs[0]["application_id"])
 }
 
-// §1.6: aupsert's existence check on a slug that does not exist.
+// aupsert's existence check on a slug that does not exist.
 func upsertPreCheck(t *testing.T, c *client) {
 	for _, fam := range []string{"application", "evaluator"} {
 		got := c.ok(t, "POST", "/api/"+fam+"s/revisions/retrieve",
@@ -408,8 +408,10 @@ func dashed(h string) string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// §1.8, SDK 0.103+: the whole local evaluation loop in the client's
-// order; the second scenario's app fails, so the SDK closes with errors.
+// SDK 0.103+: the whole local evaluation loop in the client's order; the
+// second scenario's app fails, so the SDK closes with errors. The step
+// labels follow that order: A the testset and callables, B the revisions
+// and the run, C each scenario, D the close and what is read after it.
 func evaluateCurrent(t *testing.T, c *client) {
 	e := resolveEntities(t, c, "sdk-now")
 	run := createRun(t, c, e, "SDK Eval [26-12-06 · 23:30]")
@@ -489,7 +491,7 @@ func evaluateCurrent(t *testing.T, c *client) {
 	assert.Equal(t, "errors", obj(t, prev, "run")["status"])
 }
 
-// §1.8, SDK 0.102 and earlier (0.96.5 and earlier under /preview, as
+// SDK 0.102 and earlier (0.96.5 and earlier under /preview, as
 // here): per-cell writes, refreshes without any error handling, and the
 // close status in the path. A job failing on the
 // closed run afterwards does not change its status.
@@ -546,7 +548,8 @@ func evaluateLegacy(t *testing.T, c *client, p *platformtest.Platform) {
 	assert.Equal(t, "late metrics job", obj(t, r, "meta")["error"])
 }
 
-// §2.4 and D2/D3: the filter under metrics (plural), metric as an alias,
+// The compatible web frontend's metrics queries and the SDK's D2/D3 reads
+// (evaluateCurrent): the filter under metrics (plural), metric as an alias,
 // booleans for presence, lists, no other run's rows, unknown keys refused.
 func metricsQueries(t *testing.T, c *client) {
 	e := resolveEntities(t, c, "sdk-q")

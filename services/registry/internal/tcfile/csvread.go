@@ -7,7 +7,7 @@ import (
 )
 
 // csvReader splits CSV records the way Python's csv module does with its
-// default (excel) dialect and strict=False, which is what the reference
+// default (excel) dialect and strict=False, which is what the compatible platform
 // reads uploads with, with one difference: a quoted cell still open at the
 // end of the file is an error instead of a cell holding the rest of the
 // file. encoding/csv cannot do this: strict, it refuses the bare quotes

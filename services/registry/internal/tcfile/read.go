@@ -182,7 +182,7 @@ func ReadCSV(r io.Reader, lim Limits) ([]testcases.Row, error) {
 }
 
 // cellAt returns cell i of a record, or nil past its end: a short row gets
-// None from Python's csv.DictReader, and the reference stores that as null.
+// None from Python's csv.DictReader, and the compatible platform stores that as null.
 func cellAt(rec []string, i int) any {
 	if i < len(rec) {
 		return rec[i]
@@ -192,7 +192,7 @@ func cellAt(rec []string, i int) any {
 
 // objectCell parses the reserved column at index i (-1: no such column).
 // An empty or missing cell is absent; anything else must be a JSON object.
-// The reference cannot read these from CSV at all; we can.
+// The compatible platform cannot read these from CSV at all; we can.
 func objectCell(rec, header []string, i, line int) (*canon.Object, error) {
 	if i < 0 || i >= len(rec) || rec[i] == "" {
 		return nil, nil
@@ -208,7 +208,7 @@ func objectCell(rec, header []string, i, line int) (*canon.Object, error) {
 // preceded by a UTF-8 BOM. The array is walked item by item with a
 // json.Decoder, so only one item is in memory as raw bytes at a time.
 //
-// Stricter than the reference, which skips non-object entries: an item
+// Stricter than the compatible platform, which skips non-object entries: an item
 // that is not an object is a 400 naming its 0-based index, as are malformed
 // JSON (with the byte offset), invalid UTF-8 and data after the array.
 // Reserved keys are handled as in ReadCSV; __flags__, __tags__ and __meta__

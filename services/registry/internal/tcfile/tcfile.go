@@ -1,5 +1,5 @@
 // Package tcfile imports and exports testcases as CSV and JSON files
-// (registry contract §2.6). Imports stream: the input is read once, in
+// in the compatible platform's formats. Imports stream: the input is read once, in
 // small chunks, and reading stops as soon as a limit is crossed, so an
 // oversized upload costs at most the limit in I/O and never sits in memory
 // whole.
@@ -35,7 +35,7 @@ const (
 	DefaultQueryTestcases = 1000
 )
 
-// Reserved column names (contract §2.6).
+// Reserved column names.
 const (
 	colID      = "__id__"
 	colDedupID = "__dedup_id__"
@@ -124,7 +124,7 @@ func popReserved(r *testcases.Row, obj func(col string, v any) (*canon.Object, e
 
 // FileName returns the download file name: name, or defaultBase when name
 // is empty, with "."+fileType appended unless it already ends with it
-// (case-insensitively). Unlike the reference, "x.csv" stays "x.csv".
+// (case-insensitively). Unlike the compatible platform, "x.csv" stays "x.csv".
 // Characters that could break a Content-Disposition header or name a path
 // (control characters, quotes, backslashes, slashes) become "_".
 func FileName(name, defaultBase, fileType string) string {

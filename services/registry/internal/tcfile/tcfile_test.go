@@ -301,7 +301,7 @@ func TestWriteJSON(t *testing.T) {
 
 // TestWriteCSV: the header is the union of the rows' exported keys in the
 // order they are first met, so a file's columns come back in the order of
-// the upload, as in WriteJSON (the reference sorts them).
+// the upload, as in WriteJSON (the compatible platform sorts them).
 func TestWriteCSV(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteCSV(&b, exportRows(t)))
@@ -317,7 +317,7 @@ func TestWriteCSV(t *testing.T) {
 }
 
 // TestCSVRoundTrip: what we export, we import back with the same data,
-// ids as SourceID, and reserved columns restored (which the reference
+// ids as SourceID, and reserved columns restored (which the compatible platform
 // cannot do for __flags__/__tags__/__meta__).
 func TestCSVRoundTrip(t *testing.T) {
 	rows := []testcases.Row{

@@ -10,8 +10,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 )
 
-// exportMembers appends the exported form of a row to dst (contract §2.6),
-// doing what the reference does to a copy of data, in the same order:
+// exportMembers appends the exported form of a row to dst, doing what the
+// compatible platform does to a copy of data, in the same order:
 //
 //	if "testcase_dedup_id" in data: v = pop it; if "__dedup_id__" not in data: data["__dedup_id__"] = v
 //	data["__id__"] = str(id)
@@ -96,7 +96,7 @@ func WriteJSON(w io.Writer, rows []testcases.Row) error {
 // keys in the order they are first met, row by row, so a file's columns
 // come back in the order of its upload (data columns, then __dedup_id__ and
 // __id__), as in WriteJSON; __flags__, __tags__ and __meta__ only appear
-// when some row has them. The reference sorts the header; we keep the
+// when some row has them. The compatible platform sorts the header; we keep the
 // user's order, as pandas and a dict union would. Cells: null and missing
 // keys are empty, strings as is, numbers as their literal, booleans as
 // Python prints them (True/False), objects and arrays as compact JSON. No
@@ -142,7 +142,7 @@ func WriteCSV(w io.Writer, rows []testcases.Row) error {
 	return cw.Error()
 }
 
-// cellText renders one CSV cell the way the reference's export does.
+// cellText renders one CSV cell the way the compatible platform's export does.
 func cellText(v any, scratch []byte) (string, []byte) {
 	switch t := v.(type) {
 	case nil:

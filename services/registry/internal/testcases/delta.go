@@ -10,7 +10,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/canon"
 )
 
-// Delta is a commit's "delta" (contract §2.5):
+// Delta is a commit's "delta":
 //
 //	{"rows":    {"add": [Testcase], "remove": [uuid], "replace": [Testcase with id]},
 //	 "columns": {"add": ["col"], "remove": ["col"], "replace": [["old","new"], ...]}}
@@ -111,8 +111,9 @@ func jsonKind(goKind string) string {
 	}
 }
 
-// ApplyDelta rebuilds a revision's rows from its base rows (contract §2.5
-// steps 2–3) and returns new rows; base is not modified.
+// ApplyDelta rebuilds a revision's rows from its base rows (columns first, then
+// rows, as the compatible platform applies a delta) and returns new rows; base
+// is not modified.
 //
 // Column operations apply to base rows only, walking each row's keys in
 // order: removed columns are dropped, renamed columns keep their position

@@ -9,7 +9,7 @@ import (
 
 // ParsePythonUUID parses s the way Python's uuid.UUID(s) does, which is
 // what decides whether a testcase_id or __id__ counts as an explicit UUID
-// (contract §2.4). Python is laxer than uuid.Parse: it removes "urn:" and
+// (AssignDedup). Python is laxer than uuid.Parse: it removes "urn:" and
 // "uuid:" anywhere, strips braces at both ends, drops every hyphen, and then
 // needs exactly 32 characters that int(x, 16) accepts — so surrounding
 // whitespace, a sign, a 0x prefix and single underscores between digits are

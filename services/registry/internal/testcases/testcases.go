@@ -1,6 +1,5 @@
 // Package testcases computes testcase content ids and dedup ids, and applies
-// commit deltas, exactly as the reference platform does (registry contract
-// §2.3–§2.5). It is pure: no storage, no HTTP.
+// commit deltas, exactly as the compatible platform does. It is pure: no storage, no HTTP.
 //
 // A testcase id is a hash of the testset id and the canonical JSON of the
 // row's data, so the same row committed twice to a testset is one blob.
@@ -23,7 +22,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/canon"
 )
 
-// Data keys with a meaning for dedup (contract §2.4).
+// Data keys with a meaning for dedup (AssignDedup).
 const (
 	KeyDedupID       = "testcase_dedup_id"
 	KeyLegacyDedupID = "__dedup_id__"
@@ -40,7 +39,7 @@ type Row struct {
 	// Flags, Tags and Meta are nil when absent.
 	Flags, Tags, Meta *canon.Object
 	// SourceID is the __id__ a file gave the row ("" if none). It never
-	// becomes the id; it only feeds dedup ids and collapsing (§2.4, §2.6).
+	// becomes the id; it only feeds dedup ids and collapsing (AssignDedup).
 	SourceID string
 }
 
@@ -60,7 +59,7 @@ var hasherPool = sync.Pool{New: func() any {
 	return &hasher{h: h, buf: make([]byte, 0, 512)}
 }}
 
-// BlobID returns the content id of a testcase (contract §2.3):
+// BlobID returns the content id of a testcase, the compatible platform's:
 //
 //	h = blake2b(str(set_id or None) + canonical_json(data) or "", digest_size=16)
 //
@@ -126,7 +125,7 @@ func AssignIDs(setID uuid.UUID, rows []Row) {
 	}
 }
 
-// AssignDedup gives every row a data.testcase_dedup_id (contract §2.4), and
+// AssignDedup gives every row a data.testcase_dedup_id, and
 // returns the rows. It edits the rows' Data in place. For the row at index i:
 //
 //  1. only when jsonBody: a truthy data.__dedup_id__ moves to
@@ -146,7 +145,7 @@ func AssignIDs(setID uuid.UUID, rows []Row) {
 // the row stays at the position of the first occurrence and carries the
 // data, flags, tags and meta of the last, each computed at its own original
 // index i. The result is then a new, shorter slice. In JSON-body mode
-// nothing collapses (the reference misaligns rows there instead; we keep
+// nothing collapses (the compatible platform misaligns rows there instead; we keep
 // every row).
 func AssignDedup(rows []Row, jsonBody bool) []Row {
 	var firstAt map[uuid.UUID]int // explicit id → index in out, upload mode only

@@ -25,7 +25,8 @@ func obj(t testing.TB, s string) *canon.Object {
 
 func compact(o *canon.Object) string { return string(canon.AppendCompact(nil, o)) }
 
-// TestWorkedExample is contract §2.3's example, through the simple-create path.
+// TestWorkedExample is the compatible platform's own example of testcase ids
+// (two identical rows, one blob), through the simple-create path.
 func TestWorkedExample(t *testing.T) {
 	rows := []Row{
 		{Data: obj(t, `{"question":"2+2?","answer":"4"}`)},
@@ -49,7 +50,7 @@ func TestWorkedExample(t *testing.T) {
 }
 
 func TestBlobID(t *testing.T) {
-	// Expected values computed with the Python expression of contract §2.3.
+	// Expected values computed with the Python expression in BlobID's comment.
 	tests := []struct {
 		name string
 		set  *uuid.UUID

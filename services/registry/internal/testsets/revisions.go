@@ -66,7 +66,7 @@ func (s *Service) CommitFromBase(ctx context.Context, sc scope.Scope, c Commit, 
 }
 
 // ParseData reads a commit's data object, {"testcases": [...], "testcase_ids": [...]}; any other
-// key is a 422, as the reference's data model forbids extras.
+// key is a 422, as the compatible platform's data model forbids extras.
 func ParseData(data map[string]json.RawMessage, loc []any) (rows []testcases.Row, ids []uuid.UUID, err error) {
 	for k := range data {
 		if k != "testcases" && k != "testcase_ids" {

@@ -9,7 +9,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 )
 
-// ErrSlugTaken is the reference's 409 for a duplicate slug.
+// ErrSlugTaken is the compatible platform's 409 for a duplicate slug.
 func ErrSlugTaken(slug string) error {
 	return errs.Message(errs.Conflict, "registry.slug_taken",
 		"A resource with slug '"+slug+"' already exists in this project.",
@@ -19,7 +19,7 @@ func ErrSlugTaken(slug string) error {
 // ErrParentMissing is the 404 of a write naming, as its parent, an
 // artifact or variant (level "artifact" or "variant") that does not exist
 // in the caller's project; one of another project is answered the same,
-// so its existence is not disclosed. The reference answers 409 "Entity
+// so its existence is not disclosed. The compatible platform answers 409 "Entity
 // with same keys already exists." (its foreign-key violation); a client
 // cannot fix a missing parent by changing keys, so we name it instead.
 func ErrParentMissing(f Family, level string, id uuid.UUID) error {
@@ -41,7 +41,7 @@ func ErrVariantNotOfArtifact(f Family, artifact, variant uuid.UUID) error {
 		map[string]any{"reference": map[string]any{what + "_id": artifact.String(), what + "_variant_id": variant.String()}})
 }
 
-// Invalid is a 400 whose detail is the plain message, as the reference's
+// Invalid is a 400 whose detail is the plain message, as the compatible platform's
 // explicit HTTP exceptions are.
 func Invalid(msg string) error { return errs.New(errs.Invalid, "registry.invalid", msg) }
 

@@ -1,6 +1,6 @@
 // Package versioned is the versioned-artifact domain shared by every family
 // (testsets, workflows, environments, queries): artifacts hold variants,
-// variants hold immutable revisions, and the lookup rules of the reference's
+// variants hold immutable revisions, and the lookup rules of the compatible platform's
 // "git" model resolve references to one revision. It holds the model, the
 // Store it needs (pgstore implements it), the Service over it, and the
 // family-parameterised use cases the families plug into: Lineage (the git

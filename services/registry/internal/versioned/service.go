@@ -217,7 +217,7 @@ func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Microseco
 func NewID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
 // NewSlug returns a server-generated slug: 12 hex characters, as the
-// reference derives from uuid4().hex[-12:].
+// compatible platform derives from uuid4().hex[-12:].
 func NewSlug() string {
 	id := uuid.New()
 	return hex.EncodeToString(id[10:])
@@ -424,7 +424,8 @@ type Refs struct {
 // Empty reports whether no ref names anything.
 func (r Refs) Empty() bool { return r.Artifact.Empty() && r.Variant.Empty() && r.Revision.Empty() }
 
-// Resolve applies the reference's lookup rules (§1.2) to find one revision;
+// Resolve applies the compatible platform's lookup rules to find one revision
+// (a bare artifact means the latest revision of its default variant);
 // key is the family's wire name ("testset", "workflow", ...) used in
 // messages. It returns nil when nothing is named or nothing matches.
 func (s *Service) Resolve(ctx context.Context, sc scope.Scope, f Family, key string, refs Refs) (*Revision, error) {

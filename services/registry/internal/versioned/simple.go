@@ -27,7 +27,7 @@ const InitialMessage = "Initial commit"
 // the created artifact, an empty v0 and v1, in one transaction. commit
 // writes one revision on the new variant through tx: first with initial
 // true (v0, message InitialMessage, no data), then with initial false (v1).
-// Two commits, as the reference makes them.
+// Two commits, as the compatible platform makes them.
 func (s *Service) CreateRecord(ctx context.Context, sc scope.Scope, f Family, a *Artifact,
 	variantHeader func(*Artifact) Header,
 	commit func(tx *Service, v *Variant, initial bool) (*Revision, error),

@@ -1,5 +1,5 @@
 // Package wire holds the registry's request and response shapes as the
-// reference speaks them, free of any HTTP framework: Body, a bounded JSON
+// compatible platform speaks them, free of any HTTP framework: Body, a bounded JSON
 // body (or query string) read field by field whose typed accessors record
 // the first error as a 422 naming the field at fault; the query-string
 // form of a query body (QueryBody, Merge); Obj, the ordered JSON object
@@ -26,8 +26,8 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
-// Limits on the text the registry stores (README, registry configuration,
-// "Input limits"): strings in characters, JSON objects in bytes of their compact
+// Limits on the text the registry stores (docs/operations.md, input
+// limits): strings in characters, JSON objects in bytes of their compact
 // form. They are checked as each field is read, so a value over a limit
 // never reaches the database; the slug bound also keeps its unique index
 // rows far under PostgreSQL's maximum.

@@ -97,7 +97,7 @@ func EnvironmentCommit(in *Body, key string) (environments.Commit, error) {
 	if r.VariantID == nil {
 		return cm, FieldMissing("body", key, "environment_variant_id")
 	}
-	// The reference needs environment_id too and answers {count:0} without
+	// The compatible platform needs environment_id too and answers {count:0} without
 	// it; the variant names its artifact, so we derive it instead.
 	if r.ArtifactID != nil {
 		cm.ArtifactID = *r.ArtifactID

@@ -10,7 +10,7 @@ import (
 )
 
 // Obj builds a JSON object member by member, leaving out null values: the
-// reference renders every registry response with exclude_none, and several
+// compatible platform renders every registry response with exclude_none, and several
 // keys (family-prefixed aliases) are only known at run time.
 type Obj struct {
 	b        []byte
@@ -105,7 +105,7 @@ func (o *Obj) Done() json.RawMessage { return append(o.b, '}') }
 // MarshalJSON lets an obj be nested in other values.
 func (o *Obj) MarshalJSON() ([]byte, error) { return o.Done(), nil }
 
-// timeLayout is the reference's datetime form: microseconds and a Z.
+// timeLayout is the compatible platform's datetime form: microseconds and a Z.
 const timeLayout = "2006-01-02T15:04:05.000000Z"
 
 func appendTime(b []byte, t time.Time) []byte {

@@ -31,13 +31,13 @@ func (b *Body) Query(key, filterKey string) versioned.Query {
 }
 
 // ReadQuery reads the request of a query route of entity key: the body r
-// and, when qp is not nil, the URL query parameters. Where the reference
-// also takes URL parameters (§1.4: workflow and environment queries at
+// and, when qp is not nil, the URL query parameters. Where the compatible
+// platform also takes URL parameters (workflow and environment queries at
 // every level, query artifacts, application and evaluator variants), they
 // fill what the body leaves out (body fields win, field by field inside
 // the filter and the windowing), and the body is read leniently:
 // malformed JSON or an ill-typed field makes us ignore the body, as the
-// reference does, instead of answering 422. A bad URL parameter is still
+// compatible platform does, instead of answering 422. A bad URL parameter is still
 // a 422 naming it (loc ["query", name]).
 func ReadQuery(r io.Reader, qp url.Values, key, filterKey string) (*Body, versioned.Query, error) {
 	if qp == nil {

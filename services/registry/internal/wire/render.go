@@ -13,7 +13,7 @@ import (
 
 // Entity is how one family's records are named and listed on the wire:
 // the entity key ("testset") and its plural, which alias ids its records
-// carry, and the reference's variations on the shared git routes. It
+// carry, and the compatible platform's variations on the shared git routes. It
 // renders artifacts, variants and revisions the same for every route.
 type Entity struct {
 	Key    string // testset, workflow, application, evaluator, environment, query
@@ -35,10 +35,11 @@ type Entity struct {
 	// workflow family's, evaluators excepted; testset variant lists never do).
 	VariantWindowing bool
 	// URLQuery names the query levels ("artifact", "variant", "revision")
-	// that also take URL query parameters (reference §1.4).
+	// that also take URL query parameters (ReadQuery).
 	URLQuery map[string]bool
 	// ForkByQuery: fork also takes the source variant as
-	// ?<e>_variant_id= (evaluators, reference §5); a body ref wins.
+	// ?<e>_variant_id= (evaluators, as the compatible platform's); a body
+	// ref wins.
 	ForkByQuery bool
 }
 
@@ -184,7 +185,7 @@ func Record(rec *versioned.Record, flags json.RawMessage, withIDs bool) *Obj {
 	return o
 }
 
-// SimpleTestset renders the flat testset record. Unlike the reference we
+// SimpleTestset renders the flat testset record. Unlike the compatible platform we
 // always include variant_id and revision_id: a client polling the record
 // needs them to pin what it read.
 func SimpleTestset(rec *testsets.Simple, withData bool) *Obj {

@@ -156,7 +156,9 @@ func (noLoader) Load(u string) (any, error) {
 var inferredFlags = []string{"is_managed", "is_custom", "is_llm", "is_hook", "is_code", "is_match", "is_feedback",
 	"is_agent", "is_skill", "is_chat", "has_url", "has_script", "has_handler", "is_static"}
 
-// InferFlags applies the reference's rules (§3.1) to data.
+// InferFlags applies the compatible platform's rules to data: each flag of
+// inferredFlags follows from the URI (its kind and key), the URL, the script
+// and, for is_chat, the inputs schema.
 func InferFlags(d Data, provider string) map[string]bool {
 	f := make(map[string]bool, len(inferredFlags))
 	for _, k := range inferredFlags {

@@ -18,9 +18,10 @@ import (
 //     data (its references), and no key is needed;
 //   - with environment refs and a workflow-family ref or a key, the
 //     revision the environment deploys under the key, as retrieve does
-//     (§3.3): the key defaults to "<artifact slug>.revision", and any
+//     (RetrieveByEnvironment): the key defaults to "<artifact slug>.revision", and any
 //     workflow-family refs must match;
-//   - otherwise the workflow-family refs, with the retrieve rules (§1.2);
+//   - otherwise the workflow-family refs, with the retrieve rules
+//     (versioned.Service.Resolve);
 //   - an <e>_revision ref {slug, version} that names no revision is read as
 //     the compatible platform's clients write it: slug is the artifact's,
 //     so it means that version of the artifact's default variant (the

@@ -114,7 +114,7 @@ var printer = message.NewPrinter(language.English)
 // parameterErrors flattens a validation failure into one 422 entry per
 // offending field, sorted by location so the answer is stable. An extra or
 // missing property is named by its own location, in the words of the
-// reference's validation errors ("Extra inputs are not permitted", "Field
+// compatible platform's validation errors ("Extra inputs are not permitted", "Field
 // required"); other failures name the value's location with the library's
 // message ("got number, want string").
 func parameterErrors(ve *jsonschema.ValidationError, inst any, loc []any) error {
@@ -161,7 +161,7 @@ func parameterErrors(ve *jsonschema.ValidationError, inst any, loc []any) error 
 }
 
 // pathOf turns a JSON pointer's tokens into a loc, walking the instance:
-// array indexes become numbers, as in the reference's validation errors.
+// array indexes become numbers, as in the compatible platform's validation errors.
 func pathOf(inst any, tokens []string) []any {
 	out := make([]any, len(tokens))
 	for i, t := range tokens {

@@ -190,7 +190,7 @@ func (s *Service) Enrich(d Data) Data {
 }
 
 // Hydrate prepares a simple evaluator's data: a managed builtin URI is
-// pinned to v0, its outputs schema follows the reference's table, its
+// pinned to v0, its outputs schema follows the compatible platform's table, its
 // parameter schema comes from the catalog (client schema keys are kept but
 // ours win), and the url is left for the commit to fill.
 func (s *Service) Hydrate(d Data) Data {
@@ -378,7 +378,7 @@ type Deployment struct {
 	Key         string
 }
 
-// RetrieveByEnvironment applies the reference's §3.3 rules: the revision
+// RetrieveByEnvironment applies the compatible platform's rules: the revision
 // an environment deploys under key (derived from the artifact slug when
 // omitted), consistent with any entity refs also given.
 func (s *Service) RetrieveByEnvironment(ctx context.Context, sc scope.Scope, role string, refs, envRefs versioned.Refs, key *string) (*Deployment, error) {

@@ -459,8 +459,8 @@ func (c *Client) rootQuery(ctx context.Context, sc scope.Scope, cond map[string]
 	return &out.Spans[0], nil
 }
 
-// CachedRoot finds a root span stored with the cache hash (reference
-// §2.5); no such span is (nil, nil).
+// CachedRoot finds a root span stored with the cache hash
+// (spanmodel.CacheHash); no such span is (nil, nil).
 func (c *Client) CachedRoot(ctx context.Context, sc scope.Scope, hash string) (*Span, error) {
 	return c.rootQuery(ctx, sc, map[string]any{"field": "hashes", "operator": "in", "value": []string{hash}})
 }

@@ -5,10 +5,9 @@ import (
 	"time"
 )
 
-// The records' wire shapes (reference §4.2, the registry's
-// evaluations.model), reduced to what the worker reads and writes. They
-// are declared here because a service never imports another's internal
-// packages; the JSON names are the contract.
+// The records' wire shapes (the registry's evaluations.model), reduced to what
+// the worker reads and writes. They are declared here because a service never
+// imports another's internal packages; the JSON names are the contract.
 
 // Status values of runs, scenarios and results.
 const (

@@ -1,5 +1,5 @@
-// Package evalmetrics computes an evaluation run's metrics (reference §4.5,
-// issue 14 point 6) from the traces of its result cells, through the
+// Package evalmetrics computes an evaluation run's metrics, in the
+// compatible platform's shape, from the traces of its result cells, through the
 // tracing service's grouped analytics (POST /internal/analytics/groups):
 // for the whole run (global), per scenario (variational) and per time
 // bucket (temporal), each shaped {step_key: {path: {type, count, …}}}.
@@ -7,7 +7,7 @@
 // Specs. Every step gets the four defaults (cumulative duration, errors,
 // costs.total, tokens.total; numeric/continuous) and one spec per leaf of
 // its outputs schema (Specs). A step without a schema may get one from its
-// traces (Infer), as the reference does with genson.
+// traces (Infer), as the compatible platform does with genson.
 //
 // Failed evaluators score 0. A failed evaluator cell keeps its error on the
 // result (the worker records it); in the metrics it counts as a score of 0:
@@ -56,7 +56,8 @@ type Step struct {
 	Outputs           json.RawMessage
 }
 
-// Spec is a tracing analytics metric spec (reference §1.6).
+// Spec is a tracing analytics metric spec (the tracing service's
+// query.MetricSpec).
 type Spec struct {
 	Type string `json:"type"`
 	Path string `json:"path"`
@@ -152,7 +153,8 @@ type Computer struct {
 	MaxTraces int
 }
 
-// DefaultSpecs are the four specs every step gets (reference §4.5).
+// DefaultSpecs are the four specs every step gets, as on the compatible
+// platform.
 func DefaultSpecs() []Spec {
 	return []Spec{
 		{Type: "numeric/continuous", Path: "attributes.ag.metrics.duration.cumulative"},
@@ -199,7 +201,7 @@ func Specs(step Step) []Spec {
 	return append(specs, leaves...)
 }
 
-// walkSchema adds the spec of each leaf under schema (reference §4.5):
+// walkSchema adds the spec of each leaf under schema:
 // number → numeric/continuous; integer → numeric/discrete; boolean →
 // binary; string with enum → categorical/single; other string → string;
 // array of enum strings → categorical/multiple; object without properties

@@ -282,7 +282,7 @@ func (e *cellRun) evaluated(ctx context.Context, c evalclient.Cell, src *source,
 	}
 }
 
-// inputsOf is the scenario's inputs (reference §4.4): the testcase's data
+// inputsOf is the scenario's inputs: the testcase's data
 // with its testcase_id, or the source trace's root inputs; kept to the
 // properties the revision's inputs schema declares, when it declares any.
 func inputsOf(src *source, rev *invoke.Revision) map[string]any {
@@ -314,7 +314,7 @@ func inputsOf(src *source, rev *invoke.Revision) map[string]any {
 	return out
 }
 
-// cacheHash is the §2.5 hash the cell's root span will carry: the call's
+// cacheHash is the hash (spanmodel.CacheHash) the cell's root span will carry: the call's
 // references with those the registry resolved over them (as invoke
 // records them), and the keyed links.
 func cacheHash(refs map[string]invoke.EntityRef, rev *invoke.Revision, links map[string]invoke.Link) string {

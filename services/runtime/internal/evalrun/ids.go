@@ -21,8 +21,8 @@ func ScenarioID(runID, item string) string {
 	return uuid.NewSHA1(ns, []byte(item)).String()
 }
 
-// TraceID is the trace id of a cell's invocation (the contract: the first
-// 16 bytes of SHA-256(run|scenario|step|repeat)), so executing a cell
+// TraceID is the trace id of a cell's invocation (docs/decisions/0006: the
+// first 16 bytes of SHA-256(run|scenario|step|repeat)), so executing a cell
 // again rewrites its trace instead of adding one.
 func TraceID(runID, scenarioID, stepKey string, repeat int) string {
 	h := sha256.Sum256([]byte(runID + "|" + scenarioID + "|" + stepKey + "|" + strconv.Itoa(repeat)))

@@ -5,7 +5,7 @@ import (
 )
 
 // plan is what a run's steps say the worker does: the input steps it
-// sources items from, the application (at most one; the reference plans
+// sources items from, the application (at most one; the compatible platform plans
 // no topology with two) and the evaluators, of which it executes the auto
 // ones and leaves the human and custom ones pending.
 type plan struct {
@@ -53,7 +53,7 @@ func (p *plan) appRepeat(r int) int {
 }
 
 // batchSize, maxRetries and retryDelay read the run's concurrency with
-// the reference's defaults (10, 0, 0).
+// the compatible platform's defaults (10, 0, 0).
 func (p *plan) batchSize() int {
 	if c := p.run.Data.Concurrency; c != nil && c.BatchSize != nil && *c.BatchSize > 0 {
 		return min(*c.BatchSize, 1000)

@@ -14,7 +14,9 @@ import (
 // at repeat 0 only, the auto evaluators at every repeat (exact match
 // against the testcase's expected answer, and the mock), the human one
 // left pending; every cell's trace is the deterministic one, linked and
-// referenced as reference §4.4 says, and an evaluator sees the app's
+// referenced as the compatible platform's runs are (the app's trace refers
+// to the testcase, the testset and the app revision; an evaluator's to its
+// revision, linked to the app's trace), and an evaluator sees the app's
 // outputs, never a sibling's.
 func TestTestsetApplicationEvaluators(t *testing.T) {
 	s := startStack(t)

@@ -11,7 +11,7 @@ import (
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 )
 
-// customCode is auto_custom_code_run (reference §4.6). Parameters:
+// customCode is auto_custom_code_run. Parameters:
 //   - code (required): defines evaluate;
 //   - runtime: python (the catalog's default), javascript or typescript;
 //   - version: "1" calls evaluate(app_params, inputs, output,

@@ -25,7 +25,8 @@ import (
 	"github.com/assayhq/assay/services/runtime/internal/egress"
 )
 
-// Request is one evaluator call, the §5 envelope's data already bound.
+// Request is one evaluator call, the invoke envelope's data
+// (invoke.Request) already bound.
 type Request struct {
 	Key        string         // catalog key without prefix, e.g. "auto_exact_match"
 	Parameters map[string]any // the revision's (or inline) parameters

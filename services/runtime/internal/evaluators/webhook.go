@@ -19,7 +19,7 @@ func paramError(name, msg string, input any) error {
 }
 
 // threshold reads parameters.threshold: absent is def; otherwise a number
-// in (lo, 1] (lo excluded). wantFloat refuses integers where the reference
+// in (lo, 1] (lo excluded). wantFloat refuses integers where the compatible platform
 // does (the webhook's threshold "must be a float"): a Go int or a
 // json.Number without a fraction; a float64 decoded from JSON `1` cannot be
 // told from `1.0` and is accepted.
@@ -56,19 +56,19 @@ func threshold(params map[string]any, def float64, wantFloat bool) (float64, err
 	return f, nil
 }
 
-// webhook is auto_webhook_test (reference §4.6): POST
+// webhook is auto_webhook_test: POST
 // {"inputs": <inputs>, "output": <output, a dict JSON-dumped>} to
 // parameters.webhook_url through env.Egress (its SSRF rules, 10 s, 1 MiB)
 // and read the answer:
 //   - a number n → {score: n, success: n >= threshold};
-//   - a boolean → {score: 1 or 0, success: b} (the reference's Python reads
-//     a JSON boolean as the number 1 or 0; score stays a number here, as the
-//     outputs schema says);
+//   - a boolean → {score: 1 or 0, success: b} (the compatible platform's
+//     Python reads a JSON boolean as the number 1 or 0; score stays a
+//     number here, as the outputs schema says);
 //   - an object → returned as it is;
 //   - a string holding a number or a boolean → read as that; any other
-//     string, null, an array or non-JSON → 424 (the reference returns a
-//     string as is, which the outputs schema {score, success} has no place
-//     for).
+//     string, null, an array or non-JSON → 424 (the compatible platform
+//     returns a string as is, which the outputs schema {score, success} has
+//     no place for).
 //
 // A refused URL is a 422 naming parameters.webhook_url; a status other
 // than 200, an answer over the cap, or a server out of reach is a 424

@@ -24,7 +24,7 @@ import (
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
-// Response headers of reference §5.
+// Response headers of the compatible platform's services runtime.
 const (
 	headerVersion = "X-Ag-Version"
 	headerTrace   = "X-Ag-Trace-Id"
@@ -252,7 +252,7 @@ func (h *Handler) inspect(c echo.Context) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// body is what an answer carries: a failure is the reference's
+// body is what an answer carries: a failure is the compatible platform's
 // {status, trace_id, span_id}, the version and session staying in the
 // headers.
 func body(r invoke.Response) invoke.Response {

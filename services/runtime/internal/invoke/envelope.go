@@ -7,10 +7,12 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 )
 
-// Version is the envelope version the runtime answers with (reference §5).
+// Version is the envelope version the runtime answers with (the compatible
+// platform's).
 const Version = "2025.07.14"
 
-// Request is the invoke envelope of reference §5.
+// Request is the invoke envelope of the compatible platform's services
+// runtime.
 type Request struct {
 	Version    string               `json:"version,omitempty"`
 	Flags      RunFlags             `json:"flags,omitempty"`
@@ -34,14 +36,14 @@ type Selector struct {
 	Key string `json:"key,omitempty"`
 }
 
-// EntityRef names an entity by id, slug or version (spec §2.9).
+// EntityRef names an entity by id, slug or version.
 type EntityRef struct {
 	ID      string `json:"id,omitempty"`
 	Slug    string `json:"slug,omitempty"`
 	Version string `json:"version,omitempty"`
 }
 
-// Link points at a span of another trace (spec §2.10).
+// Link points at a span of another trace.
 type Link struct {
 	TraceID string `json:"trace_id"`
 	SpanID  string `json:"span_id"`
@@ -95,7 +97,7 @@ type RunStatus struct {
 
 // Response is the batch answer.
 type Response struct {
-	Version   string      `json:"version,omitempty"` // absent from an error, as in the reference
+	Version   string      `json:"version,omitempty"` // absent from an error, as in the compatible platform
 	Status    RunStatus   `json:"status"`
 	TraceID   string      `json:"trace_id,omitempty"`
 	SpanID    string      `json:"span_id,omitempty"`

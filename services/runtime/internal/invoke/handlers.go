@@ -46,7 +46,8 @@ func Keys() []string {
 }
 
 // template reads the prompt of a completion or chat call; with no
-// parameters at all the built-in default prompt runs (reference §5).
+// parameters at all the built-in default prompt runs, as on the compatible
+// platform.
 func (r *run) template(def func() prompt.Template) (prompt.Template, error) {
 	if r.params == nil {
 		return def(), nil
@@ -73,7 +74,7 @@ func completion(ctx context.Context, r *run) (any, error) {
 	if isJSONFormat(t.LLMConfig.ResponseFormat) {
 		var v any
 		if json.Unmarshal([]byte(content), &v) == nil {
-			return v, nil // the parsed value, as the reference returns it
+			return v, nil // the parsed value, as the compatible platform returns it
 		}
 	}
 	return content, nil
@@ -182,7 +183,8 @@ func modelSpan(kind string, cfg prompt.LLMConfig, msgs []prompt.Message, res llm
 	return Span{Name: kind, Type: "chat", Start: start, End: end, Err: err, Ag: ag}
 }
 
-// mock runs the flow-test behaviours of reference §5 without a model.
+// mock runs the compatible platform's flow-test behaviours (echo, static,
+// …, chosen by parameters.key) without a model.
 func mock(ctx context.Context, r *run) (any, error) {
 	key, _ := r.params["key"].(string)
 	kwargs, _ := r.params["kwargs"].(map[string]any)
@@ -263,9 +265,9 @@ func numberOr(v any, def float64) float64 {
 	return def
 }
 
-// hook forwards the call to the revision's URL (reference §4.6, services
-// dispatcher): POST <url>/invoke with inputs, parameters and what else
-// was given, under the egress rules; the JSON reply (or its data.outputs
+// hook forwards the call to the revision's URL, as the compatible platform's
+// services dispatcher does: POST <url>/invoke with inputs, parameters and what
+// else was given, under the egress rules; the JSON reply (or its data.outputs
 // when it is an envelope), else the raw text, is the outputs.
 func hook(ctx context.Context, r *run) (any, error) {
 	if r.rev == nil || r.rev.Data.URL == "" {

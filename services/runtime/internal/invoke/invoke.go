@@ -2,8 +2,8 @@
 // (a handler key, references to a stored revision, or an inline revision),
 // runs the handler (prompts through an LLM provider, built-in evaluators,
 // the LLM judge, custom code, hooks, the mock), records the invocation or
-// annotation trace of what ran, and answers with the envelope of
-// reference §5.
+// annotation trace of what ran, and answers with the envelope of the
+// compatible platform's services runtime (Response).
 package invoke
 
 import (

@@ -8,7 +8,8 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 )
 
-// DefaultModel is the model of an llm_config that names none (reference §5).
+// DefaultModel is the model of an llm_config that names none (the
+// compatible platform's default).
 const DefaultModel = "gpt-4o-mini"
 
 // DefaultAzureAPIVersion is the api-version sent to Azure when the custom

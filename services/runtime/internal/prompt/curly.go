@@ -7,7 +7,7 @@ import (
 // renderCurly substitutes every {{ name }} in one pass: a substituted value
 // is never scanned again, so an input cannot inject placeholders.
 //
-// Placeholders are those of reference §5's regular expression
+// Placeholders are those of the compatible platform's regular expression
 // \{\{\s*(.*?)\s*\}\}, found by nextCurly (a hand-written scanner with the
 // same matches, about five times faster; curly_internal_test.go checks it
 // against the expression).

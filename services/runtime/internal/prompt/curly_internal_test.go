@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// curlyRE is reference §5's definition of a curly placeholder.
+// curlyRE is the compatible platform's definition of a curly placeholder.
 var curlyRE = regexp.MustCompile(`\{\{\s*(.*?)\s*\}\}`)
 
 // FuzzCurlyScan: the scanner finds exactly the expression's matches.

@@ -9,7 +9,8 @@ import (
 // DefaultModel is the model of an llm_config that names none.
 const DefaultModel = "gpt-4o-mini"
 
-// FallbackPolicies are the values of prompt.fallback_policy (reference §5).
+// FallbackPolicies are the values of prompt.fallback_policy (the compatible
+// platform's).
 var FallbackPolicies = []string{"off", "availability", "capacity", "access", "context", "any"}
 
 // Roles a prompt message may have.

@@ -1,5 +1,5 @@
 // Package prompt reads a completion or chat application's parameters (the
-// PromptTemplate of reference §5) and renders its messages from inputs in
+// compatible platform's PromptTemplate) and renders its messages from inputs in
 // the template's format: curly (default), mustache, fstring or jinja2.
 //
 // It also reads the LLM-as-a-judge evaluator's parameters (auto_ai_critique),

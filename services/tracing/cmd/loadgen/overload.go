@@ -1,6 +1,6 @@
 package main
 
-// Overload (issue 16, point 6), for scripts/bench/overload.sh: OTLP/HTTP
+// Overload, for scripts/bench/overload.sh: OTLP/HTTP
 // requests offered at -rate (twice what the pipeline sustains) by many
 // senders that do not retry, each answer classified. The promise under
 // test: every answer is 200 or a refusal with Retry-After (429 or 503),

@@ -2,8 +2,8 @@ package main
 
 // The compatible platform's span path, re-created on this machine so the
 // ratio load.sh prints is measured on the same cores in the same run
-// (issue 16, point 1). What it keeps of that path (see
-// shared/reference/tracing-eval-contract.md §3 "Storage & pipeline"):
+// (docs/benchmarks.md). What it keeps of the compatible platform's storage
+// path:
 //
 //   - the spans table: the same columns (uuids, enums, varchars,
 //     timestamptz, five JSONB columns, lifecycle columns), the primary key

@@ -1,5 +1,5 @@
 // Command sdkbench measures what one standard OpenTelemetry SDK exporter
-// process gets through tracing (issue 16, point 2), for
+// process gets through tracing, for
 // scripts/bench/sdk.sh: the real Go SDK (go.opentelemetry.io/otel/sdk), a
 // batch span processor of -batch-span batches (one export in flight, as
 // the processor works), ~1.1 KB spans shaped like loadgen's, produced at

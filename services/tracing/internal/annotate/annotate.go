@@ -1,5 +1,5 @@
 // Package annotate resolves the workflow an annotation or invocation refers
-// to (reference §1.8): the evaluator or application is looked up in the
+// to, as the compatible platform does: the evaluator or application is looked up in the
 // registry, auto-created when missing, its references are rewritten to the
 // resolved {id, slug, version} triple, and annotation data is checked
 // against the evaluator's outputs schema.
@@ -135,7 +135,7 @@ func refOf(v any, loc []any) (registryclient.Ref, error) {
 }
 
 // Infer builds a JSON Schema that data satisfies, as genson does for the
-// reference: objects list their properties and require all of them.
+// compatible platform: objects list their properties and require all of them.
 // Numbers are "number" whatever their value: JSON does not tell 5 from 5.0,
 // and a later annotation with 4.5 should still fit.
 func Infer(v any) map[string]any {
@@ -191,7 +191,7 @@ func Infer(v any) map[string]any {
 var printer = message.NewPrinter(language.English)
 
 // validate checks data against schema; failures are a 422 whose entries
-// name the offending path under loc, shaped like the reference's.
+// name the offending path under loc, shaped like the compatible platform's.
 func validate(schema json.RawMessage, data any, loc []any) error {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)

@@ -6,8 +6,8 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 )
 
-// spanDataKeys are the keys ag.data keeps (reference §2.4); anything else
-// under data is parked in ag.unsupported, where no read finds it.
+// spanDataKeys are the keys ag.data keeps (the compatible platform's); anything
+// else under data is parked in ag.unsupported, where no read finds it.
 var spanDataKeys = map[string]bool{"inputs": true, "outputs": true, "parameters": true, "internals": true}
 
 // Data is the data of a simple trace, annotation or invocation as it is

@@ -35,7 +35,7 @@ func otlpValue(v any) map[string]any {
 	panic(fmt.Sprintf("no OTLP value for %T", v))
 }
 
-// Issue 11 point 7 end to end: a real AI SDK trace (generateText with a tool
+// End to end: a real AI SDK trace (generateText with a tool
 // step) sent as OTLP/JSON reads back with chat model calls that carry costs,
 // and a root whose cumulative tokens count each model call once.
 func TestVercelAITraceOverOTLP(t *testing.T) {

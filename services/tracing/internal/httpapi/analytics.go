@@ -19,7 +19,7 @@ var analyticsKeys = map[string]bool{"focus": true, "format": true, "oldest": tru
 	// The new-style body of /spans/analytics/query.
 	"filtering": true, "windowing": true}
 
-// bindAnalytics reads the flat analytics body (reference §1.4, §1.6); the
+// bindAnalytics reads the flat analytics body (the compatible platform's); the
 // new-style filtering and windowing objects are taken too.
 func bindAnalytics(c echo.Context, allowSpecs bool) (query.AnalyticsRequest, map[string]any, error) {
 	allowed := analyticsKeys

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 11 point 4: an annotation against a catalog evaluator (exact match,
+// An annotation against a catalog evaluator (exact match,
 // a feedback preset) is read back whether its data is the outputs
 // themselves or the compatible {"outputs": {...}}; the outputs are checked
 // against the evaluator's outputs schema, and nothing answered 200 is

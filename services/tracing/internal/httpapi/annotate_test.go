@@ -11,7 +11,7 @@ import (
 
 // Annotations and invocations resolve their evaluator or application in the
 // real registry, creating it when missing, and annotation data must fit the
-// evaluator's outputs schema (reference §1.8).
+// evaluator's outputs schema.
 func TestAnnotationsResolveEvaluatorsInTheRegistry(t *testing.T) {
 	s := newStack(t)
 	reg := startRegistry(t, s)

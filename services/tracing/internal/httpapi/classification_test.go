@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 11 point 3: origin, kind and channel are stored as sent, read back
+// Origin, kind and channel are stored as sent, read back
 // as sent and filterable, on simple traces and on annotations.
 func TestSimpleTraceClassificationRoundTrips(t *testing.T) {
 	s := newStack(t)

@@ -10,8 +10,8 @@ import (
 )
 
 // TestDeleteIsVisibleWhenItAnswers: on every delete route, a GET of the
-// same id right after the DELETE answers gives count 0 (issue 11, point 2:
-// the trace came back for about a second, until the writer had stored the
+// same id right after the DELETE answers gives count 0 (the trace once came
+// back for about a second, until the writer had stored the
 // tombstone). The tombstone also goes through the stream: the writer's copy
 // lands beside the synchronous one, and the trace stays deleted.
 func TestDeleteIsVisibleWhenItAnswers(t *testing.T) {

@@ -24,9 +24,9 @@ type groupsResponse struct {
 	Groups map[string]query.Group `json:"groups"`
 }
 
-// analyticsGroups is POST /internal/analytics/groups: the evaluation
-// worker's metrics read (issue 14). Internal: the gateway does not proxy
-// /internal/, and every route here needs the internal token.
+// analyticsGroups is POST /internal/analytics/groups: the evaluation worker's
+// metrics read (services/runtime/internal/evalmetrics). Internal: the gateway
+// does not proxy /internal/, and every route here needs the internal token.
 func (h *Handler) analyticsGroups(c echo.Context, sc scope.Scope) error {
 	var b groupsBody
 	dec := json.NewDecoder(c.Request().Body)

@@ -69,7 +69,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.PUT("/tracing/traces/:id", scoped(h.editTrace))
 	e.GET("/tracing/traces/:id", scoped(h.getTraceTree))
 	e.DELETE("/tracing/traces/:id", scoped(h.deleteTraceLinks))
-	// Spec §4.4: the same body and answer as POST /traces/query. GET would
+	// The same body and answer as POST /traces/query. GET would
 	// otherwise be read as a trace id.
 	e.GET("/tracing/traces/query", methodNotAllowed)
 	e.POST("/tracing/traces/query", scoped(h.queryTraces))
@@ -84,7 +84,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/spans/users/query", scoped(h.distinct("user_id", "user_ids")))
 
 	e.GET("/traces", scoped(h.listTraces))
-	// The reference answers 405 for GET on its POST-only trace routes,
+	// The compatible platform answers 405 for GET on its POST-only trace routes,
 	// which would otherwise be read as a trace id.
 	e.GET("/traces/query", methodNotAllowed)
 	e.GET("/traces/ingest", methodNotAllowed)

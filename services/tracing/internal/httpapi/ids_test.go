@@ -35,8 +35,8 @@ func spanIDsOf(t *testing.T, body map[string]any) []string {
 
 // TestIDsInTheQueryStringRepeatedOrCommaSeparated: every route that takes
 // ids in the query string reads a repeated parameter and a comma list
-// alike, under the singular and the plural name (issue 11, point 6: a
-// repeated trace_id returned one trace).
+// alike, under the singular and the plural name (a repeated trace_id once
+// returned one trace).
 func TestIDsInTheQueryStringRepeatedOrCommaSeparated(t *testing.T) {
 	s := newStack(t)
 	seed(t, s)
@@ -75,9 +75,8 @@ func TestIDsInTheQueryStringRepeatedOrCommaSeparated(t *testing.T) {
 	assert.Contains(t, string(r.body), "nothex")
 }
 
-// TestTracingTracesQuery: POST /tracing/traces/query (spec §4.4) answers
-// as POST /traces/query does, body and answer (issue 11, point 5: it was
-// a 405).
+// TestTracingTracesQuery: POST /tracing/traces/query answers as POST
+// /traces/query does, body and answer (it was once a 405).
 func TestTracingTracesQuery(t *testing.T) {
 	s := newStack(t)
 	seed(t, s)

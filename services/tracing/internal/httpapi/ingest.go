@@ -52,7 +52,7 @@ func rejectedOut(rs []spanmodel.Error) []rejectedSpanOut {
 }
 
 // ingestSpans takes the flat and nested native forms; 202 with the
-// accepted spans, and (beyond the reference) the rejected ones with why.
+// accepted spans, and (beyond the compatible platform) the rejected ones with why.
 func (h *Handler) ingestSpans(c echo.Context, sc scope.Scope) error {
 	body, m, err := readJSON(c)
 	if err != nil {
@@ -115,7 +115,7 @@ func (h *Handler) ingestTraces(c echo.Context, sc scope.Scope) error {
 		return err
 	}
 	// A bad span costs only itself, and the caller learns which and why
-	// (the reference drops it silently).
+	// (the compatible platform drops it silently).
 	for _, b := range res.Rejected {
 		at := -1
 		if b.Index >= 0 && b.Index < len(traceOf) {

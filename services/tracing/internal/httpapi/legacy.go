@@ -75,13 +75,13 @@ func (h *Handler) legacyQuery(c echo.Context, sc scope.Scope) error {
 }
 
 // readFlat reads the legacy flat query: query-string keys, overridden by
-// the JSON body's. An unknown key is a 400 naming it: the reference ignores
+// the JSON body's. An unknown key is a 400 naming it: the compatible platform ignores
 // the whole body then, which silently returns unfiltered data.
 func readFlat(c echo.Context, allowed map[string]bool) (map[string]any, error) {
 	params := map[string]any{}
 	for k, v := range c.QueryParams() {
 		// project_id is the gateway's scope parameter (the console sends it on every
-		// call, as the reference's clients do); the gateway has resolved it already.
+		// call, as the compatible platform's clients do); the gateway has resolved it already.
 		if k == "project_id" {
 			continue
 		}

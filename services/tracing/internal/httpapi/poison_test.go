@@ -72,7 +72,7 @@ func storedSpan(tid, sid string, start time.Time, attrs string) *spanspb.Span {
 // decoded (nested deeper than encoding/json takes, or not JSON at all) is
 // returned with the undecodable part left out and described under
 // attributes.ag.unsupported.undecodable; no read route answers 500 for the
-// project (issue 12, point 3).
+// project.
 func TestPoisonSpansDoNotBreakReads(t *testing.T) {
 	s := newStack(t)
 	const (

@@ -67,7 +67,7 @@ func inFilter(key string, values ...any) map[string]any {
 // TestOneTenantCannotBreakAnothersQueries: two spans of project A with
 // 2,506 and 5,006 attributes (6 MB and 25 MB of values) stored in the same
 // part as project B's span made B's attribute filter with "in" answer 503:
-// ClickHouse estimated 16–128 GiB for it (issue 12, point 4). B's queries
+// ClickHouse estimated 16–128 GiB for it. B's queries
 // now run under a per-query memory limit far below that, and answer.
 func TestOneTenantCannotBreakAnothersQueries(t *testing.T) {
 	s := newStack(t, func(o *options) { o.noWriter = true; o.queryLimits.MaxMemory = 1 << 30 })
@@ -154,8 +154,7 @@ func TestQueryOverItsMemoryLimitIs422(t *testing.T) {
 
 // TestFilterLimits: a filter over one of its limits is a 400 naming the
 // limit and the condition, before any SQL runs. A value of ~300 KB used to
-// overflow ClickHouse's max_query_size and answer 503 "retry later"
-// (issue 12, point 8).
+// overflow ClickHouse's max_query_size and answer 503 "retry later".
 func TestFilterLimits(t *testing.T) {
 	s := newStack(t, func(o *options) { o.noWriter = true })
 	cond := func(v any) map[string]any {
@@ -292,7 +291,7 @@ func TestQueryTextOverMaxQuerySizeIs400(t *testing.T) {
 }
 
 // TestWindowingIsValidated: windowing values that were silently clamped
-// or ignored are 400s naming the field (issue 12, point 9).
+// or ignored are 400s naming the field.
 func TestWindowingIsValidated(t *testing.T) {
 	s := newStack(t, func(o *options) { o.noWriter = true })
 	now := time.Now().UTC()

@@ -53,8 +53,8 @@ func (s *stack) storedRows(t *testing.T, traceID string) []storedRow {
 }
 
 // TestSpansDatedLongAgoAreKept: retention counts from when a span was
-// received, never from its own start time (issue 11, point 1: a span dated
-// 2023 was acknowledged, invisible at once, and dropped by the retention
+// received, never from its own start time (a span dated 2023 was once
+// acknowledged, invisible at once, and dropped by the retention
 // job). OTLP protobuf, OTLP JSON and native spans dated 2023 are found by
 // trace id and by a time window covering 2023; deleting one writes its
 // tombstone into the span's own partition (same expiry, same start), where

@@ -19,7 +19,7 @@ import (
 	"github.com/assayhq/assay/services/tracing/internal/tracewrite"
 )
 
-// simpleKind is one of the one-span trace families of reference §1.8:
+// simpleKind is one of the one-span trace families:
 // simple traces, annotations and invocations share everything but their
 // envelope key and what they require.
 type simpleKind struct {
@@ -119,7 +119,7 @@ func (in simpleIn) checkClass(item string) error {
 	return nil
 }
 
-// resolveWorkflow applies reference §1.8: annotations always resolve (or
+// resolveWorkflow applies the compatible platform's rules: annotations always resolve (or
 // create) their evaluator and check data against its outputs schema;
 // invocations resolve (or create) their application; a simple trace
 // resolves an evaluator only when it has one and non-empty links.
@@ -232,17 +232,18 @@ func joinQuoted(l []string) string {
 	return out
 }
 
-// classValues are the allowed origins, kinds and channels (reference §1.8);
+// classValues are the allowed origins, kinds and channels (the compatible
+// platform's);
 // the first of each is what an omitted field means on create.
 var classValues = map[string][]string{"origin": {"custom", "human", "auto"}, "kind": {"adhoc", "eval", "play"},
 	"channel": {"api", "sdk", "web", "otlp"}}
 
 // classFlag is the ag.flags key that records one value of origin, kind or
-// channel. The reference stores only is_feedback, is_custom, is_evaluation,
+// channel. The compatible platform stores only is_feedback, is_custom, is_evaluation,
 // is_sdk and is_web, so a play trace read back as adhoc and an otlp one as
 // api; is_play and is_otlp keep those too. The defaults (auto, adhoc, api)
 // are the absence of their field's flags, so a span written by the
-// reference's clients reads the same here.
+// compatible platform's clients reads the same here.
 var classFlag = map[string]map[string]string{
 	"origin":  {"human": "is_feedback", "custom": "is_custom"},
 	"kind":    {"eval": "is_evaluation", "play": "is_play"},
@@ -440,7 +441,7 @@ func (h *Handler) simpleGet(k simpleKind) scopedFunc {
 }
 
 // simpleEdit re-ingests the same ids with the new content, as the
-// reference does (keeping the name and start time, unlike it).
+// compatible platform does (keeping the name and start time, unlike it).
 func (h *Handler) simpleEdit(k simpleKind) scopedFunc {
 	return func(c echo.Context, sc scope.Scope) error {
 		p, ok, err := h.simpleFetch(c, sc, k)

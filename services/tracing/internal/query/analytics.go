@@ -13,7 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/chspans"
 )
 
-// Analytics (reference §1.6): root spans bucketed by ingest time
+// Analytics: root spans bucketed by ingest time
 // (created_at), each bucket with statistics of the values at the specs'
 // paths. Values are read by ClickHouse; the statistics are computed here,
 // where exact percentiles and histograms are simple.
@@ -30,15 +30,15 @@ type MetricSpec struct {
 	// failed invocation) counts with when it holds no value at Path: a
 	// number for the numeric types, a boolean for binary, a string for
 	// categorical/single. The evaluation metrics count a failed
-	// evaluator's score as 0 this way (issue 14); without it such a span
-	// is not counted, as the reference does.
+	// evaluator's score as 0 this way (services/runtime/internal/evalmetrics);
+	// without it such a span is not counted, as the compatible platform does.
 	OnError any `json:"on_error,omitempty"`
 }
 
 var specTypes = map[string]bool{"numeric/continuous": true, "numeric/discrete": true, "binary": true,
 	"categorical/single": true, "categorical/multiple": true, "string": true, "json": true, "none": true, "*": true}
 
-// DefaultSpecs are the reference's defaults.
+// DefaultSpecs are the compatible platform's defaults.
 func DefaultSpecs() []MetricSpec {
 	return []MetricSpec{
 		{Type: "numeric/continuous", Path: "attributes.ag.metrics.duration.cumulative"},
@@ -115,7 +115,7 @@ type AnalyticsResult struct {
 
 var fallbackIntervals = []int{1, 5, 15, 30, 60, 180, 360, 720, 1440, 4320, 10080, 20160, 43200}
 
-// maxBuckets bounds the number of buckets, as the reference does.
+// maxBuckets bounds the number of buckets, as the compatible platform does.
 const maxBuckets = 1024
 
 // window applies the defaults: the 30 days ending at the next UTC

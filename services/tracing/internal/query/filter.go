@@ -15,7 +15,8 @@ import (
 	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
-// Filtering is a tree of conditions (reference §1.5).
+// Filtering is a tree of conditions, the compatible platform's filter
+// language.
 type Filtering struct {
 	Operator   string `json:"operator,omitempty"`
 	Conditions []json.RawMessage
@@ -718,7 +719,7 @@ func (c *compiler) attribute(cond Condition, op, path string) (string, error) {
 		}
 		return e, nil
 	case "has", "has_not":
-		// The reference produces no clause for dict operators on attributes;
+		// The compatible platform produces no clause for dict operators on attributes;
 		// we read "has" as "the key exists".
 		e := hasExpr()
 		if op == "has_not" {

@@ -11,7 +11,7 @@ import (
 
 // Grouped analytics: the statistics of Analytics over named groups of
 // traces instead of time buckets. The evaluation worker asks for a run's
-// metrics (issue 14, reference §4.5) this way: one group per step for the
+// metrics (services/runtime/internal/evalmetrics) this way: one group per step for the
 // whole run, one per scenario, one per time bucket, all answered by one
 // ClickHouse read of the listed traces' root spans.
 

@@ -27,7 +27,7 @@ type Limits struct {
 	Filter           FilterLimits
 }
 
-// FilterLimits bound a filtering tree (reference §1.5). A filter over one
+// FilterLimits bound a filtering tree. A filter over one
 // answers 400 naming the limit and the condition. Variables:
 // TRACING_QUERY_FILTER_*.
 type FilterLimits struct {

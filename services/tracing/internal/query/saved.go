@@ -15,11 +15,11 @@ type SavedQueries interface {
 	RetrieveQuery(ctx context.Context, sc scope.Scope, refs registryclient.QueryRefs) (*registryclient.QueryRevision, error)
 }
 
-// Saved turns query refs into a request for the endpoint's focus (reference
-// §1.4): the stored filtering and windowing apply, the request overrides
-// only limit and next. found is false when the refs resolve to nothing
-// (the caller answers the empty envelope). A stored focus that contradicts
-// the endpoint is a 409; a query saved without a focus takes the endpoint's.
+// Saved turns query refs into a request for the endpoint's focus: the stored
+// filtering and windowing apply, the request overrides only limit and next.
+// found is false when the refs resolve to nothing (the caller answers the empty
+// envelope). A stored focus that contradicts the endpoint is a 409; a query
+// saved without a focus takes the endpoint's.
 func Saved(ctx context.Context, saved SavedQueries, sc scope.Scope, focus string, refs registryclient.QueryRefs, override *RawWindowing) (req Request, found bool, err error) {
 	if saved == nil {
 		return Request{}, false, errs.New(errs.Unavailable, "tracing.no_registry", "no registry is configured to resolve saved queries")

@@ -13,7 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
-// Windowing bounds and pages a query (reference §1.4).
+// Windowing bounds and pages a query.
 type Windowing struct {
 	Newest   *time.Time
 	Oldest   *time.Time
@@ -68,7 +68,7 @@ func (w *RawWindowing) Parse(path string) (*Windowing, error) {
 		return nil, invalid(path+".oldest", "oldest (%s) is after newest (%s)", out.Oldest.Format(time.RFC3339Nano), out.Newest.Format(time.RFC3339Nano))
 	}
 	if w.Limit != nil {
-		// The reference clamps 0 or less to 1: a page of one span for a
+		// The compatible platform clamps 0 or less to 1: a page of one span for a
 		// typo. A limit is a positive count.
 		if *w.Limit < 1 {
 			return nil, invalid(path+".limit", "limit must be a positive number of items, got %d", *w.Limit)
@@ -491,7 +491,7 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 	return res, nil
 }
 
-// Distinct lists session or user ids (reference §1.7).
+// Distinct lists session or user ids.
 func (s *Service) Distinct(ctx context.Context, project, column string, realtime bool, w *Windowing) ([]string, *RawWindowing, error) {
 	if err := w.check("", s.maxSpans); err != nil {
 		return nil, nil, err

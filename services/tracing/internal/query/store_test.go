@@ -75,7 +75,7 @@ func TestStatementLimits(t *testing.T) {
 }
 
 // TestDefaultLimitsAreTheDocumentedOnes: DefaultLimits (what NewStore
-// applies) and the envconfig defaults the README documents agree.
+// applies) and the envconfig defaults docs/configuration.md documents agree.
 func TestDefaultLimitsAreTheDocumentedOnes(t *testing.T) {
 	var l Limits
 	require.NoError(t, config.Load("QUERY_LIMITS_TEST", &l))

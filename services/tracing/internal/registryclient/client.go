@@ -1,7 +1,7 @@
 // Package registryclient is the tracing service's typed client of the
 // registry: saved queries (query refs on /spans/query and /traces/query),
 // and evaluators and applications that annotations and invocations refer
-// to (looked up, or auto-created as the reference does).
+// to (looked up, or auto-created as the compatible platform does).
 package registryclient
 
 import (

@@ -1,4 +1,4 @@
-// Package scaleout holds the tests of tracing on clustered infrastructure
-// (issue 17): the real tracing and writer binaries on a three-node
+// Package scaleout holds the tests of tracing on clustered infrastructure:
+// the real tracing and writer binaries on a three-node
 // JetStream cluster of real nats-server processes. It has no code of its own.
 package scaleout

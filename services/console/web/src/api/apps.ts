@@ -1,5 +1,6 @@
 // Typed calls of the application (prompt) pages and the playground
-// (registry contract §3–§4, §6; README "Runtime").
+// (/api/applications, /api/environments and /services/completion; see
+// docs/reference/registry.md and docs/reference/runtime.md).
 import { json, raw } from "./call";
 import { readStream, type StreamEvent, type StreamFormat } from "./stream";
 

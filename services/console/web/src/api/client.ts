@@ -1,5 +1,6 @@
 // The console's one door to the platform. Every call goes through apiFetch, which applies
-// the session rules of the contract (CONTRACT.md, "Sessions"):
+// the session rules of the gateway (docs/console.md, signing in;
+// pkg/apidoc/gateway.sessions.json):
 //   - credentials "same-origin", so the assay_session cookie goes along;
 //   - project_id=<current project> appended to every /api and /services request;
 //   - X-CSRF-Token (the assay_csrf cookie) on POST, PUT, PATCH and DELETE;

@@ -1,5 +1,5 @@
-// Typed calls of the evaluation pages (README "Evaluation records",
-// "Simple evaluations and queues"; tracing-eval contract §4).
+// Typed calls of the evaluation pages: evaluation records, simple evaluations
+// and queues (docs/reference/registry.md).
 import { json, url } from "./call";
 
 export type Status = "pending" | "queued" | "running" | "success" | "failure" | "errors" | "cancelled";
@@ -55,7 +55,7 @@ export interface NewEvaluation {
 }
 
 /** createEvaluation starts one run per application revision (a run has at
- * most one application: reference §4.3), every evaluator auto. */
+ * most one application, as on the compatible platform), every evaluator auto. */
 export async function createEvaluation(e: NewEvaluation): Promise<Run[]> {
   const apps = e.applicationRevisionIds.length ? e.applicationRevisionIds : [undefined];
   const out: Run[] = [];

@@ -1,6 +1,6 @@
-// Typed calls of the evaluator pages (registry contract §5; README
-// "Evaluator parameters"): the catalog, simple evaluators, a try-out
-// through the runtime.
+// Typed calls of the evaluator pages (/api/evaluators and
+// /api/simple/evaluators; evaluator parameters in docs/reference/registry.md):
+// the catalog, simple evaluators, a try-out through the runtime.
 import { json } from "./call";
 
 export interface CatalogTemplate {

@@ -37,7 +37,7 @@ export const secretsApi = {
   remove: (id: string) => api.del<void>(`/api/secrets/${encodeURIComponent(id)}`),
 };
 
-// ---- team routes (CONTRACT.md "Team routes")
+// ---- team routes (pkg/apidoc/gateway.teams.json)
 export interface Member {
   id: string;
   user_id: string;

@@ -1,5 +1,5 @@
-// Parsing of the runtime's streamed invocations (README "Runtime",
-// Streaming): `Accept: text/event-stream` sends SSE `data:` lines,
+// Parsing of the runtime's streamed invocations (docs/reference/runtime.md,
+// streaming): `Accept: text/event-stream` sends SSE `data:` lines,
 // `application/x-ndjson` one JSON object per line. Either way the events
 // are {"type":"delta","data":{"delta":"…"}} per piece, then one
 // {"type":"done", …envelope…} or {"type":"error", …}. The parser is fed

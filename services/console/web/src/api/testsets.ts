@@ -1,4 +1,5 @@
-// Typed calls of the testset pages (README "Testsets"; registry contract §2).
+// Typed calls of the testset pages (testsets and testcases in
+// docs/reference/registry.md).
 import { json, raw, ApiError } from "./call";
 
 export interface Testset {
@@ -86,7 +87,8 @@ export interface Delta {
   columns?: { add?: string[]; remove?: string[]; replace?: [string, string][] };
 }
 
-/** commitDelta commits edits on top of base (contract §2.5). */
+/** commitDelta commits edits on top of base: the revision is base with delta
+ * applied (services/registry/internal/testcases/delta.go). */
 export async function commitDelta(base: TestsetRevision, delta: Delta, message: string): Promise<TestsetRevision> {
   const r = await json<{ testset_revision?: TestsetRevision }>("POST", "/api/testsets/revisions/commit", {
     testset_revision: {

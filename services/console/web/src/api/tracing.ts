@@ -1,7 +1,7 @@
 import { api } from "./client";
 import type { Filtering } from "../lib/filter";
 
-// The canonical span as the tracing service returns it (reference §2.1): null and
+// The canonical span as the tracing service returns it (pkg/spanmodel.Span): null and
 // empty fields are omitted.
 export interface Span {
   trace_id: string;
@@ -93,7 +93,7 @@ export function createAnnotation(body: {
   });
 }
 
-// ---- analytics (reference §1.6)
+// ---- analytics (POST /api/tracing/analytics/query)
 
 export interface MetricSpec {
   type: string;

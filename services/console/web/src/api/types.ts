@@ -1,4 +1,4 @@
-// Shapes of the session routes (CONTRACT.md, "Sessions").
+// Shapes of the session routes (pkg/apidoc/gateway.sessions.json).
 
 export interface SessionUser {
   id: string;

@@ -1,5 +1,6 @@
 // The filter builder's model and its translation into the tracing filter language
-// (reference §1.5): {operator, conditions:[{field, key?, operator, value?}]}.
+// (services/tracing/internal/query/filter.go):
+// {operator, conditions:[{field, key?, operator, value?}]}.
 // The builder edits rows; toFiltering is the only place that knows the wire shape.
 
 export type Operator =
@@ -52,7 +53,8 @@ export interface FieldInfo {
   values?: string[];
 }
 
-/** Fields of the filter language with the operators each accepts (reference §1.5). */
+/** Fields of the filter language with the operators each accepts (the tracing
+ * service's fields table, services/tracing/internal/query/filter.go). */
 export const FIELDS: FieldInfo[] = [
   { name: "span_name", label: "Name", operators: [...COMPARISON, ...STRING, ...LIST, ...EXISTENCE] },
   { name: "trace_type", label: "Trace type", operators: [...COMPARISON, ...LIST], values: ["invocation", "annotation", "unknown"] },
@@ -195,7 +197,8 @@ export function rowToCondition(row: FilterRow): Condition {
     }
     case "reference": {
       // References are probed by containment: one partial object per value, with the
-      // reference's key in attributes.key (reference §1.5, "Array columns").
+      // reference's key in attributes.key (references are an array column:
+      // services/tracing/internal/query/filter.go).
       if (!needsValue(op)) {
         return { field: "references", operator: op === "exists" ? "in" : "not_in", value: [{ attributes: { key: row.target } }] };
       }

@@ -1,6 +1,7 @@
-// The working copy of a testset revision being edited, and the commit
-// delta it comes to (contract §2.5: column operations on the base rows
-// first — remove, rename, add — then row replace, remove and add).
+// The working copy of a testset revision being edited, and the commit delta it
+// comes to (services/registry/internal/testcases/delta.go: column operations on
+// the base rows first — remove, rename, add — then row replace, remove and
+// add).
 import type { Delta, Testcase } from "../../api/testsets";
 
 export const DEDUP = "testcase_dedup_id";
