@@ -75,27 +75,6 @@ func isPathByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.-/:", c) >= 0
 }
 
-// plannedDocs come with the split of README.md into docs/, which is being
-// done on another branch: comments already point at the page a topic moves
-// to. Remove this list once those pages are in the repository.
-var plannedDocs = map[string]bool{
-	"docs/quickstart-tracing.md":    true,
-	"docs/quickstart-evaluation.md": true,
-	"docs/cli.md":                   true,
-	"docs/api.md":                   true,
-	"docs/deployment.md":            true,
-	"docs/security.md":              true,
-	"docs/operations.md":            true,
-	"docs/configuration.md":         true,
-	"docs/benchmarks.md":            true,
-	"docs/architecture.md":          true,
-	"docs/console.md":               true,
-	"docs/reference/registry.md":    true,
-	"docs/reference/runtime.md":     true,
-	"docs/reference/tracing.md":     true,
-	"docs/reference/gateway.md":     true,
-}
-
 // scanned reports whether the file at rel (slash-separated, from the root) is
 // source a person writes, in a language the check reads.
 func scanned(rel string) bool {
@@ -207,9 +186,6 @@ func problems(root, rel string, b []byte) []problem {
 // mdExists reports whether p names a file from the root or from dir.
 func mdExists(root, dir, p string) bool {
 	clean := strings.TrimPrefix(path.Clean(p), "./")
-	if plannedDocs[clean] {
-		return true
-	}
 	for _, c := range []string{clean, path.Join(dir, p)} {
 		if strings.HasPrefix(c, "../") {
 			continue

@@ -171,10 +171,10 @@ func TestSlug(t *testing.T) {
 		"Secrets under GitOps":                         "secrets-under-gitops",
 		"Kubernetes (Helm chart)":                      "kubernetes-helm-chart",
 		"Enforcement, keys, audit and purge (gateway)": "enforcement-keys-audit-and-purge-gateway",
-		"Issue 16 targets (latest) — 2 cores":          "issue-16-targets-latest--2-cores",
+		"Ingest targets (latest) — 2 cores":            "ingest-targets-latest--2-cores",
 		"[Web console](console.md): sign-in":           "web-console-sign-in",
 		"`RUNTIME_EVAL_*` and `snake_case`":            "runtime_eval_-and-snake_case",
-		"Prices, § and ünïcode":                        "prices--and-ünïcode",
+		"Prices, ¶ and ünïcode":                        "prices--and-ünïcode",
 	} {
 		assert.Equal(t, want, slug(heading), heading)
 	}

@@ -44,7 +44,7 @@ func run(ctx context.Context, cfg Config) error {
 	app.Pprof(cfg.PprofAddr, log)
 	if cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
-		// What the writer holds at most (README, the writer's memory); with a
+		// What the writer holds at most (docs/operations.md, the writer's memory); with a
 		// limit below it the garbage collector runs without pause.
 		held := int64(max(cfg.Inserters, 1)*4+2) * int64(cfg.BatchBytes)
 		if cfg.MemoryLimit < held+held/4 {
