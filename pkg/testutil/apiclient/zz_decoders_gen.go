@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "d0f475f2446ddccc51aa9e191eea84a4dcaa148ee0c28f12417e3f002e55d1ff"
+const DocumentSHA256 = "cc0891c13b8fd90599cfe7f630b8d4b1869f8614ba5bcd6415bab39c00aa8f99"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
