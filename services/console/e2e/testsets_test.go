@@ -71,6 +71,7 @@ func TestTestsetUpload(t *testing.T) {
 		// One upload, one version, saying what it was.
 		waitJS(`document.querySelectorAll('[data-testid="history"] tbody tr').length === 1`),
 		WaitText("Uploaded capitals.csv (3 rows)"),
+		chromedp.WaitVisible(chromedp.Search(`//h1[normalize-space(.)="Capitals QA"]`)),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
@@ -115,7 +116,7 @@ func TestTestsetUpload(t *testing.T) {
 		ClickText("Diff the two picked versions"),
 		chromedp.WaitVisible(testID("diff-summary")),
 		WaitText("1 column added (notes); 0 added, 0 removed, 1 changed, 2 unchanged rows"),
-		chromedp.ScrollIntoView(testID("diff")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="diff"]').scrollIntoView()`),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
@@ -153,6 +154,7 @@ func TestTestsetUpload(t *testing.T) {
 		WaitText("1200 rows"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid-scroller"]').scrollTop = 1e9`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-row="1199"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-row="1199"]').scrollIntoView({block: "end"})`),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
