@@ -4,6 +4,7 @@ import { getRevision } from "../../api/testsets";
 import { errorMessage } from "../../api/call";
 import { diffRevisions, type PlacedRow, type RevisionDiff } from "./diff";
 import { cellText } from "./Grid";
+import "./Grid.css";
 
 const SHOWN = 200;
 
@@ -41,7 +42,7 @@ export function DiffTables({ diff }: { diff: RevisionDiff }) {
       {diff.added.length > 0 && <RowsTable title="Added" color="#e8ffe8" rows={diff.added.slice(0, SHOWN)} />}
       {diff.removed.length > 0 && <RowsTable title="Removed" color="#ffecec" rows={diff.removed.slice(0, SHOWN)} />}
       {diff.changed.length > 0 && (
-        <table data-testid="diff-changed">
+        <table data-testid="diff-changed" className="tsdiff">
           <caption>Changed</caption>
           <thead>
             <tr>
@@ -78,7 +79,7 @@ function rowLabel(row: number, name: string): string {
 function RowsTable({ title, color, rows }: { title: string; color: string; rows: PlacedRow[] }) {
   const cols = [...new Set(rows.flatMap((r) => Object.keys(r.data)))].filter((c) => c !== "testcase_dedup_id");
   return (
-    <table data-testid={`diff-${title.toLowerCase()}`} style={{ background: color }}>
+    <table data-testid={`diff-${title.toLowerCase()}`} className="tsdiff" style={{ background: color }}>
       <caption>{title}</caption>
       <thead>
         <tr>

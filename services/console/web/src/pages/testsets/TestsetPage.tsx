@@ -201,7 +201,7 @@ function History({
       <table data-testid="history">
         <thead>
           <tr>
-            <th>diff</th>
+            <th>compare</th>
             <th>Version</th>
             <th>Message</th>
             <th>Date</th>
