@@ -72,6 +72,7 @@ func TestTestsetUpload(t *testing.T) {
 		waitJS(`document.querySelectorAll('[data-testid="history"] tbody tr').length === 1`),
 		WaitText("Uploaded capitals.csv (3 rows)"),
 		chromedp.WaitVisible(chromedp.Search(`//h1[normalize-space(.)="Capitals QA"]`)),
+		WaitText("assay testsets pull capitals-qa"),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))

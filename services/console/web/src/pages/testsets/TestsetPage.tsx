@@ -70,6 +70,11 @@ export default function TestsetPage() {
   return (
     <div>
       <h1>{ts.data?.name || ts.data?.slug || "Testset"}</h1>
+      {ts.data?.slug && (
+        <p data-testid="testset-slug" style={{ color: "#666", marginTop: -8 }}>
+          Slug <code>{ts.data.slug}</code> · from the CLI: <code>assay testsets pull {ts.data.slug}</code>
+        </p>
+      )}
       {rev.error && <p role="alert">{errorMessage(rev.error)}</p>}
       {r && (
         <p data-testid="revision-info">
