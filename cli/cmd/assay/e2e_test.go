@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"mime/multipart"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,9 +205,9 @@ func TestCLI(t *testing.T) {
 		assert.Contains(t, string(b), "Madrid")
 
 		d := c.ok(t, "testsets", "diff", first["revision_id"].(string), second["revision_id"].(string)).stdout
-		assert.Contains(t, d, `-{"answer":"Rome","country":"Italy"}`)
-		assert.Contains(t, d, `+{"answer":"Madrid","country":"Spain"}`)
-		assert.Contains(t, d, ` {"answer":"Paris","country":"France"}`)
+		assert.Contains(t, d, `- row 2 (Italy): {"country":"Italy","answer":"Rome"}`)
+		assert.Contains(t, d, `+ row 2 (Spain): {"country":"Spain","answer":"Madrid"}`)
+		assert.Contains(t, d, "1 added, 1 removed, 0 changed, 1 unchanged")
 		dj := c.ok(t, "testsets", "diff", first["revision_id"].(string), "qa", "-o", "json").json(t)
 		assert.Equal(t, []any{map[string]any{"answer": "Madrid", "country": "Spain"}}, dj["added"])
 		assert.Equal(t, []any{map[string]any{"answer": "Rome", "country": "Italy"}}, dj["removed"])
@@ -238,6 +240,61 @@ func TestCLI(t *testing.T) {
 		c.fails(t, 1, "line 2 of the JSONL file", "testsets", "push", write("bad.jsonl", "{\"a\":1}\nnot json\n"), "--testset", "qa")
 		c.fails(t, 2, "cannot tell the format", "testsets", "push", write("x.txt", "a\n"))
 		c.fails(t, 1, "no such file", "testsets", "push", filepath.Join(dir, "missing.csv"))
+	})
+
+	t.Run("a testset made in the console: pulled by its name, diffed by row identity", func(t *testing.T) {
+		// Its own project, so the slug is free whatever the other subtests make.
+		key := p.Account(t, "console-testsets@example.com")
+		c := base.with("ASSAY_API_KEY=" + key)
+		var rows strings.Builder
+		rows.WriteString("country,correct_answer\n")
+		for i := 0; i < 42; i++ {
+			fmt.Fprintf(&rows, "Country %02d,Capital %02d\n", i, i)
+		}
+		// What the console's upload form sends: a name, no slug.
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		require.NoError(t, mw.WriteField("file_type", "csv"))
+		require.NoError(t, mw.WriteField("testset_name", "Capitals QA"))
+		fw, err := mw.CreateFormFile("file", "capitals.csv")
+		require.NoError(t, err)
+		_, _ = fw.Write([]byte(rows.String()))
+		require.NoError(t, mw.Close())
+		req, err := http.NewRequest("POST", p.URL+"/api/simple/testsets/upload", &body)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.Header.Set("Authorization", "ApiKey "+key)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+
+		pulled := c.ok(t, "testsets", "pull", "capitals-qa", "-o", "csv").stdout
+		assert.True(t, strings.HasPrefix(pulled, "country,correct_answer\nCountry 00,Capital 00\n"), "no id columns by default:\n%s", pulled)
+		withIDs := c.ok(t, "testsets", "pull", "capitals-qa", "-o", "csv", "--with-ids").stdout
+		assert.True(t, strings.HasPrefix(withIDs, "country,correct_answer,__dedup_id__,__id__\n"), withIDs)
+
+		// The console's edit: an empty column added, one answer changed.
+		rev := p.MustJSON(t, "POST", "/api/testsets/revisions/retrieve", key, map[string]any{"testset_ref": map[string]any{"slug": "capitals-qa"}})["testset_revision"].(map[string]any)
+		tc := rev["data"].(map[string]any)["testcases"].([]any)[3].(map[string]any)
+		data := tc["data"].(map[string]any)
+		data["correct_answer"], data["notes"] = "Capital three", ""
+		p.MustJSON(t, "POST", "/api/testsets/revisions/commit", key, map[string]any{"testset_revision": map[string]any{
+			"testset_id": rev["testset_id"], "testset_variant_id": rev["testset_variant_id"], "testset_revision_id": rev["id"], "message": "notes",
+			"delta": map[string]any{"columns": map[string]any{"add": []any{"notes"}}, "rows": map[string]any{"replace": []any{map[string]any{"id": tc["id"], "data": data}}}}}})
+
+		d := c.ok(t, "testsets", "diff", "capitals-qa@1", "capitals-qa").stdout
+		assert.Contains(t, d, "column added: notes")
+		assert.Contains(t, d, `row 4 (Country 03): correct_answer "Capital 03" → "Capital three"`)
+		assert.Contains(t, d, "0 added, 0 removed, 1 changed, 41 unchanged")
+		assert.Less(t, strings.Count(d, "\n"), 10, "one line per change, not 42 rows removed and re-added:\n%s", d)
+		dj := c.ok(t, "testsets", "diff", "capitals-qa@1", "capitals-qa", "-o", "json").json(t)
+		assert.Equal(t, []any{"notes"}, dj["columns_added"])
+		assert.Empty(t, dj["added"])
+		assert.Empty(t, dj["removed"])
+		require.Len(t, dj["changed"], 1)
+		assert.Equal(t, map[string]any{"row": float64(4), "name": "Country 03",
+			"changes": map[string]any{"correct_answer": map[string]any{"before": "Capital 03", "after": "Capital three"}}}, dj["changed"].([]any)[0])
 	})
 
 	params := func(content string) map[string]any {

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 
 	"github.com/assayhq/assay/cli/internal/api"
@@ -232,12 +231,15 @@ func jsonlToArray(r io.Reader) io.Reader {
 
 func (a *app) testsetsPull() *cobra.Command {
 	var file, revision string
+	var withIDs bool
 	c := &cobra.Command{
 		Use:   "pull TESTSET",
 		Short: "Download a testset's rows (latest revision, or --revision) as a table, JSON or CSV",
 		Long: `Prints the rows of TESTSET (slug or id) in the --output format, or writes them to
 --file (format from its extension: .csv or .json). --revision picks a revision
-(id, or the version number of the testset's default variant).`,
+(id, or the version number of the testset's default variant). The server's
+__dedup_id__ and __id__ columns are left out unless --with-ids: keep them in a
+file you will edit and push again, so its rows keep their identity in diffs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := a.client()
@@ -267,7 +269,11 @@ func (a *app) testsetsPull() *cobra.Command {
 			if ft == "table" {
 				ft = "csv"
 			}
-			res, err := cl.Send(c.Context(), "POST", "/api/testsets/revisions/"+pathEscape(str(rev, "id"))+"/download?file_type="+ft, nil, "")
+			path := "/api/testsets/revisions/" + pathEscape(str(rev, "id")) + "/download?file_type=" + ft
+			if withIDs {
+				path += "&include_ids=true"
+			}
+			res, err := cl.Send(c.Context(), "POST", path, nil, "")
 			if err != nil {
 				return err
 			}
@@ -303,6 +309,7 @@ func (a *app) testsetsPull() *cobra.Command {
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "write to this file (.csv or .json) instead of standard output")
 	c.Flags().StringVarP(&revision, "revision", "r", "", "revision id or version (default: the latest)")
+	c.Flags().BoolVar(&withIDs, "with-ids", false, "include the server's __dedup_id__ and __id__ columns")
 	return c
 }
 
@@ -317,124 +324,65 @@ func versionOf(rev obj) string {
 }
 
 func (a *app) testsetsDiff() *cobra.Command {
-	var context int
 	c := &cobra.Command{
 		Use:   "diff REV REV",
-		Short: "Show the rows that differ between two testset revisions (a unified diff, one row a line)",
+		Short: "Show what changed between two testset revisions: columns, and rows added, removed or changed",
 		Long: `Each REV is a revision id, a testset slug or id (its latest revision), or
-SLUG@VERSION. Rows are compared as canonical JSON lines (keys sorted, the
-server's __id__ and __dedup_id__ left out), in the revisions' order. Exits 0 whether or not they
-differ; --output json prints {added, removed} rows instead.`,
+SLUG@VERSION. Rows are matched by identity (the dedup id the server gives each
+row, kept across edits), so an edited row is one line naming the row (its
+position and first column value) and the cells that changed, and a new column
+is reported once. Exits 0 whether or not they differ; --output json prints
+{columns_added, columns_removed, added, removed, changed, unchanged}.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := a.client()
 			if err != nil {
 				return err
 			}
-			var lines [2][]string
+			var rows [2][]tsRow
 			var names [2]string
 			for i, ref := range args {
 				rev, err := retrieveRevision(c.Context(), cl, "testset", ref)
 				if err != nil {
 					return err
 				}
-				names[i] = fmt.Sprintf("%s (revision %s, version %s)", ref, str(rev, "id"), versionOf(rev))
-				if lines[i], err = revisionLines(c.Context(), cl, str(rev, "id")); err != nil {
+				if rows[i], err = revisionRows(c.Context(), cl, str(rev, "id")); err != nil {
 					return err
 				}
+				names[i] = fmt.Sprintf("%s (revision %s, version %s, %d rows)", ref, str(rev, "id"), versionOf(rev), len(rows[i]))
 			}
+			d := diffTestsetRows(rows[0], rows[1])
 			if a.out != "table" {
-				added, removed := rowDiff(lines[0], lines[1])
-				t := output.Table{Header: []string{"change", "row"}, Raw: obj{"added": rawRows(added), "removed": rawRows(removed)}}
-				for _, r := range removed {
-					t.Rows = append(t.Rows, []string{"removed", r})
+				t := output.Table{Header: []string{"change", "row", "name", "detail"}, Raw: d.raw()}
+				for _, col := range d.ColumnsAdded {
+					t.Rows = append(t.Rows, []string{"column added", "", col, ""})
 				}
-				for _, r := range added {
-					t.Rows = append(t.Rows, []string{"added", r})
+				for _, col := range d.ColumnsRemoved {
+					t.Rows = append(t.Rows, []string{"column removed", "", col, ""})
+				}
+				for _, r := range d.Removed {
+					t.Rows = append(t.Rows, []string{"removed", fmt.Sprint(r.Row), r.Name, string(r.Data)})
+				}
+				for _, r := range d.Added {
+					t.Rows = append(t.Rows, []string{"added", fmt.Sprint(r.Row), r.Name, string(r.Data)})
+				}
+				for _, r := range d.Changed {
+					b, _ := json.Marshal(r.Changes)
+					t.Rows = append(t.Rows, []string{"changed", fmt.Sprint(r.Row), r.Name, string(b)})
 				}
 				return a.write(t)
 			}
-			d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: withNL(lines[0]), B: withNL(lines[1]),
-				FromFile: names[0], ToFile: names[1], Context: context})
-			if err != nil {
-				return err
-			}
-			if d == "" {
+			if d.empty() {
 				fmt.Fprintln(a.stdout, "no differences")
 				return nil
 			}
-			_, err = io.WriteString(a.stdout, d)
-			return err
+			d.writeText(a.stdout, names[0], names[1])
+			return nil
 		},
 	}
-	c.Flags().IntVarP(&context, "context", "U", 3, "lines of context around each change")
+	// Rows are no longer a unified diff of lines; the flag is kept so
+	// scripts that pass it do not break.
+	c.Flags().IntP("context", "U", 3, "unused: rows are matched by identity, not shown as a unified diff")
+	_ = c.Flags().MarkDeprecated("context", "rows are matched by identity; there is no context to show")
 	return c
-}
-
-// revisionLines downloads a revision's rows as JSON and returns each row as
-// one line of canonical JSON without its testcase and dedup ids (both are
-// derived from the content by the server, so they only repeat what the
-// diff shows).
-func revisionLines(ctx context.Context, cl *api.Client, revID string) ([]string, error) {
-	var rows []map[string]any
-	res, err := cl.Send(ctx, "POST", "/api/testsets/revisions/"+pathEscape(revID)+"/download?file_type=json", nil, "")
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if err := json.NewDecoder(res.Body).Decode(&rows); err != nil {
-		return nil, err
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		delete(r, "__id__")
-		delete(r, "__dedup_id__")
-		b, _ := json.Marshal(r) // encoding/json sorts map keys
-		out[i] = string(b)
-	}
-	return out, nil
-}
-
-func withNL(lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = l + "\n"
-	}
-	return out
-}
-
-// rowDiff is the multiset difference: rows of b not in a (added) and of a
-// not in b (removed).
-func rowDiff(a, b []string) (added, removed []string) {
-	seen := map[string]int{}
-	for _, l := range a {
-		seen[l]++
-	}
-	for _, l := range b {
-		if seen[l] > 0 {
-			seen[l]--
-			continue
-		}
-		added = append(added, l)
-	}
-	left := map[string]int{}
-	for _, l := range b {
-		left[l]++
-	}
-	for _, l := range a {
-		if left[l] > 0 {
-			left[l]--
-			continue
-		}
-		removed = append(removed, l)
-	}
-	return added, removed
-}
-
-func rawRows(lines []string) []json.RawMessage {
-	out := make([]json.RawMessage, len(lines))
-	for i, l := range lines {
-		out[i] = json.RawMessage(l)
-	}
-	return out
 }

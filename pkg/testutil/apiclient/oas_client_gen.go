@@ -2207,7 +2207,8 @@ type Invoker interface {
 	PostSimpleTestsetsByIdArchive(ctx context.Context, params PostSimpleTestsetsByIdArchiveParams) (PostSimpleTestsetsByIdArchiveRes, error)
 	// PostSimpleTestsetsByIdDownload invokes postSimpleTestsetsByIdDownload operation.
 	//
-	// ?file_type=csv|json (required)&file_name=.
+	// ?file_type=csv|json (required)&file_name=. Rows are exported without the dedup_id and id columns
+	// unless include_ids=true.
 	//
 	// POST /api/simple/testsets/{id}/download
 	PostSimpleTestsetsByIdDownload(ctx context.Context, params PostSimpleTestsetsByIdDownloadParams) (PostSimpleTestsetsByIdDownloadRes, error)
@@ -2232,7 +2233,9 @@ type Invoker interface {
 	// PostSimpleTestsetsUpload invokes postSimpleTestsetsUpload operation.
 	//
 	// Multipart: file, file_type, testset_slug?, testset_name?, testset_description?, testset_tags?,
-	// testset_meta?.
+	// testset_meta?. Without testset_slug the slug is made from testset_name (lowercase, hyphens, unique
+	// in the project: capitals-qa, capitals-qa-2), else generated; the revision's message names the file
+	// and its rows.
 	//
 	// POST /api/simple/testsets/upload
 	PostSimpleTestsetsUpload(ctx context.Context, request OptPostSimpleTestsetsUploadReq) (PostSimpleTestsetsUploadRes, error)
@@ -2355,7 +2358,8 @@ type Invoker interface {
 	PostTestsetsRevisionsByIdArchive(ctx context.Context, params PostTestsetsRevisionsByIdArchiveParams) (PostTestsetsRevisionsByIdArchiveRes, error)
 	// PostTestsetsRevisionsByIdDownload invokes postTestsetsRevisionsByIdDownload operation.
 	//
-	// ?file_type=csv|json&file_name=.
+	// ?file_type=csv|json&file_name=. Rows are exported without the dedup_id and id columns unless
+	// include_ids=true.
 	//
 	// POST /api/testsets/revisions/{id}/download
 	PostTestsetsRevisionsByIdDownload(ctx context.Context, params PostTestsetsRevisionsByIdDownloadParams) (PostTestsetsRevisionsByIdDownloadRes, error)
@@ -30705,7 +30709,8 @@ func (c *Client) sendPostSimpleTestsetsByIdArchive(ctx context.Context, params P
 
 // PostSimpleTestsetsByIdDownload invokes postSimpleTestsetsByIdDownload operation.
 //
-// ?file_type=csv|json (required)&file_name=.
+// ?file_type=csv|json (required)&file_name=. Rows are exported without the dedup_id and id columns
+// unless include_ids=true.
 //
 // POST /api/simple/testsets/{id}/download
 func (c *Client) PostSimpleTestsetsByIdDownload(ctx context.Context, params PostSimpleTestsetsByIdDownloadParams) (PostSimpleTestsetsByIdDownloadRes, error) {
@@ -30738,6 +30743,26 @@ func (c *Client) sendPostSimpleTestsetsByIdDownload(ctx context.Context, params 
 	}
 	pathParts[2] = "/download"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeIds.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
@@ -31073,7 +31098,9 @@ func (c *Client) sendPostSimpleTestsetsQuery(ctx context.Context, request OptPos
 // PostSimpleTestsetsUpload invokes postSimpleTestsetsUpload operation.
 //
 // Multipart: file, file_type, testset_slug?, testset_name?, testset_description?, testset_tags?,
-// testset_meta?.
+// testset_meta?. Without testset_slug the slug is made from testset_name (lowercase, hyphens, unique
+// in the project: capitals-qa, capitals-qa-2), else generated; the revision's message names the file
+// and its rows.
 //
 // POST /api/simple/testsets/upload
 func (c *Client) PostSimpleTestsetsUpload(ctx context.Context, request OptPostSimpleTestsetsUploadReq) (PostSimpleTestsetsUploadRes, error) {
@@ -32663,7 +32690,8 @@ func (c *Client) sendPostTestsetsRevisionsByIdArchive(ctx context.Context, param
 
 // PostTestsetsRevisionsByIdDownload invokes postTestsetsRevisionsByIdDownload operation.
 //
-// ?file_type=csv|json&file_name=.
+// ?file_type=csv|json&file_name=. Rows are exported without the dedup_id and id columns unless
+// include_ids=true.
 //
 // POST /api/testsets/revisions/{id}/download
 func (c *Client) PostTestsetsRevisionsByIdDownload(ctx context.Context, params PostTestsetsRevisionsByIdDownloadParams) (PostTestsetsRevisionsByIdDownloadRes, error) {
@@ -32696,6 +32724,26 @@ func (c *Client) sendPostTestsetsRevisionsByIdDownload(ctx context.Context, para
 	}
 	pathParts[2] = "/download"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeIds.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {

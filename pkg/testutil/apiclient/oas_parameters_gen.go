@@ -895,6 +895,9 @@ type PostSimpleTestsetsByIdArchiveParams struct {
 // PostSimpleTestsetsByIdDownloadParams is parameters of postSimpleTestsetsByIdDownload operation.
 type PostSimpleTestsetsByIdDownloadParams struct {
 	ID uuid.UUID
+	// Also export the server's dedup_id and id columns (default false). Keep them in a file meant to be
+	// edited and uploaded again: rows keep their identity in diffs.
+	IncludeIds OptBool `json:",omitempty,omitzero"`
 }
 
 // PostSimpleTestsetsByIdUnarchiveParams is parameters of postSimpleTestsetsByIdUnarchive operation.
@@ -935,6 +938,9 @@ type PostTestsetsRevisionsByIdArchiveParams struct {
 // PostTestsetsRevisionsByIdDownloadParams is parameters of postTestsetsRevisionsByIdDownload operation.
 type PostTestsetsRevisionsByIdDownloadParams struct {
 	ID uuid.UUID
+	// Also export the server's dedup_id and id columns (default false). Keep them in a file meant to be
+	// edited and uploaded again: rows keep their identity in diffs.
+	IncludeIds OptBool `json:",omitempty,omitzero"`
 }
 
 // PostTestsetsRevisionsByIdUnarchiveParams is parameters of postTestsetsRevisionsByIdUnarchive operation.

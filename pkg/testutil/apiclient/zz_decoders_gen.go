@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "a36bdff883a8ffa5ff6a9accf7d9cd0f1cc5b90bd7ca935bb1bb9b517a76fe60"
+const DocumentSHA256 = "cc0891c13b8fd90599cfe7f630b8d4b1869f8614ba5bcd6415bab39c00aa8f99"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -13,9 +13,13 @@ import (
 )
 
 // TestTestsetUpload: a CSV the server refuses shows its error at the line
-// it names; a good one is uploaded from the testsets page, its rows show
-// in the grid, and an edited cell is committed as a new revision that the
-// API then serves.
+// it names; a good one is uploaded from the testsets page under the name
+// "Capitals QA" (its slug is capitals-qa, for the CLI), its rows show in
+// the grid and its history is one version saying what was uploaded; an
+// edited cell and an added column are committed as a new revision that the
+// API then serves, and the diff of the two versions names the changed row
+// and reports the column once. A 1,200-row testset shows its row numbers
+// whole.
 func TestTestsetUpload(t *testing.T) {
 	env := Start(t)
 	u := env.User(t, "testsets@example.com")
@@ -59,35 +63,73 @@ func TestTestsetUpload(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.SetUploadFiles(testID("upload-file"), []string{good}),
 		WaitText("Spain, Kingdom of"),
+		fillText(byLabel("testset name"), "Capitals QA"),
 		chromedp.Click(testID("upload-send")),
 		chromedp.WaitVisible(testID("testset-grid")),
 		WaitText("3 rows"),
 		WaitText("Rome"),
+		// One upload, one version, saying what it was.
+		waitJS(`document.querySelectorAll('[data-testid="history"] tbody tr').length === 1`),
+		WaitText("Uploaded capitals.csv (3 rows)"),
+		chromedp.WaitVisible(chromedp.Search(`//h1[normalize-space(.)="Capitals QA"]`)),
+		WaitText("assay testsets pull capitals-qa"),
 	)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
 	}
+	if txt := pageText(t, ctx); strings.Contains(txt, "Initial commit") {
+		t.Errorf("the history shows the create's empty v0:\n%s", txt)
+	}
+	saveScreenshot(t, ctx, "uploaded")
 	loc, _ := chromedp.Run(ctx, chromedp.Location())
 	id := loc[strings.LastIndex(loc, "/")+1:]
+	ts := env.Platform.MustJSON(t, "GET", "/api/testsets/"+id, u.Key, nil)
+	if got := str(dig(ts, "testset", "slug")); got != "capitals-qa" {
+		t.Errorf("the testset named Capitals QA has the slug %q, want capitals-qa", got)
+	}
 
-	// Edit the cell "Rome", commit with a message.
+	// Edit the cell "Rome", add an empty column, commit with a message.
 	err = chromedp.Do(ctx,
 		chromedp.DoubleClick(chromedp.CSS(`[data-row="2"] [title="Rome"]`)),
 		chromedp.WaitVisible(byLabel("edit correct_answer of row 3")),
 		fillText(byLabel("edit correct_answer of row 3"), "Roma"),
-		// Typing into the message field blurs the cell, which ends its edit.
-		Type(string(byLabel("commit message")), "Italian spelling"),
+		// Typing into the column field blurs the cell, which ends its edit.
+		Type(string(byLabel("new column name")), "notes"),
 		WaitText("1 edited rows"),
+		ClickText("Add column"),
+		WaitText("1 column changes"),
+		Type(string(byLabel("commit message")), "Italian spelling"),
 		chromedp.Click(testID("commit")),
 		WaitText("Committed version 2."),
-		// the new revision is shown: no pending edit, three versions
-		waitJS(`!document.querySelector('[data-testid="pending"]') && document.querySelectorAll('[data-testid="history"] tbody tr').length === 3`),
+		// the new revision is shown: no pending edit, two versions
+		waitJS(`!document.querySelector('[data-testid="pending"]') && document.querySelectorAll('[data-testid="history"] tbody tr').length === 2`),
 		WaitText("Version 2 · 3 rows · Italian spelling"),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
 	}
 	Screenshot(t, ctx)
+
+	// The diff of the two versions: the column once, the row by its name.
+	err = chromedp.Do(ctx,
+		chromedp.Click(byLabel("pick version 1")),
+		chromedp.Click(byLabel("pick version 2")),
+		ClickText("Diff the two picked versions"),
+		chromedp.WaitVisible(testID("diff-summary")),
+		WaitText("1 column added (notes); 0 added, 0 removed, 1 changed, 2 unchanged rows"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="diff"]').scrollIntoView()`),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	changed, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="diff-changed"]').innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(changed, "row 3 · Italy") || !strings.Contains(changed, "Roma") || strings.Contains(changed, "notes") {
+		t.Errorf("the changed rows do not name Italy's row with its one changed cell:\n%s", changed)
+	}
+	saveScreenshot(t, ctx, "diff")
 
 	rev := env.Platform.MustJSON(t, "POST", "/api/testsets/revisions/retrieve", u.Key, map[string]any{"testset_ref": map[string]any{"id": id}})
 	if got := str(dig(rev, "testset_revision", "message")); got != "Italian spelling" {
@@ -100,6 +142,35 @@ func TestTestsetUpload(t *testing.T) {
 	if fmt.Sprint(answers) != "[Paris Madrid Roma]" {
 		t.Errorf("committed answers %v, want [Paris Madrid Roma]", answers)
 	}
+
+	// 1,200 rows: the last row's number fits its cell.
+	var big strings.Builder
+	big.WriteString("country,correct_answer\n")
+	for i := 0; i < 1200; i++ {
+		fmt.Fprintf(&big, "Country %d,Capital %d\n", i, i)
+	}
+	bigID := apiUpload(t, env, u.Key, "many", "csv", []byte(big.String()))
+	err = chromedp.Do(ctx,
+		env.Visit("/console/testsets/"+bigID),
+		WaitText("1200 rows"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid-scroller"]').scrollTop = 1e9`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-row="1199"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-row="1199"]').scrollIntoView({block: "end"})`),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	cut, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const el = document.querySelector('[data-row="1199"] .tsg-num');
+		return el.scrollWidth > el.clientWidth ? "cut: " + el.textContent + " " + el.scrollWidth + ">" + el.clientWidth : "";
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut != "" {
+		t.Errorf("the # cell of row 1200 is %s", cut)
+	}
+	saveScreenshot(t, ctx, "1200rows")
 }
 
 // TestTestsetGridScroll100k: a 100,000-row testset (uploaded through the

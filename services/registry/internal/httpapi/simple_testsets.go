@@ -119,19 +119,16 @@ func (a *testsetAPI) uploadSimple(rq *req) error {
 		return err
 	}
 	slug := form.Fields["testset_slug"]
-	if slug == "" {
-		slug = versioned.NewSlug()
-	} else if !wire.ValidSlug(slug) {
+	if slug != "" && !wire.ValidSlug(slug) {
 		return wire.FieldInvalid("'slug' must be URL-safe.", slug, "body", "testset_slug")
-	}
-	if h.Name == nil {
-		h.Name = &slug
 	}
 	id, err := queryID(c, "testset_id")
 	if err != nil {
 		return err
 	}
-	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, testsets.SimpleInput{ID: id, Slug: slug, Header: h, Rows: form.Rows})
+	msg := testsets.UploadMessageOf(form.FileName, len(form.Rows))
+	rec, err := a.ts.CreateSimple(c.Request().Context(), sc, testsets.SimpleInput{ID: id, Slug: slug, Header: h, Rows: form.Rows,
+		Message: &msg})
 	return sendSimple(c, rec, err)
 }
 
@@ -143,7 +140,7 @@ func (a *testsetAPI) uploadSimpleEdit(rq *req) error {
 	}
 	rec, err := a.ts.UploadEditSimple(c.Request().Context(), sc, id, func(cur *versioned.Header) (versioned.Header, error) {
 		return form.Header(cur)
-	}, form.Rows)
+	}, form.Rows, testsets.UploadMessageOf(form.FileName, len(form.Rows)))
 	return sendSimple(c, rec, err)
 }
 
@@ -152,6 +149,10 @@ func (a *testsetAPI) downloadSimple(rq *req) error {
 	fileType := c.QueryParam("file_type")
 	if fileType != "csv" && fileType != "json" {
 		return versioned.Invalid("file_type is required and must be 'csv' or 'json'.")
+	}
+	ids, err := includeIDs(c)
+	if err != nil {
+		return err
 	}
 	rec, err := a.ts.GetSimple(c.Request().Context(), sc, id)
 	if err != nil {
@@ -164,7 +165,7 @@ func (a *testsetAPI) downloadSimple(rq *req) error {
 	if err != nil {
 		return err
 	}
-	return sendFile(c, rows, fileType, tcfile.FileName(c.QueryParam("file_name"), "testset_"+id.String(), fileType))
+	return sendFile(c, rows, fileType, tcfile.FileName(c.QueryParam("file_name"), "testset_"+id.String(), fileType), ids)
 }
 
 // ---- testcases

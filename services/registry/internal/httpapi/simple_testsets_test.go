@@ -101,7 +101,7 @@ func TestFiles(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 	ts := obj(t, r.json(t), "testset")
 	id := str(ts["id"])
-	assert.Regexp(t, `^[0-9a-f]{12}$`, ts["slug"], "the slug defaults to 12 hex characters")
+	assert.Equal(t, "uploaded", ts["slug"], "the slug is made from the name")
 	tcs := list(t, obj(t, ts, "data"), "testcases")
 	require.Len(t, tcs, 2)
 	row0 := obj(t, tcs[0].(map[string]any), "data")
@@ -109,7 +109,7 @@ func TestFiles(t *testing.T) {
 	assert.Equal(t, "multi\nline", obj(t, tcs[1].(map[string]any), "data")["answer"])
 
 	t.Run("download as CSV and JSON", func(t *testing.T) {
-		r := s.do(t, "POST", "/simple/testsets/"+id+"/download?file_type=csv&file_name=export.csv", nil)
+		r := s.do(t, "POST", "/simple/testsets/"+id+"/download?file_type=csv&file_name=export.csv&include_ids=true", nil)
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		assert.Equal(t, `attachment; filename="export.csv"`, r.header.Get("Content-Disposition"))
 		// The upload's column order, as in the JSON download; __id__ after
@@ -117,7 +117,7 @@ func TestFiles(t *testing.T) {
 		assert.True(t, strings.HasPrefix(string(r.body), "question,answer,__dedup_id__,__id__\n"), string(r.body))
 		assert.NotContains(t, string(r.body), "__flags__", "empty metadata columns are dropped")
 
-		r = s.do(t, "POST", "/simple/testsets/"+id+"/download?file_type=json", nil)
+		r = s.do(t, "POST", "/simple/testsets/"+id+"/download?file_type=json&include_ids=1", nil)
 		require.Equal(t, http.StatusOK, r.status)
 		assert.Equal(t, `attachment; filename="testset_`+id+`.json"`, r.header.Get("Content-Disposition"))
 		var items []map[string]any
@@ -320,4 +320,47 @@ func TestSimpleTestsetQueryIsPaged(t *testing.T) {
 
 	big := s.ok(t, "POST", "/simple/testsets/query", map[string]any{"windowing": map[string]any{"limit": 100}})
 	assert.EqualValues(t, 2, big["count"], "a larger limit is clamped to QueryTestsets")
+}
+
+// TestUploadNamedTestset: a file uploaded with a name and no slug (what the
+// console's upload form sends) gets a slug made from the name, unique in
+// the project, so `assay testsets pull capitals-qa` finds it; its version
+// says what the upload was; downloads leave the server's id columns out
+// unless asked for them.
+func TestUploadNamedTestset(t *testing.T) {
+	s := newServer(t)
+	csv := []byte("country,correct_answer\nFrance,Paris\nItaly,Rome\nSpain,Madrid\n")
+	up := func(name string) map[string]any {
+		r := s.upload(t, "/simple/testsets/upload", map[string]string{"testset_name": name}, "capitals.csv", csv)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		return obj(t, r.json(t), "testset")
+	}
+	first := up("Capitals QA")
+	assert.Equal(t, "capitals-qa", first["slug"])
+	assert.Equal(t, "Capitals QA", first["name"])
+	assert.Equal(t, "capitals-qa-2", up("Capitals QA")["slug"], "unique within the project")
+	assert.Equal(t, "capitals-qa-3", up("  capitals   QA!! ")["slug"])
+	assert.Equal(t, "ete-a-paris", up("Été à Paris")["slug"])
+	assert.Regexp(t, `^[0-9a-f]{12}$`, up("???")["slug"], "a name with nothing to keep falls back to the generated slug")
+
+	rev := obj(t, s.ok(t, "GET", "/testsets/revisions/"+str(first["revision_id"])+"?include_testcases=false", nil), "testset_revision")
+	assert.Equal(t, "Uploaded capitals.csv (3 rows)", rev["message"])
+
+	// An upload of a new revision says so too.
+	r := s.upload(t, "/simple/testsets/"+str(first["id"])+"/upload", nil, "capitals-v2.csv", []byte("country,correct_answer\nFrance,Paris\n"))
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	rev = obj(t, s.ok(t, "GET", "/testsets/revisions/"+str(obj(t, r.json(t), "testset")["revision_id"])+"?include_testcases=false", nil), "testset_revision")
+	assert.Equal(t, "Uploaded capitals-v2.csv (1 row)", rev["message"])
+
+	d := s.do(t, "POST", "/testsets/revisions/"+str(first["revision_id"])+"/download?file_type=csv", nil)
+	require.Equal(t, http.StatusOK, d.status, string(d.body))
+	assert.Equal(t, "country,correct_answer\nFrance,Paris\nItaly,Rome\nSpain,Madrid\n", string(d.body))
+	d = s.do(t, "POST", "/simple/testsets/"+str(first["id"])+"/download?file_type=json", nil)
+	require.Equal(t, http.StatusOK, d.status, string(d.body))
+	assert.Equal(t, `[{"country":"France","correct_answer":"Paris"}]`, string(d.body))
+	d = s.do(t, "POST", "/testsets/revisions/"+str(first["revision_id"])+"/download?file_type=csv&include_ids=true", nil)
+	assert.True(t, strings.HasPrefix(string(d.body), "country,correct_answer,__dedup_id__,__id__\n"), string(d.body))
+	d = s.do(t, "POST", "/testsets/revisions/"+str(first["revision_id"])+"/download?file_type=csv&include_ids=maybe", nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, d.status)
+	assert.Contains(t, string(d.body), "include_ids")
 }

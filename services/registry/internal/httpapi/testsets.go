@@ -153,7 +153,7 @@ func (a *testsetAPI) uploadRevision(rq *req) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.Rows)
+	r, err := a.ts.UploadToRevision(c.Request().Context(), sc, id, form.Rows, testsets.UploadMessageOf(form.FileName, len(form.Rows)))
 	if err != nil {
 		return err
 	}
@@ -170,23 +170,50 @@ func (a *testsetAPI) downloadRevision(rq *req) error {
 	if fileType != "csv" && fileType != "json" {
 		return versioned.Invalid("file_type must be 'csv' or 'json'.")
 	}
+	ids, err := includeIDs(c)
+	if err != nil {
+		return err
+	}
 	rows, err := a.ts.RevisionRows(c.Request().Context(), sc, id)
 	if err != nil {
 		return err
 	}
-	return sendFile(c, rows, fileType, tcfile.FileName(c.QueryParam("file_name"), "revision_"+id.String(), fileType))
+	return sendFile(c, rows, fileType, tcfile.FileName(c.QueryParam("file_name"), "revision_"+id.String(), fileType), ids)
 }
 
-// sendFile streams rows as a CSV or JSON attachment.
-func sendFile(c echo.Context, rows []testcases.Row, fileType, name string) error {
+// includeIDs reads the downloads' include_ids query parameter. The
+// reference always exports __dedup_id__ and __id__; none of the clients in
+// client-flows.md downloads, and people opening the file do not want two
+// columns of hashes, so they are left out unless asked for (a file meant
+// to be edited and uploaded again keeps its rows' identity with them).
+func includeIDs(c echo.Context) (bool, error) {
+	switch v := c.QueryParam("include_ids"); v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	default:
+		return false, wire.FieldInvalid("Input should be a valid boolean", v, "query", "include_ids")
+	}
+}
+
+// sendFile streams rows as a CSV or JSON attachment, with the id columns
+// or without them.
+func sendFile(c echo.Context, rows []testcases.Row, fileType, name string, ids bool) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(name, `"`, "")+`"`)
 	if fileType == "json" {
 		h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		c.Response().WriteHeader(http.StatusOK)
-		return tcfile.WriteJSON(c.Response(), rows)
+		if ids {
+			return tcfile.WriteJSON(c.Response(), rows)
+		}
+		return tcfile.WriteJSONData(c.Response(), rows)
 	}
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	c.Response().WriteHeader(http.StatusOK)
-	return tcfile.WriteCSV(c.Response(), rows)
+	if ids {
+		return tcfile.WriteCSV(c.Response(), rows)
+	}
+	return tcfile.WriteCSVData(c.Response(), rows)
 }

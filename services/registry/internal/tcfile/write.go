@@ -10,7 +10,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 )
 
-// exportMembers appends the exported form of a row to dst, doing what the
+// exportRow appends the exported form of a row to dst, doing what the
 // compatible platform does to a copy of data, in the same order:
 //
 //	if "testcase_dedup_id" in data: v = pop it; if "__dedup_id__" not in data: data["__dedup_id__"] = v
@@ -19,13 +19,22 @@ import (
 //
 // Assignments to keys already present keep their position, as in a dict.
 // id is the value stored under __id__: the id's string, or nil for callers
-// that fill it in themselves (saving an allocation per row).
-func exportMembers(dst []canon.Member, r *testcases.Row, id any) []canon.Member {
+// that fill it in themselves (saving an allocation per row). Without ids
+// it leaves out the dedup id (under either name) and __id__: columns the
+// server derives, which a person reading the file does not need (a
+// re-upload derives the same ones for rows unchanged in place).
+func exportRow(dst []canon.Member, r *testcases.Row, id any, ids bool) []canon.Member {
 	start := len(dst)
 	var dedup any
 	hasDedup, hasLegacy := false, false
 	if r.Data != nil {
 		for _, m := range r.Data.Members {
+			switch m.Key {
+			case testcases.KeyDedupID, colDedupID:
+				if !ids {
+					continue
+				}
+			}
 			switch m.Key {
 			case testcases.KeyDedupID:
 				dedup, hasDedup = m.Value, true
@@ -39,7 +48,9 @@ func exportMembers(dst []canon.Member, r *testcases.Row, id any) []canon.Member 
 	if hasDedup && !hasLegacy {
 		dst = append(dst, canon.Member{Key: colDedupID, Value: dedup})
 	}
-	dst = setMember(dst, start, colID, id)
+	if ids {
+		dst = setMember(dst, start, colID, id)
+	}
 	if r.Flags != nil {
 		dst = setMember(dst, start, colFlags, r.Flags)
 	}
@@ -67,7 +78,12 @@ func setMember(dst []canon.Member, start int, key string, v any) []canon.Member 
 // WriteJSON writes rows as one compact JSON array of exported rows, keeping
 // each row's key order; no rows give "[]". Output is buffered and streamed
 // row by row.
-func WriteJSON(w io.Writer, rows []testcases.Row) error {
+func WriteJSON(w io.Writer, rows []testcases.Row) error { return writeJSON(w, rows, true) }
+
+// WriteJSONData is WriteJSON without the __dedup_id__ and __id__ keys.
+func WriteJSONData(w io.Writer, rows []testcases.Row) error { return writeJSON(w, rows, false) }
+
+func writeJSON(w io.Writer, rows []testcases.Row, ids bool) error {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	buf := make([]byte, 0, 4<<10)
 	var ms []canon.Member
@@ -76,7 +92,7 @@ func WriteJSON(w io.Writer, rows []testcases.Row) error {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		ms = exportMembers(ms[:0], &rows[i], rows[i].ID.String())
+		ms = exportRow(ms[:0], &rows[i], rows[i].ID.String(), ids)
 		buf = canon.AppendCompact(buf, &canon.Object{Members: ms})
 		if len(buf) >= 16<<10 {
 			if _, err := bw.Write(buf); err != nil {
@@ -101,7 +117,12 @@ func WriteJSON(w io.Writer, rows []testcases.Row) error {
 // keys are empty, strings as is, numbers as their literal, booleans as
 // Python prints them (True/False), objects and arrays as compact JSON. No
 // rows give an empty body.
-func WriteCSV(w io.Writer, rows []testcases.Row) error {
+func WriteCSV(w io.Writer, rows []testcases.Row) error { return writeCSV(w, rows, true) }
+
+// WriteCSVData is WriteCSV without the __dedup_id__ and __id__ columns.
+func WriteCSVData(w io.Writer, rows []testcases.Row) error { return writeCSV(w, rows, false) }
+
+func writeCSV(w io.Writer, rows []testcases.Row, ids bool) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -111,7 +132,7 @@ func WriteCSV(w io.Writer, rows []testcases.Row) error {
 	cols := make(map[string]int)
 	var header []string
 	for i := range rows {
-		ms = exportMembers(ms[:0], &rows[i], nil)
+		ms = exportRow(ms[:0], &rows[i], nil, ids)
 		for _, m := range ms {
 			if _, ok := cols[m.Key]; !ok {
 				cols[m.Key] = len(header)
@@ -125,15 +146,17 @@ func WriteCSV(w io.Writer, rows []testcases.Row) error {
 		return err
 	}
 	rec := make([]string, len(header))
-	idCol := cols[colID]
+	idCol, hasID := cols[colID]
 	var scratch []byte
 	for i := range rows {
 		clear(rec)
-		ms = exportMembers(ms[:0], &rows[i], nil)
+		ms = exportRow(ms[:0], &rows[i], nil, ids)
 		for _, m := range ms {
 			rec[cols[m.Key]], scratch = cellText(m.Value, scratch)
 		}
-		rec[idCol] = rows[i].ID.String()
+		if hasID {
+			rec[idCol] = rows[i].ID.String()
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -109,18 +110,36 @@ func (s *Service) existingRows(ctx context.Context, sc scope.Scope, ids []uuid.U
 	return ToRows(tcs)
 }
 
-// UploadMessage is the message of a revision committed from a file.
+// UploadMessage is the message of a revision committed from a file whose
+// name is not known.
 const UploadMessage = "Uploaded testset file"
+
+// UploadMessageOf is the message of a revision committed from a file: it
+// names the file and its rows, so the history says what each upload was
+// ("Uploaded capitals.csv (42 rows)").
+func UploadMessageOf(fileName string, rows int) string {
+	what := "testset file"
+	if fileName != "" {
+		what = fileName
+	}
+	unit := "rows"
+	if rows == 1 {
+		unit = "row"
+	}
+	return fmt.Sprintf("Uploaded %s (%d %s)", what, rows, unit)
+}
 
 // UploadToRevision commits the rows of an uploaded file as the next
 // revision of the variant of revision id, with that revision's header.
 // An unknown revision is a 404.
-func (s *Service) UploadToRevision(ctx context.Context, sc scope.Scope, id uuid.UUID, rows []testcases.Row) (*versioned.Revision, error) {
+func (s *Service) UploadToRevision(ctx context.Context, sc scope.Scope, id uuid.UUID, rows []testcases.Row, msg string) (*versioned.Revision, error) {
 	base, err := s.revision(ctx, sc, id)
 	if err != nil {
 		return nil, err
 	}
-	msg := UploadMessage
+	if msg == "" {
+		msg = UploadMessage
+	}
 	return s.Commit(ctx, sc, Commit{ArtifactID: base.ArtifactID, VariantID: &base.VariantID, Header: base.Header,
 		Message: &msg, HasData: true, Rows: rows, Dedup: true})
 }
@@ -161,7 +180,7 @@ func (s *Service) Blobs(ctx context.Context, sc scope.Scope, ids []uuid.UUID) ([
 // file's; header gives the new header from the current one (the form's
 // fields override it). An unknown testset is a 404.
 func (s *Service) UploadEditSimple(ctx context.Context, sc scope.Scope, id uuid.UUID,
-	header func(cur *versioned.Header) (versioned.Header, error), rows []testcases.Row,
+	header func(cur *versioned.Header) (versioned.Header, error), rows []testcases.Row, msg string,
 ) (*Simple, error) {
 	cur, err := s.reg.Artifact(ctx, sc, fam, id)
 	if err != nil {
@@ -174,7 +193,11 @@ func (s *Service) UploadEditSimple(ctx context.Context, sc scope.Scope, id uuid.
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.EditSimple(ctx, sc, id, SimpleInput{Header: h, Rows: rows})
+	in := SimpleInput{Header: h, Rows: rows}
+	if msg != "" {
+		in.Message = &msg
+	}
+	rec, err := s.EditSimple(ctx, sc, id, in)
 	if err == nil && rec == nil {
 		return nil, errTestsetNotFound
 	}

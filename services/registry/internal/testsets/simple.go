@@ -30,14 +30,33 @@ type SimpleInput struct {
 	Rows   []testcases.Row
 	// JSONBody marks rows from a JSON request body (not a file).
 	JSONBody bool
+	// Message is the message of the revision with the rows (none if nil).
+	Message *string
 }
 
 // CreateSimple creates the artifact, a variant with the same header, an
 // empty "Initial commit" v0 and v1 with the rows, in one transaction
-// (versioned.Service.CreateRecord).
+// (versioned.Service.CreateRecord). Without a slug, the slug is made from
+// the name (versioned.Service.FreeSlug), so a testset uploaded as "Capitals
+// QA" is `capitals-qa` to the CLI; without a name either it is generated,
+// and the name defaults to the slug.
 func (s *Service) CreateSimple(ctx context.Context, sc scope.Scope, in SimpleInput) (*Simple, error) {
 	if s.limits.MaxRows > 0 && len(in.Rows) > s.limits.MaxRows {
 		return nil, s.errTooManyRows()
+	}
+	if in.Slug == "" {
+		name := ""
+		if in.Header.Name != nil {
+			name = *in.Header.Name
+		}
+		slug, err := s.reg.FreeSlug(ctx, sc, fam, name)
+		if err != nil {
+			return nil, err
+		}
+		in.Slug = slug
+	}
+	if in.Header.Name == nil {
+		in.Header.Name = &in.Slug
 	}
 	a := &versioned.Artifact{Slug: in.Slug, Header: in.Header}
 	if in.ID != nil {
@@ -53,7 +72,7 @@ func (s *Service) CreateSimple(ctx context.Context, sc scope.Scope, in SimpleInp
 				return tx.Commit(ctx, sc, Commit{ArtifactID: v.ArtifactID, VariantID: &v.ID, Header: in.Header, Message: &msg, Initial: true})
 			}
 			r, tcs, err := tx.commit(ctx, sc, Commit{ArtifactID: v.ArtifactID, VariantID: &v.ID, Header: in.Header,
-				HasData: true, Rows: in.Rows, Dedup: true, JSONBody: in.JSONBody})
+				HasData: true, Rows: in.Rows, Dedup: true, JSONBody: in.JSONBody, Message: in.Message})
 			blobs = tcs
 			return r, err
 		})
@@ -143,7 +162,7 @@ func (s *Service) EditSimple(ctx context.Context, sc scope.Scope, id uuid.UUID, 
 		}
 		if changed || !sameIDs(head, ids) {
 			// Dedup ids are already in the rows, so Commit keeps them.
-			head, err = tx.Commit(ctx, sc, Commit{ArtifactID: id, VariantID: &v.ID, Header: in.Header, HasData: true, Rows: rows})
+			head, err = tx.Commit(ctx, sc, Commit{ArtifactID: id, VariantID: &v.ID, Header: in.Header, HasData: true, Rows: rows, Message: in.Message})
 			if err != nil {
 				return err
 			}

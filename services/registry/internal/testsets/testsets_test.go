@@ -102,7 +102,7 @@ func TestUploadToRevision(t *testing.T) {
 	ctx := context.Background()
 	rec := create(t, s, sc)
 
-	r, err := s.UploadToRevision(ctx, sc, rec.Revision.ID, rows(t, `[{"data":{"q":"x"}}]`))
+	r, err := s.UploadToRevision(ctx, sc, rec.Revision.ID, rows(t, `[{"data":{"q":"x"}}]`), "")
 	require.NoError(t, err)
 	assert.Equal(t, rec.Variant.ID, r.VariantID)
 	assert.Equal(t, 2, r.Version)
@@ -111,10 +111,10 @@ func TestUploadToRevision(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 
-	_, err = s.UploadToRevision(ctx, sc, uuid.New(), nil)
+	_, err = s.UploadToRevision(ctx, sc, uuid.New(), nil, "")
 	assert.Equal(t, errs.NotFound, errs.KindOf(err))
 	// Another project does not see the revision.
-	_, err = s.UploadToRevision(ctx, versionedtest.Scope(), rec.Revision.ID, nil)
+	_, err = s.UploadToRevision(ctx, versionedtest.Scope(), rec.Revision.ID, nil, "")
 	assert.Equal(t, errs.NotFound, errs.KindOf(err))
 }
 

@@ -21,7 +21,9 @@ import (
 type Form struct {
 	Fields map[string]string
 	Rows   []testcases.Row // the "file" part's rows
-	found  bool
+	// FileName is the "file" part's file name as the client sent it.
+	FileName string
+	found    bool
 }
 
 // ReadForm parses a multipart upload, importing the "file" part with the
@@ -40,6 +42,7 @@ func ReadForm(mr *multipart.Reader, limits tcfile.Limits) (*Form, error) {
 			return nil, errs.New(errs.Invalid, "testsets.bad_form", "Malformed multipart body: "+err.Error())
 		}
 		if part.FormName() == "file" {
+			f.FileName = part.FileName()
 			if f.Rows, err = importPart(part, f.Fields["file_type"], limits); err != nil {
 				return nil, err
 			}

@@ -2,8 +2,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { getRevision } from "../../api/testsets";
 import { errorMessage } from "../../api/call";
-import { diffRevisions, type RevisionDiff } from "./diff";
+import { diffRevisions, type PlacedRow, type RevisionDiff } from "./diff";
 import { cellText } from "./Grid";
+import "./Grid.css";
 
 const SHOWN = 200;
 
@@ -29,22 +30,23 @@ export function DiffView({ before, after }: { before: string; after: string }) {
 }
 
 export function DiffTables({ diff }: { diff: RevisionDiff }) {
+  const cols = (n: number, what: string, names: string[]) =>
+    n === 0 ? "" : `${n} column${n === 1 ? "" : "s"} ${what} (${names.join(", ")}); `;
   return (
     <div>
       <p data-testid="diff-summary">
-        {diff.added.length} added, {diff.removed.length} removed, {diff.changed.length} changed, {diff.unchanged} unchanged
+        {cols(diff.columnsAdded.length, "added", diff.columnsAdded)}
+        {cols(diff.columnsRemoved.length, "removed", diff.columnsRemoved)}
+        {diff.added.length} added, {diff.removed.length} removed, {diff.changed.length} changed, {diff.unchanged} unchanged rows
       </p>
-      {diff.added.length > 0 && (
-        <RowsTable title="Added" color="#e8ffe8" rows={diff.added.slice(0, SHOWN).map((r) => r.data)} />
-      )}
-      {diff.removed.length > 0 && (
-        <RowsTable title="Removed" color="#ffecec" rows={diff.removed.slice(0, SHOWN).map((r) => r.data)} />
-      )}
+      {diff.added.length > 0 && <RowsTable title="Added" color="#e8ffe8" rows={diff.added.slice(0, SHOWN)} />}
+      {diff.removed.length > 0 && <RowsTable title="Removed" color="#ffecec" rows={diff.removed.slice(0, SHOWN)} />}
       {diff.changed.length > 0 && (
-        <table data-testid="diff-changed">
+        <table data-testid="diff-changed" className="tsdiff">
           <caption>Changed</caption>
           <thead>
             <tr>
+              <th>row</th>
               <th>column</th>
               <th>before</th>
               <th>after</th>
@@ -52,8 +54,9 @@ export function DiffTables({ diff }: { diff: RevisionDiff }) {
           </thead>
           <tbody>
             {diff.changed.slice(0, SHOWN).flatMap((c) =>
-              c.columns.map((col) => (
+              c.columns.map((col, i) => (
                 <tr key={c.key + col}>
+                  <td>{i === 0 ? rowLabel(c.row, c.name) : ""}</td>
                   <td>{col}</td>
                   <td style={{ background: "#ffecec" }}>{cellText(c.before.data[col])}</td>
                   <td style={{ background: "#e8ffe8" }}>{cellText(c.after.data[col])}</td>
@@ -63,27 +66,35 @@ export function DiffTables({ diff }: { diff: RevisionDiff }) {
           </tbody>
         </table>
       )}
+      {Math.max(diff.added.length, diff.removed.length, diff.changed.length) > SHOWN && <p>Only the first {SHOWN} rows of each list are shown.</p>}
     </div>
   );
 }
 
-function RowsTable({ title, color, rows }: { title: string; color: string; rows: Record<string, unknown>[] }) {
-  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => c !== "testcase_dedup_id");
+/** rowLabel names a row for a person: its position and first column value. */
+function rowLabel(row: number, name: string): string {
+  return name ? `row ${row} · ${name}` : `row ${row}`;
+}
+
+function RowsTable({ title, color, rows }: { title: string; color: string; rows: PlacedRow[] }) {
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r.data)))].filter((c) => c !== "testcase_dedup_id");
   return (
-    <table data-testid={`diff-${title.toLowerCase()}`} style={{ background: color }}>
+    <table data-testid={`diff-${title.toLowerCase()}`} className="tsdiff" style={{ background: color }}>
       <caption>{title}</caption>
       <thead>
         <tr>
+          <th>row</th>
           {cols.map((c) => (
             <th key={c}>{c}</th>
           ))}
         </tr>
       </thead>
       <tbody>
-        {rows.map((r, i) => (
-          <tr key={i}>
+        {rows.map((r) => (
+          <tr key={r.row}>
+            <td>{r.row}</td>
             {cols.map((c) => (
-              <td key={c}>{cellText(r[c])}</td>
+              <td key={c}>{cellText(r.data[c])}</td>
             ))}
           </tr>
         ))}

@@ -8,7 +8,13 @@ import "./Grid.css";
 
 export const ROW_HEIGHT = 32;
 const COL_WIDTH = 200;
-const NUM_WIDTH = 72;
+
+/** numWidth is the width of the "#" column: enough for the checkbox and
+ * the largest row number (a fixed 72 px cut "1,200" off). */
+export function numWidth(rows: number, editable?: boolean): number {
+  const digits = String(Math.max(1, rows)).length;
+  return (editable ? 44 : 20) + 10 * digits;
+}
 
 export interface GridProps {
   columns: string[];
@@ -40,7 +46,8 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
     initialRect,
   });
   const [editing, setEditing] = useState<{ row: number; col: string } | null>(null);
-  const width = NUM_WIDTH + columns.length * COL_WIDTH;
+  const num = numWidth(rows.length, editable);
+  const width = num + columns.length * COL_WIDTH;
 
   const commit = (row: number, col: string, value: string) => {
     setEditing(null);
@@ -50,7 +57,13 @@ export function Grid({ columns, rows, height = 560, editable, selected, onToggle
   const items = v.getVirtualItems();
   const slots = Math.max(1, items.length);
   return (
-    <div className="tsgrid" role="grid" aria-rowcount={rows.length + 1} data-testid="testset-grid" style={{ border: "1px solid #ddd" }}>
+    <div
+      className="tsgrid"
+      role="grid"
+      aria-rowcount={rows.length + 1}
+      data-testid="testset-grid"
+      style={{ border: "1px solid #ddd", ["--tsg-num" as string]: `${num}px` }}
+    >
       <div ref={parent} data-testid="grid-scroller" className="tsg-scroller" style={{ height: Math.min(height, (rows.length + 1) * ROW_HEIGHT + 2) }}>
         <div role="row" className="tsg-head" style={{ width }}>
           <div className="tsg-cell tsg-num">#</div>

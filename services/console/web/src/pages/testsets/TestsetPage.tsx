@@ -70,6 +70,11 @@ export default function TestsetPage() {
   return (
     <div>
       <h1>{ts.data?.name || ts.data?.slug || "Testset"}</h1>
+      {ts.data?.slug && (
+        <p data-testid="testset-slug" style={{ color: "#666", marginTop: -8 }}>
+          Slug <code>{ts.data.slug}</code> · from the CLI: <code>assay testsets pull {ts.data.slug}</code>
+        </p>
+      )}
       {rev.error && <p role="alert">{errorMessage(rev.error)}</p>}
       {r && (
         <p data-testid="revision-info">
@@ -172,6 +177,16 @@ function ColumnMenu({ work, onRemove, onRename }: { work: Work; onRemove: (c: st
   );
 }
 
+/** shownHistory is the history a person reads, oldest first. A create
+ * writes an empty v0 ("Initial commit", no rows) before the version with
+ * the rows, as the compatible API does and its clients expect; the upload
+ * is one version to the user, so the empty v0 is left out here (the API
+ * still lists it). */
+export function shownHistory(revisions: TestsetRevision[]): TestsetRevision[] {
+  const sorted = [...revisions].sort((a, b) => Number(a.version) - Number(b.version));
+  return sorted.filter((r, i) => !(i === 0 && sorted.length > 1 && Number(r.version) === 0 && !r.data?.testcase_ids?.length));
+}
+
 function History({
   revisions,
   current,
@@ -185,13 +200,13 @@ function History({
 }) {
   const [pick, setPick] = useState<string[]>([]);
   const toggle = (id: string) => setPick((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id].slice(-2)));
-  const sorted = [...revisions].sort((a, b) => Number(a.version) - Number(b.version));
+  const sorted = shownHistory(revisions);
   return (
     <div>
       <table data-testid="history">
         <thead>
           <tr>
-            <th>diff</th>
+            <th>compare</th>
             <th>Version</th>
             <th>Message</th>
             <th>Date</th>

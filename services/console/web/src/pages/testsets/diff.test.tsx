@@ -52,6 +52,44 @@ describe("revision diff", () => {
   });
 });
 
+describe("revision diff by row identity", () => {
+  // 42 rows; the next revision adds an empty column "notes" to every row
+  // and fills it on row 5 only, and changes one answer.
+  const before = Array.from({ length: 42 }, (_, i) => row(`b${i}`, `d${i}`, { country: `Country ${i}`, answer: `Capital ${i}` }));
+  const after = before.map((r, i) => {
+    const data: Record<string, unknown> = { ...r.data, notes: i === 5 ? "check" : "" };
+    if (i === 3) data.answer = "Capital three";
+    return { id: `a${i}`, data };
+  });
+
+  it("reports an added column once, not as a change of every row", () => {
+    const d = diffRevisions(before, after);
+    expect(d.columnsAdded).toEqual(["notes"]);
+    expect(d.columnsRemoved).toEqual([]);
+    expect(d.added).toHaveLength(0);
+    expect(d.removed).toHaveLength(0);
+    expect(d.changed.map((c) => [c.row, c.name, c.columns])).toEqual([
+      [4, "Country 3", ["answer"]],
+      [6, "Country 5", ["notes"]],
+    ]);
+    expect(d.unchanged).toBe(40);
+  });
+
+  it("names the changed rows and the column change", () => {
+    render(<DiffTables diff={diffRevisions(before, after)} />);
+    expect(screen.getByTestId("diff-summary")).toHaveTextContent("1 column added (notes); 0 added, 0 removed, 2 changed, 40 unchanged rows");
+    const changed = screen.getByTestId("diff-changed");
+    expect(changed).toHaveTextContent("row 4 · Country 3");
+    expect(changed).not.toHaveTextContent("d3");
+  });
+
+  it("a removed column that had values is a change of those rows", () => {
+    const d = diffRevisions(after, before);
+    expect(d.columnsRemoved).toEqual(["notes"]);
+    expect(d.changed.map((c) => c.name)).toEqual(["Country 3", "Country 5"]);
+  });
+});
+
 describe("edit delta", () => {
   const base = [
     { id: "t1", data: { q: "a", a: "1", testcase_dedup_id: "d1" } },
