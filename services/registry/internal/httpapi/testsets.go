@@ -182,8 +182,8 @@ func (a *testsetAPI) downloadRevision(rq *req) error {
 }
 
 // includeIDs reads the downloads' include_ids query parameter. The
-// reference always exports __dedup_id__ and __id__; none of the clients in
-// client-flows.md downloads, and people opening the file do not want two
+// compatible platform always exports __dedup_id__ and __id__; none of its
+// clients downloads (docs/api.md), and people opening the file do not want two
 // columns of hashes, so they are left out unless asked for (a file meant
 // to be edited and uploaded again keeps its rows' identity with them).
 func includeIDs(c echo.Context) (bool, error) {
