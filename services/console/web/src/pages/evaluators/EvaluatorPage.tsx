@@ -5,9 +5,9 @@ import { useEffect, useMemo, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams, useSearchParams } from "react-router";
 import Form from "@rjsf/core";
-import validator from "@rjsf/validator-ajv8";
 import { createEvaluator, getEvaluator, presets, template, tryEvaluator, uriKey, type TryResult } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
+import { schemaValidator as validator } from "../../components/schemaValidator";
 import { formSchema, uiSchema } from "./schema";
 
 export default function EvaluatorPage() {
@@ -63,7 +63,7 @@ export default function EvaluatorPage() {
           {(tpl.data || ev.data) && (
             <Form
               schema={schema}
-              uiSchema={{ ...uiSchema(schema), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              uiSchema={{ ...uiSchema(schema, params), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
               formData={params}
               validator={validator}
               onChange={(e) => setParams((e.formData ?? {}) as Record<string, unknown>)}

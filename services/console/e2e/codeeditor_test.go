@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+// TestCustomCodeEvaluatorEditor: the custom-code template opens with its
+// default code in a code editor under the signature version 3 calls, that
+// default scores the page's matching sample 1, and code edited in the
+// editor is what the created evaluator stores and runs.
+func TestCustomCodeEvaluatorEditor(t *testing.T) {
+	env := Start(t)
+	u := env.User(t, "code-editor@example.com")
+	ctx := env.SignedIn(t, u)
+	editor := string(testID("code-widget")) + " .cm-content"
+	err := chromedp.Do(ctx,
+		env.Visit("/console/evaluators/new?template=auto_custom_code_run"),
+		WaitText("New evaluator: Code Evaluation"),
+		chromedp.WaitVisible(chromedp.CSS(editor)),
+		WaitText("def evaluate(inputs: dict, outputs, trace: dict | None) -> float:"),
+		WaitText(`expected = inputs.get("correct_answer")`),
+		// The default on the page's sample (Paris expected, Paris answered).
+		chromedp.WaitEnabled(testID("try-run")),
+		chromedp.Click(testID("try-run")),
+		chromedp.WaitVisible(testID("try-result")),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	out, err := chromedp.Run(ctx, chromedp.Text(testID("try-result")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"score": 1`) || !strings.Contains(out, `"success": true`) {
+		t.Errorf("the default code on a matching sample: %q", out)
+	}
+	Screenshot(t, ctx)
+
+	// Replace the code as a user does: select all in the editor, type.
+	const code = "def evaluate(inputs, outputs, trace): return 0.25"
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(editor)),
+		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: code})
+			return err
+		}),
+		waitJS(`document.querySelector(`+"`"+editor+"`"+`).innerText.trim() === `+"`"+code+"`"),
+		Type(string(byLabel("evaluator slug")), "edited-code"),
+		chromedp.Click(chromedp.CSS(`[data-testid="params-form"] button[type="submit"]`)),
+		waitJS(`/\/console\/evaluators\/[0-9a-f-]{36}$/.test(location.pathname)`),
+		chromedp.WaitVisible(chromedp.CSS(editor)),
+		WaitText("return 0.25"),
+		chromedp.WaitEnabled(testID("try-run")),
+		chromedp.Click(testID("try-run")),
+		waitJS(`(document.querySelector('[data-testid="try-result"]')?.innerText ?? "").includes('"score": 0.25')`),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	list := env.Platform.MustJSON(t, "POST", "/api/simple/evaluators/query", u.Key, map[string]any{})
+	found := false
+	for _, e := range dig(list, "evaluators").([]any) {
+		if str(dig(e, "slug")) == "edited-code" {
+			found = true
+			if got := str(dig(e, "data", "parameters", "code")); got != code {
+				t.Errorf("stored code %q, typed %q", got, code)
+			}
+			if got := str(dig(e, "data", "parameters", "version")); got != "3" {
+				t.Errorf("stored version %q", got)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no evaluator edited-code: %v", list)
+	}
+}
