@@ -54,10 +54,11 @@ func TestAnnotateWith2020Schema(t *testing.T) {
 	// The saved form is empty again; a score over the schema's maximum is
 	// refused in the page, saying which field and why.
 	if err := chromedp.Do(ctx,
-		chromedp.WaitVisible(chromedp.CSS(`#root_score`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#root_score")?.value === ""`, chromedp.WithPollingInterval(50*time.Millisecond)),
 		e2e.Type(`#root_score`, "9"),
 		chromedp.Click(`//button[text()="Save annotation"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="form-errors"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="form-errors"]').scrollIntoView({block: "center"})`),
 	); err != nil {
 		t.Fatalf("a score over the maximum: %v", err)
 	}

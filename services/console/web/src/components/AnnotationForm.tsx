@@ -19,6 +19,10 @@ export function AnnotationForm({ traceId, spanId, onDone }: { traceId: string; s
   const evs = useQuery({ queryKey: ["evaluators"], queryFn: listEvaluators });
   const [evId, setEvId] = useState("");
   const [data, setData] = useState<unknown>(undefined);
+  // A new form after each save: rjsf keeps the values it shows when its
+  // formData goes back to undefined, so the saved values stayed in the
+  // fields and the next save sent them again.
+  const [saved, setSaved] = useState(0);
   const ev = evs.data?.evaluators?.find((e) => e.id === evId);
   const m = useMutation({
     mutationFn: (outputs: unknown) =>
@@ -29,6 +33,7 @@ export function AnnotationForm({ traceId, spanId, onDone }: { traceId: string; s
       }),
     onSuccess: () => {
       setData(undefined);
+      setSaved((n) => n + 1);
       // Annotations are written through the span stream: ask again shortly.
       void qc.invalidateQueries({ queryKey: ["annotations", traceId] });
       setTimeout(() => void qc.invalidateQueries({ queryKey: ["annotations", traceId] }), 1500);
@@ -52,7 +57,7 @@ export function AnnotationForm({ traceId, spanId, onDone }: { traceId: string; s
       </label>
       {ev && (
         <SchemaForm
-          key={ev.id}
+          key={`${ev.id}:${saved}`}
           schema={outputsSchema(ev)}
           formData={data}
           onChange={setData}
