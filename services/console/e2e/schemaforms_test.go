@@ -69,6 +69,13 @@ func TestAnnotateWith2020Schema(t *testing.T) {
 	if !strings.Contains(msg, "score: must be <= 5") {
 		t.Errorf("the refusal says %q, not which field and why", msg)
 	}
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "Annotation saved.") {
+		t.Errorf("the page says the refused annotation was saved:\n%s", text)
+	}
 	e2e.Screenshot(t, ctx)
 
 	var got map[string]any

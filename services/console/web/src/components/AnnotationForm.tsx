@@ -60,7 +60,12 @@ export function AnnotationForm({ traceId, spanId, onDone }: { traceId: string; s
           key={`${ev.id}:${saved}`}
           schema={outputsSchema(ev)}
           formData={data}
-          onChange={setData}
+          onChange={(d) => {
+            setData(d);
+            // "Annotation saved." speaks of the last save: it goes once the
+            // user types the next one (the new form's own {} is not typing).
+            if (m.isSuccess && d && JSON.stringify(d) !== "{}") m.reset();
+          }}
           onSubmit={(d) => m.mutate(d)}
           disabled={m.isPending}
           submitLabel={m.isPending ? "Saving…" : "Save annotation"}
