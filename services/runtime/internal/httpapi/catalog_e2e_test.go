@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ type catalogEntry struct {
 	} `json:"data"`
 }
 
-// TestEveryCatalogEvaluatorWorksWithItsDefaults takes every evaluator
+// everyCatalogEvaluatorWorksWithItsDefaults takes every evaluator
 // template and preset of the catalog (archived ones too: stored evaluators
 // still use them), exactly as the console's "Create from template" page
 // starts it, and runs it on one sample through the gateway and the real
@@ -38,10 +39,9 @@ type catalogEntry struct {
 // (a webhook URL, the fields a JSON match reads) must say which parameter
 // to fill with a 4xx, never fail on its own defaults. The human and
 // application-like templates (feedback, hook, code, mock) are not run by
-// an evaluation on their own and are left out.
-func TestEveryCatalogEvaluatorWorksWithItsDefaults(t *testing.T) {
-	p := startPlatform(t)
-	key := p.account(t, "catalog@example.com")
+// an evaluation on their own and are left out. It runs as a subtest of
+// TestInvokeThroughTheGateway, on that test's platform.
+func everyCatalogEvaluatorWorksWithItsDefaults(t *testing.T, p *platform, key string) {
 
 	r := p.do(t, "GET", "/api/evaluators/catalog/templates/?include_archived=true", key, nil, nil)
 	require.Equal(t, 200, r.status, string(r.body))
@@ -86,6 +86,7 @@ func TestEveryCatalogEvaluatorWorksWithItsDefaults(t *testing.T) {
 	asJSON := map[string]any{"country": "France", "correct_answer": `{"capital": "Paris"}`}
 	jsonKeys := map[string]bool{"auto_json_diff": true, "auto_contains_json": true, "field_match_test": true, "json_multi_field_match": true}
 	var failed []string
+	start := time.Now()
 	for _, e := range entries {
 		ukey := strings.Split(e.uri, ":")[2]
 		params := e.params
@@ -128,5 +129,6 @@ func TestEveryCatalogEvaluatorWorksWithItsDefaults(t *testing.T) {
 			t.Logf("%s: HTTP %d %s", e.name, r.status, r.body)
 		}
 	}
+	t.Logf("%d catalog entries run in %s", len(entries), time.Since(start).Round(time.Millisecond))
 	assert.Empty(t, failed, "catalog entries that fail on their own defaults")
 }
