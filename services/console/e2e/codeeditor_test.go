@@ -10,14 +10,12 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestCustomCodeEvaluatorEditor: the custom-code template opens with its
+// customCodeEvaluatorEditor: the custom-code template opens with its
 // default code in a code editor under the signature version 3 calls, that
 // default scores the page's matching sample 1, and code edited in the
-// editor is what the created evaluator stores and runs.
-func TestCustomCodeEvaluatorEditor(t *testing.T) {
-	env := Start(t)
-	u := env.User(t, "code-editor@example.com")
-	ctx := env.SignedIn(t, u)
+// editor is what the created evaluator stores and runs. It runs in
+// TestEvaluatorCreateAndTry, with that test's platform, user and browser.
+func customCodeEvaluatorEditor(t *testing.T, env *Env, u User, ctx context.Context) {
 	editor := string(testID("code-widget")) + " .cm-content"
 	err := chromedp.Do(ctx,
 		env.Visit("/console/evaluators/new?template=auto_custom_code_run"),

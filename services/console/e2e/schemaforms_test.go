@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,14 +12,13 @@ import (
 	"github.com/assayhq/assay/services/console/e2e"
 )
 
-// TestAnnotateWith2020Schema annotates a trace with a human evaluator whose
+// annotateWith2020Schema annotates a trace with a human evaluator whose
 // outputs schema declares JSON Schema 2020-12, as every schema the registry
 // hydrates does and as the compatible clients send it. A valid value is
 // saved and read back through the API; one the schema refuses shows the
-// validator's error next to the form and stores nothing.
-func TestAnnotateWith2020Schema(t *testing.T) {
-	env := e2e.Start(t)
-	u := env.User(t, "annotate2020@example.com")
+// validator's error next to the form and stores nothing. It runs in
+// TestAnnotateTrace, with that test's platform, user and browser.
+func annotateWith2020Schema(t *testing.T, env *e2e.Env, u e2e.User, ctx context.Context) {
 	tid := hexID(16)
 	spans, _ := ragTrace(tid)
 	ingest(t, env, u.Key, tid, spans)
@@ -36,7 +36,6 @@ func TestAnnotateWith2020Schema(t *testing.T) {
 	}})
 	evID := ev["evaluator"].(map[string]any)["id"].(string)
 
-	ctx := env.SignedIn(t, u)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/console/traces/"+tid),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="span-tree"] [role="treeitem"]`)),
