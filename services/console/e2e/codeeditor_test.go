@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
@@ -39,6 +41,24 @@ func customCodeEvaluatorEditor(t *testing.T, env *Env, u User, ctx context.Conte
 		t.Errorf("the default code on a matching sample: %q", out)
 	}
 	Screenshot(t, ctx)
+
+	// Another runtime swaps the untouched default for that runtime's, which
+	// runs too (and scores a wrong answer 0); back to Python, the Python
+	// default returns.
+	err = chromedp.Do(ctx,
+		pickOptionText("#root_runtime", "javascript"),
+		waitJS(`document.querySelector(`+"`"+editor+"`"+`).innerText.includes("String(inputs.correct_answer)")`),
+		waitJS(`document.querySelector('[data-testid="code-signature"]').innerText.includes("function evaluate(inputs, outputs, trace)")`),
+		// A wrong answer this time, so the result read is this run's.
+		fillText(byLabel("sample output"), "Lyon"),
+		chromedp.Click(testID("try-run")),
+		waitJS(`(document.querySelector('[data-testid="try-result"]')?.innerText ?? "").includes('"score": 0')`),
+		pickOptionText("#root_runtime", "python"),
+		waitJS(`document.querySelector(`+"`"+editor+"`"+`).innerText.includes('expected = inputs.get("correct_answer")')`),
+	)
+	if err != nil {
+		t.Fatalf("switching the runtime: %v; page:\n%s", err, pageText(t, ctx))
+	}
 
 	// Replace the code as a user does: select all in the editor, type.
 	const code = "def evaluate(inputs, outputs, trace): return 0.25"
@@ -78,4 +98,17 @@ func customCodeEvaluatorEditor(t *testing.T, env *Env, u User, ctx context.Conte
 	if !found {
 		t.Errorf("no evaluator edited-code: %v", list)
 	}
+}
+
+// pickOptionText picks the option of a <select> by its visible text, the
+// way a user does (rjsf's selects carry indexes as their values).
+func pickOptionText(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => {
+		const el = document.querySelector(%q);
+		const o = el && [...el.options].find(o => o.text === %q);
+		if (!o) return false;
+		Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, "value").set.call(el, o.value);
+		el.dispatchEvent(new Event("change", {bubbles: true}));
+		return true;
+	})()`, sel, text), chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))
 }

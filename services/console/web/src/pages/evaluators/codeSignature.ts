@@ -58,3 +58,29 @@ export function codeSignature(runtime: unknown, version: unknown): CodeSignature
     ],
   };
 }
+
+/** The catalog's default code per runtime: the template's own and each
+ * preset's (python_default, javascript_default, typescript_default). */
+export function runtimeDefaults(entries: ({ runtime?: unknown; code?: unknown } | undefined)[]): Partial<Record<CodeRuntime, string>> {
+  const out: Partial<Record<CodeRuntime, string>> = {};
+  for (const p of entries) {
+    if (p && typeof p.code === "string" && !out[codeRuntime(p.runtime)]) out[codeRuntime(p.runtime)] = p.code;
+  }
+  return out;
+}
+
+/** The parameters after a form change: when the runtime changed and the code
+ * is still the catalog's default for the old one, the code becomes the new
+ * runtime's default (a Python default run as JavaScript fails on its first
+ * line). Code the user wrote is never replaced. */
+export function switchRuntimeDefault(
+  prev: Record<string, unknown>,
+  next: Record<string, unknown>,
+  defaults: Partial<Record<CodeRuntime, string>>,
+): Record<string, unknown> {
+  if (!("code" in next) || prev.runtime === next.runtime) return next;
+  const was = defaults[codeRuntime(prev.runtime)];
+  const now = defaults[codeRuntime(next.runtime)];
+  if (now === undefined || was === undefined || next.code !== was) return next;
+  return { ...next, code: now };
+}
