@@ -57,4 +57,5 @@ func TestEvaluatorCreateAndTry(t *testing.T) {
 	if !found {
 		t.Errorf("no evaluator exact: %v", list)
 	}
+	t.Run("custom code editor", func(t *testing.T) { customCodeEvaluatorEditor(t, env, u, ctx) })
 }

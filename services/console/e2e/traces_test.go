@@ -211,6 +211,7 @@ func TestAnnotateTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2e.Screenshot(t, ctx)
+	t.Run("2020-12 schema", func(t *testing.T) { annotateWith2020Schema(t, env, u, ctx) })
 }
 
 // TestTrace2000Spans measures a 2,000-span trace's page: from the navigation until the

@@ -383,4 +383,6 @@ def evaluate(inputs, outputs, trace):
 		r = p.do(t, "POST", "/services/nope/v0/invoke", keyA, nil, map[string]any{})
 		require.Equal(t, 404, r.status, string(r.body))
 	})
+
+	t.Run("every catalog evaluator works with its defaults", func(t *testing.T) { everyCatalogEvaluatorWorksWithItsDefaults(t, p, keyA) })
 }

@@ -19,6 +19,10 @@ export function AnnotationForm({ traceId, spanId, onDone }: { traceId: string; s
   const evs = useQuery({ queryKey: ["evaluators"], queryFn: listEvaluators });
   const [evId, setEvId] = useState("");
   const [data, setData] = useState<unknown>(undefined);
+  // A new form after each save: rjsf keeps the values it shows when its
+  // formData goes back to undefined, so the saved values stayed in the
+  // fields and the next save sent them again.
+  const [saved, setSaved] = useState(0);
   const ev = evs.data?.evaluators?.find((e) => e.id === evId);
   const m = useMutation({
     mutationFn: (outputs: unknown) =>
@@ -29,6 +33,7 @@ export function AnnotationForm({ traceId, spanId, onDone }: { traceId: string; s
       }),
     onSuccess: () => {
       setData(undefined);
+      setSaved((n) => n + 1);
       // Annotations are written through the span stream: ask again shortly.
       void qc.invalidateQueries({ queryKey: ["annotations", traceId] });
       setTimeout(() => void qc.invalidateQueries({ queryKey: ["annotations", traceId] }), 1500);
@@ -52,10 +57,15 @@ export function AnnotationForm({ traceId, spanId, onDone }: { traceId: string; s
       </label>
       {ev && (
         <SchemaForm
-          key={ev.id}
+          key={`${ev.id}:${saved}`}
           schema={outputsSchema(ev)}
           formData={data}
-          onChange={setData}
+          onChange={(d) => {
+            setData(d);
+            // "Annotation saved." speaks of the last save: it goes once the
+            // user types the next one (the new form's own {} is not typing).
+            if (m.isSuccess && d && JSON.stringify(d) !== "{}") m.reset();
+          }}
           onSubmit={(d) => m.mutate(d)}
           disabled={m.isPending}
           submitLabel={m.isPending ? "Saving…" : "Save annotation"}

@@ -5,10 +5,11 @@ import { useEffect, useMemo, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams, useSearchParams } from "react-router";
 import Form from "@rjsf/core";
-import validator from "@rjsf/validator-ajv8";
 import { createEvaluator, getEvaluator, presets, template, tryEvaluator, uriKey, type TryResult } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
+import { schemaValidator as validator } from "../../components/schemaValidator";
 import { formSchema, uiSchema } from "./schema";
+import { runtimeDefaults, switchRuntimeDefault } from "./codeSignature";
 
 export default function EvaluatorPage() {
   const { id = "" } = useParams();
@@ -20,13 +21,18 @@ export default function EvaluatorPage() {
   const key = isNew ? sp.get("template") ?? "" : uriKey(ev.data?.data?.uri) ?? "";
   const tpl = useQuery({ queryKey: ["evaluator-template", key], queryFn: () => template(key), enabled: !!key });
   const presetKey = sp.get("preset");
-  const pre = useQuery({ queryKey: ["evaluator-presets", key], queryFn: () => presets(key), enabled: isNew && !!presetKey && !!key });
+  // Presets are read for every new evaluator: their code is what a runtime switch falls back to.
+  const pre = useQuery({ queryKey: ["evaluator-presets", key], queryFn: () => presets(key), enabled: isNew && !!key });
   const preset = pre.data?.find((p) => p.key === presetKey);
 
   const schema = useMemo(() => formSchema((ev.data?.data?.schemas?.parameters ?? tpl.data?.data.schemas?.parameters) as Record<string, unknown>), [ev.data, tpl.data]);
   const initial = useMemo(
     () => (isNew ? preset?.data.parameters ?? tpl.data?.data.parameters ?? {} : ev.data?.data?.parameters ?? {}),
     [isNew, preset, tpl.data, ev.data],
+  );
+  const codeDefaults = useMemo(
+    () => runtimeDefaults([preset?.data.parameters, tpl.data?.data.parameters, ...(pre.data ?? []).map((p) => p.data.parameters)]),
+    [preset, tpl.data, pre.data],
   );
   const [params, setParams] = useState<Record<string, unknown>>({});
   useEffect(() => setParams(initial as Record<string, unknown>), [initial]);
@@ -63,10 +69,10 @@ export default function EvaluatorPage() {
           {(tpl.data || ev.data) && (
             <Form
               schema={schema}
-              uiSchema={{ ...uiSchema(schema), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              uiSchema={{ ...uiSchema(schema, params), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
               formData={params}
               validator={validator}
-              onChange={(e) => setParams((e.formData ?? {}) as Record<string, unknown>)}
+              onChange={(e) => setParams((prev) => switchRuntimeDefault(prev, (e.formData ?? {}) as Record<string, unknown>, codeDefaults))}
               onSubmit={() => create()}
               disabled={!isNew}
             />

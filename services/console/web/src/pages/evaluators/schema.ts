@@ -1,7 +1,8 @@
 // Catalog parameter schemas made ready for @rjsf: the $schema URI goes (the
-// validator is draft-07 based and the catalog's are 2020-12 schemas that
-// use nothing later drafts added), and the defaults come from the
+// form's validator, components/schemaValidator.ts, reads a schema without
+// one as 2020-12, the catalog's draft), and the defaults come from the
 // template's or preset's parameters.
+import { CodeWidget } from "../../components/CodeWidget";
 
 export type JSONSchema = Record<string, unknown>;
 
@@ -22,13 +23,15 @@ export function formSchema(schema: JSONSchema | undefined): JSONSchema {
   return strip(schema) as JSONSchema;
 }
 
-/** uiSchema renders long text fields (code, prompts) as text areas. */
-export function uiSchema(schema: JSONSchema): Record<string, unknown> {
+/** uiSchema renders long text fields (prompts) as text areas, and code as a
+ * code editor under the signature the values' runtime and version call. */
+export function uiSchema(schema: JSONSchema, values: Record<string, unknown> = {}): Record<string, unknown> {
   const ui: Record<string, unknown> = {};
   const props = (schema.properties ?? {}) as Record<string, JSONSchema>;
   for (const [k, p] of Object.entries(props)) {
     const t = p["x-ag-type"];
     if (k === "code" || t === "code" || t === "text_area" || k.endsWith("prompt") || k === "regex_pattern") ui[k] = { "ui:widget": "textarea" };
+    if (k === "code" || t === "code") ui[k] = { "ui:widget": CodeWidget, "ui:options": { runtime: values.runtime, version: values.version } };
   }
   return ui;
 }
