@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "d0f475f2446ddccc51aa9e191eea84a4dcaa148ee0c28f12417e3f002e55d1ff"
+const DocumentSHA256 = "2b49d0e68cc0db741a2d2e330184e5614f78ee836b158c3402627ea1273cd7b3"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
