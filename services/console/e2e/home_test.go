@@ -11,11 +11,20 @@ import (
 // data-step attributes.
 var homeSteps = []string{"provider", "testset", "application", "evaluator", "evaluation", "trace"}
 
-// TestHomeGettingStarted: a new account's home page lists every
+// TestHomeTrafficAndRoles checks the home page, production traffic apart
+// from evaluation traffic, and the gating of write controls by role, on one
+// platform (each part with its own users), so CI starts it once.
+func TestHomeTrafficAndRoles(t *testing.T) {
+	env := Start(t)
+	t.Run("getting started", func(t *testing.T) { homeGettingStarted(t, env) })
+	t.Run("production traffic by default", func(t *testing.T) { productionTrafficByDefault(t, env) })
+	t.Run("viewer sees no write controls", func(t *testing.T) { viewerSeesNoWriteControls(t, env) })
+}
+
+// homeGettingStarted: a new account's home page lists every
 // getting-started step as not done, each with a link that does it; after a
 // testset is made through the API, the testset step reads done.
-func TestHomeGettingStarted(t *testing.T) {
-	env := Start(t)
+func homeGettingStarted(t *testing.T, env *Env) {
 	u := env.User(t, "home@example.com")
 	ctx := env.SignedIn(t, u)
 	states := func() map[string]string {

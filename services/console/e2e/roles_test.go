@@ -8,13 +8,12 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestViewerSeesNoWriteControls: a viewer of a project finds no enabled
+// viewerSeesNoWriteControls: a viewer of a project finds no enabled
 // write control on the testsets, keys, secrets, evaluations, playground
 // and members pages, and each page says why (its role lacks the
 // permission); the members page lists the organization's owner, who holds
 // the role at organization level, and offers a viewer no role to change.
-func TestViewerSeesNoWriteControls(t *testing.T) {
-	env := Start(t)
+func viewerSeesNoWriteControls(t *testing.T, env *Env) {
 	owner := env.User(t, "roles-owner@example.com")
 	viewer := env.User(t, "roles-viewer@example.com")
 	status, body := env.Platform.Do(t, "POST", "/api/admin/simple/accounts/projects/memberships", "Access "+AdminKey,

@@ -75,13 +75,12 @@ func productionAndEvaluation(t *testing.T, env *Env, key string) (prodTrace, run
 	return prodTrace, runID
 }
 
-// TestProductionTrafficByDefault: the traces, sessions and analytics pages
+// productionTrafficByDefault: the traces, sessions and analytics pages
 // show production calls only (not the traces an evaluation leaves), with
 // a switch, kept in the URL, that shows the rest; the home page's recent
 // traces are the production ones, and its recent run shows its score under
 // the evaluator's name.
-func TestProductionTrafficByDefault(t *testing.T) {
-	env := Start(t)
+func productionTrafficByDefault(t *testing.T, env *Env) {
 	u := env.User(t, "traffic@example.com")
 	prod, _ := productionAndEvaluation(t, env, u.Key)
 	ctx := env.SignedIn(t, u)

@@ -15,6 +15,7 @@ import { fmtDuration, querySpans, type Span } from "../../api/tracing";
 import { errorMessage } from "../../api/call";
 import { PRODUCTION } from "../../lib/traffic";
 import { headlines } from "./headlines";
+import { Denied } from "../../auth/permissions";
 
 const DAY = 24 * 3600 * 1000;
 // The window the first-trace step and the recent traces look in.
@@ -136,6 +137,7 @@ export default function Home() {
               Hide these steps
             </button>
           </div>
+          <Denied perm="write" action="create testsets, applications or evaluators in this project" />
           <ol className="gs-steps">
             {STEPS.map((s) => {
               const st = state(s.key);
