@@ -33,7 +33,12 @@ const (
 	Read          Permission = "read"           // read every record and trace of the project
 	Write         Permission = "write"          // create, edit, archive testsets, applications, evaluators, queries, traces
 	Deploy        Permission = "deploy"         // deploy a revision to an environment
-	RunEvaluation Permission = "run_evaluation" // create, edit, close evaluation runs; invoke applications and evaluators
+	RunEvaluation Permission = "run_evaluation" // create, edit, close evaluation runs
+	// RunService is invoking an application or evaluator through the
+	// runtime (the playground, an evaluator's try-out, an SDK call); the
+	// compatible platform's runtime checks a permission of this name
+	// (action run_service) before every call.
+	RunService    Permission = "run_service"
 	Annotate      Permission = "annotate"       // write annotations and results of human steps
 	ManageKeys    Permission = "manage_keys"    // create and revoke API keys, manage provider secrets
 	ManageMembers Permission = "manage_members" // invite, remove members, change roles
@@ -41,15 +46,15 @@ const (
 )
 
 // Permissions lists every permission, for tables and tests.
-var Permissions = []Permission{Read, Write, Deploy, RunEvaluation, Annotate, ManageKeys, ManageMembers, Own}
+var Permissions = []Permission{Read, Write, Deploy, RunEvaluation, RunService, Annotate, ManageKeys, ManageMembers, Own}
 
 // table is the permission table. A key created by a member carries at
 // most the member's role, so it can never hold a permission its creator
 // lacks.
 var table = map[Role]map[Permission]bool{
-	Owner:     set(Read, Write, Deploy, RunEvaluation, Annotate, ManageKeys, ManageMembers, Own),
-	Admin:     set(Read, Write, Deploy, RunEvaluation, Annotate, ManageKeys, ManageMembers),
-	Editor:    set(Read, Write, Deploy, RunEvaluation, Annotate, ManageKeys),
+	Owner:     set(Read, Write, Deploy, RunEvaluation, RunService, Annotate, ManageKeys, ManageMembers, Own),
+	Admin:     set(Read, Write, Deploy, RunEvaluation, RunService, Annotate, ManageKeys, ManageMembers),
+	Editor:    set(Read, Write, Deploy, RunEvaluation, RunService, Annotate, ManageKeys),
 	Annotator: set(Read, Annotate),
 	Viewer:    set(Read),
 }

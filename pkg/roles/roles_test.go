@@ -39,6 +39,12 @@ func TestRoles(t *testing.T) {
 	assert.Equal(t, roles.Editor, r)
 	assert.False(t, roles.Role("x").Can(roles.Read))
 	assert.False(t, roles.Role("x").AtLeast(roles.Viewer))
+	// Running a workflow (the playground, a try-out) is its own right, held
+	// by every role that can run an evaluation, so no role lost a right.
+	for _, r := range roles.All {
+		assert.Equal(t, r.Can(roles.RunEvaluation), r.Can(roles.RunService), r)
+	}
+	assert.Equal(t, roles.Permission("run_service"), roles.RunService)
 }
 
 func TestDenied(t *testing.T) {

@@ -2467,7 +2467,8 @@ type Invoker interface {
 	PostTracingAnalyticsQuery(ctx context.Context, request OptAnalyticsRequest) (PostTracingAnalyticsQueryRes, error)
 	// PostTracingSessionsQuery invokes postTracingSessionsQuery operation.
 	//
-	// {realtime?, windowing?} → {count, session_ids, windowing?}.
+	// {realtime?, windowing?, filtering?} → {count, session_ids, windowing?}. filtering (ours) keeps the
+	// sessions of the spans that match it, as in /spans/query.
 	//
 	// POST /api/tracing/sessions/query
 	PostTracingSessionsQuery(ctx context.Context, request OptDistinctQuery) (PostTracingSessionsQueryRes, error)
@@ -34070,7 +34071,8 @@ func (c *Client) sendPostTracingAnalyticsQuery(ctx context.Context, request OptA
 
 // PostTracingSessionsQuery invokes postTracingSessionsQuery operation.
 //
-// {realtime?, windowing?} → {count, session_ids, windowing?}.
+// {realtime?, windowing?, filtering?} → {count, session_ids, windowing?}. filtering (ours) keeps the
+// sessions of the spans that match it, as in /spans/query.
 //
 // POST /api/tracing/sessions/query
 func (c *Client) PostTracingSessionsQuery(ctx context.Context, request OptDistinctQuery) (PostTracingSessionsQueryRes, error) {

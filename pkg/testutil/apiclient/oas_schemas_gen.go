@@ -5152,8 +5152,16 @@ func (*DeleteWorkspacesByIdUsersUnauthorized) deleteWorkspacesByIdUsersRes() {}
 
 // Ref: #/components/schemas/DistinctQuery
 type DistinctQuery struct {
-	Realtime  OptBool         `json:"realtime"`
-	Windowing OptRawWindowing `json:"windowing"`
+	// Ours (the compatible query has none): only the spans matching this filtering tree, as in
+	// /spans/query, count; without it every span does. Cumulative metrics are refused (400).
+	Filtering OptDistinctQueryFiltering `json:"filtering"`
+	Realtime  OptBool                   `json:"realtime"`
+	Windowing OptRawWindowing           `json:"windowing"`
+}
+
+// GetFiltering returns the value of Filtering.
+func (s *DistinctQuery) GetFiltering() OptDistinctQueryFiltering {
+	return s.Filtering
 }
 
 // GetRealtime returns the value of Realtime.
@@ -5166,6 +5174,11 @@ func (s *DistinctQuery) GetWindowing() OptRawWindowing {
 	return s.Windowing
 }
 
+// SetFiltering sets the value of Filtering.
+func (s *DistinctQuery) SetFiltering(val OptDistinctQueryFiltering) {
+	s.Filtering = val
+}
+
 // SetRealtime sets the value of Realtime.
 func (s *DistinctQuery) SetRealtime(val OptBool) {
 	s.Realtime = val
@@ -5174,6 +5187,19 @@ func (s *DistinctQuery) SetRealtime(val OptBool) {
 // SetWindowing sets the value of Windowing.
 func (s *DistinctQuery) SetWindowing(val OptRawWindowing) {
 	s.Windowing = val
+}
+
+// Ours (the compatible query has none): only the spans matching this filtering tree, as in
+// /spans/query, count; without it every span does. Cumulative metrics are refused (400).
+type DistinctQueryFiltering map[string]jx.Raw
+
+func (s *DistinctQueryFiltering) init() DistinctQueryFiltering {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/EntityChange
@@ -15833,6 +15859,52 @@ func (o OptDistinctQuery) Get() (v DistinctQuery, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptDistinctQuery) Or(d DistinctQuery) DistinctQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDistinctQueryFiltering returns new OptDistinctQueryFiltering with value set to v.
+func NewOptDistinctQueryFiltering(v DistinctQueryFiltering) OptDistinctQueryFiltering {
+	return OptDistinctQueryFiltering{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDistinctQueryFiltering is optional DistinctQueryFiltering.
+type OptDistinctQueryFiltering struct {
+	Value DistinctQueryFiltering
+	Set   bool
+}
+
+// IsSet returns true if OptDistinctQueryFiltering was set.
+func (o OptDistinctQueryFiltering) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDistinctQueryFiltering) Reset() {
+	var v DistinctQueryFiltering
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDistinctQueryFiltering) SetTo(v DistinctQueryFiltering) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDistinctQueryFiltering) Get() (v DistinctQueryFiltering, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDistinctQueryFiltering) Or(d DistinctQueryFiltering) DistinctQueryFiltering {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "cc0891c13b8fd90599cfe7f630b8d4b1869f8614ba5bcd6415bab39c00aa8f99"
+const DocumentSHA256 = "2b49d0e68cc0db741a2d2e330184e5614f78ee836b158c3402627ea1273cd7b3"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

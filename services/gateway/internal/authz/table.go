@@ -140,7 +140,7 @@ var Table = []Rule{
 
 	// The runtime: invoking a workflow runs it (and costs provider tokens).
 	{Method: "GET", Pattern: "/services/**", Access: ByRole, Perm: roles.Read},
-	{Method: "*", Pattern: "/services/**", Access: ByRole, Perm: roles.RunEvaluation},
+	{Method: "*", Pattern: "/services/**", Access: ByRole, Perm: roles.RunService},
 }
 
 // families are the proxied route families whose routes are reads when GET

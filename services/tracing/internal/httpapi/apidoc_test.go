@@ -112,6 +112,7 @@ type (
 	docDistinctQuery struct {
 		Realtime  bool                `json:"realtime"`
 		Windowing *query.RawWindowing `json:"windowing"`
+		Filtering map[string]any      `json:"filtering,omitempty" doc:"Ours (the compatible query has none): only the spans matching this filtering tree, as in /spans/query, count; without it every span does. Cumulative metrics are refused (400)."`
 	}
 	docSessionIDs struct {
 		Count      int                 `json:"count"`

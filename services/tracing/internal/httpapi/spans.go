@@ -204,6 +204,9 @@ func (h *Handler) distinct(column, key string) scopedFunc {
 		var b struct {
 			Realtime  bool                `json:"realtime"`
 			Windowing *query.RawWindowing `json:"windowing"`
+			// Filtering is ours (the compatible query has none): the
+			// console lists the sessions of production traffic only.
+			Filtering json.RawMessage `json:"filtering"`
 		}
 		if c.Request().ContentLength != 0 {
 			if err := httpx.Bind(c, &b); err != nil {
@@ -214,7 +217,7 @@ func (h *Handler) distinct(column, key string) scopedFunc {
 		if err != nil {
 			return err
 		}
-		ids, next, err := h.Query.Distinct(c.Request().Context(), sc.ProjectID.String(), column, b.Realtime, w)
+		ids, next, err := h.Query.DistinctFiltered(c.Request().Context(), sc.ProjectID.String(), column, b.Realtime, b.Filtering, w)
 		if err != nil {
 			return err
 		}

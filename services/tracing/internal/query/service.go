@@ -493,6 +493,22 @@ func (s *Service) rolledSpans(ctx context.Context, project string, rows []Row) (
 
 // Distinct lists session or user ids.
 func (s *Service) Distinct(ctx context.Context, project, column string, realtime bool, w *Windowing) ([]string, *RawWindowing, error) {
+	return s.DistinctFiltered(ctx, project, column, realtime, nil, w)
+}
+
+// DistinctFiltered is Distinct over the spans that match filter (the
+// filtering tree of a span query, compiled at path "filtering"): the
+// sessions of production calls only, say. A filter on cumulative metrics
+// is refused, a 400: they are rolled up per trace, which a distinct
+// query does not join.
+func (s *Service) DistinctFiltered(ctx context.Context, project, column string, realtime bool, filter json.RawMessage, w *Windowing) ([]string, *RawWindowing, error) {
+	f, err := Compile(filter, "filtering", s.store.limits.Filter)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Rollup {
+		return nil, nil, invalid("filtering", "cumulative metrics cannot filter %ss", strings.TrimSuffix(column, "_id"))
+	}
 	if err := w.check("", s.maxSpans); err != nil {
 		return nil, nil, err
 	}
@@ -522,7 +538,7 @@ func (s *Service) Distinct(ctx context.Context, project, column string, realtime
 	if limit == 0 {
 		limit = s.maxSpans
 	}
-	ids, times, err := s.store.distinct(ctx, project, column, realtime, "1", nil, strings.Join(having, " AND "), hargs, order, limit)
+	ids, times, err := s.store.distinct(ctx, project, column, realtime, f.SQL, f.Args, strings.Join(having, " AND "), hargs, order, limit)
 	if err != nil {
 		return nil, nil, err
 	}

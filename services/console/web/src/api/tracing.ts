@@ -49,9 +49,10 @@ export function traceSpans(traceIds: string[], signal?: AbortSignal) {
   return api.get<{ count: number; spans?: Span[] }>("/api/spans", { trace_ids: traceIds.join(",") }, { signal });
 }
 
-/** Session ids seen in the window; realtime orders them by last activity instead of first. */
-export function querySessions(windowing: Windowing, realtime = false) {
-  return api.post<{ count: number; session_ids?: string[]; windowing?: Windowing }>("/api/tracing/sessions/query", { realtime, windowing });
+/** Session ids seen in the window; realtime orders them by last activity instead of first;
+ * filtering keeps the sessions of the spans that match it. */
+export function querySessions(windowing: Windowing, realtime = false, filtering?: Filtering) {
+  return api.post<{ count: number; session_ids?: string[]; windowing?: Windowing }>("/api/tracing/sessions/query", { realtime, windowing, filtering });
 }
 
 export interface Annotation {

@@ -6,6 +6,15 @@ import type { Filtering } from "../../lib/filter";
 import { ErrorBox } from "../../components/ErrorBox";
 import { LineChart } from "../../components/LineChart";
 import { TimeRange, rangeMs } from "../../components/TimeRange";
+import { TrafficSwitch } from "../../components/TrafficSwitch";
+import { PRODUCTION, showsAllTraffic } from "../../lib/traffic";
+import { useSearchParams } from "react-router";
+
+/** f limited to production calls unless all traffic is asked for. */
+function scoped(f: Filtering | undefined, all: boolean): Filtering | undefined {
+  if (all) return f;
+  return { operator: "and", conditions: f ? [...PRODUCTION, f] : PRODUCTION };
+}
 
 const P = {
   duration: "attributes.ag.metrics.duration.cumulative",
@@ -56,6 +65,8 @@ function sum(b: AnalyticsBucket, path: string): number {
 export default function Analytics() {
   const [range, setRange] = useState("24h");
   const [groupBy, setGroupBy] = useState<GroupBy>("none");
+  const [params] = useSearchParams();
+  const all = showsAllTraffic(params);
   const win = useMemo(() => {
     const now = Date.now();
     return { oldest: new Date(now - rangeMs(range)).toISOString(), newest: new Date(now + 60_000).toISOString(), interval: INTERVAL[range] ?? 60 };
@@ -63,7 +74,7 @@ export default function Analytics() {
 
   // The groups: every application of the project, or the models and names seen in the range.
   const groups = useQuery({
-    queryKey: ["analytics-groups", groupBy, win],
+    queryKey: ["analytics-groups", groupBy, win, all],
     enabled: groupBy !== "none",
     queryFn: async (): Promise<Group[]> => {
       if (groupBy === "application") {
@@ -75,7 +86,7 @@ export default function Analytics() {
       }
       const path = groupBy === "model" ? MODEL_PATHS[0] : "span_name";
       const specs: MetricSpec[] = groupBy === "model" ? MODEL_PATHS.map((p) => ({ type: "categorical/single", path: p })) : [{ type: "categorical/single", path }];
-      const r = await queryAnalytics({ oldest: win.oldest, newest: win.newest, specs });
+      const r = await queryAnalytics({ oldest: win.oldest, newest: win.newest, specs, filter: scoped(undefined, all) });
       const counts = new Map<string, { n: number; path: string }>();
       for (const b of r.buckets ?? []) {
         for (const s of specs) {
@@ -101,12 +112,12 @@ export default function Analytics() {
   });
 
   const series = useQuery({
-    queryKey: ["analytics", win, groupBy, groups.data],
+    queryKey: ["analytics", win, groupBy, groups.data, all],
     enabled: groupBy === "none" || groups.isSuccess,
     queryFn: async () => {
       const gs: Group[] = groupBy === "none" ? [{ label: "all" }] : (groups.data ?? []);
       return Promise.all(
-        gs.map(async (g) => ({ group: g.label, buckets: (await queryAnalytics({ ...win, filter: g.filter, specs: SPECS })).buckets ?? [] })),
+        gs.map(async (g) => ({ group: g.label, buckets: (await queryAnalytics({ ...win, filter: scoped(g.filter, all), specs: SPECS })).buckets ?? [] })),
       );
     },
   });
@@ -168,11 +179,12 @@ export default function Analytics() {
       <div className="toolbar">
         <TimeRange value={range} onChange={setRange} />
         <select aria-label="Group by" value={groupBy} onChange={(e) => setGroupBy(e.target.value as GroupBy)}>
-          <option value="none">All traces</option>
+          <option value="none">{all ? "All traces" : "All production traces"}</option>
           <option value="application">Per application</option>
           <option value="model">Per model</option>
           <option value="name">Per trace name</option>
         </select>
+        <TrafficSwitch />
         <span className="muted">root spans, by ingest time, {INTERVAL[range]} min buckets</span>
       </div>
       <ErrorBox error={groups.error ?? series.error} />

@@ -19,6 +19,7 @@ import {
 } from "../../api/apps";
 import type { StreamFormat } from "../../api/stream";
 import { errorMessage } from "../../api/call";
+import { Denied, usePermissions } from "../../auth/permissions";
 
 interface Pane {
   key: number;
@@ -41,6 +42,7 @@ export default function Playground() {
   const [sp, setSp] = useSearchParams();
   const appId = sp.get("app") ?? "";
   const qc = useQueryClient();
+  const perms = usePermissions();
   const apps = useQuery({ queryKey: ["apps"], queryFn: listApps });
   const revs = useQuery({ queryKey: ["app-revisions", appId], queryFn: () => appRevisions(appId), enabled: !!appId });
   const envs = useQuery({ queryKey: ["environments"], queryFn: listEnvironments });
@@ -146,10 +148,16 @@ export default function Playground() {
         >
           Add a variant side by side
         </button>
-        <button disabled={panes.length === 0 || panes.some((p) => p.running)} onClick={() => panes.forEach(run)} data-testid="run-all">
+        <button
+          disabled={!perms.can("run_service") || panes.length === 0 || panes.some((p) => p.running)}
+          title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}
+          onClick={() => panes.forEach(run)}
+          data-testid="run-all"
+        >
           Run {panes.length > 1 ? "all" : ""}
         </button>
         {appId && <Link to={`/apps/${appId}`}>Revisions and environments</Link>}
+        <Denied perm="run_service" action="run applications in the playground" />
       </div>
       {vars.length > 0 && (
         <fieldset style={{ margin: "12px 0" }}>
@@ -203,6 +211,7 @@ function PaneView({
   onCommit: (message: string) => void;
   onDeploy: (env: string) => void;
 }) {
+  const perms = usePermissions();
   const [message, setMessage] = useState("");
   const p = pane.prompt;
   const setPrompt = (np: PromptTemplate) => onChange((x) => ({ ...x, prompt: np }));
@@ -276,7 +285,7 @@ function PaneView({
           </select>
         </label>
       </fieldset>
-      <button onClick={onRun} disabled={pane.running}>
+      <button onClick={onRun} disabled={pane.running || !perms.can("run_service")} title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}>
         {pane.running ? "Running…" : "Run"}
       </button>
       <pre data-testid="pane-output" style={{ whiteSpace: "pre-wrap", background: "#f8f8f8", minHeight: 48, padding: 6 }}>

@@ -9,6 +9,7 @@ import { listTestsets, latestRevisionHeader } from "../../api/testsets";
 import { appRevisions, listApps } from "../../api/apps";
 import { headRevisionId, listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
+import { Denied, usePermissions } from "../../auth/permissions";
 
 export default function EvaluationsPage() {
   const runs = useQuery({ queryKey: ["runs"], queryFn: listRuns, refetchInterval: 5000 });
@@ -17,6 +18,7 @@ export default function EvaluationsPage() {
   return (
     <div>
       <h1>Evaluations</h1>
+      <Denied perm="run_evaluation" action="start evaluations" />
       <NewRun />
       <ErrorBox error={runs.error} />
       <p>
@@ -57,6 +59,7 @@ export default function EvaluationsPage() {
 function NewRun() {
   const qc = useQueryClient();
   const nav = useNavigate();
+  const perms = usePermissions();
   const testsets = useQuery({ queryKey: ["testsets"], queryFn: listTestsets });
   const apps = useQuery({ queryKey: ["apps"], queryFn: listApps });
   const evaluators = useQuery({ queryKey: ["evaluators"], queryFn: listEvaluators });
@@ -135,7 +138,12 @@ function NewRun() {
             </label>
           ))}
         </fieldset>
-        <button disabled={!testset || evs.length === 0 || (!!app && appRevs.length === 0) || busy} onClick={start} data-testid="start-run">
+        <button
+          disabled={!perms.can("run_evaluation") || !testset || evs.length === 0 || (!!app && appRevs.length === 0) || busy}
+          title={perms.can("run_evaluation") ? undefined : perms.why("run_evaluation", "start evaluations")}
+          onClick={start}
+          data-testid="start-run"
+        >
           {busy ? "Starting…" : "Start"}
         </button>
         <ErrorBox error={err} />

@@ -4,10 +4,12 @@ import { keysApi, ROLES, type ApiKey } from "../../api/settings";
 import { ErrorBox } from "../../components/ErrorBox";
 import { useAuth } from "../../auth/AuthContext";
 import { SettingsNav } from "./SettingsNav";
+import { Denied, usePermissions } from "../../auth/permissions";
 
 export default function Keys() {
   const qc = useQueryClient();
   const { project } = useAuth();
+  const perms = usePermissions();
   const q = useQuery({ queryKey: ["keys"], queryFn: keysApi.list });
   const [name, setName] = useState("");
   const [role, setRole] = useState("");
@@ -32,6 +34,16 @@ export default function Keys() {
     create.mutate();
   };
   const keys = q.data?.api_keys ?? [];
+  if (!perms.can("manage_keys")) {
+    return (
+      <section>
+        <h1>Settings</h1>
+        <SettingsNav />
+        <h2>API keys of {project?.name ?? "this project"}</h2>
+        <Denied perm="manage_keys" action="see or create the project's API keys" />
+      </section>
+    );
+  }
   return (
     <section>
       <h1>Settings</h1>

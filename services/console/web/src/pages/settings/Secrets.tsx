@@ -3,11 +3,13 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { secretsApi } from "../../api/settings";
 import { ErrorBox, fieldErrors } from "../../components/ErrorBox";
 import { SettingsNav } from "./SettingsNav";
+import { Denied, usePermissions } from "../../auth/permissions";
 
 const PROVIDERS = ["openai", "anthropic", "gemini", "mistral", "groq", "together_ai", "openrouter", "cohere", "deepinfra", "perplexityai"];
 
 export default function Secrets() {
   const qc = useQueryClient();
+  const perms = usePermissions();
   const q = useQuery({ queryKey: ["secrets"], queryFn: secretsApi.list });
   const [kind, setKind] = useState<"provider_key" | "custom_provider">("provider_key");
   const [name, setName] = useState("");
@@ -56,6 +58,16 @@ export default function Secrets() {
     </span>
   ));
   const list = q.data ?? [];
+  if (!perms.can("manage_keys")) {
+    return (
+      <section>
+        <h1>Settings</h1>
+        <SettingsNav />
+        <h2>Provider secrets</h2>
+        <Denied perm="manage_keys" action="see or add provider secrets" />
+      </section>
+    );
+  }
   return (
     <section>
       <h1>Settings</h1>

@@ -4,14 +4,18 @@ import { Link, useNavigate } from "react-router";
 import { listTestsets } from "../../api/testsets";
 import { errorMessage } from "../../api/call";
 import { Upload } from "./Upload";
+import { Denied, usePermissions } from "../../auth/permissions";
 
 export default function TestsetsPage() {
   const q = useQuery({ queryKey: ["testsets"], queryFn: listTestsets });
   const qc = useQueryClient();
   const nav = useNavigate();
+  const perms = usePermissions();
   return (
     <div>
       <h1>Testsets</h1>
+      <Denied perm="write" action="upload or edit testsets" />
+      {perms.can("write") && (
       <details open={q.data?.length === 0}>
         <summary>Upload a testset</summary>
         <Upload
@@ -21,6 +25,7 @@ export default function TestsetsPage() {
           }}
         />
       </details>
+      )}
       {q.isLoading && <p>Loading…</p>}
       {q.error && <p role="alert">{errorMessage(q.error)}</p>}
       <table data-testid="testsets-list">

@@ -7,6 +7,8 @@ import { ErrorBox } from "../../components/ErrorBox";
 import { TimeRange, rangeMs } from "../../components/TimeRange";
 import { FilterError, toFiltering, type Condition, type FilterRow } from "../../lib/filter";
 import { SpanTable } from "./SpanTable";
+import { TrafficSwitch } from "../../components/TrafficSwitch";
+import { PRODUCTION, showsAllTraffic } from "../../lib/traffic";
 
 const PAGE = 50;
 const ROOTS: Condition = { field: "parent_id", operator: "is", value: null };
@@ -15,6 +17,11 @@ export default function Traces() {
   const [params, setParams] = useSearchParams();
   const range = params.get("range") ?? "24h";
   const focus = params.get("focus") === "span" ? "span" : "trace";
+  // Production calls only unless the switch asks for evaluation and annotation
+  // traffic too. The conditions hold for root spans, so the list of all spans
+  // shows everything (a model call of an evaluation carries no mark of its own).
+  const all = showsAllTraffic(params);
+  const fixed = useMemo(() => (focus === "trace" ? (all ? [ROOTS] : [ROOTS, ...PRODUCTION]) : []), [focus, all]);
   const [rows, setRows] = useState<FilterRow[]>([]);
   const [combine, setCombine] = useState<"and" | "or">("and");
   // The filter applied (rows are edited freely; Apply sends them).
@@ -23,12 +30,12 @@ export default function Traces() {
 
   const built = useMemo(() => {
     try {
-      return { filtering: toFiltering(applied.rows, applied.combine, focus === "trace" ? [ROOTS] : []), errors: {} as Record<string, string> };
+      return { filtering: toFiltering(applied.rows, applied.combine, fixed), errors: {} as Record<string, string> };
     } catch (e) {
       if (e instanceof FilterError) return { filtering: undefined, errors: { [e.rowId]: e.message } };
       throw e;
     }
-  }, [applied, focus]);
+  }, [applied, fixed]);
   const [draftErrors, setDraftErrors] = useState<Record<string, string>>({});
 
   const q = useInfiniteQuery({
@@ -86,6 +93,7 @@ export default function Traces() {
           <option value="trace">Traces (root spans)</option>
           <option value="span">All spans</option>
         </select>
+        {focus === "trace" && <TrafficSwitch />}
         <label className="inline">
           <input type="checkbox" checked={live} onChange={(e) => setLive(e.target.checked)} aria-label="Live tail" />
           Live tail {live && <span className="live-dot" title="polling every 3 s" />}
@@ -118,8 +126,8 @@ export default function Traces() {
         </div>
       </form>
       <ErrorBox error={q.error} />
-      <p className="muted" data-testid="trace-count">
-        {spans.length} {focus === "trace" ? "traces" : "spans"}
+      <p className="muted" data-testid="trace-count" data-state={q.isFetching ? "loading" : "ready"}>
+        {spans.length} {focus === "trace" ? (all ? "traces" : "production traces") : "spans"}
         {q.hasNextPage ? "+" : ""}
       </p>
       <SpanTable spans={spans} onEnd={q.hasNextPage && !q.isFetchingNextPage ? () => void q.fetchNextPage() : undefined} />
