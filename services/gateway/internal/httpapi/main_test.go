@@ -135,7 +135,7 @@ func startStackConfigured(t *testing.T, pgURL string, seed accounts.Seeder, upst
 	}
 	verifier := apikey.NewVerifier(pool, apikey.Config{CacheTTL: time.Minute, CacheEntries: 1000}, log)
 	rec := &purger{pool: pool, real: purge.New(purge.Target{URL: upstreamURL, Token: internalToken}, purge.Target{URL: upstreamURL, Token: internalToken}, 5*time.Second)}
-	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway", httpx.MetricsApart())
+	srv := httpx.NewServer(httpx.Config{ReadHeaderTimeout: 5 * time.Second, ShutdownTimeout: 5 * time.Second, BodyLimit: bodyLimit}, log, "gateway")
 	srv.AddCheck("postgres", pgxutil.Check(pool))
 	svc := accounts.NewService(pgstore.New(pool), verifier, seed, rec)
 	if configure != nil {
