@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "d0f475f2446ddccc51aa9e191eea84a4dcaa148ee0c28f12417e3f002e55d1ff"
+const DocumentSHA256 = "b0016a334f28c4b0e048bf9f892f18939bb1cb42606c042072a462036fa91768"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
@@ -128,6 +128,7 @@ var Decoders = map[string]func(*http.Response) (any, error){
 	"GetSecretsById":                  func(r *http.Response) (any, error) { return decodeGetSecretsByIdResponse(r) },
 	"GetServicesByKeyByVersionHealth": func(r *http.Response) (any, error) { return decodeGetServicesByKeyByVersionHealthResponse(r) },
 	"GetServicesHealth":               func(r *http.Response) (any, error) { return decodeGetServicesHealthResponse(r) },
+	"GetServicesModels":               func(r *http.Response) (any, error) { return decodeGetServicesModelsResponse(r) },
 	"GetSimpleApplicationsById":       func(r *http.Response) (any, error) { return decodeGetSimpleApplicationsByIdResponse(r) },
 	"GetSimpleEnvironmentsById":       func(r *http.Response) (any, error) { return decodeGetSimpleEnvironmentsByIdResponse(r) },
 	"GetSimpleEvaluationsById":        func(r *http.Response) (any, error) { return decodeGetSimpleEvaluationsByIdResponse(r) },
@@ -324,6 +325,7 @@ var Decoders = map[string]func(*http.Response) (any, error){
 	"PostServicesByKeyByVersionInvoke":         func(r *http.Response) (any, error) { return decodePostServicesByKeyByVersionInvokeResponse(r) },
 	"PostServicesInspect":                      func(r *http.Response) (any, error) { return decodePostServicesInspectResponse(r) },
 	"PostServicesInvoke":                       func(r *http.Response) (any, error) { return decodePostServicesInvokeResponse(r) },
+	"PostServicesProvidersTest":                func(r *http.Response) (any, error) { return decodePostServicesProvidersTestResponse(r) },
 	"PostSimpleApplications":                   func(r *http.Response) (any, error) { return decodePostSimpleApplicationsResponse(r) },
 	"PostSimpleApplicationsByIdArchive":        func(r *http.Response) (any, error) { return decodePostSimpleApplicationsByIdArchiveResponse(r) },
 	"PostSimpleApplicationsByIdUnarchive":      func(r *http.Response) (any, error) { return decodePostSimpleApplicationsByIdUnarchiveResponse(r) },

@@ -359,6 +359,20 @@ func TestInvokeThroughTheGateway(t *testing.T) {
 		}
 	})
 
+	t.Run("the configured models and a connection test, through the gateway", func(t *testing.T) {
+		r := p.do(t, "GET", "/services/models", keyA, nil, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Contains(t, string(r.body), `"name":"openai","kind":"openai","source":"environment"`)
+		assert.Equal(t, "gpt-4o-mini", r.json(t)["default"])
+		assert.NotContains(t, string(r.body), "sk-test-env")
+		r = p.do(t, "POST", "/services/providers/test", keyA, nil, map[string]any{"provider": "openai"})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, true, r.json(t)["ok"], string(r.body))
+		r = p.do(t, "POST", "/services/providers/test", keyA, nil, map[string]any{"provider": "nowhere"})
+		require.Equal(t, 404, r.status, string(r.body))
+		assert.Contains(t, string(r.body), "nowhere")
+	})
+
 	t.Run("custom code runs in the sandbox", func(t *testing.T) {
 		r := p.do(t, "POST", "/services/auto_custom_code_run/v0/invoke", keyA, nil, map[string]any{
 			"data": map[string]any{"parameters": map[string]any{"runtime": "typescript", "version": "2",
