@@ -9,6 +9,8 @@ import validator from "@rjsf/validator-ajv8";
 import { createEvaluator, getEvaluator, presets, template, tryEvaluator, uriKey, type TryResult } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { formSchema, uiSchema } from "./schema";
+import { JUDGE_KEY, judgeFields, judgeUiSchema, judgeWidgets } from "./judge";
+import { defaultModel, useProviders } from "../../components/ModelPicker";
 
 export default function EvaluatorPage() {
   const { id = "" } = useParams();
@@ -30,6 +32,17 @@ export default function EvaluatorPage() {
   );
   const [params, setParams] = useState<Record<string, unknown>>({});
   useEffect(() => setParams(initial as Record<string, unknown>), [initial]);
+  // A new judge starts on a model the project can call (the catalog's
+  // gpt-4o answers 424 in a project with only a custom provider).
+  const isJudge = key === JUDGE_KEY;
+  const providers = useProviders();
+  useEffect(() => {
+    if (!isNew || !isJudge || !providers.data) return;
+    setParams((p) => {
+      const m = defaultModel(p.model as string | undefined, providers.data);
+      return m === p.model ? p : { ...p, model: m };
+    });
+  }, [isNew, isJudge, providers.data, initial]);
   const [slug, setSlug] = useState("");
   const [err, setErr] = useState<unknown>(null);
   const uri = isNew ? preset?.data.uri ?? tpl.data?.data.uri ?? "" : ev.data?.data?.uri ?? "";
@@ -63,7 +76,10 @@ export default function EvaluatorPage() {
           {(tpl.data || ev.data) && (
             <Form
               schema={schema}
-              uiSchema={{ ...uiSchema(schema), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              uiSchema={{ ...uiSchema(schema), ...(isJudge ? judgeUiSchema() : {}), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              fields={isJudge ? judgeFields : undefined}
+              widgets={isJudge ? judgeWidgets : undefined}
+              formContext={{ templateFormat: (params.template_format as string) || (params.version === "1" || params.version === "2" ? "fstring" : "curly") }}
               formData={params}
               validator={validator}
               onChange={(e) => setParams((e.formData ?? {}) as Record<string, unknown>)}

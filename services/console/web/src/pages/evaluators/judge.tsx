@@ -1,0 +1,233 @@
+// The LLM judge's fields in the evaluator form (rjsf custom fields and a
+// widget, beside the generic form): its prompt as a list of role + content
+// messages with the variables highlighted, and beside it which variables
+// the prompt needs and where each comes from; the model picked from the
+// configured providers; response type and template format as selects.
+import type { FieldProps, WidgetProps } from "@rjsf/utils";
+import { Fragment } from "react";
+import { ModelPicker } from "../../components/ModelPicker";
+
+export const JUDGE_KEY = "auto_ai_critique";
+
+interface Message {
+  role: string;
+  content: string;
+}
+
+const ROLES = ["system", "user", "assistant"];
+
+const REFERENCE = ["correct_answer", "ground_truth", "reference"];
+
+/** The judge's own variables (services/runtime/internal/prompt/judge.go,
+ * Judge.Variables): where each comes from. Any other name is a testcase
+ * column (online: the trace's input of that name). */
+const SOURCES: Record<string, string> = {
+  inputs: "all of the testcase's columns (online: the trace's inputs)",
+  outputs: "the application's output (online: the trace's output)",
+  prediction: "the application's output, as outputs",
+  correct_answer: "the testcase's reference answer column (correct_answer_key)",
+  ground_truth: "the reference answer, as correct_answer",
+  reference: "the reference answer, as correct_answer",
+  trace: "the whole evaluated trace (its spans)",
+};
+
+// Variables of a template: {{name}}, {{#name}}…{{/name}} sections,
+// {{ name.path }}, {{$.inputs.x}}; {name} in f-string templates.
+function variableRE(format: string): RegExp {
+  return format === "fstring" ? /\{([A-Za-z_][\w.]*)\}/g : /\{\{\{?\s*([#^/&]?)\s*([$A-Za-z_][\w.$\[\]]*)[^{}]*?\}?\}\}/g;
+}
+
+/** variablesOf lists the root names the messages use, each once, in
+ * order; `$.inputs.x` and `inputs.x` are x's column. A name used only
+ * inside its own Mustache section ({{#x}}…{{x}}…{{/x}}) is optional: the
+ * section renders nothing when the value is absent. */
+export function variablesOf(messages: Message[], format: string): { name: string; optional: boolean }[] {
+  const names: string[] = [];
+  const re = variableRE(format);
+  for (const m of messages) {
+    for (const x of String(m.content ?? "").matchAll(re)) {
+      if (format !== "fstring" && x[1] === "/") continue;
+      const parts = (format === "fstring" ? x[1] : x[2]).replace(/^\$\.?/, "").split(/[.[]/);
+      const root = parts[0] === "inputs" && parts.length > 1 ? parts[1] : parts[0];
+      if (root && !names.includes(root)) names.push(root);
+    }
+  }
+  return names.map((name) => ({ name, optional: format === "mustache" && onlyInItsSection(messages, name) }));
+}
+
+function onlyInItsSection(messages: Message[], name: string): boolean {
+  const esc = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const section = new RegExp(`\\{\\{#\\s*${esc}\\s*\\}\\}[\\s\\S]*?\\{\\{/\\s*${esc}\\s*\\}\\}`, "g");
+  const use = new RegExp(`\\{\\{\\{?\\s*[&^]?\\s*${esc}(?![\\w])`);
+  const text = messages.map((m) => String(m.content ?? ""));
+  return text.some((t) => new RegExp(section.source).test(t)) && text.every((t) => !use.test(t.replace(section, "")));
+}
+
+function sourceOf(name: string): string {
+  return SOURCES[name] ?? `the testcase's column “${name}” (online: the trace's input “${name}”)`;
+}
+
+/** Highlighted shows a message's content with its variables marked: the
+ * backdrop of the text area, drawn in the same font at the same place. */
+function Highlighted({ text, format }: { text: string; format: string }) {
+  const re = variableRE(format);
+  const parts: (string | { v: string })[] = [];
+  let last = 0;
+  for (const x of text.matchAll(re)) {
+    parts.push(text.slice(last, x.index));
+    parts.push({ v: x[0] });
+    last = (x.index ?? 0) + x[0].length;
+  }
+  parts.push(text.slice(last));
+  return (
+    <div className="judge-backdrop" aria-hidden="true">
+      {parts.map((p, i) => (typeof p === "string" ? <Fragment key={i}>{p}</Fragment> : <mark key={i}>{p.v}</mark>))}
+      {"\n"}
+    </div>
+  );
+}
+
+/** JudgeMessages is the prompt_template field. formContext.templateFormat
+ * says how variables are written. */
+export function JudgeMessages(props: FieldProps) {
+  const messages = (Array.isArray(props.formData) ? props.formData : []) as Message[];
+  const format = (props.registry.formContext as { templateFormat?: string } | undefined)?.templateFormat ?? "curly";
+  const disabled = props.disabled || props.readonly;
+  const set = (next: Message[]) => props.onChange(next, props.fieldPathId.path);
+  const vars = variablesOf(messages, format);
+  return (
+    <div className="judge-prompt">
+      <div data-testid="judge-messages">
+        <strong>Prompt messages</strong>
+        {messages.map((m, i) => (
+          <div key={i} className="judge-message">
+            <div className="toolbar">
+              <select
+                aria-label={`role of message ${i + 1}`}
+                value={m.role}
+                disabled={disabled}
+                onChange={(e) => set(messages.map((x, k) => (k === i ? { ...x, role: e.currentTarget.value } : x)))}
+              >
+                {(ROLES.includes(m.role) ? ROLES : [m.role, ...ROLES]).map((r) => (
+                  <option key={r}>{r}</option>
+                ))}
+              </select>
+              {!disabled && (
+                <button type="button" onClick={() => set(messages.filter((_, k) => k !== i))} aria-label={`remove message ${i + 1}`}>
+                  Remove
+                </button>
+              )}
+            </div>
+            <div className="judge-editor">
+              <Highlighted text={String(m.content ?? "")} format={format} />
+              <textarea
+                aria-label={`content of message ${i + 1}`}
+                value={String(m.content ?? "")}
+                disabled={disabled}
+                spellCheck={false}
+                rows={Math.max(2, String(m.content ?? "").split("\n").length + 1)}
+                onChange={(e) => set(messages.map((x, k) => (k === i ? { ...x, content: e.currentTarget.value } : x)))}
+              />
+            </div>
+          </div>
+        ))}
+        {!disabled && (
+          <button type="button" onClick={() => set([...messages, { role: "user", content: "" }])}>
+            Add message
+          </button>
+        )}
+      </div>
+      <aside data-testid="judge-variables" className="judge-variables">
+        <strong>Variables this prompt needs</strong>
+        {vars.length === 0 ? (
+          <p className="muted">None: the judge will see only the text above.</p>
+        ) : (
+          <ul>
+            {vars.map((v) => (
+              <li key={v.name}>
+                <code>{v.name}</code>: {sourceOf(v.name)}
+                {v.optional ? (
+                  <em> — optional: used only when present</em>
+                ) : (
+                  REFERENCE.includes(v.name) && <strong className="field-error"> — required: production traces have none, so an online evaluation fails on them; wrap it in {`{{#${v.name}}}…{{/${v.name}}}`}</strong>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        <p className="muted">
+          {format === "fstring"
+            ? "f-string: {name}."
+            : format === "jinja2"
+              ? "Jinja2: {{ name }}, {% if name %}…{% endif %}."
+              : format === "mustache"
+                ? "Mustache: {{name}}; {{#name}}…{{/name}} only when the value is there."
+                : "Curly: {{name}}."}{" "}
+          A variable that has no value fails the evaluation.
+        </p>
+      </aside>
+    </div>
+  );
+}
+
+/** JudgeModel is the model field: the configured providers' models. */
+export function JudgeModel(props: FieldProps) {
+  return (
+    <div className="form-group">
+      <label>model</label>
+      <ModelPicker value={String(props.formData ?? "")} disabled={props.disabled || props.readonly} onChange={(m) => props.onChange(m, props.fieldPathId.path)} />
+    </div>
+  );
+}
+
+const OPTION_HELP: Record<string, string> = {
+  json_schema: "JSON matching the schema below (score…)",
+  json_object: "any JSON object",
+  text: "free text: a number or true/false",
+  curly: "{{name}}",
+  mustache: "{{name}}, sections {{#name}}…{{/name}}",
+  fstring: "{name}",
+  jinja2: "{{ name }}, {% if %}",
+};
+
+/** LabeledSelect is an enum's select named by ui:options.ariaLabel, each
+ * option with what it means; an absent value shows the runtime's default. */
+export function LabeledSelect(props: WidgetProps) {
+  const opts = (props.options.enumOptions ?? []) as { label: string; value: unknown }[];
+  const fallback = String(props.options.runtimeDefault ?? "");
+  return (
+    <select
+      id={props.id}
+      aria-label={String(props.options.ariaLabel ?? props.label)}
+      value={String(props.value ?? fallback)}
+      disabled={props.disabled || props.readonly}
+      onChange={(e) => props.onChange(e.currentTarget.value)}
+    >
+      {opts.map((o) => (
+        <option key={String(o.value)} value={String(o.value)}>
+          {String(o.value)}
+          {OPTION_HELP[String(o.value)] ? ` — ${OPTION_HELP[String(o.value)]}` : ""}
+          {String(o.value) === fallback && props.value === undefined ? " (default)" : ""}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+export const judgeFields = { judgeMessages: JudgeMessages, judgeModel: JudgeModel };
+export const judgeWidgets = { labeledSelect: LabeledSelect };
+
+/** judgeUiSchema places the judge's fields: the model first, the prompt,
+ * then how the answer is read; the hidden version and connection stay out
+ * of sight (the model picker names a custom provider already). */
+export function judgeUiSchema(): Record<string, unknown> {
+  return {
+    "ui:order": ["model", "prompt_template", "response_type", "json_schema", "template_format", "*"],
+    model: { "ui:field": "judgeModel" },
+    prompt_template: { "ui:field": "judgeMessages" },
+    response_type: { "ui:widget": "labeledSelect", "ui:title": "response type", "ui:options": { ariaLabel: "response type", runtimeDefault: "json_schema" } },
+    template_format: { "ui:widget": "labeledSelect", "ui:title": "template format", "ui:options": { ariaLabel: "template format", runtimeDefault: "curly" } },
+    connection: { "ui:widget": "hidden" },
+    version: { "ui:widget": "hidden" },
+  };
+}
