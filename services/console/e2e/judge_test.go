@@ -121,6 +121,8 @@ func TestJudgeConfigure(t *testing.T) {
 			t.Errorf("saved parameters: %v", params)
 		}
 		err = chromedp.Do(ctx,
+			// the sample gives the column the added message needs
+			fillText(byLabel("sample inputs"), `{"country": "France", "correct_answer": "Paris"}`),
 			chromedp.Click(testID("try-run")),
 			chromedp.WaitVisible(testID("try-result")),
 		)
@@ -143,6 +145,8 @@ func TestJudgeConfigure(t *testing.T) {
 			env.Visit("/console/evaluators/new?template=auto_ai_critique&preset=conciseness"),
 			WaitText("New evaluator: Conciseness"),
 			chromedp.WaitVisible(byLabel("content of message 1")),
+			// the preset's gpt-4o-mini gives way to the project's custom provider
+			waitJS(`document.querySelector('select[aria-label="model"]').value === "local/llama-local"`),
 		)
 		if err != nil {
 			t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))

@@ -14,10 +14,17 @@ export function useProviders() {
 }
 
 /** defaultModel is what a new prompt or judge should use instead of
- * `current`: current when a configured provider reaches it, else the
- * runtime's default (a configured model), else current. */
+ * `current` (the catalog's or template's model): a project that added a
+ * custom provider means to use it, so its first model wins unless current
+ * is already one of a custom provider's; otherwise current when a
+ * configured provider reaches it, else the runtime's default (a configured
+ * model), else current. */
 export function defaultModel(current: string | undefined, p: Providers | undefined): string | undefined {
-  if (!p || (current && providerOf(current, p.providers))) return current;
+  if (!p) return current;
+  const reached = current ? providerOf(current, p.providers) : undefined;
+  const custom = p.providers.find((x) => x.kind === "custom" && x.models.length > 0);
+  if (custom) return reached?.kind === "custom" ? current : custom.models[0];
+  if (reached) return current;
   return p.default || current;
 }
 
@@ -26,7 +33,8 @@ export function ModelPicker({ value, onChange, disabled, label = "model" }: { va
   const ps = q.data?.providers ?? [];
   const listed = ps.some((p) => p.models.includes(value));
   const [other, setOther] = useState(false);
-  const showInput = other || (!!value && !listed);
+  // Until the list is there, the value is shown as it is (not as "Other").
+  const showInput = q.isSuccess && (other || (!!value && !listed));
   const reached = providerOf(value, ps);
   return (
     <span className="model-picker">
@@ -45,6 +53,7 @@ export function ModelPicker({ value, onChange, disabled, label = "model" }: { va
         }}
       >
         {!value && !showInput && <option value="">choose a model…</option>}
+        {!q.isSuccess && value && <option value={value}>{value}</option>}
         {ps.map((p) => (
           <optgroup key={p.name} label={`${p.name}${p.kind === "custom" ? " (custom provider)" : p.source === "environment" ? " (runtime key)" : ""}`}>
             {p.models.map((m) => (
@@ -66,7 +75,9 @@ export function ModelPicker({ value, onChange, disabled, label = "model" }: { va
         />
       )}
       <small className="muted" style={{ display: "block" }}>
-        {q.isSuccess && ps.length === 0 ? (
+        {q.isError ? (
+          <span role="alert">The configured models could not be listed: {q.error instanceof Error ? q.error.message : String(q.error)}</span>
+        ) : q.isSuccess && ps.length === 0 ? (
           <>
             No provider is configured: <Link to="/settings/secrets">add a provider key or a custom provider</Link>.
           </>

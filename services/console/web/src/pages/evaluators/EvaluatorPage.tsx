@@ -70,7 +70,7 @@ export default function EvaluatorPage() {
           <input placeholder="slug" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} aria-label="evaluator slug" />
         </p>
       )}
-      <div style={{ display: "grid", gridTemplateColumns: "1fr 1fr", gap: 16 }}>
+      <div style={{ display: "grid", gridTemplateColumns: isJudge ? "minmax(0, 3fr) minmax(0, 2fr)" : "1fr 1fr", gap: 16 }}>
         <section data-testid="params-form">
           <h2>Parameters</h2>
           {(tpl.data || ev.data) && (

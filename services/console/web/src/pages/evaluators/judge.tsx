@@ -4,7 +4,7 @@
 // the prompt needs and where each comes from; the model picked from the
 // configured providers; response type and template format as selects.
 import type { FieldProps, WidgetProps } from "@rjsf/utils";
-import { Fragment } from "react";
+import { Fragment, useLayoutEffect, useRef, type TextareaHTMLAttributes } from "react";
 import { ModelPicker } from "../../components/ModelPicker";
 
 export const JUDGE_KEY = "auto_ai_critique";
@@ -87,6 +87,19 @@ function Highlighted({ text, format }: { text: string; format: string }) {
   );
 }
 
+/** GrowingTextarea is as tall as its text, so the highlighted backdrop
+ * under it never needs scrolling in step with it. */
+function GrowingTextarea(props: TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  const ref = useRef<HTMLTextAreaElement>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${el.scrollHeight + 2}px`;
+  }, [props.value]);
+  return <textarea ref={ref} rows={2} {...props} />;
+}
+
 /** JudgeMessages is the prompt_template field. formContext.templateFormat
  * says how variables are written. */
 export function JudgeMessages(props: FieldProps) {
@@ -120,12 +133,11 @@ export function JudgeMessages(props: FieldProps) {
             </div>
             <div className="judge-editor">
               <Highlighted text={String(m.content ?? "")} format={format} />
-              <textarea
+              <GrowingTextarea
                 aria-label={`content of message ${i + 1}`}
                 value={String(m.content ?? "")}
                 disabled={disabled}
                 spellCheck={false}
-                rows={Math.max(2, String(m.content ?? "").split("\n").length + 1)}
                 onChange={(e) => set(messages.map((x, k) => (k === i ? { ...x, content: e.currentTarget.value } : x)))}
               />
             </div>
