@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "b0016a334f28c4b0e048bf9f892f18939bb1cb42606c042072a462036fa91768"
+const DocumentSHA256 = "d18680e46b1ba7859ce91707513dcfee157ffd8d3b61afe99a2e3cd98887b51e"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -109,35 +109,12 @@ type Check struct {
 // would send. A name that reaches no provider is errs.NotFound naming it.
 // The key never appears in the answer.
 func (c *Client) Check(ctx context.Context, s Secrets, name string) (Check, error) {
-	r := resolver{secrets: s, env: c.env, baseURLs: c.cfg.BaseURLs}
-	var t target
-	var err error
-	switch {
-	case name == "":
+	if name == "" {
 		return Check{}, errs.Field("is required", name, "provider")
-	default:
-		if cp, ok := r.custom(name); ok {
-			t, err = r.customTarget(cp, "")
-			break
-		}
-		if pk, ok := r.keyBySlug(name); ok {
-			fam, known := family(pk.Kind)
-			if !known {
-				return Check{Provider: name, Error: fmt.Sprintf("a key of unknown provider kind %q", pk.Kind)}, nil
-			}
-			t, err = r.presetTarget(fam, "", pk.Key)
-			break
-		}
-		fam, known := family(name)
-		if !known {
-			return Check{}, errs.Message(errs.NotFound, "runtime.llm_no_provider",
-				fmt.Sprintf("provider %q: no secret has that slug and no provider family has that name", name), map[string]any{"provider": name})
-		}
-		key, kerr := r.key(fam)
-		if kerr != nil {
-			return Check{Provider: fam, Error: errs.From(kerr).Msg}, nil
-		}
-		t, err = r.presetTarget(fam, "", key)
+	}
+	t, err := resolver{secrets: s, env: c.env, baseURLs: c.cfg.BaseURLs}.checkTarget(name)
+	if errs.KindOf(err) == errs.NotFound {
+		return Check{}, err
 	}
 	out := Check{Provider: name}
 	if err != nil {
@@ -167,4 +144,33 @@ func (c *Client) Check(ctx context.Context, s Secrets, name string) (Check, erro
 	out.OK = true
 	out.Models = len(page.Data)
 	return out, nil
+}
+
+// checkTarget is where a connection test of name goes: the custom provider
+// of that slug, the stored key of that slug, or the family of that name
+// with the key a call would use. A name that is none of these is
+// errs.NotFound; a provider that cannot be called (no key, no URL) is the
+// error a call would get.
+func (r resolver) checkTarget(name string) (target, error) {
+	if cp, ok := r.custom(name); ok {
+		return r.customTarget(cp, "")
+	}
+	if pk, ok := r.keyBySlug(name); ok {
+		fam, known := family(pk.Kind)
+		if !known {
+			return target{}, errs.Message(errs.FailedDependency, "runtime.llm_no_connection",
+				fmt.Sprintf("secret %q is a key of unknown provider kind %q", name, pk.Kind), map[string]any{"provider": name})
+		}
+		return r.presetTarget(fam, "", pk.Key)
+	}
+	fam, known := family(name)
+	if !known {
+		return target{}, errs.Message(errs.NotFound, "runtime.llm_no_provider",
+			fmt.Sprintf("provider %q: no secret has that slug and no provider family has that name", name), map[string]any{"provider": name})
+	}
+	key, err := r.key(fam)
+	if err != nil {
+		return target{}, err
+	}
+	return r.presetTarget(fam, "", key)
 }
