@@ -91,6 +91,11 @@ func TestJudgeConfigure(t *testing.T) {
 			}
 		}
 
+		schema, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[aria-label="answer schema"]').value`))
+		if err != nil || !strings.Contains(schema, `"score"`) || !strings.Contains(schema, `"boolean"`) {
+			t.Errorf("the judge's answer schema is not shown: %q %v", schema, err)
+		}
+
 		// Edit: a third message, then save and try it through the custom provider.
 		env.Platform.LLM.Script(llmtest.Reply{Content: `{"score": true}`})
 		err = chromedp.Do(ctx,
@@ -137,6 +142,12 @@ func TestJudgeConfigure(t *testing.T) {
 			t.Errorf("the judge's call did not reach the custom provider's model: %q", r.Model())
 		}
 		Screenshot(t, ctx)
+		t.Run("answer", func(t *testing.T) { // how the judge's answer is read, further down the form
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('select[aria-label="response type"]').scrollIntoView()`)); err != nil {
+				t.Fatal(err)
+			}
+			Screenshot(t, ctx)
+		})
 	})
 
 	t.Run("preset", func(t *testing.T) {

@@ -4,7 +4,7 @@
 // the prompt needs and where each comes from; the model picked from the
 // configured providers; response type and template format as selects.
 import type { FieldProps, WidgetProps } from "@rjsf/utils";
-import { Fragment, useLayoutEffect, useRef, type TextareaHTMLAttributes } from "react";
+import { Fragment, useLayoutEffect, useRef, useState, type TextareaHTMLAttributes } from "react";
 import { ModelPicker } from "../../components/ModelPicker";
 
 export const JUDGE_KEY = "auto_ai_critique";
@@ -192,6 +192,54 @@ export function JudgeModel(props: FieldProps) {
   );
 }
 
+/** JudgeSchema is the json_schema field ({name, schema, strict}) as the
+ * JSON it is: what the judge must answer (its outputs, the verdict a
+ * results column shows). Text that is not a JSON object is kept and named,
+ * not saved. */
+export function JudgeSchema(props: FieldProps) {
+  const shown = JSON.stringify(props.formData ?? {}, null, 2);
+  const [text, setText] = useState(shown);
+  const [bad, setBad] = useState<string | null>(null);
+  const [last, setLast] = useState(shown);
+  if (shown !== last) {
+    // a new value from outside (a preset loaded): show it
+    setLast(shown);
+    if (!bad) setText(shown);
+  }
+  return (
+    <div className="form-group">
+      <label htmlFor="judge-json-schema">the judge's answer (JSON schema)</label>
+      <GrowingTextarea
+        id="judge-json-schema"
+        aria-label="answer schema"
+        className="mono"
+        style={{ width: "100%", fontFamily: "ui-monospace, monospace", fontSize: 12 }}
+        spellCheck={false}
+        value={text}
+        disabled={props.disabled || props.readonly}
+        onChange={(e) => {
+          const t = e.currentTarget.value;
+          setText(t);
+          try {
+            const v = JSON.parse(t);
+            if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("must be a JSON object {name, schema, strict}");
+            setBad(null);
+            setLast(JSON.stringify(v, null, 2));
+            props.onChange(v, props.fieldPathId.path);
+          } catch (err) {
+            setBad(err instanceof Error ? err.message : String(err));
+          }
+        }}
+      />
+      {bad && (
+        <span className="field-error" role="alert">
+          Not saved: {bad}
+        </span>
+      )}
+    </div>
+  );
+}
+
 const OPTION_HELP: Record<string, string> = {
   json_schema: "JSON matching the schema below (score…)",
   json_object: "any JSON object",
@@ -226,7 +274,7 @@ export function LabeledSelect(props: WidgetProps) {
   );
 }
 
-export const judgeFields = { judgeMessages: JudgeMessages, judgeModel: JudgeModel };
+export const judgeFields = { judgeMessages: JudgeMessages, judgeModel: JudgeModel, judgeSchema: JudgeSchema };
 export const judgeWidgets = { labeledSelect: LabeledSelect };
 
 /** judgeUiSchema places the judge's fields: the model first, the prompt,
@@ -237,6 +285,7 @@ export function judgeUiSchema(): Record<string, unknown> {
     "ui:order": ["model", "prompt_template", "response_type", "json_schema", "template_format", "*"],
     model: { "ui:field": "judgeModel" },
     prompt_template: { "ui:field": "judgeMessages" },
+    json_schema: { "ui:field": "judgeSchema" },
     response_type: { "ui:widget": "labeledSelect", "ui:title": "response type", "ui:options": { ariaLabel: "response type", runtimeDefault: "json_schema" } },
     template_format: { "ui:widget": "labeledSelect", "ui:title": "template format", "ui:options": { ariaLabel: "template format", runtimeDefault: "curly" } },
     connection: { "ui:widget": "hidden" },
