@@ -250,10 +250,14 @@ const OPTION_HELP: Record<string, string> = {
   jinja2: "{{ name }}, {% if %}",
 };
 
-/** LabeledSelect is an enum's select named by ui:options.ariaLabel, each
+/** LabeledSelect is a select named by ui:options.ariaLabel, of the
+ * schema's enum or of ui:options.choices (the values the runtime accepts
+ * where the schema lists none, so as to refuse no client's value), each
  * option with what it means; an absent value shows the runtime's default. */
 export function LabeledSelect(props: WidgetProps) {
-  const opts = (props.options.enumOptions ?? []) as { label: string; value: unknown }[];
+  const choices = props.options.choices as string[] | undefined;
+  const opts = [...((choices ? choices.map((c) => ({ label: c, value: c })) : (props.options.enumOptions ?? [])) as { label: string; value: unknown }[])];
+  if (props.value !== undefined && !opts.some((o) => String(o.value) === String(props.value))) opts.unshift({ label: String(props.value), value: props.value });
   const fallback = String(props.options.runtimeDefault ?? "");
   return (
     <select
@@ -286,7 +290,7 @@ export function judgeUiSchema(): Record<string, unknown> {
     model: { "ui:field": "judgeModel" },
     prompt_template: { "ui:field": "judgeMessages" },
     json_schema: { "ui:field": "judgeSchema" },
-    response_type: { "ui:widget": "labeledSelect", "ui:title": "response type", "ui:options": { ariaLabel: "response type", runtimeDefault: "json_schema" } },
+    response_type: { "ui:widget": "labeledSelect", "ui:title": "response type", "ui:options": { ariaLabel: "response type", runtimeDefault: "json_schema", choices: ["json_schema", "json_object", "text"] } },
     template_format: { "ui:widget": "labeledSelect", "ui:title": "template format", "ui:options": { ariaLabel: "template format", runtimeDefault: "curly" } },
     connection: { "ui:widget": "hidden" },
     version: { "ui:widget": "hidden" },
