@@ -23,5 +23,6 @@ describe("variablesOf", () => {
   it("reads columns behind inputs. and $.inputs., and f-strings", () => {
     expect(variablesOf([{ role: "user", content: "{{inputs.country}} {{$.inputs.city}} {{ trace }}" }], "curly").map((v) => v.name)).toEqual(["country", "city", "trace"]);
     expect(variablesOf([{ role: "user", content: "{country} and {outputs}" }], "fstring").map((v) => v.name)).toEqual(["country", "outputs"]);
+    expect(variablesOf([{ role: "user", content: [{ type: "text", text: "{{country}}" }] }], "curly").map((v) => v.name)).toEqual(["country"]);
   });
 });

@@ -11,7 +11,24 @@ export const JUDGE_KEY = "auto_ai_critique";
 
 interface Message {
   role: string;
-  content: string;
+  content: unknown; // text, or content parts ([{type: "text", text}, …]) as a client may store
+}
+
+/** textOf is a message's content as edited: the text, or the JSON of
+ * content parts. */
+function textOf(m: Message): string {
+  return typeof m.content === "string" ? m.content : m.content == null ? "" : JSON.stringify(m.content, null, 2);
+}
+
+/** withText puts edited text back: content parts stay parts while the text
+ * is their JSON. */
+function withText(m: Message, text: string): Message {
+  if (typeof m.content === "string" || m.content == null) return { ...m, content: text };
+  try {
+    return { ...m, content: JSON.parse(text) };
+  } catch {
+    return { ...m, content: text };
+  }
 }
 
 const ROLES = ["system", "user", "assistant"];
@@ -45,7 +62,7 @@ export function variablesOf(messages: Message[], format: string): { name: string
   const names: string[] = [];
   const re = variableRE(format);
   for (const m of messages) {
-    for (const x of String(m.content ?? "").matchAll(re)) {
+    for (const x of textOf(m).matchAll(re)) {
       if (format !== "fstring" && x[1] === "/") continue;
       const parts = (format === "fstring" ? x[1] : x[2]).replace(/^\$\.?/, "").split(/[.[]/);
       const root = parts[0] === "inputs" && parts.length > 1 ? parts[1] : parts[0];
@@ -59,7 +76,7 @@ function onlyInItsSection(messages: Message[], name: string): boolean {
   const esc = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const section = new RegExp(`\\{\\{#\\s*${esc}\\s*\\}\\}[\\s\\S]*?\\{\\{/\\s*${esc}\\s*\\}\\}`, "g");
   const use = new RegExp(`\\{\\{\\{?\\s*[&^]?\\s*${esc}(?![\\w])`);
-  const text = messages.map((m) => String(m.content ?? ""));
+  const text = messages.map(textOf);
   return text.some((t) => new RegExp(section.source).test(t)) && text.every((t) => !use.test(t.replace(section, "")));
 }
 
@@ -132,13 +149,16 @@ export function JudgeMessages(props: FieldProps) {
               )}
             </div>
             <div className="judge-editor">
-              <Highlighted text={String(m.content ?? "")} format={format} />
+              <Highlighted text={textOf(m)} format={format} />
               <GrowingTextarea
                 aria-label={`content of message ${i + 1}`}
-                value={String(m.content ?? "")}
+                value={textOf(m)}
                 disabled={disabled}
                 spellCheck={false}
-                onChange={(e) => set(messages.map((x, k) => (k === i ? { ...x, content: e.currentTarget.value } : x)))}
+                onChange={(e) => {
+                  const text = e.currentTarget.value;
+                  set(messages.map((x, k) => (k === i ? withText(x, text) : x)));
+                }}
               />
             </div>
           </div>
