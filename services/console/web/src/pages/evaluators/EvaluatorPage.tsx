@@ -1,7 +1,7 @@
 // /console/evaluators/:id — an evaluator's parameters (a form generated
 // from its template's parameters schema), and a try-out on one sample.
 // /console/evaluators/new?template=&preset= creates one.
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams, useSearchParams } from "react-router";
 import Form from "@rjsf/core";
@@ -36,8 +36,12 @@ export default function EvaluatorPage() {
   // gpt-4o answers 424 in a project with only a custom provider).
   const isJudge = key === JUDGE_KEY;
   const providers = useProviders();
+  // Once per template or preset loaded: a later refetch of the providers
+  // must not undo the user's own choice.
+  const defaulted = useRef<unknown>(null);
   useEffect(() => {
-    if (!isNew || !isJudge || !providers.data) return;
+    if (!isNew || !isJudge || !providers.data || defaulted.current === initial) return;
+    defaulted.current = initial;
     setParams((p) => {
       const m = defaultModel(p.model as string | undefined, providers.data);
       return m === p.model ? p : { ...p, model: m };
