@@ -672,6 +672,16 @@ type Invoker interface {
 	//
 	// GET /services/health
 	GetServicesHealth(ctx context.Context) (GetServicesHealthRes, error)
+	// GetServicesModels invokes getServicesModels operation.
+	//
+	// Lists what the project's calls reach now: each custom provider (its models as
+	// `<provider slug>/<model>`), then each provider family with a key stored in the project's vault or
+	// set on the runtime (`<FAMILY>_API_KEY`), with a few suggested models; `default` is the model a new
+	// prompt or judge starts with (empty when nothing is configured). The vault is read afresh, so a
+	// provider just added is listed. No key is ever returned.
+	//
+	// GET /services/models
+	GetServicesModels(ctx context.Context) (GetServicesModelsRes, error)
 	// GetSimpleApplicationsById invokes getSimpleApplicationsById operation.
 	//
 	// Unknown id: 200 {count:0}.
@@ -1930,6 +1940,16 @@ type Invoker interface {
 	//
 	// POST /services/invoke
 	PostServicesInvoke(ctx context.Context, request *InvokeRequest) (PostServicesInvokeRes, error)
+	// PostServicesProvidersTest invokes postServicesProvidersTest operation.
+	//
+	// Makes one cheap request (`GET <base URL>/models`, no tokens) to the provider named by `provider`, a
+	// secret's slug or a provider family, through the runtime's egress policy and with the key a call
+	// would send. Answers 200 with `ok: true` and the number of models listed, or `ok: false` with the
+	// provider's HTTP status and error as a call would report it (a custom provider's summarised; a URL
+	// the egress policy refuses named). The key is never returned.
+	//
+	// POST /services/providers/test
+	PostServicesProvidersTest(ctx context.Context, request *ProviderTest) (PostServicesProvidersTestRes, error)
 	// PostSimpleApplications invokes postSimpleApplications operation.
 	//
 	// Body {application: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
@@ -11644,6 +11664,86 @@ func (c *Client) sendGetServicesHealth(ctx context.Context) (res GetServicesHeal
 	}()
 
 	result, err := decodeGetServicesHealthResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetServicesModels invokes getServicesModels operation.
+//
+// Lists what the project's calls reach now: each custom provider (its models as
+// `<provider slug>/<model>`), then each provider family with a key stored in the project's vault or
+// set on the runtime (`<FAMILY>_API_KEY`), with a few suggested models; `default` is the model a new
+// prompt or judge starts with (empty when nothing is configured). The vault is read afresh, so a
+// provider just added is listed. No key is ever returned.
+//
+// GET /services/models
+func (c *Client) GetServicesModels(ctx context.Context) (GetServicesModelsRes, error) {
+	res, err := c.sendGetServicesModels(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetServicesModels(ctx context.Context) (res GetServicesModelsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/services/models"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetServicesModelsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetServicesModelsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -26946,6 +27046,89 @@ func (c *Client) sendPostServicesInvoke(ctx context.Context, request *InvokeRequ
 	}()
 
 	result, err := decodePostServicesInvokeResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostServicesProvidersTest invokes postServicesProvidersTest operation.
+//
+// Makes one cheap request (`GET <base URL>/models`, no tokens) to the provider named by `provider`, a
+// secret's slug or a provider family, through the runtime's egress policy and with the key a call
+// would send. Answers 200 with `ok: true` and the number of models listed, or `ok: false` with the
+// provider's HTTP status and error as a call would report it (a custom provider's summarised; a URL
+// the egress policy refuses named). The key is never returned.
+//
+// POST /services/providers/test
+func (c *Client) PostServicesProvidersTest(ctx context.Context, request *ProviderTest) (PostServicesProvidersTestRes, error) {
+	res, err := c.sendPostServicesProvidersTest(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendPostServicesProvidersTest(ctx context.Context, request *ProviderTest) (res PostServicesProvidersTestRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/services/providers/test"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostServicesProvidersTestRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostServicesProvidersTestOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostServicesProvidersTestResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

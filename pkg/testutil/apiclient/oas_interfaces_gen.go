@@ -385,6 +385,10 @@ type GetServicesHealthRes interface {
 	getServicesHealthRes()
 }
 
+type GetServicesModelsRes interface {
+	getServicesModelsRes()
+}
+
 type GetSimpleApplicationsByIdRes interface {
 	getSimpleApplicationsByIdRes()
 }
@@ -1095,6 +1099,10 @@ type PostServicesInspectRes interface {
 
 type PostServicesInvokeRes interface {
 	postServicesInvokeRes()
+}
+
+type PostServicesProvidersTestRes interface {
+	postServicesProvidersTestRes()
 }
 
 type PostSimpleApplicationsByIdArchiveRes interface {

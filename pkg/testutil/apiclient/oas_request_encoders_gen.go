@@ -2111,6 +2111,20 @@ func encodePostServicesInvokeRequest(
 	return nil
 }
 
+func encodePostServicesProvidersTestRequest(
+	req *ProviderTest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostSimpleApplicationsRequest(
 	req OptPostSimpleApplicationsReq,
 	r *http.Request,

@@ -9380,6 +9380,18 @@ type GetServicesHealthUnprocessableEntity ErrorBody
 
 func (*GetServicesHealthUnprocessableEntity) getServicesHealthRes() {}
 
+type GetServicesModelsForbidden ErrorBody
+
+func (*GetServicesModelsForbidden) getServicesModelsRes() {}
+
+type GetServicesModelsUnauthorized ErrorBody
+
+func (*GetServicesModelsUnauthorized) getServicesModelsRes() {}
+
+type GetServicesModelsUnprocessableEntity ErrorBody
+
+func (*GetServicesModelsUnprocessableEntity) getServicesModelsRes() {}
+
 type GetSimpleApplicationsByIdForbidden ErrorBody
 
 func (*GetSimpleApplicationsByIdForbidden) getSimpleApplicationsByIdRes() {}
@@ -61790,6 +61802,26 @@ type PostServicesInvokeUnprocessableEntity ErrorBody
 
 func (*PostServicesInvokeUnprocessableEntity) postServicesInvokeRes() {}
 
+type PostServicesProvidersTestBadRequest ErrorBody
+
+func (*PostServicesProvidersTestBadRequest) postServicesProvidersTestRes() {}
+
+type PostServicesProvidersTestForbidden ErrorBody
+
+func (*PostServicesProvidersTestForbidden) postServicesProvidersTestRes() {}
+
+type PostServicesProvidersTestNotFound ErrorBody
+
+func (*PostServicesProvidersTestNotFound) postServicesProvidersTestRes() {}
+
+type PostServicesProvidersTestUnauthorized ErrorBody
+
+func (*PostServicesProvidersTestUnauthorized) postServicesProvidersTestRes() {}
+
+type PostServicesProvidersTestUnprocessableEntity ErrorBody
+
+func (*PostServicesProvidersTestUnprocessableEntity) postServicesProvidersTestRes() {}
+
 type PostSimpleApplicationsByIdArchiveForbidden ErrorBody
 
 func (*PostSimpleApplicationsByIdArchiveForbidden) postSimpleApplicationsByIdArchiveRes() {}
@@ -71670,6 +71702,180 @@ func (s *ProjectRoleOut) SetRole(val OptString) {
 func (s *ProjectRoleOut) SetWorkspaceID(val OptUUID) {
 	s.WorkspaceID = val
 }
+
+// Ref: #/components/schemas/Provider
+type Provider struct {
+	Kind   OptString `json:"kind"`
+	Models []string  `json:"models"`
+	Name   OptString `json:"name"`
+	Slug   OptString `json:"slug"`
+	Source OptString `json:"source"`
+}
+
+// GetKind returns the value of Kind.
+func (s *Provider) GetKind() OptString {
+	return s.Kind
+}
+
+// GetModels returns the value of Models.
+func (s *Provider) GetModels() []string {
+	return s.Models
+}
+
+// GetName returns the value of Name.
+func (s *Provider) GetName() OptString {
+	return s.Name
+}
+
+// GetSlug returns the value of Slug.
+func (s *Provider) GetSlug() OptString {
+	return s.Slug
+}
+
+// GetSource returns the value of Source.
+func (s *Provider) GetSource() OptString {
+	return s.Source
+}
+
+// SetKind sets the value of Kind.
+func (s *Provider) SetKind(val OptString) {
+	s.Kind = val
+}
+
+// SetModels sets the value of Models.
+func (s *Provider) SetModels(val []string) {
+	s.Models = val
+}
+
+// SetName sets the value of Name.
+func (s *Provider) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetSlug sets the value of Slug.
+func (s *Provider) SetSlug(val OptString) {
+	s.Slug = val
+}
+
+// SetSource sets the value of Source.
+func (s *Provider) SetSource(val OptString) {
+	s.Source = val
+}
+
+// Ref: #/components/schemas/ProviderCheck
+type ProviderCheck struct {
+	Error     OptString `json:"error"`
+	LatencyMs OptInt    `json:"latency_ms"`
+	Models    OptInt    `json:"models"`
+	Ok        OptBool   `json:"ok"`
+	Provider  OptString `json:"provider"`
+	Status    OptInt    `json:"status"`
+}
+
+// GetError returns the value of Error.
+func (s *ProviderCheck) GetError() OptString {
+	return s.Error
+}
+
+// GetLatencyMs returns the value of LatencyMs.
+func (s *ProviderCheck) GetLatencyMs() OptInt {
+	return s.LatencyMs
+}
+
+// GetModels returns the value of Models.
+func (s *ProviderCheck) GetModels() OptInt {
+	return s.Models
+}
+
+// GetOk returns the value of Ok.
+func (s *ProviderCheck) GetOk() OptBool {
+	return s.Ok
+}
+
+// GetProvider returns the value of Provider.
+func (s *ProviderCheck) GetProvider() OptString {
+	return s.Provider
+}
+
+// GetStatus returns the value of Status.
+func (s *ProviderCheck) GetStatus() OptInt {
+	return s.Status
+}
+
+// SetError sets the value of Error.
+func (s *ProviderCheck) SetError(val OptString) {
+	s.Error = val
+}
+
+// SetLatencyMs sets the value of LatencyMs.
+func (s *ProviderCheck) SetLatencyMs(val OptInt) {
+	s.LatencyMs = val
+}
+
+// SetModels sets the value of Models.
+func (s *ProviderCheck) SetModels(val OptInt) {
+	s.Models = val
+}
+
+// SetOk sets the value of Ok.
+func (s *ProviderCheck) SetOk(val OptBool) {
+	s.Ok = val
+}
+
+// SetProvider sets the value of Provider.
+func (s *ProviderCheck) SetProvider(val OptString) {
+	s.Provider = val
+}
+
+// SetStatus sets the value of Status.
+func (s *ProviderCheck) SetStatus(val OptInt) {
+	s.Status = val
+}
+
+func (*ProviderCheck) postServicesProvidersTestRes() {}
+
+// Ref: #/components/schemas/ProviderTest
+type ProviderTest struct {
+	Provider OptString `json:"provider"`
+}
+
+// GetProvider returns the value of Provider.
+func (s *ProviderTest) GetProvider() OptString {
+	return s.Provider
+}
+
+// SetProvider sets the value of Provider.
+func (s *ProviderTest) SetProvider(val OptString) {
+	s.Provider = val
+}
+
+// Ref: #/components/schemas/Providers
+type Providers struct {
+	Default   OptString  `json:"default"`
+	Providers []Provider `json:"providers"`
+}
+
+// GetDefault returns the value of Default.
+func (s *Providers) GetDefault() OptString {
+	return s.Default
+}
+
+// GetProviders returns the value of Providers.
+func (s *Providers) GetProviders() []Provider {
+	return s.Providers
+}
+
+// SetDefault sets the value of Default.
+func (s *Providers) SetDefault(val OptString) {
+	s.Default = val
+}
+
+// SetProviders sets the value of Providers.
+func (s *Providers) SetProviders(val []Provider) {
+	s.Providers = val
+}
+
+func (*Providers) getServicesModelsRes() {}
 
 // Ref: #/components/schemas/ProvisionRequest
 type ProvisionRequest struct {

@@ -3187,6 +3187,30 @@ func (s *GetServicesHealthUnprocessableEntity) Validate() error {
 	return nil
 }
 
+func (s *GetServicesModelsForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetServicesModelsUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetServicesModelsUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *GetSimpleApplicationsByIdForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
@@ -11024,6 +11048,46 @@ func (s *PostServicesInvokeUnauthorized) Validate() error {
 }
 
 func (s *PostServicesInvokeUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostServicesProvidersTestBadRequest) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostServicesProvidersTestForbidden) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostServicesProvidersTestNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostServicesProvidersTestUnauthorized) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostServicesProvidersTestUnprocessableEntity) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {
 		return err

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "2b49d0e68cc0db741a2d2e330184e5614f78ee836b158c3402627ea1273cd7b3"
+const DocumentSHA256 = "d18680e46b1ba7859ce91707513dcfee157ffd8d3b61afe99a2e3cd98887b51e"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
@@ -128,6 +128,7 @@ var Decoders = map[string]func(*http.Response) (any, error){
 	"GetSecretsById":                  func(r *http.Response) (any, error) { return decodeGetSecretsByIdResponse(r) },
 	"GetServicesByKeyByVersionHealth": func(r *http.Response) (any, error) { return decodeGetServicesByKeyByVersionHealthResponse(r) },
 	"GetServicesHealth":               func(r *http.Response) (any, error) { return decodeGetServicesHealthResponse(r) },
+	"GetServicesModels":               func(r *http.Response) (any, error) { return decodeGetServicesModelsResponse(r) },
 	"GetSimpleApplicationsById":       func(r *http.Response) (any, error) { return decodeGetSimpleApplicationsByIdResponse(r) },
 	"GetSimpleEnvironmentsById":       func(r *http.Response) (any, error) { return decodeGetSimpleEnvironmentsByIdResponse(r) },
 	"GetSimpleEvaluationsById":        func(r *http.Response) (any, error) { return decodeGetSimpleEvaluationsByIdResponse(r) },
@@ -324,6 +325,7 @@ var Decoders = map[string]func(*http.Response) (any, error){
 	"PostServicesByKeyByVersionInvoke":         func(r *http.Response) (any, error) { return decodePostServicesByKeyByVersionInvokeResponse(r) },
 	"PostServicesInspect":                      func(r *http.Response) (any, error) { return decodePostServicesInspectResponse(r) },
 	"PostServicesInvoke":                       func(r *http.Response) (any, error) { return decodePostServicesInvokeResponse(r) },
+	"PostServicesProvidersTest":                func(r *http.Response) (any, error) { return decodePostServicesProvidersTestResponse(r) },
 	"PostSimpleApplications":                   func(r *http.Response) (any, error) { return decodePostSimpleApplicationsResponse(r) },
 	"PostSimpleApplicationsByIdArchive":        func(r *http.Response) (any, error) { return decodePostSimpleApplicationsByIdArchiveResponse(r) },
 	"PostSimpleApplicationsByIdUnarchive":      func(r *http.Response) (any, error) { return decodePostSimpleApplicationsByIdUnarchiveResponse(r) },

@@ -129,6 +129,17 @@ func TestEvaluatorFromPreset(t *testing.T) {
 	assert.Equal(t, "2", obj(t, c, "evaluator_revision")["version"])
 	got := s.ok(t, "POST", "/evaluators/revisions/retrieve", m{"evaluator_variant_ref": m{"id": ev["variant_id"]}})
 	assert.Equal(t, "gpt-4o", obj(t, got, "evaluator_revision", "data", "parameters")["model"])
+
+	// The schema describes the messages for a form (items) but refuses no
+	// message shape a client sends and the runtime reads: other roles,
+	// content parts, extra fields, another response type.
+	params["prompt_template"] = []any{
+		m{"role": "developer", "content": "Grade {{outputs}}."},
+		m{"role": "user", "name": "grader", "content": []any{m{"type": "text", "text": "{{inputs}}"}}},
+	}
+	params["response_type"] = "text"
+	s.ok(t, "POST", "/evaluators/revisions/commit", m{"evaluator_revision_commit": m{"evaluator_variant_id": ev["variant_id"], "message": "parts",
+		"data": m{"uri": "svc:builtin:auto_ai_critique:v0", "parameters": params}}})
 }
 
 func keysOf(mm map[string]any) []string {

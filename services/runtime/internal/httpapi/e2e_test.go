@@ -323,6 +323,56 @@ func TestInvokeThroughTheGateway(t *testing.T) {
 		assert.Equal(t, true, out["success"])
 	})
 
+	// The catalog's judge and each preset as a user creates them, run on a
+	// production trace: its inputs have no reference answer, so a prompt
+	// that needs {{correct_answer}} would fail every trace (an online
+	// evaluation failed 12 of 12 that way). With a reference answer the
+	// prompt shows it.
+	t.Run("the catalog's judge and its presets score a trace without a reference answer", func(t *testing.T) {
+		r := p.do(t, "GET", "/api/evaluators/catalog/templates/auto_ai_critique", keyA, nil, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		configs := map[string]map[string]any{"template": r.json(t)["template"].(map[string]any)["data"].(map[string]any)["parameters"].(map[string]any)}
+		r = p.do(t, "GET", "/api/evaluators/catalog/templates/auto_ai_critique/presets/", keyA, nil, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		for _, pr := range r.json(t)["presets"].([]any) {
+			pm := pr.(map[string]any)
+			configs[pm["key"].(string)] = pm["data"].(map[string]any)["parameters"].(map[string]any)
+		}
+		require.Len(t, configs, 5)
+		for name, params := range configs {
+			for _, reference := range []bool{false, true} {
+				inputs := map[string]any{"question": "What is the capital of Italy?"}
+				if reference {
+					inputs["correct_answer"] = "Rome"
+				}
+				p.llm.Script(llmtest.Reply{Content: `{"score": 1, "success": true, "comment": "ok", "reasoning": "ok", "question": "q"}`})
+				r := p.do(t, "POST", "/services/auto_ai_critique/v0/invoke", keyA, nil, map[string]any{
+					"data": map[string]any{"parameters": params, "inputs": inputs, "outputs": "Rome",
+						"trace": map[string]any{"spans": map[string]any{}}}})
+				require.Equal(t, 200, r.status, "%s (reference answer: %v): %s", name, reference, r.body)
+				assert.Equal(t, true, r.json(t)["data"].(map[string]any)["outputs"].(map[string]any)["success"], name)
+				last, ok := p.llm.LastRequest()
+				require.True(t, ok)
+				assert.Equal(t, reference, strings.Contains(string(last.Raw), `Expected answer: Rome`), "%s: %s", name, last.Raw)
+				assert.Contains(t, string(last.Raw), "What is the capital of Italy?", name)
+			}
+		}
+	})
+
+	t.Run("the configured models and a connection test, through the gateway", func(t *testing.T) {
+		r := p.do(t, "GET", "/services/models", keyA, nil, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Contains(t, string(r.body), `"name":"openai","kind":"openai","source":"environment"`)
+		assert.Equal(t, "gpt-4o-mini", r.json(t)["default"])
+		assert.NotContains(t, string(r.body), "sk-test-env")
+		r = p.do(t, "POST", "/services/providers/test", keyA, nil, map[string]any{"provider": "openai"})
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, true, r.json(t)["ok"], string(r.body))
+		r = p.do(t, "POST", "/services/providers/test", keyA, nil, map[string]any{"provider": "nowhere"})
+		require.Equal(t, 404, r.status, string(r.body))
+		assert.Contains(t, string(r.body), "nowhere")
+	})
+
 	t.Run("custom code runs in the sandbox", func(t *testing.T) {
 		r := p.do(t, "POST", "/services/auto_custom_code_run/v0/invoke", keyA, nil, map[string]any{
 			"data": map[string]any{"parameters": map[string]any{"runtime": "typescript", "version": "2",

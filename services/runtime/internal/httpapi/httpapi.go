@@ -42,6 +42,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/services/invoke", h.invoke)
 	e.POST("/services/inspect", h.inspect)
 	e.GET("/services/health", health)
+	e.GET("/services/models", h.models)
+	e.POST("/services/providers/test", h.testProvider)
 	e.POST("/services/:key/:version/invoke", h.invoke)
 	e.POST("/services/:key/:version/inspect", h.inspect)
 	e.GET("/services/:key/:version/health", h.keyHealth)
@@ -237,6 +239,37 @@ func (h *Handler) stream(c echo.Context, call invoke.Call, f format) error {
 		final[k] = v
 	}
 	return write(final)
+}
+
+// models lists the providers and models the project's calls reach.
+func (h *Handler) models(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	out, err := h.Invoke.Providers(c.Request().Context(), sc)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// testProvider makes one cheap call to a provider: 200 with ok true, or ok
+// false and the provider's error; never the key.
+func (h *Handler) testProvider(c echo.Context) error {
+	sc, err := httpx.ProjectScope(c)
+	if err != nil {
+		return err
+	}
+	var req invoke.ProviderTest
+	if err := json.NewDecoder(io.LimitReader(c.Request().Body, 1<<16)).Decode(&req); err != nil {
+		return errs.Message(errs.Invalid, "runtime.bad_json", "the body is not {\"provider\": <secret slug or provider family>}: "+err.Error(), nil)
+	}
+	out, err := h.Invoke.TestProvider(c.Request().Context(), sc, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Handler) inspect(c echo.Context) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/assayhq/assay/pkg/apidoc"
 	"github.com/assayhq/assay/services/runtime/internal/httpapi"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
+	"github.com/assayhq/assay/services/runtime/internal/llm"
 )
 
 // TestOpenAPIMatchesRoutes keeps pkg/apidoc/runtime.json and the echo
@@ -35,6 +36,9 @@ type (
 	docInvokeRequest  struct{ invoke.Request }
 	docInvokeResponse struct{ invoke.Response }
 	docInvokeInspect  struct{ invoke.Inspection }
+	docProviders      struct{ invoke.Providers }
+	docProviderTest   struct{ invoke.ProviderTest }
+	docProviderCheck  struct{ llm.Check }
 )
 
 // TestOpenAPITypes keeps pkg/apidoc/runtime.types.json generated from the
@@ -45,6 +49,8 @@ func TestOpenAPITypes(t *testing.T) {
 		{Method: "POST", Path: "/services/inspect", Request: docInvokeRequest{}, Response: docInvokeInspect{}},
 		{Method: "POST", Path: "/services/{key}/{version}/invoke", Request: docInvokeRequest{}, Response: docInvokeResponse{}},
 		{Method: "POST", Path: "/services/{key}/{version}/inspect", Request: docInvokeRequest{}, Response: docInvokeInspect{}},
+		{Method: "GET", Path: "/services/models", Response: docProviders{}},
+		{Method: "POST", Path: "/services/providers/test", Request: docProviderTest{}, Response: docProviderCheck{}},
 	}
 	require.NoError(t, apidoc.CheckTypes("runtime", b, os.Getenv("UPDATE_APIDOC") == "1"))
 }

@@ -884,3 +884,74 @@ func TestCancelledCallIsNotRetried(t *testing.T) {
 		t.Fatalf("msg %q requests %d", e.Msg, len(srv.Requests()))
 	}
 }
+
+// TestNoKeyNamesTheCustomProviders: a project that added its own endpoint
+// and kept a model of a family it has no key for (the console's old
+// default, gpt-4o-mini) is told how its own models are named.
+func TestNoKeyNamesTheCustomProviders(t *testing.T) {
+	srv := llmtest.New(t)
+	s := Secrets{Custom: []CustomProvider{{Slug: "local", Kind: "custom", URL: srv.URL, Models: []string{"llama3.1", "qwen2.5"}}}}
+	_, err := newClient(srv, nil).Chat(context.Background(), s, Request{Config: prompt.LLMConfig{Model: "gpt-4o-mini"}, Messages: user("x")})
+	e := wantKind(t, err, errs.FailedDependency)
+	for _, want := range []string{`"openai"`, "OPENAI_API_KEY", "Provider secrets", "<provider slug>/<model>", "local/llama3.1, local/qwen2.5"} {
+		if !strings.Contains(e.Msg, want) {
+			t.Errorf("msg %q lacks %q", e.Msg, want)
+		}
+	}
+}
+
+// TestProvidersAndCheck: the picker's list (custom providers' models as
+// <slug>/<model>, families whose key is stored or in the environment) and
+// a connection test through the egress policy that never shows the key.
+func TestProvidersAndCheck(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetModels("llama3.1", "qwen2.5")
+	c := newClient(srv, openaiEnv)
+	s := Secrets{
+		Keys:   []ProviderKey{{Slug: "mistral-key", Kind: "mistral", Key: "mk-secret"}},
+		Custom: []CustomProvider{{Slug: "local", Kind: "custom", URL: srv.URL, Key: "ck-secret", Models: []string{"llama3.1"}}},
+	}
+	ps := c.Providers(s)
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Name+":"+p.Source)
+	}
+	if got := strings.Join(names, " "); got != "local:vault mistral:vault openai:environment" {
+		t.Fatalf("providers %q", got)
+	}
+	if ps[0].Models[0] != "local/llama3.1" || ps[0].Slug != "local" || ps[2].Models[0] != "gpt-4o-mini" {
+		t.Fatalf("providers %+v", ps)
+	}
+
+	for _, name := range []string{"local", "mistral-key", "openai"} {
+		got, err := c.Check(context.Background(), s, name)
+		if err != nil || !got.OK || got.Models != 2 {
+			t.Fatalf("check %s: %+v %v", name, got, err)
+		}
+	}
+	if r := lastReq(t, srv); r.Method != "GET" || r.Path != "/v1/models" || r.Header.Get("Authorization") != "Bearer sk-env" {
+		t.Fatalf("check request %s %s %q", r.Method, r.Path, r.Header.Get("Authorization"))
+	}
+
+	srv.RequireKey("another")
+	got, err := c.Check(context.Background(), s, "mistral-key")
+	if err != nil || got.OK || got.Status != 401 || got.Error == "" || strings.Contains(got.Error, "mk-secret") {
+		t.Fatalf("refused check: %+v %v", got, err)
+	}
+	got, err = c.Check(context.Background(), s, "local")
+	if err != nil || got.OK || !strings.Contains(got.Error, "credentials refused") || strings.Contains(got.Error, "ck-secret") {
+		t.Fatalf("refused custom check: %+v %v", got, err)
+	}
+
+	// Without the egress exception, a custom provider on loopback is
+	// refused before any connection, as its calls are.
+	before := len(srv.Requests())
+	strict := New(Config{Timeout: 10 * time.Second}, nil, nil)
+	got, err = strict.Check(context.Background(), s, "local")
+	if err != nil || got.OK || !strings.Contains(got.Error, "local") || len(srv.Requests()) != before {
+		t.Fatalf("check past the egress policy: %+v %v", got, err)
+	}
+	if _, err := c.Check(context.Background(), s, "nowhere"); errs.KindOf(err) != errs.NotFound {
+		t.Fatalf("unknown provider: %v", err)
+	}
+}

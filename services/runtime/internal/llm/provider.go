@@ -214,10 +214,26 @@ func (r resolver) key(fam string) (string, error) {
 			}
 		}
 	}
-	return "", errs.Message(errs.FailedDependency, "runtime.llm_no_key",
-		fmt.Sprintf("no API key for provider %q: add a provider key secret of kind %q to the project's vault, or set %s on the runtime",
-			fam, fam, strings.Join(presets[fam].envKeys, " or ")),
-		map[string]any{"provider": fam})
+	msg := fmt.Sprintf("no API key for provider %q: add a provider key of kind %q to the project's vault (console: Settings, Provider secrets), or set %s on the runtime",
+		fam, fam, strings.Join(presets[fam].envKeys, " or "))
+	// A project that added its own endpoint most likely meant to use it:
+	// say how its models are named, the step the message is usually missing.
+	var models []string
+	for _, cp := range r.secrets.Custom {
+		for _, m := range cp.Models {
+			models = append(models, cp.Slug+"/"+m)
+		}
+		if len(cp.Models) == 0 {
+			models = append(models, cp.Slug+"/<model>")
+		}
+	}
+	if len(models) > 0 {
+		if len(models) > 5 {
+			models = append(models[:5], "…")
+		}
+		msg += "; or choose a model of the project's custom providers, named <provider slug>/<model>: " + strings.Join(models, ", ")
+	}
+	return "", errs.Message(errs.FailedDependency, "runtime.llm_no_key", msg, map[string]any{"provider": fam})
 }
 
 func (r resolver) presetTarget(fam, model, key string) (target, error) {

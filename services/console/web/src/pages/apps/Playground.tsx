@@ -20,6 +20,7 @@ import {
 import type { StreamFormat } from "../../api/stream";
 import { errorMessage } from "../../api/call";
 import { Denied, usePermissions } from "../../auth/permissions";
+import { ModelPicker, useProviders } from "../../components/ModelPicker";
 
 interface Pane {
   key: number;
@@ -31,7 +32,9 @@ interface Pane {
   note?: string;
 }
 
-const EMPTY: PromptTemplate = { messages: [{ role: "user", content: "" }], template_format: "curly", llm_config: { model: "gpt-4o-mini" } };
+// No model: the pane picks the project's default configured model (a
+// fixed gpt-4o-mini answered 424 in a project with only a custom provider).
+const EMPTY: PromptTemplate = { messages: [{ role: "user", content: "" }], template_format: "curly", llm_config: { model: "" } };
 
 function promptOf(r: AppRevision | undefined): PromptTemplate {
   const p = r?.data?.parameters?.prompt;
@@ -218,6 +221,11 @@ function PaneView({
   const llm = p.llm_config ?? {};
   const cur = revisions.find((r) => r.id === pane.revisionId);
   const num = (s: string) => (s === "" ? undefined : Number(s));
+  const providers = useProviders();
+  const fallback = providers.data?.default;
+  useEffect(() => {
+    if (!llm.model && fallback) onChange((x) => ({ ...x, prompt: { ...x.prompt, llm_config: { ...(x.prompt.llm_config ?? {}), model: fallback } } }));
+  }, [llm.model, fallback, onChange]);
   return (
     <section className="pane" data-testid="playground-pane" style={{ border: "1px solid #ddd", padding: 8, borderRadius: 4 }}>
       <div style={{ display: "flex", gap: 6 }}>
@@ -265,7 +273,7 @@ function PaneView({
       <fieldset>
         <legend>Model</legend>
         <label>
-          model <input value={llm.model ?? ""} onChange={(e) => setPrompt({ ...p, llm_config: { ...llm, model: e.currentTarget.value } })} aria-label="model" />
+          model <ModelPicker value={llm.model ?? ""} onChange={(m) => setPrompt({ ...p, llm_config: { ...llm, model: m } })} />
         </label>
         <label>
           temperature{" "}

@@ -1,7 +1,7 @@
 // /console/evaluators/:id — an evaluator's parameters (a form generated
 // from its template's parameters schema), and a try-out on one sample.
 // /console/evaluators/new?template=&preset= creates one.
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams, useSearchParams } from "react-router";
 import Form from "@rjsf/core";
@@ -10,6 +10,8 @@ import { ErrorBox } from "../../components/ErrorBox";
 import { schemaValidator as validator } from "../../components/schemaValidator";
 import { formSchema, uiSchema } from "./schema";
 import { runtimeDefaults, switchRuntimeDefault } from "./codeSignature";
+import { JUDGE_KEY, judgeFields, judgeUiSchema, judgeWidgets } from "./judge";
+import { defaultModel, useProviders } from "../../components/ModelPicker";
 
 export default function EvaluatorPage() {
   const { id = "" } = useParams();
@@ -36,6 +38,21 @@ export default function EvaluatorPage() {
   );
   const [params, setParams] = useState<Record<string, unknown>>({});
   useEffect(() => setParams(initial as Record<string, unknown>), [initial]);
+  // A new judge starts on a model the project can call (the catalog's
+  // gpt-4o answers 424 in a project with only a custom provider).
+  const isJudge = key === JUDGE_KEY;
+  const providers = useProviders();
+  // Once per template or preset loaded: a later refetch of the providers
+  // must not undo the user's own choice.
+  const defaulted = useRef<unknown>(null);
+  useEffect(() => {
+    if (!isNew || !isJudge || !providers.data || defaulted.current === initial) return;
+    defaulted.current = initial;
+    setParams((p) => {
+      const m = defaultModel(p.model as string | undefined, providers.data);
+      return m === p.model ? p : { ...p, model: m };
+    });
+  }, [isNew, isJudge, providers.data, initial]);
   const [slug, setSlug] = useState("");
   const [err, setErr] = useState<unknown>(null);
   const uri = isNew ? preset?.data.uri ?? tpl.data?.data.uri ?? "" : ev.data?.data?.uri ?? "";
@@ -63,13 +80,16 @@ export default function EvaluatorPage() {
           <input placeholder="slug" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} aria-label="evaluator slug" />
         </p>
       )}
-      <div style={{ display: "grid", gridTemplateColumns: "1fr 1fr", gap: 16 }}>
+      <div style={{ display: "grid", gridTemplateColumns: isJudge ? "minmax(0, 3fr) minmax(0, 2fr)" : "1fr 1fr", gap: 16 }}>
         <section data-testid="params-form">
           <h2>Parameters</h2>
           {(tpl.data || ev.data) && (
             <Form
               schema={schema}
-              uiSchema={{ ...uiSchema(schema, params), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              uiSchema={{ ...uiSchema(schema, params), ...(isJudge ? judgeUiSchema() : {}), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              fields={isJudge ? judgeFields : undefined}
+              widgets={isJudge ? judgeWidgets : undefined}
+              formContext={{ templateFormat: (params.template_format as string) || (params.version === "1" || params.version === "2" ? "fstring" : "curly") }}
               formData={params}
               validator={validator}
               onChange={(e) => setParams((prev) => switchRuntimeDefault(prev, (e.formData ?? {}) as Record<string, unknown>, codeDefaults))}

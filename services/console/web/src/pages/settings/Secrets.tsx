@@ -1,6 +1,8 @@
 import { useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { secretsApi } from "../../api/settings";
+import { secretsApi, type Secret } from "../../api/settings";
+import { testProvider, type ProviderCheck } from "../../api/models";
+import { errorMessage } from "../../api/call";
 import { ErrorBox, fieldErrors } from "../../components/ErrorBox";
 import { SettingsNav } from "./SettingsNav";
 import { Denied, usePermissions } from "../../auth/permissions";
@@ -45,6 +47,7 @@ export default function Secrets() {
       setKey("");
       setName("");
       void qc.invalidateQueries({ queryKey: ["secrets"] });
+      void qc.invalidateQueries({ queryKey: ["model-providers"] });
     },
   });
   const remove = useMutation({ mutationFn: secretsApi.remove, onSuccess: () => void qc.invalidateQueries({ queryKey: ["secrets"] }) });
@@ -116,6 +119,7 @@ export default function Secrets() {
             <th>Kind</th>
             <th>Provider</th>
             <th>Created</th>
+            <th>Connection</th>
             <th />
           </tr>
         </thead>
@@ -132,6 +136,9 @@ export default function Secrets() {
               </td>
               <td>{s.created_at ? new Date(s.created_at).toLocaleString() : ""}</td>
               <td>
+                <TestConnection secret={s} />
+              </td>
+              <td>
                 <button
                   type="button"
                   className="danger"
@@ -145,7 +152,7 @@ export default function Secrets() {
           ))}
           {q.isSuccess && list.length === 0 && (
             <tr>
-              <td colSpan={6} className="muted">
+              <td colSpan={7} className="muted">
                 No secret yet.
               </td>
             </tr>
@@ -153,5 +160,54 @@ export default function Secrets() {
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** The name the runtime knows a secret by: a custom provider's
+ * provider_slug (the prefix of its models), else the secret's slug. */
+function providerName(s: Secret): string {
+  return (s.kind === "custom_provider" ? s.data?.provider_slug : undefined) || s.slug || s.id;
+}
+
+/** TestConnection asks the runtime to make one cheap call (its model list)
+ * to the provider, through the egress policy calls go through, and shows
+ * ok or the provider's error. */
+function TestConnection({ secret }: { secret: Secret }) {
+  const name = providerName(secret);
+  const [state, setState] = useState<{ running?: boolean; check?: ProviderCheck; error?: string }>({});
+  return (
+    <span data-testid={`test-${name}`}>
+      <button
+        type="button"
+        aria-label={`Test connection of ${name}`}
+        disabled={state.running}
+        onClick={async () => {
+          setState({ running: true });
+          try {
+            setState({ check: await testProvider(name) });
+          } catch (e) {
+            setState({ error: errorMessage(e) });
+          }
+        }}
+      >
+        {state.running ? "Testing…" : "Test connection"}
+      </button>{" "}
+      {state.check?.ok && (
+        <span className="ok" role="status">
+          ✓ Connected ({state.check.models ?? 0} model{state.check.models === 1 ? "" : "s"} listed, {state.check.latency_ms} ms)
+        </span>
+      )}
+      {state.check && !state.check.ok && (
+        <span className="field-error" role="alert">
+          ✗ {state.check.status ? `HTTP ${state.check.status}: ` : ""}
+          {state.check.error}
+        </span>
+      )}
+      {state.error && (
+        <span className="field-error" role="alert">
+          ✗ {state.error}
+        </span>
+      )}
+    </span>
   );
 }
