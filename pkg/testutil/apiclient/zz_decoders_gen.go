@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "d18680e46b1ba7859ce91707513dcfee157ffd8d3b61afe99a2e3cd98887b51e"
+const DocumentSHA256 = "8c4abb18c22672a2de19017ce4b43c7a7956b1c617a474181f3c80a9ca9975f9"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
