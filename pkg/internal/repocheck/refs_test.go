@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/assayhq/assay/pkg/testutil/configtest"
 )
 
 // A comment or message must name only what a reader of the repository can
@@ -112,7 +114,7 @@ func scanned(rel string) bool {
 }
 
 func TestReferencesResolve(t *testing.T) {
-	root := repoRoot(t)
+	root := configtest.RepoRoot(t)
 	files := sourceFiles(t, root)
 	if len(files) < 100 {
 		t.Fatalf("found only %d source files under %s", len(files), root)
@@ -240,24 +242,6 @@ func skipLeader(b []byte, i int) int {
 	return i
 }
 
-// repoRoot is the folder holding go.work, above this package.
-func repoRoot(t *testing.T) string {
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.work not found above the test folder")
-		}
-		dir = parent
-	}
-}
-
 // sourceFiles lists the files to check, slash-separated from the root: what
 // git tracks or would (so ignored builds and node_modules stay out), or,
 // outside a git checkout, every file but those folders.
@@ -305,7 +289,7 @@ func sourceFiles(t *testing.T, root string) []string {
 // TestProblemsFindsEachForm pins what the check refuses and what it lets
 // through, so a loosened pattern cannot pass TestReferencesResolve silently.
 func TestProblemsFindsEachForm(t *testing.T) {
-	root := repoRoot(t)
+	root := configtest.RepoRoot(t)
 	refusedText := map[string]int{
 		"// see issue 14 point 8":                        1,
 		"// Issue 11: spans dated 2023":                  1,
