@@ -77,16 +77,7 @@ func annotateWith2020Schema(t *testing.T, env *e2e.Env, u e2e.User, ctx context.
 	}
 	e2e.Screenshot(t, ctx)
 
-	var got map[string]any
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got = env.Platform.MustJSON(t, "POST", "/api/annotations/query", u.Key, map[string]any{"annotation": map[string]any{"links": []any{map[string]any{"trace_id": tid}}}})
-		if n, _ := got["count"].(float64); n >= 1 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	list, _ := got["annotations"].([]any)
+	got, list := traceAnnotations(t, env, u.Key, tid)
 	if len(list) != 1 {
 		t.Fatalf("annotations of the trace (the refused 9 must not be among them): %v", got)
 	}

@@ -184,16 +184,7 @@ func TestAnnotateTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Stored, linked to the trace, with the outputs typed by the schema.
-	var got map[string]any
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got = env.Platform.MustJSON(t, "POST", "/api/annotations/query", u.Key, map[string]any{"annotation": map[string]any{"links": []any{map[string]any{"trace_id": tid}}}})
-		if n, _ := got["count"].(float64); n >= 1 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	list, _ := got["annotations"].([]any)
+	got, list := traceAnnotations(t, env, u.Key, tid)
 	if len(list) != 1 {
 		t.Fatalf("annotations of the trace: %v", got)
 	}
@@ -288,4 +279,22 @@ func TestTrace2000Spans(t *testing.T) {
 		t.Fatalf("the 2,000-span tree took %v to render, want < 1 s", best)
 	}
 	e2e.Screenshot(t, ctx)
+}
+
+// traceAnnotations polls the annotations linked to the trace until at least
+// one is readable or 30 s have passed (they travel through the span stream),
+// and returns the answer and its list.
+func traceAnnotations(t *testing.T, env *e2e.Env, key, tid string) (map[string]any, []any) {
+	t.Helper()
+	var got map[string]any
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got = env.Platform.MustJSON(t, "POST", "/api/annotations/query", key, map[string]any{"annotation": map[string]any{"links": []any{map[string]any{"trace_id": tid}}}})
+		if n, _ := got["count"].(float64); n >= 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	list, _ := got["annotations"].([]any)
+	return got, list
 }
