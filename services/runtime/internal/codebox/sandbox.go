@@ -236,7 +236,10 @@ func (j *jail) run(ctx context.Context, deadline time.Duration, stdin []byte, ex
 const tmpfsBytes = 4 << 20
 
 // takeUID hands out a uid of the pool (-1 when the runtime is not root and
-// runs keep its uid), waiting while all are in use.
+// runs keep its uid), waiting while all are in use. A uid is also claimed
+// host-wide (claimUID): every runtime on a host starts from the same range,
+// and killUID after a run would otherwise kill another runtime's run of the
+// same uid (two runtimes, or the test binaries go test runs side by side).
 func takeUID(ctx context.Context) (int, func(), error) {
 	sandbox.Lock()
 	pool := sandbox.pool
@@ -244,12 +247,49 @@ func takeUID(ctx context.Context) (int, func(), error) {
 	if pool == nil {
 		return -1, func() {}, nil
 	}
-	select {
-	case uid := <-pool:
-		return uid, func() { pool <- uid }, nil
-	case <-ctx.Done():
-		return 0, nil, ctx.Err()
+	for busy := 0; ; {
+		select {
+		case uid := <-pool:
+			claim, err := claimUID(uid)
+			if err == nil {
+				return uid, func() { claim.Close(); pool <- uid }, nil
+			}
+			pool <- uid // another process holds it; try the next
+			if busy++; busy < cap(pool) {
+				continue
+			}
+		case <-ctx.Done():
+			return 0, nil, ctx.Err()
+		}
+		busy = 0
+		select { // every free uid is held elsewhere on the host
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, nil, ctx.Err()
+		}
 	}
+}
+
+// claimDir holds one lock file per pooled uid, taken with flock by the
+// process that runs as that uid; the kernel drops the lock when the file is
+// closed or the process dies.
+var claimDir = filepath.Join(os.TempDir(), "assay-sandbox-uids")
+
+// claimUID takes uid's host-wide lock without waiting; closing the file
+// gives it back.
+func claimUID(uid int) (*os.File, error) {
+	if err := os.MkdirAll(claimDir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(claimDir, strconv.Itoa(uid)), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // killUID kills every process of uid: a run's leftovers, should any have

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -296,5 +297,44 @@ func TestSandboxUnavailableRefusesCode(t *testing.T) {
 	st := Status(context.Background())
 	if st[Python] == nil || st[JavaScript] == nil {
 		t.Fatalf("status %v; want both refused", st)
+	}
+}
+
+// Two runtimes on one host (or two test binaries of go test ./...) start
+// from the same uid range; a run that ends kills every process of its uid,
+// so it must never take a uid another runtime's run is using.
+func TestSandboxUIDsAreClaimedHostWide(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the uid pool is used only when the runtime runs as root")
+	}
+	// A range of two that no other test uses; the probe and the run below
+	// are its first runs.
+	const base = 1_900_000
+	Configure(SandboxConfig{UIDBase: base, UIDs: 2})
+	t.Cleanup(func() { Configure(DefaultSandbox()) })
+	// Another runtime's run as the range's first uid: its claim held, its
+	// process running as that uid.
+	claim, err := claimUID(base)
+	if err != nil {
+		t.Fatalf("claim uid %d: %v", base, err)
+	}
+	defer claim.Close()
+	other := exec.Command("sleep", "30")
+	other.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(base), Gid: uint32(base), Groups: []uint32{}}}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- other.Wait() }()
+	defer func() { _ = other.Process.Kill(); <-ended }()
+
+	if got := py(t, Limits{}, "def evaluate():\n    return 1\n"); got != 1.0 {
+		t.Fatalf("run answered %v", got)
+	}
+	select {
+	case err := <-ended:
+		ended <- err
+		t.Fatalf("the other runtime's process of uid %d was killed by this run: %v", base, err)
+	case <-time.After(100 * time.Millisecond): // a kill is sent before the run answers
 	}
 }
