@@ -161,7 +161,7 @@ func checkVerdicts(t *testing.T, ctx context.Context) {
 		t.Fatalf("no column %q in %q", name, got.Headers)
 		return -1
 	}
-	country, expected, output := col("country"), col("correct_answer"), col("echoer output")
+	country, expected, output := col("country"), col("correct_answer"), col("echoer v1 output")
 	exact, lev, broken := col("Capital exact"), col("Edit distance"), col("Broken pattern")
 	if len(got.Rows) != 3 {
 		t.Fatalf("rows %q", got.Rows)

@@ -6,13 +6,14 @@
 // table is virtualised and read in one export call, so a run of thousands
 // of scenarios opens as fast as a small one; the outputs are read from the
 // traces of the rows in view only, a chunk of rows per call.
-import { useMemo, useRef, useState, type ReactNode } from "react";
+import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useQueries, useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { Link, useParams } from "react-router";
 import {
-  exportJSON,
   exportURL,
+  streamExport,
+  type ExportDoc,
   getRun,
   globalMetrics,
   normTraceId,
@@ -74,10 +75,13 @@ export default function EvaluationPage() {
     refetchInterval: (q) => (q.state.data && TERMINAL.has(q.state.data.status) ? false : 1000),
   });
   const done = !!prog.data && TERMINAL.has(prog.data.status);
-  // The results are re-read as the run advances, in steps of 5% of its
-  // cells (and once at the end), not on every poll.
+  // The results are read at once, beside the progress (not after it: on
+  // a large run the export is the longest read), then again as the run
+  // advances, in steps of 5% of its cells and once at the end, not on
+  // every poll.
   const step = prog.data ? Math.floor((20 * (prog.data.results.success ?? 0)) / Math.max(1, prog.data.results.expected)) : 0;
-  const doc = useQuery({ queryKey: ["run-export", id, step, done], queryFn: () => exportJSON(id), enabled: !!prog.data });
+  const gen = prog.data ? (done ? "done" : String(step)) : "";
+  const doc = useExport(id, gen);
   const metrics = useQuery({ queryKey: ["run-metrics", id, done], queryFn: () => globalMetrics(id), enabled: done, refetchInterval: (q) => (done && !q.state.data ? 2000 : false) });
   const steps = useMemo(() => run.data?.data?.steps ?? [], [run.data]);
   const evaluators = useQuery({ queryKey: ["evaluators"], queryFn: listEvaluators });
@@ -86,7 +90,7 @@ export default function EvaluationPage() {
   // and their order in one call.
   const revId = steps.find((s) => s.type === "input")?.references?.testset_revision?.id;
   const revision = useQuery({ queryKey: ["testset-revision", revId], queryFn: () => getRevision(revId!), enabled: !!revId, staleTime: Infinity });
-  const model = useMemo(() => (doc.data ? buildResults(doc.data, steps) : null), [doc.data, steps]);
+  const model = useMemo(() => (doc.data ? buildResults(doc.data, steps) : null), [doc.data, doc.rows, steps]);
   // A run without a testset revision reference: its testcases by id.
   const tcIds = useMemo(() => (revId || !model ? [] : [...new Set(model.rows.map((r) => r.testcaseId).filter(Boolean) as string[])]), [revId, model]);
   const byIds = useQuery({ queryKey: ["testcases", tcIds], queryFn: () => testcasesInBatches(tcIds), enabled: tcIds.length > 0, staleTime: Infinity });
@@ -116,23 +120,58 @@ export default function EvaluationPage() {
   return (
     <div>
       <h1>{run.data?.name || "Evaluation"}</h1>
-      <ErrorBox error={run.error || prog.error || doc.error} />
+      <ErrorBox error={run.error || prog.error || (doc.error as Error | undefined)} />
       {prog.data && <ProgressBar p={prog.data} />}
       <p>
         Export: <a href={exportURL(id, "csv")}>CSV</a> · <a href={exportURL(id, "json")}>JSON</a> ·{" "}
         <Link to={`/evaluations/compare?runs=${id}`}>compare…</Link>
       </p>
       <div className="results-layout">
-        <div className="results-main">{model && <Results model={model} names={names} />}</div>
+        <div className="results-main">{model && <Results model={model} names={names} reading={!doc.complete} />}</div>
         <aside className="results-charts" aria-label="charts">
           <h2>Charts</h2>
           {!done && <p>Charts appear when the run is over.</p>}
-          {metrics.data && <Charts m={metrics.data} steps={steps} label={names.label} width={320} />}
+          {metrics.data && <Charts m={metrics.data} steps={steps} label={names.label} width={300} compact />}
           {done && !metrics.data && !metrics.isLoading && <p>No metrics recorded yet.</p>}
         </aside>
       </div>
     </div>
   );
+}
+
+/** useExport streams the run's export (streamExport), showing the rows
+ * as they come on the first read; a re-read (gen changed: the run
+ * advanced) keeps the rows shown until it is complete. */
+function useExport(id: string, gen: string) {
+  const [state, setState] = useState<{ data?: ExportDoc; rows: number; complete: boolean; error?: unknown }>({ rows: 0, complete: false });
+  // The first read starts with the page; the first progress read goes
+  // with it, so a later gen only starts a re-read.
+  const [reads, setReads] = useState(0);
+  const readFor = useRef("");
+  useEffect(() => {
+    if (!gen || readFor.current === gen) return;
+    if (readFor.current !== "") setReads((n) => n + 1);
+    readFor.current = gen;
+  }, [gen]);
+  useEffect(() => {
+    const ac = new AbortController();
+    let last = 0;
+    streamExport(
+      id,
+      (doc, complete) => {
+        const now = performance.now();
+        // Partial rows on the first read only, at most every 200 ms.
+        if (!complete && (reads > 0 || now - last < 200)) return;
+        last = now;
+        setState({ data: doc, rows: doc.rows.length, complete });
+      },
+      ac.signal,
+    ).catch((e: unknown) => {
+      if (!ac.signal.aborted) setState((s) => ({ ...s, error: e }));
+    });
+    return () => ac.abort();
+  }, [id, reads]);
+  return state;
 }
 
 /** expectedColumn is the column an evaluator of the run reads the
@@ -184,7 +223,7 @@ function text(v: unknown): string {
   return typeof v === "string" ? v : JSON.stringify(v);
 }
 
-export function Results({ model, names = { label: (k) => model.labels[k] ?? k } }: { model: ResultModel; names?: Names }) {
+export function Results({ model, names = { label: (k) => model.labels[k] ?? k }, reading }: { model: ResultModel; names?: Names; reading?: boolean }) {
   const [filter, setFilter] = useState<ScoreFilter>({ column: "", op: ">=", value: 1 });
   const ordered = useMemo(() => inTestcaseOrder(model.rows, names.order), [model.rows, names.order]);
   const rows = useMemo(() => filterByScore(ordered, filter.column ? filter : undefined), [ordered, filter]);
@@ -277,6 +316,7 @@ export function Results({ model, names = { label: (k) => model.labels[k] ?? k } 
         <span data-testid="results-count">
           {rows.length} of {model.rows.length} scenarios
         </span>
+        {reading && <span className="muted">(reading the rest…)</span>}
       </div>
       <div className="results-scroll" ref={scroller} data-testid="results-scroll">
         <table className="results">
@@ -433,13 +473,18 @@ const DEFAULTS: Record<string, string> = {
   "attributes.ag.metrics.errors.cumulative": "errors",
 };
 
-export function Charts({ m, steps: runSteps, label, width }: { m: MetricRecord; steps?: Step[]; label?: (step: string) => string; width?: number }) {
+export function Charts({ m, steps: runSteps, label, width, compact }: { m: MetricRecord; steps?: Step[]; label?: (step: string) => string; width?: number; compact?: boolean }) {
   const steps = Object.entries(m.data ?? {});
   return (
     <div data-testid="charts">
       {steps.map(([step, paths]) => {
         const evaluator = step.startsWith("evaluator-");
-        const items = Object.entries(paths).filter(([path, s]) => (evaluator ? !DEFAULTS[path] || path.includes("duration") : DEFAULTS[path] && !path.includes("errors")) && (s.hist?.length || s.freq?.length));
+        // An evaluator's outputs (its latency too, unless compact: beside
+        // the table only the verdicts); the application's latency, cost
+        // and tokens.
+        const items = Object.entries(paths).filter(
+          ([path, s]) => (evaluator ? !DEFAULTS[path] || (!compact && path.includes("duration")) : DEFAULTS[path] && !path.includes("errors")) && (s.hist?.length || s.freq?.length),
+        );
         if (items.length === 0) return null;
         return (
           <section key={step}>
