@@ -13,10 +13,11 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// resultsScenarios is the size of the run TestResultsPageLarge opens:
+// resultsScenarios is the size of the run BenchmarkResultsPage opens:
 // 5,000 scenarios by default (the results page's target), fewer or more
-// with ASSAY_E2E_RESULTS_SCENARIOS (a test knob, not a service setting).
-func resultsScenarios(t *testing.T) int {
+// with ASSAY_E2E_RESULTS_SCENARIOS (a benchmark knob, not a service
+// setting).
+func resultsScenarios(t testing.TB) int {
 	if v := os.Getenv("ASSAY_E2E_RESULTS_SCENARIOS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -32,7 +33,7 @@ func resultsScenarios(t *testing.T) int {
 // evaluator run whose every third answer is wrong, with each scenario's
 // results (a trace id per cell) and its evaluator's verdict as a metric.
 // It returns the run's id.
-func seedRun(t *testing.T, env *Env, key string, n int) string {
+func seedRun(t testing.TB, env *Env, key string, n int) string {
 	t.Helper()
 	p := env.Platform
 	var csv strings.Builder
@@ -115,7 +116,7 @@ func seedRun(t *testing.T, env *Env, key string, n int) string {
 
 // callJSON sends body to path with the API key and decodes the 200
 // answer into out.
-func callJSON(t *testing.T, env *Env, key, path string, body, out any) {
+func callJSON(t testing.TB, env *Env, key, path string, body, out any) {
 	t.Helper()
 	status, b := env.Platform.Do(t, "POST", path, "ApiKey "+key, body)
 	if status != http.StatusOK {
@@ -126,17 +127,29 @@ func callJSON(t *testing.T, env *Env, key, path string, body, out any) {
 	}
 }
 
-// TestResultsPageLarge: the results page of a 5,000-scenario run (seeded
-// through the API's bulk routes) is interactive, its first rows drawn
-// with their verdicts, and scrolls a virtualised window of rows, never
-// all of them. The figures (time to the first rows, frame periods while
-// scrolling) are in the log (docs/benchmarks.md reports them); the test
-// fails only on what is not timing: the rows in the DOM, the verdicts,
-// reaching the last row.
-func TestResultsPageLarge(t *testing.T) {
-	env := Start(t)
-	u := env.User(t, "results-large@example.com")
-	n := resultsScenarios(t)
+// BenchmarkResultsPage measures the results page of a 5,000-scenario
+// run (ASSAY_E2E_RESULTS_SCENARIOS for another size) seeded through the
+// API's bulk routes: the time to its first rows with their verdicts, to
+// all its rows read, and its frame periods while scrolling (the figures
+// are in the log; docs/benchmarks.md reports them). A benchmark, not a
+// test, since the seeding alone takes tens of seconds; TestEvaluationRun
+// checks the same page on a smaller run.
+//
+//	go test -run '^$' -bench BenchmarkResultsPage -benchtime 1x -v ./services/console/e2e/
+func BenchmarkResultsPage(b *testing.B) {
+	env := Start(b)
+	u := env.User(b, "results-large@example.com")
+	for i := 0; i < b.N; i++ {
+		measureResultsPage(b, env, u, resultsScenarios(b))
+	}
+}
+
+// measureResultsPage seeds a run of n scenarios, opens its results page
+// twice and scrolls it top to bottom; it logs the figures and fails only
+// on what is not timing: the rows in the DOM (a window, not all of
+// them), the verdicts shown, the last row reached.
+func measureResultsPage(t testing.TB, env *Env, u User, n int) {
+	t.Helper()
 	start := time.Now()
 	run := seedRun(t, env, u.Key, n)
 	t.Logf("seeded a run of %d scenarios through the API in %v", n, time.Since(start).Round(time.Millisecond))
