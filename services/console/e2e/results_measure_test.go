@@ -254,7 +254,7 @@ func measureResultsPage(t testing.TB, env *Env, u User, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	Screenshot(t, ctx)
+	saveScreenshot(t, ctx, fmt.Sprintf("%d-scenarios", n))
 	if len(res.Idle) == 0 || len(res.Drag) == 0 {
 		t.Fatal("no frame measured")
 	}
