@@ -160,8 +160,10 @@ function useExport(id: string, gen: string) {
       id,
       (doc, complete) => {
         const now = performance.now();
-        // Partial rows on the first read only, at most every 200 ms.
-        if (!complete && (reads > 0 || now - last < 200)) return;
+        // Partial rows on the first read only: the first page at once,
+        // then at most every second (each update rebuilds the table's
+        // model, which on a large run is work the stream waits for).
+        if (!complete && (reads > 0 || now - last < 1000)) return;
         last = now;
         setState({ data: doc, rows: doc.rows.length, complete });
       },
