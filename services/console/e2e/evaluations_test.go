@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -17,7 +18,8 @@ func TestEvaluationRun(t *testing.T) {
 	u := env.User(t, "evaluations@example.com")
 	key := u.Key
 	// The model server echoes the last user message: "echo: <country>".
-	// Two answers match, one does not.
+	// Two answers match, one does not; the broken evaluator fails every
+	// scenario, so the run ends with errors.
 	apiUpload(t, env, key, "capitals", "json", []byte(`[
 		{"country": "France", "correct_answer": "echo: France"},
 		{"country": "Spain", "correct_answer": "echo: Spain"},
@@ -28,10 +30,21 @@ func TestEvaluationRun(t *testing.T) {
 			"messages":        []any{map[string]any{"role": "user", "content": "{{country}}"}},
 			"template_format": "curly", "llm_config": map[string]any{"model": "gpt-4o-mini"}}}},
 	}})
-	env.Platform.MustJSON(t, "POST", "/api/simple/evaluators/", key, map[string]any{"evaluator": map[string]any{
-		"slug": "em", "name": "em",
-		"data": map[string]any{"uri": "agenta:builtin:auto_exact_match:v0", "parameters": map[string]any{"correct_answer_key": "correct_answer"}},
-	}})
+	// Evaluators named apart from their slugs (the columns show names): a
+	// boolean verdict, a score with a verdict beside it, and one whose
+	// every execution fails (an invalid pattern).
+	for _, ev := range []struct {
+		slug, name, uri string
+		params          map[string]any
+	}{
+		{"em", "Capital exact", "agenta:builtin:auto_exact_match:v0", map[string]any{"correct_answer_key": "correct_answer"}},
+		{"lev", "Edit distance", "agenta:builtin:auto_levenshtein_distance:v0", map[string]any{"correct_answer_key": "correct_answer"}},
+		{"broken", "Broken pattern", "agenta:builtin:auto_regex_test:v0", map[string]any{"regex_pattern": "(", "regex_should_match": true}},
+	} {
+		env.Platform.MustJSON(t, "POST", "/api/simple/evaluators/", key, map[string]any{"evaluator": map[string]any{
+			"slug": ev.slug, "name": ev.name, "data": map[string]any{"uri": ev.uri, "parameters": ev.params},
+		}})
+	}
 
 	ctx := env.SignedIn(t, u)
 	err := chromedp.Do(ctx,
@@ -63,9 +76,11 @@ func TestEvaluationRun(t *testing.T) {
 		pickOption(byLabel("application"), app),
 		chromedp.Click(chromedp.CSS(`[aria-label^="revision "]`)),
 		chromedp.Click(byLabel("evaluator em")),
+		chromedp.Click(byLabel("evaluator lev")),
+		chromedp.Click(byLabel("evaluator broken")),
 		chromedp.Click(testID("start-run")),
 		chromedp.WaitVisible(testID("progress")),
-		waitJS(`document.querySelector('[data-testid="run-status"]')?.innerText === "success"`),
+		waitJS(`document.querySelector('[data-testid="run-status"]')?.innerText === "errors"`),
 		waitJS(`document.querySelectorAll('[data-testid="result-row"]').length === 3`),
 		WaitText("echo: Italy"),
 		chromedp.WaitVisible(testID("chart")),
@@ -87,10 +102,11 @@ func TestEvaluationRun(t *testing.T) {
 	if len(links) < 3 || !strings.HasPrefix(links[0], "/console/traces/") {
 		t.Errorf("trace links %q", links)
 	}
+	checkVerdicts(t, ctx)
 	Screenshot(t, ctx)
 
 	// Filter: the failing scenario only.
-	col, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelector('[aria-label="score column"]').options].map(o => o.value).find(v => v.endsWith("outputs.success")) || ""`))
+	col, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelector('[aria-label="score column"]').options].find(o => o.innerText === "Capital exact · success")?.value || ""`))
 	if err != nil || col == "" {
 		t.Fatalf("no success score column (%v)", err)
 	}
@@ -102,9 +118,90 @@ func TestEvaluationRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
 	}
-	// The filtered row's inputs are read for it (a query of its testcase).
+	// The filtered row shows its inputs (the testset revision's testcases).
 	if err := chromedp.Do(ctx, waitJS(`document.querySelector('[data-testid="result-row"]').innerText.includes("Italy")`)); err != nil {
 		row, _ := chromedp.Run(ctx, chromedp.Text(testID("result-row")))
 		t.Errorf("the filtered row is %q, want Italy's (%v)", row, err)
+	}
+
+	// A larger run, seeded through the API: the table is a window of rows
+	// with their verdicts, scrolled to the last one (BenchmarkResultsPage
+	// measures a run of 5,000).
+	measureResultsPage(t, env, u, 600)
+}
+
+// checkVerdicts: the results table of TestEvaluationRun's run reads as a
+// verdict per evaluator, by the evaluator's name: ✓ for France, ✗ for
+// Italy ("echo: Italy" is not "Rome"), a number for the edit distance,
+// the failed evaluator's error message inline with its trace a click
+// away; never the cell's execution status "success". The inputs are the
+// testset's columns, the expected answer stands beside the output, the
+// rows are in testcase order and the charts are in view beside the table.
+func checkVerdicts(t *testing.T, ctx context.Context) {
+	t.Helper()
+	type table struct {
+		Headers []string   `json:"headers"`
+		Rows    [][]string `json:"rows"`
+		Charts  bool       `json:"charts"`
+		Links   []int      `json:"links"`
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[table](`(() => {
+		const t = document.querySelector('[data-testid="results"] table');
+		const headers = [...t.querySelectorAll("thead th")].map(h => h.innerText.trim());
+		const rows = [...t.querySelectorAll('[data-testid="result-row"]')].map(r => [...r.children].map(c => c.innerText.trim()));
+		const links = [...t.querySelectorAll('[data-testid="result-row"]')].map(r => r.querySelectorAll('a[title="trace"]').length);
+		const c = document.querySelector('[data-testid="chart"]');
+		const charts = !!c && c.getBoundingClientRect().top < window.innerHeight;
+		return {headers, rows, charts, links};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) int {
+		for i, h := range got.Headers {
+			if h == name || strings.HasPrefix(h, name+"\n") || strings.HasPrefix(h, name+" ") {
+				return i
+			}
+		}
+		t.Fatalf("no column %q in %q", name, got.Headers)
+		return -1
+	}
+	country, expected, output := col("country"), col("correct_answer"), col("echoer v1 output")
+	exact, lev, broken := col("Capital exact"), col("Edit distance"), col("Broken pattern")
+	if len(got.Rows) != 3 {
+		t.Fatalf("rows %q", got.Rows)
+	}
+	var order []string
+	for _, r := range got.Rows {
+		order = append(order, r[country])
+	}
+	if strings.Join(order, ",") != "France,Spain,Italy" {
+		t.Errorf("rows in the order %q, want the testset's France,Spain,Italy", order)
+	}
+	if output+1 != expected && expected+1 != output {
+		t.Errorf("the expected answer (column %d) is not beside the output (column %d): %q", expected, output, got.Headers)
+	}
+	for i, want := range []struct{ exact, lev string }{{"✓", "0"}, {"✓", "0"}, {"✗", "10"}} {
+		r := got.Rows[i]
+		if !strings.HasPrefix(r[exact], want.exact) {
+			t.Errorf("row %d (%s): Capital exact reads %q, want %s", i, r[country], r[exact], want.exact)
+		}
+		if !strings.HasPrefix(r[lev], want.lev) {
+			t.Errorf("row %d (%s): Edit distance reads %q, want the distance %s", i, r[country], r[lev], want.lev)
+		}
+		if !strings.Contains(r[broken], "Invalid regular expression") {
+			t.Errorf("row %d: Broken pattern reads %q, want its error message", i, r[broken])
+		}
+		for _, c := range []int{exact, lev, broken} {
+			if strings.Contains(r[c], "success") {
+				t.Errorf("row %d: %s reads %q (the execution status, not the verdict)", i, got.Headers[c], r[c])
+			}
+		}
+		if got.Links[i] < 4 {
+			t.Errorf("row %d has %d trace links, want one per cell (4)", i, got.Links[i])
+		}
+	}
+	if !got.Charts {
+		t.Errorf("the charts are not in view beside the table")
 	}
 }

@@ -55,7 +55,7 @@ func waitJS(expr string) chromedp.Action[chromedp.Void] {
 
 // apiUpload uploads a testset file through the simple upload route with
 // the user's key and returns the testset id.
-func apiUpload(t *testing.T, env *Env, key, name, fileType string, content []byte) string {
+func apiUpload(t testing.TB, env *Env, key, name, fileType string, content []byte) string {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)

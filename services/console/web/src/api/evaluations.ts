@@ -1,6 +1,6 @@
 // Typed calls of the evaluation pages: evaluation records, simple evaluations
 // and queues (docs/reference/registry.md).
-import { json, url } from "./call";
+import { json, raw, url } from "./call";
 
 export type Status = "pending" | "queued" | "running" | "success" | "failure" | "errors" | "cancelled";
 
@@ -99,7 +99,11 @@ export interface MetricRecord {
 
 /** globalMetrics is the run's global metric record: {step: {path: stats}}. */
 export async function globalMetrics(runId: string): Promise<MetricRecord | undefined> {
-  const r = await json<{ metrics?: MetricRecord[] }>("POST", "/api/evaluations/metrics/query", { metric: { run_id: runId } });
+  // Only the run-level record (no scenario, no timestamp): a large run
+  // has a record per scenario besides.
+  const r = await json<{ metrics?: MetricRecord[] }>("POST", "/api/evaluations/metrics/query", {
+    metric: { run_id: runId, scenario_ids: false, timestamps: false },
+  });
   return (r.metrics ?? []).find((m) => !m.scenario_id && !m.timestamp);
 }
 
@@ -116,6 +120,50 @@ export interface ExportDoc {
 
 export async function exportJSON(runId: string): Promise<ExportDoc> {
   return json<ExportDoc>("GET", `/api/evaluations/runs/${runId}/export?format=json`);
+}
+
+/** streamExport reads the run's JSON export as it streams: the registry
+ * writes the header on the first line and a row per line, a page of
+ * scenarios at a time, so the first rows are shown long before a large
+ * run's last one is read. onRows gets the rows read so far (the same
+ * growing array) and whether the document is complete. */
+export async function streamExport(runId: string, onRows: (doc: ExportDoc, complete: boolean) => void, signal?: AbortSignal): Promise<ExportDoc> {
+  const res = await raw(`/api/evaluations/runs/${runId}/export?format=json`, { signal });
+  const doc: ExportDoc = { run_id: runId, columns: [], rows: [] };
+  if (!res.body) {
+    const all = (await res.json()) as ExportDoc;
+    onRows(all, true);
+    return all;
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  let header = false;
+  const line = (l: string) => {
+    const t = l.trim();
+    if (!t) return;
+    if (!header) {
+      // {"run_id":…,"columns":[…],"rows":[
+      const h = JSON.parse(t + "]}") as ExportDoc;
+      doc.run_id = h.run_id;
+      doc.columns = h.columns;
+      header = true;
+      return;
+    }
+    if (t.startsWith("]")) return; // ],"count":N}
+    doc.rows.push(JSON.parse(t.endsWith(",") ? t.slice(0, -1) : t) as ExportRow);
+  };
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (value) buf += value;
+    const lines = buf.split("\n");
+    buf = done ? "" : lines.pop()!;
+    for (const l of lines) line(l);
+    if (done) break;
+    if (header) onRows(doc, false);
+  }
+  if (!header) throw new Error("the export ended before its header");
+  onRows(doc, true);
+  return doc;
 }
 
 /** exportURL is the streamed export as a download link (a GET: the

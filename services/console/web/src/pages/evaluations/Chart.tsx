@@ -58,7 +58,7 @@ export function Histogram({ title, stats, width = 360, height = 180 }: { title: 
 }
 
 /** PassRate shows a binary metric's rate of true. */
-export function PassRate({ title, stats }: { title: string; stats: MetricStats }) {
+export function PassRate({ title, stats, width = 360 }: { title: string; stats: MetricStats; width?: number }) {
   const total = (stats.freq ?? []).reduce((a, f) => a + f.count, 0);
   const pass = (stats.freq ?? []).filter((f) => f.value === true || f.value === "true").reduce((a, f) => a + f.count, 0);
   const rate = total ? pass / total : 0;
@@ -67,7 +67,7 @@ export function PassRate({ title, stats }: { title: string; stats: MetricStats }
       <figcaption>
         <strong>{title}</strong> — pass rate {(rate * 100).toFixed(1)}% ({pass}/{total})
       </figcaption>
-      <div style={{ width: 360, height: 18, background: "#f3d0d0" }} role="meter" aria-valuenow={rate} aria-valuemin={0} aria-valuemax={1}>
+      <div style={{ width, height: 18, background: "#f3d0d0" }} role="meter" aria-valuenow={rate} aria-valuemin={0} aria-valuemax={1}>
         <div style={{ width: `${rate * 100}%`, height: "100%", background: "#4a4" }} />
       </div>
     </figure>

@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { cleanup, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { MemoryRouter } from "react-router";
-import { buildResults, filterByScore } from "./results";
+import { buildResults, errorMessage, filterByScore, inTestcaseOrder, testsetColumns, verdictFromScores, verdictOf } from "./results";
 import { Results } from "./EvaluationPage";
 import type { ExportDoc, Step } from "../../api/evaluations";
 
@@ -90,37 +90,87 @@ describe("annotations under undeclared step keys", () => {
   });
 });
 
+describe("verdicts", () => {
+  it("reads an evaluator's outputs as its verdict", () => {
+    expect(verdictOf({ success: false })).toMatchObject({ text: "✗", kind: "fail", others: [] });
+    expect(verdictOf({ score: 0.25, success: true })).toMatchObject({ text: "✓", kind: "pass", others: [["score", "0.25"]] });
+    expect(verdictOf({ score: 3 })).toMatchObject({ text: "3", kind: "score" });
+    expect(verdictOf({ label: "partially correct", reasoning: "…" })).toMatchObject({ text: "partially correct", kind: "label" });
+    expect(verdictOf(true)).toMatchObject({ text: "✓" });
+    expect(verdictOf(undefined)).toBeUndefined();
+  });
+  it("reads the export's metric values while the trace is not read", () => {
+    const m = buildResults(doc);
+    expect(verdictFromScores(m.rows[1], "evaluator-sim", m.scores, {})).toMatchObject({ text: "0.4", kind: "score", others: [] });
+    expect(verdictFromScores(m.rows[1], "evaluator-exact", m.scores, {})).toMatchObject({ text: "✗", kind: "fail" });
+    expect(verdictFromScores(m.rows[0], "evaluator-exact", m.scores, { [OK]: "binary" })).toMatchObject({ text: "✓", kind: "pass" });
+    expect(verdictFromScores(m.rows[0], "evaluator-exact", m.scores, { [OK]: "numeric/continuous" })).toMatchObject({ text: "1", kind: "score" });
+    expect(verdictFromScores(m.rows[2], "evaluator-sim", m.scores, {})).toBeUndefined();
+  });
+  it("names an error by its message", () => {
+    expect(errorMessage({ message: "Invalid regular expression", code: 422 })).toBe("Invalid regular expression");
+    expect(errorMessage({ code: 1 })).toBe('{"code":1}');
+    expect(errorMessage(undefined)).toBeUndefined();
+  });
+  it("orders rows as the testset and lists its columns", () => {
+    const m = buildResults(doc);
+    expect(inTestcaseOrder(m.rows, ["t3", "t1"]).map((r) => r.scenarioId)).toEqual(["s3", "s1", "s2", "s4"]);
+    expect(testsetColumns([{ country: "a", testcase_dedup_id: "x" }, { correct_answer: "b", __id__: 1 }])).toEqual(["country", "correct_answer"]);
+  });
+});
+
 describe("results table", () => {
-  it("filters the rows by score and links each cell to its trace", async () => {
+  // jsdom lays nothing out: give the virtualised table's box a height.
+  const desc = Object.getOwnPropertyDescriptor(HTMLElement.prototype, "clientHeight");
+  beforeAll(() => Object.defineProperty(HTMLElement.prototype, "clientHeight", { configurable: true, get: () => 600 }));
+  afterAll(() => desc && Object.defineProperty(HTMLElement.prototype, "clientHeight", desc));
+  it("shows the testset's columns, the expected answer, verdicts and errors, and filters by score", async () => {
     vi.stubGlobal(
       "fetch",
-      vi.fn(async (url: string) => {
-        const body = url.startsWith("/api/testcases")
-          ? { count: 1, testcases: [{ id: "t1", data: { country: "France", testcase_dedup_id: "x" } }] }
-          : { count: 1, traces: [{ trace_id: "aaaa1", spans: { root: { attributes: { ag: { data: { outputs: "Paris" } } } } } }] };
+      vi.fn(async () => {
+        const body = {
+          count: 2,
+          traces: [
+            { trace_id: "aaaa1", spans: { root: { attributes: { ag: { data: { outputs: "Paris" } } } } } },
+            { trace_id: "aaaa2", spans: { root: { attributes: { ag: { data: { outputs: "Toronto" } } } } } },
+          ],
+        };
         return new Response(JSON.stringify(body), { status: 200, headers: { "Content-Type": "application/json" } });
       }),
     );
+    const tcs = new Map<string, Record<string, unknown>>([
+      ["t1", { country: "France", correct_answer: "Paris" }],
+      ["t2", { country: "Canada", correct_answer: "Ottawa" }],
+      ["t3", { country: "Peru", correct_answer: "Lima" }],
+      ["t4", { country: "Chile", correct_answer: "Santiago" }],
+    ]);
+    const names = { label: (k: string) => ({ "evaluator-sim": "Similarity", "application-app": "capitals v2" })[k] ?? k, testcases: tcs, order: ["t2", "t1", "t3", "t4"], expected: "correct_answer" };
     render(
       <QueryClientProvider client={new QueryClient()}>
         <MemoryRouter>
-          <Results model={buildResults(doc)} />
+          <Results model={buildResults(doc)} names={names} />
         </MemoryRouter>
       </QueryClientProvider>,
     );
-    expect(screen.getAllByTestId("result-row")).toHaveLength(4);
-    expect(await screen.findByText("Paris")).toBeInTheDocument();
-    expect(screen.getByText('{"country":"France"}')).toBeInTheDocument();
-    const first = screen.getAllByTestId("result-row")[0];
-    expect(within(first).getByTitle("trace")).toHaveAttribute("href", "/traces/aaaa1");
+    const headers = screen.getAllByRole("columnheader").map((h) => h.textContent);
+    expect(headers).toEqual(["#", "country", "capitals v2 output", "correct_answer", "Similarity"]);
+    const rows = () => screen.getAllByTestId("result-row");
+    expect(rows()).toHaveLength(4);
+    expect(await screen.findByText("Toronto")).toBeInTheDocument();
+    const cells = (i: number) => [...rows()[i].querySelectorAll("td")].map((c) => c.textContent);
+    // Canada first (the testset's order): Toronto beside Ottawa, its score.
+    expect(cells(0)).toEqual(["1", "Canada", "Toronto↗", "Ottawa", "0.4"]);
+    expect(cells(1)).toEqual(["2", "France", "Paris↗", "Paris", "0.9"]);
+    expect(cells(2)[2]).toBe("boom");
+    expect(within(rows()[1]).getByTitle("trace")).toHaveAttribute("href", "/traces/aaaa1");
 
     await userEvent.selectOptions(screen.getByLabelText("score column"), SCORE);
     await userEvent.clear(screen.getByLabelText("score value"));
     await userEvent.type(screen.getByLabelText("score value"), "0.5");
     expect(screen.getByTestId("results-count")).toHaveTextContent("2 of 4 scenarios");
-    expect(screen.getAllByTestId("result-row").map((r) => r.textContent)).toEqual([expect.stringContaining("0.9"), expect.stringContaining("1")]);
+    expect(rows().map((r) => r.textContent)).toEqual([expect.stringContaining("France"), expect.stringContaining("Chile")]);
     await userEvent.selectOptions(screen.getByLabelText("score operator"), "missing");
     expect(screen.getByTestId("results-count")).toHaveTextContent("1 of 4 scenarios");
-    expect(screen.getAllByTestId("result-row")[0]).toHaveTextContent("boom");
+    expect(rows()[0]).toHaveTextContent("boom");
   }, 30_000);
 });
