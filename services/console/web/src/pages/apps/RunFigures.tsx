@@ -31,13 +31,17 @@ export function RunFigures({ traceId, elapsedMs }: { traceId?: string; elapsedMs
   const polls = qc.getQueryState(key)?.dataUpdateCount ?? 0;
   const waiting = !!traceId && !root && !q.isError && polls < POLLS;
   const tokens = f?.tokens;
+  const pending = waiting ? "…" : "—";
+  // The trace's figures are the run's own (the runtime's span); the round
+  // trip adds the network and the stream as this browser saw them.
   return (
     <p className="muted" data-testid="pane-figures" style={{ margin: "4px 0" }}>
-      latency {fmtDuration(f?.durationMs ?? elapsedMs)}
+      latency {f ? fmtDuration(f.durationMs) : pending}
       {" · "}
-      {tokens !== undefined ? `${tokens} token${tokens === 1 ? "" : "s"}` : waiting ? "tokens …" : "tokens —"}
+      {tokens !== undefined ? `${tokens} token${tokens === 1 ? "" : "s"}` : `tokens ${f ? "—" : pending}`}
       {" · "}
-      cost {f ? (f.cost === undefined && f.unpricedModel ? `unknown (no price for ${f.unpricedModel})` : fmtCost(f.cost)) : waiting ? "…" : "—"}
+      cost {f ? (f.cost === undefined && f.unpricedModel ? `unknown (no price for ${f.unpricedModel})` : fmtCost(f.cost)) : pending}
+      {elapsedMs !== undefined && ` · round trip ${fmtDuration(elapsedMs)}`}
     </p>
   );
 }
