@@ -579,33 +579,81 @@ var redocJS []byte
 // RedocJS returns the vendored Redoc bundle.
 func RedocJS() []byte { return redocJS }
 
-// The page loads only same-origin URLs: Redoc from the gateway, the
-// document from /api/openapi.json. The server-rendered operation list stays
-// as the <noscript> fallback.
-var page = template.Must(template.New("docs").Parse(`<!doctype html>
+// The pages load only same-origin URLs: Redoc from the gateway, the
+// document from /api/openapi.json.
+//
+// The index draws at once without JavaScript: the tags, each with its
+// operation count, linked to a page of its own. Redoc over the whole
+// document (hundreds of paths) took seconds to draw on a loaded machine,
+// over one tag it draws a few dozen operations; "all" keeps the single page.
+// The server-rendered operation list stays as the <noscript> fallback.
+var indexPage = template.Must(template.New("docs").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Assay API</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body{margin:0}
-noscript{display:block;font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-noscript h2{border-bottom:1px solid #ddd;margin-top:2.5rem}
+body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+h2{border-bottom:1px solid #ddd;margin-top:2.5rem}
+ul.tags{list-style:none;padding:0}
+ul.tags li{margin:.5rem 0}
+ul.tags a{font-weight:600}
+.n{color:#666;margin-left:.4rem}
+.d{color:#444;display:block}
 .op{margin:1rem 0;padding:.6rem .8rem;border-left:4px solid #888;background:#fafafa}
 .m{display:inline-block;min-width:4.5rem;font-weight:700;font-family:monospace}
 .GET{border-color:#2b7}.POST{border-color:#27c}.PUT,.PATCH{border-color:#c80}.DELETE{border-color:#c33}
 code{background:#eee;padding:0 .2rem}
 </style></head><body>
-<redoc spec-url="/api/openapi.json" expand-responses="200" path-in-middle-panel></redoc>
-<script src="{{.Asset}}"></script>
-<noscript>
 <h1>Assay API</h1>
 <p>All paths are also served without the <code>/api</code> prefix and with or without a trailing slash.
 Authenticate with <code>Authorization: ApiKey &lt;key&gt;</code>; admin paths take <code>Authorization: Access &lt;admin key&gt;</code>.
 The machine-readable document is at <a href="/api/openapi.json">/api/openapi.json</a>.</p>
+<p>Pick a section: each opens the reference of its operations.
+<a href="/api/docs?tag=all">Every operation on one page</a> ({{.Total}}) takes much longer to draw.</p>
+<ul class="tags">
+{{range .Sections}}<li><a href="/api/docs?tag={{.Tag}}">{{.Tag}}</a> <span class="n">{{len .Ops}} operation{{if ne (len .Ops) 1}}s{{end}}</span>{{if .Description}}<span class="d">{{.Description}}</span>{{end}}</li>
+{{end}}</ul>
+<noscript>
 {{range .Sections}}<h2>{{.Tag}}</h2>
 {{range .Ops}}<div class="op {{.Method}}"><span class="m">{{.Method}}</span> <code>{{.Path}}</code>
 {{if .Summary}}<div><b>{{.Summary}}</b></div>{{end}}{{if .Description}}<div>{{.Description}}</div>{{end}}
 {{if .Responses}}<div>Responses: {{range $i, $r := .Responses}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}</div>{{end}}</div>
 {{end}}{{end}}</noscript></body></html>`))
+
+// tagPage is Redoc over the operations of one tag (or all): the page reads
+// the whole document and keeps that tag's operations before Redoc parses
+// it, so no second document route is needed.
+var tagPage = template.Must(template.New("tag").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}} · Assay API</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{margin:0}
+nav.docs{font:14px/1.5 system-ui,sans-serif;padding:.5rem 1rem;border-bottom:1px solid #ddd;background:#fafafa;display:flex;gap:1rem;align-items:center}
+</style></head><body>
+<nav class="docs"><a href="/api/docs">← All sections</a><b>{{.Title}}</b><a href="/api/openapi.json">openapi.json</a></nav>
+<div id="redoc" data-testid="redoc"></div>
+<script src="{{.Asset}}"></script>
+<script>
+const tag = {{.Tag}};
+fetch("/api/openapi.json").then((r) => r.json()).then((doc) => {
+  if (tag !== "all") {
+    const paths = {};
+    for (const [p, item] of Object.entries(doc.paths || {})) {
+      const kept = {};
+      let ops = 0;
+      for (const [k, v] of Object.entries(item)) {
+        const isOp = v && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.tags);
+        if (!isOp) kept[k] = v;
+        else if (v.tags.includes(tag)) (kept[k] = v), ops++;
+      }
+      if (ops) paths[p] = kept;
+    }
+    doc.paths = paths;
+    doc.tags = (doc.tags || []).filter((t) => t.name === tag);
+  }
+  Redoc.init(doc, { expandResponses: "200", pathInMiddlePanel: true }, document.getElementById("redoc"));
+}).catch((e) => { document.getElementById("redoc").textContent = "Could not load /api/openapi.json: " + e; });
+</script>
+</body></html>`))
 
 type pageOp struct {
 	Method, Path, Summary, Description string
@@ -613,18 +661,36 @@ type pageOp struct {
 }
 
 type pageSection struct {
-	Tag string
-	Ops []pageOp
+	Tag, Description string
+	Ops              []pageOp
 }
 
-// HTML renders the docs page: Redoc over the merged document.
-func HTML() ([]byte, error) {
+// firstSentence shortens a tag's description to its first sentence for
+// the index.
+func firstSentence(s string) string {
+	s = strings.ReplaceAll(s, "`", "") // Markdown code marks, shown raw in HTML
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// AllTags is the docs page's tag for every operation on one page.
+const AllTags = "all"
+
+// HTML renders a docs page: with no tag the index of the document's tags,
+// with a tag Redoc over its operations (AllTags: every operation). An
+// unknown tag is a 404 naming it.
+func HTML(tag string) ([]byte, error) {
 	raw, err := Document()
 	if err != nil {
 		return nil, err
 	}
 	var d struct {
-		Tags  []struct{ Name string } `json:"tags"`
+		Tags []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"tags"`
 		Paths map[string]map[string]struct {
 			Summary     string                     `json:"summary"`
 			Description string                     `json:"description"`
@@ -651,22 +717,35 @@ func HTML() ([]byte, error) {
 		}
 	}
 	var sections []pageSection
-	order := []string{}
+	order := []pageSection{}
 	for _, t := range d.Tags {
-		order = append(order, t.Name)
+		order = append(order, pageSection{Tag: t.Name, Description: firstSentence(t.Description)})
 	}
-	order = append(order, "Other")
-	for _, t := range order {
-		ops := byTag[t]
+	order = append(order, pageSection{Tag: "Other"})
+	total := 0
+	for _, sec := range order {
+		ops := byTag[sec.Tag]
 		if len(ops) == 0 {
 			continue
 		}
 		sort.Slice(ops, func(i, j int) bool { return ops[i].Path+ops[i].Method < ops[j].Path+ops[j].Method })
-		sections = append(sections, pageSection{Tag: t, Ops: ops})
+		sec.Ops = ops
+		sections = append(sections, sec)
+		total += len(ops)
 	}
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, map[string]any{"Asset": AssetPath, "Sections": sections}); err != nil {
-		return nil, err
+	if tag == "" {
+		err = indexPage.Execute(&buf, map[string]any{"Sections": sections, "Total": total})
+		return buf.Bytes(), err
 	}
-	return buf.Bytes(), nil
+	title := "All operations"
+	if tag != AllTags {
+		if len(byTag[tag]) == 0 {
+			return nil, errs.Message(errs.NotFound, "apidoc.unknown_tag",
+				fmt.Sprintf("no section %q in the API document: /api/docs lists them", tag), map[string]any{"tag": tag})
+		}
+		title = tag
+	}
+	err = tagPage.Execute(&buf, map[string]any{"Asset": AssetPath, "Tag": tag, "Title": title})
+	return buf.Bytes(), err
 }

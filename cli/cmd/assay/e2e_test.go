@@ -336,6 +336,16 @@ func TestCLI(t *testing.T) {
 		jsonParams := c.ok(t, "prompts", "pull", "capitals", "--format", "json").stdout
 		assert.Contains(t, jsonParams, `"content": "Capital of {{country}}?"`)
 		assert.Contains(t, jsonParams, `"model": "gpt-4o-mini"`, "the rest of the parameters is kept")
+		// The file as pulled, pushed again (as a CI job on every build
+		// would): nothing to commit.
+		c.ok(t, "prompts", "pull", "capitals", "-f", file)
+		again := c.ok(t, "prompts", "push", "capitals", file)
+		assert.Equal(t, "unchanged: capitals v"+fmt.Sprint(rev["version"]), strings.TrimSpace(again.stdout), again.String())
+		latest := c.ok(t, "prompts", "push", "capitals", file, "-o", "json").json(t)
+		assert.Equal(t, "unchanged", latest["status"])
+		assert.Equal(t, rev["id"], latest["application_revision"].(map[string]any)["id"], "no revision committed")
+		forced := c.ok(t, "prompts", "push", "capitals", file, "--force", "-o", "json").json(t)
+		assert.NotEqual(t, rev["id"], forced["application_revision"].(map[string]any)["id"], "--force commits anyway")
 		old := c.ok(t, "prompts", "pull", "capitals", "--revision", app["revision_id"].(string)).stdout
 		assert.Contains(t, old, "'{{country}}'")
 		c.fails(t, 1, "capitals.yaml", "prompts", "push", "capitals", write("capitals.yaml", "prompt: [unclosed"))
@@ -429,8 +439,9 @@ func testEval(t *testing.T, p *platformtest.Platform, c *cli, key, dir string) {
 	assert.NotContains(t, good.stderr, "\r", "plain lines off a terminal")
 
 	var suite struct {
-		Tests    int `xml:"tests,attr"`
-		Failures int `xml:"failures,attr"`
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
 		Cases    []struct {
 			Name    string    `xml:"name,attr"`
 			Failure *struct{} `xml:"failure"`
@@ -439,6 +450,7 @@ func testEval(t *testing.T, p *platformtest.Platform, c *cli, key, dir string) {
 	b, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	require.NoError(t, xml.Unmarshal(b, &suite), string(b))
+	assert.Equal(t, "assay eval capitals-qa × good", suite.Name, "the suite names the testset and the application once")
 	assert.Equal(t, 1, suite.Tests)
 	assert.Equal(t, 0, suite.Failures)
 	assert.Equal(t, "exact.success>=0.9", suite.Cases[0].Name)
@@ -460,6 +472,18 @@ func testEval(t *testing.T, p *platformtest.Platform, c *cli, key, dir string) {
 		assert.Equal(t, 2, suite.Failures)
 		require.Len(t, suite.Cases, 2)
 		require.NotNil(t, suite.Cases[0].Failure)
+	})
+
+	t.Run("a run whose evaluator errors prints the cells' errors", func(t *testing.T) {
+		p.MustJSON(t, "POST", "/api/simple/evaluators/", key, map[string]any{"evaluator": map[string]any{"slug": "exact-nope",
+			"data": map[string]any{"uri": "agenta:builtin:auto_exact_match:v0", "parameters": map[string]any{"correct_answer_key": "nope"}}}})
+		r := c.run(t, "", "eval", "run", "--testset", "capitals-qa", "--app", "good", "--evaluator", "exact-nope", "--timeout", "2m")
+		require.Equal(t, 1, r.code, r.String())
+		// Ten cells failing the same way: one line with their count.
+		assert.Regexp(t, `(?m)^failed: exact-nope \(10 cells\): .*the testcase has no nope`, r.stderr)
+		assert.Equal(t, 1, strings.Count(r.stderr, "failed: "), r.stderr)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		assert.Contains(t, lines[len(lines)-1], "assay: run ", "the exit reason stays the last line")
 	})
 
 	var badRun string

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -190,7 +191,7 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 		return err
 	}
 	if o.junit != "" {
-		if err := writeFile(o.junit, func(f *os.File) error { return gate.JUnit(f, "assay eval "+name, checks) }, false); err != nil {
+		if err := writeFile(o.junit, func(f *os.File) error { return gate.JUnit(f, junitSuite(o), checks) }, false); err != nil {
 			return err
 		}
 	}
@@ -207,6 +208,9 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 		}
 	}
 	if prog.Status == "failure" || prog.Status == "errors" {
+		// Exit 1 alone leaves a CI log with nothing to act on: the cells'
+		// own errors say what to fix (a missing column, a refused key).
+		a.printFailedCells(ctx, cl, runID, prog)
 		return api.Errorf(api.ExitError, "run %s ended with status %s (%s)", runID, prog.Status, counts(prog.Scenarios))
 	}
 	if gate.Failed(checks) {
@@ -219,6 +223,92 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 		return api.Errorf(api.ExitGate, "%d of %d gates failed", n, len(checks))
 	}
 	return nil
+}
+
+// shownFailures is how many distinct errors a run that ended badly prints
+// (cells failing the same way are one line with their count); readFailures
+// is how many failed cells are read to group them.
+const (
+	shownFailures = 5
+	readFailures  = 200
+)
+
+// printFailedCells prints the errors of the run's failed cells, grouped by
+// step and message, and a count of the cells not shown, to standard error.
+// It is best effort: the run's status is the error either way, so a failed
+// query only loses the detail.
+func (a *app) printFailedCells(ctx context.Context, cl *api.Client, runID string, p progressBody) {
+	total := p.Results["failure"] + p.Results["errors"]
+	var out struct {
+		Results []obj `json:"results"`
+	}
+	body := obj{"result": obj{"run_id": runID, "statuses": []string{"failure", "errors"}}, "windowing": obj{"limit": readFailures}}
+	if err := cl.JSON(ctx, "POST", "/api/evaluations/results/query", body, &out); err != nil {
+		fmt.Fprintf(a.stderr, "could not read the failed cells of run %s: %v\n", runID, err)
+		return
+	}
+	names := map[string]string{}
+	if run, err := getRun(ctx, cl, runID); err == nil {
+		names = stepNames(run)
+	}
+	type group struct {
+		step, msg string
+		n         int
+	}
+	var groups []*group
+	seen := map[[2]string]*group{}
+	for _, r := range out.Results {
+		k := [2]string{first(names[str(r, "step_key")], str(r, "step_key")), cellError(r["error"])}
+		if g := seen[k]; g != nil {
+			g.n++
+			continue
+		}
+		g := &group{step: k[0], msg: k[1], n: 1}
+		seen[k] = g
+		groups = append(groups, g)
+	}
+	shown := 0
+	for i, g := range groups {
+		if i == shownFailures {
+			break
+		}
+		cells := "1 cell"
+		if g.n > 1 {
+			cells = fmt.Sprintf("%d cells", g.n)
+		}
+		fmt.Fprintf(a.stderr, "failed: %s (%s): %s\n", g.step, cells, g.msg)
+		shown += g.n
+	}
+	if total < len(out.Results) {
+		total = len(out.Results)
+	}
+	if rest := total - shown; rest > 0 {
+		fmt.Fprintf(a.stderr, "… and %d more failed cells (the run's results in the console, or POST /api/evaluations/results/query)\n", rest)
+	}
+}
+
+// cellError is a result's error message, or its JSON when it has none.
+func cellError(e any) string {
+	if m, ok := e.(map[string]any); ok {
+		if msg, ok := m["message"].(string); ok && msg != "" {
+			return msg
+		}
+	}
+	if e == nil {
+		return "(no error recorded)"
+	}
+	b, _ := json.Marshal(e)
+	return string(b)
+}
+
+// junitSuite names the JUnit suite: the --name given, else what was run on
+// what. The evaluation's default name already starts with "assay eval", so
+// prefixing it again read "assay eval assay eval …" in CI reports.
+func junitSuite(o evalRunOpts) string {
+	if o.name != "" {
+		return o.name
+	}
+	return fmt.Sprintf("assay eval %s × %s", o.testset, o.app)
 }
 
 // follow polls the run's progress until it ends, drawing cells by status.

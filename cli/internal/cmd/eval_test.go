@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -37,4 +39,37 @@ func TestFindGlobalPages(t *testing.T) {
 	require.Len(t, bodies, 2)
 	assert.Equal(t, map[string]any{"next": "m2", "limit": 2.0}, bodies[1]["windowing"], "the next page asked as the server said")
 	assert.Equal(t, map[string]any{"run_ids": []any{"r"}}, bodies[1]["metric"])
+}
+
+// A run's failed cells are grouped by step and message: the first groups
+// are printed with their counts, the cells of the others counted once.
+func TestPrintFailedCells(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" { // the run: its step names
+			w.Write([]byte(`{"count": 1, "run": {"id": "r", "data": {"steps": [{"key": "k1", "references": {"evaluator": {"slug": "exact"}}}]}}}`))
+			return
+		}
+		var b map[string]any
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&b))
+		assert.Equal(t, []any{"failure", "errors"}, b["result"].(map[string]any)["statuses"])
+		var rs []map[string]any
+		for i := 0; i < 3; i++ {
+			rs = append(rs, map[string]any{"step_key": "k1", "status": "failure", "error": map[string]any{"message": "no column answer"}})
+		}
+		for i := 0; i < 6; i++ {
+			rs = append(rs, map[string]any{"step_key": "k2", "status": "failure", "error": map[string]any{"message": fmt.Sprintf("timeout %d", i)}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"count": len(rs), "results": rs})
+	}))
+	defer srv.Close()
+	var stderr bytes.Buffer
+	a := &app{stderr: &stderr}
+	a.printFailedCells(context.Background(), api.New(srv.URL, "k", time.Second), "r", progressBody{Results: map[string]int{"failure": 9, "errors": 2}})
+	assert.Equal(t, `failed: exact (3 cells): no column answer
+failed: k2 (1 cell): timeout 0
+failed: k2 (1 cell): timeout 1
+failed: k2 (1 cell): timeout 2
+failed: k2 (1 cell): timeout 3
+… and 4 more failed cells (the run's results in the console, or POST /api/evaluations/results/query)
+`, stderr.String())
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -81,6 +82,7 @@ func (a *app) promptsCmd() *cobra.Command {
 	p.AddCommand(pull)
 
 	var message string
+	var force bool
 	push := &cobra.Command{
 		Use:   "push APP FILE",
 		Short: "Commit FILE's parameters (YAML or JSON) as APP's next revision",
@@ -123,6 +125,17 @@ else meanwhile is a conflict (exit 1) rather than silently overwritten.`,
 			if data == nil {
 				data = obj{}
 			}
+			// A push from CI on every build would otherwise stack identical
+			// revisions, each a version number that means nothing.
+			if !force && sameJSON(data["parameters"], params) {
+				if a.out == "table" {
+					_, err := fmt.Fprintf(a.stdout, "unchanged: %s v%s\n", args[0], versionOf(rev))
+					return err
+				}
+				return a.write(output.Table{Header: []string{"status", "revision_id", "version"},
+					Raw:  obj{"status": "unchanged", "application_revision": rev},
+					Rows: [][]string{{"unchanged", str(rev, "id"), versionOf(rev)}}})
+			}
 			data["parameters"] = params
 			delete(data, "url") // derived from the uri by the registry
 			body := obj{"application_id": str(rev, "application_id"), "application_variant_id": str(rev, "application_variant_id"),
@@ -144,6 +157,7 @@ else meanwhile is a conflict (exit 1) rather than silently overwritten.`,
 		},
 	}
 	push.Flags().StringVarP(&message, "message", "m", "", "commit message")
+	push.Flags().BoolVar(&force, "force", false, "commit a new revision even when the parameters are unchanged")
 	p.AddCommand(push)
 	return p
 }
@@ -156,6 +170,23 @@ func fileFormat(name string) string {
 		return "yaml"
 	}
 	return ""
+}
+
+// sameJSON compares two values as JSON documents: YAML decodes 1 as an int
+// where the server's JSON answer holds 1.0, and key order never matters.
+func sameJSON(a, b any) bool {
+	norm := func(v any) (any, bool) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		var out any
+		err = json.Unmarshal(raw, &out)
+		return out, err == nil
+	}
+	na, okA := norm(a)
+	nb, okB := norm(b)
+	return okA && okB && reflect.DeepEqual(na, nb)
 }
 
 func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(io.LimitReader(r, 16<<20)) }

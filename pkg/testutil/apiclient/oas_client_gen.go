@@ -381,11 +381,12 @@ type Invoker interface {
 	GetAuthSession(ctx context.Context) (GetAuthSessionRes, error)
 	// GetDocs invokes getDocs operation.
 	//
-	// A Redoc reference page over this document, served offline: it loads only the bundle below and
-	// /api/openapi.json.
+	// Without tag, an index of this document's tags (each with its operation count and a link), drawn
+	// without JavaScript; with tag, a Redoc reference page over that tag's operations (tag=all: every
+	// operation on one page). Served offline: a page loads only the bundle below and /api/openapi.json.
 	//
 	// GET /api/docs
-	GetDocs(ctx context.Context) (GetDocsRes, error)
+	GetDocs(ctx context.Context, params GetDocsParams) (GetDocsRes, error)
 	// GetDocsRedocStandaloneJs invokes getDocsRedocStandaloneJs operation.
 	//
 	// The vendored, pinned Redoc standalone bundle (npm redoc 2.5.4).
@@ -7896,21 +7897,42 @@ func (c *Client) sendGetAuthSession(ctx context.Context) (res GetAuthSessionRes,
 
 // GetDocs invokes getDocs operation.
 //
-// A Redoc reference page over this document, served offline: it loads only the bundle below and
-// /api/openapi.json.
+// Without tag, an index of this document's tags (each with its operation count and a link), drawn
+// without JavaScript; with tag, a Redoc reference page over that tag's operations (tag=all: every
+// operation on one page). Served offline: a page loads only the bundle below and /api/openapi.json.
 //
 // GET /api/docs
-func (c *Client) GetDocs(ctx context.Context) (GetDocsRes, error) {
-	res, err := c.sendGetDocs(ctx)
+func (c *Client) GetDocs(ctx context.Context, params GetDocsParams) (GetDocsRes, error) {
+	res, err := c.sendGetDocs(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetDocs(ctx context.Context) (res GetDocsRes, err error) {
+func (c *Client) sendGetDocs(ctx context.Context, params GetDocsParams) (res GetDocsRes, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/api/docs"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "tag" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "tag",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Tag.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {

@@ -222,6 +222,12 @@ type GetAuditParams struct {
 	Cursor OptString `json:",omitempty,omitzero"`
 }
 
+// GetDocsParams is parameters of getDocs operation.
+type GetDocsParams struct {
+	// A tag of this document, or all.
+	Tag OptString `json:",omitempty,omitzero"`
+}
+
 // GetEnvironmentsByIdParams is parameters of getEnvironmentsById operation.
 type GetEnvironmentsByIdParams struct {
 	ID string

@@ -6072,7 +6072,6 @@ func (s *ErrorBody) SetDetail(val ErrorBodyDetail) {
 }
 
 func (*ErrorBody) getDocsRedocStandaloneJsRes() {}
-func (*ErrorBody) getDocsRes()                  {}
 func (*ErrorBody) getHealthRes()                {}
 func (*ErrorBody) getOpenapiJsonRes()           {}
 func (*ErrorBody) getReadyRes()                 {}
@@ -8008,6 +8007,10 @@ type GetAuthSessionUnprocessableEntity ErrorBody
 
 func (*GetAuthSessionUnprocessableEntity) getAuthSessionRes() {}
 
+type GetDocsNotFound ErrorBody
+
+func (*GetDocsNotFound) getDocsRes() {}
+
 type GetDocsOK struct {
 	Data io.Reader
 }
@@ -8039,6 +8042,10 @@ func (s GetDocsRedocStandaloneJsOK) Read(p []byte) (n int, err error) {
 }
 
 func (*GetDocsRedocStandaloneJsOK) getDocsRedocStandaloneJsRes() {}
+
+type GetDocsUnprocessableEntity ErrorBody
+
+func (*GetDocsUnprocessableEntity) getDocsRes() {}
 
 type GetEnvironmentsByIdForbidden ErrorBody
 

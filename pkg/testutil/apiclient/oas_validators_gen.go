@@ -1878,6 +1878,22 @@ func (s *GetAuthSessionUnprocessableEntity) Validate() error {
 	return nil
 }
 
+func (s *GetDocsNotFound) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *GetDocsUnprocessableEntity) Validate() error {
+	alias := (*ErrorBody)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *GetEnvironmentsByIdForbidden) Validate() error {
 	alias := (*ErrorBody)(s)
 	if err := alias.Validate(); err != nil {

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "8c4abb18c22672a2de19017ce4b43c7a7956b1c617a474181f3c80a9ca9975f9"
+const DocumentSHA256 = "e63fbbad1bbc5827a078bd70990397e24b16f6a0be0f442594488b70b99cdb9b"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -47,10 +47,27 @@ func TestPlaygroundRun(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("the model server got %d requests, want 1", len(reqs))
 	}
+	// The run's figures, read from its trace: latency, the tokens the
+	// model server counted and a cost.
+	err = chromedp.Do(ctx, waitJS(`(() => { const f = document.querySelector('[data-testid="pane-figures"]');
+		return !!f && /latency \d/.test(f.innerText) && /\d+ tokens/.test(f.innerText) && /cost \$/.test(f.innerText); })()`))
+	if err != nil {
+		t.Fatalf("no latency, tokens and cost for the run: %v; page:\n%s", err, pageText(t, ctx))
+	}
+	// The stream format is wire detail: out of sight until asked for.
+	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('[aria-label="stream format"]');
+		return !s || !s.checkVisibility(); })() && !/SSE|NDJSON|event-stream/.test(document.body.innerText)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hidden {
+		t.Errorf("the playground shows the stream format (SSE / NDJSON) up front")
+	}
 
 	// A second pane; both run, streamed as NDJSON; the second pane's
 	// prompt is edited first.
 	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="playground-advanced"] summary`)),
 		pickOption(byLabel("stream format"), "ndjson"),
 		chromedp.Click(chromedp.Search(`//button[contains(., "Add a variant side by side")]`)),
 		waitJS(`document.querySelectorAll('[data-testid="playground-pane"]').length === 2`),
@@ -83,7 +100,30 @@ func TestPlaygroundRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
 	}
+	// The variable values outlive a commit, and a look at the new revision
+	// on the application's page and back: the next run uses them.
+	country := func(when string) {
+		t.Helper()
+		val, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[aria-label="variable country"]')?.value ?? "(no field)"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if val != "France" {
+			t.Errorf("%s the variable country reads %q, want France", when, val)
+		}
+	}
+	country("after a commit")
 	Screenshot(t, ctx)
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.Search(`//a[text()="Revisions and environments"]`)),
+		waitJS(`!location.pathname.endsWith("/playground")`),
+		chromedp.NavigateBack(),
+		chromedp.WaitVisible(byLabel("variable country")),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	country("back from the application's page")
 	apps := env.Platform.MustJSON(t, "POST", "/api/applications/revisions/query", u.Key, map[string]any{})
 	found := false
 	for _, r := range dig(apps, "application_revisions").([]any) {

@@ -184,11 +184,59 @@ func TestConsolePages(t *testing.T) {
 		if strings.Contains(html, "sk-e2e-never-shown") {
 			t.Fatal("the secret's key is on the page after saving")
 		}
+		// A custom provider too. Saved, the form starts empty again: values
+		// left in it read as not saved, and a second click would add a
+		// duplicate.
+		if err := chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('select[aria-label="Secret kind"]');
+				Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, "value").set.call(s, "custom_provider");
+				s.dispatchEvent(new Event("change", {bubbles: true})); })(), undefined`),
+			chromedp.WaitVisible(chromedp.CSS(`input[aria-label="Provider URL"]`)),
+			fill(`input[aria-label="Provider URL"]`, env.Platform.LLM.URL),
+			fill(`input[aria-label="Provider slug"]`, "local"),
+			fill(`input[aria-label="Models"]`, "llama-local"),
+			chromedp.Click(`//button[text()="Add secret"]`),
+			chromedp.WaitVisible(`//td[contains(., "llama-local")]`),
+		); err != nil {
+			t.Fatal(err)
+		}
+		left, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('form[aria-label="Add a secret"] input')].map(i => i.value).filter(v => v !== "")`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) != 0 {
+			t.Errorf("the form keeps %q after Add secret", left)
+		}
+		// Edit: rename, the key field left empty keeps the stored key (the
+		// update sends none).
+		if err := chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`window.__puts = [], window.__fetch = window.fetch, window.fetch = (u, o) => { if (o && o.method === "PUT") window.__puts.push(String(o.body)); return window.__fetch(u, o); }, undefined`),
+			chromedp.Click(chromedp.CSS(`button[aria-label="Edit openai"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`form[aria-label="Edit a secret"]`)),
+			fill(`input[aria-label="Secret name"]`, "team openai (prod)"),
+			chromedp.Click(`//button[text()="Save secret"]`),
+			chromedp.WaitVisible(`//td[text()="team openai (prod)"]`),
+			chromedp.WaitVisible(chromedp.CSS(`form[aria-label="Add a secret"]`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		puts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__puts`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(puts) != 1 || strings.Contains(puts[0], `"key"`) {
+			t.Errorf("the update sent %q, want one PUT without a key", puts)
+		}
+		if status, body := env.Platform.Do(t, "GET", "/api/secrets/openai", "ApiKey "+u.Key, nil); status != http.StatusOK || !strings.Contains(string(body), "team openai (prod)") {
+			t.Errorf("the secret after the edit: %d %s", status, body)
+		}
 		e2e.Screenshot(t, ctx)
 		if err := chromedp.Do(ctx,
 			chromedp.Evaluate[chromedp.Void](`window.confirm = () => true, undefined`),
 			chromedp.Click(chromedp.CSS(`button[aria-label="Delete openai"]`)),
-			chromedp.Poll[chromedp.Void](`!document.body.innerText.includes("team openai")`),
+			chromedp.Poll[chromedp.Void](`!document.querySelector('[data-testid="secrets"]').innerText.includes("team openai")`),
+			chromedp.Click(chromedp.CSS(`button[aria-label^="Delete "]`)),
+			chromedp.Poll[chromedp.Void](`!document.querySelector('[data-testid="secrets"]').innerText.includes("llama-local")`),
 		); err != nil {
 			t.Fatal(err)
 		}

@@ -56,13 +56,34 @@ func TestOpenAPIDocumentAndDocsPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	assert.True(t, strings.HasPrefix(r.header.Get("Content-Type"), "text/html"))
 	page := string(r.body)
-	assert.Contains(t, page, `<redoc spec-url="/api/openapi.json"`)
-	assert.Contains(t, page, `<script src="/api/docs/redoc.standalone.js"></script>`)
+	// The index draws at once: a link per tag, not every operation in one
+	// Redoc page (hundreds of paths took seconds to draw).
+	assert.NotContains(t, page, `<redoc`)
+	assert.NotContains(t, page, `<script`)
+	assert.Contains(t, page, `href="/api/docs?tag=Secrets"`)
+	assert.Contains(t, page, `href="/api/docs?tag=Evaluation%20runs"`)
+	assert.Regexp(t, `Secrets</a>\s*<span[^>]*>\d+ operations</span>`, page)
 	// offline: the page names no other origin (no http(s):// nor //host URL)
 	assert.NotRegexp(t, `(?i)(https?:)?//[a-z0-9.-]+\.[a-z]`, page)
 	// the no-JavaScript fallback still lists the operations
 	assert.Contains(t, page, "/api/admin/simple/accounts")
 	assert.Contains(t, page, "Revoke an API key")
+
+	// A tag's page: Redoc over that tag's operations only.
+	r = s.do(t, "GET", "/api/docs?tag=Secrets", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	page = string(r.body)
+	assert.Contains(t, page, `<script src="/api/docs/redoc.standalone.js"></script>`)
+	assert.Contains(t, page, `const tag = "Secrets"`)
+	assert.Contains(t, page, `href="/api/docs"`, "a way back to the index")
+	assert.NotRegexp(t, `(?i)(https?:)?//[a-z0-9.-]+\.[a-z]`, page)
+	r = s.do(t, "GET", "/api/docs?tag=all", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "everything on one page stays reachable")
+	assert.Contains(t, string(r.body), `const tag = "all"`)
+	r = s.do(t, "GET", "/api/docs?tag=Nope", "", nil)
+	require.Equal(t, http.StatusNotFound, r.status)
+	assert.Contains(t, string(r.body), `Nope`, "the error names the tag")
+	assert.Contains(t, string(r.body), `"tag"`)
 
 	r = s.do(t, "GET", "/api/docs/redoc.standalone.js", "", nil)
 	require.Equal(t, http.StatusOK, r.status)

@@ -95,7 +95,7 @@ func openapi(c echo.Context) error {
 }
 
 func docs(c echo.Context) error {
-	b, err := apidoc.HTML()
+	b, err := apidoc.HTML(c.QueryParam("tag"))
 	if err != nil {
 		return err
 	}

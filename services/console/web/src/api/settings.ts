@@ -34,6 +34,8 @@ export interface Secret {
 export const secretsApi = {
   list: () => api.get<Secret[]>("/api/secrets"),
   create: (body: unknown) => api.post<Secret>("/api/secrets", body),
+  // A body without secret.data.provider.key keeps the stored key.
+  update: (id: string, body: unknown) => api.put<Secret>(`/api/secrets/${encodeURIComponent(id)}`, body),
   remove: (id: string) => api.del<void>(`/api/secrets/${encodeURIComponent(id)}`),
 };
 

@@ -21,6 +21,7 @@ import type { StreamFormat } from "../../api/stream";
 import { errorMessage } from "../../api/call";
 import { Denied, usePermissions } from "../../auth/permissions";
 import { ModelPicker, useProviders } from "../../components/ModelPicker";
+import { RunFigures } from "./RunFigures";
 
 interface Pane {
   key: number;
@@ -30,11 +31,32 @@ interface Pane {
   result?: InvokeResult;
   running: boolean;
   note?: string;
+  /** Milliseconds from the request to the end of the answer, as the browser saw it. */
+  elapsedMs?: number;
 }
 
 // No model: the pane picks the project's default configured model (a
 // fixed gpt-4o-mini answered 424 in a project with only a custom provider).
 const EMPTY: PromptTemplate = { messages: [{ role: "user", content: "" }], template_format: "curly", llm_config: { model: "" } };
+
+const INPUTS_KEY = "assay.playground.inputs";
+
+function loadInputs(): Record<string, Record<string, string>> {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(INPUTS_KEY) ?? "{}");
+    return v && typeof v === "object" ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+function saveInputs(v: Record<string, Record<string, string>>) {
+  try {
+    sessionStorage.setItem(INPUTS_KEY, JSON.stringify(v));
+  } catch {
+    // storage full or refused: the values live as long as the page
+  }
+}
 
 function promptOf(r: AppRevision | undefined): PromptTemplate {
   const p = r?.data?.parameters?.prompt;
@@ -60,7 +82,13 @@ export default function Playground() {
     return [...m.values()];
   }, [revs.data]);
   const [panes, setPanes] = useState<Pane[]>([]);
-  const [inputs, setInputs] = useState<Record<string, string>>({});
+  // The variable values, per application, kept for the tab's session: a
+  // commit, then a look at the revisions page and back, used to find them
+  // empty (the page had unmounted).
+  const [inputsByApp, setInputsByApp] = useState<Record<string, Record<string, string>>>(loadInputs);
+  const inputs = inputsByApp[appId] ?? {};
+  const setInputs = (v: Record<string, string>) => setInputsByApp((m) => ({ ...m, [appId]: v }));
+  useEffect(() => saveInputs(inputsByApp), [inputsByApp]);
   const [format, setFormat] = useState<StreamFormat>("sse");
   const nextKey = useRef(1);
 
@@ -89,14 +117,15 @@ export default function Playground() {
   const revOf = (p: Pane) => revs.data?.find((r) => r.id === p.revisionId);
 
   const run = async (p: Pane) => {
-    update(p.key, (x) => ({ ...x, output: "", result: undefined, running: true, note: undefined }));
+    update(p.key, (x) => ({ ...x, output: "", result: undefined, running: true, note: undefined, elapsedMs: undefined }));
+    const t0 = performance.now();
     try {
       const res = await invokeStream(
         { revisionId: p.revisionId, parameters: { ...(revOf(p)?.data?.parameters ?? {}), prompt: p.prompt }, inputs: { ...inputs } },
         format,
         (d) => update(p.key, (x) => ({ ...x, output: x.output + d })),
       );
-      update(p.key, (x) => ({ ...x, result: res, running: false, output: res.text || x.output }));
+      update(p.key, (x) => ({ ...x, result: res, running: false, output: res.text || x.output, elapsedMs: performance.now() - t0 }));
     } catch (e) {
       update(p.key, (x) => ({ ...x, running: false, result: { text: "", error: errorMessage(e) } }));
     }
@@ -135,13 +164,6 @@ export default function Playground() {
             </option>
           ))}
         </select>
-        <label>
-          stream as{" "}
-          <select value={format} onChange={(e) => setFormat(e.currentTarget.value as StreamFormat)} aria-label="stream format">
-            <option value="sse">SSE (text/event-stream)</option>
-            <option value="ndjson">NDJSON (application/x-ndjson)</option>
-          </select>
-        </label>
         <button
           disabled={panes.length >= 3 || heads.length === 0}
           onClick={() => {
@@ -161,6 +183,18 @@ export default function Playground() {
         </button>
         {appId && <Link to={`/apps/${appId}`}>Revisions and environments</Link>}
         <Denied perm="run_service" action="run applications in the playground" />
+        {/* How the answer streams matters only to someone checking the API
+            behind the playground: out of the way, in plain words. */}
+        <details data-testid="playground-advanced">
+          <summary>Advanced</summary>
+          <label>
+            receive the answer as{" "}
+            <select value={format} onChange={(e) => setFormat(e.currentTarget.value as StreamFormat)} aria-label="stream format">
+              <option value="sse">a stream of events (default)</option>
+              <option value="ndjson">one JSON line per piece</option>
+            </select>
+          </label>
+        </details>
       </div>
       {vars.length > 0 && (
         <fieldset style={{ margin: "12px 0" }}>
@@ -299,6 +333,7 @@ function PaneView({
       <pre data-testid="pane-output" style={{ whiteSpace: "pre-wrap", background: "#f8f8f8", minHeight: 48, padding: 6 }}>
         {pane.output}
       </pre>
+      {pane.result && !pane.running && <RunFigures traceId={pane.result.traceId} elapsedMs={pane.elapsedMs} />}
       {pane.result?.error && (
         <p role="alert" style={{ color: "#b00" }}>
           {pane.result.status ? `HTTP ${pane.result.status}: ` : ""}

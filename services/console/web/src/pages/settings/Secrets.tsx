@@ -20,32 +20,59 @@ export default function Secrets() {
   const [url, setUrl] = useState("");
   const [slug, setSlug] = useState("");
   const [models, setModels] = useState("");
+  // The secret being edited (the form fills from it), or none: the form adds.
+  const [editing, setEditing] = useState<Secret | null>(null);
+  const reset = () => {
+    setEditing(null);
+    setKind("provider_key");
+    setName("");
+    setProvider("openai");
+    setKey("");
+    setUrl("");
+    setSlug("");
+    setModels("");
+  };
+  const edit = (s: Secret) => {
+    setEditing(s);
+    setKind(s.kind === "custom_provider" ? "custom_provider" : "provider_key");
+    setName(s.header?.name ?? "");
+    setProvider(s.kind === "provider_key" ? s.data?.kind || "openai" : "openai");
+    setKey("");
+    setUrl(s.data?.provider?.url ?? "");
+    setSlug(s.data?.provider_slug ?? "");
+    setModels((s.data?.models ?? []).map((m) => m.slug).join(", "));
+  };
   const create = useMutation({
     mutationFn: () => {
       const header = name ? { name } : undefined;
-      if (kind === "provider_key") {
-        return secretsApi.create({ header, secret: { kind, data: { kind: provider, provider: { key } } } });
-      }
-      return secretsApi.create({
-        header,
-        secret: {
-          kind,
-          data: {
-            kind: "custom",
-            provider: { url, ...(key ? { key } : {}) },
-            models: models
-              .split(",")
-              .map((m) => m.trim())
-              .filter(Boolean)
-              .map((m) => ({ slug: m })),
-            provider_slug: slug || undefined,
-          },
-        },
-      });
+      // The key is write-only: left empty while editing, it is not sent
+      // and the stored key stays.
+      const keyPart = key ? { key } : {};
+      const body =
+        kind === "provider_key"
+          ? { header, secret: { kind, data: { kind: provider, provider: keyPart } } }
+          : {
+              header,
+              secret: {
+                kind,
+                data: {
+                  kind: "custom",
+                  provider: { url, ...keyPart },
+                  models: models
+                    .split(",")
+                    .map((m) => m.trim())
+                    .filter(Boolean)
+                    .map((m) => ({ slug: m })),
+                  provider_slug: slug || undefined,
+                },
+              },
+            };
+      return editing ? secretsApi.update(editing.id, body) : secretsApi.create(body);
     },
     onSuccess: () => {
-      setKey("");
-      setName("");
+      // A saved form starts empty: values left in it read as not saved,
+      // and a second Add would create a duplicate.
+      reset();
       void qc.invalidateQueries({ queryKey: ["secrets"] });
       void qc.invalidateQueries({ queryKey: ["model-providers"] });
     },
@@ -77,7 +104,12 @@ export default function Secrets() {
       <SettingsNav />
       <h2>Provider secrets</h2>
       <p className="muted">Keys are stored sealed and never shown again; the runtime uses them to call the providers.</p>
-      <form className="card secret-form" onSubmit={submit} aria-label="Add a secret">
+      <form className="card secret-form" onSubmit={submit} aria-label={editing ? "Edit a secret" : "Add a secret"}>
+        {editing && (
+          <p className="muted" role="status">
+            Editing <b>{editing.header?.name || editing.slug}</b>. Leave the key empty to keep the stored one.
+          </p>
+        )}
         <div className="toolbar">
           <select aria-label="Secret kind" value={kind} onChange={(e) => setKind(e.target.value as typeof kind)}>
             <option value="provider_key">Provider key</option>
@@ -92,7 +124,12 @@ export default function Secrets() {
                 <option key={p}>{p}</option>
               ))}
             </select>
-            <input aria-label="Provider key" type="password" placeholder="sk-…" required value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" />
+            <input
+              aria-label="Provider key"
+              type="password"
+              placeholder={editing ? "new key (empty: keep the stored key)" : "sk-…"}
+              required={!editing}
+              value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" />
             {fe("key")}
           </div>
         ) : (
@@ -101,13 +138,27 @@ export default function Secrets() {
             {fe("url")}
             <input aria-label="Provider slug" placeholder="slug (my-ollama)" value={slug} onChange={(e) => setSlug(e.target.value)} />
             <input aria-label="Models" placeholder="models: llama3, qwen2" value={models} onChange={(e) => setModels(e.target.value)} />
-            <input aria-label="Provider key" type="password" placeholder="key (optional)" value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" />
+            <input
+              aria-label="Provider key"
+              type="password"
+              placeholder={editing ? "new key (empty: keep the stored key)" : "key (optional)"}
+              value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" />
           </div>
         )}
         <button type="submit" className="primary" disabled={create.isPending}>
-          Add secret
+          {editing ? "Save secret" : "Add secret"}
         </button>
+        {editing && (
+          <button type="button" onClick={reset}>
+            Cancel
+          </button>
+        )}
       </form>
+      {create.isSuccess && !editing && (
+        <p className="ok" role="status" data-testid="secret-saved">
+          Saved {create.data?.header?.name || create.data?.slug}.
+        </p>
+      )}
       <ErrorBox error={create.error} title="Not saved" />
       <ErrorBox error={q.error} />
       <ErrorBox error={remove.error} title="Not deleted" />
@@ -138,7 +189,10 @@ export default function Secrets() {
               <td>
                 <TestConnection secret={s} />
               </td>
-              <td>
+              <td style={{ whiteSpace: "nowrap" }}>
+                <button type="button" onClick={() => edit(s)} aria-label={`Edit ${s.slug}`}>
+                  Edit
+                </button>{" "}
                 <button
                   type="button"
                   className="danger"
