@@ -170,7 +170,7 @@ export default function ComparePage() {
 
           <h2>Testcase by testcase</h2>
           <p>
-            <label style={{ display: "inline-flex", flexDirection: "row", alignItems: "center", gap: 6, marginRight: 12 }}>
+            <label className="inline" style={{ display: "inline-flex", marginRight: 12 }}>
               <input
                 type="checkbox"
                 style={{ width: "auto" }}
