@@ -146,4 +146,24 @@ func TestCompareReadable(t *testing.T) {
 		t.Errorf("the diff marks %q as inserted, want Nippon among them", changed)
 	}
 	saveScreenshot(t, ctx, "regressions")
+
+	// Picking revisions for a new run: the default variant's generated
+	// slug is not what the list shows.
+	err = chromedp.Do(ctx,
+		env.Visit("/console/evaluations"),
+		chromedp.Click(chromedp.CSS(`[data-testid="new-run"] summary`)),
+		waitJS(`document.querySelector('[aria-label="application"]').options.length > 1`),
+		pickOption(byLabel("application"), appID),
+		chromedp.WaitVisible(chromedp.CSS(`[aria-label^="revision "]`)),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	revs, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('[aria-label^="revision "]')].map(e => e.parentElement.innerText).join("\n")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`\b[0-9a-f]{12}\b`).FindString(revs); m != "" || !strings.Contains(revs, "v2") {
+		t.Errorf("the revisions to run read %q: a generated slug (%q) or no v2", revs, m)
+	}
 }

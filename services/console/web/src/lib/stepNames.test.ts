@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lowerIsBetter, metricName, stepName } from "./stepNames";
+import { lowerIsBetter, metricName, stepName, variantLabel } from "./stepNames";
 
 const book = {
   apps: new Map([["a1", "Capitals bot"]]),
@@ -22,5 +22,13 @@ describe("stepName", () => {
     expect(lowerIsBetter("attributes.ag.data.outputs.success")).toBe(false);
     expect(lowerIsBetter("attributes.ag.data.outputs.score")).toBe(false);
     expect(metricName("attributes.ag.data.outputs.success")).toBe("success");
+  });
+});
+
+describe("variantLabel", () => {
+  it("never shows a generated slug", () => {
+    expect(variantLabel("a8f5de416b6f")).toBe("default");
+    expect(variantLabel("a8f5de416b6f", "Capitals bot")).toBe("Capitals bot");
+    expect(variantLabel("terse")).toBe("terse");
   });
 });

@@ -70,3 +70,12 @@ export function metricName(path: string): string {
 export function lowerIsBetter(path: string): boolean {
   return /(^|\.)(duration|latency|costs?|tokens|errors?|error_rate)(\.|$)/.test(path.replace(/^attributes\.ag\.data\.outputs\./, "outputs."));
 }
+
+/** variantLabel names a variant for a list of revisions: its slug, or
+ * "default" for a generated one (the variant a simple create makes with
+ * its application has a generated slug, as on the compatible platform). */
+export function variantLabel(slug: string | undefined, name?: string): string {
+  if (name && (!slug || GENERATED.test(slug))) return name;
+  if (!slug) return "";
+  return GENERATED.test(slug) ? "default" : slug;
+}

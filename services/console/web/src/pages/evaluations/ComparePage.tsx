@@ -7,7 +7,7 @@
 // interval spans 0. Below, testcase by testcase, the inputs, each run's
 // output (the candidate's marked against the baseline's) and scores,
 // with a "regressions only" filter.
-import { useMemo, useState } from "react";
+import { useMemo, useRef, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useSearchParams } from "react-router";
 import { compare, getRun, invocationTraces, progress, testcases, traceOutputs, type ComparedScenario, type Comparison, type Run } from "../../api/evaluations";
@@ -73,9 +73,17 @@ export default function ComparePage() {
     refetchInterval: (q) => (q.state.data?.every((p) => p && DONE.includes(p.status)) ? false : 1500),
   });
   const allDone = progs.data?.every((p) => p && DONE.includes(p.status));
-  // Asked at once (not after the progress): a finished run, the usual
-  // case, is then drawn one round trip sooner; asked again when the runs end.
-  const cmp = useQuery({ queryKey: ["compare", ids, !!allDone], queryFn: () => compare(ids), enabled: ids.length >= 2, placeholderData: (prev) => prev });
+  // Asked at once (not after the progress): finished runs, the usual case,
+  // are then drawn one round trip sooner. Asked again only when runs seen
+  // going have ended.
+  const sawRunning = useRef(false);
+  if (progs.data && !allDone) sawRunning.current = true;
+  const cmp = useQuery({
+    queryKey: ["compare", ids, sawRunning.current && !!allDone],
+    queryFn: () => compare(ids),
+    enabled: ids.length >= 2,
+    placeholderData: (prev) => prev,
+  });
   const [onlyRegressions, setOnlyRegressions] = useState(false);
   const [shown, setShown] = useState(PAGE);
 
