@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// compareScenarios is the size of the runs TestCompareLargeRuns compares:
+// compareScenarios is the size of the runs compareLargeRuns compares:
 // 500 in the suite (seconds), ASSAY_E2E_COMPARE_SCENARIOS=5000 for the
 // figure docs/benchmarks.md reports.
 func compareScenarios(t *testing.T) int {
@@ -82,14 +82,13 @@ func seedRun(t *testing.T, env *Env, key, name, tsRev, appID, evID string, tcIDs
 	return runID
 }
 
-// TestCompareLargeRuns measures the comparison page of two runs of
+// compareLargeRuns measures the comparison page of two runs of
 // compareScenarios(t) scenarios each, seeded through the bulk API: the
 // time from navigation to the metrics and the first testcases drawn, cold
 // and again. The figures are in the test log (docs/benchmarks.md reports
 // them); the page must show every testcase's count and the regressions.
-func TestCompareLargeRuns(t *testing.T) {
+func compareLargeRuns(t *testing.T, env *Env) {
 	n := compareScenarios(t)
-	env := Start(t)
 	u := env.User(t, "compare-large@example.com")
 	key := u.Key
 	seedStart := time.Now()

@@ -45,14 +45,21 @@ func runCapitals(t *testing.T, env *Env, key, name, testsetRev, appRev, evRev st
 	}
 }
 
-// TestCompareReadable: two runs of one application, the second revision
+// TestCompare runs the comparison's tests on one platform (a start is
+// the longest part of each).
+func TestCompare(t *testing.T) {
+	env := Start(t)
+	t.Run("readable", func(t *testing.T) { compareReadable(t, env) })
+	t.Run("large runs", func(t *testing.T) { compareLargeRuns(t, env) })
+}
+
+// compareReadable: two runs of one application, the second revision
 // regressing on four of eight testcases. The comparison names the runs by
 // application, variant and revision and the metrics by evaluator (no step
 // key, no hex slug), shows each delta with its 95% interval, colours the
 // exact-match drop as worse, and "regressions only" keeps the four
 // testcases, each with both outputs side by side and their difference.
-func TestCompareReadable(t *testing.T) {
-	env := Start(t)
+func compareReadable(t *testing.T, env *Env) {
 	u := env.User(t, "compare@example.com")
 	key := u.Key
 	var rows []any
