@@ -133,6 +133,13 @@ export default function ComparePage() {
   });
 
   const titles = ids.map((_, i) => runTitle(runOf(i), book.data));
+  // A column is named by its application label, with the run's name when
+  // two runs share it (two runs of one revision).
+  const column = (i: number) => {
+    const t = titles[i];
+    if (!t.app) return t.name;
+    return titles.filter((x) => x.app === t.app).length > 1 ? `${t.app} — ${t.name}` : t.app;
+  };
   const regressions = rows.filter((r) => r.regressed).length;
   return (
     <div>
@@ -156,7 +163,7 @@ export default function ComparePage() {
               <tr>
                 <th>evaluator / metric</th>
                 {ids.map((id, i) => (
-                  <th key={id}>{titles[i].app ?? titles[i].name}{i === 0 ? " (baseline)" : ""}</th>
+                  <th key={id}>{column(i)}{i === 0 ? " (baseline)" : ""}</th>
                 ))}
               </tr>
             </thead>
@@ -203,7 +210,7 @@ export default function ComparePage() {
                 <th>#</th>
                 <th>inputs</th>
                 {ids.map((id, i) => (
-                  <th key={id}>{titles[i].app ?? titles[i].name}: output and scores</th>
+                  <th key={id}>{column(i)}: output and scores</th>
                 ))}
               </tr>
             </thead>
@@ -228,7 +235,7 @@ export default function ComparePage() {
                     {ids.map((id, i) => (
                       <td key={id}>
                         <div data-testid={outs[i] === undefined ? undefined : "output"} style={{ whiteSpace: "pre-wrap" }}>
-                          {outs[i] === undefined ? (r.sides[i] ? "…" : "no scenario") : i === 0 ? outs[0] : <Diff a={outs[0] ?? ""} b={outs[i] ?? ""} />}
+                          {outs[i] === undefined ? (!r.sides[i] ? "no scenario" : outputs.isFetching || !outputs.data ? "…" : "no output recorded") : i === 0 ? outs[0] : <Diff a={outs[0] ?? ""} b={outs[i] ?? ""} />}
                         </div>
                         <div style={{ fontSize: 12 }}>
                           {scores.map((m) => {
