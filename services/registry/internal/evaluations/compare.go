@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
@@ -185,11 +186,21 @@ func (s *Service) Compare(ctx context.Context, sc scope.Scope, runIDs []string) 
 				"Compared runs must share a testset revision.",
 				map[string]any{"run_id": r.ID, "testset_revision_id": rev, "expected_testset_revision_id": revision})
 		}
-		side, err := s.readSide(ctx, sc.ProjectID, r, i)
-		if err != nil {
-			return nil, err
-		}
-		sides[i] = side
+	}
+	// The runs are read side by side (and each run's scenarios, testcases
+	// and metrics too, readSide): a comparison of two 5,000-scenario runs
+	// is then as long as its longest read, not the sum of them.
+	g, gctx := errgroup.WithContext(ctx)
+	for i, id := range ids {
+		r := byID[id.String()]
+		g.Go(func() error {
+			side, err := s.readSide(gctx, sc.ProjectID, r, i)
+			sides[i] = side
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	out := &Comparison{RunIDs: make([]string, len(sides)), TestsetRevisionID: revision}
 	for i, sd := range sides {
@@ -252,54 +263,56 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 			inputs = append(inputs, st.Key)
 		}
 	}
-	err = eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
-		ss, err := s.store.Scenarios(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
-		if err != nil || len(ss) == 0 {
-			return 0, nil, err
-		}
-		side.scenarios = append(side.scenarios, ss...)
-		if len(side.scenarios) > MaxCompareScenarios {
-			return 0, nil, errs.Field(fmt.Sprintf("Run has more than %d scenarios, the most a comparison reads", MaxCompareScenarios), r.ID, "body", "run_ids", idx)
-		}
-		last := uuid.MustParse(ss[len(ss)-1].ID)
-		return len(ss), &last, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(inputs) > 0 {
-		err = eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
-			rs, err := s.store.Results(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, StepKeys: inputs, RepeatIdxs: []int{0}, Windowing: w})
-			if err != nil || len(rs) == 0 {
+	// The three reads fill different fields of side: they run at once.
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+			ss, err := s.store.Scenarios(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
+			if err != nil || len(ss) == 0 {
 				return 0, nil, err
 			}
-			for _, res := range rs {
-				if res.TestcaseID != nil {
-					side.testcase[res.ScenarioID] = *res.TestcaseID
-				}
+			side.scenarios = append(side.scenarios, ss...)
+			if len(side.scenarios) > MaxCompareScenarios {
+				return 0, nil, errs.Field(fmt.Sprintf("Run has more than %d scenarios, the most a comparison reads", MaxCompareScenarios), r.ID, "body", "run_ids", idx)
 			}
-			last := uuid.MustParse(rs[len(rs)-1].ID)
-			return len(rs), &last, nil
+			last := uuid.MustParse(ss[len(ss)-1].ID)
+			return len(ss), &last, nil
 		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	err = eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
-		ms, err := s.store.Metrics(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
-		if err != nil || len(ms) == 0 {
-			return 0, nil, err
-		}
-		for _, m := range ms {
-			if m.ScenarioID == nil {
-				continue // global and temporal metrics
-			}
-			side.addValues(*m.ScenarioID, m.Data, stepKey)
-		}
-		last := uuid.MustParse(ms[len(ms)-1].ID)
-		return len(ms), &last, nil
 	})
-	if err != nil {
+	if len(inputs) > 0 {
+		g.Go(func() error {
+			return eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+				rs, err := s.store.Results(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, StepKeys: inputs, RepeatIdxs: []int{0}, Windowing: w})
+				if err != nil || len(rs) == 0 {
+					return 0, nil, err
+				}
+				for _, res := range rs {
+					if res.TestcaseID != nil {
+						side.testcase[res.ScenarioID] = *res.TestcaseID
+					}
+				}
+				last := uuid.MustParse(rs[len(rs)-1].ID)
+				return len(rs), &last, nil
+			})
+		})
+	}
+	g.Go(func() error {
+		return eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+			ms, err := s.store.Metrics(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
+			if err != nil || len(ms) == 0 {
+				return 0, nil, err
+			}
+			for _, m := range ms {
+				if m.ScenarioID == nil {
+					continue // global and temporal metrics
+				}
+				side.addValues(*m.ScenarioID, m.Data, stepKey)
+			}
+			last := uuid.MustParse(ms[len(ms)-1].ID)
+			return len(ms), &last, nil
+		})
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return side, nil

@@ -53,6 +53,7 @@ func (a evaluationReadAPI) export(rq *req) error {
 	var w ev.RowWriter
 	if format == ev.FormatCSV {
 		res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+		x.NameColumns() // headers for people: evaluator and output names
 		w = ev.NewCSVWriter(res)
 	} else {
 		res.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)

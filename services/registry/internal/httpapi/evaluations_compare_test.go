@@ -86,9 +86,9 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 		rows, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
 		require.NoError(t, err)
 		require.Len(t, rows, 4)
-		assert.Equal(t, []string{"scenario_id", "status", "testcase_id", "testset-x/0/status", "testset-x/0/trace_id", "testset-x/0/error",
-			"application-x/0/status", "application-x/0/trace_id", "application-x/0/error",
-			"evaluator-x/0/status", "evaluator-x/0/trace_id", "evaluator-x/0/error", "evaluator-x/attributes.ag.data.outputs.score"}, rows[0])
+		assert.Equal(t, []string{"scenario_id", "status", "testcase_id", "testset-x.status", "testset-x.trace_id", "testset-x.error",
+			"application-x.status", "application-x.trace_id", "application-x.error",
+			"evaluator-x.status", "evaluator-x.trace_id", "evaluator-x.error", "evaluator-x.score"}, rows[0])
 		assert.Equal(t, tcs[1], rows[2][2])
 		assert.Equal(t, "0.5", rows[2][12])
 
@@ -108,4 +108,34 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 		r = s.do(t, "GET", "/evaluations/runs/nope/export", nil)
 		assert.Equal(t, http.StatusUnprocessableEntity, r.status, string(r.body))
 	})
+}
+
+// TestEvaluationExportNamesSteps: a CSV export's headers name each step by
+// the slug of what it references (the evaluator, the application, the
+// testset) with the output leaf, not by the step key the compatible SDKs
+// build from the revision's generated slug.
+func TestEvaluationExportNamesSteps(t *testing.T) {
+	s := newServer(t)
+	run := s.evalRun(t, m{"data": m{"steps": []m{
+		{"key": "testset-1f2e3d4c5b6a", "type": "input", "origin": "auto", "references": m{"testset": m{"slug": "capitals"}}},
+		{"key": "application-3de4d96cbf1e", "type": "invocation", "origin": "auto", "references": m{"application": m{"slug": "capitals-bot"}}},
+		{"key": "evaluator-64e6a4c031c3", "type": "annotation", "origin": "auto", "references": m{"evaluator": m{"slug": "capital-exact"}}}}}})
+	id := str(run["id"])
+	sid := s.evalScenario(t, id)
+	s.ok(t, "POST", "/evaluations/results/", m{"results": []m{{"run_id": id, "scenario_id": sid, "step_key": "evaluator-64e6a4c031c3", "status": "success"}}})
+	s.ok(t, "POST", "/evaluations/metrics/", m{"metrics": []m{{"run_id": id, "scenario_id": sid, "status": "success",
+		"data": m{"evaluator-64e6a4c031c3": m{"attributes.ag.data.outputs.success": m{"type": "binary", "count": 1,
+			"freq": []m{{"value": true, "count": 1, "density": 1}}}},
+			"application-3de4d96cbf1e": m{"attributes.ag.metrics.duration.cumulative": m{"type": "numeric/continuous", "count": 1, "mean": 12.5}}}}}})
+	r := s.do(t, "GET", "/evaluations/runs/"+id+"/export?format=csv", nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	rows, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, []string{"scenario_id", "status", "testcase_id",
+		"capitals.status", "capitals.trace_id", "capitals.error",
+		"capitals-bot.status", "capitals-bot.trace_id", "capitals-bot.error",
+		"capital-exact.status", "capital-exact.trace_id", "capital-exact.error",
+		"capitals-bot.duration", "capital-exact.success"}, rows[0])
+	assert.Equal(t, []string{"success", "12.5", "1"}, []string{rows[1][9], rows[1][12], rows[1][13]})
 }

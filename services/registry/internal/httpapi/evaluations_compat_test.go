@@ -54,7 +54,7 @@ func TestEvaluationResultsUndeclaredStepKeys(t *testing.T) {
 	require.Len(t, rows, 2)
 	at := -1
 	for i, c := range rows[0] {
-		if c == key+"/0/trace_id" {
+		if c == key+".trace_id" {
 			at = i
 		}
 	}

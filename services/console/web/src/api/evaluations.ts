@@ -172,15 +172,21 @@ export function exportURL(runId: string, format: "csv" | "json"): string {
   return url(`/api/evaluations/runs/${runId}/export?format=${format}`);
 }
 
+export interface ComparedScenario {
+  testcase_id?: string;
+  runs: ({ scenario_id: string; status: Status; values?: Record<string, Record<string, number>> } | null)[];
+}
+
 export interface Comparison {
   run_ids: string[];
   testset_revision_id: string;
+  scenarios?: ComparedScenario[];
   metrics: {
     step: string;
     kind: string;
     path: string;
     type: string;
-    runs: { run_id: string; step_key?: string; count: number; mean?: number; delta?: number; ci?: { lo?: number; hi?: number; [k: string]: unknown } }[];
+    runs: { run_id: string; step_key?: string; count: number; mean?: number; delta?: number; ci?: { low: number; high: number; level?: number; method?: string; n?: number } }[];
   }[];
 }
 
@@ -224,4 +230,16 @@ export async function traceOutputs(traceIds: string[]): Promise<Map<string, Trac
 /** normTraceId is a trace id as 32 lowercase hex digits, however written. */
 export function normTraceId(id: string): string {
   return id.replace(/-/g, "").toLowerCase();
+}
+
+/** invocationTraces maps each scenario of the run to the trace of its
+ * invocation step's first cell. */
+export async function invocationTraces(runId: string, stepKey: string, scenarioIds: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (scenarioIds.length === 0) return out;
+  const r = await json<{ results?: { scenario_id: string; repeat_idx?: number; trace_id?: string }[] }>("POST", "/api/evaluations/results/query", {
+    result: { run_id: runId, scenario_ids: scenarioIds, step_keys: [stepKey] },
+  });
+  for (const x of r.results ?? []) if (x.trace_id && !x.repeat_idx) out.set(x.scenario_id, normTraceId(x.trace_id));
+  return out;
 }

@@ -7,6 +7,7 @@ import { Link, useParams } from "react-router";
 import { appRevisions, deploy, getApp, listAppVariants, listEnvironments, type AppRevision, type Environment } from "../../api/apps";
 import { ErrorBox } from "../../components/ErrorBox";
 import { diffParams } from "./paramdiff";
+import { variantLabel } from "../../lib/stepNames";
 
 export default function AppPage() {
   const { id = "" } = useParams();
@@ -115,7 +116,7 @@ function EnvTable({ envs, appRevisions }: { envs: Environment[]; appRevisions: A
           return (
             <tr key={e.id}>
               <td>{e.name || e.slug}</td>
-              <td>{rev ? `${rev.application_variant_slug ?? ""} v${rev.version}` : "—"}</td>
+              <td>{rev ? `${variantLabel(rev.application_variant_slug)} v${rev.version}` : "—"}</td>
             </tr>
           );
         })}

@@ -22,6 +22,7 @@ import { errorMessage } from "../../api/call";
 import { Denied, usePermissions } from "../../auth/permissions";
 import { ModelPicker, useProviders } from "../../components/ModelPicker";
 import { RunFigures } from "./RunFigures";
+import { variantLabel } from "../../lib/stepNames";
 
 interface Pane {
   key: number;
@@ -274,7 +275,7 @@ function PaneView({
           {!heads.some((h) => h.id === pane.revisionId) && <option value="">v{cur?.version}</option>}
           {heads.map((h) => (
             <option key={h.id} value={h.id}>
-              {h.application_variant_slug ?? h.application_variant_id.slice(0, 8)} v{h.version}
+              {variantLabel(h.application_variant_slug) || h.application_variant_id.slice(0, 8)} v{h.version}
             </option>
           ))}
         </select>

@@ -1,70 +1,304 @@
 // /console/evaluations/compare?runs=a,b,… — two or more runs over the same
-// testset revision: each metric's mean per run and its delta to the first
-// run (with the interval the registry computes).
+// testset revision. Runs are named by their application, variant and
+// revision; metrics by evaluator. Each delta to the first run (the
+// baseline) comes with the 95% interval the registry computes and a
+// verdict: better or worse by the metric's direction (lower latency, cost
+// or errors is better; a higher score is better), inconclusive when the
+// interval spans 0. Below, testcase by testcase, the inputs, each run's
+// output (the candidate's marked against the baseline's) and scores,
+// with a "regressions only" filter.
+import { useMemo, useRef, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useSearchParams } from "react-router";
-import { compare, getRun, progress } from "../../api/evaluations";
+import { compare, getRun, invocationTraces, progress, testcases, traceOutputs, type ComparedScenario, type Comparison, type Run } from "../../api/evaluations";
+import { listApps, listAppVariants } from "../../api/apps";
+import { listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
+import { applicationLabel, lowerIsBetter, metricName, stepName, type NameBook } from "../../lib/stepNames";
+import { wordDiff } from "../../lib/wordDiff";
 import { fmt } from "./Chart";
+
+const DONE = ["success", "failure", "errors", "cancelled"];
+const PAGE = 50;
+const OUTPUTS = "attributes.ag.data.outputs.";
+
+export type Verdict = "better" | "worse" | "inconclusive" | "same" | "none";
+
+/** verdict reads a delta by its interval and the metric's direction. */
+export function verdict(path: string, delta?: number, ci?: { low: number; high: number }): Verdict {
+  if (delta === undefined) return "none";
+  if (ci) {
+    if (ci.low === 0 && ci.high === 0 && delta === 0) return "same";
+    if (ci.low <= 0 && ci.high >= 0) return "inconclusive";
+  } else if (delta === 0) return "same";
+  else return "none";
+  return delta < 0 === lowerIsBetter(path) ? "better" : "worse";
+}
+
+const COLOURS: Record<Verdict, string> = { better: "#027a48", worse: "#b42318", inconclusive: "#6b7080", same: "#6b7080", none: "#6b7080" };
+const WORDS: Record<Verdict, string> = { better: "better", worse: "worse", inconclusive: "inconclusive", same: "no change", none: "no interval" };
+
+async function nameBook(runs: (Run | undefined)[]): Promise<NameBook> {
+  const appIds = new Set<string>();
+  for (const r of runs) for (const s of r?.data?.steps ?? []) if (s.references?.application?.id) appIds.add(s.references.application.id);
+  const [apps, evaluators, variants] = await Promise.all([listApps(), listEvaluators(), Promise.all([...appIds].map(listAppVariants))]);
+  const book: NameBook = { apps: new Map(), variants: new Map(), evaluators: new Map() };
+  for (const a of apps) if (a.name) book.apps.set(a.id, a.name);
+  for (const e of evaluators) if (e.name) book.evaluators.set(e.id, e.name);
+  for (const v of variants.flat()) if (v.name) book.variants.set(v.id, v.name);
+  return book;
+}
+
+/** runTitle is how a run is named: its application label, then its name. */
+function runTitle(r: Run | undefined, book: NameBook | undefined): { app?: string; name: string } {
+  const inv = r?.data?.steps?.find((s) => s.type === "invocation");
+  return { app: inv && book ? applicationLabel(inv, book) : undefined, name: r?.name || "unnamed run" };
+}
+
+interface Row {
+  index: number;
+  testcaseId?: string;
+  sides: ComparedScenario["runs"];
+  regressed: boolean;
+}
 
 export default function ComparePage() {
   const [sp] = useSearchParams();
   const ids = (sp.get("runs") ?? "").split(",").filter(Boolean);
   const runs = useQuery({ queryKey: ["runs-of", ids], queryFn: () => Promise.all(ids.map(getRun)) });
+  const book = useQuery({ queryKey: ["name-book", ids], queryFn: () => nameBook(runs.data ?? []), enabled: !!runs.data });
   const progs = useQuery({
     queryKey: ["progress-of", ids],
     queryFn: () => Promise.all(ids.map(progress)),
-    refetchInterval: (q) => (q.state.data?.every((p) => p && ["success", "failure", "errors", "cancelled"].includes(p.status)) ? false : 1500),
+    refetchInterval: (q) => (q.state.data?.every((p) => p && DONE.includes(p.status)) ? false : 1500),
   });
-  const allDone = progs.data?.every((p) => p && ["success", "failure", "errors", "cancelled"].includes(p.status));
-  const cmp = useQuery({ queryKey: ["compare", ids, allDone], queryFn: () => compare(ids), enabled: ids.length >= 2 && !!allDone });
-  const name = (id: string) => runs.data?.find((r) => r?.id === id)?.name ?? id.slice(0, 8);
+  const allDone = progs.data?.every((p) => p && DONE.includes(p.status));
+  // Asked at once (not after the progress): finished runs, the usual case,
+  // are then drawn one round trip sooner. Asked again only when runs seen
+  // going have ended.
+  const sawRunning = useRef(false);
+  if (progs.data && !allDone) sawRunning.current = true;
+  const cmp = useQuery({
+    queryKey: ["compare", ids, sawRunning.current && !!allDone],
+    queryFn: () => compare(ids),
+    enabled: ids.length >= 2,
+    placeholderData: (prev) => prev,
+  });
+  const [onlyRegressions, setOnlyRegressions] = useState(false);
+  const [shown, setShown] = useState(PAGE);
+
+  const runOf = (i: number) => runs.data?.[i];
+  const stepOf = (i: number, key?: string) => runOf(i)?.data?.steps?.find((s) => s.key === key);
+  // The compared step's name: the first run that has the step names it.
+  const metricStep = (m: Comparison["metrics"][number]) => {
+    const i = m.runs.findIndex((r) => r.step_key);
+    return m.kind === "invocation" ? "application" : stepName(m.runs[i]?.step_key ?? m.step, stepOf(i, m.runs[i]?.step_key), book.data);
+  };
+  // Scores compared per testcase: the evaluators' outputs.
+  const scores = useMemo(() => (cmp.data?.metrics ?? []).filter((m) => m.kind === "annotation" && m.path.startsWith(OUTPUTS)), [cmp.data]);
+  const rows: Row[] = useMemo(() => {
+    return (cmp.data?.scenarios ?? []).map((s, index) => {
+      const base = s.runs[0];
+      let regressed = false;
+      for (const m of scores) {
+        const b = base?.values?.[m.step]?.[m.path];
+        if (b === undefined) continue;
+        for (const side of s.runs.slice(1)) {
+          const v = side?.values?.[m.step]?.[m.path];
+          if (v !== undefined && (lowerIsBetter(m.path) ? v > b : v < b)) regressed = true;
+        }
+      }
+      return { index, testcaseId: s.testcase_id, sides: s.runs, regressed };
+    });
+  }, [cmp.data, scores]);
+  const filtered = onlyRegressions ? rows.filter((r) => r.regressed) : rows;
+  const visible = filtered.slice(0, shown);
+
+  const tcIds = visible.map((r) => r.testcaseId).filter(Boolean) as string[];
+  const inputs = useQuery({ queryKey: ["compare-testcases", tcIds], queryFn: () => testcases(tcIds), enabled: tcIds.length > 0 });
+  const outputs = useQuery({
+    queryKey: ["compare-outputs", ids, visible.map((r) => r.index)],
+    enabled: !!cmp.data && !!runs.data && visible.length > 0,
+    queryFn: async () => {
+      const perRun = await Promise.all(
+        ids.map(async (id, i) => {
+          const key = runOf(i)?.data?.steps?.find((s) => s.type === "invocation")?.key;
+          const sids = visible.map((r) => r.sides[i]?.scenario_id).filter(Boolean) as string[];
+          return key ? invocationTraces(id, key, sids) : new Map<string, string>();
+        }),
+      );
+      const traces = await traceOutputs([...new Set(perRun.flatMap((m) => [...m.values()]))]);
+      return perRun.map((m) => new Map([...m].map(([sid, tid]) => [sid, traces.get(tid)?.outputs])));
+    },
+  });
+
+  const titles = ids.map((_, i) => runTitle(runOf(i), book.data));
+  // A column is named by its application label, with the run's name when
+  // two runs share it (two runs of one revision).
+  const column = (i: number) => {
+    const t = titles[i];
+    if (!t.app) return t.name;
+    return titles.filter((x) => x.app === t.app).length > 1 ? `${t.app} — ${t.name}` : t.app;
+  };
+  const regressions = rows.filter((r) => r.regressed).length;
   return (
     <div>
       <h1>Compare runs</h1>
       {ids.length < 2 && <p>Pick two or more runs on the evaluations page.</p>}
-      <ul>
+      <ol data-testid="compared-runs">
         {ids.map((id, i) => (
           <li key={id}>
-            <Link to={`/evaluations/${id}`}>{name(id)}</Link> — {progs.data?.[i]?.status ?? "…"}
-            {i === 0 && " (the baseline)"}
+            <strong>{titles[i].app ?? "…"}</strong> — <Link to={`/evaluations/${id}`}>{titles[i].name}</Link>{" "}
+            <span className="badge">{progs.data?.[i]?.status ?? "…"}</span>
+            {i === 0 ? " (the baseline: deltas are against it)" : ""}
           </li>
         ))}
-      </ul>
-      <ErrorBox error={cmp.error} />
+      </ol>
+      <ErrorBox error={cmp.error || runs.error || book.error} />
+      {progs.data && !allDone && ids.length >= 2 && <p>Some runs are still going: the comparison is redrawn when they end.</p>}
       {cmp.data && (
-        <table data-testid="comparison">
-          <thead>
-            <tr>
-              <th>step</th>
-              <th>metric</th>
-              {cmp.data.run_ids.map((id) => (
-                <th key={id}>{name(id)}</th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {cmp.data.metrics.map((m) => (
-              <tr key={m.step + m.path}>
-                <td>{m.step}</td>
-                <td>{m.path.replace(/^attributes\.ag\.(data\.outputs\.|metrics\.)/, "")}</td>
-                {m.runs.map((r, i) => (
-                  <td key={r.run_id}>
-                    {r.mean !== undefined ? fmt(r.mean) : "—"}
-                    {i > 0 && r.delta !== undefined && (
-                      <span style={{ color: r.delta > 0 ? "#070" : r.delta < 0 ? "#b00" : undefined }} data-testid="delta">
-                        {" "}
-                        ({r.delta > 0 ? "+" : ""}
-                        {fmt(r.delta)})
-                      </span>
-                    )}
-                  </td>
+        <>
+          <table className="grid" data-testid="comparison">
+            <thead>
+              <tr>
+                <th>evaluator / metric</th>
+                {ids.map((id, i) => (
+                  <th key={id}>{column(i)}{i === 0 ? " (baseline)" : ""}</th>
                 ))}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {cmp.data.metrics.map((m) => (
+                <tr key={m.step + m.path} data-testid="metric-row">
+                  <td>
+                    {metricStep(m)} · {metricName(m.path)}
+                    <div style={{ fontSize: 11, color: "#6b7080" }}>{lowerIsBetter(m.path) ? "lower is better" : "higher is better"}</div>
+                  </td>
+                  {m.runs.map((r, i) => (
+                    <td key={r.run_id}>
+                      {r.mean !== undefined ? fmt(r.mean) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
+                      {i > 0 && <Delta path={m.path} delta={r.delta} ci={r.ci} />}
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+
+          <h2>Testcase by testcase</h2>
+          <p>
+            <label className="inline" style={{ display: "inline-flex", marginRight: 12 }}>
+              <input
+                type="checkbox"
+                style={{ width: "auto" }}
+                checked={onlyRegressions}
+                onChange={(e) => {
+                  setOnlyRegressions(e.currentTarget.checked);
+                  setShown(PAGE);
+                }}
+                aria-label="regressions only"
+              />
+              regressions only
+            </label>
+            <span style={{ color: "#6b7080" }}>
+              {regressions} of {rows.length} testcases score worse than the baseline on some evaluator
+            </span>
+          </p>
+          <table className="grid" data-testid="scenarios">
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>inputs</th>
+                {ids.map((id, i) => (
+                  <th key={id}>{column(i)}: output and scores</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {visible.map((r) => {
+                const tc = inputs.data?.find((t) => t.id === r.testcaseId);
+                const outs = ids.map((_, i) => text(outputs.data?.[i]?.get(r.sides[i]?.scenario_id ?? "")));
+                return (
+                  <tr key={r.index} data-testid="scenario-row" style={r.regressed ? { background: "#fef3f2" } : undefined}>
+                    <td>{r.index + 1}</td>
+                    <td style={{ fontSize: 12 }}>
+                      {tc
+                        ? Object.entries(tc.data)
+                            .filter(([k]) => !k.startsWith("__") && k !== "testcase_dedup_id")
+                            .map(([k, v]) => (
+                              <div key={k}>
+                                <span style={{ color: "#6b7080" }}>{k}:</span> {typeof v === "string" ? v : JSON.stringify(v)}
+                              </div>
+                            ))
+                        : "…"}
+                    </td>
+                    {ids.map((id, i) => (
+                      <td key={id}>
+                        <div data-testid={outs[i] === undefined ? undefined : "output"} style={{ whiteSpace: "pre-wrap" }}>
+                          {outs[i] === undefined ? (!r.sides[i] ? "no scenario" : outputs.isFetching || !outputs.data ? "…" : "no output recorded") : i === 0 ? outs[0] : <Diff a={outs[0] ?? ""} b={outs[i] ?? ""} />}
+                        </div>
+                        <div style={{ fontSize: 12 }}>
+                          {scores.map((m) => {
+                            const v = r.sides[i]?.values?.[m.step]?.[m.path];
+                            const b = r.sides[0]?.values?.[m.step]?.[m.path];
+                            const worse = i > 0 && v !== undefined && b !== undefined && (lowerIsBetter(m.path) ? v > b : v < b);
+                            return (
+                              <span key={m.step + m.path} style={{ marginRight: 8, color: worse ? "#b42318" : undefined }}>
+                                {metricStep(m)} · {metricName(m.path)}: {v === undefined ? "—" : m.type === "binary" ? (v === 1 ? "✓" : v === 0 ? "✗" : fmt(v)) : fmt(v)}
+                              </span>
+                            );
+                          })}
+                        </div>
+                      </td>
+                    ))}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          {filtered.length > shown && (
+            <button onClick={() => setShown(shown + PAGE)}>
+              Show {Math.min(PAGE, filtered.length - shown)} more of {filtered.length - shown}
+            </button>
+          )}
+        </>
       )}
     </div>
+  );
+}
+
+function text(o: unknown): string | undefined {
+  if (o === undefined) return undefined;
+  if (typeof o === "string") return o;
+  return JSON.stringify(o);
+}
+
+function Delta({ path, delta, ci }: { path: string; delta?: number; ci?: { low: number; high: number } }) {
+  const v = verdict(path, delta, ci);
+  if (delta === undefined) return null;
+  return (
+    <div data-testid="delta" data-verdict={v} style={{ color: COLOURS[v], fontSize: 12 }}>
+      <strong>
+        {delta > 0 ? "+" : ""}
+        {fmt(delta)}
+      </strong>{" "}
+      {ci ? `(95% CI ${fmt(ci.low)} to ${fmt(ci.high)})` : ""} <span className="badge" style={{ color: COLOURS[v] }}>{WORDS[v]}</span>
+    </div>
+  );
+}
+
+function Diff({ a, b }: { a: string; b: string }) {
+  return (
+    <>
+      {wordDiff(a, b).map((p, k) =>
+        p.op === "same" ? (
+          <span key={k}>{p.text}</span>
+        ) : p.op === "del" ? (
+          <del key={k} style={{ background: "#fde4e1" }}>{p.text}</del>
+        ) : (
+          <ins key={k} style={{ background: "#d7f5e3", textDecoration: "none" }}>{p.text}</ins>
+        ),
+      )}
+    </>
   );
 }

@@ -10,6 +10,7 @@ import { appRevisions, listApps } from "../../api/apps";
 import { headRevisionId, listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { Denied, usePermissions } from "../../auth/permissions";
+import { variantLabel } from "../../lib/stepNames";
 
 export default function EvaluationsPage() {
   const runs = useQuery({ queryKey: ["runs"], queryFn: listRuns, refetchInterval: 5000 });
@@ -124,8 +125,8 @@ function NewRun() {
             <legend>Application revisions (one run each)</legend>
             {runnable.map((r) => (
               <label key={r.id} style={{ display: "block" }}>
-                <input type="checkbox" checked={appRevs.includes(r.id)} onChange={() => toggle(appRevs, setAppRevs, r.id)} aria-label={`revision ${r.application_variant_slug ?? ""} v${r.version}`} />{" "}
-                {r.application_variant_slug} v{r.version} {r.message && `— ${r.message}`}
+                <input type="checkbox" checked={appRevs.includes(r.id)} onChange={() => toggle(appRevs, setAppRevs, r.id)} aria-label={`revision ${variantLabel(r.application_variant_slug)} v${r.version}`} />{" "}
+                {variantLabel(r.application_variant_slug)} v{r.version} {r.message && `— ${r.message}`}
               </label>
             ))}
           </fieldset>
