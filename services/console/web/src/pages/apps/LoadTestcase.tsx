@@ -14,7 +14,9 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
   const rows = rev.data?.data?.testcases ?? [];
   const [loaded, setLoaded] = useState("");
   const label = (data: Record<string, unknown>) =>
-    Object.values(data)
+    Object.entries(data)
+      .filter(([k]) => !k.startsWith("__") && !k.startsWith("testcase_"))
+      .map(([, v]) => v)
       .slice(0, 2)
       .map((v) => (typeof v === "string" ? v : JSON.stringify(v)))
       .join(" · ")
@@ -37,7 +39,7 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
           aria-label="Testcase"
           value=""
           onChange={(e) => {
-            const tc = rows.find((r) => r.id === e.target.value);
+            const tc = rows[Number(e.target.value)];
             if (!tc) return;
             const values: Record<string, string> = {};
             for (const v of vars) {
@@ -46,12 +48,12 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
             }
             onLoad(values);
             const missing = vars.filter((v) => !(v in values));
-            setLoaded(`Loaded row ${rows.indexOf(tc) + 1}${missing.length ? `; no column for ${missing.join(", ")}` : ""}.`);
+            setLoaded(`Loaded row ${Number(e.target.value) + 1}${missing.length ? `; no column for ${missing.join(", ")}` : ""}.`);
           }}
         >
           <option value="">{rev.isLoading ? "loading…" : `row… (${rows.length})`}</option>
           {rows.map((r, i) => (
-            <option key={r.id} value={r.id}>
+            <option key={r.id ?? i} value={i}>
               {i + 1}. {label(r.data)}
             </option>
           ))}
