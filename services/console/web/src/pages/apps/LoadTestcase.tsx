@@ -13,10 +13,11 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
   const rev = useQuery({ queryKey: ["testset-latest", testsetId], queryFn: () => latestRevision(testsetId), enabled: !!testsetId });
   const rows = rev.data?.data?.testcases ?? [];
   const [loaded, setLoaded] = useState("");
+  // A row is named by the values it gives the variables (then its other columns).
   const label = (data: Record<string, unknown>) =>
-    Object.entries(data)
-      .filter(([k]) => !k.startsWith("__") && !k.startsWith("testcase_"))
-      .map(([, v]) => v)
+    [...vars.filter((k) => k in data), ...Object.keys(data).filter((k) => !vars.includes(k))]
+      .filter((k) => !k.startsWith("__") && !k.startsWith("testcase_"))
+      .map((k) => data[k])
       .slice(0, 2)
       .map((v) => (typeof v === "string" ? v : JSON.stringify(v)))
       .join(" · ")
