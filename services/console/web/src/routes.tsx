@@ -25,6 +25,7 @@ const SettingsSecrets = lazy(() => import("./pages/settings/Secrets"));
 const SettingsMembers = lazy(() => import("./pages/settings/Members"));
 const SettingsInvitations = lazy(() => import("./pages/settings/Invitations"));
 const SettingsAudit = lazy(() => import("./pages/settings/Audit"));
+const SettingsStructure = lazy(() => import("./pages/settings/Structure"));
 
 // C3 (console-pages) pages.
 const Testsets = lazy(() => import("./pages/testsets/TestsetsPage"));
@@ -69,6 +70,7 @@ export function AppRoutes() {
         <Route path="settings/members" element={page(<SettingsMembers />)} />
         <Route path="settings/invitations" element={page(<SettingsInvitations />)} />
         <Route path="settings/audit" element={page(<SettingsAudit />)} />
+        <Route path="settings/projects" element={page(<SettingsStructure />)} />
 
         <Route path="testsets" element={page(<Testsets />)} />
         <Route path="testsets/:id" element={page(<TestsetView />)} />

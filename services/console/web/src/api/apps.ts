@@ -93,9 +93,9 @@ export async function listAppVariants(appId: string): Promise<AppVariant[]> {
 }
 
 /** forkVariant makes a new variant from a revision (its lineage copied). */
-export async function forkVariant(slug: string, from: AppRevision) {
+export async function forkVariant(slug: string, from: AppRevision, name = slug) {
   return json<{ application_variant?: AppVariant }>("POST", "/api/applications/variants/fork", {
-    application_variant: { slug, name: slug },
+    application_variant: { slug, name },
     application_variant_ref: { id: from.application_variant_id },
     application_revision_ref: { id: from.id },
   });

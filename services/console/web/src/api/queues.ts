@@ -65,5 +65,9 @@ export const queuesApi = {
   results: (runId: string, scenarioIds: string[]) =>
     api.post<{ count: number; results?: Result[] }>("/api/evaluations/results/query", { result: { run_id: runId, scenario_ids: scenarioIds } }),
   saveResults: (results: Omit<Result, "id">[]) => api.post<{ count: number; results?: Result[] }>("/api/evaluations/results", { results }),
+  create: (q: { name: string; description?: string; data: { kind: "traces" | "testcases"; evaluators: string[] } }) =>
+    api.post<{ count: number; queue?: SimpleQueue }>("/api/simple/queues", { queue: q }),
+  addTraces: (id: string, traceIds: string[]) =>
+    api.post<{ count: number; scenarios?: Scenario[] }>(`/api/simple/queues/${encodeURIComponent(id)}/traces`, { trace_ids: traceIds }),
   testcase: (id: string) => api.get<{ count: number; testcase?: { id: string; data?: Record<string, unknown> } }>(`/api/testcases/${encodeURIComponent(id)}`),
 };

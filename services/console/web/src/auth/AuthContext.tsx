@@ -11,6 +11,8 @@ export interface AuthState {
   projectId: string;
   project: SessionProject | undefined;
   setProject: (id: string) => void;
+  /** Reads the session again (after a project was created, say), keeping the picked project. */
+  refreshSession: () => Promise<void>;
   signIn: (email: string, password: string) => Promise<void>;
   signOut: () => Promise<void>;
   /** Error of the session probe other than a 401 (the platform is down, ...). */
@@ -118,6 +120,10 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     [qc],
   );
 
+  const refreshSession = useCallback(async () => {
+    setSession(await fetchSession());
+  }, []);
+
   const signIn = useCallback(
     async (email: string, password: string) => {
       const s = await apiSignIn(email, password);
@@ -143,11 +149,12 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       projectId,
       project: session?.projects.find((p) => p.id === projectId),
       setProject,
+      refreshSession,
       signIn,
       signOut,
       probeError,
     }),
-    [session, projectId, setProject, signIn, signOut, probeError],
+    [session, projectId, setProject, refreshSession, signIn, signOut, probeError],
   );
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }

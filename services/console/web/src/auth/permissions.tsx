@@ -27,7 +27,7 @@ interface AccessRole {
 }
 
 export function fetchAccessRoles() {
-  return api.get<{ project?: AccessRole[] }>("/api/access/roles", undefined, { noProject: true });
+  return api.get<{ project?: AccessRole[]; workspace?: AccessRole[]; organization?: AccessRole[] }>("/api/access/roles", undefined, { noProject: true });
 }
 
 export interface Permissions {
@@ -69,4 +69,17 @@ export function Denied({ perm, action }: { perm: Permission; action: string }): 
       {p.why(perm, action)}
     </p>
   );
+}
+
+/**
+ * Whether a role held on a workspace or an organization (the role the team
+ * lists answer with) grants p there, from the same table; true until the
+ * table is read, as usePermissions.
+ */
+export function useLevelPermissions(): (level: "workspace" | "organization", role: string | undefined, p: Permission) => boolean {
+  const q = useQuery({ queryKey: ["access-roles"], queryFn: fetchAccessRoles, staleTime: Infinity });
+  return (level, role, p) => {
+    if (!q.isSuccess) return true;
+    return !!q.data[level]?.find((r) => r.role === role)?.permissions.includes(p);
+  };
 }

@@ -1,10 +1,11 @@
 // /console/apps/:id — an application's variants and their revisions, the
 // environments and what each has deployed, deploy, and the diff of two
 // revisions' parameters.
-import { useState } from "react";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useParams } from "react-router";
-import { appRevisions, deploy, getApp, listAppVariants, listEnvironments, type AppRevision, type Environment } from "../../api/apps";
+import { appRevisions, deploy, forkVariant, getApp, listAppVariants, listEnvironments, type AppRevision, type Environment } from "../../api/apps";
+import { usePermissions } from "../../auth/permissions";
 import { ErrorBox } from "../../components/ErrorBox";
 import { diffParams } from "./paramdiff";
 import { variantLabel } from "../../lib/stepNames";
@@ -18,6 +19,9 @@ export default function AppPage() {
   const envs = useQuery({ queryKey: ["environments"], queryFn: listEnvironments });
   const [pick, setPick] = useState<string[]>([]);
   const [err, setErr] = useState<unknown>(null);
+  const perms = usePermissions();
+  const [branchFrom, setBranchFrom] = useState<AppRevision | null>(null);
+  const [branched, setBranched] = useState("");
 
   const byVariant = new Map<string, AppRevision[]>();
   for (const r of revs.data ?? []) {
@@ -49,6 +53,24 @@ export default function AppPage() {
       <h2>Environments</h2>
       <EnvTable envs={envs.data ?? []} appRevisions={revs.data ?? []} />
       <h2>Variants and revisions</h2>
+      {branched && (
+        <div className="notice ok" role="status">
+          {branched}
+        </div>
+      )}
+      {branchFrom && (
+        <BranchForm
+          from={branchFrom}
+          fromLabel={`${variants.data?.find((v) => v.id === branchFrom.application_variant_id)?.name ?? "variant"} v${branchFrom.version}`}
+          onDone={(msg) => {
+            setBranchFrom(null);
+            setBranched(msg);
+            void qc.invalidateQueries({ queryKey: ["app-variants", id] });
+            void qc.invalidateQueries({ queryKey: ["app-revisions", id] });
+          }}
+          onCancel={() => setBranchFrom(null)}
+        />
+      )}
       {variants.data?.map((v) => (
         <section key={v.id}>
           <h3>{v.name || v.slug}</h3>
@@ -61,6 +83,7 @@ export default function AppPage() {
                 <th>Model</th>
                 <th>Date</th>
                 <th>Deploy</th>
+                {perms.can("write") && <th>Branch</th>}
               </tr>
             </thead>
             <tbody>
@@ -85,6 +108,20 @@ export default function AppPage() {
                       </select>
                     )}
                   </td>
+                  {perms.can("write") && (
+                    <td>
+                      <button
+                        type="button"
+                        aria-label={`new variant from ${v.name || v.slug} v${r.version}`}
+                        onClick={() => {
+                          setBranched("");
+                          setBranchFrom(r);
+                        }}
+                      >
+                        New variant…
+                      </button>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
@@ -148,5 +185,47 @@ function ParamDiff({ a, b }: { a: AppRevision; b: AppRevision }) {
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** variantSlug makes a slug from the name typed (letters, digits, - _ .). */
+function variantSlug(name: string): string {
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+/**
+ * A new variant from a revision (POST /api/applications/variants/fork): it
+ * starts with that revision's parameters and history, and later commits to
+ * either variant leave the other alone.
+ */
+function BranchForm({ from, fromLabel, onDone, onCancel }: { from: AppRevision; fromLabel: string; onDone: (msg: string) => void; onCancel: () => void }) {
+  const [name, setName] = useState("");
+  const fork = useMutation({
+    mutationFn: async () => {
+      const r = await forkVariant(variantSlug(name), from, name.trim());
+      return r.application_variant;
+    },
+    onSuccess: (v) => onDone(`Variant ${v?.name ?? name} created from ${fromLabel}.`),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    fork.mutate();
+  };
+  return (
+    <form className="toolbar card" aria-label="New variant" onSubmit={submit}>
+      <strong>New variant from {fromLabel}</strong>
+      <input aria-label="Variant name" placeholder="name" value={name} autoFocus onChange={(e) => setName(e.target.value)} />
+      <button type="submit" className="primary" disabled={!variantSlug(name) || fork.isPending}>
+        Create variant
+      </button>
+      <button type="button" className="link" onClick={onCancel}>
+        Cancel
+      </button>
+      <ErrorBox error={fork.error} title="Variant not created" />
+    </form>
   );
 }

@@ -20,6 +20,7 @@ import {
 import type { StreamFormat } from "../../api/stream";
 import { errorMessage } from "../../api/call";
 import { Denied, usePermissions } from "../../auth/permissions";
+import { LoadTestcase } from "./LoadTestcase";
 import { ModelPicker, useProviders } from "../../components/ModelPicker";
 import { RunFigures } from "./RunFigures";
 import { variantLabel } from "../../lib/stepNames";
@@ -200,6 +201,7 @@ export default function Playground() {
       {vars.length > 0 && (
         <fieldset style={{ margin: "12px 0" }}>
           <legend>Template variables</legend>
+          <LoadTestcase vars={vars} onLoad={(values) => setInputs((old) => ({ ...old, ...values }))} />
           {vars.map((v) => (
             <label key={v} style={{ display: "block" }}>
               <code>{v}</code>{" "}

@@ -13,9 +13,37 @@ export function StatusBadge({ code }: { code?: string }) {
 const ROW_HEIGHT = 34;
 
 /** The list of traces (root spans) or spans: virtualised, so a long live tail stays smooth. */
-export function SpanTable({ spans, onEnd }: { spans: Span[]; onEnd?: () => void }) {
+export function SpanTable({
+  spans,
+  onEnd,
+  selected,
+  onSelect,
+}: {
+  spans: Span[];
+  onEnd?: () => void;
+  /** With onSelect, a first column of checkboxes selects traces (by trace id). */
+  selected?: Set<string>;
+  onSelect?: (traceId: string, on: boolean) => void;
+}) {
   const columns = useMemo<ColumnDef<Span>[]>(
     () => [
+      ...(onSelect
+        ? [
+            {
+              header: "",
+              id: "select",
+              cell: ({ row }) => (
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${row.original.span_name} (${row.original.trace_id.slice(0, 8)})`}
+                  data-select-trace={row.original.trace_id}
+                  checked={selected?.has(row.original.trace_id) ?? false}
+                  onChange={(e) => onSelect(row.original.trace_id, e.target.checked)}
+                />
+              ),
+            } as ColumnDef<Span>,
+          ]
+        : []),
       {
         header: "Name",
         id: "name",
@@ -55,7 +83,7 @@ export function SpanTable({ spans, onEnd }: { spans: Span[]; onEnd?: () => void 
           ),
       },
     ],
-    [],
+    [selected, onSelect],
   );
   const table = useReactTable({ data: spans, columns, getCoreRowModel: getCoreRowModel(), getRowId: (s) => s.trace_id + s.span_id });
   const parent = useRef<HTMLDivElement>(null);

@@ -11,6 +11,8 @@ import { buildSpanTree } from "../../lib/spanTree";
 import { referenceLinks } from "../../lib/references";
 import { StatusBadge } from "./SpanTable";
 import { Waterfall } from "./Waterfall";
+import { AddToQueue } from "../../components/AddToQueue";
+import { AddToTestset } from "../../components/AddToTestset";
 
 export default function TraceView() {
   const { traceId = "" } = useParams();
@@ -52,6 +54,10 @@ export default function TraceView() {
           {root.session_id && (
             <Link to={`/sessions/${encodeURIComponent(root.session_id)}`}>Session {root.session_id}</Link>
           )}
+          <div className="toolbar">
+            <AddToQueue traceIds={[traceId]} label="Add to queue" />
+            <AddToTestset traceIds={[traceId]} />
+          </div>
         </header>
       )}
       {tree.count > 0 && (

@@ -1,4 +1,4 @@
-import { useMemo, useState } from "react";
+import { useCallback, useMemo, useState } from "react";
 import { useSearchParams } from "react-router";
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { querySpans, type Span } from "../../api/tracing";
@@ -9,6 +9,8 @@ import { FilterError, toFiltering, type Condition, type FilterRow } from "../../
 import { SpanTable } from "./SpanTable";
 import { TrafficSwitch } from "../../components/TrafficSwitch";
 import { PRODUCTION, showsAllTraffic } from "../../lib/traffic";
+import { AddToQueue } from "../../components/AddToQueue";
+import { AddToTestset } from "../../components/AddToTestset";
 
 const PAGE = 50;
 const ROOTS: Condition = { field: "parent_id", operator: "is", value: null };
@@ -27,6 +29,16 @@ export default function Traces() {
   // The filter applied (rows are edited freely; Apply sends them).
   const [applied, setApplied] = useState<{ rows: FilterRow[]; combine: "and" | "or" }>({ rows: [], combine: "and" });
   const [live, setLive] = useState(false);
+  // Traces picked in the list, for an annotation queue.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const pick = useCallback((id: string, on: boolean) => {
+    setPicked((old) => {
+      const next = new Set(old);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  }, []);
 
   const built = useMemo(() => {
     try {
@@ -130,7 +142,21 @@ export default function Traces() {
         {spans.length} {focus === "trace" ? (all ? "traces" : "production traces") : "spans"}
         {q.hasNextPage ? "+" : ""}
       </p>
-      <SpanTable spans={spans} onEnd={q.hasNextPage && !q.isFetchingNextPage ? () => void q.fetchNextPage() : undefined} />
+      {focus === "trace" && picked.size > 0 && (
+        <div className="toolbar card" data-testid="selection">
+          <strong>{picked.size === 1 ? "1 trace selected" : `${picked.size} traces selected`}</strong>
+          <AddToQueue traceIds={[...picked]} label="Add to queue" />
+          <AddToTestset traceIds={[...picked]} />
+          <button type="button" className="link" onClick={() => setPicked(new Set())}>
+            Clear selection
+          </button>
+        </div>
+      )}
+      <SpanTable
+        spans={spans}
+        selected={focus === "trace" ? picked : undefined}
+        onSelect={focus === "trace" ? pick : undefined}
+        onEnd={q.hasNextPage && !q.isFetchingNextPage ? () => void q.fetchNextPage() : undefined} />
     </section>
   );
 }
