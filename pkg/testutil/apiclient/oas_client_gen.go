@@ -444,9 +444,12 @@ type Invoker interface {
 	// (every step at every repeat, the invocation at repeat 0 unless the run is split)
 	// `<step_key>/<repeat>/status`, `/trace_id` and `/error`; then one column `<step_key>/<path>` per
 	// metric of the scenarios' variational metrics with a per-scenario value (a numeric metric's mean, a
-	// binary one's rate of true). CSV: a header row, an error cell holds the error's message; JSON:
-	// {run_id, columns, rows: [{: value, …}], count}, missing values left out, an error cell holds the
-	// recorded error object. At most 1,000 cells per scenario (422) and 1,000 metric columns. An error
+	// binary one's rate of true). CSV: a header row for people, each step named by the slug of its
+	// evaluator, application or testset (its key when that slug is generated or shared) and each metric by
+	// its leaf (`capital-exact.status`, `capital-exact[1].status` past repeat 0, `capital-exact.success`,
+	// `capitals-bot.duration`), an error cell holds the error's message; JSON keeps the step key columns;
+	// JSON: {run_id, columns, rows: [{: value, …}], count}, missing values left out, an error cell holds
+	// the recorded error object. At most 1,000 cells per scenario (422) and 1,000 metric columns. An error
 	// after the first bytes ends the response early (a JSON export is then left unclosed).
 	//
 	// GET /api/evaluations/runs/{id}/export
@@ -8670,9 +8673,12 @@ func (c *Client) sendGetEvaluationsRunsById(ctx context.Context, params GetEvalu
 // (every step at every repeat, the invocation at repeat 0 unless the run is split)
 // `<step_key>/<repeat>/status`, `/trace_id` and `/error`; then one column `<step_key>/<path>` per
 // metric of the scenarios' variational metrics with a per-scenario value (a numeric metric's mean, a
-// binary one's rate of true). CSV: a header row, an error cell holds the error's message; JSON:
-// {run_id, columns, rows: [{: value, …}], count}, missing values left out, an error cell holds the
-// recorded error object. At most 1,000 cells per scenario (422) and 1,000 metric columns. An error
+// binary one's rate of true). CSV: a header row for people, each step named by the slug of its
+// evaluator, application or testset (its key when that slug is generated or shared) and each metric by
+// its leaf (`capital-exact.status`, `capital-exact[1].status` past repeat 0, `capital-exact.success`,
+// `capitals-bot.duration`), an error cell holds the error's message; JSON keeps the step key columns;
+// JSON: {run_id, columns, rows: [{: value, …}], count}, missing values left out, an error cell holds
+// the recorded error object. At most 1,000 cells per scenario (422) and 1,000 metric columns. An error
 // after the first bytes ends the response early (a JSON export is then left unclosed).
 //
 // GET /api/evaluations/runs/{id}/export

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "e63fbbad1bbc5827a078bd70990397e24b16f6a0be0f442594488b70b99cdb9b"
+const DocumentSHA256 = "2bd8adbdfb158bca5fbbccded6bec15bafc69f322ddc79809790f8dfddc2e959"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -28,12 +28,12 @@ func resultsScenarios(t testing.TB) int {
 	return 5000
 }
 
-// seedRun writes, through the API's bulk routes, a finished run of n
+// seedResultsRun writes, through the API's bulk routes, a finished run of n
 // scenarios over a testset of n capitals: a testset → application →
 // evaluator run whose every third answer is wrong, with each scenario's
 // results (a trace id per cell) and its evaluator's verdict as a metric.
 // It returns the run's id.
-func seedRun(t testing.TB, env *Env, key string, n int) string {
+func seedResultsRun(t testing.TB, env *Env, key string, n int) string {
 	t.Helper()
 	p := env.Platform
 	var csv strings.Builder
@@ -151,7 +151,7 @@ func BenchmarkResultsPage(b *testing.B) {
 func measureResultsPage(t testing.TB, env *Env, u User, n int) {
 	t.Helper()
 	start := time.Now()
-	run := seedRun(t, env, u.Key, n)
+	run := seedResultsRun(t, env, u.Key, n)
 	t.Logf("seeded a run of %d scenarios through the API in %v", n, time.Since(start).Round(time.Millisecond))
 
 	for i := 0; i < 2; i++ {
