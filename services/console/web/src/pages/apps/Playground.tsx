@@ -201,7 +201,7 @@ export default function Playground() {
       {vars.length > 0 && (
         <fieldset style={{ margin: "12px 0" }}>
           <legend>Template variables</legend>
-          <LoadTestcase vars={vars} onLoad={(values) => setInputs((old) => ({ ...old, ...values }))} />
+          <LoadTestcase vars={vars} onLoad={(values) => setInputsByApp((m) => ({ ...m, [appId]: { ...m[appId], ...values } }))} />
           {vars.map((v) => (
             <label key={v} style={{ display: "block" }}>
               <code>{v}</code>{" "}
