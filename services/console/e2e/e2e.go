@@ -360,9 +360,12 @@ func Select(sel, value string) chromedp.Action[chromedp.Void] {
 	})()`, sel, sel, value))
 }
 
-// ClickText clicks the first link or button whose visible text is text.
+// ClickText clicks the first link or enabled button whose visible text is
+// text, waiting until there is one: a click on a button still disabled
+// (waiting for the lists it needs) does nothing, and the test would then
+// wait for an answer that never comes.
 func ClickText(text string) chromedp.Action[chromedp.Void] {
-	return chromedp.Click(chromedp.Search(fmt.Sprintf(`//*[self::a or self::button][normalize-space(.)=%q]`, text)))
+	return chromedp.Click(chromedp.Search(fmt.Sprintf(`//*[self::a or self::button[not(@disabled)]][normalize-space(.)=%q]`, text)))
 }
 
 // Type clicks the field matched by the CSS selector sel (which focuses it)
