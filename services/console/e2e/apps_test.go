@@ -7,7 +7,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestPlaygroundRun: an application is created on the applications page,
+// TestPlaygroundRun: an application is created on the applications page
+// from a name (its slug made from it),
 // opened in the playground, run with a template variable through the
 // runtime (the local model server as the provider) streamed as SSE and
 // then as NDJSON, side by side with a second pane; an edited prompt is
@@ -20,8 +21,9 @@ func TestPlaygroundRun(t *testing.T) {
 		env.Visit("/console/apps"),
 		WaitText("New application"),
 		waitJS(`(() => { const d = document.querySelector("details"); if (d) d.open = true; return !!d; })()`),
-		chromedp.WaitVisible(byLabel("application slug")),
-		Type(string(byLabel("application slug")), "capitals"),
+		chromedp.WaitVisible(byLabel("application name")),
+		Type(string(byLabel("application name")), "Capitals QA"),
+		waitJS(`document.querySelector('[data-testid="slug-preview"]')?.innerText.includes("capitals-qa")`),
 		chromedp.Click(testID("create-app")),
 		WaitText("Open in the playground"),
 		chromedp.Click(chromedp.CSS(`a[href*="/playground?app="]`)),
@@ -136,5 +138,11 @@ func TestPlaygroundRun(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no revision with the commit message: %v", apps)
+	}
+	// The application was created from the name typed: its slug is made
+	// from it (what the CLI and SDK call it), the name kept.
+	list := env.Platform.MustJSON(t, "POST", "/api/simple/applications/query", u.Key, map[string]any{})
+	if a := dig(list, "applications", 0); str(dig(a, "slug")) != "capitals-qa" || str(dig(a, "name")) != "Capitals QA" {
+		t.Errorf("the application typed as \"Capitals QA\": %v", a)
 	}
 }

@@ -70,7 +70,7 @@ func customCodeEvaluatorEditor(t *testing.T, env *Env, u User, ctx context.Conte
 			return err
 		}),
 		waitJS(`document.querySelector(`+"`"+editor+"`"+`).innerText.trim() === `+"`"+code+"`"),
-		Type(string(byLabel("evaluator slug")), "edited-code"),
+		Type(string(byLabel("evaluator name")), "Edited code"),
 		chromedp.Click(chromedp.CSS(`[data-testid="params-form"] button[type="submit"]`)),
 		waitJS(`/\/console\/evaluators\/[0-9a-f-]{36}$/.test(location.pathname)`),
 		chromedp.WaitVisible(chromedp.CSS(editor)),

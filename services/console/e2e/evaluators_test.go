@@ -9,7 +9,9 @@ import (
 
 // TestEvaluatorCreateAndTry: an exact-match evaluator is created from the
 // catalog template with the form generated from its parameters schema,
-// then tried on one sample through the runtime.
+// then tried on one sample through the runtime. The user names it; its
+// slug is made from the name, free in the project (the seeded evaluator
+// holds exact-match already), and the name is what the pages show.
 func TestEvaluatorCreateAndTry(t *testing.T) {
 	env := Start(t)
 	u := env.User(t, "evaluators@example.com")
@@ -24,7 +26,8 @@ func TestEvaluatorCreateAndTry(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`a[href$="template=auto_exact_match"]`)),
 		WaitText("New evaluator: Exact Match"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="params-form"] input#root_correct_answer_key`)),
-		Type(string(byLabel("evaluator slug")), "exact"),
+		Type(string(byLabel("evaluator name")), "Exact match"),
+		waitJS(`document.querySelector('[data-testid="slug-preview"]')?.innerText.includes("exact-match")`),
 		chromedp.Click(chromedp.CSS(`[data-testid="params-form"] button[type="submit"]`)),
 		waitJS(`/\/console\/evaluators\/[0-9a-f-]{36}$/.test(location.pathname)`),
 		// The button shows, disabled, before the evaluator has loaded; a
@@ -32,6 +35,7 @@ func TestEvaluatorCreateAndTry(t *testing.T) {
 		chromedp.WaitEnabled(testID("try-run")),
 		chromedp.Click(testID("try-run")),
 		chromedp.WaitVisible(testID("try-result")),
+		waitJS(`document.querySelector("h1")?.innerText === "Exact match"`),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
@@ -47,15 +51,18 @@ func TestEvaluatorCreateAndTry(t *testing.T) {
 	list := env.Platform.MustJSON(t, "POST", "/api/simple/evaluators/query", u.Key, map[string]any{})
 	found := false
 	for _, e := range dig(list, "evaluators").([]any) {
-		if str(dig(e, "slug")) == "exact" {
+		if str(dig(e, "slug")) == "exact-match-2" {
 			found = true
+			if got := str(dig(e, "name")); got != "Exact match" {
+				t.Errorf("the evaluator is named %q, want the name typed", got)
+			}
 			if got := str(dig(e, "data", "parameters", "correct_answer_key")); got != "correct_answer" {
 				t.Errorf("the form's default parameter: correct_answer_key %q", got)
 			}
 		}
 	}
 	if !found {
-		t.Errorf("no evaluator exact: %v", list)
+		t.Errorf("no evaluator exact-match-2 (the slug of the name typed, exact-match being taken): %v", list)
 	}
 	t.Run("custom code editor", func(t *testing.T) { customCodeEvaluatorEditor(t, env, u, ctx) })
 }

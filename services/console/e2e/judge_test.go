@@ -103,7 +103,7 @@ func TestJudgeConfigure(t *testing.T) {
 			chromedp.WaitVisible(byLabel("content of message 3")),
 			Type(`textarea[aria-label="content of message 3"]`, "Be strict about {{country}}."),
 			waitJS(`[...document.querySelectorAll('[data-testid="judge-variables"] li')].some(l => l.innerText.includes("country"))`),
-			Type(string(byLabel("evaluator slug")), "strict-judge"),
+			Type(string(byLabel("evaluator name")), "strict judge"),
 			chromedp.Click(chromedp.CSS(`[data-testid="params-form"] button[type="submit"]`)),
 			waitJS(`/\/console\/evaluators\/[0-9a-f-]{36}$/.test(location.pathname)`),
 			chromedp.WaitEnabled(testID("try-run")),

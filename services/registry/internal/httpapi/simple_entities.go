@@ -63,10 +63,16 @@ func (s *simpleAPI) create(rq *req, in *wire.Body) error {
 	} else if id != nil {
 		a.ID = *id
 	}
-	if slug == nil {
+	// Without a slug, one is made from the name (unique in the project:
+	// versioned.Simple.Create), as the console creates applications and
+	// evaluators from the name a person typed; with neither, the slug is
+	// missing as before.
+	if slug == nil && (h.Name == nil || versioned.SlugOf(*h.Name) == "") {
 		return wire.FieldMissing("body", s.k.Key, "slug")
 	}
-	a.Slug = *slug
+	if slug != nil {
+		a.Slug = *slug
+	}
 	rec, err := s.uc.Create(c.Request().Context(), sc, a, in.Value("data"), append(in.Loc(), "data"))
 	return s.sendRecord(c, rec, err)
 }

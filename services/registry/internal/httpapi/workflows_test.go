@@ -474,3 +474,24 @@ func TestEnvironments(t *testing.T) {
 	assert.Len(t, list(t, s.ok(t, "POST", "/simple/environments/query", m{}), "environments"), 1)
 	assert.NotContains(t, s.ok(t, "POST", "/environments/query", m{"windowing": m{"limit": 1}}), "windowing")
 }
+
+// TestSimpleSlugFromName: an application or evaluator created with a name
+// and no slug (as the console creates them) gets its slug from the name,
+// free in the project; with neither, the slug is missing (422 naming it).
+func TestSimpleSlugFromName(t *testing.T) {
+	s := newServer(t)
+	app := func(name string) map[string]any {
+		return obj(t, s.ok(t, "POST", "/simple/applications", m{"application": m{"name": name,
+			"data": m{"uri": "svc:builtin:completion:v0", "parameters": m{"prompt": m{"messages": []m{{"role": "user", "content": "{{q}}"}}}}}}}), "application")
+	}
+	first := app("Capital checker")
+	assert.Equal(t, "capital-checker", first["slug"])
+	assert.Equal(t, "Capital checker", first["name"])
+	assert.Equal(t, "capital-checker-2", app("Capital Checker!")["slug"], "a slug taken in the project gets a suffix")
+	ev := obj(t, s.ok(t, "POST", "/simple/evaluators", m{"evaluator": m{"name": "Exact answer",
+		"data": m{"uri": "agenta:builtin:auto_exact_match:v0", "parameters": m{"correct_answer_key": "answer"}}}}), "evaluator")
+	assert.Equal(t, "exact-answer", ev["slug"])
+	r := s.do(t, "POST", "/simple/applications", m{"application": m{"data": m{"uri": "svc:builtin:completion:v0"}}})
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status)
+	assert.Contains(t, string(r.body), `"slug"`)
+}

@@ -125,8 +125,17 @@ func (s *Simple) ShownFlags(a *Artifact, r *Revision) json.RawMessage {
 
 // Create checks a's slug, narrows its flags, parses the sent data raw
 // (at loc in the request; absent or null: none) and creates the record
-// through CreateRecord.
+// through CreateRecord. Without a slug, the slug is made from the name
+// and free in the project (FreeSlug): "Capital checker" is
+// `capital-checker`, or `capital-checker-2` when that is taken.
 func (s *Simple) Create(ctx context.Context, sc scope.Scope, a *Artifact, raw json.RawMessage, loc []any) (*Record, error) {
+	if a.Slug == "" && a.Name != nil {
+		slug, err := s.reg.FreeSlug(ctx, sc, s.fam.Family(), *a.Name)
+		if err != nil {
+			return nil, err
+		}
+		a.Slug = slug
+	}
 	if s.rules.SlugCheck != nil {
 		if err := s.rules.SlugCheck(a.Slug); err != nil {
 			return nil, err

@@ -78,10 +78,11 @@ export async function getApp(id: string): Promise<Application | undefined> {
 }
 
 /** createApp makes an application with its first variant and a revision
- * carrying the prompt (simple create: v0 and v1). */
-export async function createApp(slug: string, name: string, template: "completion" | "chat", prompt: PromptTemplate) {
-  return json<{ application?: { id: string; variant_id: string; revision_id: string } }>("POST", "/api/simple/applications/", {
-    application: { slug, name, data: { uri: `agenta:builtin:${template}:v0`, parameters: { prompt } } },
+ * carrying the prompt (simple create: v0 and v1). Its slug is made from
+ * the name by the registry, free in the project. */
+export async function createApp(name: string, template: "completion" | "chat", prompt: PromptTemplate) {
+  return json<{ application?: { id: string; slug: string; variant_id: string; revision_id: string } }>("POST", "/api/simple/applications/", {
+    application: { name, data: { uri: `agenta:builtin:${template}:v0`, parameters: { prompt } } },
   });
 }
 

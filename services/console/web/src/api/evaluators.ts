@@ -50,9 +50,11 @@ export async function getEvaluator(id: string): Promise<Evaluator | undefined> {
   return (await json<{ evaluator?: Evaluator }>("GET", `/api/simple/evaluators/${id}`)).evaluator;
 }
 
-export async function createEvaluator(slug: string, name: string, uri: string, parameters: Record<string, unknown>): Promise<Evaluator> {
+/** createEvaluator makes an evaluator named name; the registry makes its
+ * slug from the name, free in the project. */
+export async function createEvaluator(name: string, uri: string, parameters: Record<string, unknown>): Promise<Evaluator> {
   const r = await json<{ evaluator?: Evaluator }>("POST", "/api/simple/evaluators/", {
-    evaluator: { slug, name, data: { uri, parameters } },
+    evaluator: { name, data: { uri, parameters } },
   });
   if (!r.evaluator) throw new Error("the registry made no evaluator");
   return r.evaluator;

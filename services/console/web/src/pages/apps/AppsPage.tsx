@@ -5,12 +5,13 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate } from "react-router";
 import { createApp, listApps } from "../../api/apps";
 import { ErrorBox } from "../../components/ErrorBox";
+import { slugOf } from "../../lib/slug";
 
 export default function AppsPage() {
   const q = useQuery({ queryKey: ["apps"], queryFn: listApps });
   const qc = useQueryClient();
   const nav = useNavigate();
-  const [slug, setSlug] = useState("");
+  const [name, setName] = useState("");
   const [template, setTemplate] = useState<"completion" | "chat">("completion");
   const [system, setSystem] = useState("You are a concise assistant.");
   const [user, setUser] = useState("What is the capital of {{country}}?");
@@ -21,7 +22,7 @@ export default function AppsPage() {
     setBusy(true);
     setErr(null);
     try {
-      const r = await createApp(slug, slug, template, {
+      const r = await createApp(name.trim(), template, {
         messages: [
           { role: "system", content: system },
           { role: "user", content: user },
@@ -44,14 +45,19 @@ export default function AppsPage() {
       <details open={q.data?.length === 0}>
         <summary>New application</summary>
         <div style={{ display: "grid", gap: 6, maxWidth: 640 }}>
-          <input placeholder="slug (letters, digits, - _ .)" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} aria-label="application slug" />
+          <input placeholder="name" value={name} onChange={(e) => setName(e.currentTarget.value)} aria-label="application name" />
+          {slugOf(name) && (
+            <small data-testid="slug-preview">
+              slug <code>{slugOf(name)}</code> (what the CLI and SDK call it; a number is added if another application has it)
+            </small>
+          )}
           <select value={template} onChange={(e) => setTemplate(e.currentTarget.value as "completion" | "chat")} aria-label="template">
             <option value="completion">completion</option>
             <option value="chat">chat</option>
           </select>
           <textarea value={system} onChange={(e) => setSystem(e.currentTarget.value)} aria-label="system message" rows={2} />
           <textarea value={user} onChange={(e) => setUser(e.currentTarget.value)} aria-label="user message" rows={2} />
-          <button disabled={!slug || busy} onClick={create} data-testid="create-app">
+          <button disabled={!slugOf(name) || busy} onClick={create} data-testid="create-app">
             Create
           </button>
           <ErrorBox error={err} />

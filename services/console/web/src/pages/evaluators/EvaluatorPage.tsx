@@ -12,6 +12,7 @@ import { formSchema, uiSchema } from "./schema";
 import { runtimeDefaults, switchRuntimeDefault } from "./codeSignature";
 import { JUDGE_KEY, judgeFields, judgeUiSchema, judgeWidgets } from "./judge";
 import { defaultModel, useProviders } from "../../components/ModelPicker";
+import { slugOf } from "../../lib/slug";
 
 export default function EvaluatorPage() {
   const { id = "" } = useParams();
@@ -53,14 +54,15 @@ export default function EvaluatorPage() {
       return m === p.model ? p : { ...p, model: m };
     });
   }, [isNew, isJudge, providers.data, initial]);
-  const [slug, setSlug] = useState("");
+  const [name, setName] = useState("");
   const [err, setErr] = useState<unknown>(null);
   const uri = isNew ? preset?.data.uri ?? tpl.data?.data.uri ?? "" : ev.data?.data?.uri ?? "";
 
   const create = async () => {
     setErr(null);
     try {
-      const e = await createEvaluator(slug, slug, uri, params);
+      if (!slugOf(name)) throw new Error("Give the evaluator a name.");
+      const e = await createEvaluator(name.trim(), uri, params);
       await qc.invalidateQueries({ queryKey: ["evaluators"] });
       nav(`/evaluators/${e.id}`);
     } catch (e) {
@@ -77,7 +79,12 @@ export default function EvaluatorPage() {
       <ErrorBox error={ev.error || tpl.error || err} />
       {isNew && (
         <p>
-          <input placeholder="slug" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} aria-label="evaluator slug" />
+          <input placeholder="name" value={name} onChange={(e) => setName(e.currentTarget.value)} aria-label="evaluator name" />{" "}
+          {slugOf(name) && (
+            <small data-testid="slug-preview">
+              slug <code>{slugOf(name)}</code> (a number is added if another evaluator has it)
+            </small>
+          )}
         </p>
       )}
       <div style={{ display: "grid", gridTemplateColumns: isJudge ? "minmax(0, 3fr) minmax(0, 2fr)" : "1fr 1fr", gap: 16 }}>
