@@ -1,19 +1,56 @@
 package httpapi
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/google/uuid"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/scope"
 	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/queries"
+	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // evaluationReadAPI serves the evaluation reads that are ours (the
 // compatible platform has none): the comparison of runs and the export of a run.
-type evaluationReadAPI struct{ svc *ev.Service }
+type evaluationReadAPI struct {
+	svc *ev.Service
+	// lookups read the testcases and outputs a CSV export shows.
+	lookups ev.ExportLookups
+}
+
+// exportLookups reads a CSV export's testcases from the testsets and its
+// outputs from the traces, through the saved queries' tracing client.
+type exportLookups struct {
+	ts *testsets.Service
+	qs *queries.Service
+}
+
+func (l exportLookups) TestcaseData(ctx context.Context, sc scope.Scope, ids []uuid.UUID) (map[uuid.UUID]map[string]json.RawMessage, error) {
+	tcs, err := l.ts.Blobs(ctx, sc, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]map[string]json.RawMessage, len(tcs))
+	for _, tc := range tcs {
+		var d map[string]json.RawMessage
+		if json.Unmarshal(tc.Data, &d) == nil {
+			out[tc.ID] = d
+		}
+	}
+	return out, nil
+}
+
+func (l exportLookups) TraceOutputs(ctx context.Context, sc scope.Scope, traceIDs []string) (map[string]json.RawMessage, error) {
+	return l.qs.RootOutputs(ctx, sc, traceIDs)
+}
 
 func (a evaluationReadAPI) route(e *echo.Echo) {
 	e.POST("/evaluations/runs/compare", handle(false, a.compare))
@@ -55,6 +92,9 @@ func (a evaluationReadAPI) export(rq *req) error {
 		res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 		x.NameColumns() // headers for people: evaluator and output names
 		w = ev.NewCSVWriter(res)
+		if a.lookups != nil {
+			w = x.WithInputsOutputs(rq.ctx, rq.sc, a.lookups, w)
+		}
 	} else {
 		res.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		w = ev.NewJSONWriter(res, x.Run.ID)

@@ -3,12 +3,15 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assayhq/assay/services/registry/internal/tracingclient"
 )
 
 // compareRun writes a testset → application → evaluator run over rev
@@ -86,11 +89,13 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 		rows, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
 		require.NoError(t, err)
 		require.Len(t, rows, 4)
-		assert.Equal(t, []string{"scenario_id", "status", "testcase_id", "testset-x.status", "testset-x.trace_id", "testset-x.error",
+		// The application's output follows the testcase (empty: no trace
+		// of these ids is stored; TestEvaluationExportNamesSteps reads one).
+		assert.Equal(t, []string{"scenario_id", "status", "testcase_id", "application-x.output", "testset-x.status", "testset-x.trace_id", "testset-x.error",
 			"application-x.status", "application-x.trace_id", "application-x.error",
 			"evaluator-x.status", "evaluator-x.trace_id", "evaluator-x.error", "evaluator-x.score"}, rows[0])
 		assert.Equal(t, tcs[1], rows[2][2])
-		assert.Equal(t, "0.5", rows[2][12])
+		assert.Equal(t, "0.5", rows[2][13])
 
 		r = s.do(t, "GET", "/evaluations/runs/"+a+"/export?format=json", nil)
 		require.Equal(t, http.StatusOK, r.status)
@@ -113,16 +118,34 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 // TestEvaluationExportNamesSteps: a CSV export's headers name each step by
 // the slug of what it references (the evaluator, the application, the
 // testset) with the output leaf, not by the step key the compatible SDKs
-// build from the revision's generated slug.
+// build from the revision's generated slug. Beside each scenario it
+// carries the testcase's columns (the run's testset mappings), the
+// application's output (its trace's root outputs) and the expected
+// answer after it.
 func TestEvaluationExportNamesSteps(t *testing.T) {
 	s := newServer(t)
+	ts := obj(t, s.ok(t, "POST", "/simple/testsets", m{"testset": m{"slug": "capitals", "data": m{"testcases": []m{
+		{"data": m{"country": "Canada", "correct_answer": "Ottawa", "note": m{"hard": true}}}}}}}), "testset")
+	tcID := str(obj(t, list(t, obj(t, ts, "data"), "testcases")[0].(map[string]any))["id"])
 	run := s.evalRun(t, m{"data": m{"steps": []m{
 		{"key": "testset-1f2e3d4c5b6a", "type": "input", "origin": "auto", "references": m{"testset": m{"slug": "capitals"}}},
 		{"key": "application-3de4d96cbf1e", "type": "invocation", "origin": "auto", "references": m{"application": m{"slug": "capitals-bot"}}},
-		{"key": "evaluator-64e6a4c031c3", "type": "annotation", "origin": "auto", "references": m{"evaluator": m{"slug": "capital-exact"}}}}}})
+		{"key": "evaluator-64e6a4c031c3", "type": "annotation", "origin": "auto", "references": m{"evaluator": m{"slug": "capital-exact"}}}},
+		"mappings": []m{
+			{"column": m{"kind": "testset", "name": "country"}, "step": m{"key": "testset-1f2e3d4c5b6a", "path": "data.country"}},
+			{"column": m{"kind": "testset", "name": "correct_answer"}, "step": m{"key": "testset-1f2e3d4c5b6a", "path": "data.correct_answer"}},
+			{"column": m{"kind": "testset", "name": "note"}, "step": m{"key": "testset-1f2e3d4c5b6a", "path": "data.note"}},
+			{"column": m{"kind": "invocation", "name": "outputs"}, "step": m{"key": "application-3de4d96cbf1e", "path": "attributes.ag.data.outputs"}}}}})
 	id := str(run["id"])
 	sid := s.evalScenario(t, id)
-	s.ok(t, "POST", "/evaluations/results/", m{"results": []m{{"run_id": id, "scenario_id": sid, "step_key": "evaluator-64e6a4c031c3", "status": "success"}}})
+	const trace = "0af7651916cd43dd8448eb211c80319c"
+	s.tracing.result = tracingclient.Result{TraceIDs: []string{trace}, Traces: []tracingclient.Trace{{TraceID: trace, Spans: map[string]json.RawMessage{
+		"b7ad6b7169203331": json.RawMessage(`{"span_id":"b7ad6b7169203331","attributes":{"ag":{"data":{"outputs":"Toronto"}}}}`),
+		"c7ad6b7169203331": json.RawMessage(`{"span_id":"c7ad6b7169203331","parent_id":"b7ad6b7169203331","attributes":{"ag":{"data":{"outputs":"inner"}}}}`)}}}}
+	s.ok(t, "POST", "/evaluations/results/", m{"results": []m{
+		{"run_id": id, "scenario_id": sid, "step_key": "testset-1f2e3d4c5b6a", "status": "success", "testcase_id": tcID},
+		{"run_id": id, "scenario_id": sid, "step_key": "application-3de4d96cbf1e", "status": "success", "trace_id": "0af76519-16cd-43dd-8448-eb211c80319c"},
+		{"run_id": id, "scenario_id": sid, "step_key": "evaluator-64e6a4c031c3", "status": "success"}}})
 	s.ok(t, "POST", "/evaluations/metrics/", m{"metrics": []m{{"run_id": id, "scenario_id": sid, "status": "success",
 		"data": m{"evaluator-64e6a4c031c3": m{"attributes.ag.data.outputs.success": m{"type": "binary", "count": 1,
 			"freq": []m{{"value": true, "count": 1, "density": 1}}}},
@@ -133,9 +156,20 @@ func TestEvaluationExportNamesSteps(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
 	assert.Equal(t, []string{"scenario_id", "status", "testcase_id",
+		"country", "note", "capitals-bot.output", "correct_answer",
 		"capitals.status", "capitals.trace_id", "capitals.error",
 		"capitals-bot.status", "capitals-bot.trace_id", "capitals-bot.error",
 		"capital-exact.status", "capital-exact.trace_id", "capital-exact.error",
 		"capitals-bot.duration", "capital-exact.success"}, rows[0])
-	assert.Equal(t, []string{"success", "12.5", "1"}, []string{rows[1][9], rows[1][12], rows[1][13]})
+	assert.Equal(t, []string{tcID, "Canada", `{"hard":true}`, "Toronto", "Ottawa"}, rows[1][2:7])
+	assert.Equal(t, []string{"success", "12.5", "1"}, []string{rows[1][13], rows[1][16], rows[1][17]})
+	// The outputs were read by the invocation's trace id, in one call.
+	last := s.tracing.calls[len(s.tracing.calls)-1]
+	assert.Contains(t, string(last.Filtering), `"trace_id"`)
+	assert.Contains(t, string(last.Filtering), trace)
+
+	// The JSON export (the console's results page) keeps its columns.
+	r = s.do(t, "GET", "/evaluations/runs/"+id+"/export?format=json", nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	assert.NotContains(t, string(r.body), "Ottawa")
 }

@@ -76,7 +76,7 @@ func RegisterCallers(e *echo.Echo, callers httpx.Callers, s Services) {
 	evaluationAPI{s.Evaluations}.route(e)
 	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
 	simpleQueueAPI{s.SimpleQueues}.route(e)
-	evaluationReadAPI{s.Evaluations}.route(e)
+	evaluationReadAPI{svc: s.Evaluations, lookups: exportLookups{ts: s.Testsets, qs: s.Queries}}.route(e)
 	e.POST(purgewire.Path, notForwarded(purgewire.Handler(func(c echo.Context, ids []uuid.UUID) error {
 		return s.Purge.Projects(c.Request().Context(), ids)
 	})))

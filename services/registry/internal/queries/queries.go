@@ -7,6 +7,7 @@ package queries
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
@@ -263,4 +264,72 @@ func (s *Service) Retrieve(ctx context.Context, sc scope.Scope, refs versioned.R
 	cp := *r
 	cp.Data, _ = json.Marshal(d)
 	return &cp, nil
+}
+
+// RootOutputs reads each trace's root span outputs (ag.data.outputs) by
+// trace id, as the ids were given (hex or UUID form): what an evaluation
+// export shows as the application's output. Traces not found, or without
+// outputs, are absent; without a tracing service nothing is found.
+func (s *Service) RootOutputs(ctx context.Context, sc scope.Scope, traceIDs []string) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	if s.tracing == nil || len(traceIDs) == 0 {
+		return out, nil
+	}
+	asked := map[string][]string{}
+	ids := make([]string, 0, len(traceIDs))
+	for _, id := range traceIDs {
+		n := normTraceID(id)
+		if _, ok := asked[n]; !ok {
+			ids = append(ids, n)
+		}
+		asked[n] = append(asked[n], id)
+	}
+	// One trace_id condition: the tracing service reads those traces
+	// directly, whatever their time.
+	filter, _ := json.Marshal(map[string]any{"conditions": []any{map[string]any{"field": "trace_id", "operator": "in", "value": ids}}})
+	res, err := s.tracing.Run(ctx, sc, tracingclient.Query{Focus: "trace", Format: "agenta", Filtering: filter})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range res.Traces {
+		o := rootOutputs(t.Spans)
+		if o == nil {
+			continue
+		}
+		for _, id := range asked[normTraceID(t.TraceID)] {
+			out[id] = o
+		}
+	}
+	return out, nil
+}
+
+// rootOutputs is the outputs of the span without a parent in the trace.
+func rootOutputs(spans map[string]json.RawMessage) json.RawMessage {
+	for _, raw := range spans {
+		var sp struct {
+			ParentID   *string `json:"parent_id"`
+			Attributes struct {
+				Ag struct {
+					Data struct {
+						Outputs json.RawMessage `json:"outputs"`
+					} `json:"data"`
+				} `json:"ag"`
+			} `json:"attributes"`
+		}
+		if json.Unmarshal(raw, &sp) != nil {
+			continue
+		}
+		if sp.ParentID != nil && *sp.ParentID != "" {
+			if _, ok := spans[*sp.ParentID]; ok {
+				continue
+			}
+		}
+		return sp.Attributes.Ag.Data.Outputs
+	}
+	return nil
+}
+
+// normTraceID is a trace id as 32 lowercase hex digits, however written.
+func normTraceID(id string) string {
+	return strings.ToLower(strings.ReplaceAll(id, "-", ""))
 }
