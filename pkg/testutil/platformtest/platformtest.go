@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/assayhq/assay/pkg/testutil/chtest"
+	"github.com/assayhq/assay/pkg/testutil/freeport"
 	"github.com/assayhq/assay/pkg/testutil/llmtest"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
@@ -105,10 +106,14 @@ func Start(t testing.TB, opts ...Options) *Platform {
 	join := func(service string, a []string, b []string) []string {
 		return append(append(TokenEnv(service), a...), b...)
 	}
+	// The registry and tracing call each other (saved queries, an export's
+	// outputs; tracing's project checks): tracing's address is chosen
+	// before the registry starts.
+	trAddr := freeport.Addr(t)
 	reg := svctest.Start(t, svctest.Options{Pkg: "services/registry/cmd/registry", AddrVar: "REGISTRY_ADDR",
 		Env: join("registry", []string{"REGISTRY_POSTGRES_URL=" + pg, "REGISTRY_LOG_LEVEL=warn", "REGISTRY_VAULT_KEY=" + vaultKey,
-			"REGISTRY_NATS_URL=" + nats.URL()}, o.Registry)})
-	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR",
+			"REGISTRY_NATS_URL=" + nats.URL(), "REGISTRY_TRACING_URL=http://" + trAddr}, o.Registry)})
+	tr := svctest.Start(t, svctest.Options{Pkg: "services/tracing/cmd/tracing", AddrVar: "TRACING_ADDR", Addr: trAddr,
 		Env: join("tracing", []string{"TRACING_NATS_URL=" + nats.URL(), "TRACING_POSTGRES_URL=" + pg, "TRACING_CLICKHOUSE_URL=" + ch, "TRACING_REGISTRY_URL=" + reg.URL,
 			"TRACING_OTLP_HTTP_ADDR=", "TRACING_OTLP_GRPC_ADDR=", "TRACING_LOG_LEVEL=warn"}, o.Tracing)})
 	rt := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR",

@@ -100,6 +100,10 @@ type Options struct {
 	NoWait bool
 	// ReadyTimeout bounds the wait for /ready (default 60 s).
 	ReadyTimeout time.Duration
+	// Addr is the listen address (host:port); empty, Start picks a free
+	// port. A service another one must know before it starts (two that
+	// call each other) is given one from freeport.Addr.
+	Addr string
 }
 
 // Service is a running service process.
@@ -125,7 +129,10 @@ type Service struct {
 // NoWait). It is stopped when the test ends.
 func Start(t testing.TB, o Options) *Service {
 	t.Helper()
-	addr := freeport.Addr(t)
+	addr := o.Addr
+	if addr == "" {
+		addr = freeport.Addr(t)
+	}
 	// No shutdown delay (app.Lifecycle): a test's teardown has no load
 	// balancer to wait for. o.Env may set one; the later value wins.
 	prefix := strings.TrimSuffix(o.AddrVar, "_ADDR")

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -103,6 +106,7 @@ func TestEvaluationRun(t *testing.T) {
 		t.Errorf("trace links %q", links)
 	}
 	checkVerdicts(t, ctx)
+	checkCSV(t, env, u, ctx)
 	Screenshot(t, ctx)
 
 	// Filter: the failing scenario only.
@@ -203,5 +207,56 @@ func checkVerdicts(t *testing.T, ctx context.Context) {
 	}
 	if !got.Charts {
 		t.Errorf("the charts are not in view beside the table")
+	}
+}
+
+// checkCSV: the run's CSV export, read through the API, carries each
+// testcase's columns, the application's output read from its trace and
+// the expected answer beside it, with the evaluators' verdicts; the
+// console's CSV link downloads the same file.
+func checkCSV(t *testing.T, env *Env, u User, ctx context.Context) {
+	t.Helper()
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname.split("/").pop()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := env.Platform.Do(t, "GET", "/api/evaluations/runs/"+id+"/export?format=csv", "ApiKey "+u.Key, nil)
+	if status != http.StatusOK {
+		t.Fatalf("CSV export: %d %s", status, body)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("CSV export: %v\n%s", err, body)
+	}
+	at := map[string]int{}
+	for i, h := range rows[0] {
+		at[h] = i
+	}
+	for _, h := range []string{"country", "echoer.output", "correct_answer", "em.success"} {
+		if _, ok := at[h]; !ok {
+			t.Fatalf("the CSV export has no column %q: %q", h, rows[0])
+		}
+	}
+	if at["correct_answer"] != at["echoer.output"]+1 {
+		t.Errorf("the expected answer is not beside the output: %q", rows[0])
+	}
+	got := map[string][]string{}
+	for _, r := range rows[1:] {
+		got[r[at["country"]]] = []string{r[at["echoer.output"]], r[at["correct_answer"]], r[at["em.success"]]}
+	}
+	want := map[string][]string{"France": {"echo: France", "echo: France", "1"}, "Spain": {"echo: Spain", "echo: Spain", "1"}, "Italy": {"echo: Italy", "Rome", "0"}}
+	for c, w := range want {
+		if strings.Join(got[c], "|") != strings.Join(w, "|") {
+			t.Errorf("CSV row of %s: output, expected, verdict %q, want %q", c, got[c], w)
+		}
+	}
+	// The page's CSV link, fetched as the browser downloads it (its
+	// session cookie), gives the same file.
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch([...document.querySelectorAll("a")].find(a => a.innerText === "CSV").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page != string(body) {
+		t.Errorf("the console's CSV download differs from the API's:\n%s\nvs\n%s", page, body)
 	}
 }

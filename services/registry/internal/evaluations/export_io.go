@@ -148,10 +148,14 @@ func (w *ioWriter) drain() error {
 		}
 	}
 	outs := map[string]json.RawMessage{}
+	var unread any // what an output cell says when the traces could not be read
 	if len(traces) > 0 {
 		var err error
 		if outs, err = w.lk.TraceOutputs(w.ctx, w.sc, traces); err != nil {
-			return err
+			// The rows are the registry's own and still worth having: the
+			// file says where the outputs are missing and why, rather than
+			// ending before its first row.
+			unread = "(output not read: " + err.Error() + ")"
 		}
 	}
 	for _, r := range w.rows {
@@ -167,10 +171,15 @@ func (w *ioWriter) drain() error {
 		}
 		if w.traceAt >= 0 {
 			var o json.RawMessage
-			if s, ok := r[w.traceAt].(string); ok {
+			s, ok := r[w.traceAt].(string)
+			if ok {
 				o = outs[s]
 			}
-			out = append(out, cellText(o))
+			if ok && s != "" && unread != nil {
+				out = append(out, unread)
+			} else {
+				out = append(out, cellText(o))
+			}
 		}
 		for _, c := range w.expected {
 			out = append(out, cellText(tc[c]))
