@@ -341,6 +341,7 @@ func (c *Client) QueryRevision(ctx context.Context, sc scope.Scope, id string) (
 				Windowing *struct {
 					Oldest *time.Time `json:"oldest"`
 					Newest *time.Time `json:"newest"`
+					Rate   *float64   `json:"rate"`
 				} `json:"windowing"`
 			} `json:"data"`
 		} `json:"query_revision"`
@@ -354,7 +355,7 @@ func (c *Client) QueryRevision(ctx context.Context, sc scope.Scope, id string) (
 	}
 	q := &QueryRevision{ID: out.Rev.ID, Filtering: out.Rev.Data.Filtering}
 	if w := out.Rev.Data.Windowing; w != nil {
-		q.Oldest, q.Newest = w.Oldest, w.Newest
+		q.Oldest, q.Newest, q.Rate = w.Oldest, w.Newest, w.Rate
 	}
 	return q, nil
 }
@@ -363,12 +364,17 @@ func (c *Client) QueryRevision(ctx context.Context, sc scope.Scope, id string) (
 
 // Traces runs filtering (a saved query's filter; nil matches every
 // trace) over [oldest, newest) and returns the root span of each matching
-// trace, at most max (MaxItems when 0), page after page.
-func (c *Client) Traces(ctx context.Context, sc scope.Scope, filtering json.RawMessage, oldest, newest *time.Time, max int) ([]Span, error) {
+// trace, at most max (MaxItems when 0), page after page. A rate keeps
+// that share of the traces (tracing's windowing.rate: by trace id, so a
+// trace is kept or not whichever window reads it).
+func (c *Client) Traces(ctx context.Context, sc scope.Scope, filtering json.RawMessage, oldest, newest *time.Time, rate *float64, max int) ([]Span, error) {
 	if max <= 0 {
 		max = MaxItems
 	}
 	win := map[string]any{"limit": min(PageSize, max)}
+	if rate != nil {
+		win["rate"] = *rate
+	}
 	if oldest != nil {
 		win["oldest"] = oldest.UTC().Format(time.RFC3339Nano)
 	}
@@ -403,6 +409,9 @@ func (c *Client) Traces(ctx context.Context, sc scope.Scope, filtering json.RawM
 			return roots, nil
 		}
 		win = out.Windowing
+		if rate != nil {
+			win["rate"] = *rate // the next page keeps the sampling
+		}
 	}
 }
 

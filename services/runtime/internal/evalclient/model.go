@@ -171,6 +171,9 @@ type QueryRevision struct {
 	Filtering json.RawMessage
 	Oldest    *time.Time
 	Newest    *time.Time
+	// Rate is the share of matching traces kept (windowing.rate, 0..1;
+	// nil keeps every one): an online evaluation's sampling rate.
+	Rate *float64
 }
 
 // Span is a stored span as the tracing API returns it.

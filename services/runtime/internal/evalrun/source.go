@@ -44,7 +44,7 @@ func (j *jobRun) source(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("evalrun: query revision of step %s: %w", s.Key, err)
 			}
-			roots, err := j.x.Client.Traces(ctx, j.sc, q.Filtering, q.Oldest, q.Newest, 0)
+			roots, err := j.x.Client.Traces(ctx, j.sc, q.Filtering, q.Oldest, q.Newest, q.Rate, 0)
 			if err != nil {
 				return fmt.Errorf("evalrun: traces of step %s: %w", s.Key, err)
 			}
@@ -105,7 +105,7 @@ func (j *jobRun) window(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("evalrun: query revision of step %s: %w", s.Key, err)
 		}
-		roots, err := j.x.Client.Traces(ctx, j.sc, q.Filtering, &oldest, &newest, 0)
+		roots, err := j.x.Client.Traces(ctx, j.sc, q.Filtering, &oldest, &newest, q.Rate, 0)
 		if err != nil {
 			return fmt.Errorf("evalrun: traces of step %s: %w", s.Key, err)
 		}
