@@ -12,7 +12,8 @@ import (
 // opened in the playground, run with a template variable through the
 // runtime (the local model server as the provider) streamed as SSE and
 // then as NDJSON, side by side with a second pane; an edited prompt is
-// committed from the playground as a new revision.
+// committed from the playground as a new revision; a chat application's
+// playground holds a conversation (chatPlayground).
 func TestPlaygroundRun(t *testing.T) {
 	env := Start(t)
 	u := env.User(t, "playground@example.com")
@@ -145,4 +146,6 @@ func TestPlaygroundRun(t *testing.T) {
 	if a := dig(list, "applications", 0); str(dig(a, "slug")) != "capitals-qa" || str(dig(a, "name")) != "Capitals QA" {
 		t.Errorf("the application typed as \"Capitals QA\": %v", a)
 	}
+
+	t.Run("chat", func(t *testing.T) { chatPlayground(t, env, u, ctx) })
 }

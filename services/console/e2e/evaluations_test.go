@@ -15,9 +15,9 @@ import (
 // evaluator made through the API, a run is created on the evaluations
 // page; the page follows its progress to the end and shows the results
 // (inputs, outputs, scores, trace links), the filter by score, and the
-// charts.
+// charts; the CSV export; and an online evaluation (onlineEvaluation).
 func TestEvaluationRun(t *testing.T) {
-	env := Start(t)
+	env := Start(t, liveOptions)
 	u := env.User(t, "evaluations@example.com")
 	key := u.Key
 	// The model server echoes the last user message: "echo: <country>".
@@ -132,6 +132,9 @@ func TestEvaluationRun(t *testing.T) {
 	// with their verdicts, scrolled to the last one (BenchmarkResultsPage
 	// measures a run of 5,000).
 	measureResultsPage(t, env, u, 600)
+
+	// An online evaluation, made in the console, scores production traces.
+	t.Run("online evaluation", func(t *testing.T) { onlineEvaluation(t, env, u, ctx) })
 }
 
 // checkVerdicts: the results table of TestEvaluationRun's run reads as a

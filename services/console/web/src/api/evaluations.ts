@@ -243,3 +243,62 @@ export async function invocationTraces(runId: string, stepKey: string, scenarioI
   for (const x of r.results ?? []) if (x.trace_id && !x.repeat_idx) out.set(x.scenario_id, normTraceId(x.trace_id));
   return out;
 }
+
+export interface NewOnlineEvaluation {
+  name: string;
+  /** filtering is the traces' filter; it must hold trace_type is
+   * invocation at its top level (the registry refuses a live run that
+   * could evaluate its own evaluator traces). */
+  filtering: unknown;
+  /** rate is the share of matching traces scored, 0 < rate ≤ 1. */
+  rate: number;
+  evaluatorRevisionIds: string[];
+}
+
+/** createOnlineEvaluation saves the traces' query (simple queries: its
+ * slug made from the name) and creates a live evaluation over it: every
+ * window of new matching traces is scored by the evaluators (auto). */
+export async function createOnlineEvaluation(e: NewOnlineEvaluation): Promise<Run> {
+  const data: Record<string, unknown> = { filtering: e.filtering };
+  if (e.rate < 1) data.windowing = { rate: e.rate };
+  const q = await json<{ query?: { id: string; revision_id?: string } }>("POST", "/api/simple/queries/", {
+    query: { name: `${e.name} traces`, data },
+  });
+  if (!q.query?.revision_id) throw new Error("the registry saved no query");
+  const r = await json<{ evaluation?: { id: string; name?: string; status?: Status } }>("POST", "/api/simple/evaluations/", {
+    evaluation: {
+      name: e.name,
+      flags: { is_live: true },
+      data: { query_steps: [q.query.revision_id], evaluator_steps: Object.fromEntries(e.evaluatorRevisionIds.map((id) => [id, "auto"])) },
+    },
+  });
+  if (!r.evaluation) throw new Error("the registry made no evaluation");
+  return { id: r.evaluation.id, name: r.evaluation.name ?? e.name, status: r.evaluation.status ?? "running" };
+}
+
+/** stopEvaluation pauses a live evaluation (no more windows are scored);
+ * startEvaluation resumes it. */
+export async function stopEvaluation(id: string): Promise<void> {
+  await json("POST", `/api/simple/evaluations/${id}/stop`);
+}
+
+export async function startEvaluation(id: string): Promise<void> {
+  await json("POST", `/api/simple/evaluations/${id}/start`);
+}
+
+export interface ScenarioHead {
+  id: string;
+  status?: Status;
+  created_at?: string;
+  updated_at?: string;
+  timestamp?: string;
+}
+
+/** lastScenario is the run's newest scenario (a live run's last trace). */
+export async function lastScenario(runId: string): Promise<ScenarioHead | undefined> {
+  const r = await json<{ scenarios?: ScenarioHead[] }>("POST", "/api/evaluations/scenarios/query", {
+    scenario: { run_id: runId },
+    windowing: { limit: 1, order: "descending" },
+  });
+  return r.scenarios?.[0];
+}

@@ -24,6 +24,7 @@ import { LoadTestcase } from "./LoadTestcase";
 import { ModelPicker, useProviders } from "../../components/ModelPicker";
 import { RunFigures } from "./RunFigures";
 import { variantLabel } from "../../lib/stepNames";
+import { ChatView, answerText, history, isChatURI, type Turn } from "./Chat";
 
 interface Pane {
   key: number;
@@ -35,6 +36,8 @@ interface Pane {
   note?: string;
   /** Milliseconds from the request to the end of the answer, as the browser saw it. */
   elapsedMs?: number;
+  /** The conversation of a chat application's pane. */
+  chat?: Turn[];
 }
 
 // No model: the pane picks the project's default configured model (a
@@ -133,6 +136,32 @@ export default function Playground() {
     }
   };
 
+  // A chat pane: the message goes with the conversation so far as the
+  // template's messages input; the answer streams into its own turn.
+  const send = async (p: Pane, message: string) => {
+    const sent = history(p.chat ?? [], message);
+    const setLast = (f: (t: Turn) => Turn) =>
+      update(p.key, (x) => {
+        const c = [...(x.chat ?? [])];
+        c[c.length - 1] = f(c[c.length - 1]);
+        return { ...x, chat: c };
+      });
+    update(p.key, (x) => ({ ...x, running: true, chat: [...(x.chat ?? []), { role: "user", content: message }, { role: "assistant", content: "", pending: true }] }));
+    const t0 = performance.now();
+    try {
+      const res = await invokeStream(
+        { revisionId: p.revisionId, parameters: { ...(revOf(p)?.data?.parameters ?? {}), prompt: p.prompt }, inputs: { ...inputs, messages: sent } },
+        format,
+        (d) => setLast((t) => ({ ...t, content: t.content + d })),
+      );
+      setLast((t) => ({ ...t, content: answerText(res.text || t.content, res.outputs), pending: false, traceId: res.traceId, elapsedMs: performance.now() - t0, error: res.error && `${res.status ? `HTTP ${res.status}: ` : ""}${res.error}` }));
+    } catch (e) {
+      setLast((t) => ({ ...t, pending: false, error: errorMessage(e) }));
+    } finally {
+      update(p.key, (x) => ({ ...x, running: false }));
+    }
+  };
+
   const commit = async (p: Pane, message: string) => {
     const base = revOf(p);
     if (!base) return;
@@ -178,7 +207,7 @@ export default function Playground() {
         <button
           disabled={!perms.can("run_service") || panes.length === 0 || panes.some((p) => p.running)}
           title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}
-          onClick={() => panes.forEach(run)}
+          onClick={() => panes.filter((p) => !isChatURI(revOf(p)?.data?.uri)).forEach(run)}
           data-testid="run-all"
         >
           Run {panes.length > 1 ? "all" : ""}
@@ -221,6 +250,8 @@ export default function Playground() {
             onChange={(f) => update(p.key, f)}
             onRemove={panes.length > 1 ? () => setPanes((ps) => ps.filter((x) => x.key !== p.key)) : undefined}
             onRun={() => run(p)}
+            onSend={(m) => send(p, m)}
+            onClear={() => update(p.key, (x) => ({ ...x, chat: [] }))}
             onCommit={(m) => commit(p, m)}
             onDeploy={(env) => doDeploy(p, env)}
           />
@@ -238,6 +269,8 @@ function PaneView({
   onChange,
   onRemove,
   onRun,
+  onSend,
+  onClear,
   onCommit,
   onDeploy,
 }: {
@@ -248,6 +281,8 @@ function PaneView({
   onChange: (f: (p: Pane) => Pane) => void;
   onRemove?: () => void;
   onRun: () => void;
+  onSend: (message: string) => void;
+  onClear: () => void;
   onCommit: (message: string) => void;
   onDeploy: (env: string) => void;
 }) {
@@ -330,13 +365,26 @@ function PaneView({
           </select>
         </label>
       </fieldset>
-      <button onClick={onRun} disabled={pane.running || !perms.can("run_service")} title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}>
-        {pane.running ? "Running…" : "Run"}
-      </button>
-      <pre data-testid="pane-output" style={{ whiteSpace: "pre-wrap", background: "#f8f8f8", minHeight: 48, padding: 6 }}>
-        {pane.output}
-      </pre>
-      {pane.result && !pane.running && <RunFigures traceId={pane.result.traceId} elapsedMs={pane.elapsedMs} />}
+      {isChatURI(cur?.data?.uri) ? (
+        <ChatView
+          turns={pane.chat ?? []}
+          running={pane.running}
+          canRun={perms.can("run_service")}
+          why={perms.why("run_service", "run applications")}
+          onSend={onSend}
+          onClear={onClear}
+        />
+      ) : (
+        <>
+          <button onClick={onRun} disabled={pane.running || !perms.can("run_service")} title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}>
+            {pane.running ? "Running…" : "Run"}
+          </button>
+          <pre data-testid="pane-output" style={{ whiteSpace: "pre-wrap", background: "#f8f8f8", minHeight: 48, padding: 6 }}>
+            {pane.output}
+          </pre>
+          {pane.result && !pane.running && <RunFigures traceId={pane.result.traceId} elapsedMs={pane.elapsedMs} />}
+        </>
+      )}
       {pane.result?.error && (
         <p role="alert" style={{ color: "#b00" }}>
           {pane.result.status ? `HTTP ${pane.result.status}: ` : ""}

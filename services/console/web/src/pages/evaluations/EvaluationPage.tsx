@@ -45,6 +45,7 @@ import {
   type Verdict,
 } from "./results";
 import { Histogram, PassRate, fmt } from "./Chart";
+import { LivePanel } from "./OnlineEvaluation";
 
 const TERMINAL = new Set(["success", "failure", "errors", "cancelled"]);
 /** ROW_HEIGHT is a results row's fixed height (px): cells are one line,
@@ -75,12 +76,15 @@ export default function EvaluationPage() {
     refetchInterval: (q) => (q.state.data && TERMINAL.has(q.state.data.status) ? false : 1000),
   });
   const done = !!prog.data && TERMINAL.has(prog.data.status);
+  const live = !!run.data?.flags?.is_live;
   // The results are read at once, beside the progress (not after it: on
   // a large run the export is the longest read), then again as the run
   // advances, in steps of 5% of its cells and once at the end, not on
   // every poll.
   const step = prog.data ? Math.floor((20 * (prog.data.results.success ?? 0)) / Math.max(1, prog.data.results.expected)) : 0;
-  const gen = prog.data ? (done ? "done" : String(step)) : "";
+  // A live run never ends and its scenarios keep coming: read again as
+  // each trace is scored.
+  const gen = prog.data ? (done ? "done" : live ? `live-${prog.data.scenarios.total}-${prog.data.results.success ?? 0}` : String(step)) : "";
   const doc = useExport(id, gen);
   const metrics = useQuery({ queryKey: ["run-metrics", id, done], queryFn: () => globalMetrics(id), enabled: done, refetchInterval: (q) => (done && !q.state.data ? 2000 : false) });
   const steps = useMemo(() => run.data?.data?.steps ?? [], [run.data]);
@@ -121,7 +125,8 @@ export default function EvaluationPage() {
     <div>
       <h1>{run.data?.name || "Evaluation"}</h1>
       <ErrorBox error={run.error || prog.error || (doc.error as Error | undefined)} />
-      {prog.data && <ProgressBar p={prog.data} />}
+      {run.data && live && <LivePanel run={run.data} progress={prog.data} />}
+      {prog.data && !live && <ProgressBar p={prog.data} />}
       <p>
         Export: <a href={exportURL(id, "csv")}>CSV</a> · <a href={exportURL(id, "json")}>JSON</a> ·{" "}
         <Link to={`/evaluations/compare?runs=${id}`}>compare…</Link>
@@ -130,7 +135,7 @@ export default function EvaluationPage() {
         <div className="results-main">{model && <Results model={model} names={names} reading={!doc.complete} />}</div>
         <aside className="results-charts" aria-label="charts">
           <h2>Charts</h2>
-          {!done && <p>Charts appear when the run is over.</p>}
+          {!done && <p>{live ? "An online evaluation's charts appear once it is stopped." : "Charts appear when the run is over."}</p>}
           {metrics.data && <Charts m={metrics.data} steps={steps} label={names.label} width={300} compact />}
           {done && !metrics.data && !metrics.isLoading && <p>No metrics recorded yet.</p>}
         </aside>

@@ -11,6 +11,7 @@ import { headRevisionId, listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { Denied, usePermissions } from "../../auth/permissions";
 import { variantLabel } from "../../lib/stepNames";
+import { LiveBadge, NewOnlineEvaluation } from "./OnlineEvaluation";
 
 export default function EvaluationsPage() {
   const runs = useQuery({ queryKey: ["runs"], queryFn: listRuns, refetchInterval: 5000 });
@@ -21,6 +22,7 @@ export default function EvaluationsPage() {
       <h1>Evaluations</h1>
       <Denied perm="run_evaluation" action="start evaluations" />
       <NewRun />
+      <NewOnlineEvaluation />
       <ErrorBox error={runs.error} />
       <p>
         <button disabled={pick.length < 2} onClick={() => nav(`/evaluations/compare?runs=${pick.join(",")}`)} data-testid="compare">
@@ -47,7 +49,9 @@ export default function EvaluationsPage() {
                 <td>
                   <Link to={`/evaluations/${r.id}`}>{r.name || r.id}</Link>
                 </td>
-                <td className={`status-${r.status}`}>{r.status}</td>
+                <td className={`status-${r.status}`}>
+                  {r.flags?.is_live ? <LiveBadge run={r} /> : r.status}
+                </td>
                 <td>{r.created_at?.slice(0, 19).replace("T", " ")}</td>
               </tr>
             ))}

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// liveOptions make live evaluations score a window every 2 s (not every
+// minute), a second after it ends.
+var liveOptions = Options{}
+
+func init() {
+	liveOptions.Registry = []string{"REGISTRY_EVAL_LIVE_INTERVAL=2s"}
+	liveOptions.Runtime = []string{"RUNTIME_EVAL_WINDOW_GRACE=1s"}
+}
+
+// onlineEvaluation: an online evaluation is created in the console (a
+// name, a filter from the traces page's builder, a sampling rate of 50%,
+// an evaluator picked by name); of three production traces sent after,
+// the one the filter and the sample keep is scored, and the run page
+// shows it live with the count and the time it last scored; it stops and
+// resumes.
+func onlineEvaluation(t *testing.T, env *Env, u User, ctx context.Context) {
+	env.Platform.MustJSON(t, "POST", "/api/simple/evaluators/", u.Key, map[string]any{"evaluator": map[string]any{
+		"name": "Mentions Paris", "data": map[string]any{"uri": "agenta:builtin:auto_regex_test:v0",
+			"parameters": map[string]any{"regex_pattern": "Paris", "regex_should_match": true}}}})
+	err := chromedp.Do(ctx,
+		env.Visit("/console/evaluations"),
+		WaitText("New online evaluation"),
+		chromedp.Click(chromedp.CSS(`[data-testid="new-live"] summary`)),
+		Type(string(byLabel("online evaluation name")), "Production capitals"),
+		chromedp.Click(chromedp.Search(`//*[@data-testid="new-live"]//button[normalize-space(.)="+ Filter"]`)),
+		fillText(chromedp.CSS(`[data-testid="new-live"] input[aria-label="Value"]`), "prod"),
+		fillText(byLabel("sampling rate"), "50"),
+		chromedp.Click(byLabel("online evaluator Mentions Paris")),
+		chromedp.WaitEnabled(testID("start-live")),
+		chromedp.Click(testID("start-live")),
+		chromedp.WaitVisible(testID("live-panel")),
+		waitJS(`document.querySelector('[data-testid="live-badge"]')?.innerText.trim() === "live"`),
+		WaitText("0 traces scored"),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	// Three production calls in one window: one the filter and the sample
+	// keep; one the sample leaves out (tracing keeps a trace when the
+	// first 8 hex digits of its id, mod 100, are under the rate: 5 and
+	// 95); one the filter leaves out (its span name).
+	now := time.Now().UTC()
+	span := func(trace, name string) map[string]any {
+		return map[string]any{"trace_id": trace, "span_id": trace[:16], "span_name": name,
+			"start_time": now.Format(time.RFC3339Nano), "end_time": now.Add(300 * time.Millisecond).Format(time.RFC3339Nano),
+			"attributes": map[string]any{"ag": map[string]any{"type": map[string]any{"span": "workflow"},
+				"data": map[string]any{"inputs": map[string]any{"question": "Capital of France?"}, "outputs": "Paris"}}}}
+	}
+	status, body := env.Platform.Do(t, "POST", "/api/spans/ingest", "ApiKey "+u.Key, map[string]any{"spans": []any{
+		span("00000005000000000000000000000001", "prod-call"),
+		span("0000005f000000000000000000000002", "prod-call"),
+		span("00000001000000000000000000000003", "other-call"),
+	}})
+	if status != http.StatusAccepted {
+		t.Fatalf("ingest: %d %s", status, body)
+	}
+	err = chromedp.Do(ctx,
+		WaitText("1 trace scored"),
+		waitJS(`!document.querySelector('[data-testid="live-last"]').innerText.startsWith("not yet")`),
+	)
+	if err != nil {
+		t.Fatalf("the production trace was not scored: %v; page:\n%s", err, pageText(t, ctx))
+	}
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname.split("/").pop()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The three traces shared a window, which minted its scenarios at
+	// once: one, the kept trace's, with the evaluator's verdict.
+	res := env.Platform.MustJSON(t, "POST", "/api/evaluations/results/query", u.Key, map[string]any{"result": map[string]any{"run_id": id}})
+	traces := map[string]bool{}
+	for _, r := range dig(res, "results").([]any) {
+		if tid := strings.ReplaceAll(str(dig(r, "trace_id")), "-", ""); tid != "" && strings.HasPrefix(str(dig(r, "step_key")), "query-") {
+			traces[tid] = true
+		}
+	}
+	if len(traces) != 1 || !traces["00000005000000000000000000000001"] {
+		t.Errorf("the live run scored the traces %v, want only the one its filter and sample keep", traces)
+	}
+	Screenshot(t, ctx)
+
+	// Stop, then resume.
+	err = chromedp.Do(ctx,
+		ClickText("Stop scoring"),
+		waitJS(`document.querySelector('[data-testid="live-badge"]')?.innerText.trim() === "stopped"`),
+		ClickText("Resume scoring"),
+		waitJS(`document.querySelector('[data-testid="live-badge"]')?.innerText.trim() === "live"`),
+	)
+	if err != nil {
+		t.Fatalf("stop and resume: %v; page:\n%s", err, pageText(t, ctx))
+	}
+	run := env.Platform.MustJSON(t, "GET", "/api/evaluations/runs/"+id, u.Key, nil)
+	if dig(run, "run", "flags", "is_active") != true || dig(run, "run", "flags", "is_live") != true {
+		t.Errorf("after resume the run is %v", dig(run, "run", "flags"))
+	}
+	// The runs list shows it live.
+	err = chromedp.Do(ctx, env.Visit("/console/evaluations"),
+		waitJS(`[...document.querySelectorAll('[data-testid="runs-list"] tr')].some(r => r.innerText.includes("Production capitals") && r.innerText.includes("live"))`))
+	if err != nil {
+		t.Errorf("the runs list does not show the online evaluation live: %v; page:\n%s", err, pageText(t, ctx))
+	}
+}
