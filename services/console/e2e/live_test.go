@@ -69,6 +69,9 @@ func onlineEvaluation(t *testing.T, env *Env, u User, ctx context.Context) {
 	err = chromedp.Do(ctx,
 		WaitText("1 trace scored"),
 		waitJS(`!document.querySelector('[data-testid="live-last"]').innerText.startsWith("not yet")`),
+		// The scored trace's column says what it is, not the query step's key.
+		waitJS(`(() => { const hs = [...document.querySelectorAll('[data-testid="results"] thead th')].map(h => h.innerText.trim());
+			return hs.includes("trace") && !hs.some(h => h.startsWith("query-")); })()`),
 	)
 	if err != nil {
 		t.Fatalf("the production trace was not scored: %v; page:\n%s", err, pageText(t, ctx))

@@ -110,6 +110,9 @@ export default function EvaluationPage() {
       if (ev) return ev.name || ev.slug;
       const app = r.application?.id ? appById.get(r.application.id) : undefined;
       if (app) return (app.name || app.slug) + (r.application_revision?.version ? ` v${r.application_revision.version}` : "");
+      // A query step's cells are the traces it found (an online
+      // evaluation's production calls), not a name of ours.
+      if (r.query || r.query_revision) return "trace";
       return stepLabel(key, steps);
     };
     const tcs = revision.data?.data?.testcases ?? byIds.data ?? [];
