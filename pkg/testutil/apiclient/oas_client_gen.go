@@ -447,7 +447,11 @@ type Invoker interface {
 	// binary one's rate of true). CSV: a header row for people, each step named by the slug of its
 	// evaluator, application or testset (its key when that slug is generated or shared) and each metric by
 	// its leaf (`capital-exact.status`, `capital-exact[1].status` past repeat 0, `capital-exact.success`,
-	// `capitals-bot.duration`), an error cell holds the error's message; JSON keeps the step key columns;
+	// `capitals-bot.duration`), an error cell holds the error's message; after testcase_id, the testcase's
+	// columns (the run's testset mappings; a column named like another `testcase.<name>`), the
+	// application's output `<application>.output` (its trace's root outputs; text as is, anything else as
+	// JSON) and the expected answer (a testset column named correct_answer, expected_answer,
+	// expected_output, expected, reference or ground_truth) after it; JSON keeps the step key columns;
 	// JSON: {run_id, columns, rows: [{: value, …}], count}, missing values left out, an error cell holds
 	// the recorded error object. At most 1,000 cells per scenario (422) and 1,000 metric columns. An error
 	// after the first bytes ends the response early (a JSON export is then left unclosed).
@@ -1956,7 +1960,9 @@ type Invoker interface {
 	PostServicesProvidersTest(ctx context.Context, request *ProviderTest) (PostServicesProvidersTestRes, error)
 	// PostSimpleApplications invokes postSimpleApplications operation.
 	//
-	// Body {application: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+	// Body {application: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+	// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+	// …). Duplicate slug: 409.
 	//
 	// POST /api/simple/applications
 	PostSimpleApplications(ctx context.Context, request OptPostSimpleApplicationsReq) (PostSimpleApplicationsRes, error)
@@ -1980,7 +1986,9 @@ type Invoker interface {
 	PostSimpleApplicationsQuery(ctx context.Context, request OptPostSimpleApplicationsQueryReq) (PostSimpleApplicationsQueryRes, error)
 	// PostSimpleEnvironments invokes postSimpleEnvironments operation.
 	//
-	// Body {environment: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+	// Body {environment: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+	// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+	// …). Duplicate slug: 409.
 	//
 	// POST /api/simple/environments
 	PostSimpleEnvironments(ctx context.Context, request OptPostSimpleEnvironmentsReq) (PostSimpleEnvironmentsRes, error)
@@ -2127,7 +2135,9 @@ type Invoker interface {
 	PostSimpleEvaluationsQuery(ctx context.Context, request OptPostSimpleEvaluationsQueryReq) (PostSimpleEvaluationsQueryRes, error)
 	// PostSimpleEvaluators invokes postSimpleEvaluators operation.
 	//
-	// Body {evaluator: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+	// Body {evaluator: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+	// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+	// …). Duplicate slug: 409.
 	//
 	// POST /api/simple/evaluators
 	PostSimpleEvaluators(ctx context.Context, request OptPostSimpleEvaluatorsReq) (PostSimpleEvaluatorsRes, error)
@@ -2151,7 +2161,9 @@ type Invoker interface {
 	PostSimpleEvaluatorsQuery(ctx context.Context, request OptPostSimpleEvaluatorsQueryReq) (PostSimpleEvaluatorsQueryRes, error)
 	// PostSimpleQueries invokes postSimpleQueries operation.
 	//
-	// Body {query: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+	// Body {query: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made from
+	// the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2, …).
+	// Duplicate slug: 409.
 	//
 	// POST /api/simple/queries
 	PostSimpleQueries(ctx context.Context, request OptPostSimpleQueriesReq) (PostSimpleQueriesRes, error)
@@ -2277,7 +2289,9 @@ type Invoker interface {
 	PostSimpleTracesQuery(ctx context.Context, request OptPostSimpleTracesQueryReq) (PostSimpleTracesQueryRes, error)
 	// PostSimpleWorkflows invokes postSimpleWorkflows operation.
 	//
-	// Body {workflow: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+	// Body {workflow: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+	// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+	// …). Duplicate slug: 409.
 	//
 	// POST /api/simple/workflows
 	PostSimpleWorkflows(ctx context.Context, request OptPostSimpleWorkflowsReq) (PostSimpleWorkflowsRes, error)
@@ -8676,7 +8690,11 @@ func (c *Client) sendGetEvaluationsRunsById(ctx context.Context, params GetEvalu
 // binary one's rate of true). CSV: a header row for people, each step named by the slug of its
 // evaluator, application or testset (its key when that slug is generated or shared) and each metric by
 // its leaf (`capital-exact.status`, `capital-exact[1].status` past repeat 0, `capital-exact.success`,
-// `capitals-bot.duration`), an error cell holds the error's message; JSON keeps the step key columns;
+// `capitals-bot.duration`), an error cell holds the error's message; after testcase_id, the testcase's
+// columns (the run's testset mappings; a column named like another `testcase.<name>`), the
+// application's output `<application>.output` (its trace's root outputs; text as is, anything else as
+// JSON) and the expected answer (a testset column named correct_answer, expected_answer,
+// expected_output, expected, reference or ground_truth) after it; JSON keeps the step key columns;
 // JSON: {run_id, columns, rows: [{: value, …}], count}, missing values left out, an error cell holds
 // the recorded error object. At most 1,000 cells per scenario (422) and 1,000 metric columns. An error
 // after the first bytes ends the response early (a JSON export is then left unclosed).
@@ -27166,7 +27184,9 @@ func (c *Client) sendPostServicesProvidersTest(ctx context.Context, request *Pro
 
 // PostSimpleApplications invokes postSimpleApplications operation.
 //
-// Body {application: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+// Body {application: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+// …). Duplicate slug: 409.
 //
 // POST /api/simple/applications
 func (c *Client) PostSimpleApplications(ctx context.Context, request OptPostSimpleApplicationsReq) (PostSimpleApplicationsRes, error) {
@@ -27514,7 +27534,9 @@ func (c *Client) sendPostSimpleApplicationsQuery(ctx context.Context, request Op
 
 // PostSimpleEnvironments invokes postSimpleEnvironments operation.
 //
-// Body {environment: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+// Body {environment: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+// …). Duplicate slug: 409.
 //
 // POST /api/simple/environments
 func (c *Client) PostSimpleEnvironments(ctx context.Context, request OptPostSimpleEnvironmentsReq) (PostSimpleEnvironmentsRes, error) {
@@ -29585,7 +29607,9 @@ func (c *Client) sendPostSimpleEvaluationsQuery(ctx context.Context, request Opt
 
 // PostSimpleEvaluators invokes postSimpleEvaluators operation.
 //
-// Body {evaluator: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+// Body {evaluator: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+// …). Duplicate slug: 409.
 //
 // POST /api/simple/evaluators
 func (c *Client) PostSimpleEvaluators(ctx context.Context, request OptPostSimpleEvaluatorsReq) (PostSimpleEvaluatorsRes, error) {
@@ -29933,7 +29957,9 @@ func (c *Client) sendPostSimpleEvaluatorsQuery(ctx context.Context, request OptP
 
 // PostSimpleQueries invokes postSimpleQueries operation.
 //
-// Body {query: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+// Body {query: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made from
+// the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2, …).
+// Duplicate slug: 409.
 //
 // POST /api/simple/queries
 func (c *Client) PostSimpleQueries(ctx context.Context, request OptPostSimpleQueriesReq) (PostSimpleQueriesRes, error) {
@@ -31549,7 +31575,9 @@ func (c *Client) sendPostSimpleTracesQuery(ctx context.Context, request OptPostS
 
 // PostSimpleWorkflows invokes postSimpleWorkflows operation.
 //
-// Body {workflow: {slug, name?, description?, flags?, tags?, meta?}}. Duplicate slug: 409.
+// Body {workflow: {slug?, name?, description?, flags?, tags?, meta?}}. Without a slug, one is made
+// from the name, free in the project ('Capital checker' → capital-checker, else capital-checker-2,
+// …). Duplicate slug: 409.
 //
 // POST /api/simple/workflows
 func (c *Client) PostSimpleWorkflows(ctx context.Context, request OptPostSimpleWorkflowsReq) (PostSimpleWorkflowsRes, error) {

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "2bd8adbdfb158bca5fbbccded6bec15bafc69f322ddc79809790f8dfddc2e959"
+const DocumentSHA256 = "dccb8fc89d106ff9bc7b692728cbbdcbdda5c26a03cded9f88ed34d6c9e3a13a"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
