@@ -69,9 +69,13 @@ func onlineEvaluation(t *testing.T, env *Env, u User, ctx context.Context) {
 	err = chromedp.Do(ctx,
 		WaitText("1 trace scored"),
 		waitJS(`!document.querySelector('[data-testid="live-last"]').innerText.startsWith("not yet")`),
-		// The scored trace's column says what it is, not the query step's key.
+		// The scored trace's columns say what they are (not the query
+		// step's key), its inputs and output beside the verdict; the panel
+		// says which traces are scored.
 		waitJS(`(() => { const hs = [...document.querySelectorAll('[data-testid="results"] thead th')].map(h => h.innerText.trim());
-			return hs.includes("trace") && !hs.some(h => h.startsWith("query-")); })()`),
+			return hs.includes("trace inputs") && hs.includes("trace output") && !hs.some(h => h.startsWith("query-")); })()`),
+		waitJS(`document.querySelector('[data-testid="result-row"]')?.innerText.includes("Capital of France?")`),
+		waitJS(`document.querySelector('[data-testid="live-scope"]')?.innerText === '50% of production traces where span_name contains "prod"'`),
 	)
 	if err != nil {
 		t.Fatalf("the production trace was not scored: %v; page:\n%s", err, pageText(t, ctx))

@@ -302,3 +302,14 @@ export async function lastScenario(runId: string): Promise<ScenarioHead | undefi
   });
   return r.scenarios?.[0];
 }
+
+export interface QueryRevision {
+  id: string;
+  data?: { filtering?: { operator?: string; conditions?: unknown[] }; windowing?: { rate?: number } };
+}
+
+/** queryRevision reads a saved query's revision (an online evaluation's
+ * filter and sampling rate). */
+export async function queryRevision(id: string): Promise<QueryRevision | undefined> {
+  return (await json<{ query_revision?: QueryRevision }>("GET", `/api/queries/revisions/${id}`)).query_revision;
+}

@@ -112,7 +112,7 @@ export default function EvaluationPage() {
       if (app) return (app.name || app.slug) + (r.application_revision?.version ? ` v${r.application_revision.version}` : "");
       // A query step's cells are the traces it found (an online
       // evaluation's production calls), not a name of ours.
-      if (r.query || r.query_revision) return "trace";
+      if (r.query || r.query_revision) return "trace output";
       return stepLabel(key, steps);
     };
     const tcs = revision.data?.data?.testcases ?? byIds.data ?? [];
@@ -242,6 +242,8 @@ export function Results({ model, names = { label: (k) => model.labels[k] ?? k },
   const evalKeys = model.cellKeys.filter((k) => !k.startsWith("application-") && !k.startsWith("testset-"));
   const columns = useMemo(() => testsetColumns([...(names.testcases?.values() ?? [])]), [names.testcases]);
   const inputCols = columns.filter((c) => c !== names.expected);
+  // A query's traces (an online evaluation's) bring their own inputs.
+  const queryKey = model.cellKeys.find((k) => k.startsWith("query-"));
   const appMetrics = model.scores.filter((s) => invocationKeys.some((k) => k.startsWith(s.step + "/")) && APP_METRICS[s.path]);
   const stepOf = (k: string) => k.replace(/\/\d+$/, "");
 
@@ -333,7 +335,7 @@ export function Results({ model, names = { label: (k) => model.labels[k] ?? k },
           <thead>
             <tr>
               <th>#</th>
-              {inputCols.length === 0 && <th>inputs</th>}
+              {inputCols.length === 0 && <th>{queryKey ? "trace inputs" : "inputs"}</th>}
               {inputCols.map((c) => (
                 <th key={c} className="input-col">
                   {c}
@@ -363,7 +365,8 @@ export function Results({ model, names = { label: (k) => model.labels[k] ?? k },
               return (
                 <tr key={r.scenarioId} data-testid="result-row" className={`status-${r.status}`} style={{ height: ROW_HEIGHT }}>
                   <td>{it.index + 1}</td>
-                  {inputCols.length === 0 && <td>{r.testcaseId ? "…" : ""}</td>}
+                  {inputCols.length === 0 &&
+                    (queryKey ? <Clip value={text(traceOf(r.cells[queryKey]?.traceId)?.inputs)} /> : <td>{r.testcaseId ? "…" : ""}</td>)}
                   {inputCols.map((c) => (
                     <Clip key={c} value={text(tc?.[c])} />
                   ))}

@@ -8,12 +8,12 @@
 import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "react-router";
-import { createOnlineEvaluation, lastScenario, startEvaluation, stopEvaluation, type Progress, type Run } from "../../api/evaluations";
+import { createOnlineEvaluation, lastScenario, queryRevision, startEvaluation, stopEvaluation, type Progress, type QueryRevision, type Run } from "../../api/evaluations";
 import { headRevisionId, listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { FilterBuilder } from "../../components/FilterBuilder";
 import { usePermissions } from "../../auth/permissions";
-import { FilterError, toFiltering, type FilterRow } from "../../lib/filter";
+import { FilterError, toFiltering, type Condition, type FilterRow } from "../../lib/filter";
 import { PRODUCTION } from "../../lib/traffic";
 
 export function NewOnlineEvaluation() {
@@ -132,6 +132,8 @@ export function LivePanel({ run, progress }: { run: Run; progress?: Progress }) 
   const qc = useQueryClient();
   const perms = usePermissions();
   const last = useQuery({ queryKey: ["run-last-scenario", run.id, progress?.scenarios.total], queryFn: () => lastScenario(run.id) });
+  const qid = run.data?.steps?.find((s) => s.references?.query_revision?.id)?.references?.query_revision?.id;
+  const query = useQuery({ queryKey: ["query-revision", qid], queryFn: () => queryRevision(qid!), enabled: !!qid, staleTime: Infinity });
   const [err, setErr] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const active = !!run.flags?.is_active;
@@ -155,7 +157,7 @@ export function LivePanel({ run, progress }: { run: Run; progress?: Progress }) 
   return (
     <div data-testid="live-panel" className="card" style={{ padding: 8, marginBottom: 8 }}>
       <p style={{ margin: 0 }}>
-        <LiveBadge run={run} /> Online evaluation of production traces ·{" "}
+        <LiveBadge run={run} /> Scores <span data-testid="live-scope">{scopeOf(query.data)}</span> ·{" "}
         <strong data-testid="live-scored">
           {scored} {scored === 1 ? "trace" : "traces"} scored
         </strong>
@@ -171,4 +173,23 @@ export function LivePanel({ run, progress }: { run: Run; progress?: Progress }) 
       <ErrorBox error={err} />
     </div>
   );
+}
+
+/** scopeOf says which traces a live run scores: its sampling rate and
+ * the user's conditions (the production conditions every online
+ * evaluation holds are left unsaid). */
+export function scopeOf(q: QueryRevision | undefined): string {
+  const rate = q?.data?.windowing?.rate;
+  const share = rate !== undefined && rate < 1 ? `${Math.round(rate * 1000) / 10}% of ` : "";
+  const own = (q?.data?.filtering?.conditions ?? []).filter((c) => {
+    const x = c as Condition;
+    return !PRODUCTION.some((p) => p.field === x.field && p.operator === (x.operator ?? "is"));
+  });
+  const say = (c: unknown): string => {
+    const x = c as Condition & { conditions?: unknown[]; operator?: string };
+    if (Array.isArray(x.conditions)) return x.conditions.map(say).join(` ${x.operator ?? "and"} `);
+    return `${x.key ? `${x.field}.${x.key}` : x.field} ${x.operator ?? "is"}${x.value === undefined ? "" : ` ${JSON.stringify(x.value)}`}`;
+  };
+  const where = own.map(say).filter(Boolean).join(" and ");
+  return `${share}production traces${where ? ` where ${where}` : ""}`;
 }
