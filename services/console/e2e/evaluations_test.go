@@ -146,6 +146,12 @@ func TestEvaluationRun(t *testing.T) {
 // rows are in testcase order and the charts are in view beside the table.
 func checkVerdicts(t *testing.T, ctx context.Context) {
 	t.Helper()
+	// A cell reads "…" until its verdict or output is read (the metrics
+	// and traces come after the rows): wait for them all, as a reader
+	// would, rather than read the table at one moment (seen under load).
+	if err := chromedp.Do(ctx, waitJS(`[...document.querySelectorAll('[data-testid="result-row"]')].every(r => !r.innerText.includes("…"))`)); err != nil {
+		t.Errorf("cells still loading: %v", err)
+	}
 	type table struct {
 		Headers []string   `json:"headers"`
 		Rows    [][]string `json:"rows"`
