@@ -11,7 +11,7 @@ import (
 // viewerSeesNoWriteControls: a viewer of a project finds no enabled
 // write control on the testsets, keys, secrets, evaluations, playground
 // and members pages, and each page says why (its role lacks the
-// permission); the members page lists the organization's owner, who holds
+// permission; an online evaluation filled in cannot be started); the members page lists the organization's owner, who holds
 // the role at organization level, and offers a viewer no role to change.
 func viewerSeesNoWriteControls(t *testing.T, env *Env) {
 	owner := env.User(t, "roles-owner@example.com")
@@ -79,5 +79,19 @@ func viewerSeesNoWriteControls(t *testing.T, env *Env) {
 	}
 	if len(offered) == 0 || strings.Contains(strings.Join(offered, ","), "owner") {
 		t.Errorf("the viewer's role select offers %q, want the roles below owner", offered)
+	}
+	// An online evaluation filled in completely still cannot be started:
+	// the button says why.
+	err = chromedp.Do(ctx, env.Visit("/console/evaluations"),
+		chromedp.Click(chromedp.CSS(`[data-testid="new-live"] summary`)),
+		Type(string(byLabel("online evaluation name")), "viewer's"),
+		chromedp.Click(chromedp.CSS(`[aria-label^="online evaluator "]`)),
+		waitJS(`document.querySelector('[aria-label^="online evaluator "]').checked`))
+	if err != nil {
+		t.Errorf("the viewer cannot fill the online evaluation form: %v; page:\n%s", err, pageText(t, ctx))
+	} else if got := enabled(`[data-testid="start-live"]`); len(got) > 0 {
+		t.Errorf("a viewer can start an online evaluation: %q", got)
+	} else if title, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="start-live"]').title`)); !strings.Contains(title, "Viewers cannot create online evaluations") {
+		t.Errorf("the disabled Start says %q, want why", title)
 	}
 }
