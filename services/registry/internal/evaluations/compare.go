@@ -104,10 +104,10 @@ type ScenarioSide struct {
 
 // CompareMetric is one metric of one compared step across the runs.
 type CompareMetric struct {
-	Step string       `json:"step"` // the compared step: the first run's step key
-	Kind string       `json:"kind"` // invocation or annotation
-	Path string       `json:"path"`
-	Type string       `json:"type"`
+	Step string `json:"step"` // the compared step: the first run's step key
+	Kind string `json:"kind"` // invocation or annotation
+	Path string `json:"path"`
+	Type string `json:"type"`
 	// Direction is which way is better: lower for latency, cost, tokens
 	// and errors, higher otherwise.
 	Direction string       `json:"direction"`
