@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "2bd8adbdfb158bca5fbbccded6bec15bafc69f322ddc79809790f8dfddc2e959"
+const DocumentSHA256 = "c88976a96437c4a6a21e5dba799f371ba74e595aab8a731f3fa4646ba6ddcb11"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -46,7 +46,7 @@ import (
 // With less than that there is a delta and no interval. Every delta with
 // an interval is then one test of the comparison's family, corrected
 // with Holm's method: its verdict, adjusted p-value and adjusted
-// interval, and the testcases it would need (Power).
+// interval, and the testcases it would need (ComparePower).
 
 // Bounds of a comparison: it holds every compared run's scenarios and
 // their values in memory.
@@ -133,8 +133,8 @@ type MetricSide struct {
 	PAdjusted *float64 `json:"p_adjusted,omitempty"`
 	// AdjustedCI is the interval at the level Holm held the test to: it
 	// excludes 0 exactly when the verdict is improved or regressed.
-	AdjustedCI *Interval `json:"adjusted_ci,omitempty"`
-	Power      *Power    `json:"power,omitempty"`
+	AdjustedCI *Interval     `json:"adjusted_ci,omitempty"`
+	Power      *ComparePower `json:"power,omitempty"`
 }
 
 // compareKey is how a step is matched across runs.

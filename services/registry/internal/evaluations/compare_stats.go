@@ -91,12 +91,12 @@ func Direction(path string) string {
 	return HigherIsBetter
 }
 
-// Power is what a delta's spread says about sample size: how many
+// ComparePower is what a delta's spread says about sample size: how many
 // testcases would detect Difference with probability Power at the
 // family's strictest per-test level, and the smallest difference the
 // compared testcases detect (normal approximation: n = ((z(1-α/2) +
 // z(power))·σ/δ)², σ the spread of a testcase's difference).
-type Power struct {
+type ComparePower struct {
 	// Difference is the difference the sample size is for: 0.05 for a
 	// rate, 5% of the baseline's mean for other metrics.
 	Difference float64 `json:"difference"`
@@ -183,9 +183,9 @@ func (e estimate) pValue() float64 {
 // power is the estimate's sample-size figures for difference at the
 // per-test level alpha; perCase is the number of testcases compared (per
 // run for welch-t).
-func (e estimate) power(difference, alpha float64, perCase int) Power {
+func (e estimate) power(difference, alpha float64, perCase int) ComparePower {
 	z := distuv.UnitNormal.Quantile(1-alpha/2) + distuv.UnitNormal.Quantile(PowerTarget)
-	p := Power{Difference: difference, Alpha: alpha, Power: PowerTarget}
+	p := ComparePower{Difference: difference, Alpha: alpha, Power: PowerTarget}
 	if perCase > 0 {
 		p.Detectable = z * e.spread / math.Sqrt(float64(perCase))
 	}
