@@ -128,6 +128,16 @@ func compareLargeRuns(t *testing.T, env *Env) {
 	if txt := pageText(t, ctx); !strings.Contains(txt, regressions) {
 		t.Errorf("the comparison does not say %q:\n%.2000s", regressions, txt)
 	}
+	// A tenth of the testcases failing is a regression beyond any noise,
+	// after the correction too.
+	verdict, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const row = [...document.querySelectorAll('[data-testid="metric-row"]')].find(r => r.innerText.includes("success"));
+		const d = row && row.querySelector('[data-testid="delta"]');
+		return d ? d.dataset.verdict : "";
+	})()`))
+	if err != nil || verdict != "regressed" {
+		t.Errorf("the success delta of the large runs reads %q (%v), want regressed", verdict, err)
+	}
 	Screenshot(t, ctx)
 }
 
