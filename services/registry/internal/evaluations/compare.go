@@ -287,27 +287,25 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 	rid := uuid.MustParse(r.ID)
 	side := &runSide{run: r, keys: map[string]string{}, testcase: map[string]string{},
 		values: map[string]map[string]map[string]float64{}, types: map[string]map[string]string{}}
-	stepKey := map[string]string{} // step key → compared key
 	var inputs []string
-	// Annotations linked under keys the run does not declare are compared
-	// too, by their key (UpsertResults).
-	more, err := s.UndeclaredSteps(ctx, p, r)
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range append(append([]Step{}, r.Data.Steps...), more...) {
-		if k, ok := compareKey(st); ok {
-			if _, dup := side.keys[k]; !dup {
-				side.keys[k] = st.Key
-				stepKey[st.Key] = k
-			}
-		}
+	for _, st := range r.Data.Steps {
 		if st.Type == TypeInput {
 			inputs = append(inputs, st.Key)
 		}
 	}
-	// The three reads fill different fields of side: they run at once.
+	// The four reads fill different fields: they run at once. The
+	// metrics are decoded once the undeclared steps are known (a walk
+	// over every cell of the run, as long as the other reads).
 	g, ctx := errgroup.WithContext(ctx)
+	var more []Step
+	var metrics []Metric
+	g.Go(func() error {
+		// Annotations linked under keys the run does not declare are
+		// compared too, by their key (UpsertResults).
+		var err error
+		more, err = s.UndeclaredSteps(ctx, p, r)
+		return err
+	})
 	g.Go(func() error {
 		return eachPageOf(comparePage, func(w *versioned.Windowing) (int, *uuid.UUID, error) {
 			ss, err := s.store.Scenarios(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
@@ -347,18 +345,27 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 			if err != nil || len(ms) == 0 {
 				return 0, nil, err
 			}
-			for _, m := range ms {
-				if m.ScenarioID == nil {
-					continue // global and temporal metrics
-				}
-				side.addValues(*m.ScenarioID, m.Data, stepKey)
-			}
+			metrics = append(metrics, ms...)
 			last := uuid.MustParse(ms[len(ms)-1].ID)
 			return len(ms), &last, nil
 		})
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	stepKey := map[string]string{} // step key → compared key
+	for _, st := range append(append([]Step{}, r.Data.Steps...), more...) {
+		if k, ok := compareKey(st); ok {
+			if _, dup := side.keys[k]; !dup {
+				side.keys[k] = st.Key
+				stepKey[st.Key] = k
+			}
+		}
+	}
+	for _, m := range metrics {
+		if m.ScenarioID != nil {
+			side.addValues(*m.ScenarioID, m.Data, stepKey)
+		}
 	}
 	return side, nil
 }

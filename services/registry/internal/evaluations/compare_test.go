@@ -27,15 +27,17 @@ import (
 // through the records' use cases on real PostgreSQL, with the variational
 // metrics a worker would store.
 type compareWorld struct {
-	svc *ev.Service
-	sc  scope.Scope
+	svc   *ev.Service
+	sc    scope.Scope
+	store *pgstore.Evaluations
 }
 
 func newCompareWorld(t *testing.T, cfg ev.Config) *compareWorld {
 	t.Helper()
 	pool := pgtest.New(t)
 	require.NoError(t, pgxutil.Migrate(ctx, pool, migrations.FS, "registry_schema_version", slog.New(slog.NewTextHandler(io.Discard, nil))))
-	return &compareWorld{svc: ev.NewService(pgstore.New(pool).Evaluations(), nil, cfg),
+	st := pgstore.New(pool).Evaluations()
+	return &compareWorld{svc: ev.NewService(st, nil, cfg), store: st,
 		sc: scope.Scope{ProjectID: uuid.New(), UserID: uuid.New()}}
 }
 
