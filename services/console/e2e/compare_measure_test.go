@@ -156,5 +156,14 @@ func compareDrawn(t *testing.T, env *Env, ctx context.Context, path string) floa
 	if err != nil {
 		t.Fatalf("the comparison of %s was not drawn: %v\n%s", path, err, pageText(t, ctx))
 	}
+	// Where the time went: each request's start and end, in ms from the
+	// navigation, for the log docs/benchmarks.md reads.
+	timeline, err := chromedp.Run(ctx, chromedp.Evaluate[string](`performance.getEntriesByType("resource")
+		.filter(e => e.startTime < performance.now())
+		.map(e => e.name.replace(location.origin, "").replace(/\?.*$/, "").replace(/[0-9a-f-]{36}/g, ":id") + " " + Math.round(e.startTime) + "–" + Math.round(e.responseEnd))
+		.join(", ")`))
+	if err == nil {
+		t.Logf("requests (ms from navigation): %s", timeline)
+	}
 	return ms
 }

@@ -308,7 +308,7 @@ function Delta({ path, direction, side, rate }: { path: string; direction?: "hig
           {wider ? `corrected ${fmt((adj.level ?? 0.95) * 100)}% CI ${fmt(adj.low)} to ${fmt(adj.high)}` : "same after correction"} (Holm, {adj.method}, n={adj.n})
         </div>
       )}
-      {power?.testcases !== undefined && (
+      {power?.testcases !== undefined && v !== "same" && (
         <div data-testid="sample-size" style={{ color: "#6b7080" }}>
           ≈{power.testcases.toLocaleString("en")} testcases to detect ±{rate ? `${fmt(power.difference * 100)} points` : fmt(power.difference)}
         </div>
