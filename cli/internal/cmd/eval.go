@@ -71,9 +71,9 @@ Gates (exit 3 when one fails):
                    with < or <=). It fails on a "regressed" verdict: the
                    delta's Holm-adjusted p-value is below 0.05 over all the
                    metrics compared at once (docs/cli.md)
-  --against-itself runs the evaluation twice and gates the second run
-                   against the first: the same revision against itself
-                   shows the noise (every verdict should be inconclusive;
+  --against-itself runs the evaluation twice (every model call made, no
+                   model-call cache) and gates the second run against the
+                   first: the same revision against itself shows the noise (every verdict should be inconclusive;
                    the intervals are the noise, and the comparison's table
                    says how many testcases a difference needs)
 --junit FILE writes the gates as JUnit XML; --summary FILE a Markdown summary
@@ -161,7 +161,11 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 	if o.againstItself {
 		// The first run of the revision is the baseline of the second:
 		// the comparison of the two is the noise of the application
-		// and evaluators on this testset.
+		// and evaluators on this testset. Neither run is answered from
+		// the model-call cache (model_cache: false; a registry without
+		// the cache ignores the field), else the second would repeat
+		// the first's answers and show no noise at all.
+		data["model_cache"] = false
 		baseID, prog, err := a.startEval(ctx, cl, name+" (baseline)", data, o)
 		if err != nil {
 			return err

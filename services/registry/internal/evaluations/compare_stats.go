@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// The statistics of the run comparison (docs/decisions/0008-comparison-statistics.md
+// The statistics of the run comparison (docs/decisions/0009-comparison-statistics.md
 // says why these methods).
 //
 // Repeats: a testcase is the unit. A scenario's value is already the mean
