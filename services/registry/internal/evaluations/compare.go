@@ -171,6 +171,12 @@ func testsetRevision(r *Run) string {
 	return id
 }
 
+// ScenarioData is a per-scenario metric's data: {step_key: {path: stats}}.
+type ScenarioData struct {
+	ScenarioID string
+	Data       []byte
+}
+
 // runSide is what the comparison reads of one run.
 type runSide struct {
 	run       *Run
@@ -298,7 +304,7 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 	// over every cell of the run, as long as the other reads).
 	g, ctx := errgroup.WithContext(ctx)
 	var more []Step
-	var metrics []Metric
+	var metrics []ScenarioData
 	g.Go(func() error {
 		// Annotations linked under keys the run does not declare are
 		// compared too, by their key (UpsertResults).
@@ -338,17 +344,11 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 		})
 	}
 	g.Go(func() error {
-		return eachPageOf(comparePage, func(w *versioned.Windowing) (int, *uuid.UUID, error) {
-			// Only the per-scenario records: the run's global and
-			// temporal metrics are not a scenario's value.
-			ms, err := s.store.Metrics(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, HasScenario: &withScenario, Windowing: w})
-			if err != nil || len(ms) == 0 {
-				return 0, nil, err
-			}
-			metrics = append(metrics, ms...)
-			last := uuid.MustParse(ms[len(ms)-1].ID)
-			return len(ms), &last, nil
-		})
+		// Only the per-scenario records' data: the run's global and
+		// temporal metrics are not a scenario's value.
+		var err error
+		metrics, err = s.store.ScenarioMetricData(ctx, p, rid, comparePage)
+		return err
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -363,15 +363,10 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 		}
 	}
 	for _, m := range metrics {
-		if m.ScenarioID != nil {
-			side.addValues(*m.ScenarioID, m.Data, stepKey)
-		}
+		side.addValues(m.ScenarioID, m.Data, stepKey)
 	}
 	return side, nil
 }
-
-// withScenario is the metrics filter of the per-scenario records.
-var withScenario = true
 
 // eachPage calls read with ascending windowings of readPage records until
 // a page comes back short; read returns its count and last id.
@@ -456,7 +451,7 @@ func (st *metricStats) value() (float64, bool) {
 }
 
 // addValues reads a variational metric's data {step_key: {path: stats}}.
-func (sd *runSide) addValues(scenario string, data json.RawMessage, stepKey map[string]string) {
+func (sd *runSide) addValues(scenario string, data []byte, stepKey map[string]string) {
 	var d map[string]map[string]*metricStats
 	if json.Unmarshal(data, &d) != nil {
 		return
