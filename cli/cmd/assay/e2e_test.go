@@ -497,11 +497,24 @@ func testEval(t *testing.T, p *platformtest.Platform, c *cli, key, dir string) {
 		g := gates[0].(map[string]any)
 		assert.Equal(t, false, g["passed"])
 		assert.Contains(t, g["message"], "Δ -1.0000")
+		assert.Contains(t, g["message"], "; regressed (holm over", "the gate reads the comparison's verdict")
 
 		r = c.run(t, "", args("good", "--baseline", badRun)...)
 		require.Equal(t, 0, r.code, r.String())
 		assert.Regexp(t, `exact\.success vs baseline \S+\s+pass`, r.stdout)
 		c.fails(t, 6, "no run", args("good", "--baseline", "0190f0a0-0000-7000-8000-00000000ffff")...)
+	})
+
+	t.Run("a revision against itself: every verdict inconclusive", func(t *testing.T) {
+		r := c.run(t, "", args("good", "--against-itself", "-o", "json")...)
+		require.Equal(t, 0, r.code, r.String())
+		assert.Contains(t, r.stderr, "(baseline): run ", "the first run is named the baseline")
+		gates := r.json(t)["gates"].([]any)
+		require.Len(t, gates, 1)
+		g := gates[0].(map[string]any)
+		assert.Equal(t, true, g["passed"])
+		assert.Regexp(t, `; inconclusive \(holm over \d+ tests: p=1,`, g["message"])
+		c.fails(t, 2, "--against-itself is its own baseline", args("good", "--against-itself", "--baseline", goodRun)...)
 	})
 
 	t.Run("eval show and compare", func(t *testing.T) {

@@ -13,31 +13,50 @@ import (
 
 // comparison is the answer of POST /api/evaluations/runs/compare (lane
 // eval-metrics): per metric of each compared step, each run's mean over
-// its scenarios and, from the second run on, the delta to the first with
-// a 95% interval (paired over the shared testcases, else Welch's).
+// its testcases and, from the second run on, the delta to the first with
+// a 95% interval (paired over the shared testcases, else Welch's), and
+// its test in the comparison's Holm-corrected family: a verdict
+// (improved, regressed, inconclusive, by the metric's direction), the
+// adjusted p-value and interval, and the testcases a difference needs.
 type comparison struct {
 	RunIDs            []string        `json:"run_ids"`
 	TestsetRevisionID string          `json:"testset_revision_id"`
 	Metrics           []compareMetric `json:"metrics"`
+	Statistics        *struct {
+		Correction string  `json:"correction"`
+		Tests      int     `json:"tests"`
+		Alpha      float64 `json:"alpha"`
+	} `json:"statistics"`
+}
+
+type compareInterval struct {
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	Level  float64 `json:"level"`
+	Method string  `json:"method"`
+	N      int     `json:"n"`
 }
 
 type compareMetric struct {
-	Step string `json:"step"`
-	Kind string `json:"kind"`
-	Path string `json:"path"`
-	Type string `json:"type"`
-	Runs []struct {
-		RunID   string   `json:"run_id"`
-		StepKey string   `json:"step_key"`
-		Count   int      `json:"count"`
-		Mean    *float64 `json:"mean"`
-		Delta   *float64 `json:"delta"`
-		CI      *struct {
-			Low    float64 `json:"low"`
-			High   float64 `json:"high"`
-			Method string  `json:"method"`
-			N      int     `json:"n"`
-		} `json:"ci"`
+	Step      string `json:"step"`
+	Kind      string `json:"kind"`
+	Path      string `json:"path"`
+	Type      string `json:"type"`
+	Direction string `json:"direction"` // higher or lower: which way is better
+	Runs      []struct {
+		RunID      string           `json:"run_id"`
+		StepKey    string           `json:"step_key"`
+		Count      int              `json:"count"`
+		Mean       *float64         `json:"mean"`
+		Delta      *float64         `json:"delta"`
+		CI         *compareInterval `json:"ci"`
+		Verdict    string           `json:"verdict"`
+		PAdjusted  *float64         `json:"p_adjusted"`
+		AdjustedCI *compareInterval `json:"adjusted_ci"`
+		Power      *struct {
+			Difference float64 `json:"difference"`
+			Testcases  *int    `json:"testcases"`
+		} `json:"power"`
 	} `json:"runs"`
 }
 
@@ -69,15 +88,24 @@ func metricName(m compareMetric, names map[string]string) string {
 }
 
 // compareTable is one row per metric and run: its mean, and for the runs
-// after the first the delta and its interval.
+// after the first the delta, its 95% interval, its verdict with the
+// Holm-adjusted p-value and interval, and the testcases needed to detect
+// the difference the registry names (needed_for).
 func compareTable(c *comparison, raw obj, names map[string]string) output.Table {
-	t := output.Table{Header: []string{"metric", "type", "run_id", "n", "mean", "delta", "ci_low", "ci_high", "method"}, Raw: raw}
+	t := output.Table{Header: []string{"metric", "type", "run_id", "n", "mean", "delta", "ci_low", "ci_high", "method",
+		"verdict", "p_adjusted", "adj_ci_low", "adj_ci_high", "testcases_needed", "needed_for"}, Raw: raw}
 	for _, m := range c.Metrics {
 		name := metricName(m, names)
 		for _, r := range m.Runs {
-			row := []string{name, m.Type, r.RunID, fmt.Sprint(r.Count), optNum(r.Mean), optNum(r.Delta), "", "", ""}
+			row := []string{name, m.Type, r.RunID, fmt.Sprint(r.Count), optNum(r.Mean), optNum(r.Delta), "", "", "", r.Verdict, optNum(r.PAdjusted), "", "", "", ""}
 			if r.CI != nil {
 				row[6], row[7], row[8] = output.Num(r.CI.Low), output.Num(r.CI.High), r.CI.Method
+			}
+			if r.AdjustedCI != nil {
+				row[11], row[12] = output.Num(r.AdjustedCI.Low), output.Num(r.AdjustedCI.High)
+			}
+			if r.Power != nil && r.Power.Testcases != nil {
+				row[13], row[14] = fmt.Sprint(*r.Power.Testcases), "Δ "+output.Num(r.Power.Difference)
 			}
 			if r.StepKey == "" {
 				row[3] = "–"
@@ -96,10 +124,16 @@ func optNum(p *float64) string {
 }
 
 // baselineFromComparison gates the run (second in the comparison) against
-// the baseline (first) with the comparison's own intervals: worse when the
-// whole interval of the delta is on the bad side of zero. Only evaluator
-// outputs are gated; a metric without an interval (fewer than two values)
-// falls back to the normal approximation over the global metrics.
+// the baseline (first) with the comparison's own verdicts: it fails on
+// "regressed", which the registry gives when the Holm-adjusted p-value of
+// the delta is below 0.05 on the metric's bad side (its adjusted interval
+// is then wholly on that side of zero), so gating a dozen outputs at once
+// does not fail one in two clean runs by chance. A metric gated with < or
+// <= is lower-is-better whatever the registry's direction. Against a
+// registry without verdicts the 95% interval decides as before. Only
+// evaluator outputs are gated; a metric without an interval (fewer than
+// two values) falls back to the normal approximation over the global
+// metrics.
 func baselineFromComparison(c *comparison, baseID string, run, base []gate.Metric, names map[string]string, lowerBetter map[string]bool) []gate.Check {
 	var out []gate.Check
 	done := map[string]bool{}
@@ -113,13 +147,31 @@ func baselineFromComparison(c *comparison, baseID string, run, base []gate.Metri
 			continue
 		}
 		done[name] = true
+		// Lower is better where the registry says so (latency, cost,
+		// tokens, errors) or a gate on the metric is written with <.
+		lower := lowerBetter[name] || m.Direction == "lower"
 		worse, dir := side.CI.High < 0, "higher is better"
-		if lowerBetter[name] {
+		if lower {
 			worse, dir = side.CI.Low > 0, "lower is better"
 		}
-		out = append(out, gate.Check{Name: name + " vs baseline " + baseID, Kind: "baseline", Passed: !worse,
-			Message: fmt.Sprintf("%s = %s vs baseline %s over %d testcases: Δ %+.4f, 95%% CI [%.4f, %.4f] (%s), %s", name,
-				optNum(side.Mean), optNum(m.Runs[0].Mean), side.CI.N, *side.Delta, side.CI.Low, side.CI.High, side.CI.Method, dir)})
+		msg := fmt.Sprintf("%s = %s vs baseline %s over %d testcases: Δ %+.4f, 95%% CI [%.4f, %.4f] (%s), %s", name,
+			optNum(side.Mean), optNum(m.Runs[0].Mean), side.CI.N, *side.Delta, side.CI.Low, side.CI.High, side.CI.Method, dir)
+		if side.Verdict != "" && side.AdjustedCI != nil && side.PAdjusted != nil {
+			verdict := side.Verdict
+			// A gate written with < makes lower better where the
+			// registry read higher: the verdict turns round.
+			if lower != (m.Direction == "lower") && verdict != "inconclusive" {
+				verdict = map[string]string{"improved": "regressed", "regressed": "improved"}[verdict]
+			}
+			worse = verdict == "regressed"
+			correction := "holm"
+			if c.Statistics != nil {
+				correction = fmt.Sprintf("%s over %d tests", c.Statistics.Correction, c.Statistics.Tests)
+			}
+			msg += fmt.Sprintf("; %s (%s: p=%.4g, CI [%.4f, %.4f] at %.4g%%)", verdict, correction, *side.PAdjusted,
+				side.AdjustedCI.Low, side.AdjustedCI.High, 100*side.AdjustedCI.Level)
+		}
+		out = append(out, gate.Check{Name: name + " vs baseline " + baseID, Kind: "baseline", Passed: !worse, Message: msg})
 	}
 	var rest []gate.Metric
 	for _, m := range run {

@@ -12,11 +12,21 @@ import (
 
 // A comparison as the registry's Compare renders it (eval-metrics lane).
 const comparisonJSON = `{"count": 1, "comparison": {"run_ids": ["b", "r"], "testset_revision_id": "t",
+ "statistics": {"unit": "testcase", "correction": "holm", "tests": 4, "alpha": 0.05, "power": 0.8},
  "metrics": [
   {"step": "evaluator-exact", "kind": "annotation", "path": "attributes.ag.data.outputs.success", "type": "binary",
    "runs": [{"run_id": "b", "step_key": "evaluator-exact", "count": 10, "mean": 0.9},
             {"run_id": "r", "step_key": "evaluator-exact", "count": 10, "mean": 0.6, "delta": -0.3,
-             "ci": {"low": -0.55, "high": -0.05, "level": 0.95, "method": "paired-t", "n": 10}}]},
+             "ci": {"low": -0.55, "high": -0.05, "level": 0.95, "method": "paired-t", "n": 10},
+             "verdict": "regressed", "p_value": 0.004, "p_adjusted": 0.016,
+             "adjusted_ci": {"low": -0.6, "high": -0.02, "level": 0.9875, "method": "paired-t", "n": 10},
+             "power": {"difference": 0.05, "testcases": 785, "detectable": 0.3, "alpha": 0.0125, "power": 0.8}}]},
+  {"step": "evaluator-tone", "kind": "annotation", "path": "attributes.ag.data.outputs.score", "type": "numeric/continuous",
+   "runs": [{"run_id": "b", "step_key": "evaluator-tone", "count": 10, "mean": 0.8},
+            {"run_id": "r", "step_key": "evaluator-tone", "count": 10, "mean": 0.7, "delta": -0.1,
+             "ci": {"low": -0.19, "high": -0.01, "level": 0.95, "method": "paired-t", "n": 10},
+             "verdict": "inconclusive", "p_value": 0.03, "p_adjusted": 0.09,
+             "adjusted_ci": {"low": -0.22, "high": 0.02, "level": 0.9833, "method": "paired-t", "n": 10}}]},
   {"step": "evaluator-lev", "kind": "annotation", "path": "attributes.ag.data.outputs.score", "type": "numeric/continuous",
    "runs": [{"run_id": "b", "step_key": "evaluator-lev", "count": 10, "mean": 0.5},
             {"run_id": "r", "step_key": "evaluator-lev", "count": 10, "mean": 0.45, "delta": -0.05,
@@ -42,11 +52,14 @@ func parseComparison(t *testing.T) (*comparison, obj) {
 func TestCompareTable(t *testing.T) {
 	c, raw := parseComparison(t)
 	tb := compareTable(c, raw, nil)
-	assert.Equal(t, []string{"metric", "type", "run_id", "n", "mean", "delta", "ci_low", "ci_high", "method"}, tb.Header)
-	require.Len(t, tb.Rows, 8)
-	assert.Equal(t, []string{"exact.success", "binary", "b", "10", "0.9", "", "", "", ""}, tb.Rows[0])
-	assert.Equal(t, []string{"exact.success", "binary", "r", "10", "0.6", "-0.3", "-0.55", "-0.05", "paired-t"}, tb.Rows[1])
-	assert.Equal(t, []string{"good.metrics.duration.cumulative", "numeric/continuous", "r", "–", "", "", "", "", ""}, tb.Rows[7],
+	assert.Equal(t, []string{"metric", "type", "run_id", "n", "mean", "delta", "ci_low", "ci_high", "method",
+		"verdict", "p_adjusted", "adj_ci_low", "adj_ci_high", "testcases_needed", "needed_for"}, tb.Header)
+	require.Len(t, tb.Rows, 10)
+	assert.Equal(t, []string{"exact.success", "binary", "b", "10", "0.9", "", "", "", "", "", "", "", "", "", ""}, tb.Rows[0])
+	assert.Equal(t, []string{"exact.success", "binary", "r", "10", "0.6", "-0.3", "-0.55", "-0.05", "paired-t",
+		"regressed", "0.016", "-0.6", "-0.02", "785", "Δ 0.05"}, tb.Rows[1])
+	assert.Equal(t, "inconclusive", tb.Rows[3][9])
+	assert.Equal(t, []string{"good.metrics.duration.cumulative", "numeric/continuous", "r", "–", "", "", "", "", "", "", "", "", "", "", ""}, tb.Rows[9],
 		"a run without the step says so")
 }
 
@@ -63,10 +76,13 @@ func TestStepNames(t *testing.T) {
 func TestBaselineFromComparison(t *testing.T) {
 	c, _ := parseComparison(t)
 	cs := baselineFromComparison(c, "b", nil, nil, nil, nil)
-	require.Len(t, cs, 2, "evaluator outputs only, not an evaluator's duration")
-	assert.False(t, cs[0].Passed, "the whole interval is below zero")
+	require.Len(t, cs, 3, "evaluator outputs only, not an evaluator's duration")
+	assert.False(t, cs[0].Passed, "regressed: the adjusted interval is below zero")
 	assert.Contains(t, cs[0].Message, "Δ -0.3000, 95% CI [-0.5500, -0.0500] (paired-t)")
-	assert.True(t, cs[1].Passed, "the interval crosses zero: noise")
+	assert.Contains(t, cs[0].Message, "regressed (holm over 4 tests: p=0.016, CI [-0.6000, -0.0200] at 98.75%)")
+	assert.True(t, cs[1].Passed, "below zero at 95% but inconclusive once corrected for four tests")
+	assert.Contains(t, cs[1].Message, "inconclusive (holm over 4 tests: p=0.09")
+	assert.True(t, cs[2].Passed, "the interval crosses zero: noise")
 	cs = baselineFromComparison(c, "b", nil, nil, nil, map[string]bool{"exact.success": true})
 	assert.True(t, cs[0].Passed, "lower is better: a drop is no failure")
 
@@ -75,6 +91,6 @@ func TestBaselineFromComparison(t *testing.T) {
 	run := []gate.Metric{{Name: "other.ok", Output: true, HasValue: true, Value: 0, Count: 5}}
 	base := []gate.Metric{{Name: "other.ok", Output: true, HasValue: true, Value: 1, Count: 5}}
 	cs = baselineFromComparison(c, "b", run, base, nil, nil)
-	require.Len(t, cs, 3)
-	assert.False(t, cs[2].Passed)
+	require.Len(t, cs, 4)
+	assert.False(t, cs[3].Passed)
 }

@@ -39,6 +39,7 @@ type evalRunOpts struct {
 	repeats            int
 	failUnder          []string
 	baseline           string
+	againstItself      bool
 	junit, summary     string
 	wait, poll         time.Duration
 	metricsWait        time.Duration
@@ -67,7 +68,14 @@ Gates (exit 3 when one fails):
   --baseline RUN   every evaluator output shared with RUN must not be worse
                    than RUN's by more than the 95% confidence interval of the
                    difference (higher is better, lower for metrics gated
-                   with < or <=)
+                   with < or <=). It fails on a "regressed" verdict: the
+                   delta's Holm-adjusted p-value is below 0.05 over all the
+                   metrics compared at once (docs/cli.md)
+  --against-itself runs the evaluation twice (every model call made, no
+                   model-call cache) and gates the second run against the
+                   first: the same revision against itself shows the noise (every verdict should be inconclusive;
+                   the intervals are the noise, and the comparison's table
+                   says how many testcases a difference needs)
 --junit FILE writes the gates as JUnit XML; --summary FILE a Markdown summary
 (e.g. $GITHUB_STEP_SUMMARY). A run that ends in failure or errors exits 1.`,
 		Args: cobra.NoArgs,
@@ -81,6 +89,7 @@ Gates (exit 3 when one fails):
 	f.IntVar(&o.repeats, "repeats", 0, "repeats of each evaluator per testcase (default the server's: 1)")
 	f.StringArrayVar(&o.failUnder, "fail-under", nil, "gate METRIC OP NUMBER, e.g. 'exact_match.success>=0.9' (repeatable)")
 	f.StringVar(&o.baseline, "baseline", "", "a run id to compare with: fail when worse beyond the confidence interval")
+	f.BoolVar(&o.againstItself, "against-itself", false, "run twice and gate the second run against the first, to show the noise")
 	f.StringVar(&o.junit, "junit", "", "write the gates as JUnit XML to this file")
 	f.StringVar(&o.summary, "summary", "", "write a Markdown summary to this file (appended)")
 	f.DurationVar(&o.wait, "timeout", 30*time.Minute, "give up waiting for the run after this long (exit 1)")
@@ -109,6 +118,9 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 				lowerBetter[t.Name] = true
 			}
 		}
+	}
+	if o.againstItself && o.baseline != "" {
+		return usagef("--against-itself is its own baseline: drop --baseline")
 	}
 	cl, err := a.client()
 	if err != nil {
@@ -146,20 +158,28 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 	if o.repeats > 0 {
 		data["repeats"] = o.repeats
 	}
-	var created struct {
-		Count      int `json:"count"`
-		Evaluation obj `json:"evaluation"`
+	if o.againstItself {
+		// The first run of the revision is the baseline of the second:
+		// the comparison of the two is the noise of the application
+		// and evaluators on this testset. Neither run is answered from
+		// the model-call cache (model_cache: false; a registry without
+		// the cache ignores the field), else the second would repeat
+		// the first's answers and show no noise at all.
+		data["model_cache"] = false
+		baseID, prog, err := a.startEval(ctx, cl, name+" (baseline)", data, o)
+		if err != nil {
+			return err
+		}
+		if prog.Status == "failure" || prog.Status == "errors" {
+			a.printFailedCells(ctx, cl, baseID, prog)
+			return api.Errorf(api.ExitError, "run %s ended with status %s (%s)", baseID, prog.Status, counts(prog.Scenarios))
+		}
+		if baseMetrics, err = globalMetrics(ctx, cl, baseID, o.metricsWait); err != nil {
+			return err
+		}
+		o.baseline = baseID
 	}
-	if err := cl.JSON(ctx, "POST", "/api/simple/evaluations/", obj{"evaluation": obj{"name": name, "data": data}}, &created); err != nil {
-		return err
-	}
-	if created.Count == 0 || created.Evaluation == nil {
-		return api.Errorf(api.ExitError, "the server could not set up the evaluation (count 0): check that the testset has rows and the application and evaluators run")
-	}
-	runID := first(str(created.Evaluation, "run_id"), str(created.Evaluation, "id"))
-	fmt.Fprintf(a.stderr, "evaluation %s: run %s\n", name, runID)
-
-	prog, err := a.follow(ctx, cl, runID, o)
+	runID, prog, err := a.startEval(ctx, cl, name, data, o)
 	if err != nil {
 		return err
 	}
@@ -223,6 +243,25 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 		return api.Errorf(api.ExitGate, "%d of %d gates failed", n, len(checks))
 	}
 	return nil
+}
+
+// startEval creates a simple evaluation named name over data and follows
+// it to its end.
+func (a *app) startEval(ctx context.Context, cl *api.Client, name string, data obj, o evalRunOpts) (string, progressBody, error) {
+	var created struct {
+		Count      int `json:"count"`
+		Evaluation obj `json:"evaluation"`
+	}
+	if err := cl.JSON(ctx, "POST", "/api/simple/evaluations/", obj{"evaluation": obj{"name": name, "data": data}}, &created); err != nil {
+		return "", progressBody{}, err
+	}
+	if created.Count == 0 || created.Evaluation == nil {
+		return "", progressBody{}, api.Errorf(api.ExitError, "the server could not set up the evaluation (count 0): check that the testset has rows and the application and evaluators run")
+	}
+	runID := first(str(created.Evaluation, "run_id"), str(created.Evaluation, "id"))
+	fmt.Fprintf(a.stderr, "evaluation %s: run %s\n", name, runID)
+	prog, err := a.follow(ctx, cl, runID, o)
+	return runID, prog, err
 }
 
 // shownFailures is how many distinct errors a run that ended badly prints

@@ -1511,20 +1511,38 @@ type Invoker interface {
 	PostEvaluationsRunsClose(ctx context.Context, request OptPostEvaluationsRunsCloseReq) (PostEvaluationsRunsCloseRes, error)
 	// PostEvaluationsRunsCompare invokes postEvaluationsRunsCompare operation.
 	//
-	// {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, scenarios:
-	// [{testcase_id?, runs: [{scenario_id, status, values: {: {: value}}} | null, … one per run]}],
-	// metrics: [{step, kind, path, type, runs: [{run_id, step_key?, count, mean?, delta?, ci?: {low, high,
-	// level: 0.95, method, n}}]}]}}.
+	// {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, statistics:
+	// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8}, scenarios: [{testcase_id?, runs:
+	// [{scenario_id, status, values: {: {: value}}} | null, … one per run]}], metrics: [{step, kind,
+	// path, type, direction: higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?,
+	// ci?: {low, high, level: 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?:
+	// {difference, testcases?, detectable, alpha, power: 0.8}}]}]}}.
 	//
 	// Scenarios are matched by testcase id (from the runs' input cells). A per-scenario value is the
-	// scenario's variational metric: a numeric metric's mean over its cells, a binary one's rate of true
-	// (categorical, string and json metrics are left out). Steps are matched by kind: the invocation step
-	// of each run with the others', annotation steps by evaluator (references.evaluator.id, else step
-	// key). A run's `mean` is the mean of its per-scenario values; from the second run on, `delta` is its
-	// difference to the first run: with two or more shared testcases the mean of the paired differences,
-	// with the paired t interval mean ± t(0.975, n−1)·sd/√n (`method: paired-t`, n pairs); otherwise
-	// mean_k − mean_1 with Welch's interval and Welch–Satterthwaite degrees of freedom
-	// (`method: welch-t`); no `ci` with fewer than two values.
+	// scenario's variational metric: a numeric metric's mean over its cells (its repeats), a binary one's
+	// rate of true (categorical, string and json metrics are left out). A testcase is the unit of the
+	// statistics: a run's value for a testcase is the mean over its scenarios for it (so repeats, as cells
+	// or as scenarios, never count as independent testcases), `count` is the scenarios with a value and
+	// `testcases` the testcases (a scenario without a testcase counts as one). Steps are matched by kind:
+	// the invocation step of each run with the others', annotation steps by evaluator
+	// (references.evaluator.id, else step key). A run's `mean` is the mean over its testcases; from the
+	// second run on, `delta` is its difference to the first run: with two or more shared testcases the
+	// mean of the paired differences, with the paired t interval mean ± t(0.975, n−1)·sd/√n
+	// (`method: paired-t`, n pairs); otherwise mean_k − mean_1 with Welch's interval and
+	// Welch–Satterthwaite degrees of freedom (`method: welch-t`); no `ci` with fewer than two values.
+	//
+	// Every delta with an interval is one test of the comparison's family (`statistics.tests`: each metric
+	// of each run after the first), corrected with Holm's step-down method at a family-wise error rate of
+	// 0.05: `p_value` is the test's own two-sided p-value, `p_adjusted` Holm's; `verdict` is `improved` or
+	// `regressed` when `p_adjusted` < 0.05, by the metric's `direction` (lower is better for latency,
+	// cost, tokens and errors), else `inconclusive` (also for a delta without an interval); `adjusted_ci`
+	// is the interval at the level Holm held the test to, so it excludes 0 exactly when the verdict is not
+	// inconclusive. `power` is the sample size: `testcases` needed to detect `difference` (0.05 for a
+	// rate, 5% of the baseline's mean otherwise) at 80% power and the per-test level `alpha` (0.05 divided
+	// by the number of tests), and the `detectable` difference at the testcases compared (normal
+	// approximation, n = ((z(1−α/2) + z(0.8))·σ/δ)², σ the spread of a testcase's difference; per
+	// run for welch-t). To see the noise, compare two runs of the same revision: their verdicts should all
+	// be inconclusive, and their intervals are the noise.
 	//
 	// A run id that is not a run of the project, or a run without a single testset revision, is a 422
 	// naming `run_ids[i]`; a run over another testset revision than the first run's is a 409 whose detail
@@ -22029,20 +22047,38 @@ func (c *Client) sendPostEvaluationsRunsClose(ctx context.Context, request OptPo
 
 // PostEvaluationsRunsCompare invokes postEvaluationsRunsCompare operation.
 //
-// {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, scenarios:
-// [{testcase_id?, runs: [{scenario_id, status, values: {: {: value}}} | null, … one per run]}],
-// metrics: [{step, kind, path, type, runs: [{run_id, step_key?, count, mean?, delta?, ci?: {low, high,
-// level: 0.95, method, n}}]}]}}.
+// {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, statistics:
+// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8}, scenarios: [{testcase_id?, runs:
+// [{scenario_id, status, values: {: {: value}}} | null, … one per run]}], metrics: [{step, kind,
+// path, type, direction: higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?,
+// ci?: {low, high, level: 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?:
+// {difference, testcases?, detectable, alpha, power: 0.8}}]}]}}.
 //
 // Scenarios are matched by testcase id (from the runs' input cells). A per-scenario value is the
-// scenario's variational metric: a numeric metric's mean over its cells, a binary one's rate of true
-// (categorical, string and json metrics are left out). Steps are matched by kind: the invocation step
-// of each run with the others', annotation steps by evaluator (references.evaluator.id, else step
-// key). A run's `mean` is the mean of its per-scenario values; from the second run on, `delta` is its
-// difference to the first run: with two or more shared testcases the mean of the paired differences,
-// with the paired t interval mean ± t(0.975, n−1)·sd/√n (`method: paired-t`, n pairs); otherwise
-// mean_k − mean_1 with Welch's interval and Welch–Satterthwaite degrees of freedom
-// (`method: welch-t`); no `ci` with fewer than two values.
+// scenario's variational metric: a numeric metric's mean over its cells (its repeats), a binary one's
+// rate of true (categorical, string and json metrics are left out). A testcase is the unit of the
+// statistics: a run's value for a testcase is the mean over its scenarios for it (so repeats, as cells
+// or as scenarios, never count as independent testcases), `count` is the scenarios with a value and
+// `testcases` the testcases (a scenario without a testcase counts as one). Steps are matched by kind:
+// the invocation step of each run with the others', annotation steps by evaluator
+// (references.evaluator.id, else step key). A run's `mean` is the mean over its testcases; from the
+// second run on, `delta` is its difference to the first run: with two or more shared testcases the
+// mean of the paired differences, with the paired t interval mean ± t(0.975, n−1)·sd/√n
+// (`method: paired-t`, n pairs); otherwise mean_k − mean_1 with Welch's interval and
+// Welch–Satterthwaite degrees of freedom (`method: welch-t`); no `ci` with fewer than two values.
+//
+// Every delta with an interval is one test of the comparison's family (`statistics.tests`: each metric
+// of each run after the first), corrected with Holm's step-down method at a family-wise error rate of
+// 0.05: `p_value` is the test's own two-sided p-value, `p_adjusted` Holm's; `verdict` is `improved` or
+// `regressed` when `p_adjusted` < 0.05, by the metric's `direction` (lower is better for latency,
+// cost, tokens and errors), else `inconclusive` (also for a delta without an interval); `adjusted_ci`
+// is the interval at the level Holm held the test to, so it excludes 0 exactly when the verdict is not
+// inconclusive. `power` is the sample size: `testcases` needed to detect `difference` (0.05 for a
+// rate, 5% of the baseline's mean otherwise) at 80% power and the per-test level `alpha` (0.05 divided
+// by the number of tests), and the `detectable` difference at the testcases compared (normal
+// approximation, n = ((z(1−α/2) + z(0.8))·σ/δ)², σ the spread of a testcase's difference; per
+// run for welch-t). To see the noise, compare two runs of the same revision: their verdicts should all
+// be inconclusive, and their intervals are the noise.
 //
 // A run id that is not a run of the project, or a run without a single testset revision, is a 422
 // naming `run_ids[i]`; a run over another testset revision than the first run's is a 409 whose detail

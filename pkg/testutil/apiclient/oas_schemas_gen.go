@@ -2516,11 +2516,17 @@ func (s *CallDataTrace) init() CallDataTrace {
 
 // Ref: #/components/schemas/CompareMetric
 type CompareMetric struct {
-	Kind OptString    `json:"kind"`
-	Path OptString    `json:"path"`
-	Runs []MetricSide `json:"runs"`
-	Step OptString    `json:"step"`
-	Type OptString    `json:"type"`
+	Direction OptString    `json:"direction"`
+	Kind      OptString    `json:"kind"`
+	Path      OptString    `json:"path"`
+	Runs      []MetricSide `json:"runs"`
+	Step      OptString    `json:"step"`
+	Type      OptString    `json:"type"`
+}
+
+// GetDirection returns the value of Direction.
+func (s *CompareMetric) GetDirection() OptString {
+	return s.Direction
 }
 
 // GetKind returns the value of Kind.
@@ -2548,6 +2554,11 @@ func (s *CompareMetric) GetType() OptString {
 	return s.Type
 }
 
+// SetDirection sets the value of Direction.
+func (s *CompareMetric) SetDirection(val OptString) {
+	s.Direction = val
+}
+
 // SetKind sets the value of Kind.
 func (s *CompareMetric) SetKind(val OptString) {
 	s.Kind = val
@@ -2571,6 +2582,65 @@ func (s *CompareMetric) SetStep(val OptString) {
 // SetType sets the value of Type.
 func (s *CompareMetric) SetType(val OptString) {
 	s.Type = val
+}
+
+// Ref: #/components/schemas/ComparePower
+type ComparePower struct {
+	Alpha      OptFloat64 `json:"alpha"`
+	Detectable OptFloat64 `json:"detectable"`
+	Difference OptFloat64 `json:"difference"`
+	Power      OptFloat64 `json:"power"`
+	Testcases  OptInt     `json:"testcases"`
+}
+
+// GetAlpha returns the value of Alpha.
+func (s *ComparePower) GetAlpha() OptFloat64 {
+	return s.Alpha
+}
+
+// GetDetectable returns the value of Detectable.
+func (s *ComparePower) GetDetectable() OptFloat64 {
+	return s.Detectable
+}
+
+// GetDifference returns the value of Difference.
+func (s *ComparePower) GetDifference() OptFloat64 {
+	return s.Difference
+}
+
+// GetPower returns the value of Power.
+func (s *ComparePower) GetPower() OptFloat64 {
+	return s.Power
+}
+
+// GetTestcases returns the value of Testcases.
+func (s *ComparePower) GetTestcases() OptInt {
+	return s.Testcases
+}
+
+// SetAlpha sets the value of Alpha.
+func (s *ComparePower) SetAlpha(val OptFloat64) {
+	s.Alpha = val
+}
+
+// SetDetectable sets the value of Detectable.
+func (s *ComparePower) SetDetectable(val OptFloat64) {
+	s.Detectable = val
+}
+
+// SetDifference sets the value of Difference.
+func (s *ComparePower) SetDifference(val OptFloat64) {
+	s.Difference = val
+}
+
+// SetPower sets the value of Power.
+func (s *ComparePower) SetPower(val OptFloat64) {
+	s.Power = val
+}
+
+// SetTestcases sets the value of Testcases.
+func (s *ComparePower) SetTestcases(val OptInt) {
+	s.Testcases = val
 }
 
 // Ref: #/components/schemas/CompareScenario
@@ -2599,12 +2669,72 @@ func (s *CompareScenario) SetTestcaseID(val OptString) {
 	s.TestcaseID = val
 }
 
+// Ref: #/components/schemas/CompareStatistics
+type CompareStatistics struct {
+	Alpha      OptFloat64 `json:"alpha"`
+	Correction OptString  `json:"correction"`
+	Power      OptFloat64 `json:"power"`
+	Tests      OptInt     `json:"tests"`
+	Unit       OptString  `json:"unit"`
+}
+
+// GetAlpha returns the value of Alpha.
+func (s *CompareStatistics) GetAlpha() OptFloat64 {
+	return s.Alpha
+}
+
+// GetCorrection returns the value of Correction.
+func (s *CompareStatistics) GetCorrection() OptString {
+	return s.Correction
+}
+
+// GetPower returns the value of Power.
+func (s *CompareStatistics) GetPower() OptFloat64 {
+	return s.Power
+}
+
+// GetTests returns the value of Tests.
+func (s *CompareStatistics) GetTests() OptInt {
+	return s.Tests
+}
+
+// GetUnit returns the value of Unit.
+func (s *CompareStatistics) GetUnit() OptString {
+	return s.Unit
+}
+
+// SetAlpha sets the value of Alpha.
+func (s *CompareStatistics) SetAlpha(val OptFloat64) {
+	s.Alpha = val
+}
+
+// SetCorrection sets the value of Correction.
+func (s *CompareStatistics) SetCorrection(val OptString) {
+	s.Correction = val
+}
+
+// SetPower sets the value of Power.
+func (s *CompareStatistics) SetPower(val OptFloat64) {
+	s.Power = val
+}
+
+// SetTests sets the value of Tests.
+func (s *CompareStatistics) SetTests(val OptInt) {
+	s.Tests = val
+}
+
+// SetUnit sets the value of Unit.
+func (s *CompareStatistics) SetUnit(val OptString) {
+	s.Unit = val
+}
+
 // Ref: #/components/schemas/Comparison
 type Comparison struct {
-	Metrics           []CompareMetric   `json:"metrics"`
-	RunIds            []string          `json:"run_ids"`
-	Scenarios         []CompareScenario `json:"scenarios"`
-	TestsetRevisionID OptString         `json:"testset_revision_id"`
+	Metrics           []CompareMetric      `json:"metrics"`
+	RunIds            []string             `json:"run_ids"`
+	Scenarios         []CompareScenario    `json:"scenarios"`
+	Statistics        OptCompareStatistics `json:"statistics"`
+	TestsetRevisionID OptString            `json:"testset_revision_id"`
 }
 
 // GetMetrics returns the value of Metrics.
@@ -2620,6 +2750,11 @@ func (s *Comparison) GetRunIds() []string {
 // GetScenarios returns the value of Scenarios.
 func (s *Comparison) GetScenarios() []CompareScenario {
 	return s.Scenarios
+}
+
+// GetStatistics returns the value of Statistics.
+func (s *Comparison) GetStatistics() OptCompareStatistics {
+	return s.Statistics
 }
 
 // GetTestsetRevisionID returns the value of TestsetRevisionID.
@@ -2640,6 +2775,11 @@ func (s *Comparison) SetRunIds(val []string) {
 // SetScenarios sets the value of Scenarios.
 func (s *Comparison) SetScenarios(val []CompareScenario) {
 	s.Scenarios = val
+}
+
+// SetStatistics sets the value of Statistics.
+func (s *Comparison) SetStatistics(val OptCompareStatistics) {
+	s.Statistics = val
 }
 
 // SetTestsetRevisionID sets the value of TestsetRevisionID.
@@ -12840,12 +12980,23 @@ func (s *Metric) SetUpdatedByID(val OptString) {
 
 // Ref: #/components/schemas/MetricSide
 type MetricSide struct {
-	Ci      OptInterval `json:"ci"`
-	Count   OptInt      `json:"count"`
-	Delta   OptFloat64  `json:"delta"`
-	Mean    OptFloat64  `json:"mean"`
-	RunID   OptString   `json:"run_id"`
-	StepKey OptString   `json:"step_key"`
+	AdjustedCi OptInterval     `json:"adjusted_ci"`
+	Ci         OptInterval     `json:"ci"`
+	Count      OptInt          `json:"count"`
+	Delta      OptFloat64      `json:"delta"`
+	Mean       OptFloat64      `json:"mean"`
+	PAdjusted  OptFloat64      `json:"p_adjusted"`
+	PValue     OptFloat64      `json:"p_value"`
+	Power      OptComparePower `json:"power"`
+	RunID      OptString       `json:"run_id"`
+	StepKey    OptString       `json:"step_key"`
+	Testcases  OptInt          `json:"testcases"`
+	Verdict    OptString       `json:"verdict"`
+}
+
+// GetAdjustedCi returns the value of AdjustedCi.
+func (s *MetricSide) GetAdjustedCi() OptInterval {
+	return s.AdjustedCi
 }
 
 // GetCi returns the value of Ci.
@@ -12868,6 +13019,21 @@ func (s *MetricSide) GetMean() OptFloat64 {
 	return s.Mean
 }
 
+// GetPAdjusted returns the value of PAdjusted.
+func (s *MetricSide) GetPAdjusted() OptFloat64 {
+	return s.PAdjusted
+}
+
+// GetPValue returns the value of PValue.
+func (s *MetricSide) GetPValue() OptFloat64 {
+	return s.PValue
+}
+
+// GetPower returns the value of Power.
+func (s *MetricSide) GetPower() OptComparePower {
+	return s.Power
+}
+
 // GetRunID returns the value of RunID.
 func (s *MetricSide) GetRunID() OptString {
 	return s.RunID
@@ -12876,6 +13042,21 @@ func (s *MetricSide) GetRunID() OptString {
 // GetStepKey returns the value of StepKey.
 func (s *MetricSide) GetStepKey() OptString {
 	return s.StepKey
+}
+
+// GetTestcases returns the value of Testcases.
+func (s *MetricSide) GetTestcases() OptInt {
+	return s.Testcases
+}
+
+// GetVerdict returns the value of Verdict.
+func (s *MetricSide) GetVerdict() OptString {
+	return s.Verdict
+}
+
+// SetAdjustedCi sets the value of AdjustedCi.
+func (s *MetricSide) SetAdjustedCi(val OptInterval) {
+	s.AdjustedCi = val
 }
 
 // SetCi sets the value of Ci.
@@ -12898,6 +13079,21 @@ func (s *MetricSide) SetMean(val OptFloat64) {
 	s.Mean = val
 }
 
+// SetPAdjusted sets the value of PAdjusted.
+func (s *MetricSide) SetPAdjusted(val OptFloat64) {
+	s.PAdjusted = val
+}
+
+// SetPValue sets the value of PValue.
+func (s *MetricSide) SetPValue(val OptFloat64) {
+	s.PValue = val
+}
+
+// SetPower sets the value of Power.
+func (s *MetricSide) SetPower(val OptComparePower) {
+	s.Power = val
+}
+
 // SetRunID sets the value of RunID.
 func (s *MetricSide) SetRunID(val OptString) {
 	s.RunID = val
@@ -12906,6 +13102,16 @@ func (s *MetricSide) SetRunID(val OptString) {
 // SetStepKey sets the value of StepKey.
 func (s *MetricSide) SetStepKey(val OptString) {
 	s.StepKey = val
+}
+
+// SetTestcases sets the value of Testcases.
+func (s *MetricSide) SetTestcases(val OptInt) {
+	s.Testcases = val
+}
+
+// SetVerdict sets the value of Verdict.
+func (s *MetricSide) SetVerdict(val OptString) {
+	s.Verdict = val
 }
 
 // Ref: #/components/schemas/MetricSpec
@@ -14866,6 +15072,98 @@ func (o OptCallDataTrace) Get() (v CallDataTrace, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCallDataTrace) Or(d CallDataTrace) CallDataTrace {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptComparePower returns new OptComparePower with value set to v.
+func NewOptComparePower(v ComparePower) OptComparePower {
+	return OptComparePower{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptComparePower is optional ComparePower.
+type OptComparePower struct {
+	Value ComparePower
+	Set   bool
+}
+
+// IsSet returns true if OptComparePower was set.
+func (o OptComparePower) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptComparePower) Reset() {
+	var v ComparePower
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptComparePower) SetTo(v ComparePower) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptComparePower) Get() (v ComparePower, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptComparePower) Or(d ComparePower) ComparePower {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCompareStatistics returns new OptCompareStatistics with value set to v.
+func NewOptCompareStatistics(v CompareStatistics) OptCompareStatistics {
+	return OptCompareStatistics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCompareStatistics is optional CompareStatistics.
+type OptCompareStatistics struct {
+	Value CompareStatistics
+	Set   bool
+}
+
+// IsSet returns true if OptCompareStatistics was set.
+func (o OptCompareStatistics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCompareStatistics) Reset() {
+	var v CompareStatistics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCompareStatistics) SetTo(v CompareStatistics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCompareStatistics) Get() (v CompareStatistics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCompareStatistics) Or(d CompareStatistics) CompareStatistics {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "dccb8fc89d106ff9bc7b692728cbbdcbdda5c26a03cded9f88ed34d6c9e3a13a"
+const DocumentSHA256 = "a3ad88395f76312b1785468e79b56089b5f4804ad603c8ad3047b316b997147f"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -128,6 +128,16 @@ func compareLargeRuns(t *testing.T, env *Env) {
 	if txt := pageText(t, ctx); !strings.Contains(txt, regressions) {
 		t.Errorf("the comparison does not say %q:\n%.2000s", regressions, txt)
 	}
+	// A tenth of the testcases failing is a regression beyond any noise,
+	// after the correction too.
+	verdict, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const row = [...document.querySelectorAll('[data-testid="metric-row"]')].find(r => r.innerText.includes("success"));
+		const d = row && row.querySelector('[data-testid="delta"]');
+		return d ? d.dataset.verdict : "";
+	})()`))
+	if err != nil || verdict != "regressed" {
+		t.Errorf("the success delta of the large runs reads %q (%v), want regressed", verdict, err)
+	}
 	Screenshot(t, ctx)
 }
 
@@ -145,6 +155,15 @@ func compareDrawn(t *testing.T, env *Env, ctx context.Context, path string) floa
 	})()`, chromedp.WithPollingTimeout(60*time.Second)))
 	if err != nil {
 		t.Fatalf("the comparison of %s was not drawn: %v\n%s", path, err, pageText(t, ctx))
+	}
+	// Where the time went: each request's start and end, in ms from the
+	// navigation, for the log docs/benchmarks.md reads.
+	timeline, err := chromedp.Run(ctx, chromedp.Evaluate[string](`performance.getEntriesByType("resource")
+		.filter(e => e.startTime < performance.now())
+		.map(e => e.name.replace(location.origin, "").replace(/\?.*$/, "").replace(/[0-9a-f-]{36}/g, ":id") + " " + Math.round(e.startTime) + "–" + Math.round(e.responseEnd))
+		.join(", ")`))
+	if err == nil {
+		t.Logf("requests (ms from navigation): %s", timeline)
 	}
 	return ms
 }

@@ -109,7 +109,20 @@ func compareReadable(t *testing.T, env *Env) {
 	if m := regexp.MustCompile(`(evaluator|application)-[0-9a-f]{12}|\b[0-9a-f]{12}\b`).FindString(txt); m != "" {
 		t.Errorf("the comparison shows %q, a step key or a generated slug:\n%s", m, txt)
 	}
-	// success drops by 0.5 on eight pairs: an interval below zero, worse.
+	// success drops by 0.5 on eight pairs (four testcases of eight): the
+	// 95% interval is below zero, but the verdict is the registry's,
+	// corrected for every metric the comparison tests (Holm), and the
+	// page says which it is and names the method.
+	cmp := env.Platform.MustJSON(t, "POST", "/api/evaluations/runs/compare", key, map[string]any{"run_ids": []string{base, cand}})
+	want := ""
+	for _, m := range dig(cmp, "comparison", "metrics").([]any) {
+		if strings.HasSuffix(str(dig(m, "path")), "outputs.success") {
+			want = str(dig(m, "runs", 1, "verdict"))
+		}
+	}
+	if want == "" {
+		t.Fatalf("the comparison has no verdict for success: %v", cmp)
+	}
 	verdict, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
 		const row = [...document.querySelectorAll('[data-testid="metric-row"]')].find(r => r.innerText.includes("Capital exact") && r.innerText.includes("success"));
 		const d = row && row.querySelector('[data-testid="delta"]');
@@ -118,8 +131,16 @@ func compareReadable(t *testing.T, env *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(verdict, "worse ") || !strings.Contains(verdict, "-0.5") || !strings.Contains(verdict, "95% CI") {
-		t.Errorf("the success delta reads %q, want worse, -0.5 with its 95%% CI", verdict)
+	for _, part := range []string{want + " ", "-0.5", "95% CI", "corrected", "Holm", "testcases to detect ±5 points"} {
+		if !strings.Contains(verdict, part) {
+			t.Errorf("the success delta reads %q, want %q in it (the registry's verdict %s, the corrected interval, the sample size)", verdict, part, want)
+		}
+	}
+	if !strings.HasPrefix(verdict, want+" ") {
+		t.Errorf("the success delta's verdict reads %q, the registry's is %s", verdict, want)
+	}
+	if !strings.Contains(txt, "Holm's method") {
+		t.Errorf("the comparison does not name its correction:\n%s", txt)
 	}
 	Screenshot(t, ctx)
 

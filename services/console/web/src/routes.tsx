@@ -3,6 +3,7 @@ import { Navigate, Route, Routes } from "react-router";
 import { Layout } from "./components/Layout";
 import { RequireAuth } from "./auth/RequireAuth";
 import { Loading } from "./components/Loading";
+import { ComparePage } from "./preload";
 
 // Every page is its own chunk (React.lazy) so the initial JavaScript stays small:
 // the shell (router, query client, auth, layout) loads first, a page when it is opened.
@@ -37,7 +38,7 @@ const Evaluators = lazy(() => import("./pages/evaluators/EvaluatorsPage"));
 const EvaluatorView = lazy(() => import("./pages/evaluators/EvaluatorPage"));
 const Evaluations = lazy(() => import("./pages/evaluations/EvaluationsPage"));
 const EvaluationView = lazy(() => import("./pages/evaluations/EvaluationPage"));
-const EvaluationsCompare = lazy(() => import("./pages/evaluations/ComparePage"));
+const EvaluationsCompare = ComparePage; // preloaded (preload.ts)
 
 function page(el: ReactNode) {
   return <Suspense fallback={<Loading />}>{el}</Suspense>;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/google/uuid"
@@ -31,13 +32,21 @@ import (
 // comparing applications is the point), annotation steps by their
 // evaluator (references.evaluator.id), else by step key.
 //
+// A testcase is the unit of the statistics (compare_stats.go): a run's
+// value for a testcase is the mean over its scenarios for it, and a
+// run's mean is the mean over its testcases (a scenario without a
+// testcase counts as one of its own).
+//
 // The interval of a delta (run k minus the first run) is paired where the
-// scenarios match: over the testcases both runs have a value for, the
+// testcases match: over the testcases both runs have a value for, the
 // differences d give delta = mean(d) and mean(d) ± t(0.975, n-1)·sd(d)/√n
 // (method paired-t, n pairs, at least 2). With fewer than two pairs it is
 // Welch's: delta = mean_k - mean_1, ± t(0.975, ν)·√(s1²/n1 + sk²/nk) with
 // Welch–Satterthwaite ν (method welch-t; each run at least 2 values).
-// With less than that there is a delta and no interval.
+// With less than that there is a delta and no interval. Every delta with
+// an interval is then one test of the comparison's family, corrected
+// with Holm's method: its verdict, adjusted p-value and adjusted
+// interval, and the testcases it would need (ComparePower).
 
 // Bounds of a comparison: it holds every compared run's scenarios and
 // their values in memory.
@@ -46,15 +55,33 @@ const (
 	MaxCompareScenarios = 10000
 )
 
-// readPage is the page size of the comparison's and the export's reads.
+// readPage is the page size of the export's reads.
 const readPage = 1000
+
+// comparePage is the page size of the comparison's reads: one more than
+// the most scenarios it reads, so a run within the bound is read in one
+// query per kind of record. Pages of readPage made a 5,000-scenario run
+// five keyset queries per kind, each walking the run's rows in id order
+// again (the metrics' index is by scenario, not id): most of the call.
+const comparePage = MaxCompareScenarios + 1
 
 // Comparison is the comparison of runs.
 type Comparison struct {
 	RunIDs            []string          `json:"run_ids"`
 	TestsetRevisionID string            `json:"testset_revision_id"`
+	Statistics        CompareStatistics `json:"statistics"`
 	Scenarios         []CompareScenario `json:"scenarios"`
 	Metrics           []CompareMetric   `json:"metrics"`
+}
+
+// CompareStatistics names how the deltas were tested, for a reader to
+// quote: the unit, the correction, the family size and the error rates.
+type CompareStatistics struct {
+	Unit       string  `json:"unit"`       // "testcase": repeats and duplicate scenarios are averaged first
+	Correction string  `json:"correction"` // holm
+	Tests      int     `json:"tests"`      // deltas in the family
+	Alpha      float64 `json:"alpha"`      // family-wise error rate of the verdicts
+	Power      float64 `json:"power"`      // power of the sample sizes
 }
 
 // CompareScenario is one testcase side by side: one entry per run, in the
@@ -77,22 +104,37 @@ type ScenarioSide struct {
 
 // CompareMetric is one metric of one compared step across the runs.
 type CompareMetric struct {
-	Step string       `json:"step"` // the compared step: the first run's step key
-	Kind string       `json:"kind"` // invocation or annotation
-	Path string       `json:"path"`
-	Type string       `json:"type"`
-	Runs []MetricSide `json:"runs"`
+	Step string `json:"step"` // the compared step: the first run's step key
+	Kind string `json:"kind"` // invocation or annotation
+	Path string `json:"path"`
+	Type string `json:"type"`
+	// Direction is which way is better: lower for latency, cost, tokens
+	// and errors, higher otherwise.
+	Direction string       `json:"direction"`
+	Runs      []MetricSide `json:"runs"`
 }
 
-// MetricSide is one run's side of a metric: its mean over its scenarios
-// and, from the second run on, its delta to the first with an interval.
+// MetricSide is one run's side of a metric: its mean over its testcases
+// and, from the second run on, its delta to the first with a 95%
+// interval, and its test in the family (compare_stats.go).
 type MetricSide struct {
-	RunID   string    `json:"run_id"`
-	StepKey string    `json:"step_key,omitempty"` // absent: the run has no such step
-	Count   int       `json:"count"`              // scenarios with a value
-	Mean    *float64  `json:"mean,omitempty"`
-	Delta   *float64  `json:"delta,omitempty"`
-	CI      *Interval `json:"ci,omitempty"`
+	RunID     string    `json:"run_id"`
+	StepKey   string    `json:"step_key,omitempty"` // absent: the run has no such step
+	Count     int       `json:"count"`              // scenarios with a value
+	Testcases int       `json:"testcases"`          // testcases with a value (a scenario without one counts as one)
+	Mean      *float64  `json:"mean,omitempty"`
+	Delta     *float64  `json:"delta,omitempty"`
+	CI        *Interval `json:"ci,omitempty"`
+	// Verdict is improved, regressed or inconclusive (a delta without an
+	// interval is inconclusive).
+	Verdict string `json:"verdict,omitempty"`
+	// PValue is the test's own two-sided p-value, PAdjusted Holm's.
+	PValue    *float64 `json:"p_value,omitempty"`
+	PAdjusted *float64 `json:"p_adjusted,omitempty"`
+	// AdjustedCI is the interval at the level Holm held the test to: it
+	// excludes 0 exactly when the verdict is improved or regressed.
+	AdjustedCI *Interval     `json:"adjusted_ci,omitempty"`
+	Power      *ComparePower `json:"power,omitempty"`
 }
 
 // compareKey is how a step is matched across runs.
@@ -127,6 +169,12 @@ func testsetRevision(r *Run) string {
 		}
 	}
 	return id
+}
+
+// ScenarioData is a per-scenario metric's data: {step_key: {path: stats}}.
+type ScenarioData struct {
+	ScenarioID string
+	Data       []byte
 }
 
 // runSide is what the comparison reads of one run.
@@ -209,6 +257,7 @@ func (s *Service) Compare(ctx context.Context, sc scope.Scope, runIDs []string) 
 	labels := stepLabels(sides)
 	out.Scenarios = sideBySide(sides, labels)
 	out.Metrics = compareMetrics(sides, labels)
+	out.Statistics = CompareStatistics{Unit: "testcase", Correction: CorrectionHolm, Tests: out.tests(), Alpha: Alpha, Power: PowerTarget}
 	return out, nil
 }
 
@@ -244,29 +293,27 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 	rid := uuid.MustParse(r.ID)
 	side := &runSide{run: r, keys: map[string]string{}, testcase: map[string]string{},
 		values: map[string]map[string]map[string]float64{}, types: map[string]map[string]string{}}
-	stepKey := map[string]string{} // step key → compared key
 	var inputs []string
-	// Annotations linked under keys the run does not declare are compared
-	// too, by their key (UpsertResults).
-	more, err := s.UndeclaredSteps(ctx, p, r)
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range append(append([]Step{}, r.Data.Steps...), more...) {
-		if k, ok := compareKey(st); ok {
-			if _, dup := side.keys[k]; !dup {
-				side.keys[k] = st.Key
-				stepKey[st.Key] = k
-			}
-		}
+	for _, st := range r.Data.Steps {
 		if st.Type == TypeInput {
 			inputs = append(inputs, st.Key)
 		}
 	}
-	// The three reads fill different fields of side: they run at once.
+	// The four reads fill different fields: they run at once. The
+	// metrics are decoded once the undeclared steps are known (a walk
+	// over every cell of the run, as long as the other reads).
 	g, ctx := errgroup.WithContext(ctx)
+	var more []Step
+	var metrics []ScenarioData
 	g.Go(func() error {
-		return eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+		// Annotations linked under keys the run does not declare are
+		// compared too, by their key (UpsertResults).
+		var err error
+		more, err = s.UndeclaredSteps(ctx, p, r)
+		return err
+	})
+	g.Go(func() error {
+		return eachPageOf(comparePage, func(w *versioned.Windowing) (int, *uuid.UUID, error) {
 			ss, err := s.store.Scenarios(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
 			if err != nil || len(ss) == 0 {
 				return 0, nil, err
@@ -281,7 +328,7 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 	})
 	if len(inputs) > 0 {
 		g.Go(func() error {
-			return eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
+			return eachPageOf(comparePage, func(w *versioned.Windowing) (int, *uuid.UUID, error) {
 				rs, err := s.store.Results(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, StepKeys: inputs, RepeatIdxs: []int{0}, Windowing: w})
 				if err != nil || len(rs) == 0 {
 					return 0, nil, err
@@ -297,23 +344,26 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 		})
 	}
 	g.Go(func() error {
-		return eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
-			ms, err := s.store.Metrics(ctx, p, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
-			if err != nil || len(ms) == 0 {
-				return 0, nil, err
-			}
-			for _, m := range ms {
-				if m.ScenarioID == nil {
-					continue // global and temporal metrics
-				}
-				side.addValues(*m.ScenarioID, m.Data, stepKey)
-			}
-			last := uuid.MustParse(ms[len(ms)-1].ID)
-			return len(ms), &last, nil
-		})
+		// Only the per-scenario records' data: the run's global and
+		// temporal metrics are not a scenario's value.
+		var err error
+		metrics, err = s.store.ScenarioMetricData(ctx, p, rid, comparePage)
+		return err
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	stepKey := map[string]string{} // step key → compared key
+	for _, st := range append(append([]Step{}, r.Data.Steps...), more...) {
+		if k, ok := compareKey(st); ok {
+			if _, dup := side.keys[k]; !dup {
+				side.keys[k] = st.Key
+				stepKey[st.Key] = k
+			}
+		}
+	}
+	for _, m := range metrics {
+		side.addValues(m.ScenarioID, m.Data, stepKey)
 	}
 	return side, nil
 }
@@ -321,11 +371,16 @@ func (s *Service) readSide(ctx context.Context, p uuid.UUID, r *Run, idx int) (*
 // eachPage calls read with ascending windowings of readPage records until
 // a page comes back short; read returns its count and last id.
 func eachPage(read func(*versioned.Windowing) (int, *uuid.UUID, error)) error {
-	asc, n := "ascending", readPage
+	return eachPageOf(readPage, read)
+}
+
+// eachPageOf is eachPage with pages of size records.
+func eachPageOf(size int, read func(*versioned.Windowing) (int, *uuid.UUID, error)) error {
+	asc, n := "ascending", size
 	w := &versioned.Windowing{Order: &asc, Limit: &n}
 	for {
 		got, last, err := read(w)
-		if err != nil || got < readPage || last == nil {
+		if err != nil || got < size || last == nil {
 			return err
 		}
 		next := *w
@@ -361,9 +416,43 @@ func scenarioValue(stats map[string]any) (string, float64, bool) {
 	return "", 0, false
 }
 
+// metricStats is the part of a metric's statistics a comparison reads:
+// decoded into fields, not maps of any, since a comparison decodes one
+// per scenario and run.
+type metricStats struct {
+	Type string   `json:"type"`
+	Mean *float64 `json:"mean"`
+	Freq []struct {
+		Value any     `json:"value"`
+		Count float64 `json:"count"`
+	} `json:"freq"`
+}
+
+// value is scenarioValue of decoded statistics.
+func (st *metricStats) value() (float64, bool) {
+	switch st.Type {
+	case "numeric/continuous", "numeric/discrete":
+		if st.Mean != nil {
+			return *st.Mean, true
+		}
+	case "binary":
+		total, yes := 0.0, 0.0
+		for _, f := range st.Freq {
+			total += f.Count
+			if f.Value == true {
+				yes += f.Count
+			}
+		}
+		if total > 0 {
+			return yes / total, true
+		}
+	}
+	return 0, false
+}
+
 // addValues reads a variational metric's data {step_key: {path: stats}}.
-func (sd *runSide) addValues(scenario string, data json.RawMessage, stepKey map[string]string) {
-	var d map[string]map[string]map[string]any
+func (sd *runSide) addValues(scenario string, data []byte, stepKey map[string]string) {
+	var d map[string]map[string]*metricStats
 	if json.Unmarshal(data, &d) != nil {
 		return
 	}
@@ -373,7 +462,10 @@ func (sd *runSide) addValues(scenario string, data json.RawMessage, stepKey map[
 			continue
 		}
 		for path, stats := range paths {
-			typ, v, ok := scenarioValue(stats)
+			if stats == nil {
+				continue
+			}
+			v, ok := stats.value()
 			if !ok {
 				continue
 			}
@@ -387,7 +479,7 @@ func (sd *runSide) addValues(scenario string, data json.RawMessage, stepKey map[
 			if sd.types[key] == nil {
 				sd.types[key] = map[string]string{}
 			}
-			sd.types[key][path] = typ
+			sd.types[key][path] = stats.Type
 		}
 	}
 }
@@ -447,48 +539,136 @@ func compareMetrics(sides []*runSide, labels map[string]string) []CompareMetric 
 		return list[i].path < list[j].path
 	})
 	out := make([]CompareMetric, 0, len(list))
+	var tests []test
 	for _, k := range list {
-		m := CompareMetric{Step: labels[k.key], Path: k.path, Type: types[k], Kind: TypeAnnotation}
+		m := CompareMetric{Step: labels[k.key], Path: k.path, Type: types[k], Kind: TypeAnnotation, Direction: Direction(k.path)}
 		if k.key == TypeInvocation {
 			m.Kind = TypeInvocation
 		}
-		// per run: testcase → value, and the values in scenario order
+		// per run: testcase → its value (the mean over the run's
+		// scenarios for it), and the values by testcase (a scenario
+		// without a testcase is one of its own)
 		byCase := make([]map[string]float64, len(sides))
 		vals := make([][]float64, len(sides))
+		counts := make([]int, len(sides))
 		for i, sd := range sides {
-			byCase[i] = map[string]float64{}
+			sum, n := map[string]float64{}, map[string]int{}
+			var order []string
 			for _, sc := range sd.scenarios {
 				v, ok := sd.values[sc.ID][k.key][k.path]
 				if !ok {
 					continue
 				}
-				vals[i] = append(vals[i], v)
-				if tc, ok := sd.testcase[sc.ID]; ok {
-					if _, dup := byCase[i][tc]; !dup {
-						byCase[i][tc] = v
-					}
+				counts[i]++
+				tc, ok := sd.testcase[sc.ID]
+				if !ok {
+					vals[i] = append(vals[i], v)
+					continue
 				}
+				if n[tc] == 0 {
+					order = append(order, tc)
+				}
+				sum[tc] += v
+				n[tc]++
+			}
+			byCase[i] = make(map[string]float64, len(order))
+			for _, tc := range order {
+				mean := sum[tc] / float64(n[tc])
+				byCase[i][tc] = mean
+				vals[i] = append(vals[i], mean)
 			}
 		}
 		for i, sd := range sides {
-			side := MetricSide{RunID: sd.run.ID, StepKey: sd.keys[k.key], Count: len(vals[i])}
+			side := MetricSide{RunID: sd.run.ID, StepKey: sd.keys[k.key], Count: counts[i], Testcases: len(vals[i])}
 			if len(vals[i]) > 0 {
 				mean, _ := meanVar(vals[i])
 				side.Mean = &mean
 			}
 			if i > 0 {
-				side.Delta, side.CI = delta(byCase[0], byCase[i], vals[0], vals[i])
+				var est *estimate
+				side.Delta, est = delta(byCase[0], byCase[i], vals[0], vals[i])
+				if side.Delta != nil {
+					side.Verdict = VerdictInconclusive
+				}
+				if est != nil {
+					iv := est.interval(0.95)
+					side.CI = &iv
+					tests = append(tests, test{metric: len(out), run: i, est: *est, base: side0Mean(vals[0]), binary: m.Type == "binary"})
+				}
 			}
 			m.Runs = append(m.Runs, side)
 		}
 		out = append(out, m)
 	}
+	familyTest(out, tests)
 	return out
 }
 
-// delta is run b's delta to run a and its interval (see the top of the
+// test is one delta of the family: where it is and its estimate.
+type test struct {
+	metric, run int
+	est         estimate
+	base        float64 // the baseline's mean
+	binary      bool
+}
+
+func side0Mean(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	m, _ := meanVar(vs)
+	return m
+}
+
+// familyTest corrects the family's tests with Holm's method and sets each
+// delta's verdict, p-values, adjusted interval and sample size.
+func familyTest(out []CompareMetric, tests []test) {
+	if len(tests) == 0 {
+		return
+	}
+	ps := make([]float64, len(tests))
+	for i, t := range tests {
+		ps[i] = t.est.pValue()
+	}
+	adjusted, levels := holm(ps, Alpha)
+	strictest := Alpha / float64(len(tests))
+	for i, t := range tests {
+		m := &out[t.metric]
+		side := &m.Runs[t.run]
+		p, adj := ps[i], adjusted[i]
+		side.PValue, side.PAdjusted = &p, &adj
+		iv := t.est.interval(1 - levels[i])
+		side.AdjustedCI = &iv
+		side.Verdict = verdictOf(t.est.delta, adj, m.Direction)
+		difference := RateDifference
+		if !t.binary {
+			difference = RelativeDifference * math.Abs(t.base)
+		}
+		perCase := t.est.n
+		if t.est.method == MethodWelch {
+			perCase = min(side.Testcases, m.Runs[0].Testcases)
+		}
+		pw := t.est.power(difference, strictest, perCase)
+		side.Power = &pw
+	}
+}
+
+// tests is the number of deltas with an interval in c: its family.
+func (c *Comparison) tests() int {
+	n := 0
+	for _, m := range c.Metrics {
+		for _, r := range m.Runs {
+			if r.AdjustedCI != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// delta is run b's delta to run a and its estimate (see the top of the
 // file): paired over shared testcases when there are two or more.
-func delta(aCase, bCase map[string]float64, a, b []float64) (*float64, *Interval) {
+func delta(aCase, bCase map[string]float64, a, b []float64) (*float64, *estimate) {
 	var ds []float64
 	cases := make([]string, 0, len(aCase))
 	for tc := range aCase {
@@ -502,11 +682,11 @@ func delta(aCase, bCase map[string]float64, a, b []float64) (*float64, *Interval
 	}
 	switch {
 	case len(ds) >= 2:
-		d, iv := pairedInterval(ds)
-		return &d, &iv
+		e := pairedEstimate(ds)
+		return &e.delta, &e
 	case len(a) >= 2 && len(b) >= 2:
-		d, iv := welchInterval(a, b)
-		return &d, &iv
+		e := welchEstimate(a, b)
+		return &e.delta, &e
 	case len(a) > 0 && len(b) > 0:
 		ma, _ := meanVar(a)
 		mb, _ := meanVar(b)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"math/rand"
 	"net/http"
 	"testing"
 
@@ -25,15 +27,17 @@ import (
 // through the records' use cases on real PostgreSQL, with the variational
 // metrics a worker would store.
 type compareWorld struct {
-	svc *ev.Service
-	sc  scope.Scope
+	svc   *ev.Service
+	sc    scope.Scope
+	store *pgstore.Evaluations
 }
 
 func newCompareWorld(t *testing.T, cfg ev.Config) *compareWorld {
 	t.Helper()
 	pool := pgtest.New(t)
 	require.NoError(t, pgxutil.Migrate(ctx, pool, migrations.FS, "registry_schema_version", slog.New(slog.NewTextHandler(io.Discard, nil))))
-	return &compareWorld{svc: ev.NewService(pgstore.New(pool).Evaluations(), nil, cfg),
+	st := pgstore.New(pool).Evaluations()
+	return &compareWorld{svc: ev.NewService(st, nil, cfg), store: st,
 		sc: scope.Scope{ProjectID: uuid.New(), UserID: uuid.New()}}
 }
 
@@ -257,4 +261,88 @@ func TestCompare(t *testing.T) {
 // errDetail is the detail an error renders.
 func errDetail(err error) any {
 	return errs.From(err).Detail
+}
+
+// TestCompareRepeatsAndVerdicts: a testcase is the unit (two scenarios of
+// one testcase are averaged before pairing), every delta is tested in
+// one Holm-corrected family, and a revision against itself (two runs of
+// the same noisy scores) gets no verdict but inconclusive.
+func TestCompareRepeatsAndVerdicts(t *testing.T) {
+	w := newCompareWorld(t, ev.Config{})
+	rev := uuid.NewString()
+	tc := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
+
+	t.Run("repeats of a testcase are averaged before pairing", func(t *testing.T) {
+		a := w.makeRun(t, rev, "a", []outcome{{tc[0], 0, false, "", ""}, {tc[1], 1, true, "", ""}, {tc[2], 0.5, true, "", ""}})
+		// B sampled tc0 twice (1 then 0): its value there is 0.5.
+		b := w.makeRun(t, rev, "b", []outcome{{tc[0], 1, true, "", ""}, {tc[0], 0, false, "", ""}, {tc[1], 1, true, "", ""}, {tc[2], 0.5, true, "", ""}})
+		got, err := w.svc.Compare(ctx, w.sc, []string{a.ID, b.ID})
+		require.NoError(t, err)
+		m := side(t, got, "evaluator-exact", scorePath)
+		assert.Equal(t, 4, m.Runs[1].Count, "scenarios with a value")
+		assert.Equal(t, 3, m.Runs[1].Testcases)
+		assert.InDelta(t, 2.0/3, *m.Runs[1].Mean, 1e-12, "(0.5 + 1 + 0.5) / 3 over testcases")
+		// differences 0.5, 0, 0 (not 1, 0, 0 from the first scenario alone)
+		assert.InDelta(t, 0.5/3, *m.Runs[1].Delta, 1e-12)
+		require.NotNil(t, m.Runs[1].CI)
+		assert.Equal(t, 3, m.Runs[1].CI.N, "three pairs of testcases")
+		assert.Equal(t, "testcase", got.Statistics.Unit)
+	})
+
+	// Scores of 40 testcases: a revision's expected score per testcase
+	// plus the noise of sampling it, drawn from a fixed seed.
+	cases := make([]string, 40)
+	truth := make([]float64, 40)
+	for i := range cases {
+		cases[i] = uuid.NewString()
+		truth[i] = float64(i%5) / 4
+	}
+	rng := rand.New(rand.NewSource(7))
+	sample := func(shift float64) []outcome {
+		out := make([]outcome, len(cases))
+		for i := range cases {
+			s := math.Max(0, math.Min(1, truth[i]+shift+rng.NormFloat64()*0.15))
+			out[i] = outcome{cases[i], s, s >= 0.5, "", ""}
+		}
+		return out
+	}
+	base := w.makeRun(t, rev, "base", sample(0))
+	again := w.makeRun(t, rev, "again", sample(0))
+	better := w.makeRun(t, rev, "better", sample(0.3))
+
+	t.Run("a revision against itself is inconclusive", func(t *testing.T) {
+		got, err := w.svc.Compare(ctx, w.sc, []string{base.ID, again.ID})
+		require.NoError(t, err)
+		assert.Equal(t, ev.CorrectionHolm, got.Statistics.Correction)
+		assert.Equal(t, 3, got.Statistics.Tests, "score, success and duration")
+		for _, m := range got.Metrics {
+			s := m.Runs[1]
+			require.NotNil(t, s.PAdjusted, "%s", m.Path)
+			assert.Equal(t, ev.VerdictInconclusive, s.Verdict, "%s: Δ %v, p %v adjusted %v", m.Path, *s.Delta, *s.PValue, *s.PAdjusted)
+			assert.True(t, s.AdjustedCI.Low <= 0 && s.AdjustedCI.High >= 0, "%s: %+v", m.Path, s.AdjustedCI)
+			assert.GreaterOrEqual(t, s.AdjustedCI.High-s.AdjustedCI.Low, s.CI.High-s.CI.Low, "the corrected interval is no narrower")
+		}
+		// The noise says how many testcases a difference of 0.05 needs.
+		p := side(t, got, "evaluator-exact", successPath).Runs[1].Power
+		require.NotNil(t, p)
+		assert.Equal(t, 0.05, p.Difference)
+		assert.InDelta(t, 0.05/3, p.Alpha, 1e-12)
+		require.NotNil(t, p.Testcases)
+		assert.Greater(t, *p.Testcases, 40)
+		assert.Greater(t, p.Detectable, 0.05)
+	})
+
+	t.Run("a real improvement is one, in both runs' family", func(t *testing.T) {
+		got, err := w.svc.Compare(ctx, w.sc, []string{base.ID, again.ID, better.ID})
+		require.NoError(t, err)
+		assert.Equal(t, 6, got.Statistics.Tests)
+		m := side(t, got, "evaluator-exact", scorePath)
+		assert.Equal(t, ev.HigherIsBetter, m.Direction)
+		assert.Equal(t, ev.VerdictInconclusive, m.Runs[1].Verdict)
+		assert.Equal(t, ev.VerdictImproved, m.Runs[2].Verdict, "p %v adjusted %v", *m.Runs[2].PValue, *m.Runs[2].PAdjusted)
+		assert.Greater(t, m.Runs[2].AdjustedCI.Low, 0.0)
+		assert.Empty(t, m.Runs[0].Verdict, "the baseline has none")
+		d := side(t, got, "application-base", "attributes.ag.metrics.duration.cumulative")
+		assert.Equal(t, ev.LowerIsBetter, d.Direction)
+	})
 }

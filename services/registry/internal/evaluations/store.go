@@ -168,6 +168,10 @@ type Store interface {
 	UpsertMetrics(ctx context.Context, p uuid.UUID, ms []Metric) ([]Metric, error)
 	// Metrics returns the metrics matching f.
 	Metrics(ctx context.Context, p uuid.UUID, f Filter) ([]Metric, error)
+	// ScenarioMetricData returns the data of the run's per-scenario
+	// metrics (not archived), at most limit of them: all a comparison
+	// reads of them.
+	ScenarioMetricData(ctx context.Context, p, run uuid.UUID, limit int) ([]ScenarioData, error)
 
 	// InsertQueue inserts q; a second default queue of a run is
 	// ErrDefaultTaken, an id in use ErrIDTaken.

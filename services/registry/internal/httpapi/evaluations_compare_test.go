@@ -60,6 +60,26 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 		assert.Equal(t, "paired-t", ci["method"])
 		assert.InDelta(t, 1.0/6-0.717109, ci["low"], 1e-5)
 		assert.InDelta(t, 1.0/6+0.717109, ci["high"], 1e-5)
+
+		// The test of the delta: t = (1/6)/(1/6) = 1 on 2 degrees of
+		// freedom, whose distribution function 1/2 + x/(2√(2+x²)) gives
+		// p = 2(1/2 - 1/(2√3)) = 0.422650; one test, so Holm changes
+		// nothing and the adjusted interval is the 95% one.
+		assert.Equal(t, "higher", metrics[0].(map[string]any)["direction"])
+		assert.Equal(t, "inconclusive", second["verdict"])
+		assert.InDelta(t, 0.422650, second["p_value"], 1e-6)
+		assert.InDelta(t, 0.422650, second["p_adjusted"], 1e-6)
+		adj := second["adjusted_ci"].(map[string]any)
+		assert.InDelta(t, 0.95, adj["level"], 1e-12)
+		assert.InDelta(t, ci["low"], adj["low"], 1e-12)
+		// Testcases for 5% of the baseline's mean 0.5 (0.025) at 80%:
+		// ((1.959964 + 0.841621)·0.288675/0.025)² = 1046.5 → 1047; three
+		// detect 2.801585·0.288675/√3 = 0.466931.
+		pw := second["power"].(map[string]any)
+		assert.InDelta(t, 0.025, pw["difference"], 1e-12)
+		assert.EqualValues(t, 1047, pw["testcases"])
+		assert.InDelta(t, 0.466931, pw["detectable"], 1e-5)
+		assert.Equal(t, map[string]any{"unit": "testcase", "correction": "holm", "tests": 1.0, "alpha": 0.05, "power": 0.8}, c["statistics"])
 	})
 
 	t.Run("compare refusals name the run", func(t *testing.T) {

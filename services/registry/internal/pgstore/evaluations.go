@@ -832,6 +832,28 @@ func (e *Evaluations) Metrics(ctx context.Context, p uuid.UUID, f ev.Filter) ([]
 	return collect(rows, scanMetric)
 }
 
+// ScenarioMetricData reads the run's per-scenario metric data alone, as
+// text: a comparison decodes it itself, so neither the other fifteen
+// columns nor pgx's validating JSON scan are paid for on every scenario
+// (the metrics were the longest of a comparison's reads).
+func (e *Evaluations) ScenarioMetricData(ctx context.Context, p, run uuid.UUID, limit int) ([]ev.ScenarioData, error) {
+	rows, err := e.pool.Query(ctx, `SELECT scenario_id::text, data::text FROM evaluation_metrics
+		WHERE project_id = $1 AND run_id = $2 AND scenario_id IS NOT NULL AND deleted_at IS NULL LIMIT $3`, p, run, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []ev.ScenarioData{}
+	for rows.Next() {
+		var d ev.ScenarioData
+		if err := rows.Scan(&d.ScenarioID, &d.Data); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
 // ---- queues
 
 const queueCols = `t.id::text, t.run_id::text, t.name, t.description, t.flags, t.status, t.data, t.tags, t.meta, ` +

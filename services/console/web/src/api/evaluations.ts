@@ -177,16 +177,40 @@ export interface ComparedScenario {
   runs: ({ scenario_id: string; status: Status; values?: Record<string, Record<string, number>> } | null)[];
 }
 
+export interface CompareInterval {
+  low: number;
+  high: number;
+  level?: number;
+  method?: string;
+  n?: number;
+}
+
 export interface Comparison {
   run_ids: string[];
   testset_revision_id: string;
+  /** How the deltas were tested: the unit, the correction over the family of tests. */
+  statistics?: { unit: string; correction: string; tests: number; alpha: number; power: number };
   scenarios?: ComparedScenario[];
   metrics: {
     step: string;
     kind: string;
     path: string;
     type: string;
-    runs: { run_id: string; step_key?: string; count: number; mean?: number; delta?: number; ci?: { low: number; high: number; level?: number; method?: string; n?: number } }[];
+    direction?: "higher" | "lower";
+    runs: {
+      run_id: string;
+      step_key?: string;
+      count: number;
+      testcases?: number;
+      mean?: number;
+      delta?: number;
+      ci?: CompareInterval;
+      verdict?: "improved" | "regressed" | "inconclusive";
+      p_value?: number;
+      p_adjusted?: number;
+      adjusted_ci?: CompareInterval;
+      power?: { difference: number; testcases?: number; detectable: number; alpha: number; power: number };
+    }[];
   }[];
 }
 

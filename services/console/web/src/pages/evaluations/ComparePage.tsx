@@ -1,10 +1,12 @@
 // /console/evaluations/compare?runs=a,b,… — two or more runs over the same
 // testset revision. Runs are named by their application, variant and
 // revision; metrics by evaluator. Each delta to the first run (the
-// baseline) comes with the 95% interval the registry computes and a
-// verdict: better or worse by the metric's direction (lower latency, cost
-// or errors is better; a higher score is better), inconclusive when the
-// interval spans 0. Below, testcase by testcase, the inputs, each run's
+// baseline) comes with the 95% interval the registry computes, its
+// interval corrected for the comparison's number of tests (Holm) and the
+// registry's verdict: improved or regressed by the metric's direction
+// (lower latency, cost or errors is better; a higher score is better),
+// inconclusive when the corrected interval spans 0, and how many
+// testcases a small difference would need. Below, testcase by testcase, the inputs, each run's
 // output (the candidate's marked against the baseline's) and scores,
 // with a "regressions only" filter.
 import { useMemo, useRef, useState } from "react";
@@ -22,21 +24,26 @@ const DONE = ["success", "failure", "errors", "cancelled"];
 const PAGE = 50;
 const OUTPUTS = "attributes.ag.data.outputs.";
 
-export type Verdict = "better" | "worse" | "inconclusive" | "same" | "none";
+export type Verdict = "improved" | "regressed" | "inconclusive" | "same" | "none";
 
-/** verdict reads a delta by its interval and the metric's direction. */
-export function verdict(path: string, delta?: number, ci?: { low: number; high: number }): Verdict {
+type Side = Comparison["metrics"][number]["runs"][number];
+
+/** verdict is the registry's verdict of a delta (Holm-corrected over the
+ * comparison's tests, by the metric's direction); a registry without
+ * verdicts is read by the 95% interval and the metric's direction. */
+export function verdict(path: string, side: Pick<Side, "delta" | "ci" | "verdict">, direction?: "higher" | "lower"): Verdict {
+  const { delta, ci } = side;
   if (delta === undefined) return "none";
-  if (ci) {
-    if (ci.low === 0 && ci.high === 0 && delta === 0) return "same";
-    if (ci.low <= 0 && ci.high >= 0) return "inconclusive";
-  } else if (delta === 0) return "same";
-  else return "none";
-  return delta < 0 === lowerIsBetter(path) ? "better" : "worse";
+  if (delta === 0 && (!ci || (ci.low === 0 && ci.high === 0))) return "same";
+  if (side.verdict) return side.verdict;
+  if (!ci) return "none";
+  if (ci.low <= 0 && ci.high >= 0) return "inconclusive";
+  const lower = direction ? direction === "lower" : lowerIsBetter(path);
+  return delta < 0 === lower ? "improved" : "regressed";
 }
 
-const COLOURS: Record<Verdict, string> = { better: "#027a48", worse: "#b42318", inconclusive: "#6b7080", same: "#6b7080", none: "#6b7080" };
-const WORDS: Record<Verdict, string> = { better: "better", worse: "worse", inconclusive: "inconclusive", same: "no change", none: "no interval" };
+const COLOURS: Record<Verdict, string> = { improved: "#027a48", regressed: "#b42318", inconclusive: "#6b7080", same: "#6b7080", none: "#6b7080" };
+const WORDS: Record<Verdict, string> = { improved: "improved", regressed: "regressed", inconclusive: "inconclusive", same: "no change", none: "no interval" };
 
 async function nameBook(runs: (Run | undefined)[]): Promise<NameBook> {
   const appIds = new Set<string>();
@@ -67,12 +74,17 @@ export default function ComparePage() {
   const ids = (sp.get("runs") ?? "").split(",").filter(Boolean);
   const runs = useQuery({ queryKey: ["runs-of", ids], queryFn: () => Promise.all(ids.map(getRun)) });
   const book = useQuery({ queryKey: ["name-book", ids], queryFn: () => nameBook(runs.data ?? []), enabled: !!runs.data });
+  // Runs whose records say they ended need no progress: a progress read
+  // counts every cell of the run, and two of them beside the comparison
+  // slowed it by a third on 5,000-scenario runs (TestCompare/large_runs).
+  const recordsDone = !!runs.data && runs.data.every((r) => r && DONE.includes(r.status));
   const progs = useQuery({
     queryKey: ["progress-of", ids],
     queryFn: () => Promise.all(ids.map(progress)),
+    enabled: !!runs.data && !recordsDone,
     refetchInterval: (q) => (q.state.data?.every((p) => p && DONE.includes(p.status)) ? false : 1500),
   });
-  const allDone = progs.data?.every((p) => p && DONE.includes(p.status));
+  const allDone = recordsDone || progs.data?.every((p) => p && DONE.includes(p.status));
   // Asked at once (not after the progress): finished runs, the usual case,
   // are then drawn one round trip sooner. Asked again only when runs seen
   // going have ended.
@@ -149,7 +161,7 @@ export default function ComparePage() {
         {ids.map((id, i) => (
           <li key={id}>
             <strong>{titles[i].app ?? "…"}</strong> — <Link to={`/evaluations/${id}`}>{titles[i].name}</Link>{" "}
-            <span className="badge">{progs.data?.[i]?.status ?? "…"}</span>
+            <span className="badge">{progs.data?.[i]?.status ?? runs.data?.[i]?.status ?? "…"}</span>
             {i === 0 ? " (the baseline: deltas are against it)" : ""}
           </li>
         ))}
@@ -158,6 +170,14 @@ export default function ComparePage() {
       {progs.data && !allDone && ids.length >= 2 && <p>Some runs are still going: the comparison is redrawn when they end.</p>}
       {cmp.data && (
         <>
+          {cmp.data.statistics && (
+            <p data-testid="compare-method" style={{ color: "#6b7080", fontSize: 13 }}>
+              Each delta is the mean of the differences testcase by testcase (a testcase's repeats are averaged first). Verdicts are corrected
+              for the {cmp.data.statistics.tests} {cmp.data.statistics.tests === 1 ? "test" : "tests"} of this comparison with Holm's method (at most a{" "}
+              {Math.round(cmp.data.statistics.alpha * 100)}% chance of any false verdict): improved or regressed only when the corrected interval
+              excludes 0. Two runs of the same revision show the noise.
+            </p>
+          )}
           <table className="grid" data-testid="comparison">
             <thead>
               <tr>
@@ -172,12 +192,12 @@ export default function ComparePage() {
                 <tr key={m.step + m.path} data-testid="metric-row">
                   <td>
                     {metricStep(m)} · {metricName(m.path)}
-                    <div style={{ fontSize: 11, color: "#6b7080" }}>{lowerIsBetter(m.path) ? "lower is better" : "higher is better"}</div>
+                    <div style={{ fontSize: 11, color: "#6b7080" }}>{(m.direction ? m.direction === "lower" : lowerIsBetter(m.path)) ? "lower is better" : "higher is better"}</div>
                   </td>
                   {m.runs.map((r, i) => (
                     <td key={r.run_id}>
                       {r.mean !== undefined ? fmt(r.mean) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
-                      {i > 0 && <Delta path={m.path} delta={r.delta} ci={r.ci} />}
+                      {i > 0 && <Delta path={m.path} direction={m.direction} side={r} rate={m.type === "binary"} />}
                     </td>
                   ))}
                 </tr>
@@ -273,16 +293,31 @@ function text(o: unknown): string | undefined {
   return JSON.stringify(o);
 }
 
-function Delta({ path, delta, ci }: { path: string; delta?: number; ci?: { low: number; high: number } }) {
-  const v = verdict(path, delta, ci);
+function Delta({ path, direction, side, rate }: { path: string; direction?: "higher" | "lower"; side: Side; rate: boolean }) {
+  const v = verdict(path, side, direction);
+  const { delta, ci, adjusted_ci: adj, power } = side;
   if (delta === undefined) return null;
+  const wider = adj && ci && (adj.low !== ci.low || adj.high !== ci.high);
   return (
     <div data-testid="delta" data-verdict={v} style={{ color: COLOURS[v], fontSize: 12 }}>
       <strong>
         {delta > 0 ? "+" : ""}
         {fmt(delta)}
       </strong>{" "}
-      {ci ? `(95% CI ${fmt(ci.low)} to ${fmt(ci.high)})` : ""} <span className="badge" style={{ color: COLOURS[v] }}>{WORDS[v]}</span>
+      <span className="badge" style={{ color: COLOURS[v] }}>
+        {WORDS[v]}
+      </span>
+      {ci && <div>95% CI {fmt(ci.low)} to {fmt(ci.high)}</div>}
+      {adj && (
+        <div data-testid="adjusted-ci" title={`Holm-corrected: the level this test is held to among the comparison's tests; p = ${side.p_adjusted !== undefined ? fmt(side.p_adjusted) : "?"} after correction`}>
+          {wider ? `corrected ${fmt((adj.level ?? 0.95) * 100)}% CI ${fmt(adj.low)} to ${fmt(adj.high)}` : "same after correction"} (Holm, {adj.method}, n={adj.n})
+        </div>
+      )}
+      {power?.testcases !== undefined && v !== "same" && (
+        <div data-testid="sample-size" style={{ color: "#6b7080" }}>
+          ≈{power.testcases.toLocaleString("en")} testcases to detect ±{rate ? `${fmt(power.difference * 100)} points` : fmt(power.difference)}
+        </div>
+      )}
     </div>
   );
 }
