@@ -11,7 +11,7 @@ import (
 // catalog template with the form generated from its parameters schema,
 // then tried on one sample through the runtime.
 func TestEvaluatorCreateAndTry(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	u := env.User(t, "evaluators@example.com")
 	ctx := env.SignedIn(t, u)
 	err := chromedp.Do(ctx,
