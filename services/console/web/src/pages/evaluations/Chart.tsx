@@ -57,21 +57,49 @@ export function Histogram({ title, stats, width = 360, height = 180 }: { title: 
   );
 }
 
-/** PassRate shows a binary metric's rate of true. */
+/** PassRate shows a binary metric's rate of true over the verdicts given
+ * (true or false). A value that is neither (an evaluator that errored or
+ * never ran records none) is no verdict: counted apart, never as a
+ * failure, and a metric without any verdict reads "did not run". */
 export function PassRate({ title, stats, width = 360 }: { title: string; stats: MetricStats; width?: number }) {
-  const total = (stats.freq ?? []).reduce((a, f) => a + f.count, 0);
-  const pass = (stats.freq ?? []).filter((f) => f.value === true || f.value === "true").reduce((a, f) => a + f.count, 0);
-  const rate = total ? pass / total : 0;
+  const { pass, total, none } = passCounts(stats);
+  if (total === 0) {
+    return (
+      <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
+        <figcaption>
+          <strong>{title}</strong> — <span className="cell-error">did not run</span>
+          {none > 0 && ` (no verdict in ${none} scenario${none === 1 ? "" : "s"})`}
+        </figcaption>
+      </figure>
+    );
+  }
+  const rate = pass / total;
   return (
     <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
       <figcaption>
-        <strong>{title}</strong> — pass rate {(rate * 100).toFixed(1)}% ({pass}/{total})
+        <strong>{title}</strong> — pass rate {(rate * 100).toFixed(1)}% ({pass}/{total}){none > 0 && `; ${none} did not run`}
       </figcaption>
       <div style={{ width, height: 18, background: "#f3d0d0" }} role="meter" aria-valuenow={rate} aria-valuemin={0} aria-valuemax={1}>
         <div style={{ width: `${rate * 100}%`, height: "100%", background: "#4a4" }} />
       </div>
     </figure>
   );
+}
+
+/** passCounts splits a binary metric's frequencies into verdicts (pass
+ * of total) and values that are none (missing, empty, null). */
+export function passCounts(stats: MetricStats): { pass: number; total: number; none: number } {
+  let pass = 0,
+    total = 0,
+    none = 0;
+  for (const f of stats.freq ?? []) {
+    if (f.value === true || f.value === "true") {
+      pass += f.count;
+      total += f.count;
+    } else if (f.value === false || f.value === "false") total += f.count;
+    else none += f.count;
+  }
+  return { pass, total, none };
 }
 
 export function fmt(x: number): string {

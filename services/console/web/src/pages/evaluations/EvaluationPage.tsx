@@ -487,7 +487,21 @@ export function Charts({ m, steps: runSteps, label, width, compact }: { m: Metri
         const items = Object.entries(paths).filter(
           ([path, s]) => (evaluator ? !DEFAULTS[path] || (!compact && path.includes("duration")) : DEFAULTS[path] && !path.includes("errors")) && (s.hist?.length || s.freq?.length),
         );
-        if (items.length === 0) return null;
+        if (items.length === 0) {
+          // An evaluator that errored in every scenario has no output to
+          // chart: it did not run, which an empty space would hide.
+          const e = paths["attributes.ag.metrics.errors.cumulative"];
+          const errors = e ? (e.sum ?? (e.mean ?? 0) * (e.count ?? 0)) : 0;
+          if (!evaluator || errors <= 0) return null;
+          return (
+            <section key={step}>
+              <h3>{label ? label(step) : stepLabel(step, runSteps)}</h3>
+              <p data-testid="chart">
+                <span className="cell-error">did not run</span>: {Math.round(errors)} error{Math.round(errors) === 1 ? "" : "s"}
+              </p>
+            </section>
+          );
+        }
         return (
           <section key={step}>
             <h3>{label ? label(step) : stepLabel(step, runSteps)}</h3>

@@ -28,4 +28,9 @@ describe("headlines", () => {
       ["judge · score", "0.76"],
     ]);
   });
+  it("says an evaluator that gave no verdict did not run, never 0%", () => {
+    const steps = [{ key: "evaluator-broken", type: "annotation" as const, origin: "auto" as const, references: { evaluator: { id: "e3", slug: "broken" } } }];
+    const m = { id: "m", run_id: "r", data: { "evaluator-broken": { "attributes.ag.data.outputs.success": { type: "binary", freq: [{ value: "", count: 3, density: 1 }] } } } };
+    expect(headlines(m, steps, [{ id: "e3", slug: "broken", name: "Broken pattern" }]).map((h) => [h.label, h.value])).toEqual([["Broken pattern", "did not run"]]);
+  });
 });
