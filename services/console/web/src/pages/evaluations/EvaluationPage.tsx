@@ -44,7 +44,7 @@ import {
   type ScoreOp,
   type Verdict,
 } from "./results";
-import { Histogram, PassRate, fmt } from "./Chart";
+import { Histogram, PassRate, errorCount, fmt } from "./Chart";
 
 const TERMINAL = new Set(["success", "failure", "errors", "cancelled"]);
 /** ROW_HEIGHT is a results row's fixed height (px): cells are one line,
@@ -490,8 +490,7 @@ export function Charts({ m, steps: runSteps, label, width, compact }: { m: Metri
         if (items.length === 0) {
           // An evaluator that errored in every scenario has no output to
           // chart: it did not run, which an empty space would hide.
-          const e = paths["attributes.ag.metrics.errors.cumulative"];
-          const errors = e ? (e.sum ?? (e.mean ?? 0) * (e.count ?? 0)) : 0;
+          const errors = errorCount(paths);
           if (!evaluator || errors <= 0) return null;
           return (
             <section key={step}>
@@ -509,7 +508,7 @@ export function Charts({ m, steps: runSteps, label, width, compact }: { m: Metri
               {items.map(([path, s]) => {
                 const title = DEFAULTS[path] ?? path.replace(/^attributes\.ag\.data\.outputs\./, "");
                 return s.type === "binary" || (!s.hist?.length && s.freq?.length) ? (
-                  <PassRate key={path} title={title} stats={s} width={width} />
+                  <PassRate key={path} title={title} stats={s} errors={evaluator ? errorCount(paths) : 0} width={width} />
                 ) : (
                   <Histogram key={path} title={title} stats={s} width={width} height={width ? 140 : undefined} />
                 );
