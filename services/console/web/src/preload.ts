@@ -9,6 +9,8 @@ const PAGES: [RegExp, () => Promise<unknown>][] = [
   [/^\/sessions\/[^/]+/, () => import("./pages/sessions/SessionView")],
   [/^\/analytics/, () => import("./pages/analytics/Analytics")],
   [/^\/queues\/[^/]+/, () => import("./pages/queues/QueueView")],
+  // A run's results (not the comparison, /evaluations/compare).
+  [/^\/evaluations\/(?!compare\/?$)[^/]+\/?$/, () => import("./pages/evaluations/EvaluationPage")],
 ];
 
 export function preloadPage(pathname: string): void {

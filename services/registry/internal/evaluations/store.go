@@ -168,6 +168,11 @@ type Store interface {
 	UpsertMetrics(ctx context.Context, p uuid.UUID, ms []Metric) ([]Metric, error)
 	// Metrics returns the metrics matching f.
 	Metrics(ctx context.Context, p uuid.UUID, f Filter) ([]Metric, error)
+	// MetricKeys returns the distinct (step key, path) of the run's
+	// per-scenario metrics that have a per-scenario value (a numeric
+	// metric's mean, a binary one's counted frequencies: scenarioValue),
+	// sorted bytewise, at most limit.
+	MetricKeys(ctx context.Context, p, run uuid.UUID, limit int) ([][2]string, error)
 
 	// InsertQueue inserts q; a second default queue of a run is
 	// ErrDefaultTaken, an id in use ErrIDTaken.
