@@ -228,7 +228,7 @@ func measureResultsPage(t testing.TB, env *Env, u User, n int) {
 	// the first rows goes.
 	calls := func() string {
 		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`performance.getEntriesByType("resource").filter(e => e.name.includes("/api/"))
-			.map(e => e.name.replace(location.origin, "").slice(0, 60) + " " + Math.round(e.startTime) + "+" + Math.round(e.duration) + "ms " + Math.round(e.encodedBodySize / 1024) + "KB").join("; ")`))
+			.map(e => e.name.replace(location.origin, "").slice(0, 60) + " " + Math.round(e.startTime) + "+" + Math.round(e.duration) + "ms (first byte +" + Math.round(e.responseStart - e.startTime) + "ms) " + Math.round(e.encodedBodySize / 1024) + "KB").join("; ")`))
 		if err != nil {
 			return err.Error()
 		}
