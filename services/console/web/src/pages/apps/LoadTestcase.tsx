@@ -56,7 +56,7 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
             }
             onLoad(values);
             const missing = vars.filter((v) => !(v in values));
-            setLoaded(`Loaded row ${Number(e.target.value) + 1}${missing.length ? `; no column for ${missing.join(", ")}` : ""}.`);
+            setLoaded(`Loaded testcase ${Number(e.target.value) + 1}${missing.length ? `; no column for ${missing.join(", ")}` : ""}.`);
           }}
         >
           <option value="">{rev.isLoading ? "loading…" : `pick one of ${rows.length} testcase${rows.length === 1 ? "" : "s"}`}</option>
