@@ -147,3 +147,21 @@ func TestEnvelope(t *testing.T) {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
+
+// TestRedocJSFetchesNothingElsewhere: the bundle the gateway serves
+// loads nothing from another host (the vendored one took its logo from
+// Redocly's CDN), so the docs pages work offline and leak no visit.
+func TestRedocJSFetchesNothingElsewhere(t *testing.T) {
+	js := string(RedocJS())
+	if !strings.Contains(string(vendoredRedocJS), redocLogo) {
+		t.Fatalf("the vendored Redoc bundle no longer has the logo element this package drops; update redocLogo")
+	}
+	for _, cdn := range []string{"cdn.redoc.ly", `src:"http`} {
+		if strings.Contains(js, cdn) {
+			t.Errorf("the served Redoc bundle still loads %q", cdn)
+		}
+	}
+	if len(js) < len(vendoredRedocJS)/2 || !strings.Contains(js, "Redoc") {
+		t.Errorf("the served bundle is not the vendored one (%d of %d bytes)", len(js), len(vendoredRedocJS))
+	}
+}

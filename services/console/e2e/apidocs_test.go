@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -35,9 +37,26 @@ func docsDrawn(t testing.TB, env *Env, ctx context.Context, path string) float64
 // once; a tag's link opens Redoc over that tag's operations only, not
 // every operation of the platform. The times are in the test log;
 // BenchmarkAPIDocsDraw measures the single page of every operation too.
+// Nothing is fetched from anywhere but the gateway (Redoc's own logo came
+// from its CDN).
 func TestAPIDocsPages(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	ctx := env.Browser(t)
+	var mu sync.Mutex
+	var outside []string
+	requests := chromedp.Events(ctx, network.RequestWillBeSent)
+	go func() {
+		for ev, err := range requests {
+			if err != nil {
+				return
+			}
+			if u := ev.Request.URL; !strings.HasPrefix(u, env.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+				mu.Lock()
+				outside = append(outside, u)
+				mu.Unlock()
+			}
+		}
+	}()
 	index := docsDrawn(t, env, ctx, "/api/docs")
 	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('ul.tags a')].map(a => a.getAttribute("href"))`))
 	if err != nil {
@@ -68,6 +87,16 @@ func TestAPIDocsPages(t *testing.T) {
 	}
 	Screenshot(t, ctx)
 	t.Logf("drawn: index %.0f ms, Secrets (5 operations) %.0f ms", index, secrets)
+	elsewhere, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("[src], link[href]")]
+		.map(e => new URL(e.getAttribute("src") ?? e.getAttribute("href"), location.href)).filter(u => u.origin !== location.origin && u.protocol !== "data:").map(String)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(outside)+len(elsewhere) > 0 {
+		t.Errorf("the docs pages fetch from outside the gateway: requests %q, elements %q", outside, elsewhere)
+	}
 }
 
 // BenchmarkAPIDocsDraw measures, in Chromium, the time until each docs

@@ -14,7 +14,7 @@ import (
 // variant is made under the name typed; the API finds it with the
 // revision's prompt, and the page lists it.
 func TestBranchVariant(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "branch@example.com")
 	app := env.Platform.MustJSON(t, "POST", "/api/simple/applications/", u.Key, map[string]any{"application": map[string]any{
 		"slug": "capitals", "name": "capitals",

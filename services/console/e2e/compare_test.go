@@ -48,7 +48,7 @@ func runCapitals(t *testing.T, env *Env, key, name, testsetRev, appRev, evRev st
 // TestCompare runs the comparison's tests on one platform (a start is
 // the longest part of each).
 func TestCompare(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	t.Run("readable", func(t *testing.T) { compareReadable(t, env) })
 	t.Run("large runs", func(t *testing.T) { compareLargeRuns(t, env) })
 }

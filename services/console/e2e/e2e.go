@@ -4,10 +4,12 @@
 // NATS (platformtest), the console service behind the gateway, and the
 // local model server (llmtest) as the provider.
 //
-// A test starts with Start(t), provisions a user with User, opens a browser
-// with Browser or SignedIn, drives it with chromedp actions on
-// env.URL+"/console/...", and saves what the page looked like with
-// Screenshot (services/console/e2e/screenshots/<TestName>.png, git-ignored;
+// A test gets the package's shared platform with Shared(t) (or its own with
+// Start(t), when it changes the platform's state: the model server's
+// replies, a service's settings), provisions a user of its own with User,
+// opens a browser with Browser or SignedIn, drives it with chromedp
+// actions on env.URL+"/console/...", and saves what the page looked like
+// with Screenshot (services/console/e2e/screenshots/<TestName>.png, git-ignored;
 // one is also taken when a test fails).
 package e2e
 

@@ -17,7 +17,7 @@ import (
 // (inputs, outputs, scores, trace links), the filter by score, and the
 // charts; the CSV export; and an online evaluation (onlineEvaluation).
 func TestEvaluationRun(t *testing.T) {
-	env := Start(t, liveOptions)
+	env := Shared(t)
 	u := env.User(t, "evaluations@example.com")
 	key := u.Key
 	// The model server echoes the last user message: "echo: <country>".
@@ -96,6 +96,16 @@ func TestEvaluationRun(t *testing.T) {
 		if !strings.Contains(txt, want) {
 			t.Errorf("the run page does not show %q:\n%s", want, txt)
 		}
+	}
+	// The broken evaluator never gave a verdict: its chart says it did
+	// not run, never a pass rate of 0% (a verdict it did not give).
+	broken, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('[data-testid="charts"] section')]
+		.filter(s => s.querySelector("h3")?.innerText === "Broken pattern").map(s => s.innerText).join("\n")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(broken, "did not run") || strings.Contains(broken, "pass rate") {
+		t.Errorf("the chart of the evaluator that never ran reads %q; want it to say it did not run, and no pass rate", broken)
 	}
 	// Every application cell links to its trace page.
 	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="result-row"] a[title="trace"]')].map(a => a.getAttribute("href"))`))

@@ -13,7 +13,7 @@ import (
 // slug is made from the name, free in the project (the seeded evaluator
 // holds exact-match already), and the name is what the pages show.
 func TestEvaluatorCreateAndTry(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	u := env.User(t, "evaluators@example.com")
 	ctx := env.SignedIn(t, u)
 	err := chromedp.Do(ctx,

@@ -15,7 +15,7 @@ var homeSteps = []string{"provider", "testset", "application", "evaluator", "eva
 // from evaluation traffic, and the gating of write controls by role, on one
 // platform (each part with its own users), so CI starts it once.
 func TestHomeTrafficAndRoles(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	t.Run("getting started", func(t *testing.T) { homeGettingStarted(t, env) })
 	t.Run("production traffic by default", func(t *testing.T) { productionTrafficByDefault(t, env) })
 	t.Run("viewer sees no write controls", func(t *testing.T) { viewerSeesNoWriteControls(t, env) })

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -125,9 +126,17 @@ func TestJudgeConfigure(t *testing.T) {
 		if params["model"] != "local/llama-local" || len(msgs) != 3 || str(dig(msgs[len(msgs)-1], "content")) != "Be strict about {{country}}." {
 			t.Errorf("saved parameters: %v", params)
 		}
+		// The try-out is prefilled with a sample that gives the column
+		// the added message needs: the user types nothing to try it.
+		sample, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[aria-label="sample inputs"]').value`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inputs map[string]any
+		if json.Unmarshal([]byte(sample), &inputs) != nil || inputs["country"] == nil {
+			t.Errorf("the try-out's sample inputs %q do not give the prompt's variable country", sample)
+		}
 		err = chromedp.Do(ctx,
-			// the sample gives the column the added message needs
-			fillText(byLabel("sample inputs"), `{"country": "France", "correct_answer": "Paris"}`),
 			chromedp.Click(testID("try-run")),
 			chromedp.WaitVisible(testID("try-result")),
 		)
@@ -142,6 +151,24 @@ func TestJudgeConfigure(t *testing.T) {
 			t.Errorf("the judge's call did not reach the custom provider's model: %q", r.Model())
 		}
 		Screenshot(t, ctx)
+
+		// The saved evaluator is editable: an edited message is
+		// committed as a new revision.
+		before := env.Platform.MustJSON(t, "POST", "/api/evaluators/revisions/retrieve", u.Key, map[string]any{"evaluator_ref": map[string]any{"slug": "strict-judge"}})
+		err = chromedp.Do(ctx,
+			fillText(byLabel("content of message 3"), "Be very strict about {{country}}."),
+			chromedp.Click(chromedp.CSS(`[data-testid="params-form"] button[type="submit"]`)),
+			chromedp.WaitVisible(testID("committed")),
+		)
+		if err != nil {
+			t.Fatalf("commit the edited judge: %v; page:\n%s", err, pageText(t, ctx))
+		}
+		after := env.Platform.MustJSON(t, "POST", "/api/evaluators/revisions/retrieve", u.Key, map[string]any{"evaluator_ref": map[string]any{"slug": "strict-judge"}})
+		msgs, _ = dig(after, "evaluator_revision", "data", "parameters", "prompt_template").([]any)
+		if str(dig(after, "evaluator_revision", "id")) == str(dig(before, "evaluator_revision", "id")) || len(msgs) != 3 ||
+			str(dig(msgs[2], "content")) != "Be very strict about {{country}}." || dig(after, "evaluator_revision", "data", "parameters", "model") != "local/llama-local" {
+			t.Errorf("the edit is not a new revision with the edited message: before %v, after %v", before, after)
+		}
 		t.Run("answer", func(t *testing.T) { // how the judge's answer is read, further down the form
 			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('select[aria-label="response type"]').scrollIntoView()`)); err != nil {
 				t.Fatal(err)

@@ -10,15 +10,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// liveOptions make live evaluations score a window every 2 s (not every
-// minute), a second after it ends.
-var liveOptions = Options{}
-
-func init() {
-	liveOptions.Registry = []string{"REGISTRY_EVAL_LIVE_INTERVAL=2s"}
-	liveOptions.Runtime = []string{"RUNTIME_EVAL_WINDOW_GRACE=1s"}
-}
-
 // onlineEvaluation: an online evaluation is created in the console (a
 // name, a filter from the traces page's builder, a sampling rate of 50%,
 // an evaluator picked by name); of three production traces sent after,

@@ -14,7 +14,7 @@ import (
 // fills the template variables, and the run answers for it (the local model
 // server echoes the last user message).
 func TestPlaygroundLoadTestcase(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "load-testcase@example.com")
 	env.Platform.MustJSON(t, "POST", "/api/simple/testsets/", u.Key, map[string]any{"testset": map[string]any{
 		"slug": "capitals", "name": "capitals", "data": map[string]any{"testcases": []any{
@@ -44,6 +44,21 @@ func TestPlaygroundLoadTestcase(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2e.Screenshot(t, ctx)
+	// The picker names the loaded testcase by its values, and its
+	// options are testcases, not "row…".
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const s = document.querySelector('select[aria-label="Testcase"]');
+		return [s.options[s.selectedIndex].innerText, ...[...s.options].map(o => o.innerText)]; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(shown[0], "2. Peru") {
+		t.Errorf("the testcase picker shows %q after Peru's testcase was loaded; want it named by its values", shown[0])
+	}
+	for _, o := range shown[1:] {
+		if strings.HasPrefix(o, "row") {
+			t.Errorf("the testcase picker has an option %q; want testcases named by their values (%q)", o, shown[1:])
+		}
+	}
 	out, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="pane-output"]`)))
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func measure(t *testing.T, env *Env, ctx context.Context, path string, reload bo
 // and again (cached assets), is interactive and loaded in under 1 s on
 // loopback. The figures are in the test log (docs/benchmarks.md reports them).
 func TestFirstPageInteractive(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	ctx := env.Browser(t)
 	cold := measure(t, env, ctx, "/console/signin", false)
 	warm := measure(t, env, ctx, "/console/signin", true)

@@ -34,7 +34,7 @@ func fill(sel, text string) chromedp.Action[chromedp.Void] {
 // an annotation queue worked with the keyboard and the provider secrets over one
 // platform, each page against the real API.
 func TestConsolePages(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "pages@example.com")
 	session := "sess-" + hexID(4)
 	var tids []string

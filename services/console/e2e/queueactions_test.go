@@ -13,7 +13,7 @@ import (
 // in the trace list, another from the trace's own page; the API finds both
 // in the queue and as two new rows of the testset.
 func TestTracesToQueueAndTestset(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "queue-actions@example.com")
 	env.Platform.MustJSON(t, "POST", "/api/simple/evaluators", u.Key, map[string]any{"evaluator": map[string]any{
 		"slug": "helpful", "name": "Helpful",

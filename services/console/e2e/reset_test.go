@@ -12,8 +12,8 @@ import (
 // (no mail relay here); the user opens it, sets a new password, and signs
 // in with it; the link does not work twice.
 func TestResetPasswordPage(t *testing.T) {
-	env := Start(t)
-	bob := env.User(t, "bob@example.com")
+	env := Shared(t)
+	bob := env.User(t, "reset-bob@example.com")
 	status, body := env.Platform.Do(t, "POST", "/api/admin/simple/accounts/users/"+bob.ID+"/password-reset", "Access "+AdminKey, nil)
 	if status != http.StatusOK {
 		t.Fatalf("issue a reset link: %d %s", status, body)

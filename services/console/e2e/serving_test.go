@@ -13,7 +13,7 @@ import (
 // TestServedThroughGateway: the gateway sends / to the console, and the
 // console's files come through it with their caching and compression.
 func TestServedThroughGateway(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path string, header ...string) (*http.Response, []byte) {
 		t.Helper()

@@ -13,7 +13,7 @@ import (
 // TestCreateAndRevokeKey creates an API key on the settings page, uses the key shown
 // once against the API, revokes it on the page and sees the API refuse it.
 func TestCreateAndRevokeKey(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "keys@example.com")
 	ctx := env.SignedIn(t, u)
 	if err := chromedp.Do(ctx,

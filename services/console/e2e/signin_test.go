@@ -20,7 +20,7 @@ func signInForm(email, password string) chromedp.Action[chromedp.Void] {
 // TestSignIn: a user provisioned with a password signs in through the
 // page and lands on the console; a wrong password is told so and stays.
 func TestSignIn(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	alice := env.User(t, "alice@example.com")
 
 	t.Run("bad password", func(t *testing.T) {
@@ -68,7 +68,7 @@ func TestSignIn(t *testing.T) {
 // TestExpiredSession: a session that expired while the page was away sends
 // the user to sign in with the server's message.
 func TestExpiredSession(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	bob := env.User(t, "bob@example.com")
 	ctx := env.SignedIn(t, bob)
 	if err := chromedp.Do(ctx, env.Visit("/console/"), WaitText("Welcome")); err != nil {
@@ -89,7 +89,7 @@ func TestExpiredSession(t *testing.T) {
 // TestMissingProject: a project the user lost access to, and a user with no
 // project at all, are said so on the page, in the server's words.
 func TestMissingProject(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	carol := env.User(t, "carol@example.com")
 	dave := env.User(t, "dave@example.com")
 	// Carol is a viewer in Dave's project.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -16,7 +17,7 @@ import (
 // appears through the API where it was asked for, and the new project is
 // in the project switcher at once.
 func TestCreateProjectWorkspaceOrganization(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "structure-owner@example.com")
 	ctx := env.SignedIn(t, u)
 	if err := chromedp.Do(ctx,
@@ -38,6 +39,26 @@ func TestCreateProjectWorkspaceOrganization(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2e.Screenshot(t, ctx)
+
+	// The new organization's Default project and the user's first one
+	// both named "Default": the switcher tells them apart.
+	options, err := chromedp.Run(ctx, chromedp.Poll[[]string](`(() => {
+		const o = [...document.querySelectorAll('select[aria-label="Project"] option')].map(o => o.innerText).filter(x => x !== "New project…");
+		return o.length >= 3 && o;
+	})()`))
+	if err != nil {
+		t.Fatalf("the switcher does not list the new organization's project: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, o := range options {
+		if seen[o] {
+			t.Errorf("the project switcher lists %q twice: %q", o, options)
+		}
+		seen[o] = true
+	}
+	if !strings.Contains(strings.Join(options, "\n"), "Acme Labs / Default") {
+		t.Errorf("the switcher does not name the new organization's Default project by its organization: %q", options)
+	}
 
 	cookie := signInCookie(t, env, u)
 	var projects struct {

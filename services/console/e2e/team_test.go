@@ -12,7 +12,7 @@ import (
 // workspace from settings, sees the members of the project with their roles
 // and finds both changes in the audit log, marked as made from the console.
 func TestTeamSettings(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "team-owner@example.com")
 	ctx := env.SignedIn(t, u)
 	if err := chromedp.Do(ctx,

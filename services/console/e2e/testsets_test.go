@@ -21,7 +21,7 @@ import (
 // and reports the column once. A 1,200-row testset shows its row numbers
 // whole.
 func TestTestsetUpload(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	u := env.User(t, "testsets@example.com")
 	ctx := env.SignedIn(t, u)
 	dir := t.TempDir()
@@ -180,7 +180,7 @@ func TestTestsetUpload(t *testing.T) {
 // frame periods); the test fails only on what is not timing: the DOM
 // window and reaching the last row.
 func TestTestsetGridScroll100k(t *testing.T) {
-	env := Start(t)
+	env := Shared(t)
 	u := env.User(t, "grid@example.com")
 	const n = 100_000
 	var b strings.Builder

@@ -87,7 +87,7 @@ func ragTrace(tid string) (spans []map[string]any, chatID string) {
 // opens its tree: the spans are listed under their root, and the chat span's
 // messages are shown as a conversation.
 func TestTraceTree(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "traces@example.com")
 	tid := hexID(16)
 	spans, chat := ragTrace(tid)
@@ -155,7 +155,7 @@ func selectValue(sel, value string) chromedp.Action[chromedp.Void] {
 // TestAnnotateTrace adds an annotation to a trace with the form generated from the
 // evaluator's outputs schema and reads it back through the API and on the page.
 func TestAnnotateTrace(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "annotate@example.com")
 	tid := hexID(16)
 	spans, _ := ragTrace(tid)
@@ -209,7 +209,7 @@ func TestAnnotateTrace(t *testing.T) {
 // tree holds all 2,000 rows and its first rows are painted, with the console's code
 // already cached (a second visit, as a user moving between traces).
 func TestTrace2000Spans(t *testing.T) {
-	env := e2e.Start(t)
+	env := e2e.Shared(t)
 	u := env.User(t, "bigtrace@example.com")
 	tid := hexID(16)
 	t0 := time.Now().Add(-time.Minute)

@@ -45,6 +45,8 @@ const PAGES: [RegExp, () => Promise<unknown>][] = [
   [/^\/analytics/, () => import("./pages/analytics/Analytics")],
   [/^\/queues\/[^/]+/, () => import("./pages/queues/QueueView")],
   [/^\/evaluations\/compare/, ComparePage.preload],
+  // A run's results (not the comparison, /evaluations/compare).
+  [/^\/evaluations\/(?!compare\/?$)[^/]+\/?$/, () => import("./pages/evaluations/EvaluationPage")],
 ];
 
 export function preloadPage(pathname: string): void {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -129,51 +128,32 @@ func (s *Service) PrepareExport(ctx context.Context, sc scope.Scope, id uuid.UUI
 }
 
 // metricKeys is the (step, path) of every per-scenario value of the run's
-// variational metrics, sorted, at most MaxExportMetricColumns.
+// variational metrics, sorted, at most MaxExportMetricColumns: found by
+// the store (Store.MetricKeys), not by reading every metric here, so the
+// header and the first page follow at once.
 func (x *Export) metricKeys(ctx context.Context) ([][2]string, error) {
-	rid := uuid.MustParse(x.Run.ID)
-	seen := map[[2]string]bool{}
-	err := eachPage(func(w *versioned.Windowing) (int, *uuid.UUID, error) {
-		ms, err := x.s.store.Metrics(ctx, x.project, Filter{RunIDs: []uuid.UUID{rid}, Windowing: w})
-		if err != nil || len(ms) == 0 {
-			return 0, nil, err
-		}
-		for _, m := range ms {
-			if m.ScenarioID == nil {
-				continue
-			}
-			for k := range metricValues(m.Data) {
-				seen[k] = true
-			}
-		}
-		last := uuid.MustParse(ms[len(ms)-1].ID)
-		return len(ms), &last, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	keys := make([][2]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
-	})
-	if len(keys) > MaxExportMetricColumns {
-		keys = keys[:MaxExportMetricColumns]
-	}
-	return keys, nil
+	return x.s.store.MetricKeys(ctx, x.project, uuid.MustParse(x.Run.ID), MaxExportMetricColumns)
 }
 
-// metricValues are a metric's per-scenario values by (step, path).
+// metricValues are a metric's per-scenario values by (step, path). A part
+// of another shape (a step or stats that is not an object) is skipped, not
+// the whole record: what Store.MetricKeys finds columns for.
 func metricValues(data json.RawMessage) map[[2]string]float64 {
-	var d map[string]map[string]map[string]any
+	var d map[string]json.RawMessage
 	if json.Unmarshal(data, &d) != nil {
 		return nil
 	}
 	out := map[[2]string]float64{}
-	for step, paths := range d {
-		for path, stats := range paths {
+	for step, raw := range d {
+		var paths map[string]json.RawMessage
+		if json.Unmarshal(raw, &paths) != nil {
+			continue
+		}
+		for path, rawStats := range paths {
+			var stats map[string]any
+			if json.Unmarshal(rawStats, &stats) != nil {
+				continue
+			}
 			if _, v, ok := scenarioValue(stats); ok {
 				out[[2]string{step, path}] = v
 			}

@@ -131,6 +131,40 @@ func TestExport(t *testing.T) {
 			"the application at repeat 0 only (not split)")
 	})
 
+	t.Run("metric columns: only values a scenario has, odd shapes skipped", func(t *testing.T) {
+		runs, err := w.svc.CreateRuns(ctx, w.sc, []ev.Run{{Data: ev.RunData{Steps: []ev.Step{
+			{Key: "e", Type: ev.TypeAnnotation, Origin: ev.OriginAuto}}}}})
+		require.NoError(t, err)
+		rid := runs[0].ID
+		ss, err := w.svc.CreateScenarios(ctx, w.sc, []ev.Scenario{{RunID: rid}, {RunID: rid}, {RunID: rid}})
+		require.NoError(t, err)
+		var ms []ev.Metric
+		for i, d := range []string{
+			`{"e": "text", "f": {"ok": {"type": "numeric/discrete", "mean": 2}}}`,
+			`{"e": {"freq-text": {"type": "binary", "freq": "x"}, "odd-freq": {"type": "binary", "freq": [{"count": "1"}, 3, {"value": true, "count": 0}]},
+			  "mean-text": {"type": "numeric/continuous", "mean": "1"}, "label": {"type": "categorical/single", "count": 1}, "stats-text": "x"}}`,
+			`{"e": {"rate": {"type": "binary", "freq": [{"value": false, "count": 1}]}}}`,
+		} {
+			sid := ss[i].ID
+			ms = append(ms, ev.Metric{RunID: rid, ScenarioID: &sid, Status: ev.Success, Data: json.RawMessage(d)})
+		}
+		ms = append(ms, ev.Metric{RunID: rid, Status: ev.Success, Data: json.RawMessage(`{"e": {"run-only": {"type": "numeric/continuous", "mean": 1}}}`)})
+		_, err = w.svc.UpsertMetrics(ctx, w.sc, ms)
+		require.NoError(t, err)
+		x, err := w.svc.PrepareExport(ctx, w.sc, uuid.MustParse(rid), ev.FormatCSV)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"e/rate", "f/ok"}, x.Columns[len(x.Columns)-2:], "a binary rate, a numeric mean; sorted by step and path")
+		assert.Len(t, x.Columns, 3+3+2, "nothing of the odd shapes, the categorical metric or the run-level metric")
+		var buf bytes.Buffer
+		require.NoError(t, x.Write(ctx, ev.NewCSVWriter(&buf)))
+		rows, err := csv.NewReader(&buf).ReadAll()
+		require.NoError(t, err)
+		require.Len(t, rows, 4)
+		last := len(rows[0]) - 1
+		assert.Equal(t, []string{"2", "", ""}, []string{rows[1][last], rows[2][last], rows[3][last]}, "f/ok of the record whose step e is text")
+		assert.Equal(t, "0", rows[3][last-1], "e/rate")
+	})
+
 	t.Run("refusals", func(t *testing.T) {
 		_, err := w.svc.PrepareExport(ctx, w.sc, uuid.MustParse(r.ID), "xlsx")
 		assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))

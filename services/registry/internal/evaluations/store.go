@@ -172,6 +172,11 @@ type Store interface {
 	// metrics (not archived), at most limit of them: all a comparison
 	// reads of them.
 	ScenarioMetricData(ctx context.Context, p, run uuid.UUID, limit int) ([]ScenarioData, error)
+	// MetricKeys returns the distinct (step key, path) of the run's
+	// per-scenario metrics that have a per-scenario value (a numeric
+	// metric's mean, a binary one's counted frequencies: scenarioValue),
+	// sorted bytewise, at most limit.
+	MetricKeys(ctx context.Context, p, run uuid.UUID, limit int) ([][2]string, error)
 
 	// InsertQueue inserts q; a second default queue of a run is
 	// ErrDefaultTaken, an id in use ErrIDTaken.

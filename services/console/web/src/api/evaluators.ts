@@ -27,6 +27,9 @@ export interface Evaluator {
   variant_id?: string;
   revision_id?: string;
   deleted_at?: string;
+  flags?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+  meta?: Record<string, unknown>;
   data?: { uri?: string; parameters?: Record<string, unknown>; schemas?: { parameters?: Record<string, unknown>; outputs?: Record<string, unknown> } };
 }
 
@@ -57,6 +60,18 @@ export async function createEvaluator(name: string, uri: string, parameters: Rec
     evaluator: { name, data: { uri, parameters } },
   });
   if (!r.evaluator) throw new Error("the registry made no evaluator");
+  return r.evaluator;
+}
+
+/** editEvaluator commits the evaluator's parameters as a new revision
+ * (PUT /api/simple/evaluators/{id}), keeping its name, description, flags,
+ * tags and meta as they are. */
+export async function editEvaluator(ev: Evaluator, parameters: Record<string, unknown>): Promise<Evaluator> {
+  const { id, name, description, flags, tags, meta } = ev;
+  const r = await json<{ evaluator?: Evaluator }>("PUT", `/api/simple/evaluators/${id}`, {
+    evaluator: { id, name, description, flags, tags, meta, data: { ...ev.data, parameters } },
+  });
+  if (!r.evaluator) throw new Error("the registry did not commit the evaluator");
   return r.evaluator;
 }
 

@@ -13,6 +13,8 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
   const rev = useQuery({ queryKey: ["testset-latest", testsetId], queryFn: () => latestRevision(testsetId), enabled: !!testsetId });
   const rows = rev.data?.data?.testcases ?? [];
   const [loaded, setLoaded] = useState("");
+  // The row loaded stays shown in the picker, by its values.
+  const [picked, setPicked] = useState("");
   // A row is named by the values it gives the variables (then its other columns).
   const label = (data: Record<string, unknown>) =>
     [...vars.filter((k) => k in data), ...Object.keys(data).filter((k) => !vars.includes(k))]
@@ -25,7 +27,11 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
   return (
     <div className="toolbar load-testcase">
       <span className="muted">Load a testcase:</span>
-      <select aria-label="Testcase testset" value={testsetId} onChange={(e) => setTestsetId(e.target.value)}>
+      <select aria-label="Testcase testset" value={testsetId} onChange={(e) => {
+          setTestsetId(e.target.value);
+          setPicked("");
+        }}
+      >
         <option value="">testset…</option>
         {(sets.data ?? [])
           .filter((s) => !s.deleted_at)
@@ -38,10 +44,11 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
       {testsetId && (
         <select
           aria-label="Testcase"
-          value=""
+          value={picked}
           onChange={(e) => {
             const tc = rows[Number(e.target.value)];
             if (!tc) return;
+            setPicked(e.target.value);
             const values: Record<string, string> = {};
             for (const v of vars) {
               const x = tc.data[v];
@@ -49,10 +56,10 @@ export function LoadTestcase({ vars, onLoad }: { vars: string[]; onLoad: (values
             }
             onLoad(values);
             const missing = vars.filter((v) => !(v in values));
-            setLoaded(`Loaded row ${Number(e.target.value) + 1}${missing.length ? `; no column for ${missing.join(", ")}` : ""}.`);
+            setLoaded(`Loaded testcase ${Number(e.target.value) + 1}${missing.length ? `; no column for ${missing.join(", ")}` : ""}.`);
           }}
         >
-          <option value="">{rev.isLoading ? "loading…" : `row… (${rows.length})`}</option>
+          <option value="">{rev.isLoading ? "loading…" : `pick one of ${rows.length} testcase${rows.length === 1 ? "" : "s"}`}</option>
           {rows.map((r, i) => (
             <option key={r.id ?? i} value={i}>
               {i + 1}. {label(r.data)}

@@ -57,21 +57,60 @@ export function Histogram({ title, stats, width = 360, height = 180 }: { title: 
   );
 }
 
-/** PassRate shows a binary metric's rate of true. */
-export function PassRate({ title, stats, width = 360 }: { title: string; stats: MetricStats; width?: number }) {
-  const total = (stats.freq ?? []).reduce((a, f) => a + f.count, 0);
-  const pass = (stats.freq ?? []).filter((f) => f.value === true || f.value === "true").reduce((a, f) => a + f.count, 0);
-  const rate = total ? pass / total : 0;
+/** PassRate shows a binary metric's rate of true over the verdicts given.
+ * An evaluator that errored records false with its error (errors: the
+ * step's error count), and a value that is neither true nor false is no
+ * verdict: both are counted apart, never as failures, and a metric
+ * without any verdict reads "did not run". */
+export function PassRate({ title, stats, errors = 0, width = 360 }: { title: string; stats: MetricStats; errors?: number; width?: number }) {
+  const { pass, fail, errored, none } = verdictCounts(stats, errors);
+  const total = pass + fail;
+  const apart = [errored > 0 && `${errored} errored`, none > 0 && `${none} without a verdict`].filter(Boolean).join(", ");
+  if (total === 0) {
+    return (
+      <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
+        <figcaption>
+          <strong>{title}</strong> — <span className="cell-error">did not run</span>
+          {apart && ` (${apart})`}
+        </figcaption>
+      </figure>
+    );
+  }
+  const rate = pass / total;
   return (
     <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
       <figcaption>
-        <strong>{title}</strong> — pass rate {(rate * 100).toFixed(1)}% ({pass}/{total})
+        <strong>{title}</strong> — pass rate {(rate * 100).toFixed(1)}% ({pass}/{total}){apart && `; ${apart}`}
       </figcaption>
       <div style={{ width, height: 18, background: "#f3d0d0" }} role="meter" aria-valuenow={rate} aria-valuemin={0} aria-valuemax={1}>
         <div style={{ width: `${rate * 100}%`, height: "100%", background: "#4a4" }} />
       </div>
     </figure>
   );
+}
+
+/** verdictCounts splits a binary metric's frequencies: pass (true), fail
+ * (false that is not an error: errors, the step's error count, are false
+ * values an erroring evaluator recorded), errored, and none (missing,
+ * empty, null). */
+export function verdictCounts(stats: MetricStats, errors = 0): { pass: number; fail: number; errored: number; none: number } {
+  let pass = 0,
+    falses = 0,
+    none = 0;
+  for (const f of stats.freq ?? []) {
+    if (f.value === true || f.value === "true") pass += f.count;
+    else if (f.value === false || f.value === "false") falses += f.count;
+    else none += f.count;
+  }
+  const errored = Math.max(0, Math.min(Math.round(errors), falses));
+  return { pass, fail: falses - errored, errored, none };
+}
+
+/** errorCount is the errors an evaluator step recorded (its
+ * attributes.ag.metrics.errors.cumulative: the sum over its scenarios). */
+export function errorCount(paths: Record<string, MetricStats> | undefined): number {
+  const e = paths?.["attributes.ag.metrics.errors.cumulative"];
+  return e ? (e.sum ?? (e.mean ?? 0) * (e.count ?? 0)) : 0;
 }
 
 export function fmt(x: number): string {

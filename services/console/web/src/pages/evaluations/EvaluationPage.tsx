@@ -44,7 +44,7 @@ import {
   type ScoreOp,
   type Verdict,
 } from "./results";
-import { Histogram, PassRate, fmt } from "./Chart";
+import { Histogram, PassRate, errorCount, fmt } from "./Chart";
 import { LivePanel } from "./OnlineEvaluation";
 
 const TERMINAL = new Set(["success", "failure", "errors", "cancelled"]);
@@ -498,7 +498,20 @@ export function Charts({ m, steps: runSteps, label, width, compact }: { m: Metri
         const items = Object.entries(paths).filter(
           ([path, s]) => (evaluator ? !DEFAULTS[path] || (!compact && path.includes("duration")) : DEFAULTS[path] && !path.includes("errors")) && (s.hist?.length || s.freq?.length),
         );
-        if (items.length === 0) return null;
+        if (items.length === 0) {
+          // An evaluator that errored in every scenario has no output to
+          // chart: it did not run, which an empty space would hide.
+          const errors = errorCount(paths);
+          if (!evaluator || errors <= 0) return null;
+          return (
+            <section key={step}>
+              <h3>{label ? label(step) : stepLabel(step, runSteps)}</h3>
+              <p data-testid="chart">
+                <span className="cell-error">did not run</span>: {Math.round(errors)} error{Math.round(errors) === 1 ? "" : "s"}
+              </p>
+            </section>
+          );
+        }
         return (
           <section key={step}>
             <h3>{label ? label(step) : stepLabel(step, runSteps)}</h3>
@@ -506,7 +519,7 @@ export function Charts({ m, steps: runSteps, label, width, compact }: { m: Metri
               {items.map(([path, s]) => {
                 const title = DEFAULTS[path] ?? path.replace(/^attributes\.ag\.data\.outputs\./, "");
                 return s.type === "binary" || (!s.hist?.length && s.freq?.length) ? (
-                  <PassRate key={path} title={title} stats={s} width={width} />
+                  <PassRate key={path} title={title} stats={s} errors={evaluator ? errorCount(paths) : 0} width={width} />
                 ) : (
                   <Histogram key={path} title={title} stats={s} width={width} height={width ? 140 : undefined} />
                 );

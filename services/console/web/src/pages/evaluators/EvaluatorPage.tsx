@@ -1,16 +1,17 @@
 // /console/evaluators/:id — an evaluator's parameters (a form generated
-// from its template's parameters schema), and a try-out on one sample.
+// from its template's parameters schema), editable: a saved one commits
+// its edited parameters as a new revision; and a try-out on one sample.
 // /console/evaluators/new?template=&preset= creates one.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams, useSearchParams } from "react-router";
 import Form from "@rjsf/core";
-import { createEvaluator, getEvaluator, presets, template, tryEvaluator, uriKey, type TryResult } from "../../api/evaluators";
+import { createEvaluator, editEvaluator, getEvaluator, presets, template, tryEvaluator, uriKey, type TryResult } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { schemaValidator as validator } from "../../components/schemaValidator";
 import { formSchema, uiSchema } from "./schema";
 import { runtimeDefaults, switchRuntimeDefault } from "./codeSignature";
-import { JUDGE_KEY, judgeFields, judgeUiSchema, judgeWidgets } from "./judge";
+import { JUDGE_KEY, judgeFields, sampleColumns, judgeUiSchema, judgeWidgets } from "./judge";
 import { defaultModel, useProviders } from "../../components/ModelPicker";
 import { slugOf } from "../../lib/slug";
 
@@ -56,6 +57,7 @@ export default function EvaluatorPage() {
   }, [isNew, isJudge, providers.data, initial]);
   const [name, setName] = useState("");
   const [err, setErr] = useState<unknown>(null);
+  const [committed, setCommitted] = useState(false);
   const uri = isNew ? preset?.data.uri ?? tpl.data?.data.uri ?? "" : ev.data?.data?.uri ?? "";
 
   const create = async () => {
@@ -65,6 +67,20 @@ export default function EvaluatorPage() {
       const e = await createEvaluator(name.trim(), uri, params);
       await qc.invalidateQueries({ queryKey: ["evaluators"] });
       nav(`/evaluators/${e.id}`);
+    } catch (e) {
+      setErr(e);
+    }
+  };
+
+  const commit = async () => {
+    setErr(null);
+    setCommitted(false);
+    try {
+      if (!ev.data) return;
+      await editEvaluator(ev.data, params);
+      await qc.invalidateQueries({ queryKey: ["evaluator", id] });
+      await qc.invalidateQueries({ queryKey: ["evaluators"] });
+      setCommitted(true);
     } catch (e) {
       setErr(e);
     }
@@ -93,26 +109,55 @@ export default function EvaluatorPage() {
           {(tpl.data || ev.data) && (
             <Form
               schema={schema}
-              uiSchema={{ ...uiSchema(schema, params), ...(isJudge ? judgeUiSchema() : {}), "ui:submitButtonOptions": isNew ? { submitText: "Create" } : { norender: true } }}
+              uiSchema={{ ...uiSchema(schema, params), ...(isJudge ? judgeUiSchema() : {}), "ui:submitButtonOptions": { submitText: isNew ? "Create" : "Commit a new revision" } }}
               fields={isJudge ? judgeFields : undefined}
               widgets={isJudge ? judgeWidgets : undefined}
               formContext={{ templateFormat: (params.template_format as string) || (params.version === "1" || params.version === "2" ? "fstring" : "curly") }}
               formData={params}
               validator={validator}
-              onChange={(e) => setParams((prev) => switchRuntimeDefault(prev, (e.formData ?? {}) as Record<string, unknown>, codeDefaults))}
-              onSubmit={() => create()}
-              disabled={!isNew}
+              onChange={(e) => {
+                setCommitted(false);
+                setParams((prev) => switchRuntimeDefault(prev, (e.formData ?? {}) as Record<string, unknown>, codeDefaults));
+              }}
+              onSubmit={() => (isNew ? create() : commit())}
             />
           )}
+          {committed && (
+            <p role="status" data-testid="committed">
+              Committed: the evaluator's latest revision has these parameters (new runs use it).
+            </p>
+          )}
         </section>
-        <TryPanel uri={uri} params={params} />
+        <TryPanel uri={uri} params={params} columns={isJudge ? sampleColumns(params) : null} />
       </div>
     </div>
   );
 }
 
-function TryPanel({ uri, params }: { uri: string; params: Record<string, unknown> }) {
-  const [inputs, setInputs] = useState('{"correct_answer": "Paris"}');
+/** SAMPLE is the try-out's testcase: a question and its reference answer
+ * (the output below answers it). */
+const SAMPLE: Record<string, string> = { country: "France", correct_answer: "Paris" };
+
+/** sampleInputs is the sample's JSON: the reference answer alone for an
+ * evaluator comparing with it; for a judge (columns: its prompt's
+ * variables) the whole sample and a value for each column its prompt
+ * needs (a placeholder to replace when the sample has none). */
+function sampleInputs(columns: string[] | null): string {
+  if (!columns) return '{"correct_answer": "Paris"}';
+  const o: Record<string, string> = { ...SAMPLE };
+  for (const c of columns) o[c] ??= `a sample ${c}`;
+  return JSON.stringify(o);
+}
+
+function TryPanel({ uri, params, columns }: { uri: string; params: Record<string, unknown>; columns: string[] | null }) {
+  // Prefilled with a sample giving every column the evaluator needs,
+  // following its prompt's variables until the user edits the inputs.
+  const need = columns ? columns.join("\u0000") : null;
+  const [edited, setEdited] = useState(false);
+  const [inputs, setInputs] = useState(() => sampleInputs(columns));
+  useEffect(() => {
+    if (!edited) setInputs(sampleInputs(need === null ? null : need.split("\u0000").filter(Boolean)));
+  }, [need, edited]);
   const [output, setOutput] = useState("Paris");
   const [res, setRes] = useState<TryResult | null>(null);
   const [err, setErr] = useState<unknown>(null);
@@ -136,7 +181,11 @@ function TryPanel({ uri, params }: { uri: string; params: Record<string, unknown
       <h2>Try on one sample</h2>
       <label>
         inputs (JSON: the testcase)
-        <textarea rows={4} style={{ width: "100%" }} value={inputs} onChange={(e) => setInputs(e.currentTarget.value)} aria-label="sample inputs" />
+        <textarea rows={4} style={{ width: "100%" }} value={inputs} onChange={(e) => {
+            setEdited(true);
+            setInputs(e.currentTarget.value);
+          }}
+          aria-label="sample inputs" />
       </label>
       <label>
         output (the application's; JSON or text)

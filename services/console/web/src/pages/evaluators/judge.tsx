@@ -72,6 +72,17 @@ export function variablesOf(messages: Message[], format: string): { name: string
   return names.map((name) => ({ name, optional: format === "mustache" && onlyInItsSection(messages, name) }));
 }
 
+/** sampleColumns are the testcase columns a judge's prompt needs (its
+ * variables that are neither the judge's own nor optional), so a try-out
+ * sample can give each: the reference answer's correct_answer among them. */
+export function sampleColumns(params: Record<string, unknown>): string[] {
+  const messages = (Array.isArray(params.prompt_template) ? params.prompt_template : []) as Message[];
+  const format = (params.template_format as string) || (params.version === "1" || params.version === "2" ? "fstring" : "curly");
+  return variablesOf(messages, format)
+    .filter((v) => !v.optional && (v.name === "correct_answer" || !SOURCES[v.name]))
+    .map((v) => v.name);
+}
+
 function onlyInItsSection(messages: Message[], name: string): boolean {
   const esc = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const section = new RegExp(`\\{\\{#\\s*${esc}\\s*\\}\\}[\\s\\S]*?\\{\\{/\\s*${esc}\\s*\\}\\}`, "g");

@@ -2,6 +2,7 @@
 // named by the evaluator (not its step key or id), a boolean as its pass
 // rate, a number as its mean.
 import type { MetricRecord, MetricStats, Step } from "../../api/evaluations";
+import { errorCount, verdictCounts } from "../evaluations/Chart";
 
 export interface Headline {
   label: string;
@@ -11,12 +12,13 @@ export interface Headline {
 
 const OUTPUTS = "attributes.ag.data.outputs.";
 
-function passRate(s: MetricStats): { rate: number; pass: number; total: number } | undefined {
-  const freq = s.freq ?? [];
-  const total = freq.reduce((a, f) => a + f.count, 0);
-  if (!total) return undefined;
-  const pass = freq.filter((f) => f.value === true || f.value === "true").reduce((a, f) => a + f.count, 0);
-  return { rate: pass / total, pass, total };
+/** passRate is over the verdicts given: a scenario where the evaluator
+ * errored (it records false with its error) or gave no value is not a
+ * failure; no verdict at all is "did not run", not 0%. */
+function passRate(s: MetricStats, errors: number): { rate: number; pass: number; total: number; none: number } {
+  const c = verdictCounts(s, errors);
+  const total = c.pass + c.fail;
+  return { rate: total ? c.pass / total : 0, pass: c.pass, total, none: c.errored + c.none };
 }
 
 export function headlines(m: MetricRecord, steps: Step[], evaluators: { id: string; slug: string; name?: string }[]): Headline[] {
@@ -31,8 +33,9 @@ export function headlines(m: MetricRecord, steps: Step[], evaluators: { id: stri
       const leaf = path.slice(OUTPUTS.length);
       const label = paths.length > 1 ? `${name} · ${leaf}` : name;
       if (s.type === "binary" || (s.mean === undefined && s.freq?.some((f) => typeof f.value === "boolean"))) {
-        const r = passRate(s);
-        if (r) out.push({ label, value: `${(r.rate * 100).toFixed(0)}%`, title: `${leaf}: ${r.pass} of ${r.total} passed` });
+        const r = passRate(s, errorCount(m.data?.[step.key]));
+        if (r.total) out.push({ label, value: `${(r.rate * 100).toFixed(0)}%`, title: `${leaf}: ${r.pass} of ${r.total} passed${r.none ? `; ${r.none} did not run` : ""}` });
+        else if (r.none) out.push({ label, value: "did not run", title: `${leaf}: no verdict in ${r.none} scenario${r.none === 1 ? "" : "s"}` });
       } else if (typeof s.mean === "number") {
         out.push({ label, value: Number.isInteger(s.mean) ? String(s.mean) : s.mean.toFixed(2), title: `${leaf}: mean of ${s.count ?? "?"}` });
       }

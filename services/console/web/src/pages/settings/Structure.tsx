@@ -105,73 +105,85 @@ export default function Structure() {
       <ErrorBox error={createWorkspace.error} title="Workspace not created" />
       <ErrorBox error={createOrg.error} title="Organization not created" />
 
-      <form className="toolbar card" aria-label="New project" onSubmit={submit(createProject)}>
-        <strong>New project</strong>
-        {wsChoices.length > 0 ? (
-          <>
-            <label className="inline">
-              in
-              <select aria-label="Workspace" value={wsId} onChange={(e) => setWsPick(e.target.value)}>
-                {wsChoices.map((w) => (
-                  <option key={w.id} value={w.id}>
-                    {orgName(w.organization_id)} / {w.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <input aria-label="Project name" placeholder="name" required value={projectName} onChange={(e) => setProjectName(e.target.value)} />
-            <button type="submit" className="primary" disabled={createProject.isPending || !projectName.trim()}>
-              Create project
-            </button>
-          </>
-        ) : (
-          wss.isSuccess && (
-            <span className="muted" role="note">
-              Creating a project needs the manage_members permission on its workspace (owners and admins).
-            </span>
-          )
-        )}
-      </form>
-
-      <form className="toolbar card" aria-label="New workspace" onSubmit={submit(createWorkspace)}>
-        <strong>New workspace</strong>
-        {orgChoices.length > 0 ? (
-          <>
-            <label className="inline">
-              in
-              <select aria-label="Organization" value={orgId} onChange={(e) => setOrgPick(e.target.value)}>
-                {orgChoices.map((o) => (
-                  <option key={o.id} value={o.id}>
-                    {o.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <input aria-label="Workspace name" placeholder="name" required value={workspaceName} onChange={(e) => setWorkspaceName(e.target.value)} />
-            <button type="submit" className="primary" disabled={createWorkspace.isPending || !workspaceName.trim()}>
-              Create workspace
-            </button>
-          </>
-        ) : (
-          orgs.isSuccess && (
-            <span className="muted" role="note">
-              Creating a workspace needs the manage_members permission on its organization (owners and admins).
-            </span>
-          )
-        )}
-      </form>
-
-      <form className="toolbar card" aria-label="New organization" onSubmit={submit(createOrg)}>
-        <strong>New organization</strong>
-        <input aria-label="Organization name" placeholder="name" required value={orgNameInput} onChange={(e) => setOrgNameInput(e.target.value)} />
-        <button type="submit" className="primary" disabled={createOrg.isPending || !orgNameInput.trim()}>
-          Create organization
-        </button>
-        <span className="muted">you become its owner</span>
-      </form>
+      <CreateForm
+        what="project"
+        place={{ label: "Workspace", value: wsId, pick: setWsPick, choices: wsChoices.map((w) => ({ id: w.id, name: `${orgName(w.organization_id)} / ${w.name}` })) }}
+        refusal={wss.isSuccess && "Creating a project needs the manage_members permission on its workspace (owners and admins)."}
+        name={projectName}
+        setName={setProjectName}
+        pending={createProject.isPending}
+        onSubmit={submit(createProject)}
+      />
+      <CreateForm
+        what="workspace"
+        place={{ label: "Organization", value: orgId, pick: setOrgPick, choices: orgChoices }}
+        refusal={orgs.isSuccess && "Creating a workspace needs the manage_members permission on its organization (owners and admins)."}
+        name={workspaceName}
+        setName={setWorkspaceName}
+        pending={createWorkspace.isPending}
+        onSubmit={submit(createWorkspace)}
+      />
+      <CreateForm
+        what="organization"
+        name={orgNameInput}
+        setName={setOrgNameInput}
+        pending={createOrg.isPending}
+        onSubmit={submit(createOrg)}
+        hint="you become its owner"
+      />
 
       <Tree organizations={organizations} workspaces={workspaces} projects={projects} currentId={projectId} open={setProject} />
     </section>
+  );
+}
+
+/** CreateForm is the form of one level: "New <what>", where (a picker of
+ * the places the user may create one in, or why they may not), its name,
+ * and "Create <what>". */
+function CreateForm(props: {
+  what: "project" | "workspace" | "organization";
+  place?: { label: string; value: string; pick: (id: string) => void; choices: { id: string; name: string }[] };
+  /** shown instead of the fields when there is no place to pick (false: nothing yet, still loading). */
+  refusal?: ReactNode;
+  name: string;
+  setName: (name: string) => void;
+  pending: boolean;
+  onSubmit: (e: FormEvent) => void;
+  hint?: ReactNode;
+}) {
+  const { what, place, name } = props;
+  const What = what[0].toUpperCase() + what.slice(1);
+  return (
+    <form className="toolbar card" aria-label={`New ${what}`} onSubmit={props.onSubmit}>
+      <strong>New {what}</strong>
+      {place && place.choices.length === 0 ? (
+        props.refusal && (
+          <span className="muted" role="note">
+            {props.refusal}
+          </span>
+        )
+      ) : (
+        <>
+          {place && (
+            <label className="inline">
+              in
+              <select aria-label={place.label} value={place.value} onChange={(e) => place.pick(e.target.value)}>
+                {place.choices.map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {c.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <input aria-label={`${What} name`} placeholder="name" required value={name} onChange={(e) => props.setName(e.target.value)} />
+          <button type="submit" className="primary" disabled={props.pending || !name.trim()}>
+            Create {what}
+          </button>
+          {props.hint && <span className="muted">{props.hint}</span>}
+        </>
+      )}
+    </form>
   );
 }
 
