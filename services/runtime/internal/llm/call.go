@@ -488,7 +488,8 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 		queue := req.RateLimitWait > 0 && !(i+1 < len(configs) && allows(req.FallbackPolicy, classCapacity))
 		var limitedSince time.Time
 		for {
-			if err := lim.acquire(ctx, onWait); err != nil {
+			started, err := lim.acquire(ctx, onWait)
+			if err != nil {
 				last = &callError{class: classAvailability, label: t.Label, message: "the call ended while waiting for the provider's rate limit", err: err,
 					timeout: errors.Is(err, context.DeadlineExceeded)}
 				break
@@ -496,7 +497,7 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 			resp, d, err := call(ctx, t, p)
 			var ce *callError
 			limited := errors.As(err, &ce) && ce.class == classCapacity
-			lim.release(limited, err == nil, retryAfterOf(ce))
+			lim.release(started, limited, err == nil, retryAfterOf(ce))
 			if err == nil {
 				resp.Provider = t.Family
 				return resp, nil

@@ -15,13 +15,13 @@ import (
 const DefaultConcurrency = 64
 
 const (
-	// cutGap is the least time between two halvings of a provider's
-	// concurrency: the calls of one burst all meet the same limit, and
-	// each of their 429s must not halve it again.
-	cutGap = time.Second
 	// defaultPause is how long calls to a provider wait after a 429 that
 	// says nothing of when to come back.
 	defaultPause = 250 * time.Millisecond
+	// initialConcurrency is where a provider key starts: it doubles each
+	// window of successes (slow start) up to the maximum, until its first
+	// 429, so an unknown limit is found with a few refusals, not a burst.
+	initialConcurrency = 4
 	// throttleShown is how long after a 429 a call queued for a slot is
 	// reported as waiting on the provider's limit.
 	throttleShown = 10 * time.Second
@@ -30,7 +30,10 @@ const (
 // limiter is the adaptive concurrency of one provider key: calls take a
 // slot; a 429 halves the slots (to half of what was in flight) and pauses
 // new calls for the provider's Retry-After; each success grows the slots
-// back by half a slot per window of calls, up to max.
+// back by half a slot per window of calls, up to max (before the first 429,
+// a slot per success: the slow start). Only a 429 of a call
+// started after the last halving halves again: the calls of one burst all
+// met the old limit, and their 429s say nothing of the new one.
 type limiter struct {
 	mu        sync.Mutex
 	limit     float64
@@ -39,16 +42,18 @@ type limiter struct {
 	pause     time.Time // no call starts before
 	limitedAt time.Time // the last 429
 	cut       time.Time // the last halving
+	slowStart bool      // no 429 yet
 	wake      chan struct{}
 }
 
 func newLimiter(max int) *limiter {
-	return &limiter{limit: float64(max), max: float64(max), wake: make(chan struct{})}
+	return &limiter{limit: float64(min(max, initialConcurrency)), max: float64(max), slowStart: true, wake: make(chan struct{})}
 }
 
-// acquire waits for a slot; onWait (when set) hears of a wait caused by
-// the provider's limit, with when it should end.
-func (l *limiter) acquire(ctx context.Context, onWait func(until time.Time)) error {
+// acquire waits for a slot and returns when the call starts; onWait (when
+// set) hears of a wait caused by the provider's limit, with when it should
+// end.
+func (l *limiter) acquire(ctx context.Context, onWait func(until time.Time)) (time.Time, error) {
 	for {
 		l.mu.Lock()
 		now := time.Now()
@@ -63,14 +68,14 @@ func (l *limiter) acquire(ctx context.Context, onWait func(until time.Time)) err
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return ctx.Err()
+				return time.Time{}, ctx.Err()
 			}
 			continue
 		}
 		if l.inflight < max(int(l.limit), 1) {
 			l.inflight++
 			l.mu.Unlock()
-			return nil
+			return now, nil
 		}
 		wake, throttled := l.wake, now.Sub(l.limitedAt) < throttleShown
 		l.mu.Unlock()
@@ -80,7 +85,7 @@ func (l *limiter) acquire(ctx context.Context, onWait func(until time.Time)) err
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return ctx.Err()
+			return time.Time{}, ctx.Err()
 		}
 	}
 }
@@ -89,14 +94,14 @@ func (l *limiter) acquire(ctx context.Context, onWait func(until time.Time)) err
 // (retryAfter is its Retry-After, 0 when it had none), else a success or a
 // failure that says nothing of the provider's capacity (grown only on
 // success).
-func (l *limiter) release(limited, ok bool, retryAfter time.Duration) {
+func (l *limiter) release(started time.Time, limited, ok bool, retryAfter time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
 	switch {
 	case limited:
-		l.limitedAt = now
-		if now.Sub(l.cut) >= cutGap {
+		l.limitedAt, l.slowStart = now, false
+		if started.After(l.cut) {
 			l.limit = max(1, min(l.limit, float64(l.inflight))/2)
 			l.cut = now
 		}
@@ -106,6 +111,8 @@ func (l *limiter) release(limited, ok bool, retryAfter time.Duration) {
 		if p := now.Add(min(retryAfter, maxRetryDelay)); p.After(l.pause) {
 			l.pause = p
 		}
+	case ok && l.slowStart:
+		l.limit = min(l.max, l.limit+1)
 	case ok:
 		l.limit = min(l.max, l.limit+0.5/max(l.limit, 1))
 	}
