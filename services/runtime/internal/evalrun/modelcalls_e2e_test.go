@@ -50,7 +50,7 @@ func TestModelCallsCachedAndRateAware(t *testing.T) {
 	}
 	globalMetrics := func(id string) map[string]any {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(10 * time.Second)
 		for {
 			ms := s.ok(t, "POST", "/api/evaluations/metrics/query", key, map[string]any{"metric": map[string]any{"run_id": id}}).json(t)
 			for _, m := range ms["metrics"].([]any) {
@@ -61,7 +61,10 @@ func TestModelCallsCachedAndRateAware(t *testing.T) {
 					}
 				}
 			}
-			require.True(t, time.Now().Before(deadline), "no model_calls in the metrics of run %s: %v", id, ms)
+			if time.Now().After(deadline) {
+				t.Errorf("no model_calls in the metrics of run %s: %v", id, ms)
+				return nil
+			}
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
@@ -92,8 +95,9 @@ func TestModelCallsCachedAndRateAware(t *testing.T) {
 	assert.Equal(t, 3.0, count(m, "cached"))
 	for _, c := range two {
 		chat := s.childSpans(t, key, c.TraceID)
-		require.Len(t, chat, 1)
-		assert.Equal(t, true, ag(chat[0], "meta.cache.hit"), "the model span is marked as answered from the cache")
+		if assert.Len(t, chat, 1) {
+			assert.Equal(t, true, ag(chat[0], "meta.cache.hit"), "the model span is marked as answered from the cache")
+		}
 		break
 	}
 
