@@ -69,7 +69,8 @@ func TestModelCallsCachedAndRateAware(t *testing.T) {
 		}
 	}
 	count := func(m map[string]any, k string) float64 {
-		v, _ := m[k].(map[string]any)["count"].(float64)
+		stats, _ := m[k].(map[string]any)
+		v, _ := stats["count"].(float64)
 		return v
 	}
 
