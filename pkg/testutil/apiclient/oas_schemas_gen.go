@@ -6177,6 +6177,9 @@ type EvalProgress struct {
 	RunID     OptString             `json:"run_id"`
 	Scenarios OptEvalProgressCounts `json:"scenarios"`
 	Status    OptString             `json:"status"`
+	// The provider rate limits the run's cells are queued behind now (until: the runtime's estimate); []
+	// when none.
+	Waiting []ProviderWait `json:"waiting"`
 }
 
 // GetResults returns the value of Results.
@@ -6199,6 +6202,11 @@ func (s *EvalProgress) GetStatus() OptString {
 	return s.Status
 }
 
+// GetWaiting returns the value of Waiting.
+func (s *EvalProgress) GetWaiting() []ProviderWait {
+	return s.Waiting
+}
+
 // SetResults sets the value of Results.
 func (s *EvalProgress) SetResults(val OptEvalProgressCounts) {
 	s.Results = val
@@ -6217,6 +6225,11 @@ func (s *EvalProgress) SetScenarios(val OptEvalProgressCounts) {
 // SetStatus sets the value of Status.
 func (s *EvalProgress) SetStatus(val OptString) {
 	s.Status = val
+}
+
+// SetWaiting sets the value of Waiting.
+func (s *EvalProgress) SetWaiting(val []ProviderWait) {
+	s.Waiting = val
 }
 
 // Ref: #/components/schemas/EvalProgressCounts
@@ -6536,6 +6549,10 @@ func (s *EvalRun) SetVersion(val OptString) {
 type EvalRunData struct {
 	Concurrency OptConcurrency `json:"concurrency"`
 	Mappings    []Mapping      `json:"mappings"`
+	// False: the run's model calls are all made; absent or true, identical calls (provider, model,
+	// parameters, messages, tools, response format, repeat index) are answered from the project's
+	// model-call cache.
+	ModelCache OptBool `json:"model_cache"`
 	// Default 1.
 	Repeats OptInt `json:"repeats"`
 	// Always answered, [] when the run has no steps.
@@ -6550,6 +6567,11 @@ func (s *EvalRunData) GetConcurrency() OptConcurrency {
 // GetMappings returns the value of Mappings.
 func (s *EvalRunData) GetMappings() []Mapping {
 	return s.Mappings
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *EvalRunData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetRepeats returns the value of Repeats.
@@ -6570,6 +6592,11 @@ func (s *EvalRunData) SetConcurrency(val OptConcurrency) {
 // SetMappings sets the value of Mappings.
 func (s *EvalRunData) SetMappings(val []Mapping) {
 	s.Mappings = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *EvalRunData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetRepeats sets the value of Repeats.
@@ -71856,6 +71883,32 @@ func (s *ProviderTest) SetProvider(val OptString) {
 	s.Provider = val
 }
 
+// Ref: #/components/schemas/ProviderWait
+type ProviderWait struct {
+	Provider OptString   `json:"provider"`
+	Until    OptDateTime `json:"until"`
+}
+
+// GetProvider returns the value of Provider.
+func (s *ProviderWait) GetProvider() OptString {
+	return s.Provider
+}
+
+// GetUntil returns the value of Until.
+func (s *ProviderWait) GetUntil() OptDateTime {
+	return s.Until
+}
+
+// SetProvider sets the value of Provider.
+func (s *ProviderWait) SetProvider(val OptString) {
+	s.Provider = val
+}
+
+// SetUntil sets the value of Until.
+func (s *ProviderWait) SetUntil(val OptDateTime) {
+	s.Until = val
+}
+
 // Ref: #/components/schemas/Providers
 type Providers struct {
 	Default   OptString  `json:"default"`
@@ -79457,6 +79510,8 @@ type SimpleData struct {
 	Concurrency      OptConcurrency                `json:"concurrency"`
 	// Evaluator revision id → origin; only auto evaluators are executed.
 	EvaluatorSteps OptSimpleDataEvaluatorSteps `json:"evaluator_steps"`
+	// False: every model call of the run is made (no model-call cache).
+	ModelCache OptBool `json:"model_cache"`
 	// Query revision id → origin (auto, human, custom). A list of ids is accepted on input (origin
 	// custom).
 	QuerySteps OptSimpleDataQuerySteps `json:"query_steps"`
@@ -79480,6 +79535,11 @@ func (s *SimpleData) GetConcurrency() OptConcurrency {
 // GetEvaluatorSteps returns the value of EvaluatorSteps.
 func (s *SimpleData) GetEvaluatorSteps() OptSimpleDataEvaluatorSteps {
 	return s.EvaluatorSteps
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *SimpleData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetQuerySteps returns the value of QuerySteps.
@@ -79515,6 +79575,11 @@ func (s *SimpleData) SetConcurrency(val OptConcurrency) {
 // SetEvaluatorSteps sets the value of EvaluatorSteps.
 func (s *SimpleData) SetEvaluatorSteps(val OptSimpleDataEvaluatorSteps) {
 	s.EvaluatorSteps = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *SimpleData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetQuerySteps sets the value of QuerySteps.
@@ -83439,6 +83504,8 @@ func (s *Windowing) SetRate(val OptFloat64) {
 // Ref: #/components/schemas/WorkflowData
 type WorkflowData struct {
 	Headers OptWorkflowDataHeaders `json:"headers"`
+	// False: in evaluation runs, this revision's model calls are never answered from the model-call cache.
+	ModelCache OptBool `json:"model_cache"`
 	// Checked against schemas.parameters (or the catalog template's) on commit.
 	Parameters OptWorkflowDataParameters `json:"parameters"`
 	Runtime    OptString                 `json:"runtime"`
@@ -83453,6 +83520,11 @@ type WorkflowData struct {
 // GetHeaders returns the value of Headers.
 func (s *WorkflowData) GetHeaders() OptWorkflowDataHeaders {
 	return s.Headers
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *WorkflowData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetParameters returns the value of Parameters.
@@ -83488,6 +83560,11 @@ func (s *WorkflowData) GetURL() OptString {
 // SetHeaders sets the value of Headers.
 func (s *WorkflowData) SetHeaders(val OptWorkflowDataHeaders) {
 	s.Headers = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *WorkflowData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetParameters sets the value of Parameters.

@@ -12,11 +12,8 @@ import (
 type modelCallAPI struct{ svc *modelcalls.Service }
 
 func (a modelCallAPI) route(e *echo.Echo) {
-	if a.svc == nil {
-		return
-	}
-	e.POST("/internal/model-calls/cache/lookup", notForwarded(runtimeOnly(handle(false, a.lookup))))
-	e.POST("/internal/model-calls/cache/store", notForwarded(runtimeOnly(handle(false, a.store))))
+	e.POST("/internal/evaluations/model-calls/lookup", notForwarded(runtimeOnly(handle(false, a.lookup))))
+	e.POST("/internal/evaluations/model-calls/store", notForwarded(runtimeOnly(handle(false, a.store))))
 	e.POST("/internal/evaluations/runs/:id/waits", notForwarded(runtimeOnly(handle(true, a.wait))))
 }
 
@@ -39,7 +36,7 @@ func (a modelCallAPI) lookup(rq *req) error {
 // store serves {entries:[{key, response, ttl_seconds}]} → {count}.
 func (a modelCallAPI) store(rq *req) error {
 	var in struct {
-		Entries []modelcalls.Entry `json:"entries"`
+		Entries []modelcalls.CachedAnswer `json:"entries"`
 	}
 	if err := decodeAt(renderJSON(rq.b.Map()), &in, "body"); err != nil {
 		return err

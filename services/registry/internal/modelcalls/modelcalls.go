@@ -25,10 +25,10 @@ const (
 	maxProviderLen  = 200
 )
 
-// Entry is one cached answer: Key is the hex SHA-256 the runtime computed
+// CachedAnswer is one cached answer: Key is the hex SHA-256 the runtime computed
 // over the call (provider, model, parameters, messages, tools, response
 // format, repeat index); Response is the answer as the runtime stores it.
-type Entry struct {
+type CachedAnswer struct {
 	Key        string          `json:"key"`
 	Response   json.RawMessage `json:"response"`
 	TTLSeconds int             `json:"ttl_seconds,omitempty"`
@@ -43,7 +43,7 @@ type Wait struct {
 // Store keeps entries and waits.
 type Store interface {
 	Lookup(ctx context.Context, project uuid.UUID, keys []string, now time.Time) (map[string]json.RawMessage, error)
-	Put(ctx context.Context, project uuid.UUID, entries []Entry, now time.Time) error
+	Put(ctx context.Context, project uuid.UUID, entries []CachedAnswer, now time.Time) error
 	// DeleteExpired removes at most limit entries past their time to live.
 	DeleteExpired(ctx context.Context, now time.Time, limit int) error
 	SetWait(ctx context.Context, project, run uuid.UUID, w Wait) error
@@ -82,7 +82,7 @@ func (s *Service) Lookup(ctx context.Context, project uuid.UUID, keys []string) 
 // Put stores entries (an existing key is replaced, its time to live
 // restarted), then deletes a batch of expired entries of any project, so
 // the table stays bounded without a separate sweeper.
-func (s *Service) Put(ctx context.Context, project uuid.UUID, entries []Entry) error {
+func (s *Service) Put(ctx context.Context, project uuid.UUID, entries []CachedAnswer) error {
 	if len(entries) > MaxKeys {
 		return errs.Field(fmt.Sprintf("List should have at most %d items", MaxKeys), len(entries), "body", "entries")
 	}

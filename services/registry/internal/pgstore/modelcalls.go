@@ -39,7 +39,7 @@ func (m *ModelCalls) Lookup(ctx context.Context, project uuid.UUID, keys []strin
 }
 
 // Put upserts entries in one statement.
-func (m *ModelCalls) Put(ctx context.Context, project uuid.UUID, entries []modelcalls.Entry, now time.Time) error {
+func (m *ModelCalls) Put(ctx context.Context, project uuid.UUID, entries []modelcalls.CachedAnswer, now time.Time) error {
 	keys := make([]string, len(entries))
 	resps := make([]string, len(entries))
 	exp := make([]time.Time, len(entries))

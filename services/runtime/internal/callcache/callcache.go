@@ -46,7 +46,7 @@ type entry struct {
 
 // Lookup reads key's answer in sc's project.
 func (c *Cache) Lookup(ctx context.Context, sc scope.Scope, key string) (llm.Response, bool, error) {
-	status, answer, err := c.Registry.Post(ctx, sc, "/internal/model-calls/cache/lookup", map[string]any{"keys": []string{key}}, maxAnswer)
+	status, answer, err := c.Registry.Post(ctx, sc, "/internal/evaluations/model-calls/lookup", map[string]any{"keys": []string{key}}, maxAnswer)
 	if err != nil {
 		return llm.Response{}, false, err
 	}
@@ -72,7 +72,7 @@ func (c *Cache) Store(ctx context.Context, sc scope.Scope, key string, res llm.R
 	e := entry{Message: res.Message, Refusal: res.Refusal, FinishReason: res.FinishReason, Model: res.Model, Provider: res.Provider}
 	e.Usage.Prompt, e.Usage.Completion, e.Usage.Total = res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Usage.TotalTokens
 	ttl := max(int(c.TTL/time.Second), 1)
-	status, _, err := c.Registry.Post(ctx, sc, "/internal/model-calls/cache/store",
+	status, _, err := c.Registry.Post(ctx, sc, "/internal/evaluations/model-calls/store",
 		map[string]any{"entries": []any{map[string]any{"key": key, "response": e, "ttl_seconds": ttl}}}, 1<<16)
 	if err != nil {
 		return err
