@@ -6177,8 +6177,8 @@ type EvalProgress struct {
 	RunID     OptString             `json:"run_id"`
 	Scenarios OptEvalProgressCounts `json:"scenarios"`
 	Status    OptString             `json:"status"`
-	// The provider rate limits the run's cells are queued behind now (until: the runtime's estimate); []
-	// when none.
+	// The provider rate limits the run's cells are queued behind now (until: the runtime's estimate);
+	// absent when none.
 	Waiting []ProviderWait `json:"waiting"`
 }
 

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "7cb4c5337d66c5a259aa83a75c805ab063537074ffa098a9648be7961f2f0aa4"
+const DocumentSHA256 = "3d4515ceb362a171c61007fa0d8d8c9b704de7ab0174c818f30aa109aaf5d2e4"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -40,7 +40,8 @@ type WaitsFunc func(ctx context.Context, project, run uuid.UUID) ([]ProviderWait
 func (s *Service) SetWaits(f WaitsFunc) { s.waits = f }
 
 // MarshalJSON renders {run_id, status, scenarios:{<status>:n,…,total},
-// results:{<status>:n,…,total, expected}}.
+// results:{<status>:n,…,total, expected}, waiting?:[{provider, until}]},
+// waiting only while the run waits on a provider.
 func (p Progress) MarshalJSON() ([]byte, error) {
 	counts := func(c Counts) map[string]int {
 		m := map[string]int{"total": 0}
@@ -52,12 +53,11 @@ func (p Progress) MarshalJSON() ([]byte, error) {
 	}
 	res := counts(p.Results)
 	res["expected"] = p.Expected
-	waiting := p.Waiting
-	if waiting == nil {
-		waiting = []ProviderWait{}
+	out := map[string]any{"run_id": p.RunID, "status": p.Status, "scenarios": counts(p.Scenarios), "results": res}
+	if len(p.Waiting) > 0 {
+		out["waiting"] = p.Waiting
 	}
-	return json.Marshal(map[string]any{"run_id": p.RunID, "status": p.Status, "scenarios": counts(p.Scenarios), "results": res,
-		"waiting": waiting})
+	return json.Marshal(out)
 }
 
 // Progress returns the run's progress, or nil when it does not exist.

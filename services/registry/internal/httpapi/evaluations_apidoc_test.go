@@ -88,7 +88,7 @@ type (
 		Status    ev.Status             `json:"status"`
 		Scenarios docEvalProgressCounts `json:"scenarios"`
 		Results   docEvalProgressCounts `json:"results"`
-		Waiting   []ev.ProviderWait     `json:"waiting" doc:"The provider rate limits the run's cells are queued behind now (until: the runtime's estimate); [] when none."`
+		Waiting   []ev.ProviderWait     `json:"waiting,omitempty" doc:"The provider rate limits the run's cells are queued behind now (until: the runtime's estimate); absent when none."`
 	}
 	docEvalClaim struct {
 		RunID        string           `json:"run_id"`
