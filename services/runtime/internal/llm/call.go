@@ -478,7 +478,13 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 		}
 		b := newBackoff(req.Retry)
 		delivered := false
-		lim := c.limits.of(t)
+		// Only calls that queue on a 429 (evaluation cells) take a slot:
+		// a direct invocation is its caller's own traffic, answered at
+		// once as it always was.
+		var lim *limiter
+		if req.RateLimitWait > 0 {
+			lim = c.limits.of(t)
+		}
 		var onWait func(time.Time)
 		if req.OnWait != nil {
 			onWait = func(until time.Time) { req.OnWait(t.Label, until) }

@@ -54,6 +54,9 @@ func newLimiter(max int) *limiter {
 // set) hears of a wait caused by the provider's limit, with when it should
 // end.
 func (l *limiter) acquire(ctx context.Context, onWait func(until time.Time)) (time.Time, error) {
+	if l == nil {
+		return time.Now(), nil // no limiter: the call is not limited
+	}
 	for {
 		l.mu.Lock()
 		now := time.Now()
@@ -95,6 +98,9 @@ func (l *limiter) acquire(ctx context.Context, onWait func(until time.Time)) (ti
 // failure that says nothing of the provider's capacity (grown only on
 // success).
 func (l *limiter) release(started time.Time, limited, ok bool, retryAfter time.Duration) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()

@@ -77,7 +77,7 @@ type Config struct {
 	BaseURLs URLMap `envconfig:"BASE_URLS" desc:"per-family base URL overrides, family=url pairs separated by commas"`
 	// Concurrency is where each provider key's adaptive concurrency starts
 	// and the most it grows back to (limiter.go).
-	Concurrency int `default:"64" desc:"most model calls in flight per provider key (an endpoint and its key): a key starts at 4 and gains a slot per success up to this until its first 429; a 429 halves it and pauses new calls for the provider's Retry-After, and successes grow it back by about half a slot per window of calls"`
+	Concurrency int `default:"64" desc:"most evaluation cells' model calls in flight per provider key (an endpoint and its key; direct invocations are not limited): a key starts at 4 and gains a slot per success up to this until its first 429; a 429 halves it and pauses new calls for the provider's Retry-After, and successes grow it back by about half a slot per window of calls"`
 	// CacheTTL and RateLimitWait are read by the runtime's main for the
 	// evaluation cells' calls (invoke.Service).
 	CacheTTL      time.Duration `envconfig:"CACHE_TTL" default:"168h" desc:"how long an evaluation cell's model answer is served from the project's model-call cache to an identical call (same provider, model, parameters, messages, tools, response format and repeat index); a run or application opts out with data.model_cache=false"`
