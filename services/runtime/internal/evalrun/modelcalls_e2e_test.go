@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestModelCallsCachedAndRateAware runs on one platform: the model-call
-// cache (an identical run makes no model call and gives the same outputs,
-// marked in the trace and counted in the metrics; a new repeat index
-// calls; a run or an application opting out calls), then a provider that
-// answers 429 above two requests at once (every cell succeeds, few
-// requests are refused, and the progress says the run waits on it).
-func TestModelCallsCachedAndRateAware(t *testing.T) {
-	s := startStack(t)
+// modelCallsCachedAndRateAware runs on TestCachedRunReusesTraces's
+// platform, in a project of its own: the model-call cache (an identical
+// run makes no model call and gives the same outputs, marked in the trace
+// and counted in the metrics; a new repeat index calls; a run or an
+// application opting out calls), then a provider that answers 429 above
+// two requests at once (every cell succeeds, few requests are refused,
+// and the progress says the run waits on it).
+func modelCallsCachedAndRateAware(t *testing.T, s *stack) {
 	key := s.account(t, "modelcalls@example.com")
 	ts := s.testset(t, key, "capitals", countries(3))
 	_, appRev := s.workflow(t, key, "application", "app", completion)
@@ -74,10 +74,11 @@ func TestModelCallsCachedAndRateAware(t *testing.T) {
 		return v
 	}
 
+	start := appCalls(s.llm) // the platform's earlier tests' calls
 	first, one := run(steps(appRev))
 	require.Len(t, one, 3)
 	calls := appCalls(s.llm)
-	require.Equal(t, 3, calls, "one model call per testcase")
+	require.Equal(t, 3, calls-start, "one model call per testcase")
 	m := globalMetrics(first)
 	assert.Equal(t, 3.0, count(m, "made"))
 	assert.Equal(t, 0.0, count(m, "cached"))

@@ -189,6 +189,8 @@ func TestCachedRunReusesTraces(t *testing.T) {
 		assert.Equal(t, one[tc].HashID, r.HashID)
 	}
 	assert.Equal(t, calls, appCalls(s.llm), "no model call for cached cells")
+
+	t.Run("model calls cached and rate aware", func(t *testing.T) { modelCallsCachedAndRateAware(t, s) })
 }
 
 // TestHundredTestcases times a 100-testcase run of the main topology
