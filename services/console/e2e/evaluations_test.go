@@ -89,6 +89,10 @@ func TestEvaluationRun(t *testing.T) {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
 	}
 	txt := pageText(t, ctx)
+	// The run's model calls: one per testcase, none from the cache yet.
+	if err := chromedp.Do(ctx, WaitText("Model calls: 3 made, 0 answered from the cache")); err != nil {
+		t.Errorf("the run page does not count its model calls: %v\n%s", err, pageText(t, ctx))
+	}
 	for _, want := range []string{"capitals run", "France", "echo: Spain", "pass rate 66.7% (2/3)", "latency (ms)"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("the run page does not show %q:\n%s", want, txt)
