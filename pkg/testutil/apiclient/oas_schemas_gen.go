@@ -78262,7 +78262,9 @@ func (s *Result) SetUpdatedByID(val OptString) {
 
 // Ref: #/components/schemas/RevisionData
 type RevisionData struct {
-	Headers    OptRevisionDataHeaders    `json:"headers"`
+	Headers OptRevisionDataHeaders `json:"headers"`
+	// False: in evaluation runs, this revision's model calls are never answered from the model-call cache.
+	ModelCache OptBool                   `json:"model_cache"`
 	Parameters OptRevisionDataParameters `json:"parameters"`
 	Schemas    OptRevisionDataSchemas    `json:"schemas"`
 	URI        OptString                 `json:"uri"`
@@ -78272,6 +78274,11 @@ type RevisionData struct {
 // GetHeaders returns the value of Headers.
 func (s *RevisionData) GetHeaders() OptRevisionDataHeaders {
 	return s.Headers
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *RevisionData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetParameters returns the value of Parameters.
@@ -78297,6 +78304,11 @@ func (s *RevisionData) GetURL() OptString {
 // SetHeaders sets the value of Headers.
 func (s *RevisionData) SetHeaders(val OptRevisionDataHeaders) {
 	s.Headers = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *RevisionData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetParameters sets the value of Parameters.

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "3d4515ceb362a171c61007fa0d8d8c9b704de7ab0174c818f30aa109aaf5d2e4"
+const DocumentSHA256 = "a8d1bf0241bd22adbdbf6134bdfe2055fe1463b398b8a8c8d0c4c8a6c297808e"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

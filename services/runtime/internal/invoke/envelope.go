@@ -68,7 +68,7 @@ type RevisionData struct {
 	Schemas    map[string]any    `json:"schemas,omitempty"`
 	// ModelCache false opts the revision's model calls out of the
 	// model-call cache in evaluation runs (absent: cached).
-	ModelCache *bool `json:"model_cache,omitempty"`
+	ModelCache *bool `json:"model_cache,omitempty" doc:"false: in evaluation runs, this revision's model calls are never answered from the model-call cache."`
 }
 
 // InlineRevision is a revision sent in the request (data.revision).
