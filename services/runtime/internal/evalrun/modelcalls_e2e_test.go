@@ -95,6 +95,8 @@ func modelCallsCachedAndRateAware(t *testing.T, s *stack) {
 	m = globalMetrics(second)
 	assert.Equal(t, 0.0, count(m, "made"))
 	assert.Equal(t, 3.0, count(m, "cached"))
+	saved, _ := m["cost_saved"].(map[string]any)
+	assert.Greater(t, saved["sum"], 0.0, "what gpt-4o-mini would have cost, by the price table")
 	for _, c := range two {
 		chat := s.childSpans(t, key, c.TraceID)
 		if assert.Len(t, chat, 1) {
