@@ -55,6 +55,7 @@ func TestModelCallCacheRoutes(t *testing.T) {
 		return out, err
 	})
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "8M"}, log, "registry")
+	srv.Echo.Use(recordRoutes)
 	httpapi.RegisterCallers(srv.Echo, httpx.Callers{"gateway": token, "runtime": runtimeToken}, httpapi.Services{Evaluations: evs, ModelCalls: calls})
 	ts := httptest.NewServer(srv.Echo)
 	t.Cleanup(ts.Close)
