@@ -363,3 +363,23 @@ func sortedJSON(v any) []byte {
 	b, _ := json.Marshal(v) // encoding/json sorts map keys
 	return []byte(strings.ReplaceAll(string(b), " ", ""))
 }
+
+// CallCost is what one model call costs in USD by the prices a span of
+// it would get (the overrides, then the table): the runtime's model-call
+// cache reports the cost a cached answer saved with it. ok is false for a
+// model no source prices.
+func (p *Prices) CallCost(provider, model string, prompt, completion float64, at time.Time) (cost float64, ok bool) {
+	if p == nil || model == "" {
+		return 0, false
+	}
+	ag := map[string]any{
+		"metrics": map[string]any{"tokens": map[string]any{"incremental": map[string]any{"prompt": prompt, "completion": completion}}},
+		"meta":    map[string]any{"response": map[string]any{"model": model}, "provider": provider},
+	}
+	p.cost(nil, "chat", ag, at)
+	v, found := get(ag, "metrics.costs.incremental.total")
+	if !found {
+		return 0, false
+	}
+	return num(v)
+}

@@ -10,7 +10,9 @@
 // and polls the run's progress until it is terminal. It prints a timeline
 // (scenarios and cells by status every second) and where the time went:
 // setup (create → first scenario), execution (first → last cell done),
-// and the tail (last cell → run terminal: settle and metrics).
+// and the tail (last cell → run terminal: settle and metrics). Then
+// (-rerun, the default) it runs the same evaluation again, whose model
+// calls the model-call cache answers, and prints its time and model calls.
 //
 // Run against `make up`:
 //
@@ -39,6 +41,7 @@ var (
 	rows       = flag.Int("rows", 1000, "testcases")
 	batch      = flag.Int("batch", 32, "concurrency.batch_size of the run")
 	timeout    = flag.Duration("timeout", 5*time.Minute, "give up after this long")
+	rerun      = flag.Bool("rerun", true, "run the same evaluation again once the first is over: its model calls are answered from the model-call cache (target: under 5 s, no model call)")
 	client     = &http.Client{Timeout: 60 * time.Second}
 	authKey    string
 	modelCalls atomic.Int64
@@ -99,15 +102,27 @@ func main() {
 		evaluators[ev.Evaluator["revision_id"].(string)] = "auto"
 	}
 
+	evaluate("bench "+tag, ts.Testset["revision_id"], app.Application["revision_id"], evaluators)
+	if *rerun {
+		before := modelCalls.Load()
+		fmt.Println("the same evaluation again (model calls answered from the cache):")
+		evaluate("bench "+tag+" again", ts.Testset["revision_id"], app.Application["revision_id"], evaluators)
+		fmt.Printf("re-run: %d model calls\n", modelCalls.Load()-before)
+	}
+}
+
+// evaluate creates the simple evaluation, polls its progress until it is
+// terminal and prints the timeline and where the time went.
+func evaluate(name string, testsetRev, appRev any, evaluators map[string]any) {
 	var created struct {
 		Count      int
 		Evaluation map[string]any
 	}
 	start := time.Now()
-	call("POST", "/api/simple/evaluations/", map[string]any{"evaluation": map[string]any{"name": "bench " + tag,
+	call("POST", "/api/simple/evaluations/", map[string]any{"evaluation": map[string]any{"name": name,
 		"data": map[string]any{
-			"testset_steps":     []any{ts.Testset["revision_id"]},
-			"application_steps": []any{app.Application["revision_id"]},
+			"testset_steps":     []any{testsetRev},
+			"application_steps": []any{appRev},
 			"evaluator_steps":   evaluators,
 			"concurrency":       map[string]any{"batch_size": *batch},
 		}}}, &created)

@@ -31,6 +31,26 @@ type progressBody struct {
 	Status    string         `json:"status"`
 	Scenarios map[string]int `json:"scenarios"`
 	Results   map[string]int `json:"results"`
+	// Waiting lists the provider rate limits the run's cells are queued
+	// behind now.
+	Waiting []struct {
+		Provider string    `json:"provider"`
+		Until    time.Time `json:"until"`
+	} `json:"waiting"`
+}
+
+// line is the progress line of p: status, cells done of total, counts,
+// and the provider limits the run waits on.
+func (p progressBody) line(done, total int64) string {
+	out := fmt.Sprintf("%s  cells %d/%d  %s", p.Status, done, total, counts(p.Results))
+	if len(p.Waiting) > 0 {
+		names := make([]string, len(p.Waiting))
+		for i, w := range p.Waiting {
+			names[i] = w.Provider
+		}
+		out += "  waiting on the rate limit of " + strings.Join(names, ", ")
+	}
+	return out
 }
 
 type evalRunOpts struct {
@@ -377,10 +397,10 @@ func (a *app) follow(ctx context.Context, cl *api.Client, runID string, o evalRu
 		if total == 0 {
 			bar.Update(0, 0, fmt.Sprintf("%s  waiting for scenarios", p.Status))
 		} else {
-			bar.Update(done, total, fmt.Sprintf("%s  cells %d/%d  %s", p.Status, done, total, counts(p.Results)))
+			bar.Update(done, total, p.line(done, total))
 		}
 		if terminal[p.Status] {
-			bar.Done(fmt.Sprintf("%s  cells %d/%d  %s", p.Status, done, total, counts(p.Results)))
+			bar.Done(p.line(done, total))
 			return p, nil
 		}
 		if time.Now().After(deadline) {

@@ -73,3 +73,14 @@ failed: k2 (1 cell): timeout 3
 … and 4 more failed cells (the run's results in the console, or POST /api/evaluations/results/query)
 `, stderr.String())
 }
+
+// The progress line says when the run's cells wait on a provider's rate
+// limit (the progress answer's waiting).
+func TestProgressLineSaysItWaitsOnAProvider(t *testing.T) {
+	var p progressBody
+	require.NoError(t, json.Unmarshal([]byte(`{"run_id": "r", "status": "running", "results": {"success": 3, "running": 5, "total": 8, "expected": 10},
+	  "waiting": [{"provider": "openai", "until": "2026-01-01T00:00:05Z"}]}`), &p))
+	assert.Equal(t, "running  cells 3/10  running 5, success 3, total 8  waiting on the rate limit of openai", p.line(3, 10))
+	p.Waiting = nil
+	assert.Equal(t, "running  cells 3/10  running 5, success 3, total 8", p.line(3, 10))
+}

@@ -461,8 +461,10 @@ type Invoker interface {
 	// GetEvaluationsRunsByIdProgress invokes getEvaluationsRunsByIdProgress operation.
 	//
 	// {count: 1, progress:{run_id, status, scenarios:{: n, …, total}, results:{: n, …, total,
-	// expected}}}; expected = scenarios × steps × repeats, the invocation steps at repeat 0 unless
-	// is_split.
+	// expected}, waiting?:[{provider, until}]}}; expected = scenarios × steps × repeats, the invocation
+	// steps at repeat 0 unless is_split. waiting lists the provider rate limits the run's cells are queued
+	// behind now (the runtime reports them; absent when none, and once the run is final): the run waits,
+	// it is not stuck.
 	//
 	// GET /api/evaluations/runs/{id}/progress
 	GetEvaluationsRunsByIdProgress(ctx context.Context, params GetEvaluationsRunsByIdProgressParams) (GetEvaluationsRunsByIdProgressRes, error)
@@ -8831,8 +8833,10 @@ func (c *Client) sendGetEvaluationsRunsByIdExport(ctx context.Context, params Ge
 // GetEvaluationsRunsByIdProgress invokes getEvaluationsRunsByIdProgress operation.
 //
 // {count: 1, progress:{run_id, status, scenarios:{: n, …, total}, results:{: n, …, total,
-// expected}}}; expected = scenarios × steps × repeats, the invocation steps at repeat 0 unless
-// is_split.
+// expected}, waiting?:[{provider, until}]}}; expected = scenarios × steps × repeats, the invocation
+// steps at repeat 0 unless is_split. waiting lists the provider rate limits the run's cells are queued
+// behind now (the runtime reports them; absent when none, and once the run is final): the run waits,
+// it is not stuck.
 //
 // GET /api/evaluations/runs/{id}/progress
 func (c *Client) GetEvaluationsRunsByIdProgress(ctx context.Context, params GetEvaluationsRunsByIdProgressParams) (GetEvaluationsRunsByIdProgressRes, error) {

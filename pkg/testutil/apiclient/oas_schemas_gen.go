@@ -6317,6 +6317,9 @@ type EvalProgress struct {
 	RunID     OptString             `json:"run_id"`
 	Scenarios OptEvalProgressCounts `json:"scenarios"`
 	Status    OptString             `json:"status"`
+	// The provider rate limits the run's cells are queued behind now (until: the runtime's estimate);
+	// absent when none.
+	Waiting []ProviderWait `json:"waiting"`
 }
 
 // GetResults returns the value of Results.
@@ -6339,6 +6342,11 @@ func (s *EvalProgress) GetStatus() OptString {
 	return s.Status
 }
 
+// GetWaiting returns the value of Waiting.
+func (s *EvalProgress) GetWaiting() []ProviderWait {
+	return s.Waiting
+}
+
 // SetResults sets the value of Results.
 func (s *EvalProgress) SetResults(val OptEvalProgressCounts) {
 	s.Results = val
@@ -6357,6 +6365,11 @@ func (s *EvalProgress) SetScenarios(val OptEvalProgressCounts) {
 // SetStatus sets the value of Status.
 func (s *EvalProgress) SetStatus(val OptString) {
 	s.Status = val
+}
+
+// SetWaiting sets the value of Waiting.
+func (s *EvalProgress) SetWaiting(val []ProviderWait) {
+	s.Waiting = val
 }
 
 // Ref: #/components/schemas/EvalProgressCounts
@@ -6676,6 +6689,10 @@ func (s *EvalRun) SetVersion(val OptString) {
 type EvalRunData struct {
 	Concurrency OptConcurrency `json:"concurrency"`
 	Mappings    []Mapping      `json:"mappings"`
+	// False: the run's model calls are all made; absent or true, identical calls (provider, model,
+	// parameters, messages, tools, response format, repeat index) are answered from the project's
+	// model-call cache.
+	ModelCache OptBool `json:"model_cache"`
 	// Default 1.
 	Repeats OptInt `json:"repeats"`
 	// Always answered, [] when the run has no steps.
@@ -6690,6 +6707,11 @@ func (s *EvalRunData) GetConcurrency() OptConcurrency {
 // GetMappings returns the value of Mappings.
 func (s *EvalRunData) GetMappings() []Mapping {
 	return s.Mappings
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *EvalRunData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetRepeats returns the value of Repeats.
@@ -6710,6 +6732,11 @@ func (s *EvalRunData) SetConcurrency(val OptConcurrency) {
 // SetMappings sets the value of Mappings.
 func (s *EvalRunData) SetMappings(val []Mapping) {
 	s.Mappings = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *EvalRunData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetRepeats sets the value of Repeats.
@@ -72154,6 +72181,32 @@ func (s *ProviderTest) SetProvider(val OptString) {
 	s.Provider = val
 }
 
+// Ref: #/components/schemas/ProviderWait
+type ProviderWait struct {
+	Provider OptString   `json:"provider"`
+	Until    OptDateTime `json:"until"`
+}
+
+// GetProvider returns the value of Provider.
+func (s *ProviderWait) GetProvider() OptString {
+	return s.Provider
+}
+
+// GetUntil returns the value of Until.
+func (s *ProviderWait) GetUntil() OptDateTime {
+	return s.Until
+}
+
+// SetProvider sets the value of Provider.
+func (s *ProviderWait) SetProvider(val OptString) {
+	s.Provider = val
+}
+
+// SetUntil sets the value of Until.
+func (s *ProviderWait) SetUntil(val OptDateTime) {
+	s.Until = val
+}
+
 // Ref: #/components/schemas/Providers
 type Providers struct {
 	Default   OptString  `json:"default"`
@@ -78507,7 +78560,9 @@ func (s *Result) SetUpdatedByID(val OptString) {
 
 // Ref: #/components/schemas/RevisionData
 type RevisionData struct {
-	Headers    OptRevisionDataHeaders    `json:"headers"`
+	Headers OptRevisionDataHeaders `json:"headers"`
+	// False: in evaluation runs, this revision's model calls are never answered from the model-call cache.
+	ModelCache OptBool                   `json:"model_cache"`
 	Parameters OptRevisionDataParameters `json:"parameters"`
 	Schemas    OptRevisionDataSchemas    `json:"schemas"`
 	URI        OptString                 `json:"uri"`
@@ -78517,6 +78572,11 @@ type RevisionData struct {
 // GetHeaders returns the value of Headers.
 func (s *RevisionData) GetHeaders() OptRevisionDataHeaders {
 	return s.Headers
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *RevisionData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetParameters returns the value of Parameters.
@@ -78542,6 +78602,11 @@ func (s *RevisionData) GetURL() OptString {
 // SetHeaders sets the value of Headers.
 func (s *RevisionData) SetHeaders(val OptRevisionDataHeaders) {
 	s.Headers = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *RevisionData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetParameters sets the value of Parameters.
@@ -79755,6 +79820,8 @@ type SimpleData struct {
 	Concurrency      OptConcurrency                `json:"concurrency"`
 	// Evaluator revision id → origin; only auto evaluators are executed.
 	EvaluatorSteps OptSimpleDataEvaluatorSteps `json:"evaluator_steps"`
+	// False: every model call of the run is made (no model-call cache).
+	ModelCache OptBool `json:"model_cache"`
 	// Query revision id → origin (auto, human, custom). A list of ids is accepted on input (origin
 	// custom).
 	QuerySteps OptSimpleDataQuerySteps `json:"query_steps"`
@@ -79778,6 +79845,11 @@ func (s *SimpleData) GetConcurrency() OptConcurrency {
 // GetEvaluatorSteps returns the value of EvaluatorSteps.
 func (s *SimpleData) GetEvaluatorSteps() OptSimpleDataEvaluatorSteps {
 	return s.EvaluatorSteps
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *SimpleData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetQuerySteps returns the value of QuerySteps.
@@ -79813,6 +79885,11 @@ func (s *SimpleData) SetConcurrency(val OptConcurrency) {
 // SetEvaluatorSteps sets the value of EvaluatorSteps.
 func (s *SimpleData) SetEvaluatorSteps(val OptSimpleDataEvaluatorSteps) {
 	s.EvaluatorSteps = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *SimpleData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetQuerySteps sets the value of QuerySteps.
@@ -83737,6 +83814,8 @@ func (s *Windowing) SetRate(val OptFloat64) {
 // Ref: #/components/schemas/WorkflowData
 type WorkflowData struct {
 	Headers OptWorkflowDataHeaders `json:"headers"`
+	// False: in evaluation runs, this revision's model calls are never answered from the model-call cache.
+	ModelCache OptBool `json:"model_cache"`
 	// Checked against schemas.parameters (or the catalog template's) on commit.
 	Parameters OptWorkflowDataParameters `json:"parameters"`
 	Runtime    OptString                 `json:"runtime"`
@@ -83751,6 +83830,11 @@ type WorkflowData struct {
 // GetHeaders returns the value of Headers.
 func (s *WorkflowData) GetHeaders() OptWorkflowDataHeaders {
 	return s.Headers
+}
+
+// GetModelCache returns the value of ModelCache.
+func (s *WorkflowData) GetModelCache() OptBool {
+	return s.ModelCache
 }
 
 // GetParameters returns the value of Parameters.
@@ -83786,6 +83870,11 @@ func (s *WorkflowData) GetURL() OptString {
 // SetHeaders sets the value of Headers.
 func (s *WorkflowData) SetHeaders(val OptWorkflowDataHeaders) {
 	s.Headers = val
+}
+
+// SetModelCache sets the value of ModelCache.
+func (s *WorkflowData) SetModelCache(val OptBool) {
+	s.ModelCache = val
 }
 
 // SetParameters sets the value of Parameters.

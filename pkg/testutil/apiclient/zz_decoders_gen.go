@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "a3ad88395f76312b1785468e79b56089b5f4804ad603c8ad3047b316b997147f"
+const DocumentSHA256 = "e9b1ef831fa8bd98bc2edc852920deb34af43b8b5f16297167f0a1197745a091"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +64,14 @@ type Server struct {
 	key        string
 	models     []string
 	requests   []Request
+
+	// A concurrency limit (LimitConcurrency): requests beyond it answer
+	// 429; inFlight counts the admitted ones.
+	limit       int
+	limitRetry  time.Duration
+	inFlight    int
+	maxInFlight int
+	refused     int
 }
 
 // Reply is one scripted chat answer. The zero fields take defaults: the
@@ -289,6 +298,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, Error{Status: http.StatusUnauthorized})
 		return
 	}
+	if !s.admit(w) {
+		return
+	}
+	defer s.leave()
 	if !s.sleep(r, delay) {
 		return
 	}
@@ -310,6 +323,48 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, Error{Status: http.StatusNotFound, Message: "Unknown request URL: " + r.Method + " " + path, Code: "unknown_url"})
 	}
+}
+
+// LimitConcurrency makes the server a rate-limited provider: a request
+// that arrives while n others are being answered gets a 429 (OpenAI's
+// rate_limit_exceeded) with Retry-After: retryAfter in seconds (none when
+// 0). n <= 0 lifts the limit.
+func (s *Server) LimitConcurrency(n int, retryAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit, s.limitRetry = n, retryAfter
+}
+
+// Concurrency reports the most requests answered at once and how many
+// were refused for being over the limit of LimitConcurrency.
+func (s *Server) Concurrency() (maxInFlight, refused int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight, s.refused
+}
+
+func (s *Server) admit(w http.ResponseWriter) bool {
+	s.mu.Lock()
+	if s.limit > 0 && s.inFlight >= s.limit {
+		s.refused++
+		retry := s.limitRetry
+		s.mu.Unlock()
+		if retry > 0 {
+			w.Header().Set("Retry-After", strconv.FormatFloat(retry.Seconds(), 'f', -1, 64))
+		}
+		writeError(w, Error{Status: http.StatusTooManyRequests})
+		return false
+	}
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	s.mu.Unlock()
+	return true
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
 }
 
 // sleep waits d; false when the client or the server went away first.

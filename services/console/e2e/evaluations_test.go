@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -92,6 +93,10 @@ func TestEvaluationRun(t *testing.T) {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
 	}
 	txt := pageText(t, ctx)
+	// The run's model calls: one per testcase, none from the cache yet.
+	if err := chromedp.Do(ctx, WaitText("Model calls: 3 made, 0 answered from the cache")); err != nil {
+		t.Errorf("the run page does not count its model calls: %v\n%s", err, pageText(t, ctx))
+	}
 	for _, want := range []string{"capitals run", "France", "echo: Spain", "pass rate 66.7% (2/3)", "latency (ms)"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("the run page does not show %q:\n%s", want, txt)
@@ -137,6 +142,8 @@ func TestEvaluationRun(t *testing.T) {
 		row, _ := chromedp.Run(ctx, chromedp.Text(testID("result-row")))
 		t.Errorf("the filtered row is %q, want Italy's (%v)", row, err)
 	}
+
+	checkRateLimitNotice(t, env, ctx, key)
 
 	// A larger run, seeded through the API: the table is a window of rows
 	// with their verdicts, scrolled to the last one (BenchmarkResultsPage
@@ -277,5 +284,39 @@ func checkCSV(t *testing.T, env *Env, u User, ctx context.Context) {
 	}
 	if page != string(body) {
 		t.Errorf("the console's CSV download differs from the API's:\n%s\nvs\n%s", page, body)
+	}
+}
+
+// checkRateLimitNotice: a run whose provider answers 429 above one call at
+// once (asking for 2 s between tries) says on its page that its cells wait
+// on the provider's rate limit, and still ends with every cell done.
+func checkRateLimitNotice(t *testing.T, env *Env, ctx context.Context, key string) {
+	t.Helper()
+	llm := env.Platform.LLM
+	llm.SetDelay(300 * time.Millisecond)
+	llm.LimitConcurrency(1, 2*time.Second)
+	defer func() { llm.LimitConcurrency(0, 0); llm.SetDelay(0) }()
+	var rows []any
+	for _, c := range []string{"Peru", "Chile", "Japan", "Kenya", "Nepal", "Fiji"} {
+		rows = append(rows, map[string]any{"data": map[string]any{"country": c}})
+	}
+	ts := env.Platform.MustJSON(t, "POST", "/api/simple/testsets/", key, map[string]any{"testset": map[string]any{
+		"slug": "busy", "name": "busy", "data": map[string]any{"testcases": rows}}})
+	apps := env.Platform.MustJSON(t, "POST", "/api/simple/applications/query", key, map[string]any{})
+	appRev := str(dig(apps, "applications", 0, "revision_id"))
+	ev := env.Platform.MustJSON(t, "POST", "/api/simple/evaluations/", key, map[string]any{"evaluation": map[string]any{
+		"name": "busy provider", "data": map[string]any{"testset_steps": []any{str(dig(ts, "testset", "revision_id"))},
+			"application_steps": []any{appRev}, "concurrency": map[string]any{"batch_size": 6}}}})
+	id := str(dig(ev, "evaluation", "id"))
+	err := chromedp.Do(ctx,
+		env.Visit("/console/evaluations/"+id),
+		chromedp.WaitVisible(testID("rate-limit-wait")),
+	)
+	if err != nil {
+		t.Fatalf("the run page never said it waits on the provider: %v; page:\n%s", err, pageText(t, ctx))
+	}
+	saveScreenshot(t, ctx, "rate-limited")
+	if err := chromedp.Do(ctx, waitJS(`document.querySelector('[data-testid="run-status"]')?.innerText === "success"`)); err != nil {
+		t.Errorf("the rate-limited run did not end a success: %v; page:\n%s", err, pageText(t, ctx))
 	}
 }

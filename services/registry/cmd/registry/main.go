@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/google/uuid"
+
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
@@ -21,6 +23,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/evaljobs"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
+	"github.com/assayhq/assay/services/registry/internal/modelcalls"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
 	"github.com/assayhq/assay/services/registry/internal/purge"
 	"github.com/assayhq/assay/services/registry/internal/queries"
@@ -176,6 +179,15 @@ func run(ctx context.Context, cfg Config) error {
 		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch,
 		RefreshWait: cfg.Eval.RefreshWait})
 	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
+	calls := &modelcalls.Service{Store: store.ModelCalls()}
+	evs.SetWaits(func(ctx context.Context, project, run uuid.UUID) ([]evaluations.ProviderWait, error) {
+		ws, err := calls.Waits(ctx, project, run)
+		out := make([]evaluations.ProviderWait, len(ws))
+		for i, w := range ws {
+			out[i] = evaluations.ProviderWait{Provider: w.Provider, Until: w.Until}
+		}
+		return out, err
+	})
 	httpapi.RegisterCallers(srv.Echo, cfg.callers(), httpapi.Services{
 		Testsets:          ts,
 		Workflows:         wf,
@@ -186,6 +198,7 @@ func run(ctx context.Context, cfg Config) error {
 		SimpleEvaluations: simple,
 		SimpleQueues:      evaluations.NewSimpleQueues(simple),
 		Purge:             &purge.Purger{Pool: pool, JS: nc.JS},
+		ModelCalls:        calls,
 	})
 	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.Eval.LiveInterval, Log: log}
 

@@ -139,6 +139,10 @@ type RunData struct {
 	Repeats     *int         `json:"repeats,omitempty"`
 	Concurrency *Concurrency `json:"concurrency,omitempty"`
 	Mappings    []Mapping    `json:"mappings,omitempty"`
+	// ModelCache false turns the model-call cache off for the run's cells
+	// (every model call is made); absent or true, identical calls are
+	// answered from the project's cache.
+	ModelCache *bool `json:"model_cache,omitempty"`
 }
 
 // MarshalJSON renders d with steps as a list, never null.

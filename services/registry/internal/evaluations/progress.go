@@ -3,6 +3,7 @@ package evaluations
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -19,10 +20,28 @@ type Progress struct {
 	Scenarios Counts `json:"-"`
 	Results   Counts `json:"-"`
 	Expected  int    `json:"-"`
+	// Waiting lists the provider rate limits the run's cells wait on now
+	// (the runtime reports them; empty when none): the run is queued
+	// behind a provider, not stuck.
+	Waiting []ProviderWait `json:"-"`
 }
 
+// ProviderWait is a provider's rate limit a run's cells wait on, until
+// Until (the runtime's estimate, renewed while the limit lasts).
+type ProviderWait struct {
+	Provider string    `json:"provider"`
+	Until    time.Time `json:"until"`
+}
+
+// WaitsFunc reads the provider waits of a run (package modelcalls).
+type WaitsFunc func(ctx context.Context, project, run uuid.UUID) ([]ProviderWait, error)
+
+// SetWaits makes the progress answer show the provider waits f reads.
+func (s *Service) SetWaits(f WaitsFunc) { s.waits = f }
+
 // MarshalJSON renders {run_id, status, scenarios:{<status>:n,…,total},
-// results:{<status>:n,…,total, expected}}.
+// results:{<status>:n,…,total, expected}, waiting?:[{provider, until}]},
+// waiting only while the run waits on a provider.
 func (p Progress) MarshalJSON() ([]byte, error) {
 	counts := func(c Counts) map[string]int {
 		m := map[string]int{"total": 0}
@@ -34,7 +53,11 @@ func (p Progress) MarshalJSON() ([]byte, error) {
 	}
 	res := counts(p.Results)
 	res["expected"] = p.Expected
-	return json.Marshal(map[string]any{"run_id": p.RunID, "status": p.Status, "scenarios": counts(p.Scenarios), "results": res})
+	out := map[string]any{"run_id": p.RunID, "status": p.Status, "scenarios": counts(p.Scenarios), "results": res}
+	if len(p.Waiting) > 0 {
+		out["waiting"] = p.Waiting
+	}
+	return json.Marshal(out)
 }
 
 // Progress returns the run's progress, or nil when it does not exist.
@@ -43,7 +66,16 @@ func (s *Service) Progress(ctx context.Context, sc scope.Scope, id uuid.UUID) (*
 	if err != nil || r == nil {
 		return nil, err
 	}
-	return s.progress(ctx, s.store, sc.ProjectID, r)
+	p, err := s.progress(ctx, s.store, sc.ProjectID, r)
+	if err != nil || s.waits == nil || final(r.Status) {
+		return p, err
+	}
+	// A wait is shown while the run still has work; a failure to read it
+	// must not hide the counts.
+	if w, werr := s.waits(ctx, sc.ProjectID, id); werr == nil {
+		p.Waiting = w
+	}
+	return p, nil
 }
 
 func (s *Service) progress(ctx context.Context, st Store, p uuid.UUID, r *Run) (*Progress, error) {

@@ -54,6 +54,7 @@ type Service struct {
 	jobs  Jobs
 	cfg   Config
 	now   func() time.Time
+	waits WaitsFunc // nil: progress shows no provider waits
 }
 
 // NewService returns the use cases over store; jobs may be nil until the

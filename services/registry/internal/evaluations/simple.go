@@ -46,6 +46,7 @@ type SimpleData struct {
 	EvaluatorSteps   json.RawMessage `json:"evaluator_steps,omitempty"`
 	Repeats          *int            `json:"repeats,omitempty"`
 	Concurrency      *Concurrency    `json:"concurrency,omitempty"`
+	ModelCache       *bool           `json:"model_cache,omitempty"`
 }
 
 // stepRefsOf splits a run's pinned steps back into *_steps by the kind of
@@ -79,7 +80,7 @@ func ToSimple(r *Run) SimpleEvaluation {
 	return SimpleEvaluation{ID: r.ID, Name: r.Name, Description: r.Description, Flags: r.Flags, Tags: r.Tags, Meta: r.Meta,
 		Data: SimpleData{Status: r.Status, QuerySteps: steps(QuerySteps), TestsetSteps: steps(TestsetSteps),
 			ApplicationSteps: steps(ApplicationSteps), EvaluatorSteps: steps(EvaluatorSteps),
-			Repeats: r.Data.Repeats, Concurrency: r.Data.Concurrency},
+			Repeats: r.Data.Repeats, Concurrency: r.Data.Concurrency, ModelCache: r.Data.ModelCache},
 		Lifecycle: r.Lifecycle}
 }
 
@@ -166,7 +167,8 @@ func (s *Simple) Create(ctx context.Context, sc scope.Scope, in *SimpleInput) (*
 		return nil, err
 	}
 	r := Run{Name: in.Name, Description: in.Description, Tags: in.Tags, Meta: in.Meta, Status: Pending,
-		Data: RunData{Steps: pinned.Steps, Mappings: pinned.Mappings, Repeats: in.Repeats, Concurrency: in.Concurrency}}
+		Data: RunData{Steps: pinned.Steps, Mappings: pinned.Mappings, Repeats: in.Repeats, Concurrency: in.Concurrency,
+			ModelCache: in.ModelCache}}
 	r.Flags.IsLive = live
 	r.Flags.IsCached = in.Flags.IsCached != nil && *in.Flags.IsCached
 	r.Flags.IsSplit = in.Flags.IsSplit != nil && *in.Flags.IsSplit
@@ -392,6 +394,9 @@ func (s *Simple) Edit(ctx context.Context, sc scope.Scope, id uuid.UUID, in *Sim
 	}
 	if in.Concurrency != nil {
 		d.Concurrency = in.Concurrency
+	}
+	if in.ModelCache != nil {
+		d.ModelCache = in.ModelCache
 	}
 	if len(in.Steps) > 0 {
 		refs := stepRefsOf(r)

@@ -33,6 +33,7 @@ type SimpleInput struct {
 	Steps       map[string][]StepRef
 	Repeats     *int
 	Concurrency *Concurrency
+	ModelCache  *bool
 }
 
 // Sources returns the steps sent, by kind.
@@ -57,6 +58,7 @@ type simpleWire struct {
 		EvaluatorSteps   json.RawMessage `json:"evaluator_steps"`
 		Repeats          *int            `json:"repeats"`
 		Concurrency      *Concurrency    `json:"concurrency"`
+		ModelCache       *bool           `json:"model_cache"`
 	} `json:"data"`
 }
 
@@ -106,7 +108,7 @@ func ParseSimple(raw json.RawMessage, loc ...any) (*SimpleInput, error) {
 			}
 			in.Steps[f.key] = refs
 		}
-		in.Repeats, in.Concurrency = d.Repeats, d.Concurrency
+		in.Repeats, in.Concurrency, in.ModelCache = d.Repeats, d.Concurrency, d.ModelCache
 		if in.Repeats != nil && (*in.Repeats < 1 || *in.Repeats > MaxRepeats) {
 			return nil, errs.Field("Input should be between 1 and "+itoa(MaxRepeats), *in.Repeats, at("data", "repeats")...)
 		}

@@ -187,6 +187,7 @@ type docWorkflowData struct {
 	Script     string         `json:"script,omitempty"`
 	Schemas    *docSchemas    `json:"schemas,omitempty"`
 	Parameters map[string]any `json:"parameters,omitempty" doc:"Checked against schemas.parameters (or the catalog template's) on commit."`
+	ModelCache *bool          `json:"model_cache,omitempty" doc:"false: in evaluation runs, this revision's model calls are never answered from the model-call cache."`
 }
 
 type docSchemas struct {
@@ -397,6 +398,7 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 	b = append(b, evaluationBindings()...)
 	b = append(b, configBindings()...)
 	b = append(b, simpleEvaluationBindings()...)
+	b = append(b, modelCallBindings()...)
 	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/evaluations/runs/compare",
 		Request:  apidoc.Envelope(apidoc.Field{Name: "run_ids", Value: []uuid.UUID{}, Doc: "2 to 10 runs over one testset revision; the first is the baseline."}),
 		Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "comparison", Value: &evaluations.Comparison{}})})

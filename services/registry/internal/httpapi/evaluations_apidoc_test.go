@@ -40,6 +40,7 @@ type (
 		Repeats     *int            `json:"repeats,omitempty" doc:"Default 1."`
 		Concurrency *ev.Concurrency `json:"concurrency,omitempty"`
 		Mappings    []ev.Mapping    `json:"mappings,omitempty"`
+		ModelCache  *bool           `json:"model_cache,omitempty" doc:"false: the run's model calls are all made; absent or true, identical calls (provider, model, parameters, messages, tools, response format, repeat index) are answered from the project's model-call cache."`
 	}
 	docEvalRun struct {
 		ID          string          `json:"id"`
@@ -87,6 +88,7 @@ type (
 		Status    ev.Status             `json:"status"`
 		Scenarios docEvalProgressCounts `json:"scenarios"`
 		Results   docEvalProgressCounts `json:"results"`
+		Waiting   []ev.ProviderWait     `json:"waiting,omitempty" doc:"The provider rate limits the run's cells are queued behind now (until: the runtime's estimate); absent when none."`
 	}
 	docEvalClaim struct {
 		RunID        string           `json:"run_id"`

@@ -14,6 +14,7 @@ import (
 	"github.com/assayhq/assay/pkg/purgewire"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/modelcalls"
 	"github.com/assayhq/assay/services/registry/internal/purge"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
@@ -39,6 +40,8 @@ type Services struct {
 	// Purge deletes deleted projects' records (the gateway's internal
 	// POST /internal/projects/purge).
 	Purge *purge.Purger
+	// ModelCalls serves the runtime's model-call cache and provider waits.
+	ModelCalls *modelcalls.Service
 }
 
 // queryText refuses, with a 422 naming the parameter, a query parameter
@@ -77,6 +80,7 @@ func RegisterCallers(e *echo.Echo, callers httpx.Callers, s Services) {
 	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
 	simpleQueueAPI{s.SimpleQueues}.route(e)
 	evaluationReadAPI{svc: s.Evaluations, lookups: exportLookups{ts: s.Testsets, qs: s.Queries}}.route(e)
+	modelCallAPI{s.ModelCalls}.route(e)
 	e.POST(purgewire.Path, notForwarded(purgewire.Handler(func(c echo.Context, ids []uuid.UUID) error {
 		return s.Purge.Projects(c.Request().Context(), ids)
 	})))

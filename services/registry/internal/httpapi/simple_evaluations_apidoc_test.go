@@ -39,6 +39,7 @@ type (
 		EvaluatorSteps   map[string]string `json:"evaluator_steps,omitempty" doc:"Evaluator revision id → origin; only auto evaluators are executed."`
 		Repeats          *int              `json:"repeats,omitempty"`
 		Concurrency      *ev.Concurrency   `json:"concurrency,omitempty"`
+		ModelCache       *bool             `json:"model_cache,omitempty" doc:"false: every model call of the run is made (no model-call cache)."`
 	}
 	docSimpleQueue struct {
 		ID          string             `json:"id"`

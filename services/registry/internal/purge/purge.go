@@ -31,6 +31,7 @@ type Purger struct {
 var Tables = []string{
 	"artifacts", "variants", "revisions", "testcases", "secrets",
 	"evaluation_runs", "evaluation_scenarios", "evaluation_results", "evaluation_metrics", "evaluation_queues",
+	"model_call_cache", "evaluation_provider_waits",
 }
 
 // Projects deletes every row of the projects in every registry table, all

@@ -15,8 +15,11 @@ import (
 // Data is a revision's data decoded with numbers kept exact.
 type Data map[string]any
 
-// dataKeys are the only keys a workflow revision's data may carry.
-var dataKeys = map[string]bool{"uri": true, "url": true, "headers": true, "runtime": true, "script": true, "schemas": true, "parameters": true}
+// dataKeys are the only keys a workflow revision's data may carry:
+// the compatible platform's, and model_cache (false opts the revision's
+// model calls in evaluation runs out of the runtime's model-call cache).
+var dataKeys = map[string]bool{"uri": true, "url": true, "headers": true, "runtime": true, "script": true, "schemas": true, "parameters": true,
+	"model_cache": true}
 
 var schemaKeys = map[string]bool{"parameters": true, "inputs": true, "outputs": true}
 
@@ -57,6 +60,11 @@ func Validate(d Data, loc ...any) error {
 			if _, isStr := v.(string); !isStr {
 				return errs.Field("Input should be a valid string", v, at(k)...)
 			}
+		}
+	}
+	if v, ok := d["model_cache"]; ok && v != nil {
+		if _, isBool := v.(bool); !isBool {
+			return errs.Field("Input should be a valid boolean", v, at("model_cache")...)
 		}
 	}
 	if s, ok := d["url"].(string); ok {

@@ -19,6 +19,8 @@ import (
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/spanmodel"
+	"github.com/assayhq/assay/pkg/svcclient"
+	"github.com/assayhq/assay/services/runtime/internal/callcache"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/evalclient"
@@ -141,6 +143,11 @@ func run(ctx context.Context, cfg Config) error {
 		Code:      codebox.Limits{Timeout: cfg.CodeTimeout, MemBytes: cfg.CodeMemBytes},
 		Provider:  cfg.URIProvider,
 		Log:       log,
+		// Evaluation cells' model calls: answered from the project's
+		// cache when identical, queued behind a provider's 429.
+		Cache:         &callcache.Cache{Registry: svcclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout), TTL: cfg.LLM.CacheTTL},
+		Prices:        prices,
+		RateLimitWait: cfg.LLM.RateLimitWait,
 	}
 	svc.Eval = evaluators.Env{
 		Embedder: svc,
@@ -174,6 +181,7 @@ func run(ctx context.Context, cfg Config) error {
 				Lease:       cfg.Eval.Lease,
 				ActiveEvery: cfg.Eval.ActiveEvery,
 				WindowGrace: cfg.Eval.WindowGrace,
+				Waits:       &callcache.Waits{Registry: svcclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout)},
 				Log:         log,
 			},
 			Jobs: cfg.Eval.Jobs, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,

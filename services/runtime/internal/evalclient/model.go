@@ -64,6 +64,9 @@ type RunData struct {
 	Steps       []Step       `json:"steps,omitempty"`
 	Repeats     *int         `json:"repeats,omitempty"`
 	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	// ModelCache false: the run's model calls are never answered from the
+	// model-call cache.
+	ModelCache *bool `json:"model_cache,omitempty"`
 }
 
 // RunFlags are a run's flags.

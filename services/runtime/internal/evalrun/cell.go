@@ -214,10 +214,14 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 	}
 
 	call := invoke.Call{Scope: j.sc, TraceID: TraceID(j.job.RunID, c.ScenarioID, c.StepKey, c.RepeatIdx),
-		Req: invoke.Request{References: refs, Links: links, Data: data}}
+		Req: invoke.Request{References: refs, Links: links, Data: data}, Eval: j.evalOptions(c)}
 	var out invoke.Outcome
+	var calls invoke.ModelCalls // over the retries
 	for attempt := 0; ; attempt++ {
 		out = j.x.Invoke.Invoke(ctx, call)
+		calls.Made += out.ModelCalls.Made
+		calls.Cached += out.ModelCalls.Cached
+		calls.CostSaved += out.ModelCalls.CostSaved
 		if out.Response.Status.Code == 200 || attempt >= p.maxRetries() || ctx.Err() != nil {
 			break
 		}
@@ -229,6 +233,7 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 	if out.Traced {
 		res.TraceID = out.Response.TraceID
 	}
+	res.Meta = j.x.cellMeta(calls)
 	if out.Response.Status.Code != 200 {
 		return nil, cellError{status: out.Response.Status}
 	}

@@ -63,7 +63,15 @@ type Executor struct {
 	// WindowGrace is how long after a live window's end its traces are
 	// queried, so the last ones are stored by then.
 	WindowGrace time.Duration
-	Log         *slog.Logger
+	// Waits hears that a run's cells wait on a provider's rate limit, for
+	// the run's progress (nil: not reported).
+	Waits WaitReporter
+	Log   *slog.Logger
+}
+
+// WaitReporter reports a run's wait on a provider's rate limit.
+type WaitReporter interface {
+	Report(sc scope.Scope, runID, provider string, until time.Time)
 }
 
 // ErrInterrupted is a job left unfinished because the worker is draining:

@@ -87,6 +87,12 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 		}
 		merge(&res, more)
 	}
+	if mc, ok := modelCallTotals(results); ok {
+		if res.Global == nil {
+			res.Global = evalmetrics.Data{}
+		}
+		res.Global[ModelCallsKey] = mc
+	}
 	var out []evalclient.Metric
 	data := func(d evalmetrics.Data) json.RawMessage {
 		b, _ := json.Marshal(d)

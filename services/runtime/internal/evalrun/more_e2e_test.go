@@ -189,12 +189,15 @@ func TestCachedRunReusesTraces(t *testing.T) {
 		assert.Equal(t, one[tc].HashID, r.HashID)
 	}
 	assert.Equal(t, calls, appCalls(s.llm), "no model call for cached cells")
+
+	t.Run("model calls cached and rate aware", func(t *testing.T) { modelCallsCachedAndRateAware(t, s) })
 }
 
 // TestHundredTestcases times a 100-testcase run of the main topology
 // (the local model as the app, three built-in evaluators) on one worker,
-// and checks it is complete: 100 scenarios, every cell a success.
-// EVALRUN_E2E_TESTCASES sets another size (e.g. 1000).
+// and checks it is complete: 100 scenarios, every cell a success; then
+// times the same evaluation again, whose model calls the model-call cache
+// answers. EVALRUN_E2E_TESTCASES sets another size (e.g. 1000).
 func TestHundredTestcases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing run")
@@ -233,6 +236,16 @@ func TestHundredTestcases(t *testing.T) {
 	}
 	assert.Zero(t, failed, "cells not a success")
 	t.Logf("%d testcases × (app + 3 built-in evaluators): %s from create to success", n, took.Round(10*time.Millisecond))
+
+	// The same evaluation again: every model call is answered from the
+	// model-call cache.
+	calls := appCalls(s.llm)
+	start = time.Now()
+	again := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"evaluator_steps": map[string]any{em: "auto", contains: "auto", regex: "auto"}}, nil)
+	require.Equal(t, "success", s.waitRun(t, key, again, 600*time.Second, "success", "errors", "failure")["status"])
+	t.Logf("the same run again: %s from create to success, %d model calls", time.Since(start).Round(10*time.Millisecond), appCalls(s.llm)-calls)
+	assert.Equal(t, calls, appCalls(s.llm), "the re-run's model calls are all answered from the cache")
 }
 
 // TestLiveQueryEvaluators: a live run evaluates each window's invocation

@@ -66,6 +66,9 @@ type RevisionData struct {
 	Headers    map[string]string `json:"headers,omitempty"`
 	Parameters map[string]any    `json:"parameters,omitempty"`
 	Schemas    map[string]any    `json:"schemas,omitempty"`
+	// ModelCache false opts the revision's model calls out of the
+	// model-call cache in evaluation runs (absent: cached).
+	ModelCache *bool `json:"model_cache,omitempty" doc:"false: in evaluation runs, this revision's model calls are never answered from the model-call cache."`
 }
 
 // InlineRevision is a revision sent in the request (data.revision).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -146,7 +147,25 @@ func (r *run) callModel(ctx context.Context, kind string, t prompt.Template, msg
 	}
 	req := llm.Request{Config: t.LLMConfig, Messages: msgs, ResponseFormat: rf, FallbackConfigs: t.FallbackConfigs,
 		FallbackPolicy: t.FallbackPolicy, Retry: t.RetryConfig}
+	if ev := r.call.Eval; ev != nil {
+		req.RateLimitWait, req.OnWait = r.s.RateLimitWait, ev.OnWait
+	}
 	start := time.Now()
+	key := r.cacheKey(secrets, req)
+	if key != "" {
+		res, ok, err := r.s.Cache.Lookup(ctx, r.call.Scope, key)
+		if err != nil && r.s.Log != nil {
+			r.s.Log.Warn("model-call cache not read; calling the model", "err", err)
+		}
+		if ok {
+			saved, _ := r.s.Prices.CallCost(res.Provider, res.Model, float64(res.Usage.PromptTokens), float64(res.Usage.CompletionTokens), start)
+			r.calls.Cached++
+			r.calls.CostSaved += saved
+			r.children = append(r.children, cachedSpan(modelSpan(kind, t.LLMConfig, msgs, res, start, time.Now(), nil), key, saved))
+			return res, nil
+		}
+	}
+	r.calls.Made++
 	var res llm.Response
 	if r.call.Stream != nil {
 		res, err = r.s.LLM.ChatStream(ctx, secrets, req, func(d llm.Delta) error {
@@ -162,7 +181,50 @@ func (r *run) callModel(ctx context.Context, kind string, t prompt.Template, msg
 	if errs.KindOf(err) == errs.FailedDependency {
 		r.s.Secrets.Forget(r.call.Scope.ProjectID)
 	}
+	if err == nil && key != "" {
+		if serr := r.s.Cache.Store(ctx, r.call.Scope, key, res); serr != nil && r.s.Log != nil {
+			r.s.Log.Warn("model-call answer not cached", "err", serr)
+		}
+	}
 	return res, err
+}
+
+// cacheKey is the call's model-call cache key, or "" when the call is not
+// to be answered from the cache: not an evaluation cell's, the run or the
+// revision opted out (data.model_cache false), a streamed call, or a call
+// that cannot be sent (it fails as it would have).
+func (r *run) cacheKey(secrets llm.Secrets, req llm.Request) string {
+	ev := r.call.Eval
+	if r.s.Cache == nil || ev == nil || !ev.Cache || r.call.Stream != nil {
+		return ""
+	}
+	if r.rev != nil && r.rev.Data.ModelCache != nil && !*r.rev.Data.ModelCache {
+		return ""
+	}
+	key, err := r.s.LLM.CacheKey(secrets, req, "repeat="+strconv.Itoa(ev.Repeat))
+	if err != nil {
+		return ""
+	}
+	return key
+}
+
+// cachedSpan marks a model span answered from the cache: ag.meta.cache
+// {hit, key, cost_saved}, and zero costs (the normaliser would price its
+// tokens as a call paid for).
+func cachedSpan(s Span, key string, saved float64) Span {
+	meta, _ := s.Ag["meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		s.Ag["meta"] = meta
+	}
+	meta["cache"] = map[string]any{"hit": true, "key": key, "cost_saved": saved}
+	metrics, _ := s.Ag["metrics"].(map[string]any)
+	if metrics == nil {
+		metrics = map[string]any{}
+		s.Ag["metrics"] = metrics
+	}
+	metrics["costs"] = map[string]any{"incremental": map[string]any{"prompt": 0.0, "completion": 0.0, "total": 0.0}}
+	return s
 }
 
 // modelSpan is the chat or completion span of one provider call.

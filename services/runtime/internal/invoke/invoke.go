@@ -20,6 +20,7 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
 	"github.com/assayhq/assay/services/runtime/internal/evaluators"
@@ -66,6 +67,13 @@ type Span struct {
 	Links                     map[string]Link
 }
 
+// ModelCache is the project's model-call cache (content-addressed: the
+// key is llm.Client.CacheKey's), shared by the runtime's replicas.
+type ModelCache interface {
+	Lookup(ctx context.Context, sc scope.Scope, key string) (llm.Response, bool, error)
+	Store(ctx context.Context, sc scope.Scope, key string, res llm.Response) error
+}
+
 // Service runs invocations.
 type Service struct {
 	Revisions Revisions
@@ -77,6 +85,32 @@ type Service struct {
 	Code      codebox.Limits
 	Provider  string // URI provider answered with (svc)
 	Log       *slog.Logger
+	// Cache answers the model calls of evaluation cells (Call.Eval) that
+	// were made before; nil: every call is made.
+	Cache ModelCache
+	// Prices prices what a cached answer saved (nil: nothing is counted).
+	Prices *spanmodel.Prices
+	// RateLimitWait is how long an evaluation cell's model call queues on
+	// a provider's 429 before it fails (llm.Request.RateLimitWait).
+	RateLimitWait time.Duration
+}
+
+// EvalOptions are an evaluation cell's: its repeat index, whether its
+// model calls may be answered from the cache, and who hears that they
+// wait on a provider's rate limit.
+type EvalOptions struct {
+	Cache  bool
+	Repeat int
+	OnWait func(provider string, until time.Time)
+}
+
+// ModelCalls counts an invocation's model calls: those made to a
+// provider, those answered from the cache, and what the cached ones
+// would have cost (USD, by the price table).
+type ModelCalls struct {
+	Made      int     `json:"made"`
+	Cached    int     `json:"cached"`
+	CostSaved float64 `json:"cost_saved"`
 }
 
 // Call is one invocation.
@@ -95,6 +129,11 @@ type Call struct {
 	// again after a crash rewrites the same spans, which the span store
 	// replaces, instead of adding a second trace. Empty: random ids.
 	TraceID string
+	// Eval, for an evaluation cell: its model calls may be answered from
+	// the model-call cache, and queue on a provider's 429. nil for a direct
+	// invocation (the playground, an SDK, production traffic), which is
+	// never answered from the cache: its caller asked the model now.
+	Eval *EvalOptions
 }
 
 // Outcome is an invocation's answer: Response carries the status (and the
@@ -106,6 +145,8 @@ type Outcome struct {
 	// refused before its handler ran (bad envelope, unknown handler or
 	// revision), whose trace id names nothing.
 	Traced bool
+	// ModelCalls counts the call's model calls.
+	ModelCalls ModelCalls
 }
 
 // run is one handler's execution state.
@@ -117,6 +158,7 @@ type run struct {
 	params   map[string]any
 	inputs   map[string]any
 	children []Span // model calls, filled by the handler
+	calls    ModelCalls
 	traceID  string
 	rootID   string
 }
@@ -157,7 +199,7 @@ func (s *Service) Invoke(ctx context.Context, call Call) Outcome {
 			traced = rerr == nil
 		}
 	}
-	return Outcome{Response: resp, Err: err, Traced: traced}
+	return Outcome{Response: resp, Err: err, Traced: traced, ModelCalls: r.calls}
 }
 
 // refusal marks errors raised before the handler ran.

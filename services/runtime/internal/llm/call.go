@@ -53,6 +53,8 @@ type callError struct {
 	err     error       // the cause, scrubbed
 	refused *errs.Error // the egress policy refused the URL (or a redirect's): never retried
 	custom  bool
+	// retryAfter is a 429's Retry-After: how long the provider asks to wait.
+	retryAfter time.Duration
 }
 
 func (e *callError) Error() string { return e.message }
@@ -105,6 +107,9 @@ func classify(err error, t target, key string) *callError {
 		}
 	case errors.As(err, &apiErr):
 		ce.status = apiErr.StatusCode
+		if apiErr.Response != nil {
+			ce.retryAfter = retryAfter(apiErr.Response.Header)
+		}
 		ce.message = scrub(apiErr.Message)
 		if ce.message == "" {
 			ce.message = http.StatusText(apiErr.StatusCode)
@@ -473,15 +478,46 @@ func (c *Client) run(ctx context.Context, s Secrets, req Request, call attempt) 
 		}
 		b := newBackoff(req.Retry)
 		delivered := false
+		// Only calls that queue on a 429 (evaluation cells) take a slot:
+		// a direct invocation is its caller's own traffic, answered at
+		// once as it always was.
+		var lim *limiter
+		if req.RateLimitWait > 0 {
+			lim = c.limits.of(t)
+		}
+		var onWait func(time.Time)
+		if req.OnWait != nil {
+			onWait = func(until time.Time) { req.OnWait(t.Label, until) }
+		}
+		// A 429 queues the call (RateLimitWait) unless the request falls
+		// back on capacity failures to a configuration left to try.
+		queue := req.RateLimitWait > 0 && !(i+1 < len(configs) && allows(req.FallbackPolicy, classCapacity))
+		var limitedSince time.Time
 		for {
+			started, err := lim.acquire(ctx, onWait)
+			if err != nil {
+				last = &callError{class: classAvailability, label: t.Label, message: "the call ended while waiting for the provider's rate limit", err: err,
+					timeout: errors.Is(err, context.DeadlineExceeded)}
+				break
+			}
 			resp, d, err := call(ctx, t, p)
+			var ce *callError
+			limited := errors.As(err, &ce) && ce.class == classCapacity
+			lim.release(started, limited, err == nil, retryAfterOf(ce))
 			if err == nil {
 				resp.Provider = t.Family
 				return resp, nil
 			}
 			last, delivered = err, d
-			var ce *callError
-			if delivered || !errors.As(err, &ce) || ce.refused != nil || !ce.retryable() || ctx.Err() != nil || !b.wait(ctx) {
+			if limited && queue && !delivered && ctx.Err() == nil {
+				if limitedSince.IsZero() {
+					limitedSince = time.Now()
+				}
+				if time.Since(limitedSince) < req.RateLimitWait {
+					continue // acquire waits out the provider's pause
+				}
+			}
+			if delivered || ce == nil || ce.refused != nil || !ce.retryable() || ctx.Err() != nil || !b.wait(ctx) {
 				break
 			}
 		}
@@ -631,4 +667,11 @@ func accumulate(calls []*toolCall, d openai.ChatCompletionChunkChoiceDeltaToolCa
 	}
 	tc.args.WriteString(d.Function.Arguments)
 	return calls
+}
+
+func retryAfterOf(ce *callError) time.Duration {
+	if ce == nil {
+		return 0
+	}
+	return ce.retryAfter
 }

@@ -75,6 +75,13 @@ type Config struct {
 	// BaseURLs overrides a preset's base URL per family, for proxies and
 	// tests: "openai=http://127.0.0.1:9999/v1,anthropic=...".
 	BaseURLs URLMap `envconfig:"BASE_URLS" desc:"per-family base URL overrides, family=url pairs separated by commas"`
+	// Concurrency is where each provider key's adaptive concurrency starts
+	// and the most it grows back to (limiter.go).
+	Concurrency int `default:"64" desc:"most evaluation cells' model calls in flight per provider key (an endpoint and its key; direct invocations are not limited): a key starts at 4 and gains a slot per success up to this until its first 429; a 429 halves it and pauses new calls for the provider's Retry-After, and successes grow it back by about half a slot per window of calls"`
+	// CacheTTL and RateLimitWait are read by the runtime's main for the
+	// evaluation cells' calls (invoke.Service).
+	CacheTTL      time.Duration `envconfig:"CACHE_TTL" default:"168h" desc:"how long an evaluation cell's model answer is served from the project's model-call cache to an identical call (same provider, model, parameters, messages, tools, response format and repeat index); a run or application opts out with data.model_cache=false"`
+	RateLimitWait time.Duration `envconfig:"RATE_LIMIT_WAIT" default:"10m" desc:"how long an evaluation cell's model call queues behind a provider's 429 (honouring its Retry-After) before the cell fails; direct invocations answer the 429 at once"`
 }
 
 // Request is one chat-completions call and how to recover from a failure.
@@ -85,6 +92,15 @@ type Request struct {
 	FallbackConfigs []prompt.LLMConfig
 	FallbackPolicy  string // off (default), availability, capacity, access, context, any
 	Retry           *prompt.RetryConfig
+	// RateLimitWait, when positive, makes a 429 queue the call instead of
+	// failing it: it waits for the provider (its Retry-After, and a slot of
+	// the provider key's concurrency) and tries again, for up to this long
+	// in all, without spending retry_config's retries. Evaluation cells set
+	// it; a direct invocation answers the 429 (or its fallback) at once.
+	RateLimitWait time.Duration
+	// OnWait, when set, hears that the call waits on provider's rate limit
+	// until about until.
+	OnWait func(provider string, until time.Time)
 }
 
 // Usage counts tokens; Cost is in USD, 0 when the model's price is unknown.
@@ -113,10 +129,11 @@ type Delta struct {
 
 // Client calls providers. Safe for concurrent use.
 type Client struct {
-	cfg  Config
-	env  func(string) string
-	out  *egress.Client
-	http *http.Client
+	cfg    Config
+	env    func(string) string
+	out    *egress.Client
+	http   *http.Client
+	limits *limiters
 }
 
 // New returns a client; env reads <FAMILY>_API_KEY fallbacks (os.Getenv in
@@ -133,8 +150,11 @@ func New(cfg Config, env func(string) string, out *egress.Client) *Client {
 	if out == nil {
 		out = egress.New(egress.Config{Timeout: cfg.Timeout})
 	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
 	// One transport for every provider keeps connections alive across calls.
-	return &Client{cfg: cfg, env: env, out: out, http: out.HTTPClient()}
+	return &Client{cfg: cfg, env: env, out: out, http: out.HTTPClient(), limits: &limiters{max: cfg.Concurrency}}
 }
 
 // CheckBaseURLs checks the operator's base-URL overrides against the

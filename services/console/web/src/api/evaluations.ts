@@ -32,6 +32,8 @@ export interface Progress {
   status: Status;
   scenarios: Counts;
   results: Counts & { expected: number };
+  /** The provider rate limits the run's cells are queued behind now. */
+  waiting?: { provider: string; until: string }[];
 }
 
 export async function listRuns(): Promise<Run[]> {

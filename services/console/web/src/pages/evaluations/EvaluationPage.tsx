@@ -130,6 +130,7 @@ export default function EvaluationPage() {
       <ErrorBox error={run.error || prog.error || (doc.error as Error | undefined)} />
       {run.data && live && <LivePanel run={run.data} progress={prog.data} />}
       {prog.data && !live && <ProgressBar p={prog.data} />}
+      {metrics.data && <ModelCalls m={metrics.data} />}
       <p>
         Export: <a href={exportURL(id, "csv")}>CSV</a> · <a href={exportURL(id, "json")}>JSON</a> ·{" "}
         <Link to={`/evaluations/compare?runs=${id}`}>compare…</Link>
@@ -204,7 +205,7 @@ async function testcasesInBatches(ids: string[]) {
   return (await Promise.all(batches.map(testcases))).flat();
 }
 
-function ProgressBar({ p }: { p: Progress }) {
+export function ProgressBar({ p }: { p: Progress }) {
   const expected = p.results.expected || 0;
   const finished = (p.results.success ?? 0) + (p.results.failure ?? 0) + (p.results.errors ?? 0) + (p.results.cancelled ?? 0);
   const rate = expected ? Math.min(1, finished / expected) : 0;
@@ -217,7 +218,28 @@ function ProgressBar({ p }: { p: Progress }) {
       <div style={{ width: 480, height: 10, background: "#eee" }} role="progressbar" aria-valuenow={Math.round(rate * 100)} aria-valuemin={0} aria-valuemax={100}>
         <div style={{ width: `${rate * 100}%`, height: "100%", background: p.status === "failure" ? "#c33" : "#4a4" }} />
       </div>
+      {p.waiting && p.waiting.length > 0 && (
+        <p data-testid="rate-limit-wait" role="status">
+          Waiting on the rate limit of {p.waiting.map((w) => w.provider).join(", ")}: the cells are queued and go on when the provider accepts calls again (they do not fail).
+        </p>
+      )}
     </div>
+  );
+}
+
+/** ModelCalls says what the run's model calls were: made to a provider,
+ * or answered from the project's model-call cache, and what that saved. */
+export function ModelCalls({ m }: { m: MetricRecord }) {
+  const mc = (m.data as Record<string, Record<string, { count?: number; sum?: number }>> | undefined)?.model_calls;
+  if (!mc) return null;
+  const made = mc.made?.count ?? 0;
+  const cached = mc.cached?.count ?? 0;
+  const saved = mc.cost_saved?.sum ?? 0;
+  return (
+    <p data-testid="model-calls">
+      Model calls: {made} made, {cached} answered from the cache
+      {cached > 0 && saved > 0 ? ` (saved $${saved < 0.01 ? saved.toPrecision(2) : saved.toFixed(2)})` : ""}.
+    </p>
   );
 }
 
