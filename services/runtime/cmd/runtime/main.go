@@ -72,7 +72,9 @@ type Config struct {
 
 // EvalConfig is the evaluation worker. Variables: RUNTIME_EVAL_*.
 type EvalConfig struct {
-	Jobs         int           `default:"4" desc:"evaluation jobs one runtime process runs at once (each runs up to its run's concurrency.batch_size cells at once); 0 turns the worker off"`
+	Jobs         int           `default:"5" desc:"evaluation jobs one runtime process runs at once (each runs up to its run's concurrency.batch_size cells at once); 0 turns the worker off. With a lookahead, the last free one is kept for a project running no job in this process"`
+	ProjectJobs  int           `split_words:"true" default:"4" desc:"evaluation jobs of one project one runtime process runs at once (0: up to RUNTIME_EVAL_JOBS); the jobs waiting are chosen fairly: the project running the fewest, then its run running the fewest, then the oldest"`
+	Lookahead    int           `default:"64" desc:"evaluation jobs one runtime process holds beyond those it runs, to choose fairly among (another project's job does not wait behind a queue longer than this); 0 serves jobs first in, first out. Each replica holds its own"`
 	AckWait      time.Duration `split_words:"true" default:"15s" desc:"how long an evaluation job may go without a heartbeat before another worker gets it (a killed worker's jobs resume after this long; a running or waiting job heartbeats every third of it)"`
 	MaxDeliver   int           `split_words:"true" default:"10" desc:"deliveries of an evaluation job that keeps failing transiently (registry or tracing down) before its run is marked failed"`
 	RetryDelay   time.Duration `split_words:"true" default:"5s" desc:"wait before a transiently failed evaluation job is delivered again"`
@@ -176,7 +178,7 @@ func run(ctx context.Context, cfg Config) error {
 				WindowGrace: cfg.Eval.WindowGrace,
 				Log:         log,
 			},
-			Jobs: cfg.Eval.Jobs, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,
+			Jobs: cfg.Eval.Jobs, ProjectJobs: cfg.Eval.ProjectJobs, Lookahead: cfg.Eval.Lookahead, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,
 			RetryDelay: cfg.Eval.RetryDelay, DrainTimeout: cfg.Eval.DrainTimeout, Log: log,
 		}
 		srv.AddCheck("evals", func(ctx context.Context) error {

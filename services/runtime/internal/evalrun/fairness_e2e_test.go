@@ -1,0 +1,79 @@
+package evalrun_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSmallRunIsNotStarvedByAFlood: one project queues many runs (the
+// flood), then another project starts a small run. The worker serves
+// projects fairly, so the small run is done while most of the flood is
+// still to run (first in, first out, it would finish after the flood).
+//
+// The flood's size and the model's delay are parameters so the same test
+// is the fairness benchmark (scripts/bench/evalfair.sh):
+// EVALRUN_FAIR_RUNS runs of EVALRUN_FAIR_TESTCASES testcases each, the
+// model answering after EVALRUN_FAIR_DELAY; the small run is timed alone
+// first, then with the flood queued.
+func TestSmallRunIsNotStarvedByAFlood(t *testing.T) {
+	runs, cases, delay := envInt("EVALRUN_FAIR_RUNS", 8), envInt("EVALRUN_FAIR_TESTCASES", 10), 300*time.Millisecond
+	if d, err := time.ParseDuration(os.Getenv("EVALRUN_FAIR_DELAY")); err == nil {
+		delay = d
+	}
+	bench := os.Getenv("EVALRUN_FAIR_RUNS") != ""
+	chunk := "RUNTIME_EVAL_CHUNK=5"
+	if bench {
+		chunk = "RUNTIME_EVAL_CHUNK=100" // the shipped default
+	}
+	s := startStack(t, chunk)
+	s.llm.SetDelay(delay)
+	flood := s.account(t, "flood@example.com")
+	small := s.account(t, "small@example.com")
+	const n = 6
+	smallTS := s.testset(t, small, "small", countries(n))
+	_, smallApp := s.workflow(t, small, "application", "app", completion)
+	// smallRun times the small run from its create request to success.
+	smallRun := func() time.Duration {
+		t0 := time.Now()
+		id := s.evaluate(t, small, map[string]any{"testset_steps": []any{smallTS.revisionID}, "application_steps": []any{smallApp},
+			"concurrency": map[string]any{"batch_size": n}}, nil)
+		run := s.waitRun(t, small, id, 5*time.Minute, "success", "errors", "failure")
+		require.Equal(t, "success", run["status"])
+		return time.Since(t0)
+	}
+
+	solo := smallRun() // alone, for the figure
+	base := appCalls(s.llm)
+
+	floodTS := s.testset(t, flood, "flood", countries(cases))
+	_, floodApp := s.workflow(t, flood, "application", "app", completion)
+	batch := 1
+	if bench {
+		batch = 32
+	}
+	for range runs {
+		s.evaluate(t, flood, map[string]any{"testset_steps": []any{floodTS.revisionID}, "application_steps": []any{floodApp},
+			"concurrency": map[string]any{"batch_size": batch}}, nil)
+	}
+	queued := runs*cases - (appCalls(s.llm) - base)
+	took := smallRun()
+	floodDone := appCalls(s.llm) - base - n
+	t.Logf("small run of %d testcases: %.2f s alone, %.2f s (%.1fx) with %d runs × %d testcases of another project queued (%d cells not yet run when it was created; %d run when it finished)",
+		n, solo.Seconds(), took.Seconds(), took.Seconds()/solo.Seconds(), runs, cases, queued, floodDone)
+	// Served fairly, the small run does not wait for the flood: most of
+	// the flood is still to run when it is done.
+	assert.Less(t, floodDone, runs*cases/2, "the small run waited for %d of the flood's %d cells", floodDone, runs*cases)
+}
+
+func envInt(name string, def int) int {
+	var v int
+	if _, err := fmt.Sscan(os.Getenv(name), &v); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
