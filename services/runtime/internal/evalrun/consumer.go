@@ -79,7 +79,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 	q := &sched{jobs: jobs, perProject: c.ProjectJobs, keep: c.Lookahead > 0, byProject: map[string]int{}, byRun: map[string]int{}}
 	beat := time.NewTicker(max(c.AckWait/3, 100*time.Millisecond))
 	defer beat.Stop()
-	seq := uint64(0)
 loop:
 	for {
 		for {
@@ -103,8 +102,7 @@ loop:
 				<-room
 				continue
 			}
-			seq++
-			q.add(&waitingJob{msg: msg, job: job, seq: seq})
+			q.add(&waitingJob{msg: msg, job: job})
 		case w := <-finished:
 			q.done(w)
 			<-room
@@ -195,7 +193,6 @@ const fetchBatch = 16
 type waitingJob struct {
 	msg jetstream.Msg
 	job evaljob.Job
-	seq uint64 // arrival order
 }
 
 // sched chooses which held job runs next. Of the jobs whose project is

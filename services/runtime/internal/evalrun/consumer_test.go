@@ -124,10 +124,8 @@ func TestConsumerSettlesJobs(t *testing.T) {
 // running nothing, so another project's job starts at once behind a
 // queued flood; a project never runs more than its cap.
 func TestSchedIsFairBetweenProjectsAndRuns(t *testing.T) {
-	seq := uint64(0)
 	add := func(q *sched, project, run string) {
-		seq++
-		q.add(&waitingJob{job: evaljob.Job{ProjectID: project, RunID: run}, seq: seq})
+		q.add(&waitingJob{job: evaljob.Job{ProjectID: project, RunID: run}})
 	}
 	startAll := func(q *sched) []string {
 		var out []string
