@@ -116,10 +116,10 @@ loop:
 			break loop
 		}
 	}
-	// Jobs not started go back to the stream at once.
+	// Jobs not started go back to the stream.
 	<-fetched
 	for _, w := range q.waiting {
-		_ = w.msg.Nak()
+		_ = w.msg.NakWithDelay(handBack)
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -151,7 +151,7 @@ func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, room chan
 				break more
 			}
 		}
-		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(time.Second))
+		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(fetchWait))
 		if err != nil {
 			for range n {
 				<-room
@@ -173,7 +173,7 @@ func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, room chan
 			select {
 			case incoming <- msg:
 			case <-ctx.Done():
-				_ = msg.Nak()
+				_ = msg.NakWithDelay(handBack)
 				<-room
 			}
 		}
@@ -186,8 +186,19 @@ func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, room chan
 	}
 }
 
-// fetchBatch bounds the messages one fetch asks for.
-const fetchBatch = 16
+const (
+	// fetchBatch bounds the messages one fetch asks for.
+	fetchBatch = 16
+	// fetchWait is how long a fetch waits for messages: the pull request
+	// stays open on the server that long.
+	fetchWait = time.Second
+	// handBack delays the redelivery of a job handed back on shutdown
+	// beyond fetchWait: handed back at once, it would be delivered again
+	// into this worker's own fetch still open, handed back again, and so
+	// on until its deliveries ran out (RUNTIME_EVAL_MAX_DELIVER) and the
+	// job was lost (TestShutdownHandsJobsBack).
+	handBack = 2 * fetchWait
+)
 
 // waitingJob is a fetched job: waiting for a slot, then running.
 type waitingJob struct {
@@ -291,7 +302,7 @@ func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg, job eva
 	case err == nil:
 		_ = msg.Ack()
 	case errors.Is(err, ErrInterrupted) || (drain.Err() != nil && ctx.Err() != nil):
-		_ = msg.Nak()
+		_ = msg.NakWithDelay(handBack)
 	default:
 		meta, _ := msg.Metadata()
 		last := meta == nil || (c.MaxDeliver > 0 && int(meta.NumDelivered) >= c.MaxDeliver)
