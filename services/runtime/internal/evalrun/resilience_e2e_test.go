@@ -169,34 +169,11 @@ func TestWorkerKilledMidRunIsResumed(t *testing.T) {
 	a.Kill()
 	killed := time.Now()
 	callsAtKill, doneAtKill := appCalls(s.llm), doneApps()
-	// The cells the killed worker held: resumed once another worker
-	// wrote them all.
-	held := map[string]bool{}
-	for _, r := range s.results(t, key, id) {
-		if r.Status == "running" {
-			held[r.ID] = true
-		}
-	}
-	require.NotEmpty(t, held, "cells in flight at the kill")
 	s.workerWith(t, defaults, "RUNTIME_EVAL_CHUNK=5")
-	var resumed time.Duration
-	for resumed == 0 {
-		left := 0
-		for _, r := range s.results(t, key, id) {
-			if held[r.ID] && r.Status == "running" {
-				left++
-			}
-		}
-		if left == 0 {
-			resumed = time.Since(killed)
-		}
-		require.Less(t, time.Since(killed), 30*time.Second, "%d cells of the killed worker still running", left)
-		time.Sleep(100 * time.Millisecond)
-	}
 	run := s.waitRun(t, key, id, 30*time.Second-time.Since(killed), "success", "errors", "failure")
 	require.Equal(t, "success", run["status"])
-	t.Logf("killed after %d app calls with %d cells done, %d held; those done %.1f s after the kill, the run %.1f s after it; %d calls in all for %d testcases",
-		callsAtKill, doneAtKill, len(held), resumed.Seconds(), time.Since(killed).Seconds(), appCalls(s.llm), n)
+	t.Logf("killed after %d app calls with %d cells done; the run was success %.1f s after the kill; %d calls in all for %d testcases",
+		callsAtKill, doneAtKill, time.Since(killed).Seconds(), appCalls(s.llm), n)
 	// The survivor ran only cells not done at the kill: a done cell is
 	// never run again.
 	assert.LessOrEqual(t, appCalls(s.llm), callsAtKill+(n-doneAtKill))
