@@ -331,49 +331,14 @@ type ClaimCellIn struct {
 // two workers never both get one cell. The claimed scenarios' statuses are
 // recomputed. A closed or inactive run claims nothing.
 func (s *Service) Claim(ctx context.Context, sc scope.Scope, in ClaimRequest) ([]Result, error) {
-	rid, err := parseID(in.RunID, "body", "run_id")
+	c, err := s.claimOf(sc, in)
 	if err != nil {
 		return nil, err
-	}
-	if in.Worker == "" || len(in.Worker) > maxWorkerLen {
-		return nil, errs.Field("A worker name is 1 to 255 characters", nil, "body", "worker")
-	}
-	if !(in.LeaseSeconds > 0 && in.LeaseSeconds <= maxLease.Seconds()) { // before the conversion, which overflows
-		return nil, errs.Field("Input should be between 0 and 86400 seconds", in.LeaseSeconds, "body", "lease_seconds")
-	}
-	lease := time.Duration(in.LeaseSeconds * float64(time.Second))
-	if lease <= 0 {
-		return nil, errs.Field("Input should be between 0 and 86400 seconds", in.LeaseSeconds, "body", "lease_seconds")
-	}
-	if err := s.checkBatch(len(in.Cells), "cells"); err != nil {
-		return nil, err
-	}
-	for i, st := range in.Statuses {
-		if _, err := checkStatus(st, "", "body", "statuses", i); err != nil || st == "" {
-			return nil, errs.Field("Input should be a status", string(st), "body", "statuses", i)
-		}
-	}
-	c := Claim{RunID: rid, Worker: in.Worker, Until: s.now().Add(lease), Statuses: in.Statuses, Overwrite: in.Overwrite}
-	if sc.UserID != uuid.Nil {
-		u := sc.UserID
-		c.UserID = &u
-	}
-	for i, x := range in.Cells {
-		sid, err := parseID(x.ScenarioID, "body", "cells", i, "scenario_id")
-		if err != nil {
-			return nil, err
-		}
-		if x.StepKey == "" || len(x.StepKey) > MaxStepKey {
-			return nil, errs.Field("A step key is 1 to 255 characters", x.StepKey, "body", "cells", i, "step_key")
-		}
-		if x.RepeatIdx < 0 || x.RepeatIdx >= MaxRepeats {
-			return nil, errs.Field("Input should be between 0 and "+itoa(MaxRepeats-1), x.RepeatIdx, "body", "cells", i, "repeat_idx")
-		}
-		c.Cells = append(c.Cells, ClaimCell{ScenarioID: sid, StepKey: x.StepKey, RepeatIdx: x.RepeatIdx})
 	}
 	if len(c.Cells) == 0 {
 		return []Result{}, nil
 	}
+	rid := c.RunID
 	var out []Result
 	err = s.store.InTx(ctx, func(st Store) error {
 		out, err = st.ClaimResults(ctx, sc.ProjectID, c)
@@ -387,4 +352,63 @@ func (s *Service) Claim(ctx context.Context, sc scope.Scope, in ClaimRequest) ([
 		return s.recompute(ctx, st, sc.ProjectID, map[uuid.UUID]*Run{rid: &runs[0]}, out)
 	})
 	return out, err
+}
+
+// Renew extends, to lease seconds from now, the claims the worker still
+// holds on the listed cells (running, claimed by it), and returns how many
+// it extended: a worker renews the cells it runs every third of its lease,
+// so a cell longer than the lease is never taken over while its worker
+// lives, and a dead worker's cells are free a lease after its last renewal.
+// A cell another worker took over (or that is done) is not touched.
+func (s *Service) Renew(ctx context.Context, sc scope.Scope, in ClaimRequest) (int, error) {
+	c, err := s.claimOf(sc, in)
+	if err != nil || len(c.Cells) == 0 {
+		return 0, err
+	}
+	return s.store.RenewClaims(ctx, sc.ProjectID, c)
+}
+
+// claimOf checks a claim (or renewal) request.
+func (s *Service) claimOf(sc scope.Scope, in ClaimRequest) (Claim, error) {
+	rid, err := parseID(in.RunID, "body", "run_id")
+	if err != nil {
+		return Claim{}, err
+	}
+	if in.Worker == "" || len(in.Worker) > maxWorkerLen {
+		return Claim{}, errs.Field("A worker name is 1 to 255 characters", nil, "body", "worker")
+	}
+	if !(in.LeaseSeconds > 0 && in.LeaseSeconds <= maxLease.Seconds()) { // before the conversion, which overflows
+		return Claim{}, errs.Field("Input should be between 0 and 86400 seconds", in.LeaseSeconds, "body", "lease_seconds")
+	}
+	lease := time.Duration(in.LeaseSeconds * float64(time.Second))
+	if lease <= 0 {
+		return Claim{}, errs.Field("Input should be between 0 and 86400 seconds", in.LeaseSeconds, "body", "lease_seconds")
+	}
+	if err := s.checkBatch(len(in.Cells), "cells"); err != nil {
+		return Claim{}, err
+	}
+	for i, st := range in.Statuses {
+		if _, err := checkStatus(st, "", "body", "statuses", i); err != nil || st == "" {
+			return Claim{}, errs.Field("Input should be a status", string(st), "body", "statuses", i)
+		}
+	}
+	c := Claim{RunID: rid, Worker: in.Worker, Until: s.now().Add(lease), Statuses: in.Statuses, Overwrite: in.Overwrite}
+	if sc.UserID != uuid.Nil {
+		u := sc.UserID
+		c.UserID = &u
+	}
+	for i, x := range in.Cells {
+		sid, err := parseID(x.ScenarioID, "body", "cells", i, "scenario_id")
+		if err != nil {
+			return Claim{}, err
+		}
+		if x.StepKey == "" || len(x.StepKey) > MaxStepKey {
+			return Claim{}, errs.Field("A step key is 1 to 255 characters", x.StepKey, "body", "cells", i, "step_key")
+		}
+		if x.RepeatIdx < 0 || x.RepeatIdx >= MaxRepeats {
+			return Claim{}, errs.Field("Input should be between 0 and "+itoa(MaxRepeats-1), x.RepeatIdx, "body", "cells", i, "repeat_idx")
+		}
+		c.Cells = append(c.Cells, ClaimCell{ScenarioID: sid, StepKey: x.StepKey, RepeatIdx: x.RepeatIdx})
+	}
+	return c, nil
 }

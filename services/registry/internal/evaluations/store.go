@@ -150,6 +150,10 @@ type Store interface {
 	// any cell when c.Overwrite, and returns exactly the cells it marked.
 	// It is one statement: of two concurrent claims of a cell, one wins.
 	ClaimResults(ctx context.Context, p uuid.UUID, c Claim) ([]Result, error)
+	// RenewClaims moves claim_until (and meta.claim.until) to c.Until on
+	// each listed cell that is running with a claim of c.Worker, and
+	// returns how many it moved; other cells are left as they are.
+	RenewClaims(ctx context.Context, p uuid.UUID, c Claim) (int, error)
 	// ResultCounts counts the run's results and scenarios by status.
 	ResultCounts(ctx context.Context, p, run uuid.UUID) (scenarios, results Counts, err error)
 	// PendingExecutable reports whether any of the run's scenarios lacks a

@@ -212,6 +212,7 @@ func evaluationBindings() []apidoc.Binding {
 			apidoc.Field{Name: "run", Value: docEvalRun{}}, apidoc.Field{Name: "progress", Value: docEvalProgress{}})},
 		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/fail", Request: apidoc.Envelope(apidoc.Field{Name: "error", Value: json.RawMessage(nil)}), Response: run},
 		{Method: "POST", Path: "/api/internal/evaluations/results/claim", Request: docEvalClaim{}, Response: many("results", []ev.Result{})},
+		{Method: "POST", Path: "/api/internal/evaluations/results/renew", Request: docEvalClaim{}, Response: apidoc.Envelope(count)},
 	}
 	for _, m := range []string{"POST", "PUT", "PATCH"} {
 		b = append(b, apidoc.Binding{Method: m, Path: p + "/results", Request: in("results", []ev.Result{}), Response: ress},

@@ -25,7 +25,7 @@ func evalSeeds(method, path string) []string {
 	steps := `[{"key":"testset-a","type":"input","origin":"auto","references":{"testset_revision":{"id":"0190f0a0-0000-7000-8000-000000000009","slug":"s"}}},` +
 		`{"key":"application-a","type":"invocation","origin":"auto"},{"key":"evaluator-h","type":"annotation","origin":"human"}]`
 	switch {
-	case strings.HasSuffix(path, "/results/claim"):
+	case strings.HasSuffix(path, "/results/claim"), strings.HasSuffix(path, "/results/renew"):
 		return []string{`{"run_id":"$RUN","worker":"fz","lease_seconds":30,"statuses":["failure"],"cells":[{"scenario_id":"$SCEN","step_key":"application-a","repeat_idx":0}]}`}
 	case strings.HasSuffix(path, "/fail"):
 		return []string{`{"error":{"message":"boom"}}`}

@@ -72,6 +72,7 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.POST("/internal/evaluations/runs/:id/settle", notForwarded(handle(true, a.settle)))
 	e.POST("/internal/evaluations/runs/:id/fail", notForwarded(handle(true, a.fail)))
 	e.POST("/internal/evaluations/results/claim", notForwarded(handle(false, a.claim)))
+	e.POST("/internal/evaluations/results/renew", notForwarded(handle(false, a.renew)))
 	e.POST("/internal/evaluations/jobs", notForwarded(runtimeOnly(handle(false, a.fanOut))))
 }
 
@@ -408,4 +409,17 @@ func (a evaluationAPI) claim(rq *req) error {
 		return err
 	}
 	return sendList(rq.c, "results", out, nil)
+}
+
+// renew serves POST /internal/evaluations/results/renew.
+func (a evaluationAPI) renew(rq *req) error {
+	var in ev.ClaimRequest
+	if err := decodeAt(renderJSON(rq.b.Map()), &in, "body"); err != nil {
+		return err
+	}
+	n, err := a.svc.Renew(rq.ctx, rq.sc, in)
+	if err != nil {
+		return err
+	}
+	return sendJSON(rq.c, map[string]any{"count": n})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -424,6 +425,32 @@ func TestEvaluationWorkerRoutes(t *testing.T) {
 	}
 	assert.Len(t, owner, 60)
 
+	// renew moves the claims a worker still holds and no other's (one
+	// worker may have won every cell above: "me" is the first cell's); a
+	// lapsed claim (lease 0.1 s) renewed before anyone took it over stays
+	// the worker's.
+	all := cells(sids)
+	me := owner[str(all[0]["scenario_id"])+"/"+str(all[0]["step_key"])]
+	var mine []m
+	for _, c := range all {
+		if owner[str(c["scenario_id"])+"/"+str(c["step_key"])] == me {
+			mine = append(mine, c)
+		}
+	}
+	w, other := fmt.Sprint("w", me), fmt.Sprint("w", 1-me)
+	rn := s.ok(t, "POST", "/internal/evaluations/results/renew", m{"run_id": rid, "worker": w, "lease_seconds": 0.1, "cells": all})
+	assert.EqualValues(t, len(mine), rn["count"], "only %s's cells", w)
+	time.Sleep(150 * time.Millisecond) // the lease of 0.1 s is over
+	rn = s.ok(t, "POST", "/internal/evaluations/results/renew", m{"run_id": rid, "worker": w, "lease_seconds": 60, "cells": mine})
+	assert.EqualValues(t, len(mine), rn["count"], "a lapsed claim nobody took is renewed")
+	cl := s.ok(t, "POST", "/internal/evaluations/results/claim", m{"run_id": rid, "worker": other, "lease_seconds": 60, "cells": mine})
+	assert.EqualValues(t, 0, cl["count"], "a renewed claim is not taken over")
+	rn = s.ok(t, "POST", "/internal/evaluations/results/renew", m{"run_id": rid, "worker": other, "lease_seconds": 60, "cells": mine})
+	assert.EqualValues(t, 0, rn["count"], "%s's cells are not %s's to renew", w, other)
+	res := s.do(t, "POST", "/internal/evaluations/results/renew", m{"run_id": rid, "worker": w, "lease_seconds": 0, "cells": mine})
+	assert.Equal(t, http.StatusUnprocessableEntity, res.status, string(res.body))
+	assert.Contains(t, string(res.body), "lease_seconds")
+
 	// settle: cells running → the run keeps running
 	st := s.ok(t, "POST", "/internal/evaluations/runs/"+rid+"/settle", nil)
 	assert.Equal(t, "running", obj(t, st, "run")["status"])
@@ -456,7 +483,7 @@ func TestEvaluationWorkerRoutes(t *testing.T) {
 		res := s.do(t, "POST", "/internal/evaluations/results/claim", body)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, "%s: %s", name, res.body)
 	}
-	res := s.do(t, "POST", "/internal/evaluations/runs/"+uuid.NewString()+"/settle", nil)
+	res = s.do(t, "POST", "/internal/evaluations/runs/"+uuid.NewString()+"/settle", nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
 
 	// a request the gateway forwarded never reaches the worker's routes

@@ -642,6 +642,34 @@ func (e *Evaluations) ClaimResults(ctx context.Context, p uuid.UUID, c ev.Claim)
 	return collect(q, scanResult)
 }
 
+// RenewClaims locks the worker's running cells in cell order (as claims
+// and writes do, so a renewal never deadlocks with them) and moves their
+// claim's end.
+func (e *Evaluations) RenewClaims(ctx context.Context, p uuid.UUID, c ev.Claim) (int, error) {
+	rows := make([]map[string]any, len(c.Cells))
+	for i, x := range c.Cells {
+		rows[i] = map[string]any{"scenario_id": x.ScenarioID, "step_key": x.StepKey, "repeat_idx": x.RepeatIdx}
+	}
+	js, err := asJSON(rows)
+	if err != nil {
+		return 0, err
+	}
+	tag, err := e.pool.Exec(ctx, `WITH held AS (
+			SELECT t.id FROM evaluation_results t
+			JOIN jsonb_to_recordset($3::jsonb) AS x(scenario_id uuid, step_key text, repeat_idx int)
+				ON t.scenario_id = x.scenario_id AND t.step_key = x.step_key AND t.repeat_idx = x.repeat_idx
+			WHERE t.project_id = $1 AND t.run_id = $2 AND t.status = 'running' AND t.meta->'claim'->>'worker' = $4
+			ORDER BY t.scenario_id, t.step_key COLLATE "C", t.repeat_idx FOR UPDATE OF t)
+		UPDATE evaluation_results t SET claim_until = $5,
+			meta = jsonb_set(t.meta, '{claim,until}', to_jsonb($6::text))
+		FROM held WHERE t.project_id = $1 AND t.id = held.id AND t.status = 'running' AND t.meta->'claim'->>'worker' = $4`,
+		p, c.RunID, js, c.Worker, c.Until, c.Until.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // ResultCounts counts the run's scenarios and results by status.
 func (e *Evaluations) ResultCounts(ctx context.Context, p, run uuid.UUID) (ev.Counts, ev.Counts, error) {
 	count := func(table string) (ev.Counts, error) {

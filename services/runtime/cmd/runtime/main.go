@@ -74,12 +74,14 @@ type Config struct {
 
 // EvalConfig is the evaluation worker. Variables: RUNTIME_EVAL_*.
 type EvalConfig struct {
-	Jobs         int           `default:"4" desc:"evaluation jobs one runtime process runs at once (each runs up to its run's concurrency.batch_size cells at once); 0 turns the worker off"`
-	AckWait      time.Duration `split_words:"true" default:"30s" desc:"how long an evaluation job may go without a heartbeat before another worker gets it (a killed worker's jobs resume after this long; a running job heartbeats every third of it)"`
+	Jobs         int           `default:"5" desc:"evaluation jobs one runtime process runs at once (each runs up to its run's concurrency.batch_size cells at once); 0 turns the worker off. With a lookahead, the last free one is kept for a project running no job in this process"`
+	ProjectJobs  int           `split_words:"true" default:"4" desc:"evaluation jobs of one project one runtime process runs at once (0: up to RUNTIME_EVAL_JOBS); the jobs waiting are chosen fairly: the project running the fewest, then its run running the fewest, then the oldest"`
+	Lookahead    int           `default:"64" desc:"evaluation jobs one runtime process holds beyond those it runs, to choose fairly among (another project's job does not wait behind a queue longer than this); 0 serves jobs first in, first out. Each replica holds its own"`
+	AckWait      time.Duration `split_words:"true" default:"15s" desc:"how long an evaluation job may go without a heartbeat before another worker gets it (a killed worker's jobs resume after this long; a running or waiting job heartbeats every third of it)"`
 	MaxDeliver   int           `split_words:"true" default:"10" desc:"deliveries of an evaluation job that keeps failing transiently (registry or tracing down) before its run is marked failed"`
 	RetryDelay   time.Duration `split_words:"true" default:"5s" desc:"wait before a transiently failed evaluation job is delivered again"`
 	Chunk        int           `default:"100" desc:"scenarios per process job: a run job fans its scenarios out in jobs of this many, so several workers share a run"`
-	Lease        time.Duration `default:"5m" desc:"how long a claimed cell belongs to its worker: a killed worker's cells are claimed again after this long (a cell running longer may be run twice)"`
+	Lease        time.Duration `default:"15s" desc:"how long a claimed cell belongs to its worker without renewal: the worker renews the claims of the cells it runs every third of it (a long cell is never taken over while its worker lives), so a killed worker's cells are claimed again within this long"`
 	ActiveEvery  time.Duration `split_words:"true" default:"1s" desc:"how often a running evaluation job re-reads whether its run is still active (a stop takes effect within about this long)"`
 	WindowGrace  time.Duration `split_words:"true" default:"2s" desc:"how long after a live evaluation window's end its traces are queried (the last ones reach storage a moment after they are sent)"`
 	DrainTimeout time.Duration `split_words:"true" default:"20s" desc:"on shutdown, how long running evaluation jobs may finish the cells they hold before they are handed back to the stream"`
@@ -184,7 +186,7 @@ func run(ctx context.Context, cfg Config) error {
 				Waits:       &callcache.Waits{Registry: svcclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout)},
 				Log:         log,
 			},
-			Jobs: cfg.Eval.Jobs, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,
+			Jobs: cfg.Eval.Jobs, ProjectJobs: cfg.Eval.ProjectJobs, Lookahead: cfg.Eval.Lookahead, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,
 			RetryDelay: cfg.Eval.RetryDelay, DrainTimeout: cfg.Eval.DrainTimeout, Log: log,
 		}
 		srv.AddCheck("evals", func(ctx context.Context) error {

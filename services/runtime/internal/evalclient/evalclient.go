@@ -279,6 +279,16 @@ func (c *Client) Claim(ctx context.Context, sc scope.Scope, cl Claim) ([]Result,
 	return out.Results, err
 }
 
+// Renew extends this worker's claims on the listed cells (those it still
+// holds) by the claim's lease and returns how many it extended.
+func (c *Client) Renew(ctx context.Context, sc scope.Scope, cl Claim) (int, error) {
+	var out struct {
+		Count int `json:"count"`
+	}
+	err := call(ctx, c.reg, sc, http.MethodPost, "/internal/evaluations/results/renew", cl, &out, maxRecords)
+	return out.Count, err
+}
+
 // WriteMetrics upserts metric records.
 func (c *Client) WriteMetrics(ctx context.Context, sc scope.Scope, metrics []Metric) error {
 	for len(metrics) > 0 {

@@ -92,7 +92,13 @@ func (b *resultBuffer) flush(ctx context.Context) {
 		return
 	}
 	j := b.e.j
-	if err := j.x.Client.WriteResults(ctx, j.sc, rs); err != nil {
+	err := j.x.Client.WriteResults(ctx, j.sc, rs)
+	// Written or not, these cells are no longer renewed: a failed write
+	// leaves them to another job once the lease is over.
+	for _, r := range rs {
+		b.e.unhold(r.Of())
+	}
+	if err != nil {
 		if !errors.Is(err, evalclient.ErrClosed) && j.x.Log != nil {
 			j.x.Log.Error("evaluation results not written", "run_id", j.job.RunID, "cells", len(rs), "err", err)
 		}

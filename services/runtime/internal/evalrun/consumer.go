@@ -19,11 +19,20 @@ import (
 // on the EVALS work queue: a job goes to one replica at a time.
 const ConsumerName = "runtime-evals"
 
-// Consumer pulls jobs and runs up to Jobs at once.
+// Consumer pulls jobs and runs up to Jobs at once, chosen fairly (see
+// sched): it holds up to Lookahead more jobs, heartbeating them, so a job
+// of a project that runs nothing does not wait behind another project's
+// queue.
 type Consumer struct {
 	JS   jetstream.JetStream
 	Exec *Executor
 	Jobs int
+	// ProjectJobs caps the jobs of one project running at once in this
+	// process (0: no cap but Jobs).
+	ProjectJobs int
+	// Lookahead is how many jobs beyond the running ones this process
+	// holds to choose from (0: first in, first out).
+	Lookahead int
 	// AckWait is how long a job may go without a heartbeat before
 	// JetStream hands it to another worker (a killed worker's jobs come
 	// back after this long); a running job heartbeats every AckWait/3.
@@ -53,42 +62,64 @@ func (c *Consumer) Run(ctx context.Context) error {
 		return fmt.Errorf("create %s consumer: %w", ConsumerName, err)
 	}
 	jobs := max(c.Jobs, 1)
-	slots := make(chan struct{}, jobs)
+	// room counts the messages this process holds, running or waiting.
+	room := make(chan struct{}, jobs+max(c.Lookahead, 0))
+	incoming := make(chan jetstream.Msg)
+	finished := make(chan *waitingJob, cap(room))
+	fetched := make(chan struct{})
+	go func() {
+		defer close(fetched)
+		c.fetch(ctx, cons, room, incoming)
+	}()
 	// Jobs run on a context that outlives ctx by the drain: they see the
 	// drain through ctx (stop claiming) and are cut only after it.
 	jobCtx, cut := context.WithCancel(context.WithoutCancel(ctx))
 	defer cut()
 	var wg sync.WaitGroup
+	q := &sched{jobs: jobs, perProject: c.ProjectJobs, keep: c.Lookahead > 0, byProject: map[string]int{}, byRun: map[string]int{}}
+	beat := time.NewTicker(max(c.AckWait/3, 100*time.Millisecond))
+	defer beat.Stop()
 loop:
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			break loop
-		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			<-slots
-			if ctx.Err() != nil {
-				break loop
+		for {
+			w := q.next()
+			if w == nil {
+				break
 			}
-			c.Log.Warn("fetch evaluation job", "err", err)
-			time.Sleep(time.Second)
-			continue
-		}
-		got := false
-		for msg := range batch.Messages() {
-			got = true
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { <-slots }()
-				c.handle(jobCtx, ctx, msg)
+				c.handle(jobCtx, ctx, w.msg, w.job)
+				finished <- w
 			}()
 		}
-		if !got {
-			<-slots
+		select {
+		case msg := <-incoming:
+			job, err := evaljob.Decode(msg.Subject(), msg.Data())
+			if err != nil {
+				c.Log.Error("undecodable evaluation job dropped", "subject", msg.Subject(), "err", err)
+				_ = msg.Term()
+				<-room
+				continue
+			}
+			q.add(&waitingJob{msg: msg, job: job})
+		case w := <-finished:
+			q.done(w)
+			<-room
+		case <-beat.C:
+			// Held jobs are this worker's: JetStream must not give them to
+			// another worker meanwhile.
+			for _, w := range q.waiting {
+				_ = w.msg.InProgress()
+			}
+		case <-ctx.Done():
+			break loop
 		}
+	}
+	// Jobs not started go back to the stream.
+	<-fetched
+	for _, w := range q.waiting {
+		_ = w.msg.NakWithDelay(handBack)
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -101,17 +132,155 @@ loop:
 	return nil
 }
 
+// fetch pulls messages while this process has room for them and passes
+// them on; it returns when ctx ends (a message fetched then goes back).
+func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, room chan struct{}, incoming chan<- jetstream.Msg) {
+	for {
+		select {
+		case room <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	more:
+		for n < fetchBatch {
+			select {
+			case room <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(fetchWait))
+		if err != nil {
+			for range n {
+				<-room
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			c.Log.Warn("fetch evaluation job", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			select {
+			case incoming <- msg:
+			case <-ctx.Done():
+				_ = msg.NakWithDelay(handBack)
+				<-room
+			}
+		}
+		for range n - got {
+			<-room
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+const (
+	// fetchBatch bounds the messages one fetch asks for.
+	fetchBatch = 16
+	// fetchWait is how long a fetch waits for messages: the pull request
+	// stays open on the server that long.
+	fetchWait = time.Second
+	// handBack delays the redelivery of a job handed back on shutdown
+	// beyond fetchWait: handed back at once, it would be delivered again
+	// into this worker's own fetch still open, handed back again, and so
+	// on until its deliveries ran out (RUNTIME_EVAL_MAX_DELIVER) and the
+	// job was lost (TestShutdownHandsJobsBack).
+	handBack = 2 * fetchWait
+)
+
+// waitingJob is a fetched job: waiting for a slot, then running.
+type waitingJob struct {
+	msg jetstream.Msg
+	job evaljob.Job
+}
+
+// sched chooses which held job runs next. Of the jobs whose project is
+// under its cap, it takes the one whose project runs the fewest jobs
+// here, then whose run does, then the oldest: projects share the worker
+// equally, and so do the runs of a project. With keep (a lookahead to see
+// other projects' jobs in), the last free slot goes only to a project
+// running nothing here, so a project's first job starts at once even
+// while another project's queue fills the other slots.
+type sched struct {
+	jobs, perProject int
+	keep             bool
+	running          int
+	byProject        map[string]int
+	byRun            map[string]int
+	waiting          []*waitingJob // in arrival order
+}
+
+func (q *sched) add(w *waitingJob) { q.waiting = append(q.waiting, w) }
+
+// next removes and returns the job to start now, nil when none may start.
+func (q *sched) next() *waitingJob {
+	if q.running >= q.jobs {
+		return nil
+	}
+	best := -1
+	for i, w := range q.waiting {
+		np := q.byProject[w.job.ProjectID]
+		if q.perProject > 0 && np >= q.perProject {
+			continue
+		}
+		if q.keep && q.jobs > 1 && q.running == q.jobs-1 && np > 0 {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := q.waiting[best]
+		bp := q.byProject[b.job.ProjectID]
+		if np != bp {
+			if np < bp {
+				best = i
+			}
+			continue
+		}
+		if nr, br := q.byRun[w.job.RunID], q.byRun[b.job.RunID]; nr < br {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	w := q.waiting[best]
+	q.waiting = append(q.waiting[:best], q.waiting[best+1:]...)
+	q.running++
+	q.byProject[w.job.ProjectID]++
+	q.byRun[w.job.RunID]++
+	return w
+}
+
+// done records that a started job ended.
+func (q *sched) done(w *waitingJob) {
+	q.running--
+	if q.byProject[w.job.ProjectID]--; q.byProject[w.job.ProjectID] <= 0 {
+		delete(q.byProject, w.job.ProjectID)
+	}
+	if q.byRun[w.job.RunID]--; q.byRun[w.job.RunID] <= 0 {
+		delete(q.byRun, w.job.RunID)
+	}
+}
+
 // handle runs one job with heartbeats and settles its message: ack when
 // done, nak when interrupted by the drain (another worker resumes it),
 // nak with a delay on a transient failure, and on a permanent failure or
 // the last delivery, fail the run and terminate the message.
-func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg) {
-	job, err := evaljob.Decode(msg.Subject(), msg.Data())
-	if err != nil {
-		c.Log.Error("undecodable evaluation job dropped", "subject", msg.Subject(), "err", err)
-		_ = msg.Term()
-		return
-	}
+func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg, job evaljob.Job) {
 	beat := max(c.AckWait/3, 100*time.Millisecond)
 	hbCtx, stopBeat := context.WithCancel(ctx)
 	go func() {
@@ -126,14 +295,14 @@ func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg) {
 			}
 		}
 	}()
-	err = c.run(ctx, drain, job)
+	err := c.run(ctx, drain, job)
 	stopBeat()
 	log := c.Log.With("kind", job.Kind, "run_id", job.RunID, "project_id", job.ProjectID)
 	switch {
 	case err == nil:
 		_ = msg.Ack()
 	case errors.Is(err, ErrInterrupted) || (drain.Err() != nil && ctx.Err() != nil):
-		_ = msg.Nak()
+		_ = msg.NakWithDelay(handBack)
 	default:
 		meta, _ := msg.Metadata()
 		last := meta == nil || (c.MaxDeliver > 0 && int(meta.NumDelivered) >= c.MaxDeliver)

@@ -79,10 +79,17 @@ func startStackWith(t *testing.T, registry []string, extra ...string) *stack {
 // worker starts one more runtime (a replica consuming the same jobs).
 func (s *stack) worker(t *testing.T, extra ...string) *svctest.Service {
 	t.Helper()
+	return s.workerWith(t, workerEnv, extra...)
+}
+
+// workerWith starts a runtime with base instead of workerEnv: base
+// without the ack wait and lease keeps the shipped defaults.
+func (s *stack) workerWith(t *testing.T, base []string, extra ...string) *svctest.Service {
+	t.Helper()
 	env := common("runtime", append([]string{"RUNTIME_NATS_URL=" + s.nats, "RUNTIME_REGISTRY_URL=" + s.reg, "RUNTIME_TRACING_URL=" + s.tr,
 		"RUNTIME_LOG_LEVEL=warn", "RUNTIME_LLM_BASE_URLS=openai=" + s.llm.URL, "OPENAI_API_KEY=sk-test-env",
 		"RUNTIME_EGRESS_ALLOW=" + s.llm.Addr()},
-		append(append([]string{}, workerEnv...), extra...)...)...)
+		append(append([]string{}, base...), extra...)...)...)
 	w := svctest.Start(t, svctest.Options{Pkg: "services/runtime/cmd/runtime", AddrVar: "RUNTIME_ADDR", Env: env})
 	s.workers = append(s.workers, w)
 	// The worker's log, when the test failed (or EVALRUN_E2E_LOGS is

@@ -68,13 +68,13 @@ func (j *jobRun) process(ctx context.Context) error {
 
 	wctx, cancel := j.watch(ctx)
 	defer cancel()
-	e := &cellRun{j: j, sem: make(chan struct{}, p.batchSize()), apps: map[evalclient.Cell]appResult{}, executed: map[evalclient.Cell]bool{}}
+	e := &cellRun{j: j, sem: make(chan struct{}, p.batchSize()), apps: map[evalclient.Cell]appResult{}, executed: map[evalclient.Cell]bool{},
+		held: map[evalclient.Cell]bool{}}
 	e.out.e = e
 	lastProgress := time.Now()
-	lease := j.x.Lease
-	if lease <= 0 {
-		lease = 5 * time.Minute
-	}
+	lease := j.x.lease()
+	stopBeat := e.heartbeat(ctx, lease)
+	defer stopBeat()
 	for {
 		if j.draining() {
 			return ErrInterrupted
@@ -110,11 +110,13 @@ func (j *jobRun) process(ctx context.Context) error {
 			}
 			claimed = append(claimed, got...)
 		}
+		e.hold(claimed)
 		if len(claimed) == 0 {
 			// Everything left is held by another worker or waits on a
-			// cell that is: wait, bounded by a lease and a margin (a dead
-			// worker's claims expire within a lease).
-			if time.Since(lastProgress) > lease+time.Minute {
+			// cell that is: wait (a dead worker's claims expire within a
+			// lease; a live one renews them while its cells run, so the
+			// bound leaves room for long cells).
+			if time.Since(lastProgress) > lease+stallWait {
 				return fmt.Errorf("evalrun: %d cells of run %s stayed held by other workers for %s", len(todo)+waiting, j.job.RunID, time.Since(lastProgress).Round(time.Second))
 			}
 			select {
@@ -128,6 +130,78 @@ func (j *jobRun) process(ctx context.Context) error {
 		e.execute(wctx, ctx, claimed, srcs, byCell)
 	}
 	return j.settle(ctx, ids...)
+}
+
+// stallWait is how long, beyond a lease, a job waits on cells other
+// workers hold before it gives up (and is retried).
+const stallWait = 10 * time.Minute
+
+// lease is how long a claim holds without renewal (Executor.Lease).
+func (x *Executor) lease() time.Duration {
+	if x.Lease <= 0 {
+		return 15 * time.Second
+	}
+	return x.Lease
+}
+
+// heartbeat renews, every third of the lease, the claims of the cells
+// the job holds (claimed, result not yet written), until stopped: a cell
+// that runs longer than the lease stays this worker's, and once the
+// worker dies its cells are free within a lease.
+func (e *cellRun) heartbeat(ctx context.Context, lease time.Duration) (stop func()) {
+	hctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(max(lease/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-hctx.Done():
+				return
+			case <-t.C:
+			}
+			cells := e.heldCells()
+			for i := 0; i < len(cells); i += maxClaim {
+				part := cells[i:min(i+maxClaim, len(cells))]
+				// Fewer renewed than sent is fine: cells written meanwhile.
+				_, err := e.j.x.Client.Renew(hctx, e.j.sc, evalclient.Claim{RunID: e.j.job.RunID, Worker: e.j.x.Worker,
+					LeaseSeconds: max(int(lease/time.Second), 1), Cells: part})
+				if err != nil && hctx.Err() == nil && e.j.x.Log != nil {
+					e.j.x.Log.Warn("evaluation claims not renewed", "run_id", e.j.job.RunID, "cells", len(part), "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// hold records claimed cells as held until their result is written.
+func (e *cellRun) hold(claimed []evalclient.Result) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range claimed {
+		e.held[r.Of()] = true
+	}
+}
+
+// unhold forgets cells whose result was written (or that will not run).
+func (e *cellRun) unhold(cells ...evalclient.Cell) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range cells {
+		delete(e.held, c)
+	}
+}
+
+func (e *cellRun) heldCells() []evalclient.Cell {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]evalclient.Cell, 0, len(e.held))
+	for c := range e.held {
+		out = append(out, c)
+	}
+	return out
 }
 
 // loadSources reads each scenario's item from its input cell: testcases
@@ -260,6 +334,7 @@ type cellRun struct {
 	mu       sync.Mutex
 	apps     map[evalclient.Cell]appResult
 	executed map[evalclient.Cell]bool
+	held     map[evalclient.Cell]bool // claimed, result not yet written: renewed by heartbeat
 	out      resultBuffer
 }
 
@@ -282,6 +357,7 @@ func (e *cellRun) execute(exec, ctx context.Context, claimed []evalclient.Result
 		src := srcs[c.ScenarioID]
 		step := e.j.plan.step(c.StepKey)
 		if src == nil || step == nil {
+			e.unhold(c)
 			continue
 		}
 		wg.Add(1)

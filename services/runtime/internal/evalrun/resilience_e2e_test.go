@@ -2,6 +2,7 @@ package evalrun_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,11 +130,18 @@ func TestStopTakesEffectWithinSeconds(t *testing.T) {
 
 // TestWorkerKilledMidRunIsResumed: a worker killed with SIGKILL in the
 // middle of a run leaves jobs and claimed cells that the other worker
-// takes over after the ack wait and the lease: the run finishes with one
-// scenario per testcase, one result per cell and one trace per cell.
+// takes over after the ack wait and the lease, with the shipped defaults
+// within 30 s of the kill: the run finishes with one scenario per
+// testcase, one result per cell and one trace per cell.
 func TestWorkerKilledMidRunIsResumed(t *testing.T) {
 	s := startStack(t, "RUNTIME_EVAL_JOBS=0") // the gateway's runtime runs no jobs
-	a := s.worker(t, "RUNTIME_EVAL_CHUNK=5")
+	var defaults []string                     // workerEnv without the short ack wait and lease
+	for _, kv := range workerEnv {
+		if !strings.HasPrefix(kv, "RUNTIME_EVAL_ACK_WAIT=") && !strings.HasPrefix(kv, "RUNTIME_EVAL_LEASE=") {
+			defaults = append(defaults, kv)
+		}
+	}
+	a := s.workerWith(t, defaults, "RUNTIME_EVAL_CHUNK=5")
 	s.llm.SetDelay(150 * time.Millisecond)
 	key := s.account(t, "kill@example.com")
 	const n = 30
@@ -159,11 +167,13 @@ func TestWorkerKilledMidRunIsResumed(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	a.Kill()
+	killed := time.Now()
 	callsAtKill, doneAtKill := appCalls(s.llm), doneApps()
-	s.worker(t, "RUNTIME_EVAL_CHUNK=5")
-	run := s.waitRun(t, key, id, 120*time.Second, "success", "errors", "failure")
+	s.workerWith(t, defaults, "RUNTIME_EVAL_CHUNK=5")
+	run := s.waitRun(t, key, id, 30*time.Second-time.Since(killed), "success", "errors", "failure")
 	require.Equal(t, "success", run["status"])
-	t.Logf("killed after %d app calls with %d cells done; %d calls in all for %d testcases", callsAtKill, doneAtKill, appCalls(s.llm), n)
+	t.Logf("killed after %d app calls with %d cells done; the run was success %.1f s after the kill; %d calls in all for %d testcases",
+		callsAtKill, doneAtKill, time.Since(killed).Seconds(), appCalls(s.llm), n)
 	// The survivor ran only cells not done at the kill: a done cell is
 	// never run again.
 	assert.LessOrEqual(t, appCalls(s.llm), callsAtKill+(n-doneAtKill))
@@ -226,6 +236,36 @@ func TestTwoWorkersNeverRunACellTwice(t *testing.T) {
 	}
 	assert.Len(t, workers, 2, "both workers ran cells: %v", workers)
 	t.Logf("cells per worker: %v", sorted(workers))
+}
+
+// TestLongCellRunsOnce: a cell that runs longer than the lease keeps its
+// claim while its worker lives (the worker renews it), so a second job
+// over the same cells (a process request while they run) on either
+// worker waits for it instead of taking it over: one model call per
+// application cell.
+func TestLongCellRunsOnce(t *testing.T) {
+	s := startStack(t) // a 4 s lease (workerEnv)
+	s.worker(t)
+	s.llm.SetDelay(7 * time.Second)
+	key := s.account(t, "long@example.com")
+	const n = 2
+	ts := s.testset(t, key, "long", countries(n))
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
+		"concurrency": map[string]any{"batch_size": n}}, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for appCalls(s.llm) < n {
+		require.True(t, time.Now().Before(deadline), "the run never started")
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := s.do(t, "POST", "/api/simple/evaluations/"+id+"/process", key, map[string]any{})
+	require.Contains(t, []int{200, 202}, r.status, string(r.body))
+	run := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure")
+	require.Equal(t, "success", run["status"])
+	assert.Equal(t, n, appCalls(s.llm), "one model call per application cell")
+	for _, c := range byStep(s.results(t, key, id))[stepKey(t, run, "invocation", "")] {
+		assert.Equal(t, "success", c.Status)
+	}
 }
 
 // TestRerunFailedCellsMergesIntoTheRun: app cells that failed (the model
