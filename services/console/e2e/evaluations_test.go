@@ -109,8 +109,19 @@ func TestEvaluationRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(broken, "did not run") || strings.Contains(broken, "pass rate") {
-		t.Errorf("the chart of the evaluator that never ran reads %q; want it to say it did not run, and no pass rate", broken)
+	if !strings.Contains(broken, "did not run") || strings.Contains(broken, "pass rate") || strings.Contains(broken, "success") {
+		t.Errorf("the chart of the evaluator that never ran reads %q; want it to say it did not run, and no pass rate nor \"success\"", broken)
+	}
+	// Every scenario errored (the broken evaluator): they are finished,
+	// with errors, not "0/3 done", and the bar is not success's green.
+	prog, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="progress"] p').innerText + " | " +
+		getComputedStyle(document.querySelector('[role="progressbar"] > div')).backgroundColor`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, fill, _ := strings.Cut(prog, " | ")
+	if !strings.Contains(prog, "scenarios 3/3 finished, 3 with errors") || fill == "rgb(68, 170, 68)" {
+		t.Errorf("a run whose every scenario errored reads %q with a bar of %s; want \"scenarios 3/3 finished, 3 with errors\" and no success green", prog, fill)
 	}
 	// Every application cell links to its trace page.
 	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="result-row"] a[title="trace"]')].map(a => a.getAttribute("href"))`))

@@ -71,6 +71,15 @@ func onlineEvaluation(t *testing.T, env *Env, u User, ctx context.Context) {
 	if err != nil {
 		t.Fatalf("the production trace was not scored: %v; page:\n%s", err, pageText(t, ctx))
 	}
+	// While live, the charts show the scores so far (not only once
+	// stopped), and say they are so far, from when to when.
+	err = chromedp.Do(ctx,
+		waitJS(`/^So far: the traces scored from .+ to .+\. The evaluation is live/.test(document.querySelector('[data-testid="charts-so-far"]')?.innerText ?? "")`),
+		waitJS(`[...document.querySelectorAll('[aria-label="charts"] [data-testid="chart"]')].some(c => c.innerText.includes("pass rate 100.0% (1/1)"))`),
+	)
+	if err != nil {
+		t.Fatalf("a live evaluation's charts do not show its scores so far: %v; page:\n%s", err, pageText(t, ctx))
+	}
 	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname.split("/").pop()`))
 	if err != nil {
 		t.Fatal(err)

@@ -97,6 +97,10 @@ export interface MetricRecord {
   timestamp?: string;
   status?: Status;
   data?: Record<string, Record<string, MetricStats>>;
+  /** When the record was computed (a live run's is recomputed as each
+   * window of traces is scored). */
+  created_at?: string;
+  updated_at?: string;
 }
 
 /** globalMetrics is the run's global metric record: {step: {path: stats}}. */

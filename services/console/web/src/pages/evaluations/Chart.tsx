@@ -64,13 +64,19 @@ export function Histogram({ title, stats, width = 360, height = 180 }: { title: 
  * without any verdict reads "did not run". */
 export function PassRate({ title, stats, errors = 0, width = 360 }: { title: string; stats: MetricStats; errors?: number; width?: number }) {
   const { pass, fail, errored, none } = verdictCounts(stats, errors);
+  // An evaluator's verdict is its output "success": named again under the
+  // evaluator's heading it reads as a result ("success — did not run").
+  const name = title === "success" ? null : <strong>{title}</strong>;
+  const dash = name ? " — " : "";
   const total = pass + fail;
   const apart = [errored > 0 && `${errored} errored`, none > 0 && `${none} without a verdict`].filter(Boolean).join(", ");
   if (total === 0) {
     return (
       <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
         <figcaption>
-          <strong>{title}</strong> — <span className="cell-error">did not run</span>
+          {name}
+          {dash}
+          <span className="cell-error">did not run</span>
           {apart && ` (${apart})`}
         </figcaption>
       </figure>
@@ -80,7 +86,8 @@ export function PassRate({ title, stats, errors = 0, width = 360 }: { title: str
   return (
     <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
       <figcaption>
-        <strong>{title}</strong> — pass rate {(rate * 100).toFixed(1)}% ({pass}/{total}){apart && `; ${apart}`}
+        {name}
+        {dash}pass rate {(rate * 100).toFixed(1)}% ({pass}/{total}){apart && `; ${apart}`}
       </figcaption>
       <div style={{ width, height: 18, background: "#f3d0d0" }} role="meter" aria-valuenow={rate} aria-valuemin={0} aria-valuemax={1}>
         <div style={{ width: `${rate * 100}%`, height: "100%", background: "#4a4" }} />

@@ -7,7 +7,7 @@
 // of scenarios opens as fast as a small one; the outputs are read from the
 // traces of the rows in view only, a chunk of rows per call.
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
-import { useQueries, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQueries, useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { Link, useParams } from "react-router";
 import {
@@ -86,7 +86,19 @@ export default function EvaluationPage() {
   // each trace is scored.
   const gen = prog.data ? (done ? "done" : live ? `live-${prog.data.scenarios.total}-${prog.data.results.success ?? 0}` : String(step)) : "";
   const doc = useExport(id, gen);
-  const metrics = useQuery({ queryKey: ["run-metrics", id, done], queryFn: () => globalMetrics(id), enabled: done, refetchInterval: (q) => (done && !q.state.data ? 2000 : false) });
+  // A finished run's metrics are read once it ends. A live run's are
+  // recomputed as each window of traces is scored (the runtime refreshes
+  // the run's metrics when it settles a window): read them while it is
+  // live, again as its scored count moves, and every few seconds besides
+  // (the record is written a moment after the window's results).
+  const scored = prog.data?.scenarios.success ?? 0;
+  const metrics = useQuery({
+    queryKey: ["run-metrics", id, done, live && !done ? scored : -1],
+    queryFn: () => globalMetrics(id),
+    enabled: done || live,
+    placeholderData: keepPreviousData,
+    refetchInterval: (q) => (done && !q.state.data ? 2000 : live && !done ? 5000 : false),
+  });
   const steps = useMemo(() => run.data?.data?.steps ?? [], [run.data]);
   const evaluators = useQuery({ queryKey: ["evaluators"], queryFn: listEvaluators });
   const apps = useQuery({ queryKey: ["apps"], queryFn: listApps });
@@ -139,12 +151,26 @@ export default function EvaluationPage() {
         <div className="results-main">{model && <Results model={model} names={names} reading={!doc.complete} />}</div>
         <aside className="results-charts" aria-label="charts">
           <h2>Charts</h2>
-          {!done && <p>{live ? "An online evaluation's charts appear once it is stopped." : "Charts appear when the run is over."}</p>}
+          {!done && !live && <p>Charts appear when the run is over.</p>}
+          {live && !done && <SoFar started={run.data?.created_at} computed={metrics.data?.updated_at ?? metrics.data?.created_at} any={!!metrics.data} />}
           {metrics.data && <Charts m={metrics.data} steps={steps} label={names.label} width={300} compact />}
           {done && !metrics.data && !metrics.isLoading && <p>No metrics recorded yet.</p>}
         </aside>
       </div>
     </div>
+  );
+}
+
+/** SoFar says what a live run's charts cover: the traces scored from its
+ * start to when its metrics were last computed, not a final figure. */
+function SoFar({ started, computed, any }: { started?: string; computed?: string; any: boolean }) {
+  const at = (s?: string) => (s ? new Date(s).toLocaleString() : "");
+  if (!any) return <p data-testid="charts-so-far">No trace scored yet: the charts appear after the first window of traces is scored, and grow with each one.</p>;
+  return (
+    <p data-testid="charts-so-far">
+      <strong>So far</strong>: the traces scored {started ? `from ${at(started)} ` : ""}
+      {computed ? `to ${at(computed)}` : "until now"}. The evaluation is live: the charts refresh as each window of traces is scored.
+    </p>
   );
 }
 
@@ -205,6 +231,16 @@ async function testcasesInBatches(ids: string[]) {
   return (await Promise.all(batches.map(testcases))).flat();
 }
 
+/** BAR colours the progress bar by the run's status: a run whose
+ * scenarios errored is not drawn in success's green. */
+const BAR: Record<string, string> = { failure: "#c33", errors: "#d98a00", cancelled: "#999" };
+
+/** scenariosOver counts the scenarios that are over, with errors or not
+ * (a scenario that errored is finished, not still to do). */
+function scenariosOver(p: Progress): number {
+  return (p.scenarios.success ?? 0) + (p.scenarios.errors ?? 0) + (p.scenarios.failure ?? 0) + (p.scenarios.cancelled ?? 0);
+}
+
 export function ProgressBar({ p }: { p: Progress }) {
   const expected = p.results.expected || 0;
   const finished = (p.results.success ?? 0) + (p.results.failure ?? 0) + (p.results.errors ?? 0) + (p.results.cancelled ?? 0);
@@ -212,11 +248,11 @@ export function ProgressBar({ p }: { p: Progress }) {
   return (
     <div data-testid="progress">
       <p>
-        Status <strong className={`status-${p.status}`} data-testid="run-status">{p.status}</strong> · scenarios {p.scenarios.success ?? 0}/{p.scenarios.total} done
+        Status <strong className={`status-${p.status}`} data-testid="run-status">{p.status}</strong> · scenarios {scenariosOver(p)}/{p.scenarios.total} finished
         {p.scenarios.errors ? `, ${p.scenarios.errors} with errors` : ""} · cells {finished}/{expected}
       </p>
       <div style={{ width: 480, height: 10, background: "#eee" }} role="progressbar" aria-valuenow={Math.round(rate * 100)} aria-valuemin={0} aria-valuemax={100}>
-        <div style={{ width: `${rate * 100}%`, height: "100%", background: p.status === "failure" ? "#c33" : "#4a4" }} />
+        <div data-testid="progress-fill" style={{ width: `${rate * 100}%`, height: "100%", background: BAR[p.status] ?? "#4a4" }} />
       </div>
       {p.waiting && p.waiting.length > 0 && (
         <p data-testid="rate-limit-wait" role="status">
