@@ -38,6 +38,28 @@ func chatPlayground(t *testing.T, env *Env, u User, ctx context.Context) {
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
 	}
+	// On a 1280×800 window, with the page at its top, the conversation's
+	// latest answer, the message box and Send are in view: the model
+	// settings do not push them below the fold.
+	err = chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 800),
+		waitJS(`(window.scrollTo(0, 0), innerHeight === 800 && scrollY === 0)`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+			const inView = (el) => { if (!el) return false; const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight && r.height > 0; };
+			const answers = document.querySelectorAll('[data-testid="chat-turn-assistant"]');
+			return JSON.stringify({ box: inView(document.querySelector('[aria-label="chat message"]')), send: inView(document.querySelector('[data-testid="chat-send"]')),
+				answer: inView(answers[answers.length - 1]), scrollY: scrollY });
+		})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view != `{"box":true,"send":true,"answer":true,"scrollY":0}` {
+		t.Errorf("on a 1280x800 window the chat is not where the eye goes (in view at the top of the page): %s", view)
+	}
 	Screenshot(t, ctx)
 	last, ok := env.Platform.LLM.LastRequest()
 	if !ok {

@@ -4,7 +4,7 @@
 // messages, then the history: services/runtime/internal/invoke), the
 // answer is appended as the assistant's turn, and each answer shows its
 // figures (latency, tokens, cost) from its trace.
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { Link } from "react-router";
 import { RunFigures } from "./RunFigures";
 
@@ -55,6 +55,13 @@ export function ChatView({
   onClear: () => void;
 }) {
   const [draft, setDraft] = useState("");
+  // The conversation scrolls in its own box, kept at its latest turn, so
+  // the message box stays in view however long the conversation grows.
+  const list = useRef<HTMLOListElement>(null);
+  const last = turns[turns.length - 1];
+  useEffect(() => {
+    if (list.current) list.current.scrollTop = list.current.scrollHeight;
+  }, [turns.length, last?.content, last?.pending]);
   const send = () => {
     const m = draft.trim();
     if (!m) return;
@@ -63,8 +70,8 @@ export function ChatView({
   };
   return (
     <div data-testid="chat">
-      <ol style={{ listStyle: "none", padding: 0, margin: "6px 0" }} aria-label="conversation">
-        {turns.length === 0 && <li className="muted">No messages yet: the prompt's messages above come first, then the conversation.</li>}
+      <ol ref={list} className="chat-conversation" aria-label="conversation">
+        {turns.length === 0 && <li className="muted">No messages yet: type one below. The prompt's messages (under Prompt and model) come first, then the conversation.</li>}
         {turns.map((t, i) => (
           <li
             key={i}

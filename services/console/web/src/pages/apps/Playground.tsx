@@ -298,6 +298,58 @@ function PaneView({
   useEffect(() => {
     if (!llm.model && fallback) onChange((x) => ({ ...x, prompt: { ...x.prompt, llm_config: { ...(x.prompt.llm_config ?? {}), model: fallback } } }));
   }, [llm.model, fallback, onChange]);
+  const chat = isChatURI(cur?.data?.uri);
+  const settings = (
+    <>
+        {p.messages.map((m, i) => (
+          <div key={i} style={{ margin: "6px 0" }}>
+            <select
+              value={m.role}
+              aria-label={`role of message ${i + 1}`}
+              onChange={(e) => setPrompt({ ...p, messages: p.messages.map((x, k) => (k === i ? { ...x, role: e.currentTarget.value } : x)) })}
+            >
+              <option>system</option>
+              <option>user</option>
+              <option>assistant</option>
+            </select>
+            <button onClick={() => setPrompt({ ...p, messages: p.messages.filter((_, k) => k !== i) })} aria-label={`remove message ${i + 1}`}>
+              −
+            </button>
+            <textarea
+              rows={3}
+              style={{ width: "100%" }}
+              value={typeof m.content === "string" ? m.content : JSON.stringify(m.content)}
+              aria-label={`message ${i + 1}`}
+              onChange={(e) => setPrompt({ ...p, messages: p.messages.map((x, k) => (k === i ? { ...x, content: e.currentTarget.value } : x)) })}
+            />
+          </div>
+        ))}
+        <button onClick={() => setPrompt({ ...p, messages: [...p.messages, { role: "user", content: "" }] })}>Add message</button>
+        <fieldset className="model-settings">
+          <legend>Model</legend>
+          <label>
+            model <ModelPicker value={llm.model ?? ""} onChange={(m) => setPrompt({ ...p, llm_config: { ...llm, model: m } })} />
+          </label>
+          <label>
+            temperature{" "}
+            <input type="number" step="0.1" min="0" max="2" value={llm.temperature ?? ""} onChange={(e) => setPrompt({ ...p, llm_config: { ...llm, temperature: num(e.currentTarget.value) } })} aria-label="temperature" style={{ width: 70 }} />
+          </label>
+          <label>
+            max tokens{" "}
+            <input type="number" min="1" value={llm.max_tokens ?? ""} onChange={(e) => setPrompt({ ...p, llm_config: { ...llm, max_tokens: num(e.currentTarget.value) } })} aria-label="max tokens" style={{ width: 80 }} />
+          </label>
+          <label>
+            format{" "}
+            <select value={p.template_format ?? "curly"} onChange={(e) => setPrompt({ ...p, template_format: e.currentTarget.value as PromptTemplate["template_format"] })} aria-label="template format">
+              <option>curly</option>
+              <option>mustache</option>
+              <option>fstring</option>
+              <option>jinja2</option>
+            </select>
+          </label>
+        </fieldset>
+    </>
+  );
   return (
     <section className="pane" data-testid="playground-pane" style={{ border: "1px solid #ddd", padding: 8, borderRadius: 4 }}>
       <div style={{ display: "flex", gap: 6 }}>
@@ -318,64 +370,29 @@ function PaneView({
         </select>
         {onRemove && <button onClick={onRemove}>✕</button>}
       </div>
-      {p.messages.map((m, i) => (
-        <div key={i} style={{ margin: "6px 0" }}>
-          <select
-            value={m.role}
-            aria-label={`role of message ${i + 1}`}
-            onChange={(e) => setPrompt({ ...p, messages: p.messages.map((x, k) => (k === i ? { ...x, role: e.currentTarget.value } : x)) })}
-          >
-            <option>system</option>
-            <option>user</option>
-            <option>assistant</option>
-          </select>
-          <button onClick={() => setPrompt({ ...p, messages: p.messages.filter((_, k) => k !== i) })} aria-label={`remove message ${i + 1}`}>
-            −
-          </button>
-          <textarea
-            rows={3}
-            style={{ width: "100%" }}
-            value={typeof m.content === "string" ? m.content : JSON.stringify(m.content)}
-            aria-label={`message ${i + 1}`}
-            onChange={(e) => setPrompt({ ...p, messages: p.messages.map((x, k) => (k === i ? { ...x, content: e.currentTarget.value } : x)) })}
+      {chat ? (
+        // A chat pane: the conversation and its message box first, where
+        // the eye goes; the prompt and the model beside it (below it when
+        // the pane is narrow), and collapsible.
+        <div className="chat-layout">
+          <ChatView
+            turns={pane.chat ?? []}
+            running={pane.running}
+            canRun={perms.can("run_service")}
+            why={perms.why("run_service", "run applications")}
+            onSend={onSend}
+            onClear={onClear}
           />
+          <details open data-testid="chat-settings" className="chat-settings">
+            <summary>
+              Prompt and model <span className="muted">({llm.model || "no model"})</span>
+            </summary>
+            {settings}
+          </details>
         </div>
-      ))}
-      <button onClick={() => setPrompt({ ...p, messages: [...p.messages, { role: "user", content: "" }] })}>Add message</button>
-      <fieldset>
-        <legend>Model</legend>
-        <label>
-          model <ModelPicker value={llm.model ?? ""} onChange={(m) => setPrompt({ ...p, llm_config: { ...llm, model: m } })} />
-        </label>
-        <label>
-          temperature{" "}
-          <input type="number" step="0.1" min="0" max="2" value={llm.temperature ?? ""} onChange={(e) => setPrompt({ ...p, llm_config: { ...llm, temperature: num(e.currentTarget.value) } })} aria-label="temperature" style={{ width: 70 }} />
-        </label>
-        <label>
-          max tokens{" "}
-          <input type="number" min="1" value={llm.max_tokens ?? ""} onChange={(e) => setPrompt({ ...p, llm_config: { ...llm, max_tokens: num(e.currentTarget.value) } })} aria-label="max tokens" style={{ width: 80 }} />
-        </label>
-        <label>
-          format{" "}
-          <select value={p.template_format ?? "curly"} onChange={(e) => setPrompt({ ...p, template_format: e.currentTarget.value as PromptTemplate["template_format"] })} aria-label="template format">
-            <option>curly</option>
-            <option>mustache</option>
-            <option>fstring</option>
-            <option>jinja2</option>
-          </select>
-        </label>
-      </fieldset>
-      {isChatURI(cur?.data?.uri) ? (
-        <ChatView
-          turns={pane.chat ?? []}
-          running={pane.running}
-          canRun={perms.can("run_service")}
-          why={perms.why("run_service", "run applications")}
-          onSend={onSend}
-          onClear={onClear}
-        />
       ) : (
         <>
+          {settings}
           <button onClick={onRun} disabled={pane.running || !perms.can("run_service")} title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}>
             {pane.running ? "Running…" : "Run"}
           </button>
