@@ -123,6 +123,9 @@ func compareReadable(t *testing.T, env *Env) {
 	if want == "" {
 		t.Fatalf("the comparison has no verdict for success: %v", cmp)
 	}
+	// A pass rate reads as one: its means in percent, its delta and
+	// intervals in percentage points (not "1" and "-0.5", which read as
+	// scores).
 	verdict, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
 		const row = [...document.querySelectorAll('[data-testid="metric-row"]')].find(r => r.innerText.includes("Capital exact") && r.innerText.includes("success"));
 		const d = row && row.querySelector('[data-testid="delta"]');
@@ -131,7 +134,17 @@ func compareReadable(t *testing.T, env *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, part := range []string{want + " ", "-0.5", "95% CI", "corrected", "Holm", "testcases to detect ±5 points"} {
+	means, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const row = [...document.querySelectorAll('[data-testid="metric-row"]')].find(r => r.innerText.includes("Capital exact") && r.innerText.includes("success"));
+		return row ? [...row.querySelectorAll("td")].slice(1).map(td => td.innerText.split("\n")[0].trim()).join(" | ") : "";
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if means != "100% pass n=8 | 50% pass n=8" {
+		t.Errorf("the success pass rates read %q, want %q", means, "100% pass n=8 | 50% pass n=8")
+	}
+	for _, part := range []string{want + " ", "-50 points", "95% CI -94.7 to -5.3 points", "corrected", "Holm", "testcases to detect ±5 points"} {
 		if !strings.Contains(verdict, part) {
 			t.Errorf("the success delta reads %q, want %q in it (the registry's verdict %s, the corrected interval, the sample size)", verdict, part, want)
 		}

@@ -196,7 +196,7 @@ export default function ComparePage() {
                   </td>
                   {m.runs.map((r, i) => (
                     <td key={r.run_id}>
-                      {r.mean !== undefined ? fmt(r.mean) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
+                      {r.mean !== undefined ? (m.type === "binary" ? `${fmt(r.mean * 100)}% pass` : fmt(r.mean)) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
                       {i > 0 && <Delta path={m.path} direction={m.direction} side={r} rate={m.type === "binary"} />}
                     </td>
                   ))}
@@ -298,19 +298,29 @@ function Delta({ path, direction, side, rate }: { path: string; direction?: "hig
   const { delta, ci, adjusted_ci: adj, power } = side;
   if (delta === undefined) return null;
   const wider = adj && ci && (adj.low !== ci.low || adj.high !== ci.high);
+  // A pass rate's figures are percentage points: "-0.5" beside a mean of
+  // 0.5 reads as a score, not as half the testcases failing.
+  const n = (x: number) => (rate ? fmt(x * 100) : fmt(x));
+  const unit = rate ? " points" : "";
   return (
     <div data-testid="delta" data-verdict={v} style={{ color: COLOURS[v], fontSize: 12 }}>
       <strong>
         {delta > 0 ? "+" : ""}
-        {fmt(delta)}
+        {n(delta)}
+        {unit}
       </strong>{" "}
       <span className="badge" style={{ color: COLOURS[v] }}>
         {WORDS[v]}
       </span>
-      {ci && <div>95% CI {fmt(ci.low)} to {fmt(ci.high)}</div>}
+      {ci && (
+        <div>
+          95% CI {n(ci.low)} to {n(ci.high)}
+          {unit}
+        </div>
+      )}
       {adj && (
         <div data-testid="adjusted-ci" title={`Holm-corrected: the level this test is held to among the comparison's tests; p = ${side.p_adjusted !== undefined ? fmt(side.p_adjusted) : "?"} after correction`}>
-          {wider ? `corrected ${fmt((adj.level ?? 0.95) * 100)}% CI ${fmt(adj.low)} to ${fmt(adj.high)}` : "same after correction"} (Holm, {adj.method}, n={adj.n})
+          {wider ? `corrected ${fmt((adj.level ?? 0.95) * 100)}% CI ${n(adj.low)} to ${n(adj.high)}${unit}` : "same after correction"} (Holm, {adj.method}, n={adj.n})
         </div>
       )}
       {power?.testcases !== undefined && v !== "same" && (
