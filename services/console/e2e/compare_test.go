@@ -96,6 +96,9 @@ func compareReadable(t *testing.T, env *Env) {
 		chromedp.WaitVisible(testID("comparison")),
 		waitJS(`document.querySelectorAll('[data-testid="scenario-row"]').length === 8`),
 		waitJS(`document.querySelectorAll('[data-testid="output"]').length === 16`),
+		// The names come with the evaluators' and applications' lists,
+		// read beside the comparison.
+		waitJS(`document.querySelector('[data-testid="comparison"]').innerText.includes("Capital exact") && document.body.innerText.includes("Capitals bot v2")`),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))

@@ -196,7 +196,7 @@ export default function ComparePage() {
                   </td>
                   {m.runs.map((r, i) => (
                     <td key={r.run_id}>
-                      {r.mean !== undefined ? (m.type === "binary" ? `${fmt(r.mean * 100)}% pass` : fmt(r.mean)) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
+                      {r.mean !== undefined ? (m.type === "binary" ? `${points(r.mean)}% pass` : fmt(r.mean)) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
                       {i > 0 && <Delta path={m.path} direction={m.direction} side={r} rate={m.type === "binary"} />}
                     </td>
                   ))}
@@ -293,6 +293,11 @@ function text(o: unknown): string | undefined {
   return JSON.stringify(o);
 }
 
+/** points is a rate (0..1) in percent, to a tenth of a point. */
+function points(x: number): string {
+  return String(Math.round(x * 1000) / 10);
+}
+
 function Delta({ path, direction, side, rate }: { path: string; direction?: "higher" | "lower"; side: Side; rate: boolean }) {
   const v = verdict(path, side, direction);
   const { delta, ci, adjusted_ci: adj, power } = side;
@@ -300,7 +305,7 @@ function Delta({ path, direction, side, rate }: { path: string; direction?: "hig
   const wider = adj && ci && (adj.low !== ci.low || adj.high !== ci.high);
   // A pass rate's figures are percentage points: "-0.5" beside a mean of
   // 0.5 reads as a score, not as half the testcases failing.
-  const n = (x: number) => (rate ? fmt(x * 100) : fmt(x));
+  const n = (x: number) => (rate ? points(x) : fmt(x));
   const unit = rate ? " points" : "";
   return (
     <div data-testid="delta" data-verdict={v} style={{ color: COLOURS[v], fontSize: 12 }}>
