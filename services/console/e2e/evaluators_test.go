@@ -36,6 +36,8 @@ func TestEvaluatorCreateAndTry(t *testing.T) {
 		chromedp.Click(testID("try-run")),
 		chromedp.WaitVisible(testID("try-result")),
 		waitJS(`document.querySelector("h1")?.innerText === "Exact match"`),
+		// What it does comes first, in words, not its catalog URI.
+		waitJS(`/^Succeeds when .+ Template: (Exact Match · )?svc:builtin:auto_exact_match:v0$/.test(document.querySelector('h1 + p')?.innerText ?? "")`),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))

@@ -89,8 +89,14 @@ export default function EvaluatorPage() {
   return (
     <div>
       <h1>{isNew ? `New evaluator: ${preset?.name ?? tpl.data?.name ?? key}` : ev.data?.name || ev.data?.slug}</h1>
-      <p>
-        <code>{uri}</code> {tpl.data?.description}
+      {/* What the evaluator does first, in words; its catalog URI after,
+          small, for the one who writes it in code. */}
+      <p data-testid="evaluator-about">
+        {tpl.data?.description}{" "}
+        <small className="muted">
+          Template: {tpl.data?.name ? `${tpl.data.name} · ` : ""}
+          <code>{uri}</code>
+        </small>
       </p>
       <ErrorBox error={ev.error || tpl.error || err} />
       {isNew && (
