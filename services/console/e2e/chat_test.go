@@ -26,6 +26,9 @@ func chatPlayground(t *testing.T, env *Env, u User, ctx context.Context) {
 	err := chromedp.Do(ctx,
 		env.Visit("/console/playground?app="+id),
 		chromedp.WaitVisible(byLabel("chat message")),
+		// A chat pane sends with its own Send: no Run button that would do
+		// nothing.
+		waitJS(`document.querySelector('[data-testid="run-all"]') === null`),
 		Type(string(byLabel("chat message")), "Capital of Peru?"),
 		chromedp.Click(testID("chat-send")),
 		waitJS(turns("assistant")+`.join("|") === "echo: Capital of Peru?"`),

@@ -183,6 +183,7 @@ export default function Playground() {
     }
   };
 
+  const runnable = panes.filter((p) => !isChatURI(revOf(p)?.data?.uri));
   return (
     <div>
       <h1>Playground</h1>
@@ -204,14 +205,18 @@ export default function Playground() {
         >
           Add a variant side by side
         </button>
-        <button
-          disabled={!perms.can("run_service") || panes.length === 0 || panes.some((p) => p.running)}
-          title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}
-          onClick={() => panes.filter((p) => !isChatURI(revOf(p)?.data?.uri)).forEach(run)}
-          data-testid="run-all"
-        >
-          Run {panes.length > 1 ? "all" : ""}
-        </button>
+        {/* A chat pane runs with its own Send: with chat panes only, a Run
+            here would do nothing. */}
+        {(panes.length === 0 || runnable.length > 0) && (
+          <button
+            disabled={!perms.can("run_service") || runnable.length === 0 || panes.some((p) => p.running)}
+            title={perms.can("run_service") ? undefined : perms.why("run_service", "run applications")}
+            onClick={() => runnable.forEach(run)}
+            data-testid="run-all"
+          >
+            Run {runnable.length > 1 ? "all" : ""}
+          </button>
+        )}
         {appId && <Link to={`/apps/${appId}`}>Revisions and environments</Link>}
         <Denied perm="run_service" action="run applications in the playground" />
         {/* How the answer streams matters only to someone checking the API

@@ -165,11 +165,13 @@ export default function EvaluationPage() {
  * start to when its metrics were last computed, not a final figure. */
 function SoFar({ started, computed, any }: { started?: string; computed?: string; any: boolean }) {
   const at = (s?: string) => (s ? new Date(s).toLocaleString() : "");
+  // The end of the window on the day it started reads as a time only.
+  const until = (s: string) => (started && new Date(s).toDateString() === new Date(started).toDateString() ? new Date(s).toLocaleTimeString() : at(s));
   if (!any) return <p data-testid="charts-so-far">No trace scored yet: the charts appear after the first window of traces is scored, and grow with each one.</p>;
   return (
     <p data-testid="charts-so-far">
       <strong>So far</strong>: the traces scored {started ? `from ${at(started)} ` : ""}
-      {computed ? `to ${at(computed)}` : "until now"}. The evaluation is live: the charts refresh as each window of traces is scored.
+      {computed ? `to ${until(computed)}` : "until now"}. The evaluation is live: the charts refresh as each window of traces is scored.
     </p>
   );
 }
