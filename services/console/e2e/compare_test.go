@@ -147,6 +147,17 @@ func compareReadable(t *testing.T, env *Env) {
 	if means != "100% pass n=8 | 50% pass n=8" {
 		t.Errorf("the success pass rates read %q, want %q", means, "100% pass n=8 | 50% pass n=8")
 	}
+	// A cost reads in dollars, not as 1.50e-6.
+	cost, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const row = [...document.querySelectorAll('[data-testid="metric-row"]')].find(r => r.innerText.includes("cost ($)"));
+		return row ? row.querySelectorAll("td")[1].innerText.trim() : "";
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^\$0\.0+[1-9]\d? n=\d+$`).MatchString(cost) {
+		t.Errorf("the baseline's cost reads %q, want dollars in decimals (\"$0.0000015 n=8\")", cost)
+	}
 	for _, part := range []string{want + " ", "-50 points", "95% CI -94.7 to -5.3 points", "corrected", "Holm", "testcases to detect ±5 points"} {
 		if !strings.Contains(verdict, part) {
 			t.Errorf("the success delta reads %q, want %q in it (the registry's verdict %s, the corrected interval, the sample size)", verdict, part, want)

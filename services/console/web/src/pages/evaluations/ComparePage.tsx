@@ -196,7 +196,7 @@ export default function ComparePage() {
                   </td>
                   {m.runs.map((r, i) => (
                     <td key={r.run_id}>
-                      {r.mean !== undefined ? (m.type === "binary" ? `${points(r.mean)}% pass` : fmt(r.mean)) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
+                      {r.mean !== undefined ? (m.type === "binary" ? `${points(r.mean)}% pass` : isCost(m.path) ? money(r.mean) : fmt(r.mean)) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
                       {i > 0 && <Delta path={m.path} direction={m.direction} side={r} rate={m.type === "binary"} />}
                     </td>
                   ))}
@@ -293,6 +293,19 @@ function text(o: unknown): string | undefined {
   return JSON.stringify(o);
 }
 
+/** isCost tells the application's cost (dollars) among the metrics. */
+function isCost(path: string): boolean {
+  return path.endsWith("costs.cumulative.total");
+}
+
+/** money is dollars in decimals, to two significant digits below a cent
+ * ("$0.0000015", not "1.50e-6"). */
+function money(x: number): string {
+  const a = Math.abs(x);
+  const digits = a === 0 ? 2 : Math.min(12, Math.max(2, 1 - Math.floor(Math.log10(a))));
+  return `${x < 0 ? "-" : ""}$${a.toFixed(digits)}`;
+}
+
 /** points is a rate (0..1) in percent, to a tenth of a point. */
 function points(x: number): string {
   return String(Math.round(x * 1000) / 10);
@@ -305,7 +318,7 @@ function Delta({ path, direction, side, rate }: { path: string; direction?: "hig
   const wider = adj && ci && (adj.low !== ci.low || adj.high !== ci.high);
   // A pass rate's figures are percentage points: "-0.5" beside a mean of
   // 0.5 reads as a score, not as half the testcases failing.
-  const n = (x: number) => (rate ? points(x) : fmt(x));
+  const n = (x: number) => (rate ? points(x) : isCost(path) ? money(x) : fmt(x));
   const unit = rate ? " points" : "";
   return (
     <div data-testid="delta" data-verdict={v} style={{ color: COLOURS[v], fontSize: 12 }}>
