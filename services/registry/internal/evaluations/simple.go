@@ -47,6 +47,7 @@ type SimpleData struct {
 	Repeats          *int            `json:"repeats,omitempty"`
 	Concurrency      *Concurrency    `json:"concurrency,omitempty"`
 	ModelCache       *bool           `json:"model_cache,omitempty"`
+	Budget           *float64        `json:"budget,omitempty"`
 }
 
 // stepRefsOf splits a run's pinned steps back into *_steps by the kind of
@@ -80,7 +81,7 @@ func ToSimple(r *Run) SimpleEvaluation {
 	return SimpleEvaluation{ID: r.ID, Name: r.Name, Description: r.Description, Flags: r.Flags, Tags: r.Tags, Meta: r.Meta,
 		Data: SimpleData{Status: r.Status, QuerySteps: steps(QuerySteps), TestsetSteps: steps(TestsetSteps),
 			ApplicationSteps: steps(ApplicationSteps), EvaluatorSteps: steps(EvaluatorSteps),
-			Repeats: r.Data.Repeats, Concurrency: r.Data.Concurrency, ModelCache: r.Data.ModelCache},
+			Repeats: r.Data.Repeats, Concurrency: r.Data.Concurrency, ModelCache: r.Data.ModelCache, Budget: r.Data.Budget},
 		Lifecycle: r.Lifecycle}
 }
 
@@ -168,7 +169,7 @@ func (s *Simple) Create(ctx context.Context, sc scope.Scope, in *SimpleInput) (*
 	}
 	r := Run{Name: in.Name, Description: in.Description, Tags: in.Tags, Meta: in.Meta, Status: Pending,
 		Data: RunData{Steps: pinned.Steps, Mappings: pinned.Mappings, Repeats: in.Repeats, Concurrency: in.Concurrency,
-			ModelCache: in.ModelCache}}
+			ModelCache: in.ModelCache, Budget: in.Budget}}
 	r.Flags.IsLive = live
 	r.Flags.IsCached = in.Flags.IsCached != nil && *in.Flags.IsCached
 	r.Flags.IsSplit = in.Flags.IsSplit != nil && *in.Flags.IsSplit
@@ -397,6 +398,9 @@ func (s *Simple) Edit(ctx context.Context, sc scope.Scope, id uuid.UUID, in *Sim
 	}
 	if in.ModelCache != nil {
 		d.ModelCache = in.ModelCache
+	}
+	if in.Budget != nil {
+		d.Budget = in.Budget
 	}
 	if len(in.Steps) > 0 {
 		refs := stepRefsOf(r)

@@ -211,6 +211,7 @@ func evaluationBindings() []apidoc.Binding {
 		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/settle", Response: apidoc.Envelope(count,
 			apidoc.Field{Name: "run", Value: docEvalRun{}}, apidoc.Field{Name: "progress", Value: docEvalProgress{}})},
 		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/fail", Request: apidoc.Envelope(apidoc.Field{Name: "error", Value: json.RawMessage(nil)}), Response: run},
+		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/cancel", Request: apidoc.Envelope(apidoc.Field{Name: "stop", Value: json.RawMessage(nil)}), Response: run},
 		{Method: "POST", Path: "/api/internal/evaluations/results/claim", Request: docEvalClaim{}, Response: many("results", []ev.Result{})},
 		{Method: "POST", Path: "/api/internal/evaluations/results/renew", Request: docEvalClaim{}, Response: apidoc.Envelope(count)},
 	}

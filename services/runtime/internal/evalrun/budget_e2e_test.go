@@ -1,0 +1,67 @@
+package evalrun_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// budgetStopsTheRun runs on TestCachedRunReusesTraces's platform, in a
+// project of its own: a run's cells record what their model calls cost
+// (meta.model_calls.cost, by the price table); a run whose data.budget
+// is about three calls' cost is cancelled once its spend reaches it,
+// with meta.stop naming the budget, and makes no more calls than the
+// budget allows plus the one cell in flight (batch_size 1).
+func budgetStopsTheRun(t *testing.T, s *stack) {
+	key := s.account(t, "budget@example.com")
+	_, appRev := s.workflow(t, key, "application", "app", completion)
+	_, evRev := s.workflow(t, key, "evaluator", "ev", mock("pass", nil))
+	steps := func(tsRev string) map[string]any {
+		return map[string]any{"testset_steps": []any{tsRev}, "application_steps": []any{appRev},
+			"evaluator_steps": map[string]any{evRev: "auto"}, "model_cache": false,
+			"concurrency": map[string]any{"batch_size": 1}}
+	}
+
+	// One call's cost, as a cell records it.
+	one := s.testset(t, key, "one", countries(1))
+	id := s.evaluate(t, key, steps(one.revisionID), nil)
+	require.Equal(t, "success", s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure", "cancelled")["status"])
+	var perCall float64
+	for _, c := range s.results(t, key, id) {
+		perCall += c.Meta.ModelCalls.Cost
+	}
+	require.Greater(t, perCall, 0.0, "a call to gpt-4o-mini costs something by the price table")
+
+	// A budget of 2.5 calls over 10 testcases.
+	budget := 2.5 * perCall
+	ten := s.testset(t, key, "ten", countries(10))
+	data := steps(ten.revisionID)
+	data["budget"] = budget
+	before := appCalls(s.llm)
+	id = s.evaluate(t, key, data, nil)
+	r := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure", "cancelled")
+	made := appCalls(s.llm) - before
+	require.Equal(t, "cancelled", r["status"], "a run reaching its budget is cancelled")
+	assert.Equal(t, false, r["flags"].(map[string]any)["is_active"])
+	stop, _ := r["meta"].(map[string]any)["stop"].(map[string]any)
+	require.NotNil(t, stop, "meta.stop says why: %v", r["meta"])
+	assert.Equal(t, "budget_exceeded", stop["type"])
+	assert.True(t, strings.HasPrefix(stop["message"].(string), "budget of $"), "%v", stop["message"])
+	assert.GreaterOrEqual(t, stop["spent"].(float64), budget)
+	// The spend reaches 2.5 calls' cost at the third call (testcases'
+	// prompts differ by a few characters), plus the one cell in flight.
+	allowed := int(math.Ceil(budget/perCall)) + 1
+	assert.LessOrEqual(t, made, allowed, "calls made past the budget")
+	assert.GreaterOrEqual(t, made, 2, "the run spent up to its budget")
+	assert.Equal(t, 2.5*perCall, s.run(t, key, id)["data"].(map[string]any)["budget"])
+
+	// A budget that is not a positive amount is refused, naming the field.
+	data["budget"] = -1
+	bad := s.do(t, "POST", "/api/simple/evaluations/", key, map[string]any{"evaluation": map[string]any{"data": data}})
+	assert.Equal(t, 422, bad.status, "%s", bad.body)
+	assert.Contains(t, string(bad.body), "budget")
+}
