@@ -41,6 +41,7 @@ type (
 		Concurrency *ev.Concurrency `json:"concurrency,omitempty"`
 		Mappings    []ev.Mapping    `json:"mappings,omitempty"`
 		ModelCache  *bool           `json:"model_cache,omitempty" doc:"false: the run's model calls are all made; absent or true, identical calls (provider, model, parameters, messages, tools, response format, repeat index) are answered from the project's model-call cache."`
+		Budget      *float64        `json:"budget,omitempty" doc:"Most the run's model calls may cost, USD by the price table: once reached the workers start no more cells and cancel the run with {type: budget_exceeded, budget, spent, message} under meta.stop."`
 	}
 	docEvalRun struct {
 		ID          string          `json:"id"`

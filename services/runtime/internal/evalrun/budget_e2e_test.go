@@ -41,8 +41,35 @@ func budgetStopsTheRun(t *testing.T, s *stack) {
 	ten := s.testset(t, key, "ten", countries(10))
 	data := steps(ten.revisionID)
 	data["budget"] = budget
+	// The estimate, before and in the create, is the documented formula:
+	// (template + testcase characters) / 4 prompt tokens, 256 completion
+	// tokens, at gpt-4o-mini's $0.15 / $0.60 per million tokens.
+	tmpl := len("You answer in one word.") + len("What is the capital of {{country}}?")
+	var wantPrompt int
+	for _, tc := range countries(10) {
+		chars := tmpl + len(tc["country"].(string)) + len(tc["expected"].(string))
+		wantPrompt += (chars + 3) / 4
+	}
+	wantCost := float64(wantPrompt)*0.15e-6 + 10*256*0.60e-6
+	checkEstimate := func(est map[string]any) {
+		t.Helper()
+		require.NotNil(t, est, "an estimate")
+		assert.Equal(t, 20.0, est["cells"], "10 application and 10 evaluator cells")
+		assert.Equal(t, 10.0, est["model_calls"], "the mock evaluator calls no model")
+		assert.Equal(t, float64(wantPrompt), est["prompt_tokens"])
+		assert.Equal(t, 2560.0, est["completion_tokens"])
+		assert.InDelta(t, wantCost, est["cost"], 1e-12)
+		assert.Equal(t, []any{"gpt-4o-mini"}, est["models"])
+		assert.NotEmpty(t, est["assumptions"])
+	}
+	dry := s.ok(t, "POST", "/api/simple/evaluations/estimate", key, map[string]any{"evaluation": map[string]any{"data": data}}).json(t)
+	checkEstimate(dry["estimate"].(map[string]any))
+
 	before := appCalls(s.llm)
-	id = s.evaluate(t, key, data, nil)
+	created := s.ok(t, "POST", "/api/simple/evaluations/", key, map[string]any{"evaluation": map[string]any{"name": "budgeted", "data": data}}).json(t)
+	est, _ := created["estimate"].(map[string]any)
+	checkEstimate(est)
+	id = created["evaluation"].(map[string]any)["id"].(string)
 	r := s.waitRun(t, key, id, 60*time.Second, "success", "errors", "failure", "cancelled")
 	made := appCalls(s.llm) - before
 	require.Equal(t, "cancelled", r["status"], "a run reaching its budget is cancelled")
