@@ -1514,11 +1514,18 @@ type Invoker interface {
 	// PostEvaluationsRunsCompare invokes postEvaluationsRunsCompare operation.
 	//
 	// {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, statistics:
-	// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8}, scenarios: [{testcase_id?, runs:
-	// [{scenario_id, status, values: {: {: value}}} | null, … one per run]}], metrics: [{step, kind,
-	// path, type, direction: higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?,
-	// ci?: {low, high, level: 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?:
-	// {difference, testcases?, detectable, alpha, power: 0.8}}]}]}}.
+	// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8, cost_per_point}, costs: [{run_id,
+	// cost, scenarios}, … one per run], scenarios: [{testcase_id?, runs: [{scenario_id, status, values:
+	// {: {: value}}} | null, … one per run]}], metrics: [{step, kind, path, type, direction:
+	// higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?, ci?: {low, high, level:
+	// 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?: {difference, testcases?,
+	// detectable, alpha, power: 0.8}, cost_per_point?}]}]}}.
+	//
+	// `costs` is what each run cost: the sum over its scenarios of each compared step's traced cost
+	// (attributes.ag.metrics.costs.cumulative.total, USD by the price table), `scenarios` how many had
+	// one. On annotation metrics where higher is better, `cost_per_point` is the run's cost ÷ the
+	// metric's mean (absent for a mean of 0 or a run without a traced cost): what one point of that score
+	// cost; `statistics.cost_per_point` says so.
 	//
 	// Scenarios are matched by testcase id (from the runs' input cells). A per-scenario value is the
 	// scenario's variational metric: a numeric metric's mean over its cells (its repeats), a binary one's
@@ -22066,11 +22073,18 @@ func (c *Client) sendPostEvaluationsRunsClose(ctx context.Context, request OptPo
 // PostEvaluationsRunsCompare invokes postEvaluationsRunsCompare operation.
 //
 // {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, statistics:
-// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8}, scenarios: [{testcase_id?, runs:
-// [{scenario_id, status, values: {: {: value}}} | null, … one per run]}], metrics: [{step, kind,
-// path, type, direction: higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?,
-// ci?: {low, high, level: 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?:
-// {difference, testcases?, detectable, alpha, power: 0.8}}]}]}}.
+// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8, cost_per_point}, costs: [{run_id,
+// cost, scenarios}, … one per run], scenarios: [{testcase_id?, runs: [{scenario_id, status, values:
+// {: {: value}}} | null, … one per run]}], metrics: [{step, kind, path, type, direction:
+// higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?, ci?: {low, high, level:
+// 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?: {difference, testcases?,
+// detectable, alpha, power: 0.8}, cost_per_point?}]}]}}.
+//
+// `costs` is what each run cost: the sum over its scenarios of each compared step's traced cost
+// (attributes.ag.metrics.costs.cumulative.total, USD by the price table), `scenarios` how many had
+// one. On annotation metrics where higher is better, `cost_per_point` is the run's cost ÷ the
+// metric's mean (absent for a mean of 0 or a run without a traced cost): what one point of that score
+// cost; `statistics.cost_per_point` says so.
 //
 // Scenarios are matched by testcase id (from the runs' input cells). A per-scenario value is the
 // scenario's variational metric: a numeric metric's mean over its cells (its repeats), a binary one's

@@ -2671,11 +2671,12 @@ func (s *CompareScenario) SetTestcaseID(val OptString) {
 
 // Ref: #/components/schemas/CompareStatistics
 type CompareStatistics struct {
-	Alpha      OptFloat64 `json:"alpha"`
-	Correction OptString  `json:"correction"`
-	Power      OptFloat64 `json:"power"`
-	Tests      OptInt     `json:"tests"`
-	Unit       OptString  `json:"unit"`
+	Alpha        OptFloat64 `json:"alpha"`
+	Correction   OptString  `json:"correction"`
+	CostPerPoint OptString  `json:"cost_per_point"`
+	Power        OptFloat64 `json:"power"`
+	Tests        OptInt     `json:"tests"`
+	Unit         OptString  `json:"unit"`
 }
 
 // GetAlpha returns the value of Alpha.
@@ -2686,6 +2687,11 @@ func (s *CompareStatistics) GetAlpha() OptFloat64 {
 // GetCorrection returns the value of Correction.
 func (s *CompareStatistics) GetCorrection() OptString {
 	return s.Correction
+}
+
+// GetCostPerPoint returns the value of CostPerPoint.
+func (s *CompareStatistics) GetCostPerPoint() OptString {
+	return s.CostPerPoint
 }
 
 // GetPower returns the value of Power.
@@ -2713,6 +2719,11 @@ func (s *CompareStatistics) SetCorrection(val OptString) {
 	s.Correction = val
 }
 
+// SetCostPerPoint sets the value of CostPerPoint.
+func (s *CompareStatistics) SetCostPerPoint(val OptString) {
+	s.CostPerPoint = val
+}
+
 // SetPower sets the value of Power.
 func (s *CompareStatistics) SetPower(val OptFloat64) {
 	s.Power = val
@@ -2730,11 +2741,17 @@ func (s *CompareStatistics) SetUnit(val OptString) {
 
 // Ref: #/components/schemas/Comparison
 type Comparison struct {
+	Costs             []RunCost            `json:"costs"`
 	Metrics           []CompareMetric      `json:"metrics"`
 	RunIds            []string             `json:"run_ids"`
 	Scenarios         []CompareScenario    `json:"scenarios"`
 	Statistics        OptCompareStatistics `json:"statistics"`
 	TestsetRevisionID OptString            `json:"testset_revision_id"`
+}
+
+// GetCosts returns the value of Costs.
+func (s *Comparison) GetCosts() []RunCost {
+	return s.Costs
 }
 
 // GetMetrics returns the value of Metrics.
@@ -2760,6 +2777,11 @@ func (s *Comparison) GetStatistics() OptCompareStatistics {
 // GetTestsetRevisionID returns the value of TestsetRevisionID.
 func (s *Comparison) GetTestsetRevisionID() OptString {
 	return s.TestsetRevisionID
+}
+
+// SetCosts sets the value of Costs.
+func (s *Comparison) SetCosts(val []RunCost) {
+	s.Costs = val
 }
 
 // SetMetrics sets the value of Metrics.
@@ -13112,18 +13134,19 @@ func (s *Metric) SetUpdatedByID(val OptString) {
 
 // Ref: #/components/schemas/MetricSide
 type MetricSide struct {
-	AdjustedCi OptInterval     `json:"adjusted_ci"`
-	Ci         OptInterval     `json:"ci"`
-	Count      OptInt          `json:"count"`
-	Delta      OptFloat64      `json:"delta"`
-	Mean       OptFloat64      `json:"mean"`
-	PAdjusted  OptFloat64      `json:"p_adjusted"`
-	PValue     OptFloat64      `json:"p_value"`
-	Power      OptComparePower `json:"power"`
-	RunID      OptString       `json:"run_id"`
-	StepKey    OptString       `json:"step_key"`
-	Testcases  OptInt          `json:"testcases"`
-	Verdict    OptString       `json:"verdict"`
+	AdjustedCi   OptInterval     `json:"adjusted_ci"`
+	Ci           OptInterval     `json:"ci"`
+	CostPerPoint OptFloat64      `json:"cost_per_point"`
+	Count        OptInt          `json:"count"`
+	Delta        OptFloat64      `json:"delta"`
+	Mean         OptFloat64      `json:"mean"`
+	PAdjusted    OptFloat64      `json:"p_adjusted"`
+	PValue       OptFloat64      `json:"p_value"`
+	Power        OptComparePower `json:"power"`
+	RunID        OptString       `json:"run_id"`
+	StepKey      OptString       `json:"step_key"`
+	Testcases    OptInt          `json:"testcases"`
+	Verdict      OptString       `json:"verdict"`
 }
 
 // GetAdjustedCi returns the value of AdjustedCi.
@@ -13134,6 +13157,11 @@ func (s *MetricSide) GetAdjustedCi() OptInterval {
 // GetCi returns the value of Ci.
 func (s *MetricSide) GetCi() OptInterval {
 	return s.Ci
+}
+
+// GetCostPerPoint returns the value of CostPerPoint.
+func (s *MetricSide) GetCostPerPoint() OptFloat64 {
+	return s.CostPerPoint
 }
 
 // GetCount returns the value of Count.
@@ -13194,6 +13222,11 @@ func (s *MetricSide) SetAdjustedCi(val OptInterval) {
 // SetCi sets the value of Ci.
 func (s *MetricSide) SetCi(val OptInterval) {
 	s.Ci = val
+}
+
+// SetCostPerPoint sets the value of CostPerPoint.
+func (s *MetricSide) SetCostPerPoint(val OptFloat64) {
+	s.CostPerPoint = val
 }
 
 // SetCount sets the value of Count.
@@ -78999,6 +79032,43 @@ func (s *RoleRequest) GetRole() OptString {
 // SetRole sets the value of Role.
 func (s *RoleRequest) SetRole(val OptString) {
 	s.Role = val
+}
+
+// Ref: #/components/schemas/RunCost
+type RunCost struct {
+	Cost      OptFloat64 `json:"cost"`
+	RunID     OptString  `json:"run_id"`
+	Scenarios OptInt     `json:"scenarios"`
+}
+
+// GetCost returns the value of Cost.
+func (s *RunCost) GetCost() OptFloat64 {
+	return s.Cost
+}
+
+// GetRunID returns the value of RunID.
+func (s *RunCost) GetRunID() OptString {
+	return s.RunID
+}
+
+// GetScenarios returns the value of Scenarios.
+func (s *RunCost) GetScenarios() OptInt {
+	return s.Scenarios
+}
+
+// SetCost sets the value of Cost.
+func (s *RunCost) SetCost(val OptFloat64) {
+	s.Cost = val
+}
+
+// SetRunID sets the value of RunID.
+func (s *RunCost) SetRunID(val OptString) {
+	s.RunID = val
+}
+
+// SetScenarios sets the value of Scenarios.
+func (s *RunCost) SetScenarios(val OptInt) {
+	s.Scenarios = val
 }
 
 // Ref: #/components/schemas/RunFlags

@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "60cab6c2c99a3504dd8782bd8ca8cfa3aa266efd2d15ad93ad432169ef9ccb8e"
+const DocumentSHA256 = "6e03e7cbd0d353b6929c597d449896587c6bda201b4443764577d4de66e544b4"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
