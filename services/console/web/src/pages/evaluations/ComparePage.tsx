@@ -17,6 +17,7 @@ import { listApps, listAppVariants } from "../../api/apps";
 import { listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { applicationLabel, lowerIsBetter, metricName, stepName, type NameBook } from "../../lib/stepNames";
+import { usd } from "../../lib/usd";
 import { wordDiff } from "../../lib/wordDiff";
 import { fmt } from "./Chart";
 
@@ -198,10 +199,26 @@ export default function ComparePage() {
                     <td key={r.run_id}>
                       {r.mean !== undefined ? fmt(r.mean) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
                       {i > 0 && <Delta path={m.path} direction={m.direction} side={r} rate={m.type === "binary"} />}
+                      {r.cost_per_point !== undefined && (
+                        <div data-testid="cost-per-point" style={{ color: "#6b7080", fontSize: 11 }} title="the run's cost ÷ this score's mean">
+                          {usd(r.cost_per_point)} per point
+                        </div>
+                      )}
                     </td>
                   ))}
                 </tr>
               ))}
+              {cmp.data.costs?.some((c) => c.scenarios > 0) && (
+                <tr data-testid="cost-row">
+                  <td>
+                    cost of the run (USD)
+                    <div style={{ fontSize: 11, color: "#6b7080" }}>its scenarios' traced model costs</div>
+                  </td>
+                  {cmp.data.costs.map((c) => (
+                    <td key={c.run_id}>{c.scenarios > 0 ? usd(c.cost) : "—"}</td>
+                  ))}
+                </tr>
+              )}
             </tbody>
           </table>
 
