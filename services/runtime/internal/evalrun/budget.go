@@ -74,12 +74,14 @@ func (b *budget) stop() map[string]any {
 }
 
 // usd renders an amount in dollars: cents from a dime up, else three
-// significant digits (a test budget of $0.0002 stays readable).
+// significant digits, never in exponent form (a budget of $0.000001
+// stays readable).
 func usd(v float64) string {
 	if v >= 0.1 || v == 0 {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // cellCost is what a result's model calls cost (meta.model_calls.cost).
