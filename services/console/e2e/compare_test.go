@@ -96,6 +96,9 @@ func compareReadable(t *testing.T, env *Env) {
 		chromedp.WaitVisible(testID("comparison")),
 		waitJS(`document.querySelectorAll('[data-testid="scenario-row"]').length === 8`),
 		waitJS(`document.querySelectorAll('[data-testid="output"]').length === 16`),
+		// What each run cost, and what a point of its success rate cost.
+		waitJS(`document.querySelector('[data-testid="cost-row"]')?.innerText.includes("$")`),
+		waitJS(`document.querySelector('[data-testid="cost-per-point"]')?.innerText.includes("per point")`),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
