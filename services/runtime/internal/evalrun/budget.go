@@ -26,8 +26,12 @@ type budget struct {
 	spent float64
 }
 
+// newBudget is the run's budget, nil without one. A live run's budget is
+// not enforced: its budget is to be per UTC day (scoring paused until the
+// next day), which this total-spend check is not, and cancelling an
+// online evaluation for a day's spend would stop it for good.
 func newBudget(run *evalclient.Run) *budget {
-	if run == nil || run.Data.Budget == nil {
+	if run == nil || run.Data.Budget == nil || run.Flags.IsLive {
 		return nil
 	}
 	return &budget{limit: *run.Data.Budget}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/assayhq/assay/services/runtime/internal/evalclient"
 )
 
 // TestUSD: the stop reason's amounts read as dollars, never in exponent
@@ -20,4 +22,16 @@ func TestUSD(t *testing.T) {
 	assert.True(t, b.reached())
 	var none *budget
 	assert.False(t, none.reached(), "a run without a budget never reaches it")
+}
+
+// TestLiveRunBudgetNotEnforced: a live run's budget is not the total
+// spend this check adds up, so it is left alone rather than cancelling
+// the online evaluation.
+func TestLiveRunBudgetNotEnforced(t *testing.T) {
+	b := 0.01
+	run := &evalclient.Run{}
+	run.Data.Budget = &b
+	assert.NotNil(t, newBudget(run))
+	run.Flags.IsLive = true
+	assert.Nil(t, newBudget(run))
 }
