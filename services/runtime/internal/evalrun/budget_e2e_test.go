@@ -82,6 +82,7 @@ func budgetStopsTheRun(t *testing.T, s *stack) {
 	// The spend reaches 2.5 calls' cost at the third call (testcases'
 	// prompts differ by a few characters), plus the one cell in flight.
 	allowed := int(math.Ceil(budget/perCall)) + 1
+	t.Logf("budget $%g (2.5 calls of $%g; estimate $%g for 10): %d calls made, %d allowed; %v", budget, perCall, wantCost, made, allowed, stop["message"])
 	assert.LessOrEqual(t, made, allowed, "calls made past the budget")
 	assert.GreaterOrEqual(t, made, 2, "the run spent up to its budget")
 	assert.Equal(t, 2.5*perCall, s.run(t, key, id)["data"].(map[string]any)["budget"])
