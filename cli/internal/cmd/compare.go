@@ -27,6 +27,13 @@ type comparison struct {
 		Tests      int     `json:"tests"`
 		Alpha      float64 `json:"alpha"`
 	} `json:"statistics"`
+	// Costs is each run's traced cost (USD); absent from a registry
+	// that does not add them up.
+	Costs []struct {
+		RunID     string  `json:"run_id"`
+		Cost      float64 `json:"cost"`
+		Scenarios int     `json:"scenarios"`
+	} `json:"costs"`
 }
 
 type compareInterval struct {
@@ -53,7 +60,9 @@ type compareMetric struct {
 		Verdict    string           `json:"verdict"`
 		PAdjusted  *float64         `json:"p_adjusted"`
 		AdjustedCI *compareInterval `json:"adjusted_ci"`
-		Power      *struct {
+		// CostPerPoint is the run's cost ÷ this score's mean.
+		CostPerPoint *float64 `json:"cost_per_point"`
+		Power        *struct {
 			Difference float64 `json:"difference"`
 			Testcases  *int    `json:"testcases"`
 		} `json:"power"`
@@ -111,6 +120,21 @@ func compareTable(c *comparison, raw obj, names map[string]string) output.Table 
 				row[3] = "–"
 			}
 			t.Rows = append(t.Rows, row)
+		}
+	}
+	// Then what each run cost, and what a point of each score cost: the
+	// run's cost ÷ the score's mean (the mean column holds the amount).
+	for _, rc := range c.Costs {
+		if rc.Scenarios > 0 {
+			t.Rows = append(t.Rows, []string{"cost (USD)", "cost", rc.RunID, fmt.Sprint(rc.Scenarios), output.Num(rc.Cost), "", "", "", "", "", "", "", "", "", ""})
+		}
+	}
+	for _, m := range c.Metrics {
+		for _, r := range m.Runs {
+			if r.CostPerPoint != nil {
+				t.Rows = append(t.Rows, []string{metricName(m, names) + " cost per point (USD)", "cost", r.RunID, fmt.Sprint(r.Count),
+					output.Num(*r.CostPerPoint), "", "", "", "", "", "", "", "", "", ""})
+			}
 		}
 	}
 	return t

@@ -63,6 +63,24 @@ func TestCompareTable(t *testing.T) {
 		"a run without the step says so")
 }
 
+// TestCompareTableCosts: each run's cost and each score's cost per point
+// follow the metrics' rows, the amount in the mean column.
+func TestCompareTableCosts(t *testing.T) {
+	var raw obj
+	require.NoError(t, json.Unmarshal([]byte(`{"count": 1, "comparison": {"run_ids": ["b", "r"],
+	 "costs": [{"run_id": "b", "cost": 0.003, "scenarios": 2}, {"run_id": "r", "cost": 0, "scenarios": 0}],
+	 "metrics": [{"step": "evaluator-exact", "kind": "annotation", "path": "attributes.ag.data.outputs.score", "type": "numeric/continuous",
+	   "runs": [{"run_id": "b", "step_key": "evaluator-exact", "count": 2, "mean": 0.75, "cost_per_point": 0.004},
+	            {"run_id": "r", "step_key": "evaluator-exact", "count": 2, "mean": 0.5}]}]}}`), &raw))
+	b, _ := json.Marshal(raw["comparison"])
+	var c comparison
+	require.NoError(t, json.Unmarshal(b, &c))
+	tb := compareTable(&c, raw, nil)
+	require.Len(t, tb.Rows, 4, "two metric rows, one cost row (r has no traced cost), one cost per point")
+	assert.Equal(t, []string{"cost (USD)", "cost", "b", "2", "0.003"}, tb.Rows[2][:5])
+	assert.Equal(t, []string{"exact.score cost per point (USD)", "cost", "b", "2", "0.004"}, tb.Rows[3][:5])
+}
+
 func TestStepNames(t *testing.T) {
 	var run obj
 	require.NoError(t, json.Unmarshal([]byte(`{"data": {"steps": [

@@ -57,6 +57,7 @@ type evalRunOpts struct {
 	testset, app, name string
 	evaluators         []string
 	repeats            int
+	budget             float64
 	failUnder          []string
 	baseline           string
 	againstItself      bool
@@ -97,7 +98,11 @@ Gates (exit 3 when one fails):
                    the intervals are the noise, and the comparison's table
                    says how many testcases a difference needs)
 --junit FILE writes the gates as JUnit XML; --summary FILE a Markdown summary
-(e.g. $GITHUB_STEP_SUMMARY). A run that ends in failure or errors exits 1.`,
+(e.g. $GITHUB_STEP_SUMMARY). A run that ends in failure or errors exits 1.
+
+--budget USD caps what the run's model calls may cost (by the price table):
+once reached the platform cancels the run, and the command exits 1 naming
+the budget ("budget of $0.50 reached: $0.52 spent").`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runEval(c.Context(), o) },
 	}
@@ -107,6 +112,7 @@ Gates (exit 3 when one fails):
 	f.StringArrayVar(&o.evaluators, "evaluator", nil, "evaluator (slug, id or SLUG@VERSION; repeatable)")
 	f.StringVar(&o.name, "name", "", "name of the evaluation (default: assay eval <app> on <testset>)")
 	f.IntVar(&o.repeats, "repeats", 0, "repeats of each evaluator per testcase (default the server's: 1)")
+	f.Float64Var(&o.budget, "budget", 0, "most the run's model calls may cost, in USD (default: no budget)")
 	f.StringArrayVar(&o.failUnder, "fail-under", nil, "gate METRIC OP NUMBER, e.g. 'exact_match.success>=0.9' (repeatable)")
 	f.StringVar(&o.baseline, "baseline", "", "a run id to compare with: fail when worse beyond the confidence interval")
 	f.BoolVar(&o.againstItself, "against-itself", false, "run twice and gate the second run against the first, to show the noise")
@@ -178,6 +184,9 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 	if o.repeats > 0 {
 		data["repeats"] = o.repeats
 	}
+	if o.budget > 0 {
+		data["budget"] = o.budget
+	}
 	if o.againstItself {
 		// The first run of the revision is the baseline of the second:
 		// the comparison of the two is the noise of the application
@@ -202,6 +211,15 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 	runID, prog, err := a.startEval(ctx, cl, name, data, o)
 	if err != nil {
 		return err
+	}
+	if prog.Status == "cancelled" {
+		// A run cancelled by its budget (or by someone) has no complete
+		// metrics to gate on: the reason is the error.
+		why := "stopped"
+		if run, err := getRun(ctx, cl, runID); err == nil && stopReason(run) != "" {
+			why = stopReason(run)
+		}
+		return api.Errorf(api.ExitError, "run %s was cancelled: %s (%s)", runID, why, counts(prog.Scenarios))
 	}
 	metrics, err := globalMetrics(ctx, cl, runID, o.metricsWait)
 	if err != nil {
@@ -449,6 +467,12 @@ func short(id string) string {
 	return id
 }
 
+// stopReason is why a run was stopped by the platform (meta.stop.message:
+// its budget reached), or "".
+func stopReason(run obj) string {
+	return str(run, "meta", "stop", "message")
+}
+
 func getRun(ctx context.Context, cl *api.Client, id string) (obj, error) {
 	var out obj
 	if err := cl.JSON(ctx, "GET", "/api/evaluations/runs/"+pathEscape(id), nil, &out); err != nil {
@@ -621,6 +645,11 @@ func (a *app) evalShow() *cobra.Command {
 			}
 			if out.Count == 0 {
 				return api.NotFound("no run %s in this project", args[0])
+			}
+			if out.Progress.Status == "cancelled" {
+				if run, err := getRun(c.Context(), cl, args[0]); err == nil && stopReason(run) != "" {
+					fmt.Fprintf(a.stderr, "run %s was cancelled: %s\n", args[0], stopReason(run))
+				}
 			}
 			ms, err := globalMetrics(c.Context(), cl, args[0], 0)
 			if err != nil && api.CodeOf(err) != api.ExitNotFound {

@@ -1514,11 +1514,18 @@ type Invoker interface {
 	// PostEvaluationsRunsCompare invokes postEvaluationsRunsCompare operation.
 	//
 	// {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, statistics:
-	// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8}, scenarios: [{testcase_id?, runs:
-	// [{scenario_id, status, values: {: {: value}}} | null, … one per run]}], metrics: [{step, kind,
-	// path, type, direction: higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?,
-	// ci?: {low, high, level: 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?:
-	// {difference, testcases?, detectable, alpha, power: 0.8}}]}]}}.
+	// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8, cost_per_point}, costs: [{run_id,
+	// cost, scenarios}, … one per run], scenarios: [{testcase_id?, runs: [{scenario_id, status, values:
+	// {: {: value}}} | null, … one per run]}], metrics: [{step, kind, path, type, direction:
+	// higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?, ci?: {low, high, level:
+	// 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?: {difference, testcases?,
+	// detectable, alpha, power: 0.8}, cost_per_point?}]}]}}.
+	//
+	// `costs` is what each run cost: the sum over its scenarios of each compared step's traced cost
+	// (attributes.ag.metrics.costs.cumulative.total, USD by the price table), `scenarios` how many had
+	// one. On annotation metrics where higher is better, `cost_per_point` is the run's cost ÷ the
+	// metric's mean (absent for a mean of 0 or a run without a traced cost): what one point of that score
+	// cost; `statistics.cost_per_point` says so.
 	//
 	// Scenarios are matched by testcase id (from the runs' input cells). A per-scenario value is the
 	// scenario's variational metric: a numeric metric's mean over its cells (its repeats), a binary one's
@@ -2045,15 +2052,16 @@ type Invoker interface {
 	// PostSimpleEvaluations invokes postSimpleEvaluations operation.
 	//
 	// Body {evaluation:{name, description, flags:{is_live, is_cached, is_split}, tags, meta, data:{status,
-	// query_steps, testset_steps, application_steps, evaluator_steps, repeats, concurrency}}}. Each
-	// *_steps is a list of revision ids (origin custom, never run) or {revision_id: origin} (auto, human,
-	// custom). Every step is pinned to its artifact, variant and revision; the run is created pending, its
-	// default queue reconciled, then started (active, running) with a run job for the workers, unless
-	// data.status is running (the client drives the loop). An unsupported topology answers the run failed,
-	// closed and inactive with the reason under meta.error. Unlike the compatible platform, a step that
-	// cannot be resolved is a 404 (or a 422 when it cannot run: an empty testset, a testcase without data,
-	// a live query without trace_type is invocation at its top level) naming data._steps and the revision
-	// id.
+	// query_steps, testset_steps, application_steps, evaluator_steps, repeats, concurrency, model_cache,
+	// budget}}} → {count, evaluation, estimate} (estimate as POST /api/simple/evaluations/estimate
+	// answers it). Each *_steps is a list of revision ids (origin custom, never run) or {revision_id:
+	// origin} (auto, human, custom). Every step is pinned to its artifact, variant and revision; the run
+	// is created pending, its default queue reconciled, then started (active, running) with a run job for
+	// the workers, unless data.status is running (the client drives the loop). An unsupported topology
+	// answers the run failed, closed and inactive with the reason under meta.error. Unlike the compatible
+	// platform, a step that cannot be resolved is a 404 (or a 422 when it cannot run: an empty testset, a
+	// testcase without data, a live query without trace_type is invocation at its top level) naming
+	// data._steps and the revision id.
 	//
 	// POST /api/simple/evaluations
 	PostSimpleEvaluations(ctx context.Context, request OptPostSimpleEvaluationsReq) (PostSimpleEvaluationsRes, error)
@@ -2147,6 +2155,19 @@ type Invoker interface {
 	//
 	// POST /api/simple/evaluations/{id}/stop
 	PostSimpleEvaluationsByIdStop(ctx context.Context, params PostSimpleEvaluationsByIdStopParams) (PostSimpleEvaluationsByIdStopRes, error)
+	// PostSimpleEvaluationsEstimate invokes postSimpleEvaluationsEstimate operation.
+	//
+	// Body {evaluation} as for a create → {estimate:{cost, cells, model_calls, prompt_tokens,
+	// completion_tokens, models, unpriced_models, assumptions}}; nothing is created. The steps are
+	// resolved as a create resolves them (the same 404s and 422s). One model call per application cell and
+	// per LLM-judge cell; prompt tokens = (characters of the step's prompt template + characters of the
+	// testcase's values) / 4, rounded up (a judge also reads the application's output); completion tokens
+	// = the step's max_tokens, else 256; priced by the price table (REGISTRY_MODEL_PRICES first). cost is
+	// null for a query source (its traces are not known before the run); a model no price covers is listed
+	// under unpriced_models and adds 0.
+	//
+	// POST /api/simple/evaluations/estimate
+	PostSimpleEvaluationsEstimate(ctx context.Context, request OptPostSimpleEvaluationsEstimateReq) (PostSimpleEvaluationsEstimateRes, error)
 	// PostSimpleEvaluationsQuery invokes postSimpleEvaluationsQuery operation.
 	//
 	// Body {evaluation?:{ids, name, flags, tags, meta}, windowing?} → {count, evaluations, windowing?}.
@@ -22052,11 +22073,18 @@ func (c *Client) sendPostEvaluationsRunsClose(ctx context.Context, request OptPo
 // PostEvaluationsRunsCompare invokes postEvaluationsRunsCompare operation.
 //
 // {run_ids: [2 to 10 run ids]} → {count: 1, comparison: {run_ids, testset_revision_id, statistics:
-// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8}, scenarios: [{testcase_id?, runs:
-// [{scenario_id, status, values: {: {: value}}} | null, … one per run]}], metrics: [{step, kind,
-// path, type, direction: higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?,
-// ci?: {low, high, level: 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?:
-// {difference, testcases?, detectable, alpha, power: 0.8}}]}]}}.
+// {unit: testcase, correction: holm, tests, alpha: 0.05, power: 0.8, cost_per_point}, costs: [{run_id,
+// cost, scenarios}, … one per run], scenarios: [{testcase_id?, runs: [{scenario_id, status, values:
+// {: {: value}}} | null, … one per run]}], metrics: [{step, kind, path, type, direction:
+// higher|lower, runs: [{run_id, step_key?, count, testcases, mean?, delta?, ci?: {low, high, level:
+// 0.95, method, n}, verdict?, p_value?, p_adjusted?, adjusted_ci?, power?: {difference, testcases?,
+// detectable, alpha, power: 0.8}, cost_per_point?}]}]}}.
+//
+// `costs` is what each run cost: the sum over its scenarios of each compared step's traced cost
+// (attributes.ag.metrics.costs.cumulative.total, USD by the price table), `scenarios` how many had
+// one. On annotation metrics where higher is better, `cost_per_point` is the run's cost ÷ the
+// metric's mean (absent for a mean of 0 or a run without a traced cost): what one point of that score
+// cost; `statistics.cost_per_point` says so.
 //
 // Scenarios are matched by testcase id (from the runs' input cells). A per-scenario value is the
 // scenario's variational metric: a numeric metric's mean over its cells (its repeats), a binary one's
@@ -28115,15 +28143,16 @@ func (c *Client) sendPostSimpleEnvironmentsQuery(ctx context.Context, request Op
 // PostSimpleEvaluations invokes postSimpleEvaluations operation.
 //
 // Body {evaluation:{name, description, flags:{is_live, is_cached, is_split}, tags, meta, data:{status,
-// query_steps, testset_steps, application_steps, evaluator_steps, repeats, concurrency}}}. Each
-// *_steps is a list of revision ids (origin custom, never run) or {revision_id: origin} (auto, human,
-// custom). Every step is pinned to its artifact, variant and revision; the run is created pending, its
-// default queue reconciled, then started (active, running) with a run job for the workers, unless
-// data.status is running (the client drives the loop). An unsupported topology answers the run failed,
-// closed and inactive with the reason under meta.error. Unlike the compatible platform, a step that
-// cannot be resolved is a 404 (or a 422 when it cannot run: an empty testset, a testcase without data,
-// a live query without trace_type is invocation at its top level) naming data._steps and the revision
-// id.
+// query_steps, testset_steps, application_steps, evaluator_steps, repeats, concurrency, model_cache,
+// budget}}} → {count, evaluation, estimate} (estimate as POST /api/simple/evaluations/estimate
+// answers it). Each *_steps is a list of revision ids (origin custom, never run) or {revision_id:
+// origin} (auto, human, custom). Every step is pinned to its artifact, variant and revision; the run
+// is created pending, its default queue reconciled, then started (active, running) with a run job for
+// the workers, unless data.status is running (the client drives the loop). An unsupported topology
+// answers the run failed, closed and inactive with the reason under meta.error. Unlike the compatible
+// platform, a step that cannot be resolved is a 404 (or a 422 when it cannot run: an empty testset, a
+// testcase without data, a live query without trace_type is invocation at its top level) naming
+// data._steps and the revision id.
 //
 // POST /api/simple/evaluations
 func (c *Client) PostSimpleEvaluations(ctx context.Context, request OptPostSimpleEvaluationsReq) (PostSimpleEvaluationsRes, error) {
@@ -29559,6 +29588,92 @@ func (c *Client) sendPostSimpleEvaluationsByIdStop(ctx context.Context, params P
 	}()
 
 	result, err := decodePostSimpleEvaluationsByIdStopResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostSimpleEvaluationsEstimate invokes postSimpleEvaluationsEstimate operation.
+//
+// Body {evaluation} as for a create → {estimate:{cost, cells, model_calls, prompt_tokens,
+// completion_tokens, models, unpriced_models, assumptions}}; nothing is created. The steps are
+// resolved as a create resolves them (the same 404s and 422s). One model call per application cell and
+// per LLM-judge cell; prompt tokens = (characters of the step's prompt template + characters of the
+// testcase's values) / 4, rounded up (a judge also reads the application's output); completion tokens
+// = the step's max_tokens, else 256; priced by the price table (REGISTRY_MODEL_PRICES first). cost is
+// null for a query source (its traces are not known before the run); a model no price covers is listed
+// under unpriced_models and adds 0.
+//
+// POST /api/simple/evaluations/estimate
+func (c *Client) PostSimpleEvaluationsEstimate(ctx context.Context, request OptPostSimpleEvaluationsEstimateReq) (PostSimpleEvaluationsEstimateRes, error) {
+	res, err := c.sendPostSimpleEvaluationsEstimate(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendPostSimpleEvaluationsEstimate(ctx context.Context, request OptPostSimpleEvaluationsEstimateReq) (res PostSimpleEvaluationsEstimateRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/simple/evaluations/estimate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostSimpleEvaluationsEstimateRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PostSimpleEvaluationsEstimateOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostSimpleEvaluationsEstimateResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -1201,6 +1201,10 @@ type PostSimpleEvaluationsByIdStopRes interface {
 	postSimpleEvaluationsByIdStopRes()
 }
 
+type PostSimpleEvaluationsEstimateRes interface {
+	postSimpleEvaluationsEstimateRes()
+}
+
 type PostSimpleEvaluationsQueryRes interface {
 	postSimpleEvaluationsQueryRes()
 }

@@ -305,6 +305,7 @@ const (
 	PostSimpleEvaluationsByIdStepsAddOperation                        OperationName = "PostSimpleEvaluationsByIdStepsAdd"
 	PostSimpleEvaluationsByIdStepsRemoveOperation                     OperationName = "PostSimpleEvaluationsByIdStepsRemove"
 	PostSimpleEvaluationsByIdStopOperation                            OperationName = "PostSimpleEvaluationsByIdStop"
+	PostSimpleEvaluationsEstimateOperation                            OperationName = "PostSimpleEvaluationsEstimate"
 	PostSimpleEvaluationsQueryOperation                               OperationName = "PostSimpleEvaluationsQuery"
 	PostSimpleEvaluatorsOperation                                     OperationName = "PostSimpleEvaluators"
 	PostSimpleEvaluatorsByIdArchiveOperation                          OperationName = "PostSimpleEvaluatorsByIdArchive"

@@ -2425,6 +2425,26 @@ func encodePostSimpleEvaluationsByIdStepsRemoveRequest(
 	return nil
 }
 
+func encodePostSimpleEvaluationsEstimateRequest(
+	req OptPostSimpleEvaluationsEstimateReq,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostSimpleEvaluationsQueryRequest(
 	req OptPostSimpleEvaluationsQueryReq,
 	r *http.Request,

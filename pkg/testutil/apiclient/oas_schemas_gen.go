@@ -2671,11 +2671,12 @@ func (s *CompareScenario) SetTestcaseID(val OptString) {
 
 // Ref: #/components/schemas/CompareStatistics
 type CompareStatistics struct {
-	Alpha      OptFloat64 `json:"alpha"`
-	Correction OptString  `json:"correction"`
-	Power      OptFloat64 `json:"power"`
-	Tests      OptInt     `json:"tests"`
-	Unit       OptString  `json:"unit"`
+	Alpha        OptFloat64 `json:"alpha"`
+	Correction   OptString  `json:"correction"`
+	CostPerPoint OptString  `json:"cost_per_point"`
+	Power        OptFloat64 `json:"power"`
+	Tests        OptInt     `json:"tests"`
+	Unit         OptString  `json:"unit"`
 }
 
 // GetAlpha returns the value of Alpha.
@@ -2686,6 +2687,11 @@ func (s *CompareStatistics) GetAlpha() OptFloat64 {
 // GetCorrection returns the value of Correction.
 func (s *CompareStatistics) GetCorrection() OptString {
 	return s.Correction
+}
+
+// GetCostPerPoint returns the value of CostPerPoint.
+func (s *CompareStatistics) GetCostPerPoint() OptString {
+	return s.CostPerPoint
 }
 
 // GetPower returns the value of Power.
@@ -2713,6 +2719,11 @@ func (s *CompareStatistics) SetCorrection(val OptString) {
 	s.Correction = val
 }
 
+// SetCostPerPoint sets the value of CostPerPoint.
+func (s *CompareStatistics) SetCostPerPoint(val OptString) {
+	s.CostPerPoint = val
+}
+
 // SetPower sets the value of Power.
 func (s *CompareStatistics) SetPower(val OptFloat64) {
 	s.Power = val
@@ -2730,11 +2741,17 @@ func (s *CompareStatistics) SetUnit(val OptString) {
 
 // Ref: #/components/schemas/Comparison
 type Comparison struct {
+	Costs             []RunCost            `json:"costs"`
 	Metrics           []CompareMetric      `json:"metrics"`
 	RunIds            []string             `json:"run_ids"`
 	Scenarios         []CompareScenario    `json:"scenarios"`
 	Statistics        OptCompareStatistics `json:"statistics"`
 	TestsetRevisionID OptString            `json:"testset_revision_id"`
+}
+
+// GetCosts returns the value of Costs.
+func (s *Comparison) GetCosts() []RunCost {
+	return s.Costs
 }
 
 // GetMetrics returns the value of Metrics.
@@ -2760,6 +2777,11 @@ func (s *Comparison) GetStatistics() OptCompareStatistics {
 // GetTestsetRevisionID returns the value of TestsetRevisionID.
 func (s *Comparison) GetTestsetRevisionID() OptString {
 	return s.TestsetRevisionID
+}
+
+// SetCosts sets the value of Costs.
+func (s *Comparison) SetCosts(val []RunCost) {
+	s.Costs = val
 }
 
 // SetMetrics sets the value of Metrics.
@@ -6311,6 +6333,98 @@ func NewFieldErrorArrayErrorBodyDetail(v []FieldError) ErrorBodyDetail {
 
 type ErrorBodyDetail1 struct{}
 
+// Ref: #/components/schemas/Estimate
+type Estimate struct {
+	Assumptions      []string      `json:"assumptions"`
+	Cells            OptInt        `json:"cells"`
+	CompletionTokens OptInt        `json:"completion_tokens"`
+	Cost             OptNilFloat64 `json:"cost"`
+	ModelCalls       OptInt        `json:"model_calls"`
+	Models           []string      `json:"models"`
+	PromptTokens     OptInt        `json:"prompt_tokens"`
+	UnpricedModels   []string      `json:"unpriced_models"`
+}
+
+// GetAssumptions returns the value of Assumptions.
+func (s *Estimate) GetAssumptions() []string {
+	return s.Assumptions
+}
+
+// GetCells returns the value of Cells.
+func (s *Estimate) GetCells() OptInt {
+	return s.Cells
+}
+
+// GetCompletionTokens returns the value of CompletionTokens.
+func (s *Estimate) GetCompletionTokens() OptInt {
+	return s.CompletionTokens
+}
+
+// GetCost returns the value of Cost.
+func (s *Estimate) GetCost() OptNilFloat64 {
+	return s.Cost
+}
+
+// GetModelCalls returns the value of ModelCalls.
+func (s *Estimate) GetModelCalls() OptInt {
+	return s.ModelCalls
+}
+
+// GetModels returns the value of Models.
+func (s *Estimate) GetModels() []string {
+	return s.Models
+}
+
+// GetPromptTokens returns the value of PromptTokens.
+func (s *Estimate) GetPromptTokens() OptInt {
+	return s.PromptTokens
+}
+
+// GetUnpricedModels returns the value of UnpricedModels.
+func (s *Estimate) GetUnpricedModels() []string {
+	return s.UnpricedModels
+}
+
+// SetAssumptions sets the value of Assumptions.
+func (s *Estimate) SetAssumptions(val []string) {
+	s.Assumptions = val
+}
+
+// SetCells sets the value of Cells.
+func (s *Estimate) SetCells(val OptInt) {
+	s.Cells = val
+}
+
+// SetCompletionTokens sets the value of CompletionTokens.
+func (s *Estimate) SetCompletionTokens(val OptInt) {
+	s.CompletionTokens = val
+}
+
+// SetCost sets the value of Cost.
+func (s *Estimate) SetCost(val OptNilFloat64) {
+	s.Cost = val
+}
+
+// SetModelCalls sets the value of ModelCalls.
+func (s *Estimate) SetModelCalls(val OptInt) {
+	s.ModelCalls = val
+}
+
+// SetModels sets the value of Models.
+func (s *Estimate) SetModels(val []string) {
+	s.Models = val
+}
+
+// SetPromptTokens sets the value of PromptTokens.
+func (s *Estimate) SetPromptTokens(val OptInt) {
+	s.PromptTokens = val
+}
+
+// SetUnpricedModels sets the value of UnpricedModels.
+func (s *Estimate) SetUnpricedModels(val []string) {
+	s.UnpricedModels = val
+}
+
 // Ref: #/components/schemas/EvalProgress
 type EvalProgress struct {
 	Results   OptEvalProgressCounts `json:"results"`
@@ -6687,6 +6801,9 @@ func (s *EvalRun) SetVersion(val OptString) {
 
 // Ref: #/components/schemas/EvalRunData
 type EvalRunData struct {
+	// Most the run's model calls may cost, USD by the price table: once reached the workers start no more
+	// cells and cancel the run with {type: budget_exceeded, budget, spent, message} under meta.stop.
+	Budget      OptFloat64     `json:"budget"`
 	Concurrency OptConcurrency `json:"concurrency"`
 	Mappings    []Mapping      `json:"mappings"`
 	// False: the run's model calls are all made; absent or true, identical calls (provider, model,
@@ -6697,6 +6814,11 @@ type EvalRunData struct {
 	Repeats OptInt `json:"repeats"`
 	// Always answered, [] when the run has no steps.
 	Steps []EvalStep `json:"steps"`
+}
+
+// GetBudget returns the value of Budget.
+func (s *EvalRunData) GetBudget() OptFloat64 {
+	return s.Budget
 }
 
 // GetConcurrency returns the value of Concurrency.
@@ -6722,6 +6844,11 @@ func (s *EvalRunData) GetRepeats() OptInt {
 // GetSteps returns the value of Steps.
 func (s *EvalRunData) GetSteps() []EvalStep {
 	return s.Steps
+}
+
+// SetBudget sets the value of Budget.
+func (s *EvalRunData) SetBudget(val OptFloat64) {
+	s.Budget = val
 }
 
 // SetConcurrency sets the value of Concurrency.
@@ -13007,18 +13134,19 @@ func (s *Metric) SetUpdatedByID(val OptString) {
 
 // Ref: #/components/schemas/MetricSide
 type MetricSide struct {
-	AdjustedCi OptInterval     `json:"adjusted_ci"`
-	Ci         OptInterval     `json:"ci"`
-	Count      OptInt          `json:"count"`
-	Delta      OptFloat64      `json:"delta"`
-	Mean       OptFloat64      `json:"mean"`
-	PAdjusted  OptFloat64      `json:"p_adjusted"`
-	PValue     OptFloat64      `json:"p_value"`
-	Power      OptComparePower `json:"power"`
-	RunID      OptString       `json:"run_id"`
-	StepKey    OptString       `json:"step_key"`
-	Testcases  OptInt          `json:"testcases"`
-	Verdict    OptString       `json:"verdict"`
+	AdjustedCi   OptInterval     `json:"adjusted_ci"`
+	Ci           OptInterval     `json:"ci"`
+	CostPerPoint OptFloat64      `json:"cost_per_point"`
+	Count        OptInt          `json:"count"`
+	Delta        OptFloat64      `json:"delta"`
+	Mean         OptFloat64      `json:"mean"`
+	PAdjusted    OptFloat64      `json:"p_adjusted"`
+	PValue       OptFloat64      `json:"p_value"`
+	Power        OptComparePower `json:"power"`
+	RunID        OptString       `json:"run_id"`
+	StepKey      OptString       `json:"step_key"`
+	Testcases    OptInt          `json:"testcases"`
+	Verdict      OptString       `json:"verdict"`
 }
 
 // GetAdjustedCi returns the value of AdjustedCi.
@@ -13029,6 +13157,11 @@ func (s *MetricSide) GetAdjustedCi() OptInterval {
 // GetCi returns the value of Ci.
 func (s *MetricSide) GetCi() OptInterval {
 	return s.Ci
+}
+
+// GetCostPerPoint returns the value of CostPerPoint.
+func (s *MetricSide) GetCostPerPoint() OptFloat64 {
+	return s.CostPerPoint
 }
 
 // GetCount returns the value of Count.
@@ -13089,6 +13222,11 @@ func (s *MetricSide) SetAdjustedCi(val OptInterval) {
 // SetCi sets the value of Ci.
 func (s *MetricSide) SetCi(val OptInterval) {
 	s.Ci = val
+}
+
+// SetCostPerPoint sets the value of CostPerPoint.
+func (s *MetricSide) SetCostPerPoint(val OptFloat64) {
+	s.CostPerPoint = val
 }
 
 // SetCount sets the value of Count.
@@ -16853,6 +16991,52 @@ func (o OptEnvironmentVariantTags) Or(d EnvironmentVariantTags) EnvironmentVaria
 	return d
 }
 
+// NewOptEstimate returns new OptEstimate with value set to v.
+func NewOptEstimate(v Estimate) OptEstimate {
+	return OptEstimate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEstimate is optional Estimate.
+type OptEstimate struct {
+	Value Estimate
+	Set   bool
+}
+
+// IsSet returns true if OptEstimate was set.
+func (o OptEstimate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEstimate) Reset() {
+	var v Estimate
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEstimate) SetTo(v Estimate) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEstimate) Get() (v Estimate, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEstimate) Or(d Estimate) Estimate {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptEvalProgress returns new OptEvalProgress with value set to v.
 func NewOptEvalProgress(v EvalProgress) OptEvalProgress {
 	return OptEvalProgress{
@@ -19007,6 +19191,74 @@ func (o OptNilEnvironmentDataReferences) Get() (v EnvironmentDataReferences, ok 
 
 // Or returns value if set, or given parameter if does not.
 func (o OptNilEnvironmentDataReferences) Or(d EnvironmentDataReferences) EnvironmentDataReferences {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNilFloat64 returns new OptNilFloat64 with value set to v.
+func NewOptNilFloat64(v float64) OptNilFloat64 {
+	return OptNilFloat64{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNilFloat64 is optional nullable float64.
+type OptNilFloat64 struct {
+	Value float64
+	Set   bool
+	Null  bool
+}
+
+// IsSet returns true if OptNilFloat64 was set.
+func (o OptNilFloat64) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNilFloat64) Reset() {
+	var v float64
+	o.Value = v
+	o.Set = false
+	o.Null = false
+}
+
+// SetTo sets value to v.
+func (o *OptNilFloat64) SetTo(v float64) {
+	o.Set = true
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o OptNilFloat64) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *OptNilFloat64) SetToNull() {
+	o.Set = true
+	o.Null = true
+	var v float64
+	o.Value = v
+}
+
+// IsEmpty returns true if the field was omitted from the payload (not Set and not Null).
+func (o OptNilFloat64) IsEmpty() bool {
+	return !o.Set && !o.Null
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNilFloat64) Get() (v float64, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNilFloat64) Or(d float64) float64 {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -30183,6 +30435,52 @@ func (o OptPostSimpleEvaluationsByIdStepsRemoveReq) Get() (v PostSimpleEvaluatio
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPostSimpleEvaluationsByIdStepsRemoveReq) Or(d PostSimpleEvaluationsByIdStepsRemoveReq) PostSimpleEvaluationsByIdStepsRemoveReq {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPostSimpleEvaluationsEstimateReq returns new OptPostSimpleEvaluationsEstimateReq with value set to v.
+func NewOptPostSimpleEvaluationsEstimateReq(v PostSimpleEvaluationsEstimateReq) OptPostSimpleEvaluationsEstimateReq {
+	return OptPostSimpleEvaluationsEstimateReq{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPostSimpleEvaluationsEstimateReq is optional PostSimpleEvaluationsEstimateReq.
+type OptPostSimpleEvaluationsEstimateReq struct {
+	Value PostSimpleEvaluationsEstimateReq
+	Set   bool
+}
+
+// IsSet returns true if OptPostSimpleEvaluationsEstimateReq was set.
+func (o OptPostSimpleEvaluationsEstimateReq) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPostSimpleEvaluationsEstimateReq) Reset() {
+	var v PostSimpleEvaluationsEstimateReq
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPostSimpleEvaluationsEstimateReq) SetTo(v PostSimpleEvaluationsEstimateReq) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPostSimpleEvaluationsEstimateReq) Get() (v PostSimpleEvaluationsEstimateReq, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPostSimpleEvaluationsEstimateReq) Or(d PostSimpleEvaluationsEstimateReq) PostSimpleEvaluationsEstimateReq {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -63851,6 +64149,53 @@ type PostSimpleEvaluationsByIdStopUnauthorized ErrorBody
 
 func (*PostSimpleEvaluationsByIdStopUnauthorized) postSimpleEvaluationsByIdStopRes() {}
 
+type PostSimpleEvaluationsEstimateForbidden ErrorBody
+
+func (*PostSimpleEvaluationsEstimateForbidden) postSimpleEvaluationsEstimateRes() {}
+
+type PostSimpleEvaluationsEstimateNotFound ErrorBody
+
+func (*PostSimpleEvaluationsEstimateNotFound) postSimpleEvaluationsEstimateRes() {}
+
+type PostSimpleEvaluationsEstimateOK struct {
+	// The evaluation's cost estimate: its assumptions state the formula.
+	Estimate OptEstimate `json:"estimate"`
+}
+
+// GetEstimate returns the value of Estimate.
+func (s *PostSimpleEvaluationsEstimateOK) GetEstimate() OptEstimate {
+	return s.Estimate
+}
+
+// SetEstimate sets the value of Estimate.
+func (s *PostSimpleEvaluationsEstimateOK) SetEstimate(val OptEstimate) {
+	s.Estimate = val
+}
+
+func (*PostSimpleEvaluationsEstimateOK) postSimpleEvaluationsEstimateRes() {}
+
+type PostSimpleEvaluationsEstimateReq struct {
+	Evaluation OptSimpleEvaluation `json:"evaluation"`
+}
+
+// GetEvaluation returns the value of Evaluation.
+func (s *PostSimpleEvaluationsEstimateReq) GetEvaluation() OptSimpleEvaluation {
+	return s.Evaluation
+}
+
+// SetEvaluation sets the value of Evaluation.
+func (s *PostSimpleEvaluationsEstimateReq) SetEvaluation(val OptSimpleEvaluation) {
+	s.Evaluation = val
+}
+
+type PostSimpleEvaluationsEstimateUnauthorized ErrorBody
+
+func (*PostSimpleEvaluationsEstimateUnauthorized) postSimpleEvaluationsEstimateRes() {}
+
+type PostSimpleEvaluationsEstimateUnprocessableEntity ErrorBody
+
+func (*PostSimpleEvaluationsEstimateUnprocessableEntity) postSimpleEvaluationsEstimateRes() {}
+
 type PostSimpleEvaluationsForbidden ErrorBody
 
 func (*PostSimpleEvaluationsForbidden) postSimpleEvaluationsRes() {}
@@ -63860,13 +64205,20 @@ type PostSimpleEvaluationsNotFound ErrorBody
 func (*PostSimpleEvaluationsNotFound) postSimpleEvaluationsRes() {}
 
 type PostSimpleEvaluationsOK struct {
-	Count      OptInt              `json:"count"`
+	Count OptInt `json:"count"`
+	// The evaluation's cost estimate: its assumptions state the formula.
+	Estimate   OptEstimate         `json:"estimate"`
 	Evaluation OptSimpleEvaluation `json:"evaluation"`
 }
 
 // GetCount returns the value of Count.
 func (s *PostSimpleEvaluationsOK) GetCount() OptInt {
 	return s.Count
+}
+
+// GetEstimate returns the value of Estimate.
+func (s *PostSimpleEvaluationsOK) GetEstimate() OptEstimate {
+	return s.Estimate
 }
 
 // GetEvaluation returns the value of Evaluation.
@@ -63877,6 +64229,11 @@ func (s *PostSimpleEvaluationsOK) GetEvaluation() OptSimpleEvaluation {
 // SetCount sets the value of Count.
 func (s *PostSimpleEvaluationsOK) SetCount(val OptInt) {
 	s.Count = val
+}
+
+// SetEstimate sets the value of Estimate.
+func (s *PostSimpleEvaluationsOK) SetEstimate(val OptEstimate) {
+	s.Estimate = val
 }
 
 // SetEvaluation sets the value of Evaluation.
@@ -78677,6 +79034,43 @@ func (s *RoleRequest) SetRole(val OptString) {
 	s.Role = val
 }
 
+// Ref: #/components/schemas/RunCost
+type RunCost struct {
+	Cost      OptFloat64 `json:"cost"`
+	RunID     OptString  `json:"run_id"`
+	Scenarios OptInt     `json:"scenarios"`
+}
+
+// GetCost returns the value of Cost.
+func (s *RunCost) GetCost() OptFloat64 {
+	return s.Cost
+}
+
+// GetRunID returns the value of RunID.
+func (s *RunCost) GetRunID() OptString {
+	return s.RunID
+}
+
+// GetScenarios returns the value of Scenarios.
+func (s *RunCost) GetScenarios() OptInt {
+	return s.Scenarios
+}
+
+// SetCost sets the value of Cost.
+func (s *RunCost) SetCost(val OptFloat64) {
+	s.Cost = val
+}
+
+// SetRunID sets the value of RunID.
+func (s *RunCost) SetRunID(val OptString) {
+	s.RunID = val
+}
+
+// SetScenarios sets the value of Scenarios.
+func (s *RunCost) SetScenarios(val OptInt) {
+	s.Scenarios = val
+}
+
 // Ref: #/components/schemas/RunFlags
 type RunFlags struct {
 	Force   OptBool `json:"force"`
@@ -79817,7 +80211,10 @@ func (*SimpleAnnotations) postAnnotationsQueryRes() {}
 type SimpleData struct {
 	// Application revision id → origin.
 	ApplicationSteps OptSimpleDataApplicationSteps `json:"application_steps"`
-	Concurrency      OptConcurrency                `json:"concurrency"`
+	// Most the run's model calls may cost, USD by the price table (0 < budget ≤ 1000000): the workers
+	// stop starting cells once it is reached and cancel the run with the reason under meta.stop.
+	Budget      OptFloat64     `json:"budget"`
+	Concurrency OptConcurrency `json:"concurrency"`
 	// Evaluator revision id → origin; only auto evaluators are executed.
 	EvaluatorSteps OptSimpleDataEvaluatorSteps `json:"evaluator_steps"`
 	// False: every model call of the run is made (no model-call cache).
@@ -79835,6 +80232,11 @@ type SimpleData struct {
 // GetApplicationSteps returns the value of ApplicationSteps.
 func (s *SimpleData) GetApplicationSteps() OptSimpleDataApplicationSteps {
 	return s.ApplicationSteps
+}
+
+// GetBudget returns the value of Budget.
+func (s *SimpleData) GetBudget() OptFloat64 {
+	return s.Budget
 }
 
 // GetConcurrency returns the value of Concurrency.
@@ -79875,6 +80277,11 @@ func (s *SimpleData) GetTestsetSteps() OptSimpleDataTestsetSteps {
 // SetApplicationSteps sets the value of ApplicationSteps.
 func (s *SimpleData) SetApplicationSteps(val OptSimpleDataApplicationSteps) {
 	s.ApplicationSteps = val
+}
+
+// SetBudget sets the value of Budget.
+func (s *SimpleData) SetBudget(val OptFloat64) {
+	s.Budget = val
 }
 
 // SetConcurrency sets the value of Concurrency.
@@ -80218,7 +80625,8 @@ type SimpleEvaluation struct {
 	Description OptString       `json:"description"`
 	Flags       OptEvalRunFlags `json:"flags"`
 	ID          OptString       `json:"id"`
-	// An evaluation whose topology is not supported has its reason under meta.error.
+	// An evaluation whose topology is not supported has its reason under meta.error; one cancelled by its
+	// budget has {type: budget_exceeded, budget, spent, message} under meta.stop.
 	Meta        jx.Raw      `json:"meta"`
 	Name        OptString   `json:"name"`
 	Tags        jx.Raw      `json:"tags"`

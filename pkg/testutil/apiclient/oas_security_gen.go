@@ -332,6 +332,7 @@ var operationRolesApiKey = map[string][]string{
 	PostSimpleEvaluationsByIdStepsAddOperation:                        []string{},
 	PostSimpleEvaluationsByIdStepsRemoveOperation:                     []string{},
 	PostSimpleEvaluationsByIdStopOperation:                            []string{},
+	PostSimpleEvaluationsEstimateOperation:                            []string{},
 	PostSimpleEvaluationsQueryOperation:                               []string{},
 	PostSimpleEvaluatorsOperation:                                     []string{},
 	PostSimpleEvaluatorsByIdArchiveOperation:                          []string{},

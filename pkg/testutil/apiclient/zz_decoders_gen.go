@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "e9b1ef831fa8bd98bc2edc852920deb34af43b8b5f16297167f0a1197745a091"
+const DocumentSHA256 = "6e03e7cbd0d353b6929c597d449896587c6bda201b4443764577d4de66e544b4"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"
@@ -351,6 +351,7 @@ var Decoders = map[string]func(*http.Response) (any, error){
 	"PostSimpleEvaluationsByIdStepsAdd":        func(r *http.Response) (any, error) { return decodePostSimpleEvaluationsByIdStepsAddResponse(r) },
 	"PostSimpleEvaluationsByIdStepsRemove":     func(r *http.Response) (any, error) { return decodePostSimpleEvaluationsByIdStepsRemoveResponse(r) },
 	"PostSimpleEvaluationsByIdStop":            func(r *http.Response) (any, error) { return decodePostSimpleEvaluationsByIdStopResponse(r) },
+	"PostSimpleEvaluationsEstimate":            func(r *http.Response) (any, error) { return decodePostSimpleEvaluationsEstimateResponse(r) },
 	"PostSimpleEvaluationsQuery":               func(r *http.Response) (any, error) { return decodePostSimpleEvaluationsQueryResponse(r) },
 	"PostSimpleEvaluators":                     func(r *http.Response) (any, error) { return decodePostSimpleEvaluatorsResponse(r) },
 	"PostSimpleEvaluatorsByIdArchive":          func(r *http.Response) (any, error) { return decodePostSimpleEvaluatorsByIdArchiveResponse(r) },

@@ -99,6 +99,9 @@ func compareReadable(t *testing.T, env *Env) {
 		// The names come with the evaluators' and applications' lists,
 		// read beside the comparison.
 		waitJS(`document.querySelector('[data-testid="comparison"]').innerText.includes("Capital exact") && document.body.innerText.includes("Capitals bot v2")`),
+		// What each run cost, and what a point of its success rate cost.
+		waitJS(`document.querySelector('[data-testid="cost-row"]')?.innerText.includes("$")`),
+		waitJS(`document.querySelector('[data-testid="cost-per-point"]')?.innerText.includes("per point")`),
 	)
 	if err != nil {
 		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))

@@ -82,6 +82,15 @@ func TestEvaluationRun(t *testing.T) {
 		chromedp.Click(byLabel("evaluator em")),
 		chromedp.Click(byLabel("evaluator lev")),
 		chromedp.Click(byLabel("evaluator broken")),
+		// Before Start, the form says what the run should cost.
+		waitJS(`document.querySelector('[data-testid="run-estimate"]')?.innerText.includes("Estimated cost $")`),
+		waitJS(`document.querySelector('[data-testid="run-estimate"]')?.innerText.includes("3 model calls (gpt-4o-mini)")`),
+	)
+	if err != nil {
+		t.Fatalf("%v; page:\n%s", err, pageText(t, ctx))
+	}
+	saveScreenshot(t, ctx, "new-run-estimate")
+	err = chromedp.Do(ctx,
 		chromedp.Click(testID("start-run")),
 		chromedp.WaitVisible(testID("progress")),
 		waitJS(`document.querySelector('[data-testid="run-status"]')?.innerText === "errors"`),
@@ -155,6 +164,7 @@ func TestEvaluationRun(t *testing.T) {
 	}
 
 	checkRateLimitNotice(t, env, ctx, key)
+	checkBudgetStop(t, env, ctx, key)
 
 	// A larger run, seeded through the API: the table is a window of rows
 	// with their verdicts, scrolled to the last one (BenchmarkResultsPage
@@ -163,6 +173,33 @@ func TestEvaluationRun(t *testing.T) {
 
 	// An online evaluation, made in the console, scores production traces.
 	t.Run("online evaluation", func(t *testing.T) { onlineEvaluation(t, env, u, ctx) })
+}
+
+// checkBudgetStop: a run whose budget its first model call exceeds is
+// cancelled, and its page says so, naming the budget.
+func checkBudgetStop(t *testing.T, env *Env, ctx context.Context, key string) {
+	t.Helper()
+	var rows []any
+	for _, c := range []string{"Peru", "Chile", "Japan", "Kenya"} {
+		rows = append(rows, map[string]any{"data": map[string]any{"country": c}})
+	}
+	ts := env.Platform.MustJSON(t, "POST", "/api/simple/testsets/", key, map[string]any{"testset": map[string]any{
+		"slug": "budgeted", "name": "budgeted", "data": map[string]any{"testcases": rows}}})
+	apps := env.Platform.MustJSON(t, "POST", "/api/simple/applications/query", key, map[string]any{})
+	appRev := str(dig(apps, "applications", 0, "revision_id"))
+	ev := env.Platform.MustJSON(t, "POST", "/api/simple/evaluations/", key, map[string]any{"evaluation": map[string]any{
+		"name": "budgeted run", "data": map[string]any{"testset_steps": []any{str(dig(ts, "testset", "revision_id"))},
+			"application_steps": []any{appRev}, "model_cache": false, "budget": 0.000001,
+			"concurrency": map[string]any{"batch_size": 1}}}})
+	id := str(dig(ev, "evaluation", "id"))
+	err := chromedp.Do(ctx,
+		env.Visit("/console/evaluations/"+id),
+		waitJS(`document.querySelector('[data-testid="stop-reason"]')?.innerText.includes("budget of $")`),
+	)
+	if err != nil {
+		t.Fatalf("the budgeted run's page never said why it stopped: %v; page:\n%s", err, pageText(t, ctx))
+	}
+	saveScreenshot(t, ctx, "budget-stopped")
 }
 
 // checkVerdicts: the results table of TestEvaluationRun's run reads as a

@@ -18,6 +18,7 @@ import (
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/pgxutil"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/evaljobs"
@@ -53,6 +54,7 @@ type Config struct {
 	TracingTimeout    time.Duration `split_words:"true" default:"30s" desc:"how long a saved query may wait for the tracing service"`
 	CommitLockTimeout time.Duration `split_words:"true" default:"5s" desc:"how long a commit waits for its variant's lock (held by a concurrent commit) before answering 503 commit_lock_timeout"`
 	VaultKey          string        `split_words:"true" desc:"key sealing the project vault's provider keys (AES-256-GCM): base64 of 32 random bytes, e.g. openssl rand -base64 32; required unless REGISTRY_DEV=true"`
+	ModelPrices       string        `split_words:"true" desc:"JSON object of model → {input, output, cached_input} US$ per million tokens, checked before the vendored genai-prices table (pkg/prices); prices the cost estimate of a new evaluation (set it as RUNTIME_MODEL_PRICES is set)"`
 	Dev               bool          `default:"false" desc:"development mode: without REGISTRY_VAULT_KEY the vault seals with a fixed, publicly known key (a warning is logged); never set it in production"`
 	Secrets           SecretLimits
 	Eval              EvalConfig
@@ -179,6 +181,11 @@ func run(ctx context.Context, cfg Config) error {
 		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch,
 		RefreshWait: cfg.Eval.RefreshWait})
 	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
+	prices, err := spanmodel.LoadPrices(cfg.ModelPrices)
+	if err != nil {
+		return fmt.Errorf("REGISTRY_MODEL_PRICES: %w", err)
+	}
+	simple.SetPrices(prices)
 	calls := &modelcalls.Service{Store: store.ModelCalls()}
 	evs.SetWaits(func(ctx context.Context, project, run uuid.UUID) ([]evaluations.ProviderWait, error) {
 		ws, err := calls.Waits(ctx, project, run)

@@ -72,7 +72,24 @@ type Comparison struct {
 	Statistics        CompareStatistics `json:"statistics"`
 	Scenarios         []CompareScenario `json:"scenarios"`
 	Metrics           []CompareMetric   `json:"metrics"`
+	// Costs is each run's cost, in the order of run_ids (compareCosts).
+	Costs []RunCost `json:"costs"`
 }
+
+// RunCost is what a run cost: the sum over its scenarios of each step's
+// traced cost (CostPath, USD by the price table).
+type RunCost struct {
+	RunID string  `json:"run_id"`
+	Cost  float64 `json:"cost"`
+	// Scenarios is how many scenarios had a traced cost.
+	Scenarios int `json:"scenarios"`
+}
+
+// CostPath is the per-scenario metric a run's cost adds up.
+const CostPath = "attributes.ag.metrics.costs.cumulative.total"
+
+// CostPerPointNote says what cost_per_point is, for readers to quote.
+const CostPerPointNote = "cost_per_point = the run's cost (USD, the sum of its scenarios' traced costs) ÷ the score's mean; on scores where higher is better with a positive mean"
 
 // CompareStatistics names how the deltas were tested, for a reader to
 // quote: the unit, the correction, the family size and the error rates.
@@ -82,6 +99,8 @@ type CompareStatistics struct {
 	Tests      int     `json:"tests"`      // deltas in the family
 	Alpha      float64 `json:"alpha"`      // family-wise error rate of the verdicts
 	Power      float64 `json:"power"`      // power of the sample sizes
+	// CostPerPoint says what the metrics' cost_per_point is.
+	CostPerPoint string `json:"cost_per_point"`
 }
 
 // CompareScenario is one testcase side by side: one entry per run, in the
@@ -135,6 +154,8 @@ type MetricSide struct {
 	// excludes 0 exactly when the verdict is improved or regressed.
 	AdjustedCI *Interval     `json:"adjusted_ci,omitempty"`
 	Power      *ComparePower `json:"power,omitempty"`
+	// CostPerPoint is the run's cost ÷ this score's mean (CostPerPointNote).
+	CostPerPoint *float64 `json:"cost_per_point,omitempty"`
 }
 
 // compareKey is how a step is matched across runs.
@@ -257,8 +278,52 @@ func (s *Service) Compare(ctx context.Context, sc scope.Scope, runIDs []string) 
 	labels := stepLabels(sides)
 	out.Scenarios = sideBySide(sides, labels)
 	out.Metrics = compareMetrics(sides, labels)
-	out.Statistics = CompareStatistics{Unit: "testcase", Correction: CorrectionHolm, Tests: out.tests(), Alpha: Alpha, Power: PowerTarget}
+	out.Statistics = CompareStatistics{Unit: "testcase", Correction: CorrectionHolm, Tests: out.tests(), Alpha: Alpha, Power: PowerTarget,
+		CostPerPoint: CostPerPointNote}
+	out.Costs = compareCosts(sides)
+	costPerPoint(out)
 	return out, nil
+}
+
+// compareCosts adds up each run's traced cost: every compared step's
+// CostPath over every scenario.
+func compareCosts(sides []*runSide) []RunCost {
+	out := make([]RunCost, len(sides))
+	for i, sd := range sides {
+		out[i].RunID = sd.run.ID
+		for _, sc := range sd.scenarios {
+			had := false
+			for _, paths := range sd.values[sc.ID] {
+				if v, ok := paths[CostPath]; ok {
+					out[i].Cost += v
+					had = true
+				}
+			}
+			if had {
+				out[i].Scenarios++
+			}
+		}
+	}
+	return out
+}
+
+// costPerPoint sets each score's cost per point: annotation metrics where
+// higher is better, whose mean is positive, on runs with a cost.
+func costPerPoint(c *Comparison) {
+	for i := range c.Metrics {
+		m := &c.Metrics[i]
+		if m.Kind != TypeAnnotation || m.Direction != HigherIsBetter {
+			continue
+		}
+		for j := range m.Runs {
+			side := &m.Runs[j]
+			if j >= len(c.Costs) || side.Mean == nil || *side.Mean <= 0 || c.Costs[j].Scenarios == 0 {
+				continue
+			}
+			v := c.Costs[j].Cost / *side.Mean
+			side.CostPerPoint = &v
+		}
+	}
 }
 
 // stepLabels names each compared step by the step key of the first run

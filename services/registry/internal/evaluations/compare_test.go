@@ -30,6 +30,9 @@ type compareWorld struct {
 	svc   *ev.Service
 	sc    scope.Scope
 	store *pgstore.Evaluations
+	// costs gives makeRun's application cells a traced cost: $0.001 ×
+	// (the scenario's position + 1).
+	costs bool
 }
 
 func newCompareWorld(t *testing.T, cfg ev.Config) *compareWorld {
@@ -108,6 +111,9 @@ func (w *compareWorld) makeRun(t *testing.T, rev, app string, outcomes []outcome
 			}, "application-" + app: map[string]any{
 				"attributes.ag.metrics.duration.cumulative": map[string]any{"type": "numeric/continuous", "count": 1, "mean": 100.0 * float64(i+1)},
 			}}
+			if w.costs {
+				data["application-"+app].(map[string]any)[ev.CostPath] = map[string]any{"type": "numeric/continuous", "count": 1, "mean": 0.001 * float64(i+1)}
+			}
 			b, _ := json.Marshal(data)
 			metrics = append(metrics, ev.Metric{RunID: r.ID, ScenarioID: &sid, Status: ev.Success, Data: b})
 		}
@@ -256,6 +262,37 @@ func TestCompare(t *testing.T) {
 		_, err = w.svc.Compare(ctx, scope.Scope{ProjectID: uuid.New()}, []string{a.ID, b.ID})
 		assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
 	})
+}
+
+// TestCompareCosts: each run's cost is the sum of its scenarios' traced
+// costs, and a score's cost per point that cost ÷ the score's mean.
+func TestCompareCosts(t *testing.T) {
+	w := newCompareWorld(t, ev.Config{})
+	w.costs = true
+	rev := uuid.NewString()
+	tc := []string{uuid.NewString(), uuid.NewString()}
+	// A costs 0.001 + 0.002, scores 0.5 and 1 (mean 0.75); B costs the
+	// same and scores 0.25 and 0.25 (mean 0.25).
+	a := w.makeRun(t, rev, "a", []outcome{{tc[0], 0.5, true, "", ""}, {tc[1], 1, true, "", ""}})
+	b := w.makeRun(t, rev, "b", []outcome{{tc[0], 0.25, false, "", ""}, {tc[1], 0.25, false, "", ""}})
+	got, err := w.svc.Compare(ctx, w.sc, []string{a.ID, b.ID})
+	require.NoError(t, err)
+	require.Len(t, got.Costs, 2)
+	assert.Equal(t, a.ID, got.Costs[0].RunID)
+	assert.InDelta(t, 0.003, got.Costs[0].Cost, 1e-12)
+	assert.Equal(t, 2, got.Costs[0].Scenarios)
+	assert.InDelta(t, 0.003, got.Costs[1].Cost, 1e-12)
+	assert.NotEmpty(t, got.Statistics.CostPerPoint, "the answer says what cost per point is")
+
+	score := side(t, got, "evaluator-exact", scorePath)
+	require.NotNil(t, score.Runs[0].CostPerPoint)
+	assert.InDelta(t, 0.003/0.75, *score.Runs[0].CostPerPoint, 1e-12)
+	assert.InDelta(t, 0.003/0.25, *score.Runs[1].CostPerPoint, 1e-12)
+	rate := side(t, got, "evaluator-exact", successPath)
+	assert.InDelta(t, 0.003/1, *rate.Runs[0].CostPerPoint, 1e-12, "a rate is a score too")
+	assert.Nil(t, rate.Runs[1].CostPerPoint, "a mean of 0 has no cost per point")
+	cost := side(t, got, "application-a", ev.CostPath)
+	assert.Nil(t, cost.Runs[0].CostPerPoint, "a cost is not a score")
 }
 
 // errDetail is the detail an error renders.

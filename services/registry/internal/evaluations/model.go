@@ -143,6 +143,10 @@ type RunData struct {
 	// (every model call is made); absent or true, identical calls are
 	// answered from the project's cache.
 	ModelCache *bool `json:"model_cache,omitempty"`
+	// Budget caps what the run's model calls may cost (USD, by the price
+	// table): the worker cancels a run whose spend reaches it, naming the
+	// budget under meta.stop (services/runtime/internal/evalrun/budget.go).
+	Budget *float64 `json:"budget,omitempty"`
 }
 
 // MarshalJSON renders d with steps as a list, never null.

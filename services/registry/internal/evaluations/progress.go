@@ -196,6 +196,38 @@ func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause 
 	return run, err
 }
 
+// Cancel stops a run for the worker's reason (a budget reached): a run not
+// yet final becomes cancelled, is_active=false, and the reason is kept
+// under meta.stop ({type, message, ...}) for the console and the CLI.
+func (s *Service) Cancel(ctx context.Context, sc scope.Scope, id uuid.UUID, why json.RawMessage) (*Run, error) {
+	if len(why) > 1<<16 {
+		return nil, errs.Field("Object is too large", nil, "body", "stop")
+	}
+	var run *Run
+	err := s.store.InTx(ctx, func(st Store) error {
+		r, err := lockRun(ctx, st, sc.ProjectID, id)
+		if err != nil {
+			return err
+		}
+		meta := map[string]json.RawMessage{}
+		if len(r.Meta) > 0 {
+			_ = json.Unmarshal(r.Meta, &meta)
+		}
+		if nullable(why) != nil {
+			meta["stop"] = why
+		}
+		r.Meta, _ = json.Marshal(meta)
+		if !final(r.Status) && !r.Flags.IsClosed {
+			r.Status = Cancelled
+		}
+		r.Flags.IsActive = false
+		r.UpdatedAt = ptrTime(s.now())
+		run, err = st.UpdateRun(ctx, sc.ProjectID, *r)
+		return err
+	})
+	return run, err
+}
+
 // lockRun locks one run exclusively, closed or not (the worker's settle and
 // fail still apply to a closed run); a missing run is the run's 404.
 func lockRun(ctx context.Context, st Store, p, id uuid.UUID) (*Run, error) {

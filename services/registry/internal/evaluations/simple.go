@@ -10,15 +10,20 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/evaljob"
 	"github.com/assayhq/assay/pkg/scope"
+	"github.com/assayhq/assay/pkg/spanmodel"
 )
 
 // Simple holds the simple evaluations' use cases: one run
 // each, configured by revision ids that are pinned at create, started by
 // handing a job to the runtime's workers.
 type Simple struct {
-	svc *Service
-	fam Families
+	svc    *Service
+	fam    Families
+	prices *spanmodel.Prices // prices the estimate (nil: no cost, every model unpriced)
 }
+
+// SetPrices sets the price table the estimate uses.
+func (s *Simple) SetPrices(p *spanmodel.Prices) { s.prices = p }
 
 // NewSimple returns the simple evaluations over the records service svc,
 // resolving step references through fam.
@@ -35,6 +40,9 @@ type SimpleEvaluation struct {
 	Meta        json.RawMessage `json:"meta,omitempty"`
 	Data        SimpleData      `json:"data"`
 	Lifecycle
+	// Estimate is the create's cost estimate, answered beside the
+	// evaluation (not part of it: fetches do not recompute it).
+	Estimate *Estimate `json:"-"`
 }
 
 // SimpleData is a simple evaluation's data as fetched.
@@ -47,6 +55,7 @@ type SimpleData struct {
 	Repeats          *int            `json:"repeats,omitempty"`
 	Concurrency      *Concurrency    `json:"concurrency,omitempty"`
 	ModelCache       *bool           `json:"model_cache,omitempty"`
+	Budget           *float64        `json:"budget,omitempty"`
 }
 
 // stepRefsOf splits a run's pinned steps back into *_steps by the kind of
@@ -80,7 +89,7 @@ func ToSimple(r *Run) SimpleEvaluation {
 	return SimpleEvaluation{ID: r.ID, Name: r.Name, Description: r.Description, Flags: r.Flags, Tags: r.Tags, Meta: r.Meta,
 		Data: SimpleData{Status: r.Status, QuerySteps: steps(QuerySteps), TestsetSteps: steps(TestsetSteps),
 			ApplicationSteps: steps(ApplicationSteps), EvaluatorSteps: steps(EvaluatorSteps),
-			Repeats: r.Data.Repeats, Concurrency: r.Data.Concurrency, ModelCache: r.Data.ModelCache},
+			Repeats: r.Data.Repeats, Concurrency: r.Data.Concurrency, ModelCache: r.Data.ModelCache, Budget: r.Data.Budget},
 		Lifecycle: r.Lifecycle}
 }
 
@@ -168,7 +177,7 @@ func (s *Simple) Create(ctx context.Context, sc scope.Scope, in *SimpleInput) (*
 	}
 	r := Run{Name: in.Name, Description: in.Description, Tags: in.Tags, Meta: in.Meta, Status: Pending,
 		Data: RunData{Steps: pinned.Steps, Mappings: pinned.Mappings, Repeats: in.Repeats, Concurrency: in.Concurrency,
-			ModelCache: in.ModelCache}}
+			ModelCache: in.ModelCache, Budget: in.Budget}}
 	r.Flags.IsLive = live
 	r.Flags.IsCached = in.Flags.IsCached != nil && *in.Flags.IsCached
 	r.Flags.IsSplit = in.Flags.IsSplit != nil && *in.Flags.IsSplit
@@ -177,16 +186,22 @@ func (s *Simple) Create(ctx context.Context, sc scope.Scope, in *SimpleInput) (*
 		return nil, err
 	}
 	run := &runs[0]
-	if in.Status != nil && *in.Status == Running {
+	// The estimate is advice: a failure to compute it does not fail the
+	// create (the run is already written).
+	est, _ := s.estimate(ctx, sc, in)
+	switch topo, why := Classify(run); {
+	case in.Status != nil && *in.Status == Running:
 		run, err = s.activate(ctx, sc, run, nil)
-		return simpleOf(run, err)
-	}
-	if topo, why := Classify(run); topo == Unsupported {
+	case topo == Unsupported:
 		run, err = s.fail(ctx, sc, run, why)
-		return simpleOf(run, err)
+	default:
+		run, err = s.start(ctx, sc, run)
 	}
-	run, err = s.start(ctx, sc, run)
-	return simpleOf(run, err)
+	ev, err := simpleOf(run, err)
+	if ev != nil {
+		ev.Estimate = est
+	}
+	return ev, err
 }
 
 func simpleOf(r *Run, err error) (*SimpleEvaluation, error) {
@@ -397,6 +412,9 @@ func (s *Simple) Edit(ctx context.Context, sc scope.Scope, id uuid.UUID, in *Sim
 	}
 	if in.ModelCache != nil {
 		d.ModelCache = in.ModelCache
+	}
+	if in.Budget != nil {
+		d.Budget = in.Budget
 	}
 	if len(in.Steps) > 0 {
 		refs := stepRefsOf(r)

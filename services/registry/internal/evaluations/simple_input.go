@@ -34,7 +34,11 @@ type SimpleInput struct {
 	Repeats     *int
 	Concurrency *Concurrency
 	ModelCache  *bool
+	Budget      *float64
 }
+
+// MaxBudget is the largest budget a run may carry (USD).
+const MaxBudget = 1_000_000
 
 // Sources returns the steps sent, by kind.
 func (in *SimpleInput) Sources() Sources {
@@ -59,6 +63,7 @@ type simpleWire struct {
 		Repeats          *int            `json:"repeats"`
 		Concurrency      *Concurrency    `json:"concurrency"`
 		ModelCache       *bool           `json:"model_cache"`
+		Budget           *float64        `json:"budget"`
 	} `json:"data"`
 }
 
@@ -108,7 +113,10 @@ func ParseSimple(raw json.RawMessage, loc ...any) (*SimpleInput, error) {
 			}
 			in.Steps[f.key] = refs
 		}
-		in.Repeats, in.Concurrency, in.ModelCache = d.Repeats, d.Concurrency, d.ModelCache
+		in.Repeats, in.Concurrency, in.ModelCache, in.Budget = d.Repeats, d.Concurrency, d.ModelCache, d.Budget
+		if in.Budget != nil && !(*in.Budget > 0 && *in.Budget <= MaxBudget) {
+			return nil, errs.Field("Input should be greater than 0 and at most "+itoa(MaxBudget)+" (USD)", *in.Budget, at("data", "budget")...)
+		}
 		if in.Repeats != nil && (*in.Repeats < 1 || *in.Repeats > MaxRepeats) {
 			return nil, errs.Field("Input should be between 1 and "+itoa(MaxRepeats), *in.Repeats, at("data", "repeats")...)
 		}

@@ -41,6 +41,7 @@ type (
 		Concurrency *ev.Concurrency `json:"concurrency,omitempty"`
 		Mappings    []ev.Mapping    `json:"mappings,omitempty"`
 		ModelCache  *bool           `json:"model_cache,omitempty" doc:"false: the run's model calls are all made; absent or true, identical calls (provider, model, parameters, messages, tools, response format, repeat index) are answered from the project's model-call cache."`
+		Budget      *float64        `json:"budget,omitempty" doc:"Most the run's model calls may cost, USD by the price table: once reached the workers start no more cells and cancel the run with {type: budget_exceeded, budget, spent, message} under meta.stop."`
 	}
 	docEvalRun struct {
 		ID          string          `json:"id"`
@@ -211,6 +212,7 @@ func evaluationBindings() []apidoc.Binding {
 		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/settle", Response: apidoc.Envelope(count,
 			apidoc.Field{Name: "run", Value: docEvalRun{}}, apidoc.Field{Name: "progress", Value: docEvalProgress{}})},
 		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/fail", Request: apidoc.Envelope(apidoc.Field{Name: "error", Value: json.RawMessage(nil)}), Response: run},
+		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/cancel", Request: apidoc.Envelope(apidoc.Field{Name: "stop", Value: json.RawMessage(nil)}), Response: run},
 		{Method: "POST", Path: "/api/internal/evaluations/results/claim", Request: docEvalClaim{}, Response: many("results", []ev.Result{})},
 		{Method: "POST", Path: "/api/internal/evaluations/results/renew", Request: docEvalClaim{}, Response: apidoc.Envelope(count)},
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
 )
 
@@ -79,7 +80,8 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 		assert.InDelta(t, 0.025, pw["difference"], 1e-12)
 		assert.EqualValues(t, 1047, pw["testcases"])
 		assert.InDelta(t, 0.466931, pw["detectable"], 1e-5)
-		assert.Equal(t, map[string]any{"unit": "testcase", "correction": "holm", "tests": 1.0, "alpha": 0.05, "power": 0.8}, c["statistics"])
+		assert.Equal(t, map[string]any{"unit": "testcase", "correction": "holm", "tests": 1.0, "alpha": 0.05, "power": 0.8,
+			"cost_per_point": evaluations.CostPerPointNote}, c["statistics"])
 	})
 
 	t.Run("compare refusals name the run", func(t *testing.T) {

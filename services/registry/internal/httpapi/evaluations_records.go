@@ -71,6 +71,7 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	// the runtime's worker (never routed by the gateway)
 	e.POST("/internal/evaluations/runs/:id/settle", notForwarded(handle(true, a.settle)))
 	e.POST("/internal/evaluations/runs/:id/fail", notForwarded(handle(true, a.fail)))
+	e.POST("/internal/evaluations/runs/:id/cancel", notForwarded(handle(true, a.cancel)))
 	e.POST("/internal/evaluations/results/claim", notForwarded(handle(false, a.claim)))
 	e.POST("/internal/evaluations/results/renew", notForwarded(handle(false, a.renew)))
 	e.POST("/internal/evaluations/jobs", notForwarded(runtimeOnly(handle(false, a.fanOut))))
@@ -392,6 +393,19 @@ func (a evaluationAPI) fail(rq *req) error {
 		return err
 	}
 	r, err := a.svc.Fail(rq.ctx, rq.sc, rq.id, rq.b.Value("error"))
+	if err != nil {
+		return err
+	}
+	return sendOneRaw(rq.c, "run", renderJSON(r))
+}
+
+// cancel serves POST /internal/evaluations/runs/{id}/cancel {stop}: the
+// worker stops a run for a reason of its own (its budget reached).
+func (a evaluationAPI) cancel(rq *req) error {
+	if err := checkDepth(rq.b.Value("stop"), "body", "stop"); err != nil {
+		return err
+	}
+	r, err := a.svc.Cancel(rq.ctx, rq.sc, rq.id, rq.b.Value("stop"))
 	if err != nil {
 		return err
 	}

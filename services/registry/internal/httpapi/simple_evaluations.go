@@ -22,6 +22,7 @@ func (a simpleEvaluationAPI) route(e *echo.Echo) {
 	p := "/simple/evaluations"
 	e.POST(p, handle(false, a.create))
 	e.POST(p+"/query", handle(false, a.query))
+	e.POST(p+"/estimate", handle(false, a.estimate))
 	e.GET(p+"/:id", handle(true, a.fetch))
 	e.PATCH(p+"/:id", handle(true, a.edit))
 	e.DELETE(p+"/:id", handle(true, a.delete))
@@ -77,7 +78,24 @@ func (a simpleEvaluationAPI) create(rq *req) error {
 		return err
 	}
 	ev, err := a.uc.Create(rq.ctx, rq.sc, in)
-	return sendEvaluation(rq.c, ev, err)
+	if err != nil || ev == nil || ev.Estimate == nil {
+		return sendEvaluation(rq.c, ev, err)
+	}
+	return simpleJSON(rq.c, http.StatusOK, map[string]any{"count": 1, "evaluation": ev, "estimate": ev.Estimate})
+}
+
+// estimate serves POST /simple/evaluations/estimate {evaluation}: the
+// create's cost estimate without creating anything.
+func (a simpleEvaluationAPI) estimate(rq *req) error {
+	in, err := evaluationBody(rq)
+	if err != nil {
+		return err
+	}
+	est, err := a.uc.Estimate(rq.ctx, rq.sc, in)
+	if err != nil {
+		return err
+	}
+	return simpleJSON(rq.c, http.StatusOK, map[string]any{"estimate": est})
 }
 
 func (a simpleEvaluationAPI) fetch(rq *req) error {

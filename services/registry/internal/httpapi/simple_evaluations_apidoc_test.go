@@ -27,9 +27,10 @@ type (
 		Description *string         `json:"description,omitempty"`
 		Flags       docEvalRunFlags `json:"flags"`
 		Tags        json.RawMessage `json:"tags,omitempty"`
-		Meta        json.RawMessage `json:"meta,omitempty" doc:"An evaluation whose topology is not supported has its reason under meta.error."`
+		Meta        json.RawMessage `json:"meta,omitempty" doc:"An evaluation whose topology is not supported has its reason under meta.error; one cancelled by its budget has {type: budget_exceeded, budget, spent, message} under meta.stop."`
 		Data        docSimpleData   `json:"data"`
 		ev.Lifecycle
+		Estimate *ev.Estimate `json:"-"`
 	}
 	docSimpleData struct {
 		Status           ev.Status         `json:"status" doc:"The run's status."`
@@ -40,6 +41,7 @@ type (
 		Repeats          *int              `json:"repeats,omitempty"`
 		Concurrency      *ev.Concurrency   `json:"concurrency,omitempty"`
 		ModelCache       *bool             `json:"model_cache,omitempty" doc:"false: every model call of the run is made (no model-call cache)."`
+		Budget           *float64          `json:"budget,omitempty" doc:"Most the run's model calls may cost, USD by the price table (0 < budget ≤ 1000000): the workers stop starting cells once it is reached and cancel the run with the reason under meta.stop."`
 	}
 	docSimpleQueue struct {
 		ID          string             `json:"id"`
@@ -98,8 +100,10 @@ func simpleEvaluationBindings() []apidoc.Binding {
 		apidoc.Field{Name: "overwrite", Value: false, Doc: "Re-execute every cell of the slice."})...)
 	qOne := apidoc.Envelope(count, apidoc.Field{Name: "queue", Value: docSimpleQueue{}})
 	p, q := "/api/simple/evaluations", "/api/simple/queues"
+	estimate := apidoc.Field{Name: "estimate", Value: ev.Estimate{}, Doc: "The evaluation's cost estimate: its assumptions state the formula."}
 	return []apidoc.Binding{
-		{Method: "POST", Path: p, Request: evIn, Response: evOne},
+		{Method: "POST", Path: p, Request: evIn, Response: apidoc.Envelope(count, apidoc.Field{Name: "evaluation", Value: docSimpleEvaluation{}}, estimate)},
+		{Method: "POST", Path: p + "/estimate", Request: evIn, Response: apidoc.Envelope(estimate)},
 		{Method: "POST", Path: p + "/query", Request: apidoc.Envelope(apidoc.Field{Name: "evaluation", Value: apidoc.Envelope(
 			apidoc.Field{Name: "ids", Value: []uuid.UUID{}}, apidoc.Field{Name: "name", Value: ""}, apidoc.Field{Name: "flags", Value: map[string]any{}},
 			apidoc.Field{Name: "tags", Value: map[string]any{}}, apidoc.Field{Name: "meta", Value: map[string]any{}})}, win),

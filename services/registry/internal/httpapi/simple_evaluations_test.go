@@ -139,6 +139,21 @@ func TestSimpleEvaluationsHTTP(t *testing.T) {
 	assert.Equal(t, s.project.String(), jobs[0].ProjectID)
 	assert.True(t, strings.HasPrefix(jobs[0].ID, "run:"+id+":"))
 
+	// The create answers its cost estimate beside the evaluation, and the
+	// estimate route answers the same without creating a run; a budget
+	// that is not a positive amount is refused, naming data.budget.
+	est := obj(t, s.ok(t, "POST", "/simple/evaluations/estimate", m{"evaluation": m{"data": m{
+		"testset_steps": []string{e.testset}, "application_steps": m{e.app: "auto"}, "evaluator_steps": m{e.exact: "auto", e.human: "human"}}}}), "estimate")
+	assert.Greater(t, est["cells"], 0.0)
+	assert.NotEmpty(t, est["assumptions"])
+	assert.Empty(t, s.jobs(t), "an estimate starts nothing")
+	r0 := s.do(t, "POST", "/simple/evaluations/estimate", m{"evaluation": m{"data": m{"testset_steps": []string{uuid.NewString()}}}})
+	require.Equal(t, http.StatusNotFound, r0.status, string(r0.body))
+	assert.Equal(t, "data.testset_steps", evalDetail(t, r0)["field"])
+	r0 = s.do(t, "POST", p, m{"evaluation": m{"data": m{"testset_steps": []string{e.testset}, "budget": 0}}})
+	require.Equal(t, http.StatusUnprocessableEntity, r0.status, string(r0.body))
+	assert.Contains(t, string(r0.body), "budget")
+
 	// Pinning: new revisions of the testset, application and evaluator
 	// after create; the run's steps still name the pinned ones.
 	s.ok(t, "PUT", "/simple/testsets/"+e.testsetID, m{"testset": m{"id": e.testsetID, "name": "QA", "data": m{"testcases": []any{m{"data": m{"question": "new", "correct_answer": "x"}}}}}})

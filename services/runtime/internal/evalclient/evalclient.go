@@ -149,6 +149,13 @@ func (c *Client) Fail(ctx context.Context, sc scope.Scope, runID, msg string) er
 		map[string]any{"error": msg}, nil, maxRecords)
 }
 
+// Cancel cancels the run for the worker's reason, kept under meta.stop
+// (internal route).
+func (c *Client) Cancel(ctx context.Context, sc scope.Scope, runID string, stop any) error {
+	return call(ctx, c.reg, sc, http.MethodPost, "/internal/evaluations/runs/"+url.PathEscape(runID)+"/cancel",
+		map[string]any{"stop": stop}, nil, maxRecords)
+}
+
 // FanOut asks the registry to publish process jobs on the EVALS stream
 // (internal route, the runtime's token only), in requests of at most
 // fanOutBatch jobs; each keeps its id, so a retry is stored once.

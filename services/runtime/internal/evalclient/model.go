@@ -67,6 +67,9 @@ type RunData struct {
 	// ModelCache false: the run's model calls are never answered from the
 	// model-call cache.
 	ModelCache *bool `json:"model_cache,omitempty"`
+	// Budget is the most the run's model calls may cost (USD, by the
+	// price table); a run reaching it is cancelled with the reason.
+	Budget *float64 `json:"budget,omitempty"`
 }
 
 // RunFlags are a run's flags.

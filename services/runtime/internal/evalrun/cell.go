@@ -39,6 +39,7 @@ func (e *cellRun) run(exec, ctx context.Context, c evalclient.Cell, step *evalcl
 	default:
 		res.Status = evalclient.Success
 	}
+	e.budget.add(res.Meta)
 	e.out.add(ctx, res, app)
 }
 
@@ -228,6 +229,7 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 		calls.Made += out.ModelCalls.Made
 		calls.Cached += out.ModelCalls.Cached
 		calls.CostSaved += out.ModelCalls.CostSaved
+		calls.Cost += out.ModelCalls.Cost
 		if out.Response.Status.Code == 200 || attempt >= p.maxRetries() || ctx.Err() != nil {
 			break
 		}

@@ -259,7 +259,10 @@ type result struct {
 	HashID     string          `json:"hash_id"`
 	Error      json.RawMessage `json:"error"`
 	Meta       struct {
-		Worker string `json:"worker"`
+		Worker     string `json:"worker"`
+		ModelCalls struct {
+			Cost float64 `json:"cost"`
+		} `json:"model_calls"`
 	} `json:"meta"`
 }
 

@@ -37,7 +37,7 @@ func (x *Executor) cellMeta(calls invoke.ModelCalls) json.RawMessage {
 
 // ModelCallsKey is the entry of a run's global metrics that counts its
 // cells' model calls: {made: {type: count, count}, cached: {type: count,
-// count}, cost_saved: {type: cost, sum}} (USD). Its statistics are of
+// count}, cost_saved: {type: cost, sum}, cost: {type: cost, sum}} (USD). Its statistics are of
 // types no comparison or export reads as a score.
 const ModelCallsKey = "model_calls"
 
@@ -58,6 +58,7 @@ func modelCallTotals(results []evalclient.Result) (map[string]any, bool) {
 		sum.Made += m.Calls.Made
 		sum.Cached += m.Calls.Cached
 		sum.CostSaved += m.Calls.CostSaved
+		sum.Cost += m.Calls.Cost
 	}
 	if sum.Made == 0 && sum.Cached == 0 {
 		return nil, false
@@ -66,5 +67,6 @@ func modelCallTotals(results []evalclient.Result) (map[string]any, bool) {
 		"made":       map[string]any{"type": "count", "count": sum.Made},
 		"cached":     map[string]any{"type": "count", "count": sum.Cached},
 		"cost_saved": map[string]any{"type": "cost", "sum": sum.CostSaved},
+		"cost":       map[string]any{"type": "cost", "sum": sum.Cost},
 	}, true
 }

@@ -191,6 +191,7 @@ func TestCachedRunReusesTraces(t *testing.T) {
 	assert.Equal(t, calls, appCalls(s.llm), "no model call for cached cells")
 
 	t.Run("model calls cached and rate aware", func(t *testing.T) { modelCallsCachedAndRateAware(t, s) })
+	t.Run("budget stops the run", func(t *testing.T) { budgetStopsTheRun(t, s) })
 }
 
 // TestHundredTestcases times a 100-testcase run of the main topology

@@ -69,7 +69,7 @@ func (j *jobRun) process(ctx context.Context) error {
 	wctx, cancel := j.watch(ctx)
 	defer cancel()
 	e := &cellRun{j: j, sem: make(chan struct{}, p.batchSize()), apps: map[evalclient.Cell]appResult{}, executed: map[evalclient.Cell]bool{},
-		held: map[evalclient.Cell]bool{}}
+		held: map[evalclient.Cell]bool{}, budget: newBudget(j.plan.run)}
 	e.out.e = e
 	lastProgress := time.Now()
 	lease := j.x.lease()
@@ -80,6 +80,11 @@ func (j *jobRun) process(ctx context.Context) error {
 			return ErrInterrupted
 		}
 		if !j.stillActive(ctx) || wctx.Err() != nil {
+			return j.settle(ctx, ids...)
+		}
+		if over, err := j.overBudget(ctx, e.budget); err != nil {
+			return err
+		} else if over {
 			return j.settle(ctx, ids...)
 		}
 		results, err := j.x.Client.Results(ctx, j.sc, evalclient.ResultFilter{RunID: j.job.RunID, ScenarioIDs: ids})
@@ -336,6 +341,7 @@ type cellRun struct {
 	executed map[evalclient.Cell]bool
 	held     map[evalclient.Cell]bool // claimed, result not yet written: renewed by heartbeat
 	out      resultBuffer
+	budget   *budget // nil without data.budget
 }
 
 func (e *cellRun) executedSet() map[evalclient.Cell]bool {
@@ -370,7 +376,9 @@ func (e *cellRun) execute(exec, ctx context.Context, claimed []evalclient.Result
 				return
 			}
 			defer func() { <-e.sem }()
-			if exec.Err() != nil || e.j.draining() {
+			if exec.Err() != nil || e.j.draining() || e.budget.reached() {
+				// The budget reached: the cell waits, pending, and the
+				// next pass cancels the run (overBudget).
 				e.release(ctx, c, src)
 				return
 			}

@@ -178,6 +178,10 @@ func (r *run) callModel(ctx context.Context, kind string, t prompt.Template, msg
 		res, err = r.s.LLM.Chat(ctx, secrets, req)
 	}
 	r.children = append(r.children, modelSpan(kind, t.LLMConfig, msgs, res, start, time.Now(), err))
+	if err == nil {
+		cost, _ := r.s.Prices.CallCost(res.Provider, res.Model, float64(res.Usage.PromptTokens), float64(res.Usage.CompletionTokens), start)
+		r.calls.Cost += cost
+	}
 	if errs.KindOf(err) == errs.FailedDependency {
 		r.s.Secrets.Forget(r.call.Scope.ProjectID)
 	}

@@ -88,7 +88,8 @@ type Service struct {
 	// Cache answers the model calls of evaluation cells (Call.Eval) that
 	// were made before; nil: every call is made.
 	Cache ModelCache
-	// Prices prices what a cached answer saved (nil: nothing is counted).
+	// Prices prices what a cached answer saved and what a call made cost
+	// (nil: nothing is counted).
 	Prices *spanmodel.Prices
 	// RateLimitWait is how long an evaluation cell's model call queues on
 	// a provider's 429 before it fails (llm.Request.RateLimitWait).
@@ -106,11 +107,13 @@ type EvalOptions struct {
 
 // ModelCalls counts an invocation's model calls: those made to a
 // provider, those answered from the cache, and what the cached ones
-// would have cost (USD, by the price table).
+// would have cost (USD, by the price table), and what the calls made
+// cost (USD, by the price table; a run's budget adds these up).
 type ModelCalls struct {
 	Made      int     `json:"made"`
 	Cached    int     `json:"cached"`
 	CostSaved float64 `json:"cost_saved"`
+	Cost      float64 `json:"cost,omitempty"`
 }
 
 // Call is one invocation.

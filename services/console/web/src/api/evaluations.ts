@@ -19,7 +19,14 @@ export interface Run {
   created_at?: string;
   flags?: Record<string, boolean>;
   meta?: Record<string, unknown>;
-  data?: { steps?: Step[]; repeats?: number };
+  data?: { steps?: Step[]; repeats?: number; budget?: number };
+}
+
+/** stopReason is why the platform stopped a run (meta.stop.message: its
+ * budget reached), or undefined. */
+export function stopReason(r: Run | undefined): string | undefined {
+  const stop = r?.meta?.stop as { message?: unknown } | undefined;
+  return typeof stop?.message === "string" ? stop.message : undefined;
 }
 
 export interface Counts {
@@ -54,6 +61,41 @@ export interface NewEvaluation {
   applicationRevisionIds: string[];
   evaluatorRevisionIds: string[];
   repeats?: number;
+  /** Most each run's model calls may cost, USD. */
+  budget?: number;
+}
+
+/** Estimate is the registry's cost estimate of a run before it starts
+ * (POST /api/simple/evaluations/estimate): assumptions state the formula. */
+export interface Estimate {
+  cost: number | null;
+  cells: number;
+  model_calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  models: string[];
+  unpriced_models: string[];
+  assumptions: string[];
+}
+
+function runData(e: NewEvaluation, app: string | undefined): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    testset_steps: [e.testsetRevisionId],
+    evaluator_steps: Object.fromEntries(e.evaluatorRevisionIds.map((id) => [id, "auto"])),
+  };
+  if (app) data.application_steps = { [app]: "auto" };
+  if (e.repeats && e.repeats > 1) data.repeats = e.repeats;
+  if (e.budget && e.budget > 0) data.budget = e.budget;
+  return data;
+}
+
+/** estimateEvaluation is the estimate of each run createEvaluation would
+ * start (one per application revision), nothing created. */
+export async function estimateEvaluation(e: NewEvaluation): Promise<Estimate[]> {
+  const apps = e.applicationRevisionIds.length ? e.applicationRevisionIds : [undefined];
+  return Promise.all(
+    apps.map(async (app) => (await json<{ estimate: Estimate }>("POST", "/api/simple/evaluations/estimate", { evaluation: { data: runData(e, app) } })).estimate),
+  );
 }
 
 /** createEvaluation starts one run per application revision (a run has at
@@ -62,12 +104,7 @@ export async function createEvaluation(e: NewEvaluation): Promise<Run[]> {
   const apps = e.applicationRevisionIds.length ? e.applicationRevisionIds : [undefined];
   const out: Run[] = [];
   for (const app of apps) {
-    const data: Record<string, unknown> = {
-      testset_steps: [e.testsetRevisionId],
-      evaluator_steps: Object.fromEntries(e.evaluatorRevisionIds.map((id) => [id, "auto"])),
-    };
-    if (app) data.application_steps = { [app]: "auto" };
-    if (e.repeats && e.repeats > 1) data.repeats = e.repeats;
+    const data = runData(e, app);
     const name = apps.length > 1 ? `${e.name} #${out.length + 1}` : e.name;
     const r = await json<{ evaluation?: { id: string; name?: string; status?: Status } }>("POST", "/api/simple/evaluations/", {
       evaluation: { name, data },
@@ -216,8 +253,12 @@ export interface Comparison {
       p_adjusted?: number;
       adjusted_ci?: CompareInterval;
       power?: { difference: number; testcases?: number; detectable: number; alpha: number; power: number };
+      /** The run's cost ÷ this score's mean, USD per point. */
+      cost_per_point?: number;
     }[];
   }[];
+  /** Each run's traced cost (USD), in the order of run_ids. */
+  costs?: { run_id: string; cost: number; scenarios: number }[];
 }
 
 export async function compare(runIds: string[]): Promise<Comparison> {

@@ -17,6 +17,7 @@ import { listApps, listAppVariants } from "../../api/apps";
 import { listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { applicationLabel, lowerIsBetter, metricName, stepName, type NameBook } from "../../lib/stepNames";
+import { usd } from "../../lib/usd";
 import { wordDiff } from "../../lib/wordDiff";
 import { fmt } from "./Chart";
 
@@ -196,12 +197,29 @@ export default function ComparePage() {
                   </td>
                   {m.runs.map((r, i) => (
                     <td key={r.run_id}>
-                      {r.mean !== undefined ? (m.type === "binary" ? `${points(r.mean)}% pass` : isCost(m.path) ? money(r.mean) : fmt(r.mean)) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
+                      {r.mean !== undefined ? (m.type === "binary" ? `${points(r.mean)}% pass` : isCost(m.path) ? usd(r.mean) : fmt(r.mean)) : "—"} <span style={{ color: "#6b7080", fontSize: 11 }}>n={r.count}</span>
                       {i > 0 && <Delta path={m.path} direction={m.direction} side={r} rate={m.type === "binary"} />}
+                      {r.cost_per_point !== undefined && (
+                        <div data-testid="cost-per-point" style={{ color: "#6b7080", fontSize: 11 }} title={m.type === "binary" ? "the run's cost ÷ its pass rate in percent" : "the run's cost ÷ this score's mean"}>
+                          {/* A pass rate reads in percent above: a point is a percentage point. */}
+                          {usd(m.type === "binary" ? r.cost_per_point / 100 : r.cost_per_point)} per point
+                        </div>
+                      )}
                     </td>
                   ))}
                 </tr>
               ))}
+              {cmp.data.costs?.some((c) => c.scenarios > 0) && (
+                <tr data-testid="cost-row">
+                  <td>
+                    cost of the run (USD)
+                    <div style={{ fontSize: 11, color: "#6b7080" }}>its scenarios' traced model costs</div>
+                  </td>
+                  {cmp.data.costs.map((c) => (
+                    <td key={c.run_id}>{c.scenarios > 0 ? usd(c.cost) : "—"}</td>
+                  ))}
+                </tr>
+              )}
             </tbody>
           </table>
 
@@ -298,14 +316,6 @@ function isCost(path: string): boolean {
   return path.endsWith("costs.cumulative.total");
 }
 
-/** money is dollars in decimals, to two significant digits below a cent
- * ("$0.0000015", not "1.50e-6"). */
-function money(x: number): string {
-  const a = Math.abs(x);
-  const digits = a === 0 ? 2 : Math.min(12, Math.max(2, 1 - Math.floor(Math.log10(a))));
-  return `${x < 0 ? "-" : ""}$${a.toFixed(digits)}`;
-}
-
 /** points is a rate (0..1) in percent, to a tenth of a point. */
 function points(x: number): string {
   return String(Math.round(x * 1000) / 10);
@@ -318,7 +328,7 @@ function Delta({ path, direction, side, rate }: { path: string; direction?: "hig
   const wider = adj && ci && (adj.low !== ci.low || adj.high !== ci.high);
   // A pass rate's figures are percentage points: "-0.5" beside a mean of
   // 0.5 reads as a score, not as half the testcases failing.
-  const n = (x: number) => (rate ? points(x) : isCost(path) ? money(x) : fmt(x));
+  const n = (x: number) => (rate ? points(x) : isCost(path) ? usd(x) : fmt(x));
   const unit = rate ? " points" : "";
   return (
     <div data-testid="delta" data-verdict={v} style={{ color: COLOURS[v], fontSize: 12 }}>

@@ -18,6 +18,7 @@ import {
   globalMetrics,
   normTraceId,
   progress,
+  stopReason,
   testcases,
   traceOutputs,
   type MetricRecord,
@@ -142,6 +143,11 @@ export default function EvaluationPage() {
       <ErrorBox error={run.error || prog.error || (doc.error as Error | undefined)} />
       {run.data && live && <LivePanel run={run.data} progress={prog.data} />}
       {prog.data && !live && <ProgressBar p={prog.data} />}
+      {stopReason(run.data) && (
+        <p data-testid="stop-reason" role="status" className="status-cancelled">
+          Stopped: {stopReason(run.data)}
+        </p>
+      )}
       {metrics.data && <ModelCalls m={metrics.data} />}
       <p>
         Export: <a href={exportURL(id, "csv")}>CSV</a> · <a href={exportURL(id, "json")}>JSON</a> ·{" "}

@@ -4,13 +4,14 @@
 import { useMemo, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate } from "react-router";
-import { createEvaluation, listRuns } from "../../api/evaluations";
+import { createEvaluation, estimateEvaluation, listRuns, type Estimate } from "../../api/evaluations";
 import { listTestsets, latestRevisionHeader } from "../../api/testsets";
 import { appRevisions, listApps } from "../../api/apps";
 import { headRevisionId, listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { Denied, usePermissions } from "../../auth/permissions";
 import { variantLabel } from "../../lib/stepNames";
+import { usd } from "../../lib/usd";
 import { LiveBadge, NewOnlineEvaluation } from "./OnlineEvaluation";
 
 export default function EvaluationsPage() {
@@ -74,8 +75,22 @@ function NewRun() {
   const revs = useQuery({ queryKey: ["app-revisions", app], queryFn: () => appRevisions(app), enabled: !!app });
   const [appRevs, setAppRevs] = useState<string[]>([]);
   const [evs, setEvs] = useState<string[]>([]);
+  const [budget, setBudget] = useState("");
   const [err, setErr] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const budgetUSD = Number(budget) > 0 ? Number(budget) : undefined;
+  // The estimate of what Start would run, as soon as it is runnable.
+  const ready = !!testset && evs.length > 0 && (!app || appRevs.length > 0);
+  const estimate = useQuery({
+    queryKey: ["estimate", testset, appRevs, evs],
+    enabled: ready,
+    queryFn: async () => {
+      const ts = await latestRevisionHeader(testset);
+      const evRevs = await Promise.all(evs.map(headRevisionId));
+      if (!ts || evRevs.some((x) => !x)) return [];
+      return estimateEvaluation({ name: "", testsetRevisionId: ts.id, applicationRevisionIds: appRevs, evaluatorRevisionIds: evRevs as string[] });
+    },
+  });
   const runnable = useMemo(() => (revs.data ?? []).filter((r) => r.data?.uri).sort((a, b) => Number(b.version) - Number(a.version)), [revs.data]);
 
   const start = async () => {
@@ -86,7 +101,7 @@ function NewRun() {
       if (!ts) throw new Error("The testset has no revision.");
       const evRevs = await Promise.all(evs.map(headRevisionId));
       if (evRevs.some((x) => !x)) throw new Error("An evaluator has no revision.");
-      const runs = await createEvaluation({ name: name || "evaluation", testsetRevisionId: ts.id, applicationRevisionIds: appRevs, evaluatorRevisionIds: evRevs as string[] });
+      const runs = await createEvaluation({ name: name || "evaluation", testsetRevisionId: ts.id, applicationRevisionIds: appRevs, evaluatorRevisionIds: evRevs as string[], budget: budgetUSD });
       await qc.invalidateQueries({ queryKey: ["runs"] });
       nav(runs.length === 1 ? `/evaluations/${runs[0].id}` : `/evaluations/compare?runs=${runs.map((r) => r.id).join(",")}`);
     } catch (e) {
@@ -143,6 +158,12 @@ function NewRun() {
             </label>
           ))}
         </fieldset>
+        <label>
+          Budget per run, USD (optional){" "}
+          <input type="number" min="0" step="0.01" value={budget} onChange={(e) => setBudget(e.currentTarget.value)} aria-label="budget" placeholder="no limit" style={{ width: 100 }} />{" "}
+          <span className="muted">a run that reaches it stops, cancelled, with the reason on its page</span>
+        </label>
+        {ready && <EstimateLine estimates={estimate.data} loading={estimate.isLoading} error={estimate.error} />}
         <button
           disabled={!perms.can("run_evaluation") || !testset || evs.length === 0 || (!!app && appRevs.length === 0) || busy}
           title={perms.can("run_evaluation") ? undefined : perms.why("run_evaluation", "start evaluations")}
@@ -154,5 +175,26 @@ function NewRun() {
         <ErrorBox error={err} />
       </div>
     </details>
+  );
+}
+
+/** EstimateLine says what the run(s) Start would begin should cost, and on
+ * what assumptions (hover). */
+function EstimateLine({ estimates, loading, error }: { estimates?: Estimate[]; loading: boolean; error: unknown }) {
+  if (loading) return <p className="muted">Estimating the cost…</p>;
+  if (error || !estimates?.length) return null;
+  const cost = estimates.reduce((s, e) => s + (e.cost ?? 0), 0);
+  const cells = estimates.reduce((s, e) => s + e.cells, 0);
+  const calls = estimates.reduce((s, e) => s + e.model_calls, 0);
+  const models = [...new Set(estimates.flatMap((e) => e.models))];
+  const unpriced = [...new Set(estimates.flatMap((e) => e.unpriced_models))];
+  const unknown = estimates.some((e) => e.cost === null);
+  return (
+    <p data-testid="run-estimate" title={estimates[0].assumptions.join("\n")}>
+      Estimated cost <strong>{unknown ? "unknown" : usd(cost)}</strong>
+      {estimates.length > 1 ? ` for ${estimates.length} runs` : ""} · {cells} cells, {calls} model calls
+      {models.length ? ` (${models.join(", ")})` : ""}
+      {unpriced.length ? ` · no price for ${unpriced.join(", ")}` : ""} <span className="muted">— an estimate: prompt ≈ (template + testcase characters) / 4 tokens, answers at max_tokens or 256; hover for the assumptions</span>
+    </p>
   );
 }
