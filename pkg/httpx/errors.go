@@ -1,8 +1,10 @@
 package httpx
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -11,29 +13,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
+	"github.com/assayhq/assay/pkg/httpstatus"
+	"github.com/assayhq/assay/pkg/inputlimits"
 )
 
-// statusOf is the one place where error kinds become HTTP statuses.
-var statusOf = map[errs.Kind]int{
-	errs.Internal:         http.StatusInternalServerError,
-	errs.Invalid:          http.StatusBadRequest,
-	errs.Unauthenticated:  http.StatusUnauthorized,
-	errs.Forbidden:        http.StatusForbidden,
-	errs.NotFound:         http.StatusNotFound,
-	errs.NotAcceptable:    http.StatusNotAcceptable,
-	errs.Conflict:         http.StatusConflict,
-	errs.Gone:             http.StatusGone,
-	errs.TooLarge:         http.StatusRequestEntityTooLarge,
-	errs.Unprocessable:    http.StatusUnprocessableEntity,
-	errs.FailedDependency: http.StatusFailedDependency,
-	errs.TooManyRequests:  http.StatusTooManyRequests,
-	errs.NotImplemented:   http.StatusNotImplemented,
-	errs.Unavailable:      http.StatusServiceUnavailable,
-	errs.Timeout:          http.StatusGatewayTimeout,
-}
-
-// Status returns the HTTP status for an error kind.
-func Status(k errs.Kind) int { return statusOf[k] }
+// Status returns the HTTP status for an error kind (pkg/httpstatus, the
+// one mapping).
+func Status(k errs.Kind) int { return httpstatus.Of(k) }
 
 // ErrorBody is the JSON shape of every error response: {"detail": ...}.
 type ErrorBody struct {
@@ -148,4 +134,21 @@ func Bind(c echo.Context, v any) error {
 		return err
 	}
 	return nil
+}
+
+// BindText is Bind for JSON bodies that reach PostgreSQL: the body is
+// also refused with a 422 naming the field when a string in it holds a
+// NUL character, invalid UTF-8 or an unpaired surrogate
+// (inputlimits.CheckJSONText).
+func BindText(c echo.Context, v any) error {
+	req := c.Request()
+	raw, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	if err := Bind(c, v); err != nil {
+		return err
+	}
+	return inputlimits.CheckJSONText(raw, nil, "body")
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/assayhq/assay/pkg/spanstream"
 )
 
 // Limits bound one span, in the spirit of OpenTelemetry's SpanLimits, so
@@ -50,11 +48,19 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("span limit %s is %d; it must be at least %d", c.name, c.v, c.least)
 		}
 	}
-	if l.MaxBytes > spanstream.MaxBatchBytes {
-		return fmt.Errorf("span limit MAX_BYTES is %d; one message carries at most %d", l.MaxBytes, spanstream.MaxBatchBytes)
+	if l.MaxBytes > maxBatchBytes {
+		return fmt.Errorf("span limit MAX_BYTES is %d; one message carries at most %d", l.MaxBytes, maxBatchBytes)
 	}
 	return nil
 }
+
+// maxBatchBytes is spanstream.MaxBatchBytes, the most one span-batch
+// message carries. It is not imported: spanstream holds the stream's
+// JetStream configuration, and the runtime's evaluation use cases, which
+// normalise spans through this package, import no NATS client
+// (services/runtime/internal/evalrun's TestUseCasesImportNoInfrastructure).
+// spanstream's TestSpanLimitsFitOneBatch keeps the two equal.
+const maxBatchBytes = 256 << 20
 
 func (l Limits) orDefault() Limits {
 	d := DefaultLimits

@@ -1,15 +1,19 @@
-package httpx
+// Package inputlimits holds, in one place, the checks every request input
+// passes before it is stored: text PostgreSQL can store (no NUL, valid
+// UTF-8, no unpaired surrogate escape) and JSON whose nesting depth and
+// number lengths every client can read back. A refusal is a 422 naming the
+// value's location. It imports no HTTP framework, so the use cases and the
+// wire decoding that call it stay free of one; pkg/httpx's BindText is the
+// echo side.
+package inputlimits
 
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
 )
@@ -296,22 +300,6 @@ func hex4(b []byte, at int) (rune, bool) {
 	}
 	n, err := strconv.ParseUint(string(b[at:at+4]), 16, 32)
 	return rune(n), err == nil
-}
-
-// BindText is Bind for JSON bodies that reach PostgreSQL: the body is
-// also refused with a 422 naming the field when a string in it holds a
-// NUL character, invalid UTF-8 or an unpaired surrogate (CheckJSONText).
-func BindText(c echo.Context, v any) error {
-	req := c.Request()
-	raw, err := io.ReadAll(req.Body)
-	if err != nil {
-		return err
-	}
-	req.Body = io.NopCloser(bytes.NewReader(raw))
-	if err := Bind(c, v); err != nil {
-		return err
-	}
-	return CheckJSONText(raw, nil, "body")
 }
 
 // Limits on the shape of stored JSON. Values past them are legal JSON, but

@@ -1,4 +1,4 @@
-package httpx_test
+package inputlimits_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 )
 
 // fieldOf returns the loc and msg of a 422 from the text checks.
@@ -44,7 +44,7 @@ func TestCheckJSONText(t *testing.T) {
 		{"a value after an empty object in a list", `[{},"\u0000"]`, []any{"body", 1}, "NUL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := httpx.CheckJSONText([]byte(tc.doc), nil, "body")
+			err := inputlimits.CheckJSONText([]byte(tc.doc), nil, "body")
 			if tc.loc == nil {
 				assert.NoError(t, err)
 				return
@@ -65,24 +65,24 @@ func TestCheckJSONTextSkip(t *testing.T) {
 		return n >= 3 && p[n-1] == "data" && isIdx && p[n-3] == "testcases"
 	}
 	ok := `{"data":{"testcases":[{"data":{"q":"\u0000","n":{"\u0000":"\ud800"}}},{"data":"\u0000"}]},"name":"fine"}`
-	assert.NoError(t, httpx.CheckJSONText([]byte(ok), skip, "body"))
+	assert.NoError(t, inputlimits.CheckJSONText([]byte(ok), skip, "body"))
 	bad := `{"data":{"testcases":[{"data":{"q":"\u0000"},"meta":{"m":"\u0000"}}]}}`
-	loc, _ := fieldOf(t, httpx.CheckJSONText([]byte(bad), skip, "body"))
+	loc, _ := fieldOf(t, inputlimits.CheckJSONText([]byte(bad), skip, "body"))
 	assert.Equal(t, []any{"body", "data", "testcases", 0, "meta", "m"}, loc)
 	key := `{"data":{"testcases":[{"data":{"q":"\u0000"},"\u0000":1}]}}`
-	loc, _ = fieldOf(t, httpx.CheckJSONText([]byte(key), skip, "body"))
+	loc, _ = fieldOf(t, inputlimits.CheckJSONText([]byte(key), skip, "body"))
 	assert.Equal(t, []any{"body", "data", "testcases", 0, "\x00"}, loc, "a key next to the exempt value is checked")
 	after := `{"data":{"testcases":[{"data":{"q":"\u0000"}}]},"name":"\u0000"}`
-	loc, _ = fieldOf(t, httpx.CheckJSONText([]byte(after), skip, "body"))
+	loc, _ = fieldOf(t, inputlimits.CheckJSONText([]byte(after), skip, "body"))
 	assert.Equal(t, []any{"body", "name"}, loc, "the exemption ends with the exempt value")
 }
 
 func TestCheckText(t *testing.T) {
-	assert.NoError(t, httpx.CheckText("plain é", "query", "name"))
-	loc, msg := fieldOf(t, httpx.CheckText("a\x00", "query", "name"))
+	assert.NoError(t, inputlimits.CheckText("plain é", "query", "name"))
+	loc, msg := fieldOf(t, inputlimits.CheckText("a\x00", "query", "name"))
 	assert.Equal(t, []any{"query", "name"}, loc)
 	assert.Contains(t, msg, "NUL")
-	_, msg = fieldOf(t, httpx.CheckText("a\xff", "body", "testset_name"))
+	_, msg = fieldOf(t, inputlimits.CheckText("a\xff", "body", "testset_name"))
 	assert.Contains(t, msg, "UTF-8")
 }
 
@@ -91,7 +91,7 @@ func TestCheckText(t *testing.T) {
 // proportion to its size, whatever its nesting depth.
 func TestCheckJSONTextIsLinear(t *testing.T) {
 	clean := []byte(`{"rows":[` + strings.Repeat(`{"a":"b","c":[1,2,3]},`, 10000) + `{}]}`)
-	assert.Zero(t, testing.AllocsPerRun(10, func() { _ = httpx.CheckJSONText(clean, nil, "body") }))
+	assert.Zero(t, testing.AllocsPerRun(10, func() { _ = inputlimits.CheckJSONText(clean, nil, "body") }))
 
 	wide := func(n int) []byte {
 		return []byte(`{"rows":[` + strings.Repeat(`{"a":"b"},`, n) + `{"a":"\u0000"}]}`)
@@ -100,10 +100,10 @@ func TestCheckJSONTextIsLinear(t *testing.T) {
 		return []byte(strings.Repeat(`{"a":[`, n) + `"\u0000"` + strings.Repeat(`]}`, n))
 	}
 	for name, doc := range map[string]func(int) []byte{"wide": wide, "deep": deep} {
-		small := testing.AllocsPerRun(3, func() { _ = httpx.CheckJSONText(doc(10000), nil, "body") })
-		large := testing.AllocsPerRun(3, func() { _ = httpx.CheckJSONText(doc(100000), nil, "body") })
+		small := testing.AllocsPerRun(3, func() { _ = inputlimits.CheckJSONText(doc(10000), nil, "body") })
+		large := testing.AllocsPerRun(3, func() { _ = inputlimits.CheckJSONText(doc(100000), nil, "body") })
 		assert.LessOrEqual(t, large, 11*small+100, "%s: %v allocations for 10x the size, %v for 1x", name, large, small)
-		err := httpx.CheckJSONText(doc(10000), nil, "body")
+		err := inputlimits.CheckJSONText(doc(10000), nil, "body")
 		loc, _ := fieldOf(t, err)
 		if name == "deep" {
 			assert.Len(t, loc, 1+2*10000, "the path names every level")
@@ -119,7 +119,7 @@ func BenchmarkCheckJSONText(b *testing.B) {
 			b.SetBytes(int64(len(doc)))
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = httpx.CheckJSONText(doc, nil, "body")
+				_ = inputlimits.CheckJSONText(doc, nil, "body")
 			}
 		})
 	}
@@ -132,7 +132,7 @@ func FuzzCheckJSONText(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		err := httpx.CheckJSONText(doc, nil, "body")
+		err := inputlimits.CheckJSONText(doc, nil, "body")
 		if !json.Valid(doc) {
 			return // the check gives up on what is not JSON, but must not panic
 		}
@@ -153,14 +153,14 @@ func FuzzCheckJSONText(f *testing.F) {
 
 func TestCheckJSONLimits(t *testing.T) {
 	deep := func(n int) string { return strings.Repeat(`{"a":`, n-1) + "[1]" + strings.Repeat("}", n-1) }
-	long := "1" + strings.Repeat("0", httpx.MaxJSONNumberLength-1)
+	long := "1" + strings.Repeat("0", inputlimits.MaxJSONNumberLength-1)
 	for _, ok := range []string{
-		`{}`, `{"n":` + long + `}`, `{"n":-` + long[1:] + `}`, deep(httpx.MaxJSONDepth),
+		`{}`, `{"n":` + long + `}`, `{"n":-` + long[1:] + `}`, deep(inputlimits.MaxJSONDepth),
 		// what looks like a number or nesting inside a string does not count
 		`{"s":"` + strings.Repeat("9", 5000) + `","t":"` + strings.Repeat("[", 5000) + `\"[["}`,
 		`[true,false,null,1e10,-0.5E-3]`,
 	} {
-		require.NoError(t, httpx.CheckJSONLimits([]byte(ok), "body"), ok[:min(len(ok), 60)])
+		require.NoError(t, inputlimits.CheckJSONLimits([]byte(ok), "body"), ok[:min(len(ok), 60)])
 	}
 	for _, tc := range []struct {
 		raw string
@@ -168,7 +168,7 @@ func TestCheckJSONLimits(t *testing.T) {
 	}{
 		{`{"n":` + long + `0}`, []any{"body", "n"}},
 		{`{"x":[1,{"y":-` + long + `}]}`, []any{"body", "x", 1, "y"}},
-		{`{"x":` + deep(httpx.MaxJSONDepth) + `}`, append([]any{"body", "x"}, func() []any {
+		{`{"x":` + deep(inputlimits.MaxJSONDepth) + `}`, append([]any{"body", "x"}, func() []any {
 			var p []any
 			for range 15 { // the location is cut to 16 steps after loc
 				p = append(p, "a")
@@ -176,7 +176,7 @@ func TestCheckJSONLimits(t *testing.T) {
 			return p
 		}()...)},
 	} {
-		err := httpx.CheckJSONLimits([]byte(tc.raw), "body")
+		err := inputlimits.CheckJSONLimits([]byte(tc.raw), "body")
 		require.Error(t, err)
 		e := errs.From(err)
 		require.Equal(t, errs.Unprocessable, e.Kind, err.Error())
