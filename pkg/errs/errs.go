@@ -1,5 +1,5 @@
 // Package errs defines transport-free error kinds. Services return *Error
-// values; pkg/httpx maps each Kind to an HTTP status in one place.
+// values; pkg/httpstatus maps each Kind to an HTTP status in one place.
 package errs
 
 import (

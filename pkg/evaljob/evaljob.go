@@ -1,75 +1,19 @@
-// Package evaljob is the contract of the EVALS stream: the work-queue
-// stream on which the registry (and the runtime itself) publishes
-// evaluation jobs and the runtime's workers consume them. A job is JSON
-// (docs/decisions/0006): it is small, written once per slice of a run,
-// and read by one Go consumer.
+// Package evaljob is the JetStream side of the EVALS stream: its
+// configuration, and publishing and decoding the jobs (evaluation.Job, the
+// contract in pkg/evaluation) that the registry (and the runtime itself)
+// publishes and the runtime's workers consume.
 package evaljob
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/assayhq/assay/pkg/evaluation"
 )
-
-// Stream is the work-queue stream's name; its subjects are Subject(project).
-const Stream = "EVALS"
-
-// SubjectPrefix prefixes every job subject: evals.<project id>.
-const SubjectPrefix = "evals."
-
-// Kind says what a job asks a worker to do.
-type Kind string
-
-const (
-	// KindRun sources a started run's items (testset revision, query,
-	// or the live window), mints its scenarios and input cells, and
-	// fans the rest out as KindProcess jobs.
-	KindRun Kind = "run"
-	// KindProcess executes the cells of Slice that are not done yet (or
-	// whose status is in Statuses; every cell of the slice when Overwrite).
-	KindProcess Kind = "process"
-	// KindWindow runs a live run over [Oldest, Newest): one per minute.
-	KindWindow Kind = "window"
-	// KindMetrics recomputes the run's metrics (metrics/refresh, refresh).
-	KindMetrics Kind = "metrics"
-)
-
-// Slice narrows a job to some scenarios, steps and repeats; an empty list
-// means all of them.
-type Slice struct {
-	ScenarioIDs []string `json:"scenario_ids,omitempty"`
-	StepKeys    []string `json:"step_keys,omitempty"`
-	RepeatIdxs  []int    `json:"repeat_idxs,omitempty"`
-}
-
-// Job is one message of the EVALS stream.
-type Job struct {
-	Kind      Kind   `json:"kind"`
-	ProjectID string `json:"project_id"`
-	// UserID is who started the run: the worker writes results and
-	// invokes on behalf of this user in ProjectID, with the internal token.
-	UserID string `json:"user_id,omitempty"`
-	RunID  string `json:"run_id"`
-	Slice  Slice  `json:"slice,omitzero"`
-	// Statuses re-processes the cells whose current status is one of
-	// these (for example failure and errors); empty means pending only.
-	Statuses  []string `json:"statuses,omitempty"`
-	Overwrite bool     `json:"overwrite,omitempty"`
-	// Oldest and Newest bound a KindWindow job's query window.
-	Oldest *time.Time `json:"oldest,omitempty"`
-	Newest *time.Time `json:"newest,omitempty"`
-	// ID names the job for JetStream's duplicate window (Nats-Msg-Id):
-	// a publisher that retries, or several replicas publishing the same
-	// live window, store it once. Empty means no de-duplication.
-	ID string `json:"id,omitempty"`
-}
-
-// Subject is the subject of project's jobs.
-func Subject(project string) string { return SubjectPrefix + project }
 
 // StreamConfig is the EVALS stream: a work queue (a message is delivered to
 // one consumer and removed once acknowledged), file storage, replicas as
@@ -79,8 +23,8 @@ func StreamConfig(replicas int, dedup time.Duration) jetstream.StreamConfig {
 		replicas = 1
 	}
 	return jetstream.StreamConfig{
-		Name:       Stream,
-		Subjects:   []string{SubjectPrefix + ">"},
+		Name:       evaluation.Stream,
+		Subjects:   []string{evaluation.SubjectPrefix + ">"},
 		Retention:  jetstream.WorkQueuePolicy,
 		Storage:    jetstream.FileStorage,
 		Replicas:   replicas,
@@ -95,7 +39,7 @@ type Publisher interface {
 }
 
 // Publish stores job on its project's subject.
-func Publish(ctx context.Context, p Publisher, job Job) error {
+func Publish(ctx context.Context, p Publisher, job evaluation.Job) error {
 	if job.ProjectID == "" || job.RunID == "" || job.Kind == "" {
 		return fmt.Errorf("evaljob: kind, project and run are required")
 	}
@@ -103,18 +47,6 @@ func Publish(ctx context.Context, p Publisher, job Job) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.Publish(ctx, Subject(job.ProjectID), b, job.ID)
+	_, err = p.Publish(ctx, evaluation.Subject(job.ProjectID), b, job.ID)
 	return err
-}
-
-// Decode reads a job message; subject must be the job's project subject.
-func Decode(subject string, data []byte) (Job, error) {
-	var j Job
-	if err := json.Unmarshal(data, &j); err != nil {
-		return j, fmt.Errorf("evaljob: %w", err)
-	}
-	if j.ProjectID == "" || j.RunID == "" || strings.TrimPrefix(subject, SubjectPrefix) != j.ProjectID {
-		return j, fmt.Errorf("evaljob: job for project %q on subject %q", j.ProjectID, subject)
-	}
-	return j, nil
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/spanstream"
@@ -127,7 +128,7 @@ func TestAuthConfigPermissions(t *testing.T) {
 	// registry: declares EVALS, publishes a job, purges a project's jobs.
 	_, err = registry.js.CreateOrUpdateStream(ctx, evaljob.StreamConfig(1, time.Minute))
 	require.NoError(t, err)
-	_, err = registry.js.Publish(ctx, evaljob.Subject(project), []byte(`{}`), jetstream.WithMsgID("job-1"))
+	_, err = registry.js.Publish(ctx, evaluation.Subject(project), []byte(`{}`), jetstream.WithMsgID("job-1"))
 	require.NoError(t, err)
 
 	// tracing: declares SPANS, keeps delete epochs, publishes a batch.
@@ -189,10 +190,10 @@ func TestAuthConfigPermissions(t *testing.T) {
 	// tracing (POST /internal/spans/batch).
 	_, err = runtime.js.CreateOrUpdateStream(ctx, evaljob.StreamConfig(1, time.Minute))
 	require.NoError(t, err)
-	rc, err := runtime.js.CreateOrUpdateConsumer(ctx, evaljob.Stream, jetstream.ConsumerConfig{
+	rc, err := runtime.js.CreateOrUpdateConsumer(ctx, evaluation.Stream, jetstream.ConsumerConfig{
 		Durable: "runtime-evals", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: 5})
 	require.NoError(t, err)
-	b, err = natsx.ReadBacklog(ctx, runtime.js, evaljob.Stream, "runtime-evals")
+	b, err = natsx.ReadBacklog(ctx, runtime.js, evaluation.Stream, "runtime-evals")
 	require.NoError(t, err, "the runtime reads its backlog")
 	assert.Positive(t, b.OldestAge, "the runtime reads its oldest job's age")
 	batch, err := rc.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
@@ -205,13 +206,13 @@ func TestAuthConfigPermissions(t *testing.T) {
 	}
 	require.NoError(t, batch.Error())
 	require.Equal(t, 1, got, "the runtime fetched no job")
-	_, err = runtime.js.Stream(ctx, evaljob.Stream)
+	_, err = runtime.js.Stream(ctx, evaluation.Stream)
 	require.NoError(t, err)
 
 	// registry purges the project's jobs.
-	s, err := registry.js.Stream(ctx, evaljob.Stream)
+	s, err := registry.js.Stream(ctx, evaluation.Stream)
 	require.NoError(t, err)
-	require.NoError(t, s.Purge(ctx, jetstream.WithPurgeSubject(evaljob.Subject(project))))
+	require.NoError(t, s.Purge(ctx, jetstream.WithPurgeSubject(evaluation.Subject(project))))
 
 	for _, c := range []*client{tracing, writer, registry, runtime} {
 		require.NoError(t, c.nc.Flush())
@@ -224,12 +225,12 @@ func TestAuthConfigPermissions(t *testing.T) {
 		assert.True(t, c.refused(t, spanstream.SpanSubject(project)), "%s published a span batch", name)
 	}
 	for name, c := range map[string]*client{"tracing": tracing, "writer": writer, "runtime": runtime} {
-		assert.True(t, c.refused(t, evaljob.Subject(project)), "%s published an evaluation job", name)
+		assert.True(t, c.refused(t, evaluation.Subject(project)), "%s published an evaluation job", name)
 	}
 	for name, c := range map[string]*client{"tracing": tracing, "writer": writer, "registry": registry, "runtime": runtime} {
 		assert.True(t, c.subscribeRefused(t, "spans.>"), "%s read span batches off the wire", name)
 		assert.True(t, c.subscribeRefused(t, "evals.>"), "%s read evaluation jobs off the wire", name)
-		for _, stream := range []string{spanstream.SpanStream, evaljob.Stream} {
+		for _, stream := range []string{spanstream.SpanStream, evaluation.Stream} {
 			assert.True(t, c.refused(t, "$JS.API.STREAM.DELETE."+stream), "%s may delete %s", name, stream)
 		}
 		assert.True(t, c.refused(t, "$JS.API.CONSUMER.MSG.NEXT.SPANS.other"), "%s pulled SPANS as another consumer", name)

@@ -1,7 +1,9 @@
 // Package svcclient is how one service calls another: a JSON POST (or a
 // GET) that carries the internal token and the caller's scope, exactly as
-// the gateway forwards a request. Callers map the answer's status to their
-// own errors, since what a refusal means differs per call.
+// the gateway forwards a request. Check (answer.go) is the one mapping of
+// an answer to an error (unreachable, not found, closed, refused) and
+// Transient says which of them may pass on a retry; a caller that must say
+// more (an invocation's errs.Kind) starts from those.
 package svcclient
 
 import (

@@ -22,6 +22,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
 	"github.com/assayhq/assay/services/registry/internal/evaljobs"
+	"github.com/assayhq/assay/services/registry/internal/evalreports"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/modelcalls"
@@ -29,6 +30,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/purge"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
+	"github.com/assayhq/assay/services/registry/internal/simpleevals"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
@@ -180,7 +182,7 @@ func run(ctx context.Context, cfg Config) error {
 	evs := evaluations.NewService(store.Evaluations(), jobs, evaluations.Config{
 		DefaultQueuesForAllRuns: cfg.Eval.DefaultQueuesForAllRuns, MaxLimit: cfg.Eval.QueryLimit, MaxBatch: cfg.Eval.MaxBatch,
 		RefreshWait: cfg.Eval.RefreshWait})
-	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: ts, Workflows: wf, Queries: qs})
+	simple := simpleevals.NewSimple(evs, simpleevals.Families{Testsets: ts, Workflows: wf, Queries: qs})
 	prices, err := spanmodel.LoadPrices(cfg.ModelPrices)
 	if err != nil {
 		return fmt.Errorf("REGISTRY_MODEL_PRICES: %w", err)
@@ -203,11 +205,12 @@ func run(ctx context.Context, cfg Config) error {
 		Secrets:           secrets.NewService(store.Secrets(), vault, secrets.Limits{MaxPerProject: cfg.Secrets.MaxPerProject}),
 		Evaluations:       evs,
 		SimpleEvaluations: simple,
-		SimpleQueues:      evaluations.NewSimpleQueues(simple),
+		SimpleQueues:      simpleevals.NewSimpleQueues(simple),
+		Reports:           evalreports.New(evs),
 		Purge:             &purge.Purger{Pool: pool, JS: nc.JS},
 		ModelCalls:        calls,
 	})
-	live := &evaluations.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.Eval.LiveInterval, Log: log}
+	live := &simpleevals.Ticker{Runs: store.Evaluations(), Jobs: jobs, Interval: cfg.Eval.LiveInterval, Log: log}
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
@@ -35,7 +35,7 @@ func TestRegistryDeclaresEvalsAndFollowsNATS(t *testing.T) {
 	require.NoError(t, err)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
-	s, err := js.Stream(context.Background(), evaljob.Stream)
+	s, err := js.Stream(context.Background(), evaluation.Stream)
 	require.NoError(t, err)
 	info, err := s.Info(context.Background())
 	require.NoError(t, err)
@@ -84,9 +84,9 @@ func TestRegistryDeclaresEvalsAndFollowsNATS(t *testing.T) {
 	defer nc.Close()
 	js, err = jetstream.New(nc)
 	require.NoError(t, err)
-	st, err := js.Stream(context.Background(), evaljob.Stream)
+	st, err := js.Stream(context.Background(), evaluation.Stream)
 	require.NoError(t, err)
-	kinds := map[evaljob.Kind]evaljob.Job{}
+	kinds := map[evaluation.Kind]evaluation.Job{}
 	var seen uint64
 	require.Eventually(t, func() bool {
 		info, err := st.Info(context.Background())
@@ -94,14 +94,14 @@ func TestRegistryDeclaresEvalsAndFollowsNATS(t *testing.T) {
 		for ; seen < info.State.LastSeq; seen++ {
 			msg, err := st.GetMsg(context.Background(), seen+1)
 			require.NoError(t, err)
-			j, err := evaljob.Decode(msg.Subject, msg.Data)
+			j, err := evaluation.DecodeJob(msg.Subject, msg.Data)
 			require.NoError(t, err)
 			kinds[j.Kind] = j
 		}
-		return kinds[evaljob.KindWindow].RunID != ""
+		return kinds[evaluation.KindWindow].RunID != ""
 	}, 15*time.Second, 200*time.Millisecond, "the ticker publishes a window")
-	assert.Equal(t, run, kinds[evaljob.KindRun].RunID, "create published the run job")
-	w := kinds[evaljob.KindWindow]
+	assert.Equal(t, run, kinds[evaluation.KindRun].RunID, "create published the run job")
+	w := kinds[evaluation.KindWindow]
 	require.Equal(t, run, w.RunID, "the ticker published a window")
 	assert.Equal(t, sc.UserID.String(), w.UserID)
 	assert.Equal(t, time.Second, w.Newest.Sub(*w.Oldest))

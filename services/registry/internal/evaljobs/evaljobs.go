@@ -11,6 +11,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/natsx"
 )
 
@@ -34,7 +35,7 @@ type Publisher struct{ P evaljob.Publisher }
 
 // Publish stores job; it returns once JetStream acknowledged it (a
 // duplicate job id within the window is acknowledged and stored once).
-func (p Publisher) Publish(ctx context.Context, job evaljob.Job) error {
+func (p Publisher) Publish(ctx context.Context, job evaluation.Job) error {
 	if err := evaljob.Publish(ctx, p.P, job); err != nil {
 		// A 503: the records are written, the job is not; the client
 		// retries (start, process and refresh are idempotent).

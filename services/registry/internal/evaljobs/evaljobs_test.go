@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
@@ -34,12 +34,12 @@ func TestPublishStoresOnceAndReadsBack(t *testing.T) {
 	require.NoError(t, evaljobs.Ensure(ctx, c, evaljobs.Config{Replicas: 1, DedupWindow: 2 * time.Minute}), "ensuring again updates")
 
 	p := evaljobs.Publisher{P: natsx.NewPublisher(c, cfg)}
-	job := evaljob.Job{Kind: evaljob.KindWindow, ProjectID: "p1", RunID: "r1", ID: "window:r1:60"}
+	job := evaluation.Job{Kind: evaluation.KindWindow, ProjectID: "p1", RunID: "r1", ID: "window:r1:60"}
 	require.NoError(t, p.Publish(ctx, job))
 	require.NoError(t, p.Publish(ctx, job), "a second replica publishing the same window")
-	require.NoError(t, p.Publish(ctx, evaljob.Job{Kind: evaljob.KindRun, ProjectID: "p1", RunID: "r1"}))
+	require.NoError(t, p.Publish(ctx, evaluation.Job{Kind: evaluation.KindRun, ProjectID: "p1", RunID: "r1"}))
 
-	s, err := c.JS.Stream(ctx, evaljob.Stream)
+	s, err := c.JS.Stream(ctx, evaluation.Stream)
 	require.NoError(t, err)
 	info, err := s.Info(ctx)
 	require.NoError(t, err)
@@ -49,13 +49,13 @@ func TestPublishStoresOnceAndReadsBack(t *testing.T) {
 
 	m, err := s.GetMsg(ctx, 1)
 	require.NoError(t, err)
-	got, err := evaljob.Decode(m.Subject, m.Data)
+	got, err := evaluation.DecodeJob(m.Subject, m.Data)
 	require.NoError(t, err)
 	assert.Equal(t, job, got)
 
-	assert.Error(t, p.Publish(ctx, evaljob.Job{Kind: evaljob.KindRun, RunID: "r1"}), "no project")
+	assert.Error(t, p.Publish(ctx, evaluation.Job{Kind: evaluation.KindRun, RunID: "r1"}), "no project")
 	ns.Shutdown()
-	err = p.Publish(ctx, evaljob.Job{Kind: evaljob.KindRun, ProjectID: "p1", RunID: "r2"})
+	err = p.Publish(ctx, evaluation.Job{Kind: evaluation.KindRun, ProjectID: "p1", RunID: "r2"})
 	require.Error(t, err)
 	assert.Equal(t, errs.Unavailable, errs.KindOf(err))
 }

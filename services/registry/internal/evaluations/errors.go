@@ -23,15 +23,15 @@ var ErrUnknownScenario = errs.Field("Scenario not found in this run", nil, "body
 // registry has no job stream configured.
 var ErrJobsUnavailable = errs.New(errs.Unavailable, "evaluations.jobs_unavailable", "jobs unavailable")
 
-// closedRun is the compatible platform's 409 for a write to a closed run or to its
+// ClosedRun is the compatible platform's 409 for a write to a closed run or to its
 // scenarios, results, metrics or queues.
-func closedRun(runID string) error {
+func ClosedRun(runID string) error {
 	return errs.Message(errs.Conflict, "evaluations.run_closed", "Cannot modify a closed evaluation.",
 		map[string]any{"run_id": runID})
 }
 
-// runNotFound is the 404 of a write aimed at a run that does not exist.
-func runNotFound(runID string, loc ...any) error {
+// RunNotFound is the 404 of a write aimed at a run that does not exist.
+func RunNotFound(runID string, loc ...any) error {
 	if len(loc) > 0 {
 		return errs.Field("Run not found", runID, loc...)
 	}

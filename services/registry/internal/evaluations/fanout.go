@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
 )
 
@@ -24,7 +24,7 @@ const MaxFanOut = 1000
 // window. A job is published only for a run of the caller's project, as
 // the user the caller acts for, and only as a process job: the worker
 // starts no other kind of job.
-func (s *Service) FanOut(ctx context.Context, sc scope.Scope, jobs []evaljob.Job) error {
+func (s *Service) FanOut(ctx context.Context, sc scope.Scope, jobs []evaluation.Job) error {
 	if len(jobs) > MaxFanOut {
 		return errs.WithDetail(errs.Invalid, "evaluations.too_many_jobs", "Too many jobs",
 			fmt.Sprintf("jobs: %d jobs, at most %d per request", len(jobs), MaxFanOut))
@@ -37,9 +37,9 @@ func (s *Service) FanOut(ctx context.Context, sc scope.Scope, jobs []evaljob.Job
 	for i, j := range jobs {
 		at := fmt.Sprintf("jobs[%d]", i)
 		switch {
-		case j.Kind != evaljob.KindProcess:
+		case j.Kind != evaluation.KindProcess:
 			return errs.WithDetail(errs.Invalid, "evaluations.job_kind", "Invalid job",
-				fmt.Sprintf("%s.kind: %q; only %q jobs are fanned out", at, j.Kind, evaljob.KindProcess))
+				fmt.Sprintf("%s.kind: %q; only %q jobs are fanned out", at, j.Kind, evaluation.KindProcess))
 		case j.ProjectID != sc.ProjectID.String():
 			return errs.WithDetail(errs.Invalid, "evaluations.job_project", "Invalid job",
 				fmt.Sprintf("%s.project_id: %q is not the caller's project", at, j.ProjectID))
@@ -60,7 +60,7 @@ func (s *Service) FanOut(ctx context.Context, sc scope.Scope, jobs []evaljob.Job
 			return err
 		}
 		if r == nil {
-			return runNotFound(j.RunID)
+			return RunNotFound(j.RunID)
 		}
 		runs[j.RunID] = true
 	}

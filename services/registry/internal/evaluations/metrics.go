@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
 )
 
@@ -37,7 +37,7 @@ func (s *Service) UpsertMetrics(ctx context.Context, sc scope.Scope, ms []Metric
 			return nil, errs.Field("A metric is per scenario or per timestamp, not both", nil, append(loc, "timestamp")...)
 		}
 		if m.ScenarioID != nil {
-			id, err := parseID(*m.ScenarioID, append(loc, "scenario_id")...)
+			id, err := ParseID(*m.ScenarioID, append(loc, "scenario_id")...)
 			if err != nil {
 				return nil, err
 			}
@@ -45,27 +45,27 @@ func (s *Service) UpsertMetrics(ctx context.Context, sc scope.Scope, ms []Metric
 			m.ScenarioID = &v
 		}
 		if m.Timestamp != nil {
-			t := floorMinute(*m.Timestamp)
+			t := FloorMinute(*m.Timestamp)
 			m.Timestamp = &t
 		}
 		if m.ID == "" {
 			m.ID = newID().String()
-		} else if _, err := parseID(m.ID, append(loc, "id")...); err != nil {
+		} else if _, err := ParseID(m.ID, append(loc, "id")...); err != nil {
 			return nil, err
 		}
-		if m.Status, err = checkStatus(m.Status, Success, append(loc, "status")...); err != nil {
+		if m.Status, err = CheckStatus(m.Status, Success, append(loc, "status")...); err != nil {
 			return nil, err
 		}
-		if err := checkObjects(m.Flags, m.Tags, m.Meta, loc...); err != nil {
+		if err := CheckObjects(m.Flags, m.Tags, m.Meta, loc...); err != nil {
 			return nil, err
 		}
-		if err := checkObjects(nil, nil, m.Data, loc...); err != nil { // data is sized like meta
+		if err := CheckObjects(nil, nil, m.Data, loc...); err != nil { // data is sized like meta
 			return nil, errs.Field("Input should be a dictionary of at most 1 MiB", nil, append(loc, "data")...)
 		}
 		if err := checkInterval(m.Interval, append(loc, "interval")...); err != nil {
 			return nil, err
 		}
-		m.Data, m.Flags, m.Tags, m.Meta = nullable(m.Data), nullable(m.Flags), nullable(m.Tags), nullable(m.Meta)
+		m.Data, m.Flags, m.Tags, m.Meta = Nullable(m.Data), Nullable(m.Flags), Nullable(m.Tags), Nullable(m.Meta)
 		m.Lifecycle = Lifecycle{CreatedAt: &now, CreatedByID: user(sc), UpdatedAt: &now, UpdatedByID: user(sc)}
 		k := key{run: m.RunID}
 		if m.ScenarioID != nil {
@@ -111,7 +111,7 @@ func (s *Service) UpsertMetrics(ctx context.Context, sc scope.Scope, ms []Metric
 
 // Metric returns the metric id, or nil.
 func (s *Service) Metric(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Metric, error) {
-	xs, err := s.store.Metrics(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, Windowing: upTo(1)})
+	xs, err := s.store.Metrics(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, Windowing: UpTo(1)})
 	if err != nil || len(xs) == 0 {
 		return nil, err
 	}
@@ -163,14 +163,14 @@ func (s *Service) RefreshMetrics(ctx context.Context, sc scope.Scope, f Filter) 
 	if err != nil {
 		return Page[Metric]{}, err
 	}
-	slice := evaljob.Slice{}
+	slice := evaluation.Slice{}
 	for _, id := range f.ScenarioIDs {
 		slice.ScenarioIDs = append(slice.ScenarioIDs, id.String())
 	}
 	published := s.now()
 	stamp := published.UnixNano()
-	for _, id := range dedupIDs(f.RunIDs) {
-		j := evaljob.Job{Kind: evaljob.KindMetrics, ProjectID: sc.ProjectID.String(), RunID: runs[id].ID, Slice: slice,
+	for _, id := range DedupIDs(f.RunIDs) {
+		j := evaluation.Job{Kind: evaluation.KindMetrics, ProjectID: sc.ProjectID.String(), RunID: runs[id].ID, Slice: slice,
 			ID: fmt.Sprintf("metrics:%s:%d", id, stamp)}
 		if sc.UserID != uuid.Nil {
 			j.UserID = sc.UserID.String()
@@ -201,13 +201,13 @@ func (s *Service) awaitMetrics(ctx context.Context, sc scope.Scope, f Filter, si
 	if s.cfg.RefreshWait <= 0 {
 		return nil
 	}
-	want := len(dedupIDs(f.RunIDs))
+	want := len(DedupIDs(f.RunIDs))
 	if len(f.ScenarioIDs) > 0 {
-		want = len(dedupIDs(f.ScenarioIDs))
+		want = len(DedupIDs(f.ScenarioIDs))
 	}
 	q := f
 	q.HasTimestamp = ptrBool(false)
-	q.Windowing = upTo(s.cfg.MaxLimit)
+	q.Windowing = UpTo(s.cfg.MaxLimit)
 	since = since.Truncate(time.Microsecond) // PostgreSQL's precision
 	deadline := time.Now().Add(s.cfg.RefreshWait)
 	for {

@@ -164,44 +164,52 @@ func final(st Status) bool {
 // Fail marks a run failed (a crash of its job): status failure (kept as
 // it is on a closed run), is_active=false, the error under meta.error.
 func (s *Service) Fail(ctx context.Context, sc scope.Scope, id uuid.UUID, cause json.RawMessage) (*Run, error) {
-	if len(cause) > 1<<20 {
-		return nil, errs.Field("Object is too large", nil, "body", "error")
-	}
-	var run *Run
-	err := s.store.InTx(ctx, func(st Store) error {
-		r, err := lockRun(ctx, st, sc.ProjectID, id)
-		if err != nil {
-			return err
-		}
-		meta := map[string]json.RawMessage{}
-		if len(r.Meta) > 0 {
-			_ = json.Unmarshal(r.Meta, &meta)
-		}
-		if nullable(cause) == nil {
-			cause = json.RawMessage(`null`)
-		}
-		meta["error"] = cause
-		r.Meta, _ = json.Marshal(meta)
-		// A closed run's status is the closer's (the compatible SDK closes
-		// with the status of its own loop): a job failing after the close,
-		// such as a late metrics job, records its error but flips nothing.
-		if !r.Flags.IsClosed {
-			r.Status = Failure
-		}
-		r.Flags.IsActive = false
-		r.UpdatedAt = ptrTime(s.now())
-		run, err = st.UpdateRun(ctx, sc.ProjectID, *r)
-		return err
-	})
-	return run, err
+	return s.end(ctx, sc, id, cause, failing)
 }
 
 // Cancel stops a run for the worker's reason (a budget reached): a run not
 // yet final becomes cancelled, is_active=false, and the reason is kept
-// under meta.stop ({type, message, ...}) for the console and the CLI.
+// under meta.stop ({type, message, ...}) for the console and the CLI. The
+// cells that will not run now (pending, or never claimed) become
+// cancelled, and so do their scenarios, so the results read what
+// happened rather than work still to come (testCancelMarksUnrunCells);
+// cells in flight finish and are written by their worker.
 func (s *Service) Cancel(ctx context.Context, sc scope.Scope, id uuid.UUID, why json.RawMessage) (*Run, error) {
-	if len(why) > 1<<16 {
-		return nil, errs.Field("Object is too large", nil, "body", "stop")
+	return s.end(ctx, sc, id, why, cancelling)
+}
+
+// ending is how the worker ends a run: the status it takes and where its
+// reason goes.
+type ending struct {
+	status Status
+	// key is the reason's body field and its key under meta.
+	key string
+	// max bounds the reason, in bytes.
+	max int
+	// overFinal lets status replace a final one: a job crashing after the
+	// run's last cell still fails it, a budget reached then stops nothing.
+	overFinal bool
+	// keepNull records a null reason (error: null still says the job
+	// failed); a stop without a reason records none.
+	keepNull bool
+	// unrunCells marks the cells that will not run now, and their
+	// scenarios, cancelled.
+	unrunCells bool
+}
+
+var (
+	failing    = ending{status: Failure, key: "error", max: 1 << 20, overFinal: true, keepNull: true}
+	cancelling = ending{status: Cancelled, key: "stop", max: 1 << 16, unrunCells: true}
+)
+
+// end is Fail and Cancel: the run turns inactive with its reason under
+// meta, and takes e's status unless it is closed (a closed run's status is
+// the closer's: the compatible SDK closes with the status of its own loop,
+// and a job ending after the close, such as a late metrics job, records
+// its reason but flips nothing).
+func (s *Service) end(ctx context.Context, sc scope.Scope, id uuid.UUID, reason json.RawMessage, e ending) (*Run, error) {
+	if len(reason) > e.max {
+		return nil, errs.Field("Object is too large", nil, "body", e.key)
 	}
 	var run *Run
 	err := s.store.InTx(ctx, func(st Store) error {
@@ -213,19 +221,68 @@ func (s *Service) Cancel(ctx context.Context, sc scope.Scope, id uuid.UUID, why 
 		if len(r.Meta) > 0 {
 			_ = json.Unmarshal(r.Meta, &meta)
 		}
-		if nullable(why) != nil {
-			meta["stop"] = why
+		switch {
+		case Nullable(reason) != nil:
+			meta[e.key] = reason
+		case e.keepNull:
+			meta[e.key] = json.RawMessage(`null`)
 		}
 		r.Meta, _ = json.Marshal(meta)
-		if !final(r.Status) && !r.Flags.IsClosed {
-			r.Status = Cancelled
+		ended := !r.Flags.IsClosed && (e.overFinal || !final(r.Status))
+		if ended {
+			r.Status = e.status
 		}
 		r.Flags.IsActive = false
 		r.UpdatedAt = ptrTime(s.now())
-		run, err = st.UpdateRun(ctx, sc.ProjectID, *r)
-		return err
+		if run, err = st.UpdateRun(ctx, sc.ProjectID, *r); err != nil || !ended || !e.unrunCells {
+			return err
+		}
+		return cancelCells(ctx, st, sc.ProjectID, r)
 	})
 	return run, err
+}
+
+// CancelCells marks the unrun cells of a run stopped by its owner
+// (Simple.Stop) cancelled, as Cancel does for a budget.
+func (s *Service) CancelCells(ctx context.Context, sc scope.Scope, id uuid.UUID) error {
+	return s.store.InTx(ctx, func(st Store) error {
+		r, err := lockRun(ctx, st, sc.ProjectID, id)
+		if err != nil || r.Status != Cancelled || r.Flags.IsClosed {
+			return err
+		}
+		return cancelCells(ctx, st, sc.ProjectID, r)
+	})
+}
+
+// cancelCells marks r's unrun cells cancelled and recomputes its
+// scenarios. A live run's are left: its scenarios are its windows', each
+// scored or not when its window came, not work the stop cut short.
+func cancelCells(ctx context.Context, st Store, p uuid.UUID, r *Run) error {
+	if r.Flags.IsLive {
+		return nil
+	}
+	id := uuid.MustParse(r.ID)
+	if _, err := st.MarkUnrun(ctx, p, id, Expected(r, true), Cancelled); err != nil {
+		return err
+	}
+	return st.RecomputeRun(ctx, p, id, Expected(r, false))
+}
+
+// ReopenCells makes a cancelled run's cancelled cells pending again, for
+// the workers to claim when it is started again (Cancel marked them; a
+// claim takes pending cells, not cancelled ones), and recomputes its
+// scenarios. A live run's cells are its windows' and are left as they are.
+func (s *Service) ReopenCells(ctx context.Context, sc scope.Scope, id uuid.UUID) error {
+	return s.store.InTx(ctx, func(st Store) error {
+		r, err := lockRun(ctx, st, sc.ProjectID, id)
+		if err != nil || r.Flags.IsLive || r.Flags.IsClosed {
+			return err
+		}
+		if _, err := st.MarkUnrun(ctx, sc.ProjectID, id, nil, Pending); err != nil {
+			return err
+		}
+		return st.RecomputeRun(ctx, sc.ProjectID, id, Expected(r, false))
+	})
 }
 
 // lockRun locks one run exclusively, closed or not (the worker's settle and
@@ -236,7 +293,7 @@ func lockRun(ctx context.Context, st Store, p, id uuid.UUID) (*Run, error) {
 		return nil, err
 	}
 	if len(runs) == 0 {
-		return nil, runNotFound(id.String())
+		return nil, RunNotFound(id.String())
 	}
 	return &runs[0], nil
 }

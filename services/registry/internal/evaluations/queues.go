@@ -34,17 +34,17 @@ type QueueFlagsEdit struct {
 func prepareQueue(q *Queue, loc ...any) error {
 	at := func(k ...any) []any { return append(append([]any{}, loc...), k...) }
 	var err error
-	if q.Status, err = checkStatus(q.Status, Pending, at("status")...); err != nil {
+	if q.Status, err = CheckStatus(q.Status, Pending, at("status")...); err != nil {
 		return err
 	}
-	if err := checkObjects(nil, q.Tags, q.Meta, loc...); err != nil {
+	if err := CheckObjects(nil, q.Tags, q.Meta, loc...); err != nil {
 		return err
 	}
-	q.Tags, q.Meta = nullable(q.Tags), nullable(q.Meta)
-	if err := checkText(q.Name, 512, at("name")...); err != nil {
+	q.Tags, q.Meta = Nullable(q.Tags), Nullable(q.Meta)
+	if err := CheckText(q.Name, 512, at("name")...); err != nil {
 		return err
 	}
-	if err := checkText(q.Description, 65536, at("description")...); err != nil {
+	if err := CheckText(q.Description, 65536, at("description")...); err != nil {
 		return err
 	}
 	d := &q.Data
@@ -59,13 +59,13 @@ func prepareQueue(q *Queue, loc ...any) error {
 	}
 	for i, us := range d.UserIDs {
 		for j, u := range us {
-			if _, err := parseID(u, at("data", "user_ids", i, j)...); err != nil {
+			if _, err := ParseID(u, at("data", "user_ids", i, j)...); err != nil {
 				return err
 			}
 		}
 	}
 	for i, id := range d.ScenarioIDs {
-		if _, err := parseID(id, at("data", "scenario_ids", i)...); err != nil {
+		if _, err := ParseID(id, at("data", "scenario_ids", i)...); err != nil {
 			return err
 		}
 	}
@@ -92,7 +92,7 @@ func (s *Service) CreateQueues(ctx context.Context, sc scope.Scope, qs []Queue) 
 		q.RunID = runIDs[i].String()
 		if q.ID == "" {
 			q.ID = newID().String()
-		} else if _, err := parseID(q.ID, "body", "queues", i, "id"); err != nil {
+		} else if _, err := ParseID(q.ID, "body", "queues", i, "id"); err != nil {
 			return nil, err
 		}
 		if err := prepareQueue(q, "body", "queues", i); err != nil {
@@ -125,7 +125,7 @@ func (s *Service) EditQueues(ctx context.Context, sc scope.Scope, edits []QueueE
 	}
 	ids := make([]uuid.UUID, len(edits))
 	for i, e := range edits {
-		id, err := parseID(e.ID, "body", "queues", i, "id")
+		id, err := ParseID(e.ID, "body", "queues", i, "id")
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func (s *Service) EditQueues(ctx context.Context, sc scope.Scope, edits []QueueE
 	now := s.now()
 	var out []Queue
 	err := s.store.InTx(ctx, func(st Store) error {
-		cur, err := st.Queues(ctx, sc.ProjectID, Filter{IDs: ids, IncludeArchived: true, Windowing: upTo(len(ids))})
+		cur, err := st.Queues(ctx, sc.ProjectID, Filter{IDs: ids, IncludeArchived: true, Windowing: UpTo(len(ids))})
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (s *Service) DeleteQueues(ctx context.Context, sc scope.Scope, ids []uuid.U
 // guarded like a delete (a closed run's is a 409).
 func (s *Service) ArchiveDefaultQueue(ctx context.Context, sc scope.Scope, id uuid.UUID) error {
 	return s.store.InTx(ctx, func(st Store) error {
-		xs, err := st.Queues(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, IncludeArchived: true, Windowing: upTo(1)})
+		xs, err := st.Queues(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, IncludeArchived: true, Windowing: UpTo(1)})
 		if err != nil || len(xs) == 0 || xs[0].DeletedAt != nil {
 			return err
 		}
@@ -235,7 +235,7 @@ func (s *Service) ArchiveDefaultQueue(ctx context.Context, sc scope.Scope, id uu
 
 // Queue returns the queue id (archived or not), or nil.
 func (s *Service) Queue(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Queue, error) {
-	xs, err := s.store.Queues(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, IncludeArchived: true, Windowing: upTo(1)})
+	xs, err := s.store.Queues(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, IncludeArchived: true, Windowing: UpTo(1)})
 	if err != nil || len(xs) == 0 {
 		return nil, err
 	}
@@ -285,14 +285,15 @@ func (s *Service) QueueScenarios(ctx context.Context, sc scope.Scope, id uuid.UU
 			f.IDs = keep
 		}
 	}
-	if userID != nil && len(q.Data.UserIDs) > 0 && !assigned(q, *userID) {
+	if userID != nil && len(q.Data.UserIDs) > 0 && !Assigned(q, *userID) {
 		return &Page[Scenario]{Items: []Scenario{}}, nil
 	}
 	p, err := s.QueryScenarios(ctx, sc, f)
 	return &p, err
 }
 
-func assigned(q *Queue, u uuid.UUID) bool {
+// Assigned tells whether queue q assigns user u (in any repeat).
+func Assigned(q *Queue, u uuid.UUID) bool {
 	for _, us := range q.Data.UserIDs {
 		for _, x := range us {
 			if id, err := uuid.Parse(x); err == nil && id == u {

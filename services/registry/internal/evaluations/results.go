@@ -40,7 +40,7 @@ func prepareResult(x *Result, loc ...any) error {
 	if x.ScenarioID == "" {
 		return errs.Field("Field required", nil, at("scenario_id")...)
 	}
-	sid, err := parseID(x.ScenarioID, at("scenario_id")...)
+	sid, err := ParseID(x.ScenarioID, at("scenario_id")...)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func prepareResult(x *Result, loc ...any) error {
 	if x.RepeatIdx < 0 || x.RepeatIdx >= MaxRepeats {
 		return errs.Field("Input should be between 0 and "+itoa(MaxRepeats-1), x.RepeatIdx, at("repeat_idx")...)
 	}
-	if x.Status, err = checkStatus(x.Status, Pending, at("status")...); err != nil {
+	if x.Status, err = CheckStatus(x.Status, Pending, at("status")...); err != nil {
 		return err
 	}
 	if x.TraceID != nil {
@@ -62,7 +62,7 @@ func prepareResult(x *Result, loc ...any) error {
 		x.TraceID = &t
 	}
 	if x.TestcaseID != nil {
-		id, err := parseID(*x.TestcaseID, at("testcase_id")...)
+		id, err := ParseID(*x.TestcaseID, at("testcase_id")...)
 		if err != nil {
 			return err
 		}
@@ -72,10 +72,10 @@ func prepareResult(x *Result, loc ...any) error {
 	if x.HashID != nil && (len(*x.HashID) == 0 || len(*x.HashID) > 255) {
 		return errs.Field("A hash id is 1 to 255 characters", nil, at("hash_id")...)
 	}
-	if err := checkObjects(x.Flags, x.Tags, x.Meta, loc...); err != nil {
+	if err := CheckObjects(x.Flags, x.Tags, x.Meta, loc...); err != nil {
 		return err
 	}
-	x.Flags, x.Tags, x.Meta, x.Error = nullable(x.Flags), nullable(x.Tags), nullable(x.Meta), nullable(x.Error)
+	x.Flags, x.Tags, x.Meta, x.Error = Nullable(x.Flags), Nullable(x.Tags), Nullable(x.Meta), Nullable(x.Error)
 	if len(x.Error) > 1<<20 {
 		return errs.Field("Object is too large", nil, at("error")...)
 	}
@@ -121,7 +121,7 @@ func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result
 		}
 		if x.ID == "" {
 			x.ID = newID().String()
-		} else if _, err := parseID(x.ID, "body", "results", i, "id"); err != nil {
+		} else if _, err := ParseID(x.ID, "body", "results", i, "id"); err != nil {
 			return nil, err
 		}
 		x.Lifecycle = Lifecycle{CreatedAt: &now, CreatedByID: user(sc), UpdatedAt: &now, UpdatedByID: user(sc)}
@@ -164,7 +164,8 @@ func (s *Service) UpsertResults(ctx context.Context, sc scope.Scope, rs []Result
 	return out, nil
 }
 
-func hasStep(r *Run, key string) bool { return step(r, key) != nil }
+// HasStep tells whether run r declares a step with key.
+func HasStep(r *Run, key string) bool { return step(r, key) != nil }
 
 // checkUndeclaredKey refuses a step key the run does not declare when it
 // has control characters: no client writes one, and it would break the
@@ -179,9 +180,9 @@ func checkUndeclaredKey(k string, loc ...any) error {
 	return nil
 }
 
-// undeclaredCells are the run's cells under step keys the run does not
+// UndeclaredCells are the run's cells under step keys the run does not
 // declare, by key and repeat, at most limit (see UpsertResults).
-func (s *Service) undeclaredCells(ctx context.Context, p uuid.UUID, r *Run, limit int) ([]Cell, error) {
+func (s *Service) UndeclaredCells(ctx context.Context, p uuid.UUID, r *Run, limit int) ([]Cell, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -193,9 +194,11 @@ func (s *Service) undeclaredCells(ctx context.Context, p uuid.UUID, r *Run, limi
 }
 
 // UndeclaredSteps are the steps of the run's cells whose keys it does not
-// declare, as the human annotations they stand for (undeclared), by key.
-func (s *Service) UndeclaredSteps(ctx context.Context, p uuid.UUID, r *Run) ([]Step, error) {
-	cells, err := s.undeclaredCells(ctx, p, r, MaxExportCells)
+// declare, as the human annotations they stand for (undeclared), by key,
+// read from at most limit of those cells (the reports' bound on a run's
+// shape, evalreports.MaxExportCells).
+func (s *Service) UndeclaredSteps(ctx context.Context, p uuid.UUID, r *Run, limit int) ([]Step, error) {
+	cells, err := s.UndeclaredCells(ctx, p, r, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +258,7 @@ func (s *Service) recompute(ctx context.Context, st Store, p uuid.UUID, runs map
 		if r == nil {
 			continue
 		}
-		if err := st.RecomputeScenarios(ctx, p, rid, dedupIDs(sids), Expected(r, false)); err != nil {
+		if err := st.RecomputeScenarios(ctx, p, rid, DedupIDs(sids), Expected(r, false)); err != nil {
 			return err
 		}
 	}
@@ -264,7 +267,7 @@ func (s *Service) recompute(ctx context.Context, st Store, p uuid.UUID, runs map
 
 // Result returns the result id, or nil.
 func (s *Service) Result(ctx context.Context, sc scope.Scope, id uuid.UUID) (*Result, error) {
-	xs, err := s.store.Results(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, Windowing: upTo(1)})
+	xs, err := s.store.Results(ctx, sc.ProjectID, Filter{IDs: []uuid.UUID{id}, Windowing: UpTo(1)})
 	if err != nil || len(xs) == 0 {
 		return nil, err
 	}
@@ -289,7 +292,7 @@ func (s *Service) DeleteResults(ctx context.Context, sc scope.Scope, ids []uuid.
 	}
 	var out []uuid.UUID
 	err := s.store.InTx(ctx, func(st Store) error {
-		xs, err := st.Results(ctx, sc.ProjectID, Filter{IDs: ids, Windowing: upTo(len(ids))})
+		xs, err := st.Results(ctx, sc.ProjectID, Filter{IDs: ids, Windowing: UpTo(len(ids))})
 		if err != nil {
 			return err
 		}
@@ -370,7 +373,7 @@ func (s *Service) Renew(ctx context.Context, sc scope.Scope, in ClaimRequest) (i
 
 // claimOf checks a claim (or renewal) request.
 func (s *Service) claimOf(sc scope.Scope, in ClaimRequest) (Claim, error) {
-	rid, err := parseID(in.RunID, "body", "run_id")
+	rid, err := ParseID(in.RunID, "body", "run_id")
 	if err != nil {
 		return Claim{}, err
 	}
@@ -388,7 +391,7 @@ func (s *Service) claimOf(sc scope.Scope, in ClaimRequest) (Claim, error) {
 		return Claim{}, err
 	}
 	for i, st := range in.Statuses {
-		if _, err := checkStatus(st, "", "body", "statuses", i); err != nil || st == "" {
+		if _, err := CheckStatus(st, "", "body", "statuses", i); err != nil || st == "" {
 			return Claim{}, errs.Field("Input should be a status", string(st), "body", "statuses", i)
 		}
 	}
@@ -398,7 +401,7 @@ func (s *Service) claimOf(sc scope.Scope, in ClaimRequest) (Claim, error) {
 		c.UserID = &u
 	}
 	for i, x := range in.Cells {
-		sid, err := parseID(x.ScenarioID, "body", "cells", i, "scenario_id")
+		sid, err := ParseID(x.ScenarioID, "body", "cells", i, "scenario_id")
 		if err != nil {
 			return Claim{}, err
 		}

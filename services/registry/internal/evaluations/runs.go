@@ -89,36 +89,6 @@ func References(d *RunData) json.RawMessage {
 	return b
 }
 
-// Repeats is the run's repeat count (default 1).
-func (d *RunData) RepeatCount() int {
-	if d.Repeats == nil || *d.Repeats < 1 {
-		return 1
-	}
-	return *d.Repeats
-}
-
-// Expected lists a scenario's expected cells: every step at every repeat,
-// but the invocation steps only at repeat 0 unless split. With
-// executableOnly, the human and custom annotations (never run by a
-// worker) are left out.
-func Expected(r *Run, executableOnly bool) []Cell {
-	n := r.Data.RepeatCount()
-	var out []Cell
-	for _, s := range r.Data.Steps {
-		if executableOnly && s.Type == TypeAnnotation && s.Origin != OriginAuto {
-			continue
-		}
-		reps := n
-		if s.Type == TypeInvocation && !r.Flags.IsSplit {
-			reps = 1
-		}
-		for i := 0; i < reps; i++ {
-			out = append(out, Cell{StepKey: s.Key, RepeatIdx: i})
-		}
-	}
-	return out
-}
-
 // checkRunData validates a run's steps and repeats, at loc.
 func checkRunData(d *RunData, loc ...any) error {
 	at := func(k ...any) []any { return append(append(append([]any{}, loc...), "data"), k...) }
@@ -179,20 +149,20 @@ func checkRunData(d *RunData, loc ...any) error {
 // prepareRun validates a run to be written and derives what follows
 // from its steps.
 func prepareRun(r *Run, loc ...any) error {
-	st, err := checkStatus(r.Status, Pending, append(append([]any{}, loc...), "status")...)
+	st, err := CheckStatus(r.Status, Pending, append(append([]any{}, loc...), "status")...)
 	if err != nil {
 		return err
 	}
 	r.Status = st
 	r.Version = Version
-	if err := checkObjects(nil, r.Tags, r.Meta, loc...); err != nil {
+	if err := CheckObjects(nil, r.Tags, r.Meta, loc...); err != nil {
 		return err
 	}
-	r.Tags, r.Meta = nullable(r.Tags), nullable(r.Meta)
-	if err := checkText(r.Name, 512, append(append([]any{}, loc...), "name")...); err != nil {
+	r.Tags, r.Meta = Nullable(r.Tags), Nullable(r.Meta)
+	if err := CheckText(r.Name, 512, append(append([]any{}, loc...), "name")...); err != nil {
 		return err
 	}
-	if err := checkText(r.Description, 65536, append(append([]any{}, loc...), "description")...); err != nil {
+	if err := CheckText(r.Description, 65536, append(append([]any{}, loc...), "description")...); err != nil {
 		return err
 	}
 	if err := checkRunData(&r.Data, loc...); err != nil {
@@ -202,7 +172,8 @@ func prepareRun(r *Run, loc ...any) error {
 	return nil
 }
 
-func checkText(s *string, max int, loc ...any) error {
+// CheckText refuses a text longer than max runes at loc; nil passes.
+func CheckText(s *string, max int, loc ...any) error {
 	if s != nil && len([]rune(*s)) > max {
 		return errs.Field("String should have at most "+itoa(max)+" characters", nil, loc...)
 	}
@@ -220,7 +191,7 @@ func (s *Service) CreateRuns(ctx context.Context, sc scope.Scope, runs []Run) ([
 		r := &runs[i]
 		if r.ID == "" {
 			r.ID = newID().String()
-		} else if _, err := parseID(r.ID, "body", "runs", i, "id"); err != nil {
+		} else if _, err := ParseID(r.ID, "body", "runs", i, "id"); err != nil {
 			return nil, err
 		}
 		if err := prepareRun(r, "body", "runs", i); err != nil {
@@ -275,7 +246,7 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 	}
 	ids := make([]uuid.UUID, len(edits))
 	for i, e := range edits {
-		id, err := parseID(e.ID, "body", "runs", i, "id")
+		id, err := ParseID(e.ID, "body", "runs", i, "id")
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +254,7 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 	}
 	out := make([]Run, 0, len(edits))
 	err := s.store.InTx(ctx, func(st Store) error {
-		runs, err := st.LockRuns(ctx, sc.ProjectID, dedupIDs(ids), true)
+		runs, err := st.LockRuns(ctx, sc.ProjectID, DedupIDs(ids), true)
 		if err != nil {
 			return err
 		}
@@ -294,10 +265,10 @@ func (s *Service) EditRuns(ctx context.Context, sc scope.Scope, edits []RunEdit)
 		for i, e := range edits {
 			r, ok := byID[ids[i].String()]
 			if !ok {
-				return runNotFound(ids[i].String())
+				return RunNotFound(ids[i].String())
 			}
 			if r.Flags.IsClosed {
-				return closedRun(r.ID)
+				return ClosedRun(r.ID)
 			}
 			before := r.Data.Steps
 			applyRunEdit(r, e)
@@ -449,13 +420,13 @@ func (s *Service) DeleteRuns(ctx context.Context, sc scope.Scope, ids []uuid.UUI
 	}
 	var out []uuid.UUID
 	err := s.store.InTx(ctx, func(st Store) error {
-		runs, err := st.LockRuns(ctx, sc.ProjectID, dedupIDs(ids), true)
+		runs, err := st.LockRuns(ctx, sc.ProjectID, DedupIDs(ids), true)
 		if err != nil {
 			return err
 		}
 		for _, r := range runs {
 			if r.Flags.IsClosed {
-				return closedRun(r.ID)
+				return ClosedRun(r.ID)
 			}
 		}
 		out, err = st.Delete(ctx, sc.ProjectID, KindRun, ids)
@@ -480,7 +451,7 @@ func (s *Service) Close(ctx context.Context, sc scope.Scope, ids []uuid.UUID, cl
 	}
 	var out []Run
 	err := s.store.InTx(ctx, func(st Store) error {
-		runs, err := st.LockRuns(ctx, sc.ProjectID, dedupIDs(ids), true)
+		runs, err := st.LockRuns(ctx, sc.ProjectID, DedupIDs(ids), true)
 		if err != nil {
 			return err
 		}

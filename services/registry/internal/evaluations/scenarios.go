@@ -20,7 +20,7 @@ func runIDsAt(key string, n int, runID func(i int) string) ([]uuid.UUID, error) 
 		if v == "" {
 			return nil, errs.Field("Field required", nil, "body", key, i, "run_id")
 		}
-		id, err := parseID(v, "body", key, i, "run_id")
+		id, err := ParseID(v, "body", key, i, "run_id")
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,7 @@ func (s *Service) CreateScenarios(ctx context.Context, sc scope.Scope, ss []Scen
 		if x.ID == "" {
 			x.ID = newID().String()
 		} else {
-			id, err := parseID(x.ID, "body", "scenarios", i, "id")
+			id, err := ParseID(x.ID, "body", "scenarios", i, "id")
 			if err != nil {
 				return nil, err
 			}
@@ -108,15 +108,15 @@ func (s *Service) CreateScenarios(ctx context.Context, sc scope.Scope, ss []Scen
 
 func prepareScenario(x *Scenario, loc ...any) error {
 	at := func(k string) []any { return append(append([]any{}, loc...), k) }
-	st, err := checkStatus(x.Status, Pending, at("status")...)
+	st, err := CheckStatus(x.Status, Pending, at("status")...)
 	if err != nil {
 		return err
 	}
 	x.Status = st
-	if err := checkObjects(x.Flags, x.Tags, x.Meta, loc...); err != nil {
+	if err := CheckObjects(x.Flags, x.Tags, x.Meta, loc...); err != nil {
 		return err
 	}
-	x.Flags, x.Tags, x.Meta = nullable(x.Flags), nullable(x.Tags), nullable(x.Meta)
+	x.Flags, x.Tags, x.Meta = Nullable(x.Flags), Nullable(x.Tags), Nullable(x.Meta)
 	if x.Timestamp != nil {
 		t := x.Timestamp.UTC()
 		x.Timestamp = &t
@@ -133,7 +133,7 @@ func (s *Service) EditScenarios(ctx context.Context, sc scope.Scope, ss []Scenar
 	}
 	ids := make([]uuid.UUID, len(ss))
 	for i := range ss {
-		id, err := parseID(ss[i].ID, "body", "scenarios", i, "id")
+		id, err := ParseID(ss[i].ID, "body", "scenarios", i, "id")
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func (s *Service) EditScenarios(ctx context.Context, sc scope.Scope, ss []Scenar
 	now := s.now()
 	var out []Scenario
 	err := s.store.InTx(ctx, func(st Store) error {
-		cur, err := st.Scenarios(ctx, sc.ProjectID, Filter{IDs: ids, Windowing: upTo(len(ids))})
+		cur, err := st.Scenarios(ctx, sc.ProjectID, Filter{IDs: ids, Windowing: UpTo(len(ids))})
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (s *Service) deleteChildren(ctx context.Context, sc scope.Scope, kind Kind,
 	}
 	var out []uuid.UUID
 	err := s.store.InTx(ctx, func(st Store) error {
-		runs, err := runsOf(st, Filter{IDs: ids, IncludeArchived: true, Windowing: upTo(len(ids))})
+		runs, err := runsOf(st, Filter{IDs: ids, IncludeArchived: true, Windowing: UpTo(len(ids))})
 		if err != nil {
 			return err
 		}
@@ -232,8 +232,8 @@ func (s *Service) QueryScenarios(ctx context.Context, sc scope.Scope, f Filter) 
 	return page(xs, f.Windowing, func(x *Scenario) string { return x.ID }), nil
 }
 
-// floorMinute is t floored to the minute (time buckets).
-func floorMinute(t time.Time) time.Time { return t.UTC().Truncate(time.Minute) }
+// FloorMinute is t floored to the minute (time buckets).
+func FloorMinute(t time.Time) time.Time { return t.UTC().Truncate(time.Minute) }
 
 // locateScenario turns the store's ErrUnknownScenario into a 422 naming the
 // first record (body.<key>.<i>.scenario_id) whose scenario is not one of
@@ -249,7 +249,7 @@ func (s *Service) locateScenario(ctx context.Context, p uuid.UUID, err error, ke
 			ids = append(ids, uuid.MustParse(sc))
 		}
 	}
-	found, ferr := s.store.Scenarios(ctx, p, Filter{IDs: ids, Windowing: upTo(len(ids))})
+	found, ferr := s.store.Scenarios(ctx, p, Filter{IDs: ids, Windowing: UpTo(len(ids))})
 	if ferr != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/wire"
@@ -19,7 +19,7 @@ import (
 // registry's main wires a NATS publisher. The service answers 503 on the
 // routes that need it while it is nil.
 type Jobs interface {
-	Publish(ctx context.Context, job evaljob.Job) error
+	Publish(ctx context.Context, job evaluation.Job) error
 }
 
 // Config tunes the service.
@@ -73,6 +73,34 @@ func NewService(store Store, jobs Jobs, cfg Config) *Service {
 // builds the NATS side after the service).
 func (s *Service) SetJobs(j Jobs) { s.jobs = j }
 
+// The accessors below serve the use cases built on the records in
+// sibling packages (simpleevals, evalreports): they read the records
+// through the store, publish through the service's job stream and stamp
+// with its clock, so they answer like the records' own use cases.
+
+// Store is the records' store, for reads that page through records.
+func (s *Service) Store() Store { return s.store }
+
+// Jobs is the job publisher; nil until the registry has a job stream.
+func (s *Service) Jobs() Jobs { return s.jobs }
+
+// Config is the service's configuration, its defaults applied.
+func (s *Service) Config() Config { return s.cfg }
+
+// Now is the service's clock (UTC).
+func (s *Service) Now() time.Time { return s.now() }
+
+// InTx runs fn with a service whose store calls belong to one
+// transaction (Store.InTx): use cases that write several kinds of
+// records at once are all or nothing.
+func (s *Service) InTx(ctx context.Context, fn func(tx *Service) error) error {
+	return s.store.InTx(ctx, func(st Store) error {
+		tx := *s
+		tx.store = st
+		return fn(&tx)
+	})
+}
+
 // newID mints a time-ordered id, so id windowing is creation order.
 func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
@@ -85,8 +113,8 @@ func user(sc scope.Scope) *string {
 	return &u
 }
 
-// parseID reads a record id sent in a body; a malformed one is a 422 at loc.
-func parseID(v string, loc ...any) (uuid.UUID, error) {
+// ParseID reads a record id sent in a body; a malformed one is a 422 at loc.
+func ParseID(v string, loc ...any) (uuid.UUID, error) {
 	id, err := uuid.Parse(v)
 	if err != nil {
 		return uuid.Nil, errs.Field("Input should be a valid UUID", v, loc...)
@@ -94,8 +122,8 @@ func parseID(v string, loc ...any) (uuid.UUID, error) {
 	return id, nil
 }
 
-// checkStatus refuses an unknown status at loc; "" is def.
-func checkStatus(st Status, def Status, loc ...any) (Status, error) {
+// CheckStatus refuses an unknown status at loc; "" is def.
+func CheckStatus(st Status, def Status, loc ...any) (Status, error) {
 	if st == "" {
 		return def, nil
 	}
@@ -107,9 +135,9 @@ func checkStatus(st Status, def Status, loc ...any) (Status, error) {
 	return "", errs.Field("Input should be 'pending', 'queued', 'running', 'success', 'failure', 'errors' or 'cancelled'", string(st), loc...)
 }
 
-// checkObjects applies the registry's limits to a record's flags, tags and
+// CheckObjects applies the registry's limits to a record's flags, tags and
 // meta: objects only, tags of booleans and strings, within their sizes.
-func checkObjects(flags, tags, meta json.RawMessage, loc ...any) error {
+func CheckObjects(flags, tags, meta json.RawMessage, loc ...any) error {
 	at := func(k string) []any { return append(append([]any{}, loc...), k) }
 	for _, f := range []struct {
 		k   string
@@ -133,8 +161,8 @@ func checkObjects(flags, tags, meta json.RawMessage, loc ...any) error {
 	return nil
 }
 
-// nullable turns a JSON null into nil, so it is stored as NULL.
-func nullable(v json.RawMessage) json.RawMessage {
+// Nullable turns a JSON null into nil, so it is stored as NULL.
+func Nullable(v json.RawMessage) json.RawMessage {
 	if wire.IsNull(v) {
 		return nil
 	}
@@ -195,7 +223,7 @@ func ptrTime(t time.Time) *time.Time { return &t }
 // compatible platform's 409, a write to a closed one; a missing run is a 422 at loc
 // of its first mention. It returns the runs by id.
 func guardRuns(ctx context.Context, st Store, p uuid.UUID, ids []uuid.UUID, exclusive bool, loc func(id uuid.UUID) []any) (map[uuid.UUID]*Run, error) {
-	uniq := dedupIDs(ids)
+	uniq := DedupIDs(ids)
 	runs, err := st.LockRuns(ctx, p, uniq, exclusive)
 	if err != nil {
 		return nil, err
@@ -208,16 +236,17 @@ func guardRuns(ctx context.Context, st Store, p uuid.UUID, ids []uuid.UUID, excl
 	for _, id := range uniq {
 		r, ok := out[id]
 		if !ok {
-			return nil, runNotFound(id.String(), loc(id)...)
+			return nil, RunNotFound(id.String(), loc(id)...)
 		}
 		if r.Flags.IsClosed {
-			return nil, closedRun(r.ID)
+			return nil, ClosedRun(r.ID)
 		}
 	}
 	return out, nil
 }
 
-func dedupIDs(ids []uuid.UUID) []uuid.UUID {
+// DedupIDs drops repeated ids, keeping the first of each in order.
+func DedupIDs(ids []uuid.UUID) []uuid.UUID {
 	seen := make(map[uuid.UUID]bool, len(ids))
 	out := make([]uuid.UUID, 0, len(ids))
 	for _, id := range ids {
@@ -229,9 +258,9 @@ func dedupIDs(ids []uuid.UUID) []uuid.UUID {
 	return out
 }
 
-// upTo is a windowing that returns up to n records (lookups by id lists,
+// UpTo is a windowing that returns up to n records (lookups by id lists,
 // already bounded by MaxBatch).
-func upTo(n int) *versioned.Windowing {
+func UpTo(n int) *versioned.Windowing {
 	n = max(n, 1)
 	return &versioned.Windowing{Limit: &n}
 }

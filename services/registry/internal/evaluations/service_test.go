@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/pgxutil"
 	"github.com/assayhq/assay/pkg/scope"
@@ -43,10 +44,10 @@ type world struct {
 // eval-simple's and tested there).
 type recJobs struct {
 	mu   sync.Mutex
-	jobs []evaljob.Job
+	jobs []evaluation.Job
 }
 
-func (r *recJobs) Publish(_ context.Context, j evaljob.Job) error {
+func (r *recJobs) Publish(_ context.Context, j evaluation.Job) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.jobs = append(r.jobs, j)
@@ -75,6 +76,8 @@ func TestService(t *testing.T) {
 		{"ClaimIsExclusive", ev.Config{}, testClaimConcurrent},
 		{"ClaimRules", ev.Config{}, testClaimRules},
 		{"SettleRules", ev.Config{}, testSettle},
+		{"FailAndCancelEndARun", ev.Config{}, testEnd},
+		{"CancelMarksUnrunCells", ev.Config{}, testCancelMarksUnrunCells},
 		{"RefreshWithoutJobsIs503", ev.Config{}, testRefreshNoJobs},
 		{"ADeadlockIsARetryable503", ev.Config{}, testDeadlock},
 	} {
@@ -440,7 +443,7 @@ func testMetrics(t *testing.T, w *world) {
 	_, err = w.svc.RefreshMetrics(ctx, w.sc, ev.Filter{RunIDs: []uuid.UUID{uuid.MustParse(r.ID), uuid.MustParse(r.ID)}})
 	require.NoError(t, err)
 	require.Len(t, w.jobs.jobs, 1)
-	assert.Equal(t, evaljob.KindMetrics, w.jobs.jobs[0].Kind)
+	assert.Equal(t, evaluation.KindMetrics, w.jobs.jobs[0].Kind)
 	assert.Equal(t, r.ID, w.jobs.jobs[0].RunID)
 	assert.Equal(t, w.sc.ProjectID.String(), w.jobs.jobs[0].ProjectID)
 }
@@ -679,6 +682,89 @@ func testSettle(t *testing.T, w *world) {
 	r = w.run(t, ev.Run{Data: ev.RunData{Steps: steps(false)}, Flags: active, Status: ev.Running})
 	assert.Equal(t, ev.Success, settle(r).Status)
 	_, _, err = w.svc.Settle(ctx, w.sc, uuid.New())
+	assert.Equal(t, http.StatusNotFound, status(t, err))
+}
+
+// testEnd pins how the worker ends a run, by Fail (a crash) or Cancel (a
+// budget reached): the reason goes under meta (error, stop), the run turns
+// inactive, and the status turns failure or cancelled unless the run is
+// closed (the closer's status stands) or, for a cancel, already final.
+func testEnd(t *testing.T, w *world) {
+	active := ev.RunFlags{IsActive: true}
+	end := func(r ev.Run, cancel bool, reason string) (*ev.Run, error) {
+		t.Helper()
+		if cancel {
+			return w.svc.Cancel(ctx, w.sc, uuid.MustParse(r.ID), json.RawMessage(reason))
+		}
+		return w.svc.Fail(ctx, w.sc, uuid.MustParse(r.ID), json.RawMessage(reason))
+	}
+	meta := func(r *ev.Run) map[string]json.RawMessage {
+		t.Helper()
+		m := map[string]json.RawMessage{}
+		require.NoError(t, json.Unmarshal(r.Meta, &m))
+		return m
+	}
+
+	r := w.run(t, ev.Run{Flags: active, Status: ev.Running, Meta: json.RawMessage(`{"k":"v"}`)})
+	c, err := end(r, true, `{"type":"budget","message":"over"}`)
+	require.NoError(t, err)
+	assert.Equal(t, ev.Cancelled, c.Status)
+	assert.False(t, c.Flags.IsActive)
+	assert.JSONEq(t, `{"k":"v","stop":{"type":"budget","message":"over"}}`, string(c.Meta))
+
+	// A null reason: a fail still records that the job failed (error:
+	// null), a cancel records no stop.
+	r = w.run(t, ev.Run{Flags: active, Status: ev.Running})
+	f, err := end(r, false, `null`)
+	require.NoError(t, err)
+	assert.Equal(t, ev.Failure, f.Status)
+	assert.Equal(t, map[string]json.RawMessage{"error": json.RawMessage(`null`)}, meta(f))
+	r = w.run(t, ev.Run{Flags: active, Status: ev.Running})
+	c, err = end(r, true, `null`)
+	require.NoError(t, err)
+	assert.Equal(t, ev.Cancelled, c.Status)
+	assert.NotContains(t, meta(c), "stop")
+
+	// A finished run: a cancel leaves its status, a late crash fails it.
+	r = w.run(t, ev.Run{Flags: active, Status: ev.Success})
+	c, err = end(r, true, `{"type":"budget"}`)
+	require.NoError(t, err)
+	assert.Equal(t, ev.Success, c.Status)
+	assert.False(t, c.Flags.IsActive)
+	assert.JSONEq(t, `{"type":"budget"}`, string(meta(c)["stop"]))
+	f, err = end(r, false, `"late"`)
+	require.NoError(t, err)
+	assert.Equal(t, ev.Failure, f.Status)
+
+	// A closed run keeps the closer's status either way.
+	for _, cancel := range []bool{true, false} {
+		r = w.run(t, ev.Run{Flags: active, Status: ev.Running})
+		_, err = w.svc.Close(ctx, w.sc, []uuid.UUID{uuid.MustParse(r.ID)}, true, nil)
+		require.NoError(t, err)
+		got, err := end(r, cancel, `"why"`)
+		require.NoError(t, err)
+		assert.Equal(t, ev.Running, got.Status, "cancel=%v", cancel)
+		assert.False(t, got.Flags.IsActive)
+		assert.Len(t, meta(got), 1)
+	}
+
+	// Each reason has its bound: 64 KiB for a stop, 1 MiB for an error,
+	// past which it is a 422 naming its field.
+	r = w.run(t, ev.Run{Flags: active, Status: ev.Running})
+	over := func(n int) string { return `"` + strings.Repeat("x", n-1) + `"` }
+	_, err = end(r, true, over(1<<16+1))
+	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
+	assert.Equal(t, []any{"body", "stop"}, errs.From(err).Detail.([]errs.FieldError)[0].Loc)
+	_, err = end(r, false, over(1<<20+1))
+	assert.Equal(t, http.StatusUnprocessableEntity, status(t, err))
+	assert.Equal(t, []any{"body", "error"}, errs.From(err).Detail.([]errs.FieldError)[0].Loc)
+	f, err = end(r, false, over(1<<16+1))
+	require.NoError(t, err, "an error may be larger than a stop")
+	assert.Equal(t, ev.Failure, f.Status)
+
+	_, err = w.svc.Cancel(ctx, w.sc, uuid.New(), nil)
+	assert.Equal(t, http.StatusNotFound, status(t, err))
+	_, err = w.svc.Fail(ctx, w.sc, uuid.New(), nil)
 	assert.Equal(t, http.StatusNotFound, status(t, err))
 }
 

@@ -43,7 +43,13 @@ type Filter struct {
 	// every listed object (e.g. [{"id": "<testset revision id>"}]).
 	References json.RawMessage
 	Timestamps []time.Time
-	Intervals  []int
+	// TimestampFrom and TimestampBefore keep records whose timestamp is in
+	// [from, before) (results only); a record without one is dropped. A
+	// live run's workers read one day's cells with them
+	// (services/runtime/internal/evalrun/dailybudget.go), not every cell
+	// the run ever had.
+	TimestampFrom, TimestampBefore *time.Time
+	Intervals                      []int
 	// HasScenario and HasTimestamp keep records whose scenario (or
 	// timestamp) is set (true) or not (false); nil does not filter. The
 	// compatible clients send them as scenario_ids / timestamps: true|false
@@ -77,14 +83,14 @@ type Claim struct {
 	UserID    *uuid.UUID
 }
 
-// Cell is an expected cell of a scenario: a step key at a repeat.
-type Cell struct {
-	StepKey   string
-	RepeatIdx int
-}
-
 // Counts are records counted by status, with their total.
 type Counts map[Status]int
+
+// ScenarioData is a per-scenario metric's data: {step_key: {path: stats}}.
+type ScenarioData struct {
+	ScenarioID string
+	Data       []byte
+}
 
 // Store is the persistence of the evaluation records; pgstore implements it
 // on PostgreSQL. Every method is scoped to one project: a record of another
@@ -131,7 +137,8 @@ type Store interface {
 	// RecomputeScenarios sets the status of the run's scenarios ids from
 	// their cells: errors if any cell is failure or errors, else pending
 	// if any expected cell is missing or pending, queued or running, else
-	// success. Unchanged rows are not written.
+	// cancelled if any cell is cancelled (a stopped run's cell that never
+	// ran), else success. Unchanged rows are not written.
 	RecomputeScenarios(ctx context.Context, p, run uuid.UUID, ids []uuid.UUID, expected []Cell) error
 	// RecomputeRun is RecomputeScenarios over every scenario of the run.
 	RecomputeRun(ctx context.Context, p, run uuid.UUID, expected []Cell) error
@@ -159,6 +166,12 @@ type Store interface {
 	// PendingExecutable reports whether any of the run's scenarios lacks a
 	// cell of expected, or has one pending, queued or running.
 	PendingExecutable(ctx context.Context, p, run uuid.UUID, expected []Cell) (bool, error)
+	// MarkUnrun sets to st, in one statement, every cell of the run's
+	// scenarios that has not run: those pending or cancelled, and the
+	// cells of expected a scenario has no result for (inserted). Cells
+	// running (in flight: their worker writes them), done or failed are
+	// left as they are. It returns how many cells it wrote.
+	MarkUnrun(ctx context.Context, p, run uuid.UUID, expected []Cell, st Status) (int, error)
 	// CellKeys returns the distinct (step key, repeat) of the run's
 	// results whose key is not in except, ordered by both, at most limit.
 	CellKeys(ctx context.Context, p, run uuid.UUID, except []string, limit int) ([]Cell, error)
@@ -178,7 +191,7 @@ type Store interface {
 	ScenarioMetricData(ctx context.Context, p, run uuid.UUID, limit int) ([]ScenarioData, error)
 	// MetricKeys returns the distinct (step key, path) of the run's
 	// per-scenario metrics that have a per-scenario value (a numeric
-	// metric's mean, a binary one's counted frequencies: scenarioValue),
+	// metric's mean, a binary one's counted frequencies: evalreports.scenarioValue),
 	// sorted bytewise, at most limit.
 	MetricKeys(ctx context.Context, p, run uuid.UUID, limit int) ([][2]string, error)
 

@@ -13,7 +13,7 @@ import (
 	"github.com/assayhq/assay/pkg/apidoc"
 	"github.com/assayhq/assay/services/registry/internal/catalog"
 	"github.com/assayhq/assay/services/registry/internal/environments"
-	"github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/evalreports"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
@@ -401,7 +401,7 @@ func registryBindings(t *testing.T) []apidoc.Binding {
 	b = append(b, modelCallBindings()...)
 	b = append(b, apidoc.Binding{Method: "POST", Path: "/api/evaluations/runs/compare",
 		Request:  apidoc.Envelope(apidoc.Field{Name: "run_ids", Value: []uuid.UUID{}, Doc: "2 to 10 runs over one testset revision; the first is the baseline."}),
-		Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "comparison", Value: &evaluations.Comparison{}})})
+		Response: apidoc.Envelope(apidoc.Field{Name: "count", Value: 0}, apidoc.Field{Name: "comparison", Value: &evalreports.Comparison{}})})
 	return b
 }
 

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ type (
 		Concurrency *ev.Concurrency `json:"concurrency,omitempty"`
 		Mappings    []ev.Mapping    `json:"mappings,omitempty"`
 		ModelCache  *bool           `json:"model_cache,omitempty" doc:"false: the run's model calls are all made; absent or true, identical calls (provider, model, parameters, messages, tools, response format, repeat index) are answered from the project's model-call cache."`
-		Budget      *float64        `json:"budget,omitempty" doc:"Most the run's model calls may cost, USD by the price table: once reached the workers start no more cells and cancel the run with {type: budget_exceeded, budget, spent, message} under meta.stop."`
+		Budget      *float64        `json:"budget,omitempty" doc:"Most the run's model calls may cost, USD by the price table: once reached the workers start no more cells and cancel the run with {type: budget_exceeded, budget, spent, message} under meta.stop. A live run's budget is per UTC day: once the day's cells cost it, the run scores no window until 00:00 UTC and stays running and active, with {type: daily_budget_reached, budget, spent, day, resumes_at, message} under meta.pause until it scores again."`
 	}
 	docEvalRun struct {
 		ID          string          `json:"id"`
@@ -150,6 +151,12 @@ func evaluationBindings() []apidoc.Binding {
 				v = []docEvalRef{}
 			}
 			doc := ""
+			switch k {
+			case "timestamp_from":
+				v, doc = time.Time{}, "Keeps the records whose timestamp is at or after it."
+			case "timestamp_before":
+				v, doc = time.Time{}, "Keeps the records whose timestamp is before it."
+			}
 			if (k == "scenario_ids" || k == "timestamps") && (kind == ev.KindMetric || kind == ev.KindResult || kind == ev.KindScenario) {
 				v, doc = json.RawMessage(nil), "A list, or a boolean: true keeps the records that have one, false those that have none."
 			}
@@ -213,6 +220,7 @@ func evaluationBindings() []apidoc.Binding {
 			apidoc.Field{Name: "run", Value: docEvalRun{}}, apidoc.Field{Name: "progress", Value: docEvalProgress{}})},
 		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/fail", Request: apidoc.Envelope(apidoc.Field{Name: "error", Value: json.RawMessage(nil)}), Response: run},
 		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/cancel", Request: apidoc.Envelope(apidoc.Field{Name: "stop", Value: json.RawMessage(nil)}), Response: run},
+		{Method: "POST", Path: "/api/internal/evaluations/runs/{id}/pause", Request: apidoc.Envelope(apidoc.Field{Name: "pause", Value: json.RawMessage(nil)}), Response: run},
 		{Method: "POST", Path: "/api/internal/evaluations/results/claim", Request: docEvalClaim{}, Response: many("results", []ev.Result{})},
 		{Method: "POST", Path: "/api/internal/evaluations/results/renew", Request: docEvalClaim{}, Response: apidoc.Envelope(count)},
 	}

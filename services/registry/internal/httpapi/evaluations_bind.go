@@ -160,7 +160,8 @@ var filterKeys = map[ev.Kind][]string{
 		"timestamp", "timestamps", "interval", "intervals"},
 	ev.KindResult: {"id", "ids", "run_id", "run_ids", "scenario_id", "scenario_ids", "step_key", "step_keys",
 		"repeat_idx", "repeat_idxs", "status", "statuses", "trace_id", "trace_ids", "testcase_id", "testcase_ids",
-		"hash_id", "hash_ids", "flags", "tags", "meta", "timestamp", "timestamps", "interval", "intervals"},
+		"hash_id", "hash_ids", "flags", "tags", "meta", "timestamp", "timestamps", "timestamp_from", "timestamp_before",
+		"interval", "intervals"},
 	ev.KindMetric: {"id", "ids", "run_id", "run_ids", "scenario_id", "scenario_ids", "status", "statuses",
 		"flags", "tags", "meta", "timestamp", "timestamps", "interval", "intervals"},
 	ev.KindQueue: {"id", "ids", "run_id", "run_ids", "status", "statuses", "flags", "tags", "meta", "name", "description",
@@ -257,6 +258,8 @@ func bindFilter(b *wire.Body, key string, kind ev.Kind) (ev.Filter, error) {
 			return f, err
 		}
 	}
+	// A range of timestamps, [from, before): ANDed with the other filters.
+	f.TimestampFrom, f.TimestampBefore = s.Time("timestamp_from"), s.Time("timestamp_before")
 	f.Flags, f.Tags, f.Meta = s.Object("flags"), s.Object("tags"), s.Object("meta")
 	f.Name, f.Description = s.Str("name"), s.Str("description")
 	if s.Has("include_archived") {

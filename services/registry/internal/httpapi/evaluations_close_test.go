@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +67,40 @@ func TestMetricsQueryKeys(t *testing.T) {
 		r := s.do(t, "POST", "/evaluations/metrics/query", body)
 		assert.Equal(t, http.StatusUnprocessableEntity, r.status, "%v: %s", body, r.body)
 	}
+}
+
+// TestResultsQueryTimestampRange: timestamp_from and timestamp_before keep
+// the results whose timestamp is in [from, before), so a live run's
+// workers read one day's cells (evalrun's dailybudget.go) rather than
+// every cell of a run that lives for months; a result without a timestamp
+// is outside every range, and a malformed bound is a 422 naming it.
+func TestResultsQueryTimestampRange(t *testing.T) {
+	s := newServer(t)
+	rid := str(s.evalRun(t, m{"data": m{"steps": evalSteps(false)}})["id"])
+	sid := s.evalScenario(t, rid)
+	var rs []m
+	for i, ts := range []any{"2026-03-01T23:59:59Z", "2026-03-02T00:00:00Z", "2026-03-02T12:00:00Z", "2026-03-03T00:00:00Z", nil} {
+		r := m{"run_id": rid, "scenario_id": sid, "step_key": "application-a", "repeat_idx": i, "status": "success"}
+		if ts != nil {
+			r["timestamp"] = ts
+		}
+		rs = append(rs, r)
+	}
+	s.ok(t, "POST", "/evaluations/results/", m{"results": rs})
+	repeats := func(f m) []int {
+		f["run_id"] = rid
+		out := []int{}
+		for _, x := range list(t, s.ok(t, "POST", "/evaluations/results/query", m{"result": f, "windowing": m{"order": "ascending"}}), "results") {
+			out = append(out, int(x.(map[string]any)["repeat_idx"].(float64)))
+		}
+		sort.Ints(out)
+		return out
+	}
+	assert.Equal(t, []int{1, 2}, repeats(m{"timestamp_from": "2026-03-02T00:00:00Z", "timestamp_before": "2026-03-03T00:00:00Z"}), "one UTC day")
+	assert.Equal(t, []int{1, 2, 3}, repeats(m{"timestamp_from": "2026-03-02T00:00:00Z"}))
+	assert.Equal(t, []int{0}, repeats(m{"timestamp_before": "2026-03-02T00:00:00Z"}))
+	assert.Equal(t, []int{0, 1, 2, 3, 4}, repeats(m{}))
+	r := s.do(t, "POST", "/evaluations/results/query", m{"result": m{"run_id": rid, "timestamp_from": "yesterday"}})
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
+	assert.Contains(t, string(r.body), "timestamp_from")
 }

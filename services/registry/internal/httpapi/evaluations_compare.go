@@ -12,7 +12,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
-	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/evalreports"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/wire"
@@ -21,9 +21,9 @@ import (
 // evaluationReadAPI serves the evaluation reads that are ours (the
 // compatible platform has none): the comparison of runs and the export of a run.
 type evaluationReadAPI struct {
-	svc *ev.Service
+	reports *evalreports.Reports
 	// lookups read the testcases and outputs a CSV export shows.
-	lookups ev.ExportLookups
+	lookups evalreports.ExportLookups
 }
 
 // exportLookups reads a CSV export's testcases from the testsets and its
@@ -66,7 +66,7 @@ func (a evaluationReadAPI) compare(rq *req) error {
 		}
 		return errs.Field("Field required", nil, "body", "run_ids")
 	}
-	c, err := a.svc.Compare(rq.ctx, rq.sc, ids)
+	c, err := a.reports.Compare(rq.ctx, rq.sc, ids)
 	if err != nil {
 		return err
 	}
@@ -80,24 +80,24 @@ func (a evaluationReadAPI) compare(rq *req) error {
 func (a evaluationReadAPI) export(rq *req) error {
 	format := rq.c.QueryParam("format")
 	if format == "" {
-		format = ev.FormatCSV
+		format = evalreports.FormatCSV
 	}
-	x, err := a.svc.PrepareExport(rq.ctx, rq.sc, rq.id, format)
+	x, err := a.reports.PrepareExport(rq.ctx, rq.sc, rq.id, format)
 	if err != nil {
 		return err
 	}
 	res := rq.c.Response()
-	var w ev.RowWriter
-	if format == ev.FormatCSV {
+	var w evalreports.RowWriter
+	if format == evalreports.FormatCSV {
 		res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 		x.NameColumns() // headers for people: evaluator and output names
-		w = ev.NewCSVWriter(res)
+		w = evalreports.NewCSVWriter(res)
 		if a.lookups != nil {
 			w = x.WithInputsOutputs(rq.ctx, rq.sc, a.lookups, w)
 		}
 	} else {
 		res.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-		w = ev.NewJSONWriter(res, x.Run.ID)
+		w = evalreports.NewJSONWriter(res, x.Run.ID)
 	}
 	res.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="run-%s.%s"`, x.Run.ID, format))
 	res.WriteHeader(http.StatusOK)

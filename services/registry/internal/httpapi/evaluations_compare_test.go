@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/evalreports"
 	"github.com/assayhq/assay/services/registry/internal/tracingclient"
 )
 
@@ -81,7 +81,7 @@ func TestEvaluationCompareAndExport(t *testing.T) {
 		assert.EqualValues(t, 1047, pw["testcases"])
 		assert.InDelta(t, 0.466931, pw["detectable"], 1e-5)
 		assert.Equal(t, map[string]any{"unit": "testcase", "correction": "holm", "tests": 1.0, "alpha": 0.05, "power": 0.8,
-			"cost_per_point": evaluations.CostPerPointNote}, c["statistics"])
+			"cost_per_point": evalreports.CostPerPointNote}, c["statistics"])
 	})
 
 	t.Run("compare refusals name the run", func(t *testing.T) {

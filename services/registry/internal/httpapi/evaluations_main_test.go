@@ -6,7 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
+	"github.com/assayhq/assay/services/registry/internal/evalreports"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
@@ -19,18 +20,20 @@ const testEvalLimit = 50
 // lane eval-simple's and tested with NATS there.
 type evalJobs struct {
 	mu   sync.Mutex
-	jobs []evaljob.Job
+	jobs []evaluation.Job
 }
 
-func (j *evalJobs) Publish(_ context.Context, job evaljob.Job) error {
+func (j *evalJobs) Publish(_ context.Context, job evaluation.Job) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.jobs = append(j.jobs, job)
 	return nil
 }
 
-// withEvaluations adds the evaluation records on pool, publishing to jobs, to s.
+// withEvaluations adds the evaluation records on pool, publishing to jobs,
+// and the reports over them to s.
 func withEvaluations(s httpapi.Services, pool *pgxpool.Pool, jobs *evalJobs) httpapi.Services {
 	s.Evaluations = evaluations.NewService(pgstore.New(pool).Evaluations(), jobs, evaluations.Config{MaxLimit: testEvalLimit})
+	s.Reports = evalreports.New(s.Evaluations)
 	return s
 }

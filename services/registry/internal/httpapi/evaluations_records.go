@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
 	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/wire"
@@ -72,6 +72,7 @@ func (a evaluationAPI) route(e *echo.Echo) {
 	e.POST("/internal/evaluations/runs/:id/settle", notForwarded(handle(true, a.settle)))
 	e.POST("/internal/evaluations/runs/:id/fail", notForwarded(handle(true, a.fail)))
 	e.POST("/internal/evaluations/runs/:id/cancel", notForwarded(handle(true, a.cancel)))
+	e.POST("/internal/evaluations/runs/:id/pause", notForwarded(handle(true, a.pause)))
 	e.POST("/internal/evaluations/results/claim", notForwarded(handle(false, a.claim)))
 	e.POST("/internal/evaluations/results/renew", notForwarded(handle(false, a.renew)))
 	e.POST("/internal/evaluations/jobs", notForwarded(runtimeOnly(handle(false, a.fanOut))))
@@ -93,7 +94,7 @@ func runtimeOnly(h echo.HandlerFunc) echo.HandlerFunc {
 // process jobs a run job fans out, published with the ids they carry.
 func (a evaluationAPI) fanOut(rq *req) error {
 	var in struct {
-		Jobs []evaljob.Job `json:"jobs"`
+		Jobs []evaluation.Job `json:"jobs"`
 	}
 	if err := decodeAt(renderJSON(rq.b.Map()), &in, "body"); err != nil {
 		return err
@@ -406,6 +407,20 @@ func (a evaluationAPI) cancel(rq *req) error {
 		return err
 	}
 	r, err := a.svc.Cancel(rq.ctx, rq.sc, rq.id, rq.b.Value("stop"))
+	if err != nil {
+		return err
+	}
+	return sendOneRaw(rq.c, "run", renderJSON(r))
+}
+
+// pause serves POST /internal/evaluations/runs/{id}/pause {pause}: the
+// worker records why a live run scores no window for now (its daily
+// budget reached), or clears it with null.
+func (a evaluationAPI) pause(rq *req) error {
+	if err := checkDepth(rq.b.Value("pause"), "body", "pause"); err != nil {
+		return err
+	}
+	r, err := a.svc.Pause(rq.ctx, rq.sc, rq.id, rq.b.Value("pause"))
 	if err != nil {
 		return err
 	}

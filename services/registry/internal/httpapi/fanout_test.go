@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
@@ -48,7 +48,7 @@ func TestRuntimeFanOutJobs(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Drain() })
 	require.NoError(t, evaljobs.Ensure(ctx, c, evaljobs.Config{Replicas: 1, DedupWindow: time.Minute}))
-	stream, err := c.JS.Stream(ctx, evaljob.Stream)
+	stream, err := c.JS.Stream(ctx, evaluation.Stream)
 	require.NoError(t, err)
 
 	srv := httpx.NewServer(httpx.Config{BodyLimit: "8M"}, log, "registry")
@@ -60,7 +60,7 @@ func TestRuntimeFanOutJobs(t *testing.T) {
 	s := &server{url: ts.URL, project: uuid.New(), user: uuid.New(), pool: pool}
 	rid := str(s.evalRun(t, m{"data": m{"steps": evalSteps(false)}, "flags": m{"is_active": true}, "status": "running"})["id"])
 
-	post := func(tok string, jobs []evaljob.Job) (int, string) {
+	post := func(tok string, jobs []evaluation.Job) (int, string) {
 		t.Helper()
 		body, err := json.Marshal(map[string]any{"jobs": jobs})
 		require.NoError(t, err)
@@ -74,9 +74,9 @@ func TestRuntimeFanOutJobs(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
-	job := func(i int) evaljob.Job {
-		return evaljob.Job{Kind: evaljob.KindProcess, ProjectID: s.project.String(), UserID: s.user.String(), RunID: rid,
-			Slice: evaljob.Slice{ScenarioIDs: []string{uuid.NewString()}}, ID: "run:" + rid + "/process/" + string(rune('0'+i))}
+	job := func(i int) evaluation.Job {
+		return evaluation.Job{Kind: evaluation.KindProcess, ProjectID: s.project.String(), UserID: s.user.String(), RunID: rid,
+			Slice: evaluation.Slice{ScenarioIDs: []string{uuid.NewString()}}, ID: "run:" + rid + "/process/" + string(rune('0'+i))}
 	}
 	stored := func() uint64 {
 		info, err := stream.Info(ctx)
@@ -84,31 +84,31 @@ func TestRuntimeFanOutJobs(t *testing.T) {
 		return info.State.Msgs
 	}
 
-	status, body := post(token, []evaljob.Job{job(0)})
+	status, body := post(token, []evaluation.Job{job(0)})
 	assert.Equal(t, http.StatusNotFound, status, "the gateway's token published a job: %s", body)
 
 	bad := job(0)
 	bad.ProjectID = uuid.NewString()
-	status, body = post(runtimeToken, []evaljob.Job{bad})
+	status, body = post(runtimeToken, []evaluation.Job{bad})
 	assert.Equal(t, http.StatusBadRequest, status, body)
 	assert.Contains(t, body, "jobs[0].project_id")
 	bad = job(0)
 	bad.UserID = uuid.NewString()
-	status, body = post(runtimeToken, []evaljob.Job{bad})
+	status, body = post(runtimeToken, []evaluation.Job{bad})
 	assert.Equal(t, http.StatusBadRequest, status, body)
 	assert.Contains(t, body, "jobs[0].user_id")
 	bad = job(0)
-	bad.Kind = evaljob.KindRun
-	status, body = post(runtimeToken, []evaljob.Job{bad})
+	bad.Kind = evaluation.KindRun
+	status, body = post(runtimeToken, []evaluation.Job{bad})
 	assert.Equal(t, http.StatusBadRequest, status, body)
 	assert.Contains(t, body, "jobs[0].kind")
 	bad = job(0)
 	bad.RunID = uuid.NewString()
-	status, body = post(runtimeToken, []evaljob.Job{bad})
+	status, body = post(runtimeToken, []evaluation.Job{bad})
 	assert.Equal(t, http.StatusNotFound, status, body)
 	require.Zero(t, stored(), "a refused request published a job")
 
-	jobs := []evaljob.Job{job(0), job(1)}
+	jobs := []evaluation.Job{job(0), job(1)}
 	status, body = post(runtimeToken, jobs)
 	require.Equal(t, http.StatusOK, status, body)
 	status, body = post(runtimeToken, jobs)
@@ -117,7 +117,7 @@ func TestRuntimeFanOutJobs(t *testing.T) {
 	for seq := uint64(1); seq <= 2; seq++ {
 		msg, err := stream.GetMsg(ctx, seq)
 		require.NoError(t, err)
-		got, err := evaljob.Decode(msg.Subject, msg.Data)
+		got, err := evaluation.DecodeJob(msg.Subject, msg.Data)
 		require.NoError(t, err)
 		assert.Equal(t, jobs[seq-1], got)
 		assert.Equal(t, jobs[seq-1].ID, msg.Header.Get("Nats-Msg-Id"))

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 )
 
 // TestJSONThatBreaksPythonClients: an integer of 5,000 digits (Python's
@@ -55,8 +55,8 @@ func TestJSONThatBreaksPythonClients(t *testing.T) {
 	})
 
 	// At the limits (the whole body's depth counts): stored.
-	inner := httpx.MaxJSONDepth - 6 // body, testset, data, testcases, [0], data
+	inner := inputlimits.MaxJSONDepth - 6 // body, testset, data, testcases, [0], data
 	r := s.do(t, "POST", "/simple/testsets", `{"testset":{"slug":"at-limits","data":{"testcases":[{"data":{"n":`+
-		digits(httpx.MaxJSONNumberLength)+`,"q":`+deep(inner)+`}}]}}}`)
+		digits(inputlimits.MaxJSONNumberLength)+`,"q":`+deep(inner)+`}}]}}}`)
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 }

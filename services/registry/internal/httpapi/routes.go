@@ -11,13 +11,16 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 	"github.com/assayhq/assay/pkg/purgewire"
 	"github.com/assayhq/assay/services/registry/internal/environments"
+	"github.com/assayhq/assay/services/registry/internal/evalreports"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/modelcalls"
 	"github.com/assayhq/assay/services/registry/internal/purge"
 	"github.com/assayhq/assay/services/registry/internal/queries"
 	"github.com/assayhq/assay/services/registry/internal/secrets"
+	"github.com/assayhq/assay/services/registry/internal/simpleevals"
 	"github.com/assayhq/assay/services/registry/internal/testsets"
 	"github.com/assayhq/assay/services/registry/internal/workflows"
 )
@@ -35,8 +38,10 @@ type Services struct {
 	Evaluations *evaluations.Service
 	// SimpleEvaluations and SimpleQueues serve /simple/evaluations and
 	// /simple/queues over the evaluation records.
-	SimpleEvaluations *evaluations.Simple
-	SimpleQueues      *evaluations.SimpleQueues
+	SimpleEvaluations *simpleevals.Simple
+	SimpleQueues      *simpleevals.SimpleQueues
+	// Reports serves the comparison of runs and the export of a run.
+	Reports *evalreports.Reports
 	// Purge deletes deleted projects' records (the gateway's internal
 	// POST /internal/projects/purge).
 	Purge *purge.Purger
@@ -50,11 +55,11 @@ type Services struct {
 func queryText(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		for name, vs := range c.QueryParams() {
-			if err := httpx.CheckText(name, "query", name); err != nil {
+			if err := inputlimits.CheckText(name, "query", name); err != nil {
 				return err
 			}
 			for _, v := range vs {
-				if err := httpx.CheckText(v, "query", name); err != nil {
+				if err := inputlimits.CheckText(v, "query", name); err != nil {
 					return err
 				}
 			}
@@ -79,7 +84,7 @@ func RegisterCallers(e *echo.Echo, callers httpx.Callers, s Services) {
 	evaluationAPI{s.Evaluations}.route(e)
 	simpleEvaluationAPI{s.SimpleEvaluations}.route(e)
 	simpleQueueAPI{s.SimpleQueues}.route(e)
-	evaluationReadAPI{svc: s.Evaluations, lookups: exportLookups{ts: s.Testsets, qs: s.Queries}}.route(e)
+	evaluationReadAPI{reports: s.Reports, lookups: exportLookups{ts: s.Testsets, qs: s.Queries}}.route(e)
 	modelCallAPI{s.ModelCalls}.route(e)
 	e.POST(purgewire.Path, notForwarded(purgewire.Handler(func(c echo.Context, ids []uuid.UUID) error {
 		return s.Purge.Projects(c.Request().Context(), ids)

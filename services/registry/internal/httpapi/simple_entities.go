@@ -50,6 +50,21 @@ func (s *simpleAPI) sendRecord(c echo.Context, rec *versioned.Record, err error)
 	return sendOne(c, s.k.Key, rec, err, func(r *versioned.Record) *wire.Obj { return s.record(r, true) })
 }
 
+// slugOrName is the slug sent, or "" for the use case to make one from
+// the name, free in the project (versioned.Service.FreeSlug), as the
+// console creates applications, evaluators and testsets from the name a
+// person typed; with neither a slug nor a name with something to keep in
+// a slug, the slug is missing at body.<key>.slug.
+func slugOrName(slug, name *string, key string) (string, error) {
+	if slug != nil {
+		return *slug, nil
+	}
+	if name == nil || versioned.SlugOf(*name) == "" {
+		return "", wire.FieldMissing("body", key, "slug")
+	}
+	return "", nil
+}
+
 func (s *simpleAPI) create(rq *req, in *wire.Body) error {
 	c, sc := rq.c, rq.sc
 	slug := in.Slug("slug")
@@ -63,15 +78,9 @@ func (s *simpleAPI) create(rq *req, in *wire.Body) error {
 	} else if id != nil {
 		a.ID = *id
 	}
-	// Without a slug, one is made from the name (unique in the project:
-	// versioned.Simple.Create), as the console creates applications and
-	// evaluators from the name a person typed; with neither, the slug is
-	// missing as before.
-	if slug == nil && (h.Name == nil || versioned.SlugOf(*h.Name) == "") {
-		return wire.FieldMissing("body", s.k.Key, "slug")
-	}
-	if slug != nil {
-		a.Slug = *slug
+	var err error
+	if a.Slug, err = slugOrName(slug, h.Name, s.k.Key); err != nil {
+		return err
 	}
 	rec, err := s.uc.Create(c.Request().Context(), sc, a, in.Value("data"), append(in.Loc(), "data"))
 	return s.sendRecord(c, rec, err)

@@ -11,12 +11,13 @@ import (
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/simpleevals"
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // simpleEvaluationAPI serves /simple/evaluations:
-// binding and rendering over evaluations.Simple.
-type simpleEvaluationAPI struct{ uc *evaluations.Simple }
+// binding and rendering over simpleevals.Simple.
+type simpleEvaluationAPI struct{ uc *simpleevals.Simple }
 
 func (a simpleEvaluationAPI) route(e *echo.Echo) {
 	p := "/simple/evaluations"
@@ -52,7 +53,7 @@ func simpleJSON(c echo.Context, status int, v any) error {
 }
 
 // sendEvaluation answers {count, evaluation}, or {count: 0}.
-func sendEvaluation(c echo.Context, ev *evaluations.SimpleEvaluation, err error) error {
+func sendEvaluation(c echo.Context, ev *simpleevals.SimpleEvaluation, err error) error {
 	if err != nil {
 		return err
 	}
@@ -63,13 +64,13 @@ func sendEvaluation(c echo.Context, ev *evaluations.SimpleEvaluation, err error)
 }
 
 // evaluationBody reads the evaluation object of a create or edit.
-func evaluationBody(rq *req) (*evaluations.SimpleInput, error) {
+func evaluationBody(rq *req) (*simpleevals.SimpleInput, error) {
 	in := rq.b.Require("evaluation")
 	if err := wire.ErrOf(rq.b); err != nil {
 		return nil, err
 	}
 	_, raw := rq.b.Raw("evaluation")
-	return evaluations.ParseSimple(raw, in.Loc()...)
+	return simpleevals.ParseSimple(raw, in.Loc()...)
 }
 
 func (a simpleEvaluationAPI) create(rq *req) error {
@@ -126,7 +127,7 @@ func (a simpleEvaluationAPI) delete(rq *req) error {
 	return simpleJSON(rq.c, http.StatusOK, map[string]any{"count": 1, "evaluation_id": rq.id.String()})
 }
 
-func (a simpleEvaluationAPI) one(call func(context.Context, scope.Scope, uuid.UUID) (*evaluations.SimpleEvaluation, error)) func(*req) error {
+func (a simpleEvaluationAPI) one(call func(context.Context, scope.Scope, uuid.UUID) (*simpleevals.SimpleEvaluation, error)) func(*req) error {
 	return func(rq *req) error {
 		ev, err := call(rq.ctx, rq.sc, rq.id)
 		return sendEvaluation(rq.c, ev, err)
@@ -167,9 +168,9 @@ func (a simpleEvaluationAPI) query(rq *req) error {
 }
 
 // simpleSlice reads a slice operation's body.
-func simpleSlice(rq *req) (*evaluations.SliceInput, error) {
+func simpleSlice(rq *req) (*simpleevals.SliceInput, error) {
 	raw, _ := json.Marshal(rq.b.Map())
-	return evaluations.ParseSlice(raw, "body")
+	return simpleevals.ParseSlice(raw, "body")
 }
 
 func (a simpleEvaluationAPI) populate(rq *req) error {
@@ -207,7 +208,7 @@ func (a simpleEvaluationAPI) process(rq *req) error {
 	return rq.c.NoContent(http.StatusAccepted)
 }
 
-func (a simpleEvaluationAPI) slice204(call func(context.Context, scope.Scope, uuid.UUID, *evaluations.SliceInput) error) func(*req) error {
+func (a simpleEvaluationAPI) slice204(call func(context.Context, scope.Scope, uuid.UUID, *simpleevals.SliceInput) error) func(*req) error {
 	return func(rq *req) error {
 		in, err := simpleSlice(rq)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/apidoc"
 	ev "github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/simpleevals"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
@@ -30,7 +31,7 @@ type (
 		Meta        json.RawMessage `json:"meta,omitempty" doc:"An evaluation whose topology is not supported has its reason under meta.error; one cancelled by its budget has {type: budget_exceeded, budget, spent, message} under meta.stop."`
 		Data        docSimpleData   `json:"data"`
 		ev.Lifecycle
-		Estimate *ev.Estimate `json:"-"`
+		Estimate *simpleevals.Estimate `json:"-"`
 	}
 	docSimpleData struct {
 		Status           ev.Status         `json:"status" doc:"The run's status."`
@@ -41,7 +42,7 @@ type (
 		Repeats          *int              `json:"repeats,omitempty"`
 		Concurrency      *ev.Concurrency   `json:"concurrency,omitempty"`
 		ModelCache       *bool             `json:"model_cache,omitempty" doc:"false: every model call of the run is made (no model-call cache)."`
-		Budget           *float64          `json:"budget,omitempty" doc:"Most the run's model calls may cost, USD by the price table (0 < budget ≤ 1000000): the workers stop starting cells once it is reached and cancel the run with the reason under meta.stop."`
+		Budget           *float64          `json:"budget,omitempty" doc:"Most the run's model calls may cost, USD by the price table (0 < budget ≤ 1000000): the workers stop starting cells once it is reached and cancel the run with the reason under meta.stop. A live run's budget is per UTC day: once the day's cells cost it, the run scores no window until 00:00 UTC and stays running and active, with {type: daily_budget_reached, budget, spent, day, resumes_at, message} under meta.pause until it scores again."`
 	}
 	docSimpleQueue struct {
 		ID          string             `json:"id"`
@@ -56,14 +57,14 @@ type (
 		ev.Lifecycle
 	}
 	docSimpleQueueData struct {
-		Kind        string            `json:"kind,omitempty" doc:"traces, testcases, queries or testsets; always in answers (traces when the run names no other source)."`
-		Queries     []string          `json:"queries,omitempty" doc:"Query revision ids; an object revision id → origin is accepted on input."`
-		Testsets    []string          `json:"testsets,omitempty" doc:"Testset revision ids; an object revision id → origin is accepted on input."`
-		Evaluators  map[string]string `json:"evaluators,omitempty" doc:"Evaluator revision id → origin; a list of ids is accepted on input (origin human). At least one human evaluator."`
-		Repeats     int               `json:"repeats"`
-		Assignments [][]string        `json:"assignments,omitempty" doc:"One list of user ids per repeat."`
-		StepKeys    []string          `json:"step_keys,omitempty"`
-		Settings    *ev.QueueSettings `json:"settings,omitempty"`
+		Kind        string                     `json:"kind,omitempty" doc:"traces, testcases, queries or testsets; always in answers (traces when the run names no other source)."`
+		Queries     []string                   `json:"queries,omitempty" doc:"Query revision ids; an object revision id → origin is accepted on input."`
+		Testsets    []string                   `json:"testsets,omitempty" doc:"Testset revision ids; an object revision id → origin is accepted on input."`
+		Evaluators  map[string]string          `json:"evaluators,omitempty" doc:"Evaluator revision id → origin; a list of ids is accepted on input (origin human). At least one human evaluator."`
+		Repeats     int                        `json:"repeats"`
+		Assignments [][]string                 `json:"assignments,omitempty" doc:"One list of user ids per repeat."`
+		StepKeys    []string                   `json:"step_keys,omitempty"`
+		Settings    *simpleevals.QueueSettings `json:"settings,omitempty"`
 	}
 )
 
@@ -78,10 +79,10 @@ func TestSimpleEvalDocMirrors(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, names(ev.SimpleEvaluation{}), names(docSimpleEvaluation{}))
-	require.Equal(t, names(ev.SimpleData{}), names(docSimpleData{}))
-	require.Equal(t, names(ev.SimpleQueue{}), names(docSimpleQueue{}))
-	require.Equal(t, names(ev.SimpleQueueData{}), names(docSimpleQueueData{}))
+	require.Equal(t, names(simpleevals.SimpleEvaluation{}), names(docSimpleEvaluation{}))
+	require.Equal(t, names(simpleevals.SimpleData{}), names(docSimpleData{}))
+	require.Equal(t, names(simpleevals.SimpleQueue{}), names(docSimpleQueue{}))
+	require.Equal(t, names(simpleevals.SimpleQueueData{}), names(docSimpleQueueData{}))
 }
 
 // simpleEvaluationBindings are simpleEvaluationAPI's and simpleQueueAPI's routes.
@@ -100,7 +101,7 @@ func simpleEvaluationBindings() []apidoc.Binding {
 		apidoc.Field{Name: "overwrite", Value: false, Doc: "Re-execute every cell of the slice."})...)
 	qOne := apidoc.Envelope(count, apidoc.Field{Name: "queue", Value: docSimpleQueue{}})
 	p, q := "/api/simple/evaluations", "/api/simple/queues"
-	estimate := apidoc.Field{Name: "estimate", Value: ev.Estimate{}, Doc: "The evaluation's cost estimate: its assumptions state the formula."}
+	estimate := apidoc.Field{Name: "estimate", Value: simpleevals.Estimate{}, Doc: "The evaluation's cost estimate: its assumptions state the formula."}
 	return []apidoc.Binding{
 		{Method: "POST", Path: p, Request: evIn, Response: apidoc.Envelope(count, apidoc.Field{Name: "evaluation", Value: docSimpleEvaluation{}}, estimate)},
 		{Method: "POST", Path: p + "/estimate", Request: evIn, Response: apidoc.Envelope(estimate)},

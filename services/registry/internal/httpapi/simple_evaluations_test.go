@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/testutil/natstest"
@@ -23,6 +23,7 @@ import (
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
 	"github.com/assayhq/assay/services/registry/internal/httpapi"
 	"github.com/assayhq/assay/services/registry/internal/pgstore"
+	"github.com/assayhq/assay/services/registry/internal/simpleevals"
 )
 
 // evalServer is the registry's HTTP stack with the simple evaluations and
@@ -44,11 +45,11 @@ func withSimpleEvaluations(t testing.TB, svcs httpapi.Services, pool *pgxpool.Po
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Drain() })
 	require.NoError(t, evaljobs.Ensure(ctx, c, evaljobs.Config{Replicas: 1, DedupWindow: time.Minute}))
-	stream, err := c.JS.Stream(ctx, evaljob.Stream)
+	stream, err := c.JS.Stream(ctx, evaluation.Stream)
 	require.NoError(t, err)
 	evs := evaluations.NewService(pgstore.New(pool).Evaluations(), evaljobs.Publisher{P: natsx.NewPublisher(c, cfg)}, evaluations.Config{})
-	simple := evaluations.NewSimple(evs, evaluations.Families{Testsets: svcs.Testsets, Workflows: svcs.Workflows, Queries: svcs.Queries})
-	svcs.SimpleEvaluations, svcs.SimpleQueues = simple, evaluations.NewSimpleQueues(simple)
+	simple := simpleevals.NewSimple(evs, simpleevals.Families{Testsets: svcs.Testsets, Workflows: svcs.Workflows, Queries: svcs.Queries})
+	svcs.SimpleEvaluations, svcs.SimpleQueues = simple, simpleevals.NewSimpleQueues(simple)
 	return svcs, stream
 }
 
@@ -59,16 +60,16 @@ func newEvalServer(t *testing.T) *evalServer {
 }
 
 // jobs returns the jobs stored since the last call.
-func (s *evalServer) jobs(t *testing.T) []evaljob.Job {
+func (s *evalServer) jobs(t *testing.T) []evaluation.Job {
 	t.Helper()
 	ctx := context.Background()
 	info, err := s.stream.Info(ctx)
 	require.NoError(t, err)
-	var out []evaljob.Job
+	var out []evaluation.Job
 	for seq := s.seen + 1; seq <= info.State.LastSeq; seq++ {
 		msg, err := s.stream.GetMsg(ctx, seq)
 		require.NoError(t, err)
-		j, err := evaljob.Decode(msg.Subject, msg.Data)
+		j, err := evaluation.DecodeJob(msg.Subject, msg.Data)
 		require.NoError(t, err)
 		out = append(out, j)
 	}
@@ -134,7 +135,7 @@ func TestSimpleEvaluationsHTTP(t *testing.T) {
 	assert.Equal(t, m{e.exact: "auto", e.human: "human"}, obj(t, created, "data", "evaluator_steps"))
 	jobs := s.jobs(t)
 	require.Len(t, jobs, 1)
-	assert.Equal(t, evaljob.KindRun, jobs[0].Kind)
+	assert.Equal(t, evaluation.KindRun, jobs[0].Kind)
 	assert.Equal(t, id, jobs[0].RunID)
 	assert.Equal(t, s.project.String(), jobs[0].ProjectID)
 	assert.True(t, strings.HasPrefix(jobs[0].ID, "run:"+id+":"))
@@ -228,10 +229,10 @@ func TestSimpleEvaluationsHTTP(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, r.status, string(r.body))
 	jobs = s.jobs(t)
 	require.Len(t, jobs, 2)
-	assert.Equal(t, evaljob.KindProcess, jobs[0].Kind)
+	assert.Equal(t, evaluation.KindProcess, jobs[0].Kind)
 	assert.Equal(t, []string{"failure", "errors"}, jobs[0].Statuses)
 	assert.Equal(t, []string{s0}, jobs[0].Slice.ScenarioIDs)
-	assert.Equal(t, evaljob.KindMetrics, jobs[1].Kind)
+	assert.Equal(t, evaluation.KindMetrics, jobs[1].Kind)
 	r = s.do(t, "POST", p+"/"+cid+"/process", m{"scenario_ids": []string{oscen}})
 	assert.Equal(t, http.StatusBadRequest, r.status, "process is scoped to its run")
 	r = s.do(t, "POST", p+"/"+cid+"/process", m{"statuses": []string{"finished"}})
@@ -288,7 +289,7 @@ func TestSimpleEvaluationsHTTP(t *testing.T) {
 	assert.Equal(t, "running", obj(t, started, "data")["status"])
 	jobs = s.jobs(t)
 	require.Len(t, jobs, 1)
-	assert.Equal(t, evaljob.KindRun, jobs[0].Kind)
+	assert.Equal(t, evaluation.KindRun, jobs[0].Kind)
 
 	deleted := s.ok(t, "DELETE", p+"/"+oid, nil)
 	assert.Equal(t, m{"count": float64(1), "evaluation_id": oid}, deleted)
@@ -338,7 +339,7 @@ func TestSimpleQueuesHTTP(t *testing.T) {
 	assert.Equal(t, float64(1), added["count"])
 	jobs := s.jobs(t)
 	require.Len(t, jobs, 1, "the auto evaluator is for the workers")
-	assert.Equal(t, evaljob.KindProcess, jobs[0].Kind)
+	assert.Equal(t, evaluation.KindProcess, jobs[0].Kind)
 	r = s.do(t, "POST", p+"/"+str(cq["id"])+"/traces/", m{"trace_ids": []string{trace}})
 	assert.Equal(t, http.StatusBadRequest, r.status)
 
@@ -346,7 +347,7 @@ func TestSimpleQueuesHTTP(t *testing.T) {
 	assert.Equal(t, "testsets", obj(t, sq, "data")["kind"])
 	jobs = s.jobs(t)
 	require.Len(t, jobs, 1)
-	assert.Equal(t, evaljob.KindRun, jobs[0].Kind)
+	assert.Equal(t, evaluation.KindRun, jobs[0].Kind)
 	assert.Equal(t, str(sq["run_id"]), jobs[0].RunID)
 
 	got := obj(t, s.ok(t, "GET", p+"/"+qid, nil), "queue")

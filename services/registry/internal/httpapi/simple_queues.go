@@ -7,12 +7,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/assayhq/assay/services/registry/internal/evaluations"
+	"github.com/assayhq/assay/services/registry/internal/simpleevals"
 	"github.com/assayhq/assay/services/registry/internal/wire"
 )
 
 // simpleQueueAPI serves /simple/queues: binding and
-// rendering over evaluations.SimpleQueues.
-type simpleQueueAPI struct{ uc *evaluations.SimpleQueues }
+// rendering over simpleevals.SimpleQueues.
+type simpleQueueAPI struct{ uc *simpleevals.SimpleQueues }
 
 func (a simpleQueueAPI) route(e *echo.Echo) {
 	p := "/simple/queues"
@@ -22,11 +23,11 @@ func (a simpleQueueAPI) route(e *echo.Echo) {
 	e.GET(p+"/:id", handle(true, a.fetch))
 	e.DELETE(p+"/:id", handle(true, a.deleteOne))
 	e.POST(p+"/:id/scenarios/query", handle(true, a.scenarios))
-	e.POST(p+"/:id/traces", handle(true, a.add(evaluations.QueueTraces, "trace_ids")))
-	e.POST(p+"/:id/testcases", handle(true, a.add(evaluations.QueueTestcases, "testcase_ids")))
+	e.POST(p+"/:id/traces", handle(true, a.add(simpleevals.QueueTraces, "trace_ids")))
+	e.POST(p+"/:id/testcases", handle(true, a.add(simpleevals.QueueTestcases, "testcase_ids")))
 }
 
-func sendQueue(c echo.Context, q *evaluations.SimpleQueue, err error) error {
+func sendQueue(c echo.Context, q *simpleevals.SimpleQueue, err error) error {
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (a simpleQueueAPI) create(rq *req) error {
 		return err
 	}
 	_, raw := rq.b.Raw("queue")
-	q, err := evaluations.ParseSimpleQueue(raw, in.Loc()...)
+	q, err := simpleevals.ParseSimpleQueue(raw, in.Loc()...)
 	if err != nil {
 		return err
 	}
@@ -101,12 +102,12 @@ func (a simpleQueueAPI) deleteOne(rq *req) error {
 func (a simpleQueueAPI) query(rq *req) error {
 	b := rq.b
 	f := evaluations.Filter{Windowing: b.Windowing()}
-	var more evaluations.SimpleQueueFilter
+	var more simpleevals.SimpleQueueFilter
 	if q := b.Sub("queue"); q != nil {
 		f.Name, f.Tags, f.Meta = q.Str("name"), q.Object("tags"), q.Object("meta")
 		if k := q.Str("kind"); k != nil {
 			switch *k {
-			case evaluations.QueueTraces, evaluations.QueueTestcases, evaluations.QueueQueries, evaluations.QueueTestsets:
+			case simpleevals.QueueTraces, simpleevals.QueueTestcases, simpleevals.QueueQueries, simpleevals.QueueTestsets:
 				more.Kind = *k
 			default:
 				return wire.FieldInvalid("Input should be 'traces', 'testcases', 'queries' or 'testsets'", *k, "body", "queue", "kind")

@@ -49,10 +49,9 @@ func (a *testsetAPI) createSimple(rq *req) error {
 	if err := wire.ErrOf(in); err != nil {
 		return err
 	}
-	if slug == nil {
-		return wire.FieldMissing("body", "testset", "slug")
+	if si.Slug, err = slugOrName(slug, si.Header.Name, "testset"); err != nil {
+		return err
 	}
-	si.Slug = *slug
 	if si.ID, err = queryID(c, "testset_id"); err != nil {
 		return err
 	}

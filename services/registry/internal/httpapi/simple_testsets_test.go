@@ -364,3 +364,32 @@ func TestUploadNamedTestset(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, d.status)
 	assert.Contains(t, string(d.body), "include_ids")
 }
+
+// TestSimpleTestsetSlugFromName: a testset created with a name and no
+// slug gets its slug from the name, free in the project, as applications
+// and evaluators do (TestSimpleSlugFromName); with neither a slug nor a
+// name with something to keep, the slug is missing (422 naming it).
+func TestSimpleTestsetSlugFromName(t *testing.T) {
+	s := newServer(t)
+	create := func(name string) resp {
+		return s.do(t, "POST", "/simple/testsets/", map[string]any{"testset": map[string]any{"name": name,
+			"data": map[string]any{"testcases": []any{map[string]any{"data": map[string]any{"q": "2+2", "answer": "4"}}}}}})
+	}
+	r := create("Arithmetic QA")
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	first := obj(t, r.json(t), "testset")
+	assert.Equal(t, "arithmetic-qa", first["slug"])
+	assert.Equal(t, "Arithmetic QA", first["name"])
+	r = create("Arithmetic  QA!")
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	assert.Equal(t, "arithmetic-qa-2", obj(t, r.json(t), "testset")["slug"], "a slug taken in the project gets a suffix")
+
+	for _, body := range []map[string]any{
+		{"testset": map[string]any{"name": "???"}},
+		{"testset": map[string]any{"data": map[string]any{"testcases": []any{}}}},
+	} {
+		r := s.do(t, "POST", "/simple/testsets/", body)
+		assert.Equal(t, http.StatusUnprocessableEntity, r.status, "%v: %s", body, r.body)
+		assert.Contains(t, string(r.body), `"loc":["body","testset","slug"]`, "%v", body)
+	}
+}

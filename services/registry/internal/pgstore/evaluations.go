@@ -131,6 +131,12 @@ func evWhere(p uuid.UUID, k ev.Kind, f ev.Filter) (string, []any) {
 	if f.Timestamps != nil && has["ts"] {
 		w.add("t.ts = ANY(" + w.arg(f.Timestamps) + ")")
 	}
+	if f.TimestampFrom != nil && has["ts"] {
+		w.add("t.ts >= " + w.arg(*f.TimestampFrom))
+	}
+	if f.TimestampBefore != nil && has["ts"] {
+		w.add("t.ts < " + w.arg(*f.TimestampBefore))
+	}
 	if f.Intervals != nil && has["interval_min"] {
 		w.add("t.interval_min = ANY(" + w.arg(f.Intervals) + ")")
 	}
@@ -474,6 +480,8 @@ func (e *Evaluations) recompute(ctx context.Context, p, run uuid.UUID, ids []pgt
 				WHEN EXISTS (SELECT 1 FROM e LEFT JOIN evaluation_results x ON x.project_id = $1 AND x.run_id = $2
 					AND x.scenario_id = s.id AND x.step_key = e.k AND x.repeat_idx = e.r
 					WHERE x.id IS NULL OR x.status IN ('pending', 'queued', 'running')) THEN 'pending'
+				WHEN EXISTS (SELECT 1 FROM evaluation_results x WHERE x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id
+					AND x.status = 'cancelled') THEN 'cancelled'
 				ELSE 'success' END AS st
 			FROM locked JOIN evaluation_scenarios s ON s.project_id = $1 AND s.id = locked.id)
 		UPDATE evaluation_scenarios s SET status = calc.st, updated_at = now()
@@ -717,6 +725,31 @@ func (e *Evaluations) PendingExecutable(ctx context.Context, p, run uuid.UUID, e
 	return left, err
 }
 
+// MarkUnrun implements ev.Store. Inserted cells take their scenario's
+// timestamp and interval, as the worker's results do.
+func (e *Evaluations) MarkUnrun(ctx context.Context, p, run uuid.UUID, expected []ev.Cell, st ev.Status) (int, error) {
+	js, err := cellsJSON(expected)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = e.pool.QueryRow(ctx, `WITH e AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS e(k text, r int)),
+		upd AS (
+			UPDATE evaluation_results t SET status = $4, claim_until = NULL, updated_at = now()
+			WHERE t.project_id = $1 AND t.run_id = $2 AND t.status IN ('pending', 'cancelled') AND t.status <> $4
+			RETURNING 1),
+		ins AS (
+			INSERT INTO evaluation_results (project_id, id, run_id, scenario_id, step_key, repeat_idx, status, interval_min, ts)
+			SELECT $1, gen_random_uuid(), $2, s.id, e.k, e.r, $4, s.interval_min, s.ts
+			FROM evaluation_scenarios s CROSS JOIN e
+			WHERE s.project_id = $1 AND s.run_id = $2 AND NOT EXISTS (SELECT 1 FROM evaluation_results x
+				WHERE x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id AND x.step_key = e.k AND x.repeat_idx = e.r)
+			ON CONFLICT DO NOTHING
+			RETURNING 1)
+		SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM ins)`, p, run, js, string(st)).Scan(&n)
+	return n, err
+}
+
 // CellKeys returns the distinct (step key, repeat) of the run's results
 // whose step key is not one of except, ordered, at most limit of them.
 func (e *Evaluations) CellKeys(ctx context.Context, p, run uuid.UUID, except []string, limit int) ([]ev.Cell, error) {
@@ -886,7 +919,7 @@ func (e *Evaluations) ScenarioMetricData(ctx context.Context, p, run uuid.UUID, 
 // metric's {step: {path: stats}}), so an export's header needs no pass over
 // every metric's data in Go: on a run of thousands of scenarios that pass
 // was most of the wait for the first row. The conditions are
-// evaluations.scenarioValue's; the CASEs keep a malformed record from
+// evalreports.scenarioValue's; the CASEs keep a malformed record from
 // failing the query (it gives no key).
 func (e *Evaluations) MetricKeys(ctx context.Context, p, run uuid.UUID, limit int) ([][2]string, error) {
 	rows, err := e.pool.Query(ctx, `SELECT DISTINCT s.key COLLATE "C", m.key COLLATE "C" FROM evaluation_metrics t

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 )
 
 // Purger deletes projects' records.
@@ -54,12 +54,12 @@ func (p *Purger) Projects(ctx context.Context, ids []uuid.UUID) error {
 	if p.JS == nil {
 		return nil
 	}
-	s, err := p.JS.Stream(ctx, evaljob.Stream)
+	s, err := p.JS.Stream(ctx, evaluation.Stream)
 	if err != nil {
 		return errs.Wrap(errs.Unavailable, "registry.purge", fmt.Errorf("purge evaluation jobs: %w", err))
 	}
 	for _, id := range ids {
-		if err := s.Purge(ctx, jetstream.WithPurgeSubject(evaljob.Subject(id.String()))); err != nil {
+		if err := s.Purge(ctx, jetstream.WithPurgeSubject(evaluation.Subject(id.String()))); err != nil {
 			return errs.Wrap(errs.Unavailable, "registry.purge", fmt.Errorf("purge evaluation jobs of %s: %w", id, err))
 		}
 	}

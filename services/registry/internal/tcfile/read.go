@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
 )
@@ -262,7 +262,7 @@ func ReadJSON(r io.Reader, lim Limits) ([]testcases.Row, error) {
 			return nil, badFile("item %d: invalid UTF-8", i)
 		}
 		// The shape limits of JSON bodies apply to the rows a file brings.
-		if err := httpx.CheckJSONLimits(raw, "body", "file", i); err != nil {
+		if err := inputlimits.CheckJSONLimits(raw, "body", "file", i); err != nil {
 			return nil, err
 		}
 		o, err := canon.ParseObject(raw)

@@ -21,7 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 	"github.com/assayhq/assay/services/registry/internal/embeds"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
@@ -123,10 +123,10 @@ func ReadBody(r io.Reader) (*Body, error) {
 	if b.m == nil { // a literal null
 		b.m = map[string]json.RawMessage{}
 	}
-	if err := httpx.CheckJSONText(raw, storedAsJSON, "body"); err != nil {
+	if err := inputlimits.CheckJSONText(raw, storedAsJSON, "body"); err != nil {
 		return nil, err
 	}
-	if err := httpx.CheckJSONLimits(raw, "body"); err != nil {
+	if err := inputlimits.CheckJSONLimits(raw, "body"); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -475,7 +475,7 @@ func FieldInvalid(msg string, input any, loc ...any) error { return errs.Field(m
 // testset_tags and testset_meta within theirs and free of what jsonb
 // refuses.
 func FormField(name, v string) error {
-	if err := httpx.CheckText(v, "body", name); err != nil {
+	if err := inputlimits.CheckText(v, "body", name); err != nil {
 		return err
 	}
 	switch name {
@@ -484,10 +484,10 @@ func FormField(name, v string) error {
 			return errs.Field(tooLargeMsg(name), nil, "body", name)
 		}
 		if json.Valid([]byte(v)) {
-			if err := httpx.CheckJSONText([]byte(v), nil, "body", name); err != nil {
+			if err := inputlimits.CheckJSONText([]byte(v), nil, "body", name); err != nil {
 				return err
 			}
-			return httpx.CheckJSONLimits([]byte(v), "body", name)
+			return inputlimits.CheckJSONLimits([]byte(v), "body", name)
 		}
 	default:
 		if utf8.RuneCountInString(v) > maxLen(name) {

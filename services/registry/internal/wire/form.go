@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/tcfile"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
@@ -82,7 +82,7 @@ func rowsText(rows []testcases.Row) error {
 			if f.o == nil {
 				continue
 			}
-			if err := httpx.CheckJSONText(canon.AppendCompact(nil, f.o), nil, "body", "file", i, f.key); err != nil {
+			if err := inputlimits.CheckJSONText(canon.AppendCompact(nil, f.o), nil, "body", "file", i, f.key); err != nil {
 				return err
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 	"github.com/assayhq/assay/services/registry/internal/versioned"
 )
 
@@ -138,7 +138,7 @@ func QueryBody(qp url.Values, k, filterKey string) (*Body, error) {
 		if !json.Valid([]byte(v)) {
 			return nil, FieldInvalid("Input should be a valid JSON object", v, "query", name)
 		}
-		if err := httpx.CheckJSONText([]byte(v), nil, "query", name); err != nil {
+		if err := inputlimits.CheckJSONText([]byte(v), nil, "query", name); err != nil {
 			return nil, err
 		}
 		filter[name] = json.RawMessage(v)

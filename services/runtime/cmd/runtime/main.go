@@ -15,16 +15,16 @@ import (
 
 	"github.com/assayhq/assay/pkg/app"
 	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/httpx"
 	"github.com/assayhq/assay/pkg/logx"
 	"github.com/assayhq/assay/pkg/natsx"
 	"github.com/assayhq/assay/pkg/spanmodel"
-	"github.com/assayhq/assay/pkg/svcclient"
 	"github.com/assayhq/assay/services/runtime/internal/callcache"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
 	"github.com/assayhq/assay/services/runtime/internal/egress"
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
 	"github.com/assayhq/assay/services/runtime/internal/evalmetrics"
+	"github.com/assayhq/assay/services/runtime/internal/evalqueue"
 	"github.com/assayhq/assay/services/runtime/internal/evalrun"
 	"github.com/assayhq/assay/services/runtime/internal/evaluators"
 	"github.com/assayhq/assay/services/runtime/internal/httpapi"
@@ -32,6 +32,7 @@ import (
 	"github.com/assayhq/assay/services/runtime/internal/llm"
 	"github.com/assayhq/assay/services/runtime/internal/registryclient"
 	"github.com/assayhq/assay/services/runtime/internal/traces"
+	"github.com/assayhq/assay/services/runtime/internal/tracingclient"
 	"github.com/assayhq/assay/services/runtime/internal/vault"
 )
 
@@ -84,6 +85,7 @@ type EvalConfig struct {
 	Lease        time.Duration `default:"15s" desc:"how long a claimed cell belongs to its worker without renewal: the worker renews the claims of the cells it runs every third of it (a long cell is never taken over while its worker lives), so a killed worker's cells are claimed again within this long"`
 	ActiveEvery  time.Duration `split_words:"true" default:"1s" desc:"how often a running evaluation job re-reads whether its run is still active (a stop takes effect within about this long)"`
 	WindowGrace  time.Duration `split_words:"true" default:"2s" desc:"how long after a live evaluation window's end its traces are queried (the last ones reach storage a moment after they are sent)"`
+	BudgetDay    time.Duration `split_words:"true" default:"24h" desc:"the period a live evaluation's data.budget is per: once the run's cells of windows starting in the current period cost that much, its windows are not scored until the next period (meta.pause says so). Periods start at the Unix epoch, so 24h is the UTC day; shorter only to test it"`
 	DrainTimeout time.Duration `split_words:"true" default:"20s" desc:"on shutdown, how long running evaluation jobs may finish the cells they hold before they are handed back to the stream"`
 	Replicas     int           `default:"1" desc:"replicas of the EVALS job stream (3 on a NATS cluster; as REGISTRY_EVALS_REPLICAS)"`
 	DedupWindow  time.Duration `split_words:"true" default:"10m" desc:"how long the EVALS stream remembers job ids (as REGISTRY_EVALS_DEDUP_WINDOW)"`
@@ -136,18 +138,22 @@ func run(ctx context.Context, cfg Config) error {
 	if err := models.CheckBaseURLs(); err != nil {
 		return err
 	}
+	// One client per service the runtime calls: every call to the registry
+	// goes through registry, every call to tracing through tracing.
+	registry := registryclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout, cfg.RevisionCacheTTL)
+	tracing := tracingclient.New(cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout)
 	svc := &invoke.Service{
-		Revisions: registryclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout, cfg.RevisionCacheTTL),
-		Secrets:   vault.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.SecretsTTL),
+		Revisions: registry,
+		Secrets:   vault.New(registry, cfg.SecretsTTL),
 		LLM:       models,
-		Recorder:  &traces.Recorder{Sink: traces.NewTracing(cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout), Norm: &spanmodel.Normalizer{Prices: prices}},
+		Recorder:  &traces.Recorder{Sink: tracing, Norm: &spanmodel.Normalizer{Prices: prices}},
 		Hooks:     egress.New(policy(cfg.HookTimeout)),
 		Code:      codebox.Limits{Timeout: cfg.CodeTimeout, MemBytes: cfg.CodeMemBytes},
 		Provider:  cfg.URIProvider,
 		Log:       log,
 		// Evaluation cells' model calls: answered from the project's
 		// cache when identical, queued behind a provider's 429.
-		Cache:         &callcache.Cache{Registry: svcclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout), TTL: cfg.LLM.CacheTTL},
+		Cache:         &callcache.Cache{Registry: registry, TTL: cfg.LLM.CacheTTL},
 		Prices:        prices,
 		RateLimitWait: cfg.LLM.RateLimitWait,
 	}
@@ -167,15 +173,18 @@ func run(ctx context.Context, cfg Config) error {
 	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
 	if cfg.Eval.Jobs > 0 {
 		// Jobs waiting for a worker (the alert on evaluation jobs waiting).
-		srv.Metrics.MustRegister(natsx.BacklogCollector(nc.JS, evaljob.Stream, evalrun.ConsumerName, "runtime_eval_jobs", "Evaluation jobs", log))
-		records := evalclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout)
-		analytics := evalmetrics.NewClient(cfg.TracingURL, cfg.TokenToTracing, cfg.RegistryTimeout)
+		srv.Metrics.MustRegister(natsx.BacklogCollector(nc.JS, evaluation.Stream, evalqueue.ConsumerName, "runtime_eval_jobs", "Evaluation jobs", log))
+		queue, err := evalqueue.Open(ctx, nc.JS, cfg.Eval.AckWait, cfg.Eval.MaxDeliver)
+		if err != nil {
+			return err
+		}
 		consumer := &evalrun.Consumer{
-			JS: nc.JS,
+			Queue: queue,
 			Exec: &evalrun.Executor{
-				Client:      records,
-				Jobs:        records, // the registry publishes the fan-out jobs
-				Metrics:     &evalrun.RunMetrics{Client: records, Computer: &evalmetrics.Computer{Tracing: analytics, Spans: analytics}},
+				Client:      registry,
+				Tracing:     tracing,
+				Jobs:        registry, // the registry publishes the fan-out jobs
+				Metrics:     &evalrun.RunMetrics{Client: registry, Computer: &evalmetrics.Computer{Tracing: tracing, Spans: tracing}},
 				Invoke:      svc,
 				Revisions:   svc.Revisions,
 				Worker:      workerName(),
@@ -183,14 +192,16 @@ func run(ctx context.Context, cfg Config) error {
 				Lease:       cfg.Eval.Lease,
 				ActiveEvery: cfg.Eval.ActiveEvery,
 				WindowGrace: cfg.Eval.WindowGrace,
-				Waits:       &callcache.Waits{Registry: svcclient.New(cfg.RegistryURL, cfg.TokenToRegistry, cfg.RegistryTimeout)},
+				BudgetDay:   cfg.Eval.BudgetDay,
+				Waits:       &callcache.Waits{Registry: registry},
+				Cells:       &callcache.Cells{Registry: registry, TTL: cfg.LLM.CacheTTL},
 				Log:         log,
 			},
 			Jobs: cfg.Eval.Jobs, ProjectJobs: cfg.Eval.ProjectJobs, Lookahead: cfg.Eval.Lookahead, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,
 			RetryDelay: cfg.Eval.RetryDelay, DrainTimeout: cfg.Eval.DrainTimeout, Log: log,
 		}
 		srv.AddCheck("evals", func(ctx context.Context) error {
-			_, err := nc.JS.Stream(ctx, evaljob.Stream)
+			_, err := nc.JS.Stream(ctx, evaluation.Stream)
 			return err
 		})
 		g.Go(func() error { return consumer.Run(ctx) })

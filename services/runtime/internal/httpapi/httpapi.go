@@ -20,6 +20,7 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/inputlimits"
 	"github.com/assayhq/assay/services/runtime/internal/evaluators"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
@@ -138,7 +139,7 @@ func bind(c echo.Context) (invoke.Request, error) {
 	}
 	// After decoding, which proves the body JSON (the check's contract):
 	// encoding/json has repaired bad text in req, not in the raw inputs.
-	return req, httpx.CheckJSONText(body, nil, "body")
+	return req, inputlimits.CheckJSONText(body, nil, "body")
 }
 
 func pathOf(field string) []any {

@@ -1,14 +1,26 @@
-// Package registryclient is the runtime's typed client of the registry:
-// it retrieves the application, evaluator or workflow revision an
-// invocation names (by references, or deployed to an environment), with
-// its embeds resolved, over the registry's internal HTTP API in the
-// caller's scope, and reuses an answer for a short while: the lookup of a
-// saved revision was most of an invocation's cost.
+// Package registryclient is every call the runtime makes to the registry,
+// over its internal HTTP API with the token of the runtime's pair with the
+// registry and the caller's scope: the application, evaluator or workflow
+// revision an invocation names (by references, or deployed to an
+// environment, with its embeds resolved); the project's vault; the
+// model-call cache and provider waits (callcache); and the evaluation
+// worker's records (runs, scenarios, results, metrics, the internal claim,
+// renew, settle, fail, cancel and fan-out routes, the pinned testset and
+// query revisions). Every answer is mapped to an error by svcclient.Check;
+// what an invocation answers for a revision or vault failure (an errs.Kind)
+// is decided here from that.
+//
+// One cache lives here, the revisions' (Revision): the lookup of a saved
+// revision was most of an invocation's cost, and reusing an answer for a
+// second is transport-level, with no rule of any use case in it. The
+// vault's cache, which a use case empties when a provider refuses a key,
+// is package vault's.
 package registryclient
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -96,21 +108,22 @@ func (c *Client) retrieve(ctx context.Context, sc scope.Scope, q invoke.Lookup) 
 	if q.Key != "" {
 		body["key"] = q.Key
 	}
-	status, answer, err := c.c.Post(ctx, sc, "/api/"+q.Family+"s/revisions/retrieve", body, maxAnswer)
-	if err != nil {
-		return nil, errs.Wrap(errs.Unavailable, "runtime.registry_unavailable", err)
-	}
-	switch {
-	case status == http.StatusOK:
-	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusNotFound:
+	path := "/api/" + q.Family + "s/revisions/retrieve"
+	status, answer, err := c.c.Post(ctx, sc, path, body, maxAnswer)
+	var se *svcclient.StatusError
+	switch err := svcclient.Check(http.MethodPost+" "+path, status, answer, err); {
+	case err == nil:
+	case errors.As(err, &se) && (se.Status == http.StatusBadRequest || se.Status == http.StatusUnprocessableEntity || se.Status == http.StatusNotFound):
 		var e struct {
 			Detail any `json:"detail"`
 		}
-		_ = json.Unmarshal(answer, &e)
+		_ = json.Unmarshal(se.Answer, &e)
 		return nil, errs.WithDetail(errs.Unprocessable, "runtime.bad_reference",
 			fmt.Sprintf("the registry refused the references: %v", e.Detail), e.Detail)
+	case se != nil:
+		return nil, &errs.Error{Kind: errs.Unavailable, Code: "runtime.registry_unavailable", Msg: fmt.Sprintf("the registry answered %d", se.Status), Err: err}
 	default:
-		return nil, errs.New(errs.Unavailable, "runtime.registry_unavailable", fmt.Sprintf("the registry answered %d", status))
+		return nil, errs.Wrap(errs.Unavailable, "runtime.registry_unavailable", err)
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(answer, &all); err != nil {

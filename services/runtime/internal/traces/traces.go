@@ -1,16 +1,15 @@
 // Package traces turns the spans of what the runtime ran into canonical
 // spans, with the same normaliser, limits and encoder as trace ingest
-// (pkg/spanmodel, pkg/chspans), and publishes each invocation's spans as one
-// SpanBatch straight to the SPANS stream, where the writer stores them like any
-// ingested trace.
+// (pkg/spanmodel, pkg/chspans), and hands each invocation's spans as one
+// SpanBatch to a Sink (tracingclient: tracing's internal route, which puts
+// it on the SPANS stream), where the writer stores them like any ingested
+// trace.
 package traces
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/assayhq/assay/pkg/chspans"
@@ -19,7 +18,6 @@ import (
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/spanstream"
-	"github.com/assayhq/assay/pkg/svcclient"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
@@ -28,76 +26,6 @@ import (
 type Sink interface {
 	Send(ctx context.Context, sc scope.Scope, batch []byte) error
 }
-
-// Tracing sends batches to tracing's internal route for them
-// (POST /internal/spans/batch), with the runtime's token of its pair with
-// tracing; tracing answers once JetStream stored the batch.
-type Tracing struct {
-	C *svcclient.Client
-	// Within bounds how long Send keeps trying a tracing that is
-	// unreachable or answers 5xx/429 (a replica restarting, or killed
-	// while the Service still routes to it).
-	Within time.Duration
-}
-
-// NewTracing returns the sink of tracing at url, called with token; one
-// batch is tried for at most timeout.
-func NewTracing(url, token string, timeout time.Duration) Tracing {
-	return Tracing{C: svcclient.New(url, token, timeout), Within: timeout}
-}
-
-// Send stores batch through tracing; any final answer but 204 is an error
-// with tracing's status and the start of its answer. A failure that may
-// pass (no connection, 5xx, 429) is tried again until Within has passed:
-// an invocation answers before its trace is stored only if this fails, and
-// tracing stores a batch sent twice once (its message id is the batch's
-// hash, and the batch carries its own receive time).
-func (t Tracing) Send(ctx context.Context, sc scope.Scope, batch []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, max(t.Within, time.Second))
-	defer cancel()
-	wait := 50 * time.Millisecond
-	for {
-		err := t.send(ctx, sc, batch)
-		var fail *sendError
-		if err == nil || (errors.As(err, &fail) && !fail.transient) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Second)
-	}
-}
-
-type sendError struct {
-	transient bool
-	err       error
-}
-
-func (e *sendError) Error() string { return e.err.Error() }
-func (e *sendError) Unwrap() error { return e.err }
-
-func (t Tracing) send(ctx context.Context, sc scope.Scope, batch []byte) error {
-	status, answer, err := t.C.PostBytes(ctx, sc, forwardPath, "application/octet-stream", batch, 4<<10)
-	if err != nil {
-		return &sendError{transient: true, err: err}
-	}
-	if status != http.StatusNoContent {
-		b := string(answer)
-		if len(b) > 300 {
-			b = b[:300]
-		}
-		return &sendError{transient: status >= 500 || status == http.StatusTooManyRequests,
-			err: fmt.Errorf("tracing answered %d: %s", status, b)}
-	}
-	return nil
-}
-
-// forwardPath is tracing's route for the runtime's batches (its
-// httpapi.ForwardPath).
-const forwardPath = "/internal/spans/batch"
 
 // Recorder implements invoke.Recorder.
 type Recorder struct {

@@ -1,16 +1,13 @@
-// Package vault reads a project's provider keys and custom providers from
-// the registry's vault (its internal route, with the internal token) and
-// keeps them per project for a short while, so an invocation costs no
-// registry round trip while a key change still shows within seconds.
+// Package vault keeps a project's provider keys and custom providers, read
+// from the registry's vault (registryclient), per project for a short
+// while, so an invocation costs no registry round trip while a key change
+// still shows within seconds. The cache is a use case's: Forget empties a
+// project's after a provider refused its key.
 package vault
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -19,8 +16,6 @@ import (
 
 	"github.com/assayhq/assay/pkg/errs"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/pkg/svcclient"
-	"github.com/assayhq/assay/pkg/vaultwire"
 	"github.com/assayhq/assay/services/runtime/internal/llm"
 )
 
@@ -28,19 +23,24 @@ import (
 const DefaultTTL = 30 * time.Second
 
 const (
-	// requestTimeout bounds one read of the vault.
+	// requestTimeout bounds one read of the vault, which outlives the
+	// caller that started it (the others wait on it).
 	requestTimeout = 10 * time.Second
-	// maxAnswer bounds the answer: the registry's per-project limits keep a
-	// vault far under it.
-	maxAnswer = 64 << 20
 	// maxProjects bounds the cache; past it expired entries are swept,
 	// then arbitrary ones dropped (a dropped project is just read again).
 	maxProjects = 10000
 )
 
+// Source reads a project's vault, decrypted: registryclient.Client.Secrets.
+// Its errors are what Secrets returns (errs.Unavailable when the registry
+// is down).
+type Source interface {
+	Secrets(ctx context.Context, sc scope.Scope) (llm.Secrets, error)
+}
+
 // Client reads and caches vaults. Safe for concurrent use.
 type Client struct {
-	http  *svcclient.Client
+	src   Source
 	ttl   time.Duration
 	now   func() time.Time
 	group singleflight.Group
@@ -55,14 +55,13 @@ type entry struct {
 	expires time.Time
 }
 
-// New returns a client of the registry at baseURL that keeps each
+// New returns a client that reads vaults from src and keeps each
 // project's secrets for ttl (DefaultTTL when ttl <= 0).
-func New(baseURL, internalToken string, ttl time.Duration) *Client {
+func New(src Source, ttl time.Duration) *Client {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Client{http: svcclient.New(baseURL, internalToken, requestTimeout), ttl: ttl, now: time.Now,
-		cache: map[uuid.UUID]entry{}}
+	return &Client{src: src, ttl: ttl, now: time.Now, cache: map[uuid.UUID]entry{}}
 }
 
 // Secrets returns the project's vault, decrypted: from the cache when read
@@ -81,7 +80,9 @@ func (c *Client) Secrets(ctx context.Context, sc scope.Scope) (llm.Secrets, erro
 	}
 	ch := c.group.DoChan(p.String(), func() (any, error) {
 		// The read outlives one caller's cancellation: the others wait on it.
-		s, err := c.fetch(context.WithoutCancel(ctx), sc)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
+		defer cancel()
+		s, err := c.src.Secrets(fctx, sc)
 		if err != nil {
 			return llm.Secrets{}, err
 		}
@@ -133,42 +134,4 @@ func (c *Client) store(p uuid.UUID, s llm.Secrets, gen uint64) {
 		}
 	}
 	c.cache[p] = entry{s: s, expires: now.Add(c.ttl)}
-}
-
-func (c *Client) fetch(ctx context.Context, sc scope.Scope) (llm.Secrets, error) {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	status, body, err := c.http.Get(ctx, sc, vaultwire.Path, maxAnswer)
-	switch {
-	case err != nil:
-		return llm.Secrets{}, errUnavailable(err)
-	case status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
-		return llm.Secrets{}, errUnavailable(fmt.Errorf("registry answered %d: %.200s", status, body))
-	case status != http.StatusOK:
-		return llm.Secrets{}, &errs.Error{Kind: errs.Internal, Code: "runtime.vault", Msg: "The project's secrets could not be read.",
-			Err: fmt.Errorf("registry answered %s: %.200s", strconv.Itoa(status), body)}
-	}
-	var v vaultwire.Secrets
-	if err := json.Unmarshal(body, &v); err != nil {
-		return llm.Secrets{}, &errs.Error{Kind: errs.Internal, Code: "runtime.vault", Msg: "The project's secrets could not be read.",
-			Err: fmt.Errorf("decode vault answer: %w", err)}
-	}
-	return toSecrets(v), nil
-}
-
-func errUnavailable(cause error) error {
-	return &errs.Error{Kind: errs.Unavailable, Code: "runtime.vault_unavailable",
-		Msg: "The registry is unavailable: the project's provider keys could not be read.", Err: cause}
-}
-
-func toSecrets(v vaultwire.Secrets) llm.Secrets {
-	var s llm.Secrets
-	for _, k := range v.ProviderKeys {
-		s.Keys = append(s.Keys, llm.ProviderKey{Slug: k.Slug, Kind: k.Kind, Key: k.Key})
-	}
-	for _, p := range v.CustomProviders {
-		s.Custom = append(s.Custom, llm.CustomProvider{Slug: p.Slug, Kind: p.Kind, URL: p.URL, Version: p.Version,
-			Key: p.Key, Headers: p.Headers, Models: p.Models})
-	}
-	return s
 }

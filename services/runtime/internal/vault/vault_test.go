@@ -22,6 +22,7 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/pgtest"
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/services/runtime/internal/llm"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
 	"github.com/assayhq/assay/services/runtime/internal/vault"
 )
 
@@ -92,7 +93,7 @@ func TestSecretsCachedPerProject(t *testing.T) {
 	reg.call(t, b.ProjectID, "POST", "/api/secrets", providerKey("sk-b"))
 
 	now := time.Unix(1_800_000_000, 0)
-	c := vault.New(reg.url, token, time.Minute)
+	c := vault.New(registryclient.New(reg.url, token, 10*time.Second, 0), time.Minute)
 	c.SetClock(func() time.Time { return now })
 	ctx := t.Context()
 
@@ -161,7 +162,7 @@ func TestSecretsCachedPerProject(t *testing.T) {
 // not the caller's, and is not cached.
 func TestRegistryRefusalIsInternal(t *testing.T) {
 	reg := startRegistry(t)
-	c := vault.New(reg.url, "wrong-token", 0)
+	c := vault.New(registryclient.New(reg.url, "wrong-token", 10*time.Second, 0), 0)
 	_, err := c.Secrets(t.Context(), scope.Scope{ProjectID: uuid.New()})
 	require.Error(t, err)
 	assert.Equal(t, errs.Internal, errs.KindOf(err))
@@ -176,7 +177,7 @@ func BenchmarkSecretsCached(b *testing.B) {
 	reg := startRegistry(b)
 	sc := scope.Scope{ProjectID: uuid.New()}
 	reg.call(b, sc.ProjectID, "POST", "/api/secrets", providerKey("sk-1"))
-	c := vault.New(reg.url, token, time.Hour)
+	c := vault.New(registryclient.New(reg.url, token, 10*time.Second, 0), time.Hour)
 	if _, err := c.Secrets(b.Context(), sc); err != nil {
 		b.Fatal(err)
 	}
