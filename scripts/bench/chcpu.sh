@@ -2,8 +2,9 @@
 # ClickHouse CPU per inserted span row (docs/benchmarks.md): a private
 # clickhouse-server (the binary scripts/deps.sh runs, its own data directory
 # and ports, nothing else connected to it), the span schema applied by
-# loadgen -migrate, then loadgen -raw: the rows the pipeline stores (a loadgen
-# request normalised as tracing does), through the writer's insert path
+# loadgen -migrate, then loadgen -raw: the rows the pipeline stores (loadgen's
+# spans normalised as tracing does: its realistic corpus, or with
+# LOADGEN_FLAGS="-corpus fixed" its one repeated span), through the writer's insert path
 # (chspans.Insert), ROWS_PER_INSERT per insert, one insert at a time.
 # The figure is the server's CPU time (utime + stime of /proc/<pid>/stat,
 # every thread) from before the first insert until its background merges
@@ -27,7 +28,8 @@ chcpu_cleanup() {
 }
 
 chcpu_measure() {
-  local rows=$1 per=$2 dir port pid tick ch0 idle t0 t1 w0 w1 merges quiet
+  local rows=$1 per=$2 dir port pid tick ch0 idle t0 t1 w0 w1 merges quiet lgflags
+  read -ra lgflags <<<"${LOADGEN_FLAGS:-}"
   dir=$(mktemp -d)
   chcpu_dir=$dir
   # Below the kernel's ephemeral ports (32768 and up), which a client's
@@ -54,7 +56,7 @@ chcpu_measure() {
   w0=$(date +%s.%N); t0=$(ch0); sleep 5; t1=$(ch0); w1=$(date +%s.%N)
   idle=$(echo "($t1 - $t0) / ($w1 - $w0)" | bc -l)
   w0=$(date +%s.%N); t0=$(ch0)
-  "$work/loadgen" -clickhouse "clickhouse://default@127.0.0.1:$port/chcpu" -raw "$rows" -raw-batch "$per" -duration 0s | tee "$dir/raw.out"
+  "$work/loadgen" -clickhouse "clickhouse://default@127.0.0.1:$port/chcpu" -raw "$rows" -raw-batch "$per" -duration 0s "${lgflags[@]}" | tee "$dir/raw.out"
   local ti; ti=$(ch0)
   # Until no merge has run for 3 s (at most 120 s): the parts an insert
   # creates are merged later, and that CPU is the insert's too.

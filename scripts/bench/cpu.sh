@@ -10,10 +10,13 @@
 # The ClickHouse server's CPU over the same run is printed per stored row
 # too: it is the server of scripts/deps.sh, shared with whatever else runs
 # against it (scripts/bench/chcpu.sh measures a private one).
+# loadgen sends its realistic spans (LLM application traces, its traces.go);
+# LOADGEN_FLAGS="-corpus fixed" the one repeated span of earlier figures.
 # Usage: scripts/bench/cpu.sh [seconds, default 20]
 set -euo pipefail
 source "$(dirname "$0")/pipeline.sh"
 secs=${1:-20}
+read -ra lgflags <<<"${LOADGEN_FLAGS:-}"
 pipeline_init benchcpu
 pipeline_build loadgen
 pipeline_start
@@ -22,7 +25,7 @@ tick=$(getconf CLK_TCK)
 cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 chpid=$(ss -ltnpH "sport = :${CH_PORT:-59000}" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
 t0=$(cpu "$tracing"); w0=$(cpu "$writer"); c0=$(cpu "$chpid")
-"$work/loadgen" -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" -workers 4 -batch 500 | tee "$work/out"
+"$work/loadgen" -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" -workers 4 -batch 500 "${lgflags[@]}" | tee "$work/out"
 t1=$(cpu "$tracing"); w1=$(cpu "$writer")
 # The rows are all in when loadgen returns; their merges are not: wait
 # until none has run for 3 s (at most 60 s), so that they count too.

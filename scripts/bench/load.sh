@@ -3,7 +3,9 @@
 #   OTLP/HTTP protobuf → tracing → JetStream → writer → ClickHouse.
 # Starts a private NATS and its own tracing and writer on spare ports against
 # the ClickHouse that scripts/deps.sh runs (database bench_<pid>, dropped at
-# the end), then runs services/tracing/cmd/loadgen:
+# the end), then runs services/tracing/cmd/loadgen, whose spans are LLM
+# application traces of varied text (its traces.go; LOADGEN_FLAGS="-corpus
+# fixed" sends the one repeated span of the figures before them):
 #   1. as fast as it can (sustained end-to-end spans/s),
 #   2. at 10,000 spans/s (ingest p99 and freshness),
 #   3. at 30,000 spans/s (freshness p99),
@@ -19,24 +21,50 @@
 #      to it,
 # and prints a summary of every figure.
 # Usage: scripts/bench/load.sh [seconds per run, default 20]
+#        scripts/bench/load.sh sustain [seconds, default 300]
+# sustain: instead, 10,000 spans/s offered for 5 minutes (8 senders, 100
+# spans/request): freshness p50/p99 over the whole window and per minute,
+# the backlog every 10 s (accepted − stored, and the writer's
+# writer_backlog_* gauges) and whether it grows (its least-squares slope
+# above 1 % of the accepted rate), then bytes per span on disk.
 # PROFILE_DIR=dir also writes CPU (10 s) and allocation profiles of tracing
 # and the writer taken during run 1 (full load) to dir.
 set -euo pipefail
 source "$(dirname "$0")/pipeline.sh"
 source "$(dirname "$0")/chcpu.sh"
 on_exit=chcpu_cleanup
+mode=all
 secs=${1:-20}
+if [ "${1:-}" = sustain ]; then
+  mode=sustain
+  secs=${2:-300}
+fi
+read -ra lgflags <<<"${LOADGEN_FLAGS:-}"
 pipeline_init bench
+writer_metrics=127.0.0.1:$((port_base + 3))
 tracing_pprof=127.0.0.1:$((port_base + 4))
 writer_pprof=127.0.0.1:$((port_base + 5))
 pipeline_build loadgen
-pipeline_start TRACING_PPROF_ADDR="$tracing_pprof" WRITER_PPROF_ADDR="$writer_pprof"
+# The writer's metrics on a port of this run's (its default, 8090, may be
+# another bench's).
+pipeline_start TRACING_PPROF_ADDR="$tracing_pprof" WRITER_PPROF_ADDR="$writer_pprof" WRITER_METRICS_ADDR="$writer_metrics"
 
 run() { # label, loadgen flags...
   local label=$1
   shift
-  "$work/loadgen" -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" -label "$label" "$@" | tee "$work/$label.out"
+  "$work/loadgen" -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" -label "$label" "${lgflags[@]}" "$@" | tee "$work/$label.out"
 }
+
+if [ "$mode" = sustain ]; then
+  echo "== sustain: 10,000 spans/s offered for ${secs}s (8 senders, 100 spans/request), the backlog every 10 s"
+  run sustain -workers 8 -batch 100 -rate 10000 -sample 10s -writer-metrics "http://$writer_metrics/metrics"
+  echo
+  echo "== storage: bytes per span on disk of what the run stored"
+  scripts/bench/storage.sh "$db"
+  echo
+  echo "($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  exit 0
+fi
 
 profile() { # during run 1: CPU of both services for 10 s, then their allocations
   sleep $((secs > 14 ? 3 : 1))
@@ -77,12 +105,12 @@ scripts/bench/storage.sh "$db"
 echo
 echo "== 6. raw ClickHouse insert ceiling (same rows, writer's insert path, no pipeline running)"
 kill "$tracing" "$writer" 2>/dev/null || true
-"$work/loadgen" -clickhouse "$ch_url" -duration 0s -raw 500000 2>/dev/null | grep raw | tee "$work/raw.out"
+"$work/loadgen" -clickhouse "$ch_url" -duration 0s -raw 500000 "${lgflags[@]}" 2>/dev/null | grep raw | tee "$work/raw.out"
 chcpu_measure 200000 20000 >/dev/null
 echo "ClickHouse CPU: $chcpu_line"
 echo
 echo "== 7. the compatible platform's span path on this machine (PostgreSQL, ${secs}s)"
-"$work/loadgen" -pg "$TEST_POSTGRES_URL" -duration "${secs}s" -batch 500 | tee "$work/pg.out"
+"$work/loadgen" -pg "$TEST_POSTGRES_URL" -duration "${secs}s" -batch 500 "${lgflags[@]}" | tee "$work/pg.out"
 
 # One figure per target; field=value pairs come from loadgen's summary line.
 get() { sed -n "s/^summary $1 \(.* \)\{0,1\}$2=\([^ ]*\).*/\2/p" "$work/$1.out"; }

@@ -13,10 +13,13 @@
 # tracing runs with its admission defaults (TRACING_ADMIT_*); set them in
 # the environment to try others, e.g. TRACING_ADMIT_MAX_BYTES=0 to see the
 # same overload without admission control.
+# loadgen sends its realistic spans (LLM application traces, its traces.go);
+# LOADGEN_FLAGS="-corpus fixed" the one repeated span of earlier figures.
 # Usage: scripts/bench/overload.sh [seconds per run, default 20]
 set -euo pipefail
 source "$(dirname "$0")/pipeline.sh"
 secs=${1:-20}
+read -ra lgflags <<<"${LOADGEN_FLAGS:-}"
 pipeline_init benchov
 pipeline_build loadgen
 pipeline_start
@@ -26,13 +29,13 @@ mem() { # name pid: peak and current RSS
 }
 echo "admission: TRACING_ADMIT_MAX_BYTES=${TRACING_ADMIT_MAX_BYTES:-default} TRACING_ADMIT_PROJECT_SHARE=${TRACING_ADMIT_PROJECT_SHARE:-default}"
 echo "== 1. sustainable rate, end to end (4 senders, 500 spans/request, ${secs}s)"
-"$work/loadgen" -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" -workers 4 -batch 500 | tee "$work/run1.txt"
+"$work/loadgen" -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" -workers 4 -batch 500 "${lgflags[@]}" | tee "$work/run1.txt"
 mem tracing "$tracing"
 mem writer "$writer"
 sustained=$(grep -o 'end-to-end: [0-9]*' "$work/run1.txt" | grep -o '[0-9]*$')
 echo
 echo "== 2. twice that: $((2 * sustained)) spans/s offered (32 senders, 500 spans/request, no retries, ${secs}s)"
 "$work/loadgen" -overload -url "$api_url" -clickhouse "$ch_url" -duration "${secs}s" \
-  -workers 32 -batch 500 -rate $((2 * sustained))
+  -workers 32 -batch 500 -rate $((2 * sustained)) "${lgflags[@]}"
 mem tracing "$tracing"
 mem writer "$writer"

@@ -1,5 +1,6 @@
 // Command loadgen drives the tracing pipeline for scripts/bench/load.sh:
-// OTLP/HTTP protobuf requests of ~1 KB spans at a target rate, measuring
+// OTLP/HTTP protobuf requests of LLM application traces (traces.go; or
+// one repeated ~1 KB span, -corpus fixed) at a target rate, measuring
 // ingest latency, freshness (accepted → visible in a query) and end-to-end
 // throughput, and the raw ClickHouse insert rate of the same rows as the
 // ceiling.
@@ -56,6 +57,19 @@ func main() {
 	traces := flag.Int("traces", 1000000, "traces stored, with -queries")
 	label := flag.String("label", "run", "name of this run in the last line (\"summary <label> key=value ...\"), which scripts/bench/load.sh tabulates")
 	flag.Parse()
+	switch *corpusName {
+	case "fixed":
+	case "realistic":
+		if *queries != "" {
+			break // no spans sent
+		}
+		t0 := time.Now()
+		p := realistic()
+		fmt.Fprintf(os.Stderr, "corpus: realistic, seed %d, %d traces, %d spans of %d bytes on average (OTLP), built in %.1fs\n",
+			*corpusSeed, len(p.traces), len(p.spans), p.bytes/len(p.spans), time.Since(t0).Seconds())
+	default:
+		log.Fatalf("-corpus %q: want realistic or fixed", *corpusName)
+	}
 	if *overload {
 		overloadRun(*url, *token, *chURL, *rate, *workers, *batch, *dur)
 		return
@@ -92,7 +106,8 @@ func main() {
 	var sent, accepted, rejected atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
-	var fresh []time.Duration
+	var fresh, freshAt []time.Duration // freshness of each probe, when it was sent
+	var probes atomic.Int64
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	// post answers the latency and the spans the server accepted: an OTLP
 	// partial success names the spans it dropped.
@@ -130,6 +145,10 @@ func main() {
 		perWorker = float64(*rate) / float64(*workers) / float64(*batch) // requests/s per worker
 	}
 	var seq atomic.Int64
+	var sampler *backlogSampler
+	if *sampleEvery > 0 {
+		sampler = startBacklog(ch, project.String(), &accepted, *writerMetrics, *sampleEvery, start)
+	}
 	for w := 0; w < *workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -154,7 +173,10 @@ func main() {
 			}
 		}()
 	}
-	// Freshness probes: one small trace every 250 ms, polled until visible.
+	// Freshness probes: one small trace every 250 ms, polled until visible
+	// (for the whole window: 1,200 probes in 5 minutes), at most until 2
+	// minutes after the end, every 20 ms or every 50th of the time waited
+	// so far: a 2 % error, and few polls when a backlog makes them wait.
 	var fwg sync.WaitGroup
 	for time.Now().Before(deadline) {
 		id := seq.Add(1)
@@ -162,19 +184,20 @@ func main() {
 		if _, n := post(body, 1); n == 1 {
 			accepted.Add(1)
 			sent.Add(1)
+			probes.Add(1)
 			t0 := time.Now()
 			fwg.Add(1)
 			go func() {
 				defer fwg.Done()
 				tid := fmt.Sprintf("%032x", id)
-				for time.Since(t0) < 60*time.Second {
+				for time.Now().Before(deadline.Add(2 * time.Minute)) {
 					if visible(client, *url, *token, project.String(), tid) {
 						mu.Lock()
-						fresh = append(fresh, time.Since(t0))
+						fresh, freshAt = append(fresh, time.Since(t0)), append(freshAt, t0.Sub(start))
 						mu.Unlock()
 						return
 					}
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(max(20*time.Millisecond, time.Since(t0)/50))
 				}
 			}()
 		}
@@ -182,6 +205,10 @@ func main() {
 	}
 	wg.Wait()
 	sendTime := time.Since(start)
+	var samples []backlogSample
+	if sampler != nil {
+		samples = sampler.stop()
+	}
 	fwg.Wait()
 	want := uint64(accepted.Load())
 	var stored uint64
@@ -206,10 +233,14 @@ func main() {
 	fmt.Printf("ingest: %.0f spans/s offered over %.1fs\n", float64(want)/sendTime.Seconds(), sendTime.Seconds())
 	fmt.Printf("end-to-end: %.0f spans/s (accepted → all visible in ClickHouse after %.1fs)\n", float64(stored)/total.Seconds(), total.Seconds())
 	fmt.Printf("ingest latency (request of %d spans): p50 %s p99 %s (n=%d)\n", *batch, pct(lat, 50), pct(lat, 99), len(lat))
-	fmt.Printf("freshness (202 → visible through GET /traces/{id}): p50 %s p99 %s (n=%d)\n", pct(fresh, 50), pct(fresh, 99), len(fresh))
-	fmt.Printf("summary %s offered=%.0f e2e=%.0f accepted=%d missing=%d dup_unmerged=%d p50=%s p99=%s fresh_p50=%s fresh_p99=%s\n",
+	fmt.Printf("freshness (202 → visible through GET /traces/{id}): p50 %s p99 %s (n=%d of %d probes)\n", pct(fresh, 50), pct(fresh, 99), len(fresh), probes.Load())
+	extra := ""
+	if sampler != nil {
+		extra = " " + reportSustain(samples, freshAt, fresh, sendTime, *sampleEvery)
+	}
+	fmt.Printf("summary %s offered=%.0f e2e=%.0f accepted=%d missing=%d dup_unmerged=%d p50=%s p99=%s fresh_p50=%s fresh_p99=%s fresh_n=%d/%d%s\n",
 		*label, float64(want)/sendTime.Seconds(), float64(stored)/total.Seconds(), want, int64(want)-int64(distinct), int64(stored)-int64(distinct),
-		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(fresh, 50)), ms(pct(fresh, 99)))
+		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(fresh, 50)), ms(pct(fresh, 99)), len(fresh), probes.Load(), extra)
 	if *raw > 0 {
 		rawInsert(ctx, ch, *raw, *rawBatch)
 	}
@@ -225,12 +256,31 @@ var (
 	tmpls  = map[int][]byte{}
 )
 
-// request is a request of n spans of trace id: a template of that size,
+var (
+	corpusName = flag.String("corpus", "realistic", "the spans sent: realistic (LLM application traces of varied text, traces.go) or fixed (one ~1 KB span repeated, the figures before the realistic corpus)")
+	corpusSeed = flag.Uint64("seed", 1, "seed of the realistic corpus: the same seed, the same spans")
+	corpusPool = flag.Int("pool", 20000, "spans of the realistic corpus generated at start and re-sent with new trace ids and times")
+)
+
+// realistic is the realistic corpus, built on first use.
+var realistic = sync.OnceValue(func() *pool { return newPool(*corpusSeed, *corpusPool, time.Now()) })
+
+// request is a request of n spans of the -corpus: for the realistic one,
+// consecutive spans of the pool, trace ids (k, id) (pool.request); for the
+// fixed one, n spans of trace id id.
+func request(id int64, n int) []byte {
+	if *corpusName == "fixed" {
+		return fixedRequest(id, n)
+	}
+	return realistic().request(id, n)
+}
+
+// fixedRequest is a request of n spans of trace id: a template of that size,
 // built once with pdata, with its trace id patched in. Building each
 // request with pdata cost the load generator as much CPU as tracing spent
 // on it, on the same cores; the spans are the same either way (their
 // timestamps are the template's, at most one run old).
-func request(id int64, n int) []byte {
+func fixedRequest(id int64, n int) []byte {
 	tmplMu.Lock()
 	t, ok := tmpls[n]
 	if !ok {
@@ -303,25 +353,42 @@ func pct(d []time.Duration, p int) time.Duration {
 	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
 }
 
-// rawInsert writes the very rows the pipeline stores (a loadgen request
+// rawInsert writes the very rows the pipeline stores (loadgen's spans
 // normalised as tracing does) straight into ClickHouse with the writer's
-// insert path, perInsert rows per insert (50k: the ceiling).
+// insert path, perInsert rows per insert (50k: the ceiling). The realistic
+// corpus's rows are a request of up to 5,000 spans, repeated with a new
+// trace id prefix each time round; the fixed one's, its one span.
 func rawInsert(ctx context.Context, ch clickhouse.Conn, rows, perInsert int) {
 	project := uuid.NewString()
-	td, err := ingest.DecodeOTLP(request(1, 1), false)
+	n := 1
+	if *corpusName != "fixed" {
+		n = min(rows, 5000)
+	}
+	td, err := ingest.DecodeOTLP(request(1, n), false)
 	if err != nil {
 		log.Fatal(err)
 	}
 	spans, _ := (&spanmodel.Normalizer{}).Batch(ingest.RawSpans(td))
-	proto := chspans.Proto(spans[0], time.Now(), "")
+	protos := make([]*spanspb.Span, len(spans))
+	attrBytes := 0
+	for i, s := range spans {
+		protos[i] = chspans.Proto(s, time.Now(), "")
+		attrBytes += len(protos[i].AttributesJson)
+	}
 	start := time.Now()
 	done := 0
 	for done < rows {
 		n := min(perInsert, rows-done)
 		b := &spanspb.SpanBatch{ProjectId: project, ReceivedUnixNano: time.Now().UnixNano()}
 		for i := 0; i < n; i++ {
-			s := gproto.Clone(proto).(*spanspb.Span)
-			s.TraceId, s.SpanId = fmt.Sprintf("%032x", done+i), "0000000000000001"
+			row := done + i
+			s := gproto.Clone(protos[row%len(protos)]).(*spanspb.Span)
+			if len(protos) == 1 {
+				s.TraceId, s.SpanId = fmt.Sprintf("%032x", row), "0000000000000001"
+			} else {
+				// The trace ids of request(1, n) start with 12 zero digits.
+				s.TraceId = fmt.Sprintf("%08x", row/len(protos)) + s.TraceId[8:]
+			}
 			b.Spans = append(b.Spans, s)
 		}
 		if _, err := chspans.Insert(ctx, ch, []*spanspb.SpanBatch{b}, func(string, time.Time) time.Time { return time.Now().Add(48 * time.Hour) }); err != nil {
@@ -330,8 +397,8 @@ func rawInsert(ctx context.Context, ch clickhouse.Conn, rows, perInsert int) {
 		}
 		done += n
 	}
-	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows of %d bytes of attributes, %d per insert)\n",
-		float64(rows)/time.Since(start).Seconds(), rows, len(proto.AttributesJson), perInsert)
+	fmt.Printf("raw ClickHouse insert ceiling: %.0f rows/s (%d rows of %d bytes of attributes on average, %d per insert)\n",
+		float64(rows)/time.Since(start).Seconds(), rows, attrBytes/len(protos), perInsert)
 }
 
 // timeQueries measures, through the API, GET /traces/{id} of random traces

@@ -14,9 +14,10 @@ package main
 //     per-span INSERT … ON CONFLICT (project_id, trace_id, span_id) DO
 //     UPDATE of every column but the keys and created_*, one statement per
 //     round trip (prepared, as its driver does), 2 writers;
-//   - the rows: loadgen's own request (same ~1.1 KB span, one trace of
-//     -batch spans with one root) normalised by our normaliser, so the
-//     attributes JSONB holds what ours stores.
+//   - the rows: loadgen's own request (-batch spans of the -corpus: for
+//     the realistic one several traces, each with its root; for the fixed
+//     one a single trace of one repeated ~1.1 KB span) normalised by our
+//     normaliser, so the attributes JSONB holds what ours stores.
 //
 // What it leaves out is in its favour: the router's Redis XADD and the
 // worker's XREADGROUP (a round trip and a zlib/orjson decode per span), and
@@ -31,6 +32,7 @@ import (
 	"log"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,6 +113,7 @@ type pgRow struct {
 	statusMsg, session  *string
 	user, agent         *string
 	spanIDHex           string
+	traceK              uint16 // the trace's index in the request (bytes 6-7 of its id)
 }
 
 // pgPath runs the path for dur and prints spans/s and bytes per span.
@@ -174,13 +177,12 @@ func pgPath(server string, dur time.Duration, spansPerTrace, writers, group int)
 			defer wg.Done()
 			defer c.Close(ctx)
 			for time.Now().Before(deadline) {
-				// One trace of spansPerTrace spans (one loadgen request),
-				// written in groups of `group` spans, one transaction each.
+				// One loadgen request of spansPerTrace spans (its traces
+				// numbered t), written in groups of `group` spans, one
+				// transaction each.
 				t := traceSeq.Add(1)
-				var traceID uuid.UUID
-				binary.BigEndian.PutUint64(traceID[8:], uint64(t))
 				for off := 0; off < len(rows) && time.Now().Before(deadline); off += group {
-					n, err := pgTx(ctx, c, project, creator, traceID, rows[off:min(off+group, len(rows))])
+					n, err := pgTx(ctx, c, project, creator, uint64(t), rows[off:min(off+group, len(rows))])
 					if err != nil {
 						fail(fmt.Errorf("pg path: %v", err))
 					}
@@ -215,13 +217,16 @@ func pgVersion(c *pgx.Conn) string {
 
 // pgTx writes one group as the compatible platform's worker does: one
 // transaction, one upsert round trip per span.
-func pgTx(ctx context.Context, c *pgx.Conn, project, creator, traceID uuid.UUID, rows []pgRow) (int, error) {
+func pgTx(ctx context.Context, c *pgx.Conn, project, creator uuid.UUID, t uint64, rows []pgRow) (int, error) {
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	for _, r := range rows {
+		var traceID uuid.UUID
+		binary.BigEndian.PutUint16(traceID[6:], r.traceK)
+		binary.BigEndian.PutUint64(traceID[8:], t)
 		spanID, err := uuid.Parse(r.spanIDHex + r.spanIDHex)
 		if err != nil {
 			return 0, err
@@ -256,6 +261,9 @@ func pgRows(n int) []pgRow {
 			traceType: nonEmpty(p.TraceType), spanType: nonEmpty(p.SpanType),
 			statusMsg: nonEmpty(p.StatusMessage), session: nonEmpty(p.SessionId),
 			user: nonEmpty(p.UserId), agent: nonEmpty(p.AgentId),
+		}
+		if k, err := strconv.ParseUint(p.TraceId[12:16], 16, 16); err == nil {
+			r.traceK = uint16(k)
 		}
 		if p.ParentId != "" {
 			id, err := uuid.Parse(p.ParentId + p.ParentId)
