@@ -34,7 +34,7 @@ console: ## build the web console (npm ci && npm run build in services/console/w
 openapi-lint: ## lint the merged OpenAPI document with Redocly's recommended rules (pinned in tools/openapi)
 	@scripts/openapi-lint.sh
 
-apiclient: ## regenerate pkg/testutil/apiclient, the Go client ogen (pinned in tools/ogen) generates from the OpenAPI document; TestClientIsCurrent asks for it when the document changed
+apiclient: ## regenerate every client generated from the OpenAPI document: pkg/testutil/apiclient (ogen, pinned in tools/ogen), the console's src/api/schema.gen.ts (openapi-typescript, pinned in tools/openapi) and the CLI's cli/internal/api/gen (ogen); TestClientIsCurrent, TestConsoleTypesAreCurrent and the CLI's TestTypesAreCurrent ask for it when the document changed
 	@scripts/apiclient.sh
 
 build: ## build the six service binaries (run make console first for the console's app) and the assay CLI into bin/

@@ -104,6 +104,7 @@ func TestSchemaFromGoTypes(t *testing.T) {
 		Name    *string           `json:"name,omitempty" doc:"A name." example:"x"`
 		Tags    map[string]string `json:"tags"`
 		Inner   []docInner        `json:"inner"`
+		Sides   []*docInner       `json:"sides" apidoc:"nullable-items"`
 		Raw     json.RawMessage   `json:"raw"`
 		Skipped string            `json:"-"`
 		hidden  int
@@ -120,7 +121,8 @@ func TestSchemaFromGoTypes(t *testing.T) {
 	got, _ := json.Marshal(g.defs)
 	want := `{"Inner":{"properties":{"when":{"format":"date-time","type":"string"}},"type":"object"},` +
 		`"Thing":{"properties":{"id":{"format":"uuid","type":"string"},"inner":{"items":{"$ref":"#/components/schemas/Inner"},"type":"array"},` +
-		`"name":{"description":"A name.","examples":["x"],"type":"string"},"raw":{},"tags":{"additionalProperties":{"type":"string"},"type":"object"}},` +
+		`"name":{"description":"A name.","examples":["x"],"type":"string"},"raw":{},` +
+		`"sides":{"items":{"oneOf":[{"$ref":"#/components/schemas/Inner"},{"type":"null"}]},"type":"array"},"tags":{"additionalProperties":{"type":"string"},"type":"object"}},` +
 		`"required":["id"],"type":"object"}}`
 	if string(got) != want {
 		t.Errorf("schemas\n got %s\nwant %s", got, want)

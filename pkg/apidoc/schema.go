@@ -172,7 +172,8 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 // object renders a struct's JSON fields. Field tags: `doc:"..."` describes
 // the property, `example:"..."` gives an example (JSON, or a plain string),
 // `apidoc:"required"` lists it as required, `apidoc:"nullable"` lets its
-// value be null too.
+// value be null too, `apidoc:"nullable-items"` lets a slice's items be null
+// (a []*T whose nil entries are sent as null).
 func (g *gen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
@@ -233,6 +234,9 @@ func (g *gen) fields(t reflect.Type, props map[string]any, required *[]string) {
 		}
 		if f.Tag.Get("apidoc") == "required" {
 			*required = append(*required, name)
+		}
+		if items, ok := p["items"]; ok && f.Tag.Get("apidoc") == "nullable-items" {
+			p["items"] = map[string]any{"oneOf": []any{items, map[string]any{"type": "null"}}}
 		}
 		props[name] = p
 	}

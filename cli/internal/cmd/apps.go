@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/assayhq/assay/cli/internal/api/gen"
 	"github.com/assayhq/assay/cli/internal/output"
 )
 
@@ -76,19 +78,26 @@ func (a *app) appsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			env := obj{"slug": args[1]}
-			if isUUID(args[1]) {
-				env = obj{"id": args[1]}
+			env := gen.Ref{Slug: gen.NewOptString(args[1])}
+			if id, err := uuid.Parse(args[1]); err == nil && isUUID(args[1]) {
+				env = gen.Ref{ID: gen.NewOptUUID(id)}
 			}
-			body := obj{"application_revision_ref": obj{"id": str(rev, "id")}, "environment_ref": env}
+			revID, err := uuid.Parse(str(rev, "id"))
+			if err != nil {
+				return fmt.Errorf("the server's revision has no id: %v", err)
+			}
+			req := gen.PostApplicationsRevisionsDeployReq{
+				ApplicationRevisionRef: gen.NewOptRef(gen.Ref{ID: gen.NewOptUUID(revID)}),
+				EnvironmentRef:         gen.NewOptRef(env),
+			}
 			if key != "" {
-				body["key"] = key
+				req.Key = gen.NewOptString(key)
 			}
 			if message != "" {
-				body["message"] = message
+				req.Message = gen.NewOptString(message)
 			}
 			var out obj
-			if err := cl.JSON(c.Context(), "POST", "/api/applications/revisions/deploy", body, &out); err != nil {
+			if err := cl.JSON(c.Context(), "POST", "/api/applications/revisions/deploy", &req, &out); err != nil {
 				return err
 			}
 			if count(out) == 0 {

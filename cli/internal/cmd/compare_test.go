@@ -3,10 +3,13 @@ package cmd
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assayhq/assay/cli/internal/api"
+	"github.com/assayhq/assay/cli/internal/api/gen"
 	"github.com/assayhq/assay/cli/internal/gate"
 )
 
@@ -40,13 +43,46 @@ const comparisonJSON = `{"count": 1, "comparison": {"run_ids": ["b", "r"], "test
             {"run_id": "r", "count": 0}]}
  ]}}`
 
-func parseComparison(t *testing.T) (*comparison, obj) {
-	var raw obj
-	require.NoError(t, json.Unmarshal([]byte(comparisonJSON), &raw))
-	b, _ := json.Marshal(raw["comparison"])
-	var c comparison
-	require.NoError(t, json.Unmarshal(b, &c))
-	return &c, raw
+func parseComparison(t *testing.T) (*gen.Comparison, obj) {
+	c, raw, err := decodeComparison([]byte(comparisonJSON))
+	require.NoError(t, err)
+	return c, raw
+}
+
+// TestDecodeComparisonAsTheRegistryAnswers: the answer is read with the
+// type generated from the document, whole, scenarios included: a run
+// without a scenario for a testcase is null on that testcase's row.
+func TestDecodeComparisonAsTheRegistryAnswers(t *testing.T) {
+	c, raw, err := decodeComparison([]byte(`{"count": 1, "comparison": {"run_ids": ["b", "r"], "testset_revision_id": "t",
+	 "statistics": {"unit": "testcase", "correction": "holm", "tests": 0, "alpha": 0.05, "power": 0.8, "cost_per_point": "…"},
+	 "scenarios": [{"testcase_id": "tc", "runs": [{"scenario_id": "s1", "status": "success", "values": {"evaluator-exact": {"attributes.ag.data.outputs.success": 1}}}, null]},
+	               {"runs": [null, {"scenario_id": "s2", "status": "success"}]}],
+	 "metrics": [], "costs": [{"run_id": "b", "cost": 0, "scenarios": 0}, {"run_id": "r", "cost": 0, "scenarios": 0}]}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b", "r"}, c.RunIds)
+	assert.Equal(t, "holm", c.Statistics.Value.Correction.Value)
+	assert.Equal(t, "comparison", func() string {
+		for k := range raw {
+			if k != "count" {
+				return k
+			}
+		}
+		return ""
+	}(), "raw keeps the answer as sent")
+
+	_, _, err = decodeComparison([]byte(`{"count": 1, "comparison": {"metrics": [{"runs": [{"count": "ten"}]}]}}`))
+	assert.ErrorContains(t, err, "the comparison is not the shape expected", "a count must be a number")
+	_, _, err = decodeComparison([]byte(`{"count": 0}`))
+	assert.ErrorContains(t, err, "the answer has no comparison")
+}
+
+// TestCompareRefusesANonUUID: the route's run_ids are UUIDs; the CLI says
+// which argument is not one before it calls the server.
+func TestCompareRefusesANonUUID(t *testing.T) {
+	_, _, err := compare(t.Context(), api.New("http://127.0.0.1:1", "k", time.Second), []string{"0190f0a0-0000-7000-8000-00000000ffff", "run-2"})
+	require.Error(t, err)
+	assert.Equal(t, api.ExitUsage, api.CodeOf(err))
+	assert.Contains(t, err.Error(), `run id "run-2" is not a UUID`)
 }
 
 func TestCompareTable(t *testing.T) {
@@ -66,16 +102,13 @@ func TestCompareTable(t *testing.T) {
 // TestCompareTableCosts: each run's cost and each score's cost per point
 // follow the metrics' rows, the amount in the mean column.
 func TestCompareTableCosts(t *testing.T) {
-	var raw obj
-	require.NoError(t, json.Unmarshal([]byte(`{"count": 1, "comparison": {"run_ids": ["b", "r"],
+	c, raw, err := decodeComparison([]byte(`{"count": 1, "comparison": {"run_ids": ["b", "r"],
 	 "costs": [{"run_id": "b", "cost": 0.003, "scenarios": 2}, {"run_id": "r", "cost": 0, "scenarios": 0}],
 	 "metrics": [{"step": "evaluator-exact", "kind": "annotation", "path": "attributes.ag.data.outputs.score", "type": "numeric/continuous",
 	   "runs": [{"run_id": "b", "step_key": "evaluator-exact", "count": 2, "mean": 0.75, "cost_per_point": 0.004},
-	            {"run_id": "r", "step_key": "evaluator-exact", "count": 2, "mean": 0.5}]}]}}`), &raw))
-	b, _ := json.Marshal(raw["comparison"])
-	var c comparison
-	require.NoError(t, json.Unmarshal(b, &c))
-	tb := compareTable(&c, raw, nil)
+	            {"run_id": "r", "step_key": "evaluator-exact", "count": 2, "mean": 0.5}]}]}}`))
+	require.NoError(t, err)
+	tb := compareTable(c, raw, nil)
 	require.Len(t, tb.Rows, 4, "two metric rows, one cost row (r has no traced cost), one cost per point")
 	assert.Equal(t, []string{"cost (USD)", "cost", "b", "2", "0.003"}, tb.Rows[2][:5])
 	assert.Equal(t, []string{"exact.score cost per point (USD)", "cost", "b", "2", "0.004"}, tb.Rows[3][:5])

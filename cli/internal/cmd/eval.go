@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assayhq/assay/cli/internal/api"
+	"github.com/assayhq/assay/cli/internal/api/gen"
 	"github.com/assayhq/assay/cli/internal/gate"
 	"github.com/assayhq/assay/cli/internal/output"
 	"github.com/assayhq/assay/cli/internal/progress"
@@ -37,6 +38,10 @@ type progressBody struct {
 		Provider string    `json:"provider"`
 		Until    time.Time `json:"until"`
 	} `json:"waiting"`
+	// Pause is why a live run scores nothing for now though it is
+	// running (the run's meta.pause.message: its daily budget reached),
+	// read from the run, not the progress; "" when it is not paused.
+	Pause string `json:"-"`
 }
 
 // line is the progress line of p: status, cells done of total, counts,
@@ -171,7 +176,7 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 	if err != nil {
 		return err
 	}
-	evaluators := obj{}
+	evaluators := gen.SimpleDataEvaluatorSteps{}
 	for _, e := range o.evaluators {
 		rev, err := retrieveRevision(ctx, cl, "evaluator", e)
 		if err != nil {
@@ -180,12 +185,20 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 		evaluators[str(rev, "id")] = "auto"
 	}
 	name := first(o.name, fmt.Sprintf("assay eval %s on %s", o.app, o.testset))
-	data := obj{"testset_steps": []string{str(ts, "id")}, "application_steps": []string{str(ap, "id")}, "evaluator_steps": evaluators}
+	// The testset and application steps are custom: what the registry
+	// reads from a list of ids there (ParseStepRefs in
+	// services/registry/internal/evaluations/pin.go), which the CLI sent
+	// before the document's map form.
+	data := gen.SimpleData{
+		TestsetSteps:     gen.NewOptSimpleDataTestsetSteps(gen.SimpleDataTestsetSteps{str(ts, "id"): "custom"}),
+		ApplicationSteps: gen.NewOptSimpleDataApplicationSteps(gen.SimpleDataApplicationSteps{str(ap, "id"): "custom"}),
+		EvaluatorSteps:   gen.NewOptSimpleDataEvaluatorSteps(evaluators),
+	}
 	if o.repeats > 0 {
-		data["repeats"] = o.repeats
+		data.Repeats = gen.NewOptInt(o.repeats)
 	}
 	if o.budget > 0 {
-		data["budget"] = o.budget
+		data.Budget = gen.NewOptFloat64(o.budget)
 	}
 	if o.againstItself {
 		// The first run of the revision is the baseline of the second:
@@ -194,7 +207,7 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 		// the model-call cache (model_cache: false; a registry without
 		// the cache ignores the field), else the second would repeat
 		// the first's answers and show no noise at all.
-		data["model_cache"] = false
+		data.ModelCache = gen.NewOptBool(false)
 		baseID, prog, err := a.startEval(ctx, cl, name+" (baseline)", data, o)
 		if err != nil {
 			return err
@@ -285,12 +298,13 @@ func (a *app) runEval(ctx context.Context, o evalRunOpts) error {
 
 // startEval creates a simple evaluation named name over data and follows
 // it to its end.
-func (a *app) startEval(ctx context.Context, cl *api.Client, name string, data obj, o evalRunOpts) (string, progressBody, error) {
+func (a *app) startEval(ctx context.Context, cl *api.Client, name string, data gen.SimpleData, o evalRunOpts) (string, progressBody, error) {
 	var created struct {
 		Count      int `json:"count"`
 		Evaluation obj `json:"evaluation"`
 	}
-	if err := cl.JSON(ctx, "POST", "/api/simple/evaluations/", obj{"evaluation": obj{"name": name, "data": data}}, &created); err != nil {
+	req := gen.PostSimpleEvaluationsReq{Evaluation: gen.NewOptSimpleEvaluation(gen.SimpleEvaluation{Name: gen.NewOptString(name), Data: gen.NewOptSimpleData(data)})}
+	if err := cl.JSON(ctx, "POST", "/api/simple/evaluations/", &req, &created); err != nil {
 		return "", progressBody{}, err
 	}
 	if created.Count == 0 || created.Evaluation == nil {
@@ -473,6 +487,16 @@ func stopReason(run obj) string {
 	return str(run, "meta", "stop", "message")
 }
 
+// pauseReason is why a live, active run scores nothing for now
+// (meta.pause.message: its daily budget reached; the runtime clears it
+// the next day), or "". A stopped run is not paused: stopped says more.
+func pauseReason(run obj) string {
+	if sub(run, "flags")["is_live"] != true || sub(run, "flags")["is_active"] != true {
+		return ""
+	}
+	return str(run, "meta", "pause", "message")
+}
+
 func getRun(ctx context.Context, cl *api.Client, id string) (obj, error) {
 	var out obj
 	if err := cl.JSON(ctx, "GET", "/api/evaluations/runs/"+pathEscape(id), nil, &out); err != nil {
@@ -567,6 +591,9 @@ func stepNames(run obj) map[string]string {
 func (a *app) printMetrics(runID string, p progressBody, ms []gate.Metric, checks []gate.Check) error {
 	t := output.Table{Header: []string{"metric", "type", "n", "value", "min", "max"}}
 	raw := obj{"run_id": runID, "status": p.Status, "scenarios": p.Scenarios, "results": p.Results}
+	if p.Pause != "" {
+		raw["pause"] = p.Pause
+	}
 	var rawMetrics []obj
 	for _, m := range ms {
 		val, lo, hi := "", "", ""
@@ -649,6 +676,14 @@ func (a *app) evalShow() *cobra.Command {
 			if out.Progress.Status == "cancelled" {
 				if run, err := getRun(c.Context(), cl, args[0]); err == nil && stopReason(run) != "" {
 					fmt.Fprintf(a.stderr, "run %s was cancelled: %s\n", args[0], stopReason(run))
+				}
+			}
+			// A live run paused on its daily budget still reads running:
+			// say it scores nothing for now, and why.
+			if out.Progress.Status == "running" {
+				if run, err := getRun(c.Context(), cl, args[0]); err == nil && pauseReason(run) != "" {
+					out.Progress.Pause = pauseReason(run)
+					fmt.Fprintf(a.stderr, "run %s is running, paused: %s\n", args[0], out.Progress.Pause)
 				}
 			}
 			ms, err := globalMetrics(c.Context(), cl, args[0], 0)

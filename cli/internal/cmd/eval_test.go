@@ -84,3 +84,46 @@ func TestProgressLineSaysItWaitsOnAProvider(t *testing.T) {
 	p.Waiting = nil
 	assert.Equal(t, "running  cells 3/10  running 5, success 3, total 8", p.line(3, 10))
 }
+
+// A live run paused on its daily budget reads running in its progress:
+// eval show says it is paused and why, beside the status (stderr in a
+// table, the pause key beside status in JSON).
+func TestEvalShowSaysALiveRunIsPaused(t *testing.T) {
+	const msg = "daily budget of $0.5 reached; resumes at 00:00 UTC"
+	for _, tc := range []struct {
+		name, flags, want string
+	}{
+		{"paused", `{"is_live": true, "is_active": true}`, msg},
+		{"stopped", `{"is_live": true, "is_active": false}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/api/evaluations/runs/r/progress":
+					w.Write([]byte(`{"count": 1, "progress": {"run_id": "r", "status": "running", "scenarios": {"total": 1, "success": 1}, "results": {"total": 2, "success": 2}}}`))
+				case "/api/evaluations/runs/r":
+					fmt.Fprintf(w, `{"count": 1, "run": {"id": "r", "status": "running", "flags": %s, "meta": {"pause": {"type": "daily_budget_reached", "message": %q}}}}`, tc.flags, msg)
+				default:
+					w.Write([]byte(`{"count": 0, "metrics": []}`))
+				}
+			}))
+			defer srv.Close()
+			for _, out := range []string{"table", "json"} {
+				var stdout, stderr bytes.Buffer
+				code := Run([]string{"--url", srv.URL, "--api-key", "k", "-o", out, "eval", "show", "r"}, nil, &stdout, &stderr)
+				require.Equal(t, 0, code, "%s%s", stdout.String(), stderr.String())
+				if tc.want == "" {
+					assert.NotContains(t, stderr.String()+stdout.String(), "paused", out)
+					continue
+				}
+				assert.Contains(t, stderr.String(), "run r is running, paused: "+msg, out)
+				if out == "json" {
+					var got map[string]any
+					require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), stdout.String())
+					assert.Equal(t, "running", got["status"])
+					assert.Equal(t, msg, got["pause"])
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assayhq/assay/cli/internal/api"
+	"github.com/assayhq/assay/cli/internal/api/gen"
 	"github.com/assayhq/assay/cli/internal/output"
 )
 
@@ -64,17 +65,18 @@ func (a *app) keysCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body := map[string]any{}
+			var key gen.CreateKeyRequestAPIKey
 			if name != "" {
-				body["name"] = name
+				key.Name = gen.NewOptNilString(name)
 			}
 			if expires > 0 {
-				body["expires_at"] = time.Now().Add(expires).UTC().Format(time.RFC3339)
+				key.ExpiresAt = gen.NewOptNilDateTime(time.Now().Add(expires).UTC().Truncate(time.Second))
 			}
+			req := gen.CreateKeyRequest{APIKey: gen.NewOptCreateKeyRequestAPIKey(key)}
 			var out struct {
 				APIKey apiKey `json:"api_key"`
 			}
-			if err := cl.JSON(c.Context(), "POST", "/api/keys", map[string]any{"api_key": body}, &out); err != nil {
+			if err := cl.JSON(c.Context(), "POST", "/api/keys", &req, &out); err != nil {
 				return err
 			}
 			return a.write(output.Table{Header: append(keyHeader, "key"), Rows: [][]string{append(keyRow(out.APIKey), out.APIKey.Key)}, Raw: out.APIKey})

@@ -1465,10 +1465,12 @@ type Invoker interface {
 	// PostEvaluationsResultsQuery invokes postEvaluationsResultsQuery operation.
 	//
 	// Body {result?:{ids, run_id(s), scenario_id(s), step_key(s), repeat_idx(s), status(es), trace_id(s),
-	// testcase_id(s), hash_id(s), flags, tags, meta, timestamp(s), interval(s)}, windowing?} → {count,
-	// results, windowing?}. Windowing {newest, oldest, next, limit, order} pages by id (newest first
-	// unless order is ascending); every answer is bounded (REGISTRY_EVAL_QUERY_LIMIT) and carries
-	// windowing when the page is full: resend it for the next page.
+	// testcase_id(s), hash_id(s), flags, tags, meta, timestamp(s), timestamp_from, timestamp_before,
+	// interval(s)}, windowing?} → {count, results, windowing?}. timestamp_from and timestamp_before keep
+	// the results whose timestamp is in [from, before). Windowing {newest, oldest, next, limit, order}
+	// pages by id (newest first unless order is ascending); every answer is bounded
+	// (REGISTRY_EVAL_QUERY_LIMIT) and carries windowing when the page is full: resend it for the next
+	// page.
 	//
 	// POST /api/evaluations/results/query
 	PostEvaluationsResultsQuery(ctx context.Context, request OptPostEvaluationsResultsQueryReq) (PostEvaluationsResultsQueryRes, error)
@@ -2271,8 +2273,10 @@ type Invoker interface {
 	PostSimpleQueuesQuery(ctx context.Context, request OptPostSimpleQueuesQueryReq) (PostSimpleQueuesQueryRes, error)
 	// PostSimpleTestsets invokes postSimpleTestsets operation.
 	//
-	// Body {testset: {slug, name?, description?, tags?, meta?, data: {testcases: [{data}]}}}; makes the
-	// artifact, a variant, v0 and v1.
+	// Body {testset: {slug?, name?, description?, tags?, meta?, data: {testcases: [{data}]}}}; makes the
+	// artifact, a variant, v0 and v1. Without a slug, the slug is made from the name, free in the project
+	// (Capitals QA → capitals-qa, then capitals-qa-2), as for simple applications and evaluators; with
+	// neither a slug nor a name with a letter or digit, 422 naming testset.slug.
 	//
 	// POST /api/simple/testsets
 	PostSimpleTestsets(ctx context.Context, request OptPostSimpleTestsetsReq) (PostSimpleTestsetsRes, error)
@@ -21500,10 +21504,12 @@ func (c *Client) sendPostEvaluationsResults(ctx context.Context, request OptPost
 // PostEvaluationsResultsQuery invokes postEvaluationsResultsQuery operation.
 //
 // Body {result?:{ids, run_id(s), scenario_id(s), step_key(s), repeat_idx(s), status(es), trace_id(s),
-// testcase_id(s), hash_id(s), flags, tags, meta, timestamp(s), interval(s)}, windowing?} → {count,
-// results, windowing?}. Windowing {newest, oldest, next, limit, order} pages by id (newest first
-// unless order is ascending); every answer is bounded (REGISTRY_EVAL_QUERY_LIMIT) and carries
-// windowing when the page is full: resend it for the next page.
+// testcase_id(s), hash_id(s), flags, tags, meta, timestamp(s), timestamp_from, timestamp_before,
+// interval(s)}, windowing?} → {count, results, windowing?}. timestamp_from and timestamp_before keep
+// the results whose timestamp is in [from, before). Windowing {newest, oldest, next, limit, order}
+// pages by id (newest first unless order is ascending); every answer is bounded
+// (REGISTRY_EVAL_QUERY_LIMIT) and carries windowing when the page is full: resend it for the next
+// page.
 //
 // POST /api/evaluations/results/query
 func (c *Client) PostEvaluationsResultsQuery(ctx context.Context, request OptPostEvaluationsResultsQueryReq) (PostEvaluationsResultsQueryRes, error) {
@@ -30927,8 +30933,10 @@ func (c *Client) sendPostSimpleQueuesQuery(ctx context.Context, request OptPostS
 
 // PostSimpleTestsets invokes postSimpleTestsets operation.
 //
-// Body {testset: {slug, name?, description?, tags?, meta?, data: {testcases: [{data}]}}}; makes the
-// artifact, a variant, v0 and v1.
+// Body {testset: {slug?, name?, description?, tags?, meta?, data: {testcases: [{data}]}}}; makes the
+// artifact, a variant, v0 and v1. Without a slug, the slug is made from the name, free in the project
+// (Capitals QA → capitals-qa, then capitals-qa-2), as for simple applications and evaluators; with
+// neither a slug nor a name with a letter or digit, 422 naming testset.slug.
 //
 // POST /api/simple/testsets
 func (c *Client) PostSimpleTestsets(ctx context.Context, request OptPostSimpleTestsetsReq) (PostSimpleTestsetsRes, error) {

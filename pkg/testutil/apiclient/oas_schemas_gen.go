@@ -2645,12 +2645,12 @@ func (s *ComparePower) SetTestcases(val OptInt) {
 
 // Ref: #/components/schemas/CompareScenario
 type CompareScenario struct {
-	Runs       []ScenarioSide `json:"runs"`
-	TestcaseID OptString      `json:"testcase_id"`
+	Runs       []NilScenarioSide `json:"runs"`
+	TestcaseID OptString         `json:"testcase_id"`
 }
 
 // GetRuns returns the value of Runs.
-func (s *CompareScenario) GetRuns() []ScenarioSide {
+func (s *CompareScenario) GetRuns() []NilScenarioSide {
 	return s.Runs
 }
 
@@ -2660,7 +2660,7 @@ func (s *CompareScenario) GetTestcaseID() OptString {
 }
 
 // SetRuns sets the value of Runs.
-func (s *CompareScenario) SetRuns(val []ScenarioSide) {
+func (s *CompareScenario) SetRuns(val []NilScenarioSide) {
 	s.Runs = val
 }
 
@@ -6802,7 +6802,10 @@ func (s *EvalRun) SetVersion(val OptString) {
 // Ref: #/components/schemas/EvalRunData
 type EvalRunData struct {
 	// Most the run's model calls may cost, USD by the price table: once reached the workers start no more
-	// cells and cancel the run with {type: budget_exceeded, budget, spent, message} under meta.stop.
+	// cells and cancel the run with {type: budget_exceeded, budget, spent, message} under meta.stop. A
+	// live run's budget is per UTC day: once the day's cells cost it, the run scores no window until 00:00
+	// UTC and stays running and active, with {type: daily_budget_reached, budget, spent, day, resumes_at,
+	// message} under meta.pause until it scores again.
 	Budget      OptFloat64     `json:"budget"`
 	Concurrency OptConcurrency `json:"concurrency"`
 	Mappings    []Mapping      `json:"mappings"`
@@ -13423,6 +13426,51 @@ func (s *NestedTraceSetSpans) init() NestedTraceSetSpans {
 		*s = m
 	}
 	return m
+}
+
+// NewNilScenarioSide returns new NilScenarioSide with value set to v.
+func NewNilScenarioSide(v ScenarioSide) NilScenarioSide {
+	return NilScenarioSide{
+		Value: v,
+	}
+}
+
+// NilScenarioSide is nullable ScenarioSide.
+type NilScenarioSide struct {
+	Value ScenarioSide
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilScenarioSide) SetTo(v ScenarioSide) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilScenarioSide) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilScenarioSide) SetToNull() {
+	o.Null = true
+	var v ScenarioSide
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilScenarioSide) Get() (v ScenarioSide, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilScenarioSide) Or(d ScenarioSide) ScenarioSide {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
 }
 
 // Ref: #/components/schemas/OneSpan
@@ -55900,6 +55948,10 @@ type PostEvaluationsResultsQueryReqResult struct {
 	TestcaseID  OptString                                   `json:"testcase_id"`
 	TestcaseIds []string                                    `json:"testcase_ids"`
 	Timestamp   []string                                    `json:"timestamp"`
+	// Keeps the records whose timestamp is before it.
+	TimestampBefore OptDateTime `json:"timestamp_before"`
+	// Keeps the records whose timestamp is at or after it.
+	TimestampFrom OptDateTime `json:"timestamp_from"`
 	// A list, or a boolean: true keeps the records that have one, false those that have none.
 	Timestamps jx.Raw    `json:"timestamps"`
 	TraceID    OptString `json:"trace_id"`
@@ -56014,6 +56066,16 @@ func (s *PostEvaluationsResultsQueryReqResult) GetTestcaseIds() []string {
 // GetTimestamp returns the value of Timestamp.
 func (s *PostEvaluationsResultsQueryReqResult) GetTimestamp() []string {
 	return s.Timestamp
+}
+
+// GetTimestampBefore returns the value of TimestampBefore.
+func (s *PostEvaluationsResultsQueryReqResult) GetTimestampBefore() OptDateTime {
+	return s.TimestampBefore
+}
+
+// GetTimestampFrom returns the value of TimestampFrom.
+func (s *PostEvaluationsResultsQueryReqResult) GetTimestampFrom() OptDateTime {
+	return s.TimestampFrom
 }
 
 // GetTimestamps returns the value of Timestamps.
@@ -56139,6 +56201,16 @@ func (s *PostEvaluationsResultsQueryReqResult) SetTestcaseIds(val []string) {
 // SetTimestamp sets the value of Timestamp.
 func (s *PostEvaluationsResultsQueryReqResult) SetTimestamp(val []string) {
 	s.Timestamp = val
+}
+
+// SetTimestampBefore sets the value of TimestampBefore.
+func (s *PostEvaluationsResultsQueryReqResult) SetTimestampBefore(val OptDateTime) {
+	s.TimestampBefore = val
+}
+
+// SetTimestampFrom sets the value of TimestampFrom.
+func (s *PostEvaluationsResultsQueryReqResult) SetTimestampFrom(val OptDateTime) {
+	s.TimestampFrom = val
 }
 
 // SetTimestamps sets the value of Timestamps.
@@ -80212,7 +80284,10 @@ type SimpleData struct {
 	// Application revision id → origin.
 	ApplicationSteps OptSimpleDataApplicationSteps `json:"application_steps"`
 	// Most the run's model calls may cost, USD by the price table (0 < budget ≤ 1000000): the workers
-	// stop starting cells once it is reached and cancel the run with the reason under meta.stop.
+	// stop starting cells once it is reached and cancel the run with the reason under meta.stop. A live
+	// run's budget is per UTC day: once the day's cells cost it, the run scores no window until 00:00 UTC
+	// and stays running and active, with {type: daily_budget_reached, budget, spent, day, resumes_at,
+	// message} under meta.pause until it scores again.
 	Budget      OptFloat64     `json:"budget"`
 	Concurrency OptConcurrency `json:"concurrency"`
 	// Evaluator revision id → origin; only auto evaluators are executed.

@@ -250,8 +250,15 @@ func (s *CompareScenario) Validate() error {
 		var failures []validate.FieldError
 		for i, elem := range s.Runs {
 			if err := func() error {
-				if err := elem.Validate(); err != nil {
-					return err
+				if value, ok := elem.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
 				}
 				return nil
 			}(); err != nil {

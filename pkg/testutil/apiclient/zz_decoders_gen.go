@@ -5,7 +5,7 @@ package apiclient
 import "net/http"
 
 // DocumentSHA256 is the SHA-256 of the document this client was generated from.
-const DocumentSHA256 = "6e03e7cbd0d353b6929c597d449896587c6bda201b4443764577d4de66e544b4"
+const DocumentSHA256 = "a0c0b17b0776e37ff19e55fb025804873480459b4be26d2855eaee17c329f056"
 
 // Generator is the ogen version that generated it.
 const Generator = "ogen v1.25.0"

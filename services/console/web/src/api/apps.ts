@@ -3,6 +3,7 @@
 // docs/reference/registry.md and docs/reference/runtime.md).
 import { json, raw } from "./call";
 import { readStream, type StreamEvent, type StreamFormat } from "./stream";
+import type { Body, Has, Schemas } from "./schema";
 
 export interface Message {
   role: string;
@@ -25,48 +26,28 @@ export interface PromptTemplate {
   [k: string]: unknown;
 }
 
-export interface RevisionData {
-  uri?: string;
-  url?: string;
+/** RevisionData is an application revision's data (RevisionData), its
+ * parameters read as a prompt (the document types them as any object). */
+export type RevisionData = Omit<Schemas["RevisionData"], "parameters"> & {
   parameters?: { prompt?: PromptTemplate; [k: string]: unknown };
-  schemas?: Record<string, unknown>;
   [k: string]: unknown;
-}
+};
 
-export interface Application {
-  id: string;
-  slug: string;
-  name?: string;
-  description?: string;
-  created_at?: string;
-}
+/** Application is an application's header (Artifact). */
+export type Application = Has<Schemas["Artifact"], "id" | "slug">;
 
-export interface AppVariant {
-  id: string;
-  slug: string;
-  name?: string;
-  application_id: string;
-}
+/** AppVariant is an application's variant (ApplicationVariant). */
+export type AppVariant = Has<Schemas["ApplicationVariant"], "id" | "slug" | "application_id">;
 
-export interface AppRevision {
-  id: string;
-  slug: string;
-  version: string;
-  application_id: string;
-  application_variant_id: string;
-  application_variant_slug?: string;
-  message?: string;
-  created_at?: string;
+/** AppRevision is an application revision (ApplicationRevision), its data
+ * read as RevisionData. */
+export type AppRevision = Has<Omit<Schemas["ApplicationRevision"], "data">, "id" | "slug" | "version" | "application_id" | "application_variant_id"> & {
   data?: RevisionData;
-}
+};
 
-export interface Environment {
-  id: string;
-  slug: string;
-  name?: string;
-  revision_id?: string;
-  data?: { references?: Record<string, Record<string, { id?: string; slug?: string; version?: string }>> };
-}
+/** Environment is a simple environment (SimpleEnvironment): what is
+ * deployed in it, by key. */
+export type Environment = Has<Schemas["SimpleEnvironment"], "id" | "slug">;
 
 export async function listApps(): Promise<Application[]> {
   const r = await json<{ applications?: Application[] }>("POST", "/api/applications/query", {});
@@ -81,9 +62,8 @@ export async function getApp(id: string): Promise<Application | undefined> {
  * carrying the prompt (simple create: v0 and v1). Its slug is made from
  * the name by the registry, free in the project. */
 export async function createApp(name: string, template: "completion" | "chat", prompt: PromptTemplate) {
-  return json<{ application?: { id: string; slug: string; variant_id: string; revision_id: string } }>("POST", "/api/simple/applications/", {
-    application: { name, data: { uri: `agenta:builtin:${template}:v0`, parameters: { prompt } } },
-  });
+  const body: Body<"postSimpleApplications"> = { application: { name, data: { uri: `agenta:builtin:${template}:v0`, parameters: { prompt } } } };
+  return json<{ application?: { id: string; slug: string; variant_id: string; revision_id: string } }>("POST", "/api/simple/applications/", body);
 }
 
 export async function listAppVariants(appId: string): Promise<AppVariant[]> {
@@ -95,11 +75,12 @@ export async function listAppVariants(appId: string): Promise<AppVariant[]> {
 
 /** forkVariant makes a new variant from a revision (its lineage copied). */
 export async function forkVariant(slug: string, from: AppRevision, name = slug) {
-  return json<{ application_variant?: AppVariant }>("POST", "/api/applications/variants/fork", {
+  const body: Body<"postApplicationsVariantsFork"> = {
     application_variant: { slug, name },
     application_variant_ref: { id: from.application_variant_id },
     application_revision_ref: { id: from.id },
-  });
+  };
+  return json<{ application_variant?: AppVariant }>("POST", "/api/applications/variants/fork", body);
 }
 
 /** variantHistory lists a variant's revisions newest first. */
@@ -123,14 +104,15 @@ export async function appRevisions(appId: string): Promise<AppRevision[]> {
 }
 
 export async function commitAppRevision(base: AppRevision, data: RevisionData, message: string): Promise<AppRevision> {
-  const r = await json<{ application_revision: AppRevision }>("POST", "/api/applications/revisions/commit", {
+  const body: Body<"postApplicationsRevisionsCommit"> = {
     application_revision: {
       application_id: base.application_id,
       application_variant_id: base.application_variant_id,
       message,
       data,
     },
-  });
+  };
+  const r = await json<{ application_revision: AppRevision }>("POST", "/api/applications/revisions/commit", body);
   return r.application_revision;
 }
 
@@ -140,11 +122,12 @@ export async function listEnvironments(): Promise<Environment[]> {
 }
 
 export async function deploy(revisionId: string, environmentSlug: string, message?: string) {
-  return json<{ application_revision?: AppRevision }>("POST", "/api/applications/revisions/deploy", {
+  const body: Body<"postApplicationsRevisionsDeploy"> = {
     application_revision_ref: { id: revisionId },
     environment_ref: { slug: environmentSlug },
     message,
-  });
+  };
+  return json<{ application_revision?: AppRevision }>("POST", "/api/applications/revisions/deploy", body);
 }
 
 export interface InvokeRequest {

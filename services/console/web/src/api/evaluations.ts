@@ -1,26 +1,24 @@
 // Typed calls of the evaluation pages: evaluation records, simple evaluations
 // and queues (docs/reference/registry.md).
 import { json, raw, url } from "./call";
+import type { Answer, Body, Has, Schemas } from "./schema";
 
 export type Status = "pending" | "queued" | "running" | "success" | "failure" | "errors" | "cancelled";
 
-export interface Step {
-  key: string;
+/** Step is a run's step (EvalStep), its type and origin read as the
+ * registry writes them. */
+export type Step = Has<Schemas["EvalStep"], "key"> & {
   type: "input" | "invocation" | "annotation";
   origin: "custom" | "human" | "auto";
-  references?: Record<string, { id?: string; slug?: string; version?: string }>;
-}
+};
 
-export interface Run {
-  id: string;
-  name?: string;
-  description?: string;
+/** Run is an evaluation run (EvalRun); its meta is read as an object
+ * (stopReason). */
+export type Run = Has<Omit<Schemas["EvalRun"], "data">, "id"> & {
   status: Status;
-  created_at?: string;
-  flags?: Record<string, boolean>;
   meta?: Record<string, unknown>;
-  data?: { steps?: Step[]; repeats?: number; budget?: number };
-}
+  data?: Omit<Schemas["EvalRunData"], "steps"> & { steps?: Step[] };
+};
 
 /** stopReason is why the platform stopped a run (meta.stop.message: its
  * budget reached), or undefined. */
@@ -29,19 +27,37 @@ export function stopReason(r: Run | undefined): string | undefined {
   return typeof stop?.message === "string" ? stop.message : undefined;
 }
 
-export interface Counts {
-  total: number;
-  [status: string]: number;
+/** Pause is why a live run scores nothing for now though it is live
+ * (meta.pause: its daily budget reached) and when it resumes by itself. */
+export interface Pause {
+  message: string;
+  /** resumesAt is when scoring resumes (ISO), if the pause says. */
+  resumesAt?: string;
 }
 
-export interface Progress {
-  run_id: string;
+/** pauseOf reads a live run's meta.pause, which the workers set when the
+ * day's spend reaches data.budget and clear when the next day's first
+ * window is scored (services/runtime/internal/evalrun/dailybudget.go). A
+ * stopped run is not paused: stopping says more. */
+export function pauseOf(r: Run | undefined): Pause | undefined {
+  if (!r?.flags?.is_live || !r.flags.is_active) return undefined;
+  const p = r.meta?.pause as { message?: unknown; resumes_at?: unknown } | undefined;
+  if (typeof p?.message !== "string") return undefined;
+  return { message: p.message, resumesAt: typeof p.resumes_at === "string" ? p.resumes_at : undefined };
+}
+
+/** Counts are the scenarios or cells of a run by status, read by any
+ * status name (EvalProgressCounts has a field per status). */
+export type Counts = Schemas["EvalProgressCounts"] & { total: number; [status: string]: number };
+
+/** Progress is a run's progress (EvalProgress); waiting lists the
+ * provider rate limits the run's cells are queued behind now. */
+export type Progress = Has<Omit<Schemas["EvalProgress"], "waiting">, "run_id"> & {
   status: Status;
   scenarios: Counts;
   results: Counts & { expected: number };
-  /** The provider rate limits the run's cells are queued behind now. */
-  waiting?: { provider: string; until: string }[];
-}
+  waiting?: Required<Schemas["ProviderWait"]>[];
+};
 
 export async function listRuns(): Promise<Run[]> {
   return (await json<{ runs?: Run[] }>("POST", "/api/evaluations/runs/query", { windowing: { limit: 200 } })).runs ?? [];
@@ -66,21 +82,15 @@ export interface NewEvaluation {
 }
 
 /** Estimate is the registry's cost estimate of a run before it starts
- * (POST /api/simple/evaluations/estimate): assumptions state the formula. */
-export interface Estimate {
-  cost: number | null;
-  cells: number;
-  model_calls: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  models: string[];
-  unpriced_models: string[];
-  assumptions: string[];
-}
+ * (POST /api/simple/evaluations/estimate), every field answered:
+ * assumptions state the formula. */
+export type Estimate = Required<Schemas["Estimate"]>;
 
-function runData(e: NewEvaluation, app: string | undefined): Record<string, unknown> {
-  const data: Record<string, unknown> = {
-    testset_steps: [e.testsetRevisionId],
+/** runData is a simple evaluation's data; the testset step is custom, as
+ * the registry reads a list of ids there. */
+function runData(e: NewEvaluation, app: string | undefined): Schemas["SimpleData"] {
+  const data: Schemas["SimpleData"] = {
+    testset_steps: { [e.testsetRevisionId]: "custom" },
     evaluator_steps: Object.fromEntries(e.evaluatorRevisionIds.map((id) => [id, "auto"])),
   };
   if (app) data.application_steps = { [app]: "auto" };
@@ -94,7 +104,10 @@ function runData(e: NewEvaluation, app: string | undefined): Record<string, unkn
 export async function estimateEvaluation(e: NewEvaluation): Promise<Estimate[]> {
   const apps = e.applicationRevisionIds.length ? e.applicationRevisionIds : [undefined];
   return Promise.all(
-    apps.map(async (app) => (await json<{ estimate: Estimate }>("POST", "/api/simple/evaluations/estimate", { evaluation: { data: runData(e, app) } })).estimate),
+    apps.map(async (app) => {
+      const body: Body<"postSimpleEvaluationsEstimate"> = { evaluation: { data: runData(e, app) } };
+      return (await json<{ estimate: Estimate }>("POST", "/api/simple/evaluations/estimate", body)).estimate;
+    }),
   );
 }
 
@@ -106,11 +119,10 @@ export async function createEvaluation(e: NewEvaluation): Promise<Run[]> {
   for (const app of apps) {
     const data = runData(e, app);
     const name = apps.length > 1 ? `${e.name} #${out.length + 1}` : e.name;
-    const r = await json<{ evaluation?: { id: string; name?: string; status?: Status } }>("POST", "/api/simple/evaluations/", {
-      evaluation: { name, data },
-    });
-    if (!r.evaluation) throw new Error("the registry made no evaluation");
-    out.push({ id: r.evaluation.id, name: r.evaluation.name ?? name, status: r.evaluation.status ?? "pending" });
+    const body: Body<"postSimpleEvaluations"> = { evaluation: { name, data } };
+    const r = await json<Answer<"postSimpleEvaluations">>("POST", "/api/simple/evaluations/", body);
+    if (!r.evaluation?.id) throw new Error("the registry made no evaluation");
+    out.push({ id: r.evaluation.id, name: r.evaluation.name ?? name, status: (r.evaluation.data?.status as Status | undefined) ?? "pending" });
   }
   return out;
 }
@@ -127,18 +139,13 @@ export interface MetricStats {
   pcts?: Record<string, number>;
 }
 
-export interface MetricRecord {
-  id: string;
-  run_id: string;
-  scenario_id?: string;
-  timestamp?: string;
+/** MetricRecord is a run's metric record (Metric), its data read as
+ * {step: {path: stats}}; created_at is when it was computed (a live
+ * run's is recomputed as each window of traces is scored). */
+export type MetricRecord = Has<Schemas["Metric"], "id" | "run_id"> & {
   status?: Status;
   data?: Record<string, Record<string, MetricStats>>;
-  /** When the record was computed (a live run's is recomputed as each
-   * window of traces is scored). */
-  created_at?: string;
-  updated_at?: string;
-}
+};
 
 /** globalMetrics is the run's global metric record: {step: {path: stats}}. */
 export async function globalMetrics(runId: string): Promise<MetricRecord | undefined> {
@@ -215,60 +222,43 @@ export function exportURL(runId: string, format: "csv" | "json"): string {
   return url(`/api/evaluations/runs/${runId}/export?format=${format}`);
 }
 
-export interface ComparedScenario {
-  testcase_id?: string;
-  runs: ({ scenario_id: string; status: Status; values?: Record<string, Record<string, number>> } | null)[];
-}
+/** ComparedScenario is a testcase side by side (CompareScenario): one
+ * entry per run, null where that run has no scenario for it. */
+export type ComparedScenario = Omit<Schemas["CompareScenario"], "runs"> & {
+  runs: ((Has<Schemas["ScenarioSide"], "scenario_id"> & { status: Status }) | null)[];
+};
 
-export interface CompareInterval {
-  low: number;
-  high: number;
-  level?: number;
-  method?: string;
-  n?: number;
-}
+export type CompareInterval = Has<Schemas["Interval"], "low" | "high">;
 
-export interface Comparison {
-  run_ids: string[];
-  testset_revision_id: string;
-  /** How the deltas were tested: the unit, the correction over the family of tests. */
-  statistics?: { unit: string; correction: string; tests: number; alpha: number; power: number };
+/** CompareSide is one run's side of a compared metric (MetricSide). */
+export type CompareSide = Has<Schemas["MetricSide"], "run_id" | "count"> & {
+  ci?: CompareInterval;
+  adjusted_ci?: CompareInterval;
+  verdict?: "improved" | "regressed" | "inconclusive";
+  power?: Has<Schemas["ComparePower"], "difference" | "detectable" | "alpha" | "power">;
+};
+
+/** Comparison is the compare route's answer (Comparison): statistics say
+ * how the deltas were tested, costs are each run's traced cost (USD) in
+ * the order of run_ids, a side's cost_per_point the run's cost ÷ the
+ * score's mean. */
+export type Comparison = Has<Omit<Schemas["Comparison"], "scenarios" | "metrics" | "costs">, "run_ids" | "testset_revision_id"> & {
+  statistics?: Has<Schemas["CompareStatistics"], "unit" | "correction" | "tests" | "alpha" | "power">;
   scenarios?: ComparedScenario[];
-  metrics: {
-    step: string;
-    kind: string;
-    path: string;
-    type: string;
+  metrics: (Has<Omit<Schemas["CompareMetric"], "runs">, "step" | "kind" | "path" | "type"> & {
     direction?: "higher" | "lower";
-    runs: {
-      run_id: string;
-      step_key?: string;
-      count: number;
-      testcases?: number;
-      mean?: number;
-      delta?: number;
-      ci?: CompareInterval;
-      verdict?: "improved" | "regressed" | "inconclusive";
-      p_value?: number;
-      p_adjusted?: number;
-      adjusted_ci?: CompareInterval;
-      power?: { difference: number; testcases?: number; detectable: number; alpha: number; power: number };
-      /** The run's cost ÷ this score's mean, USD per point. */
-      cost_per_point?: number;
-    }[];
-  }[];
-  /** Each run's traced cost (USD), in the order of run_ids. */
-  costs?: { run_id: string; cost: number; scenarios: number }[];
-}
+    runs: CompareSide[];
+  })[];
+  costs?: Required<Schemas["RunCost"]>[];
+};
 
 export async function compare(runIds: string[]): Promise<Comparison> {
-  return (await json<{ comparison: Comparison }>("POST", "/api/evaluations/runs/compare", { run_ids: runIds })).comparison;
+  const body: Body<"postEvaluationsRunsCompare"> = { run_ids: runIds };
+  return (await json<{ comparison: Comparison }>("POST", "/api/evaluations/runs/compare", body)).comparison;
 }
 
-export interface TestcaseRow {
-  id: string;
-  data: Record<string, unknown>;
-}
+/** TestcaseRow is a testcase (Testcase) with its row. */
+export type TestcaseRow = Has<Schemas["Testcase"], "id" | "data">;
 
 export async function testcases(ids: string[]): Promise<TestcaseRow[]> {
   if (ids.length === 0) return [];
@@ -308,10 +298,9 @@ export function normTraceId(id: string): string {
 export async function invocationTraces(runId: string, stepKey: string, scenarioIds: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (scenarioIds.length === 0) return out;
-  const r = await json<{ results?: { scenario_id: string; repeat_idx?: number; trace_id?: string }[] }>("POST", "/api/evaluations/results/query", {
-    result: { run_id: runId, scenario_ids: scenarioIds, step_keys: [stepKey] },
-  });
-  for (const x of r.results ?? []) if (x.trace_id && !x.repeat_idx) out.set(x.scenario_id, normTraceId(x.trace_id));
+  const body: Body<"postEvaluationsResultsQuery"> = { result: { run_id: runId, scenario_ids: scenarioIds, step_keys: [stepKey] } };
+  const r = await json<Answer<"postEvaluationsResultsQuery">>("POST", "/api/evaluations/results/query", body);
+  for (const x of r.results ?? []) if (x.scenario_id && x.trace_id && !x.repeat_idx) out.set(x.scenario_id, normTraceId(x.trace_id));
   return out;
 }
 
@@ -323,6 +312,9 @@ export interface NewOnlineEvaluation {
   filtering: unknown;
   /** rate is the share of matching traces scored, 0 < rate ≤ 1. */
   rate: number;
+  /** budget is the most a day's scoring may cost (USD), if any: once
+   * reached, the run scores no trace until 00:00 UTC (data.budget). */
+  budget?: number;
   evaluatorRevisionIds: string[];
 }
 
@@ -332,19 +324,24 @@ export interface NewOnlineEvaluation {
 export async function createOnlineEvaluation(e: NewOnlineEvaluation): Promise<Run> {
   const data: Record<string, unknown> = { filtering: e.filtering };
   if (e.rate < 1) data.windowing = { rate: e.rate };
-  const q = await json<{ query?: { id: string; revision_id?: string } }>("POST", "/api/simple/queries/", {
-    query: { name: `${e.name} traces`, data },
-  });
+  const query: Body<"postSimpleQueries"> = { query: { name: `${e.name} traces`, data } };
+  const q = await json<Answer<"postSimpleQueries">>("POST", "/api/simple/queries/", query);
   if (!q.query?.revision_id) throw new Error("the registry saved no query");
-  const r = await json<{ evaluation?: { id: string; name?: string; status?: Status } }>("POST", "/api/simple/evaluations/", {
+  // The query step is custom, as the registry reads a list of ids there.
+  const body: Body<"postSimpleEvaluations"> = {
     evaluation: {
       name: e.name,
       flags: { is_live: true },
-      data: { query_steps: [q.query.revision_id], evaluator_steps: Object.fromEntries(e.evaluatorRevisionIds.map((id) => [id, "auto"])) },
+      data: {
+        query_steps: { [q.query.revision_id]: "custom" },
+        evaluator_steps: Object.fromEntries(e.evaluatorRevisionIds.map((id) => [id, "auto"])),
+        ...(e.budget !== undefined && { budget: e.budget }),
+      },
     },
-  });
-  if (!r.evaluation) throw new Error("the registry made no evaluation");
-  return { id: r.evaluation.id, name: r.evaluation.name ?? e.name, status: r.evaluation.status ?? "running" };
+  };
+  const r = await json<Answer<"postSimpleEvaluations">>("POST", "/api/simple/evaluations/", body);
+  if (!r.evaluation?.id) throw new Error("the registry made no evaluation");
+  return { id: r.evaluation.id, name: r.evaluation.name ?? e.name, status: (r.evaluation.data?.status as Status | undefined) ?? "running" };
 }
 
 /** stopEvaluation pauses a live evaluation (no more windows are scored);
@@ -357,13 +354,8 @@ export async function startEvaluation(id: string): Promise<void> {
   await json("POST", `/api/simple/evaluations/${id}/start`);
 }
 
-export interface ScenarioHead {
-  id: string;
-  status?: Status;
-  created_at?: string;
-  updated_at?: string;
-  timestamp?: string;
-}
+/** ScenarioHead is a run's scenario (Scenario). */
+export type ScenarioHead = Has<Schemas["Scenario"], "id"> & { status?: Status };
 
 /** lastScenario is the run's newest scenario (a live run's last trace). */
 export async function lastScenario(runId: string): Promise<ScenarioHead | undefined> {
@@ -374,10 +366,11 @@ export async function lastScenario(runId: string): Promise<ScenarioHead | undefi
   return r.scenarios?.[0];
 }
 
-export interface QueryRevision {
-  id: string;
+/** QueryRevision is a saved query's revision (QueryRevision), its data
+ * read as a filter and a sampling rate. */
+export type QueryRevision = Has<Schemas["QueryRevision"], "id"> & {
   data?: { filtering?: { operator?: string; conditions?: unknown[] }; windowing?: { rate?: number } };
-}
+};
 
 /** queryRevision reads a saved query's revision (an online evaluation's
  * filter and sampling rate). */

@@ -2,36 +2,22 @@
 // /api/simple/evaluators; evaluator parameters in docs/reference/registry.md):
 // the catalog, simple evaluators, a try-out through the runtime.
 import { json } from "./call";
+import type { Body, Has, Schemas } from "./schema";
 
-export interface CatalogTemplate {
-  key: string;
-  name?: string;
-  description?: string;
-  categories?: string[];
-  flags?: Record<string, boolean>;
+/** CatalogTemplate is a catalog evaluator (Template), its data read as a
+ * workflow's (the document types a template's data as any value). */
+export type CatalogTemplate = Has<Omit<Schemas["Template"], "data" | "presets">, "key"> & {
   data: { uri: string; schemas?: { parameters?: Record<string, unknown>; outputs?: Record<string, unknown> }; parameters?: Record<string, unknown> };
-}
+};
 
-export interface CatalogPreset {
-  key: string;
-  name?: string;
-  description?: string;
+/** CatalogPreset is a template's preset (Template), its data read as a
+ * workflow's. */
+export type CatalogPreset = Has<Omit<Schemas["Template"], "data" | "presets">, "key"> & {
   data: { uri: string; parameters?: Record<string, unknown>; schemas?: Record<string, unknown> };
-}
+};
 
-export interface Evaluator {
-  id: string;
-  slug: string;
-  name?: string;
-  description?: string;
-  variant_id?: string;
-  revision_id?: string;
-  deleted_at?: string;
-  flags?: Record<string, unknown>;
-  tags?: Record<string, unknown>;
-  meta?: Record<string, unknown>;
-  data?: { uri?: string; parameters?: Record<string, unknown>; schemas?: { parameters?: Record<string, unknown>; outputs?: Record<string, unknown> } };
-}
+/** Evaluator is a simple evaluator (SimpleWorkflow). */
+export type Evaluator = Has<Schemas["SimpleWorkflow"], "id" | "slug">;
 
 export async function templates(): Promise<CatalogTemplate[]> {
   return (await json<{ templates?: CatalogTemplate[] }>("GET", "/api/evaluators/catalog/templates/")).templates ?? [];
@@ -56,9 +42,8 @@ export async function getEvaluator(id: string): Promise<Evaluator | undefined> {
 /** createEvaluator makes an evaluator named name; the registry makes its
  * slug from the name, free in the project. */
 export async function createEvaluator(name: string, uri: string, parameters: Record<string, unknown>): Promise<Evaluator> {
-  const r = await json<{ evaluator?: Evaluator }>("POST", "/api/simple/evaluators/", {
-    evaluator: { name, data: { uri, parameters } },
-  });
+  const body: Body<"postSimpleEvaluators"> = { evaluator: { name, data: { uri, parameters } } };
+  const r = await json<{ evaluator?: Evaluator }>("POST", "/api/simple/evaluators/", body);
   if (!r.evaluator) throw new Error("the registry made no evaluator");
   return r.evaluator;
 }
@@ -68,9 +53,8 @@ export async function createEvaluator(name: string, uri: string, parameters: Rec
  * tags and meta as they are. */
 export async function editEvaluator(ev: Evaluator, parameters: Record<string, unknown>): Promise<Evaluator> {
   const { id, name, description, flags, tags, meta } = ev;
-  const r = await json<{ evaluator?: Evaluator }>("PUT", `/api/simple/evaluators/${id}`, {
-    evaluator: { id, name, description, flags, tags, meta, data: { ...ev.data, parameters } },
-  });
+  const body: Body<"putSimpleEvaluatorsById"> = { evaluator: { id, name, description, flags, tags, meta, data: { ...ev.data, parameters } } };
+  const r = await json<{ evaluator?: Evaluator }>("PUT", `/api/simple/evaluators/${id}`, body);
   if (!r.evaluator) throw new Error("the registry did not commit the evaluator");
   return r.evaluator;
 }
@@ -107,8 +91,7 @@ export async function tryEvaluator(uri: string, parameters: Record<string, unkno
 /** headRevisionId is the id of the evaluator's latest revision (what a
  * run pins). */
 export async function headRevisionId(evaluatorId: string): Promise<string | undefined> {
-  const r = await json<{ evaluator_revision?: { id: string } }>("POST", "/api/evaluators/revisions/retrieve", {
-    evaluator_ref: { id: evaluatorId },
-  });
+  const body: Body<"postEvaluatorsRevisionsRetrieve"> = { evaluator_ref: { id: evaluatorId } };
+  const r = await json<{ evaluator_revision?: { id: string } }>("POST", "/api/evaluators/revisions/retrieve", body);
   return r.evaluator_revision?.id;
 }

@@ -1,60 +1,22 @@
 import { api } from "./client";
+import type { Has, Schemas } from "./schema";
 
-export interface SimpleQueue {
-  id: string;
-  run_id: string;
-  name?: string;
-  description?: string;
-  status?: string;
-  flags?: Record<string, boolean>;
-  data: {
-    kind?: string;
-    evaluators?: unknown;
-    repeats?: number;
-    assignments?: string[][];
-    step_keys?: string[];
-  };
-  created_at?: string;
-}
+/** SimpleQueue is an annotation queue (SimpleQueue). */
+export type SimpleQueue = Has<Schemas["SimpleQueue"], "id" | "run_id" | "data">;
 
-export interface Ref {
-  id?: string;
-  slug?: string;
-  version?: string | number;
-}
+/** RunStep is a queue run's step (EvalStep): type input, invocation or
+ * annotation, origin custom, human or auto; its output schema read as an
+ * object. */
+export type RunStep = Has<Schemas["EvalStep"], "key" | "type" | "origin"> & { schemas?: { outputs?: Record<string, unknown> } };
 
-export interface RunStep {
-  key: string;
-  type: string; // input | invocation | annotation
-  origin: string; // custom | human | auto
-  references?: Record<string, Ref>;
-  schemas?: { outputs?: Record<string, unknown> };
-}
+/** Run is a queue's evaluation run (EvalRun). */
+export type Run = Has<Omit<Schemas["EvalRun"], "data">, "id"> & { data: Omit<Schemas["EvalRunData"], "steps"> & { steps?: RunStep[] } };
 
-export interface Run {
-  id: string;
-  name?: string;
-  status?: string;
-  data: { steps?: RunStep[]; repeats?: number };
-}
+/** Scenario is a queue's scenario (Scenario). */
+export type Scenario = Has<Schemas["Scenario"], "id" | "run_id" | "status">;
 
-export interface Scenario {
-  id: string;
-  run_id: string;
-  status: string;
-  created_at?: string;
-}
-
-export interface Result {
-  id?: string;
-  run_id: string;
-  scenario_id: string;
-  step_key: string;
-  repeat_idx: number;
-  status: string;
-  trace_id?: string;
-  testcase_id?: string;
-}
+/** Result is an annotation cell (Result). */
+export type Result = Has<Schemas["Result"], "run_id" | "scenario_id" | "step_key" | "repeat_idx" | "status">;
 
 export const queuesApi = {
   list: () => api.post<{ count: number; queues?: SimpleQueue[] }>("/api/simple/queues/query", {}),

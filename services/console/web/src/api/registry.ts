@@ -1,14 +1,8 @@
 import { api } from "./client";
+import type { Has, Schemas } from "./schema";
 
-export interface SimpleEvaluator {
-  id: string;
-  slug: string;
-  name?: string;
-  description?: string;
-  revision_id?: string;
-  variant_id?: string;
-  data?: { uri?: string; schemas?: { outputs?: Record<string, unknown>; parameters?: Record<string, unknown> }; [k: string]: unknown };
-}
+/** SimpleEvaluator is a simple evaluator (SimpleWorkflow). */
+export type SimpleEvaluator = Has<Schemas["SimpleWorkflow"], "id" | "slug">;
 
 export function listEvaluators() {
   return api.post<{ count: number; evaluators?: SimpleEvaluator[] }>("/api/simple/evaluators/query", {});
@@ -18,16 +12,9 @@ export function getEvaluator(id: string) {
   return api.get<{ count: number; evaluator?: SimpleEvaluator }>(`/api/simple/evaluators/${encodeURIComponent(id)}`);
 }
 
-export interface EvaluatorRevision {
-  id: string;
-  slug?: string;
-  version?: string | number;
-  evaluator_id?: string;
-  workflow_id?: string;
-  artifact_id?: string;
-  name?: string;
-  data?: { schemas?: { outputs?: Record<string, unknown> }; [k: string]: unknown };
-}
+/** EvaluatorRevision is an evaluator revision (EvaluatorRevision), its
+ * data read as a workflow's (WorkflowData). */
+export type EvaluatorRevision = Has<Omit<Schemas["EvaluatorRevision"], "data">, "id"> & { data?: Schemas["WorkflowData"] };
 
 /** An evaluator revision by id (queue steps pin revisions). */
 export function getEvaluatorRevision(id: string) {

@@ -1,44 +1,22 @@
 // Typed calls of the testset pages (testsets and testcases in
 // docs/reference/registry.md).
 import { json, raw, ApiError } from "./call";
+import type { Body, Has, Schemas } from "./schema";
 
-export interface Testset {
-  id: string;
-  slug: string;
-  name?: string;
-  description?: string;
-  created_at?: string;
-  updated_at?: string;
-  deleted_at?: string;
-}
+/** Testset is a testset's header (Artifact). */
+export type Testset = Has<Schemas["Artifact"], "id" | "slug">;
 
-export interface Testcase {
-  id: string;
-  testset_id?: string;
-  data: Record<string, unknown>;
-  flags?: Record<string, unknown>;
-  tags?: Record<string, unknown>;
-  meta?: Record<string, unknown>;
-}
+/** Testcase is a testset's row (Testcase). */
+export type Testcase = Has<Schemas["Testcase"], "id" | "data">;
 
-export interface TestsetRevision {
-  id: string;
-  slug: string;
-  version: string;
-  testset_id: string;
-  testset_variant_id: string;
-  message?: string;
-  author?: string;
-  created_at?: string;
-  data?: { testcase_ids?: string[]; testcases?: Testcase[] };
-}
+/** TestsetRevision is a testset revision (TestsetRevision), its data read
+ * as testcases (TestsetData). */
+export type TestsetRevision = Has<Omit<Schemas["TestsetRevision"], "data">, "id" | "slug" | "version" | "testset_id" | "testset_variant_id"> & {
+  data?: Omit<Schemas["TestsetData"], "testcases"> & { testcases?: Testcase[] };
+};
 
-export interface TestsetVariant {
-  id: string;
-  slug: string;
-  name?: string;
-  testset_id: string;
-}
+/** TestsetVariant is a testset's variant (TestsetVariant). */
+export type TestsetVariant = Has<Schemas["TestsetVariant"], "id" | "slug" | "testset_id">;
 
 export async function listTestsets(): Promise<Testset[]> {
   const r = await json<{ testsets?: Testset[] }>("POST", "/api/testsets/query", { windowing: { limit: 500 } });
@@ -82,15 +60,20 @@ export async function latestRevision(testsetId: string): Promise<TestsetRevision
   return r.testset_revision;
 }
 
-export interface Delta {
+/** Delta is a commit's edits (the document types a commit's delta as any
+ * object; services/registry/internal/testcases/delta.go reads this). */
+export type Delta = {
   rows?: { add?: { data: Record<string, unknown> }[]; remove?: string[]; replace?: { id: string; data: Record<string, unknown> }[] };
   columns?: { add?: string[]; remove?: string[]; replace?: [string, string][] };
-}
+};
 
 /** commitDelta commits edits on top of base: the revision is base with delta
  * applied (services/registry/internal/testcases/delta.go). */
 export async function commitDelta(base: TestsetRevision, delta: Delta, message: string): Promise<TestsetRevision> {
-  const r = await json<{ testset_revision?: TestsetRevision }>("POST", "/api/testsets/revisions/commit", {
+  // include_testcases is read by the commit too (testcaseOpts in
+  // services/registry/internal/httpapi/git.go), though the document's
+  // commit body does not list it.
+  const body: Body<"postTestsetsRevisionsCommit"> & { include_testcases: boolean } = {
     testset_revision: {
       testset_id: base.testset_id,
       testset_variant_id: base.testset_variant_id,
@@ -99,7 +82,8 @@ export async function commitDelta(base: TestsetRevision, delta: Delta, message: 
       delta,
     },
     include_testcases: false,
-  });
+  };
+  const r = await json<{ testset_revision?: TestsetRevision }>("POST", "/api/testsets/revisions/commit", body);
   if (!r.testset_revision) throw new ApiError(409, "The commit made no revision (the base revision is gone).", r);
   return r.testset_revision;
 }
