@@ -173,6 +173,8 @@ func TestEvaluationRun(t *testing.T) {
 
 	// An online evaluation, made in the console, scores production traces.
 	t.Run("online evaluation", func(t *testing.T) { onlineEvaluation(t, env, u, ctx) })
+	// One with a daily budget pauses, and says so.
+	t.Run("online evaluation paused", func(t *testing.T) { pausedOnlineEvaluation(t, env, u, ctx) })
 }
 
 // checkBudgetStop: a run whose budget its first model call exceeds is
@@ -198,6 +200,18 @@ func checkBudgetStop(t *testing.T, env *Env, ctx context.Context, key string) {
 	)
 	if err != nil {
 		t.Fatalf("the budgeted run's page never said why it stopped: %v; page:\n%s", err, pageText(t, ctx))
+	}
+	// The one cell that ran cost $0.0000015: a cost reads in dollars in
+	// the results table and under its chart, never as 1.50e-6.
+	if err := chromedp.Do(ctx, waitJS(`document.querySelector('[data-testid="charts"]')?.innerText.includes("$0.0000015")`)); err != nil {
+		t.Fatalf("the cost chart does not read in dollars: %v; page:\n%s", err, pageText(t, ctx))
+	}
+	tableCost, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll("td.num")].some((td) => td.innerText === "$0.0000015")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := pageText(t, ctx); !tableCost || strings.Contains(text, "e-6") {
+		t.Fatalf("a cost in the results table does not read $0.0000015, or a cost reads in scientific notation; page:\n%s", text)
 	}
 	saveScreenshot(t, ctx, "budget-stopped")
 }

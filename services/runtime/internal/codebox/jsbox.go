@@ -1,6 +1,7 @@
 package codebox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,10 +231,10 @@ func (j *jail) callJS(ctx context.Context, lim Limits, call Call, ts bool) (any,
 	}
 	var rep jsReply
 	if o.stdout.buf.Len() == 0 || json.Unmarshal(o.stdout.buf.Bytes(), &rep) != nil {
-		tail := stderrTail(o.stderr, o.err)
-		if strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory") {
+		if outOfMemory(o.stderr) {
 			return nil, memLimit(lim)
 		}
+		tail := stderrTail(o.stderr, o.err)
 		var ee *exec.ExitError
 		if errors.As(o.err, &ee) {
 			switch ee.ExitCode() {
@@ -247,4 +248,13 @@ func (j *jail) callJS(ctx context.Context, lim Limits, call Call, ts bool) (any,
 		return nil, rep.Error.err()
 	}
 	return rep.Result, nil
+}
+
+// outOfMemory says whether the JavaScript process died for want of memory.
+// The Go runtime names it on its first line ("fatal error: runtime: out of
+// memory"), then prints every goroutine's stack, so the whole of what was
+// kept is searched, not its tail (TestOutOfMemoryIsReadFromTheHead).
+func outOfMemory(stderr *cappedBuffer) bool {
+	b := stderr.buf.Bytes()
+	return bytes.Contains(b, []byte("out of memory")) || bytes.Contains(b, []byte("cannot allocate memory"))
 }

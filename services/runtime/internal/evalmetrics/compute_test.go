@@ -20,6 +20,7 @@ import (
 	"github.com/assayhq/assay/pkg/testutil/svctest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
 	"github.com/assayhq/assay/services/runtime/internal/evalmetrics"
+	"github.com/assayhq/assay/services/runtime/internal/tracingclient"
 )
 
 const token = "evalmetrics-test-token"
@@ -124,7 +125,7 @@ func TestCompute(t *testing.T) {
 		{Key: "application-x", Type: "invocation", Origin: "auto"},
 		{Key: "evaluator-a", Type: "annotation", Origin: "auto", Outputs: evaluatorSchema},
 	}
-	c := &evalmetrics.Computer{Tracing: evalmetrics.NewClient(tr.url, token, 10*time.Second), Wait: 30 * time.Second, Poll: 100 * time.Millisecond}
+	c := &evalmetrics.Computer{Tracing: tracingclient.New(tr.url, token, 10*time.Second), Wait: 30 * time.Second, Poll: 100 * time.Millisecond}
 	// Ingested just before computing: Compute waits for the writer.
 	tr.ingest(t, spans...)
 	res, err := c.Compute(ctx, tr.sc, steps, cells, evalmetrics.AllLevels)
@@ -216,6 +217,7 @@ func TestCompute(t *testing.T) {
 		// Per step: s1-s3 | s4 and the first bucket (s1, s2) | the second
 		// bucket (s3, s4): three reads of at most three traces.
 		assert.Equal(t, 6, counted.reads, "two steps, three reads each")
+		assert.Equal(t, 6, counted.probes, "the traces are stored: one probe per read, none repeated")
 		assert.LessOrEqual(t, counted.most, 3)
 		assert.Equal(t, res.Scenarios, spread.Scenarios, "four scenarios of one trace each, three per read")
 		assert.Equal(t, res.Temporal, spread.Temporal, "two buckets of two traces, one per read")
@@ -234,7 +236,7 @@ func TestCompute(t *testing.T) {
 	})
 
 	t.Run("infer a schema from the traces", func(t *testing.T) {
-		c := &evalmetrics.Computer{Tracing: c.Tracing, Spans: evalmetrics.NewClient(tr.url, token, 10*time.Second)}
+		c := &evalmetrics.Computer{Tracing: c.Tracing, Spans: tracingclient.New(tr.url, token, 10*time.Second)}
 		step := evalmetrics.Step{Key: "evaluator-a", Type: "annotation", Origin: "auto"}
 		raw, err := c.Infer(ctx, tr.sc, step, cells)
 		require.NoError(t, err)
@@ -256,14 +258,19 @@ func TestCompute(t *testing.T) {
 	})
 }
 
-// countReads counts the grouped reads and their largest trace count.
+// countReads counts the grouped reads, apart from the readiness probes
+// (one spec, the span name), and their largest trace count.
 type countReads struct {
 	evalmetrics.Analytics
-	reads, most int
+	reads, probes, most int
 }
 
 func (c *countReads) Groups(ctx context.Context, sc scope.Scope, specs []evalmetrics.Spec, groups map[string][]string) (map[string]evalmetrics.Group, error) {
-	c.reads++
+	if len(specs) == 1 && specs[0].Path == "span_name" {
+		c.probes++
+	} else {
+		c.reads++
+	}
 	distinct := map[string]bool{}
 	for _, ids := range groups {
 		for _, id := range ids {

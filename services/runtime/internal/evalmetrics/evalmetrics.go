@@ -21,8 +21,9 @@
 // cannot be counted: the worker should not write such a cell as success.
 //
 // Readiness. Traces reach ClickHouse asynchronously (tracing → JetStream →
-// writer). Compute reads until every listed trace's root span is there or
-// Wait passes, and then fails with a *MissingError naming the cells whose
+// writer). Compute probes (a read of the roots' names only) until every
+// listed trace's root span is there, then reads the metrics once; if Wait
+// passes first, it fails with a *MissingError naming the cells whose
 // traces are not readable, rather than store metrics over part of the run.
 package evalmetrics
 
@@ -146,7 +147,8 @@ type Computer struct {
 	// Spans reads root spans for Infer; nil makes Infer fail.
 	Spans Spans
 	// Wait bounds how long Compute waits for traces to be readable
-	// (default 30 s); Poll is the pause between reads (default 250 ms).
+	// (default 30 s); Poll is the longest pause between probes (default
+	// 250 ms; the first pauses are shorter).
 	Wait, Poll time.Duration
 	// MaxTraces is the most distinct traces of one read (default, and at
 	// most, the tracing service's MaxTraces).
@@ -320,33 +322,23 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 	if levels&PerTimestamp != 0 {
 		res.Temporal = map[time.Time]Data{}
 	}
-	// The happy path is one read per step: the traces are usually stored
-	// by the time a slice ends. Reads that come back short wait together,
-	// then are read again.
+	// Wait first, with the cheap probe, then read each step once. The
+	// metrics are computed right after a slice's last cells ran, and their
+	// traces are then usually not stored yet (the writer inserts once per
+	// flush interval): a full read first came back short and was done
+	// again, and a full read (the roll-up over whole stored traces) is the
+	// costly part, most of all on a ClickHouse busy with another
+	// project's flood (docs/benchmarks.md, "Fairness between projects").
+	if err := c.waitReadable(ctx, sc, reads); err != nil {
+		return Result{}, err
+	}
 	all := make([]map[string]Group, len(reads))
-	var short []*stepRead
-	var shortIdx []int
 	for i, r := range reads {
 		got, err := c.read(ctx, sc, r)
 		if err != nil {
 			return Result{}, err
 		}
 		all[i] = got
-		if roots(got) < r.listed {
-			short, shortIdx = append(short, r), append(shortIdx, i)
-		}
-	}
-	if len(short) > 0 {
-		if err := c.waitReadable(ctx, sc, short); err != nil {
-			return Result{}, err
-		}
-		for k, r := range short {
-			got, err := c.read(ctx, sc, r)
-			if err != nil {
-				return Result{}, err
-			}
-			all[shortIdx[k]] = got
-		}
 	}
 	for i, r := range reads {
 		for name, g := range all[i] {
@@ -372,16 +364,6 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 		}
 	}
 	return res, nil
-}
-
-// roots sums the groups' roots: it equals the ids listed once every
-// listed trace is stored.
-func roots(groups map[string]Group) int {
-	n := 0
-	for _, g := range groups {
-		n += g.Roots
-	}
-	return n
 }
 
 // read is one step's groups over all its specs, MaxSpecs per call.
@@ -519,6 +501,11 @@ func (c *Computer) waitReadable(ctx context.Context, sc scope.Scope, reads []*st
 	probe := []Spec{{Type: "string", Path: "span_name"}}
 	deadline := time.Now().Add(wait)
 	pending := reads
+	// The pauses grow from an eighth of poll: traces are usually stored
+	// within a writer flush interval, and a short first pause notices them
+	// soon after, where a whole poll would add up to its length to every
+	// run's status; a probe is cheap (no roll-up).
+	pause := max(poll/8, 10*time.Millisecond)
 	for {
 		var still []*stepRead
 		for _, r := range pending {
@@ -537,14 +524,15 @@ func (c *Computer) waitReadable(ctx context.Context, sc scope.Scope, reads []*st
 			return nil
 		}
 		pending = still
-		if time.Now().Add(poll).After(deadline) {
+		if time.Now().Add(pause).After(deadline) {
 			break
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(poll):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, poll)
 	}
 	missing := &MissingError{Wait: wait}
 	seen := map[Cell]bool{}

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/evaluation"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
 )
 
 // BudgetStopType is meta.stop.type of a run cancelled because its model
@@ -27,10 +28,10 @@ type budget struct {
 }
 
 // newBudget is the run's budget, nil without one. A live run's budget is
-// not enforced: its budget is to be per UTC day (scoring paused until the
-// next day), which this total-spend check is not, and cancelling an
-// online evaluation for a day's spend would stop it for good.
-func newBudget(run *evalclient.Run) *budget {
+// per day and checked before each window (dailyBudgetReached), not here:
+// cancelling an online evaluation for a day's spend would stop it for
+// good.
+func newBudget(run *evaluation.Run) *budget {
 	if run == nil || run.Data.Budget == nil || run.Flags.IsLive {
 		return nil
 	}
@@ -106,7 +107,7 @@ func cellCost(meta json.RawMessage) float64 {
 
 // runSpend adds up the cost of the run's written results (every job's).
 func (j *jobRun) runSpend(ctx context.Context) (float64, error) {
-	rs, err := j.x.Client.Results(ctx, j.sc, evalclient.ResultFilter{RunID: j.job.RunID})
+	rs, err := j.x.Client.Results(ctx, j.sc, registryclient.ResultFilter{RunID: j.job.RunID})
 	if err != nil {
 		return 0, err
 	}

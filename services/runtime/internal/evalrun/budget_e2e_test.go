@@ -86,6 +86,19 @@ func budgetStopsTheRun(t *testing.T, s *stack) {
 	assert.LessOrEqual(t, made, allowed, "calls made past the budget")
 	assert.GreaterOrEqual(t, made, 2, "the run spent up to its budget")
 	assert.Equal(t, 2.5*perCall, s.run(t, key, id)["data"].(map[string]any)["budget"])
+	// The cells the budget left unrun read cancelled, not pending (the
+	// run will not run them), and every cell of the 10 scenarios is
+	// there; those that ran read success.
+	byStatus := map[string]int{}
+	for _, c := range s.results(t, key, id) {
+		byStatus[c.Status]++
+	}
+	assert.Zero(t, byStatus["pending"], "no cell of a cancelled run reads pending: %v", byStatus)
+	assert.Equal(t, 30, byStatus["success"]+byStatus["cancelled"], "10 input, 10 application and 10 evaluator cells: %v", byStatus)
+	assert.GreaterOrEqual(t, byStatus["cancelled"], 2*(10-allowed), "the application cells not run and their evaluators: %v", byStatus)
+	for _, sc := range s.scenarios(t, key, id) {
+		assert.NotEqual(t, "pending", sc["status"], "scenario %v", sc["id"])
+	}
 
 	// A budget that is not a positive amount is refused, naming the field.
 	data["budget"] = -1

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/evaluation"
 )
 
 // TestUSD: the stop reason's amounts read as dollars, never in exponent
@@ -24,12 +24,13 @@ func TestUSD(t *testing.T) {
 	assert.False(t, none.reached(), "a run without a budget never reaches it")
 }
 
-// TestLiveRunBudgetNotEnforced: a live run's budget is not the total
-// spend this check adds up, so it is left alone rather than cancelling
-// the online evaluation.
-func TestLiveRunBudgetNotEnforced(t *testing.T) {
+// TestLiveRunBudgetIsNotATotal: a live run's budget is not the total
+// spend this check adds up (it is per day: dailyBudgetReached,
+// TestLiveRunDailyBudget), so this check leaves it alone rather than
+// cancelling the online evaluation.
+func TestLiveRunBudgetIsNotATotal(t *testing.T) {
 	b := 0.01
-	run := &evalclient.Run{}
+	run := &evaluation.Run{}
 	run.Data.Budget = &b
 	assert.NotNil(t, newBudget(run))
 	run.Flags.IsLive = true

@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/spanmodel"
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/svcclient"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
@@ -22,11 +23,11 @@ const outputsWait = 30 * time.Second
 // with the scenario's inputs, or an auto evaluator with the inputs, the
 // application's outputs and trace (never a sibling evaluator's), linked
 // to the evaluated trace.
-func (e *cellRun) run(exec, ctx context.Context, c evalclient.Cell, step *evalclient.Step, src *source, byCell map[evalclient.Cell]*evalclient.Result) {
+func (e *cellRun) run(exec, ctx context.Context, c evaluation.Cell, cl *call, src *source) {
 	j := e.j
-	res := evalclient.Result{RunID: j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
+	res := evaluation.Result{RunID: j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
 		Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval, Meta: j.x.workerMeta()}
-	app, err := e.invokeSafely(exec, c, step, src, byCell, &res)
+	app, err := e.invokeSafely(exec, c, cl, &res)
 	switch {
 	case exec.Err() != nil && ctx.Err() == nil:
 		// Stopped mid-cell: hand it back rather than record a failure
@@ -34,10 +35,10 @@ func (e *cellRun) run(exec, ctx context.Context, c evalclient.Cell, step *evalcl
 		e.release(ctx, c, src)
 		return
 	case err != nil:
-		res.Status = evalclient.Failure
+		res.Status = evaluation.Failure
 		res.Error = errorJSON(err)
 	default:
-		res.Status = evalclient.Success
+		res.Status = evaluation.Success
 	}
 	e.budget.add(res.Meta)
 	e.out.add(ctx, res, app)
@@ -52,7 +53,7 @@ type resultBuffer struct {
 	e       *cellRun
 	wmu     sync.Mutex // one write at a time: the pass's last flush waits for a timed one
 	mu      sync.Mutex
-	pending []evalclient.Result
+	pending []evaluation.Result
 	apps    []*appResult
 	timer   *time.Timer
 }
@@ -62,7 +63,7 @@ const (
 	flushEvery = 200 * time.Millisecond
 )
 
-func (b *resultBuffer) add(ctx context.Context, res evalclient.Result, app *appResult) {
+func (b *resultBuffer) add(ctx context.Context, res evaluation.Result, app *appResult) {
 	b.mu.Lock()
 	b.pending = append(b.pending, res)
 	b.apps = append(b.apps, app)
@@ -100,14 +101,14 @@ func (b *resultBuffer) flush(ctx context.Context) {
 		b.e.unhold(r.Of())
 	}
 	if err != nil {
-		if !errors.Is(err, evalclient.ErrClosed) && j.x.Log != nil {
+		if !errors.Is(err, svcclient.ErrClosed) && j.x.Log != nil {
 			j.x.Log.Error("evaluation results not written", "run_id", j.job.RunID, "cells", len(rs), "err", err)
 		}
 		return
 	}
 	b.e.mu.Lock()
 	for i, r := range rs {
-		if apps[i] != nil && r.Status == evalclient.Success {
+		if apps[i] != nil && r.Status == evaluation.Success {
 			b.e.apps[r.Of()] = *apps[i]
 		}
 	}
@@ -116,7 +117,7 @@ func (b *resultBuffer) flush(ctx context.Context) {
 
 // invokeSafely is invocation with a panic (a handler's bug) turned into
 // the cell's failure: the worker and its other cells go on.
-func (e *cellRun) invokeSafely(ctx context.Context, c evalclient.Cell, step *evalclient.Step, src *source, byCell map[evalclient.Cell]*evalclient.Result, res *evalclient.Result) (app *appResult, err error) {
+func (e *cellRun) invokeSafely(ctx context.Context, c evaluation.Cell, cl *call, res *evaluation.Result) (app *appResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if e.j.x.Log != nil {
@@ -126,7 +127,7 @@ func (e *cellRun) invokeSafely(ctx context.Context, c evalclient.Cell, step *eva
 			app, err = nil, fmt.Errorf("the cell's execution crashed: %v", p)
 		}
 	}()
-	return e.invocation(ctx, c, step, src, byCell, res)
+	return e.invocation(ctx, c, cl, res)
 }
 
 // cellError is a failed invocation's status.
@@ -147,32 +148,64 @@ func errorJSON(err error) json.RawMessage {
 	return b
 }
 
-// invocation builds the cell's request, looks it up in the cache when the
-// run is cached, else invokes it (with the run's retries); it fills res's
-// trace and hash and returns what evaluators of an application cell read.
-func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalclient.Step, src *source, byCell map[evalclient.Cell]*evalclient.Result, res *evalclient.Result) (*appResult, error) {
+// call is a claimed cell's request, built before any cell of the pass
+// runs so the pass looks its cells up in the cell cache in one batch
+// (cellRun.lookup).
+type call struct {
+	rev   *invoke.Revision
+	refs  map[string]invoke.EntityRef
+	data  invoke.CallData
+	links map[string]invoke.Link
+	key   string // the cell cache key; "" when the cell is always invoked
+	err   error  // the request could not be built: the cell fails with it
+
+	looked bool            // key was looked up in the pass's batch
+	entry  json.RawMessage // what the batch found under key
+}
+
+// prepare builds the cell's request: the resolved revision, the
+// references, the call's data and links, and its cell cache key.
+func (e *cellRun) prepare(ctx context.Context, c evaluation.Cell, step *evaluation.Step, src *source, byCell map[evaluation.Cell]*evaluation.Result) (cl *call) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e.j.x.Log != nil {
+				e.j.x.Log.Error("evaluation cell panicked", "run_id", e.j.job.RunID, "scenario_id", c.ScenarioID,
+					"step_key", c.StepKey, "panic", p, "stack", string(debug.Stack()))
+			}
+			cl = &call{err: fmt.Errorf("the cell's execution crashed: %v", p)}
+		}
+	}()
+	rev, refs, data, links, err := e.request(ctx, c, step, src, byCell)
+	if err != nil {
+		return &call{err: err}
+	}
+	return &call{rev: rev, refs: refs, data: data, links: links, key: e.j.cellKey(rev, data, links, c.RepeatIdx)}
+}
+
+// request resolves the step's revision and builds the call's references,
+// data and links.
+func (e *cellRun) request(ctx context.Context, c evaluation.Cell, step *evaluation.Step, src *source, byCell map[evaluation.Cell]*evaluation.Result) (*invoke.Revision, map[string]invoke.EntityRef, invoke.CallData, map[string]invoke.Link, error) {
 	j := e.j
-	p := j.plan
 	fam := family(step)
 	if fam == "" {
-		return nil, fmt.Errorf("step %s names no application or evaluator", step.Key)
+		return nil, nil, invoke.CallData{}, nil, fmt.Errorf("step %s names no application or evaluator", step.Key)
 	}
 	famRefs := map[string]invoke.EntityRef{}
-	if r, ok := step.References[fam+"_revision"]; ok && r.ID != "" {
-		famRefs[fam+"_revision"] = invoke.EntityRef{ID: r.ID} // pinned: exactly this revision
+	if r, ok := step.References[fam+"_revision"]; ok && text(r.ID) != "" {
+		famRefs[fam+"_revision"] = invoke.EntityRef{ID: *r.ID} // pinned: exactly this revision
 	} else {
 		for _, k := range []string{fam, fam + "_variant", fam + "_revision"} {
 			if r, ok := step.References[k]; ok {
-				famRefs[k] = invoke.EntityRef{ID: r.ID, Slug: r.Slug, Version: r.Version}
+				famRefs[k] = entityRef(r)
 			}
 		}
 	}
 	rev, err := j.x.Revisions.Revision(ctx, j.sc, invoke.Lookup{Family: fam, References: famRefs, Resolve: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, invoke.CallData{}, nil, err
 	}
 	if rev == nil {
-		return nil, fmt.Errorf("the %s revision of step %s is not in this project", fam, step.Key)
+		return nil, nil, invoke.CallData{}, nil, fmt.Errorf("the %s revision of step %s is not in this project", fam, step.Key)
 	}
 
 	refs := map[string]invoke.EntityRef{}
@@ -181,7 +214,7 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 		if src.inputStep != nil {
 			for _, k := range []string{"testset", "testset_variant", "testset_revision"} {
 				if r, ok := src.inputStep.References[k]; ok {
-					refs[k] = invoke.EntityRef{ID: r.ID, Slug: r.Slug, Version: r.Version}
+					refs[k] = entityRef(r)
 				}
 			}
 		}
@@ -195,12 +228,12 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 		data.Testcase = map[string]any{"id": src.testcase.ID, "data": src.testcase.Data}
 	}
 	var links map[string]invoke.Link
-	if step.Type == evalclient.TypeAnnotation {
+	if step.Type == evaluation.TypeAnnotation {
 		// The evaluated trace: the application cell's, else the source
 		// trace (query and trace topologies).
 		target, err := e.evaluated(ctx, c, src, byCell)
 		if err != nil {
-			return nil, err
+			return nil, nil, invoke.CallData{}, nil, err
 		}
 		if target != nil {
 			links = map[string]invoke.Link{"invocation": {TraceID: target.traceID, SpanID: target.spanID}}
@@ -209,14 +242,37 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 		}
 	}
 
+	return rev, refs, data, links, nil
+}
+
+// invocation looks the prepared call up in the cache when the run is
+// cached, then in the cell cache, else invokes it (with the run's
+// retries); it fills res's trace and hash and returns what evaluators of
+// an application cell read.
+func (e *cellRun) invocation(ctx context.Context, c evaluation.Cell, cl *call, res *evaluation.Result) (*appResult, error) {
+	j := e.j
+	p := j.plan
+	if cl.err != nil {
+		return nil, cl.err
+	}
+	rev, refs, data, links := cl.rev, cl.refs, cl.data, cl.links
 	if p.run.Flags.IsCached {
-		res.HashID = cacheHash(refs, rev, links)
-		if res.HashID != "" {
-			hit, err := j.x.Client.CachedRoot(ctx, j.sc, res.HashID)
+		res.HashID = optional(cacheHash(refs, rev, links))
+		if res.HashID != nil {
+			hit, err := j.x.Tracing.CachedRoot(ctx, j.sc, *res.HashID)
 			if err == nil && hit != nil {
-				res.TraceID = hit.TraceID
+				res.TraceID = optional(hit.TraceID)
 				return &appResult{traceID: hit.TraceID, spanID: hit.SpanID, outputs: hit.Ag("data", "outputs")}, nil
 			}
+		}
+	}
+
+	// An identical cell done before (data.model_cache not false): its
+	// trace and outputs, with no invocation and no new trace.
+	ckey := cl.key
+	if ckey != "" {
+		if a := e.reuse(cl, res); a != nil {
+			return a, nil
 		}
 	}
 
@@ -239,7 +295,7 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 		}
 	}
 	if out.Traced {
-		res.TraceID = out.Response.TraceID
+		res.TraceID = optional(out.Response.TraceID)
 	}
 	res.Meta = j.x.cellMeta(calls)
 	if out.Response.Status.Code != 200 {
@@ -249,13 +305,17 @@ func (e *cellRun) invocation(ctx context.Context, c evalclient.Cell, step *evalc
 	if out.Response.Data != nil {
 		outputs = out.Response.Data.Outputs
 	}
-	return &appResult{traceID: out.Response.TraceID, spanID: out.Response.SpanID, outputs: outputs}, nil
+	app := &appResult{traceID: out.Response.TraceID, spanID: out.Response.SpanID, outputs: outputs}
+	if ckey != "" && out.Traced {
+		e.remember(ctx, ckey, c, app, calls)
+	}
+	return app, nil
 }
 
 // evaluated is the trace an evaluator cell evaluates: the application
 // cell it reads (run by this job, or read back from tracing), or the
 // scenario's source trace; nil when there is neither.
-func (e *cellRun) evaluated(ctx context.Context, c evalclient.Cell, src *source, byCell map[evalclient.Cell]*evalclient.Result) (*appResult, error) {
+func (e *cellRun) evaluated(ctx context.Context, c evaluation.Cell, src *source, byCell map[evaluation.Cell]*evaluation.Result) (*appResult, error) {
 	p := e.j.plan
 	if p.app == nil {
 		if src.root == nil {
@@ -263,7 +323,7 @@ func (e *cellRun) evaluated(ctx context.Context, c evalclient.Cell, src *source,
 		}
 		return &appResult{traceID: src.root.TraceID, spanID: src.root.SpanID, outputs: src.root.Ag("data", "outputs")}, nil
 	}
-	dep := evalclient.Cell{ScenarioID: c.ScenarioID, StepKey: p.app.Key, RepeatIdx: p.appRepeat(c.RepeatIdx)}
+	dep := evaluation.Cell{ScenarioID: c.ScenarioID, StepKey: p.app.Key, RepeatIdx: p.appRepeat(c.RepeatIdx)}
 	e.mu.Lock()
 	a, ok := e.apps[dep]
 	e.mu.Unlock()
@@ -271,13 +331,13 @@ func (e *cellRun) evaluated(ctx context.Context, c evalclient.Cell, src *source,
 		return &a, nil
 	}
 	r := byCell[dep]
-	if r == nil || r.TraceID == "" {
+	if r == nil || text(r.TraceID) == "" {
 		return nil, fmt.Errorf("the application cell of this evaluator has no trace")
 	}
 	// Run by an earlier job: its trace may still be on its way to storage.
 	deadline := time.Now().Add(outputsWait)
 	for {
-		root, err := e.j.x.Client.RootSpan(ctx, e.j.sc, r.TraceID)
+		root, err := e.j.x.Tracing.RootSpan(ctx, e.j.sc, *r.TraceID)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +345,7 @@ func (e *cellRun) evaluated(ctx context.Context, c evalclient.Cell, src *source,
 			return &appResult{traceID: root.TraceID, spanID: root.SpanID, outputs: root.Ag("data", "outputs")}, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the application trace %s is not readable after %s", r.TraceID, outputsWait)
+			return nil, fmt.Errorf("the application trace %s is not readable after %s", *r.TraceID, outputsWait)
 		}
 		select {
 		case <-ctx.Done():
@@ -347,4 +407,26 @@ func cacheHash(refs map[string]invoke.EntityRef, rev *invoke.Revision, links map
 		slinks = append(slinks, spanmodel.Link{Key: k, TraceID: l.TraceID, SpanID: l.SpanID})
 	}
 	return spanmodel.CacheHash(srefs, slinks)
+}
+
+// entityRef is a step reference as the invoke use case reads it.
+func entityRef(r evaluation.Ref) invoke.EntityRef {
+	return invoke.EntityRef{ID: text(r.ID), Slug: text(r.Slug), Version: text(r.Version)}
+}
+
+// text is an optional string of the records, "" when absent.
+func text(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// optional is s as an optional string of the records: absent when empty,
+// so the worker never writes an empty trace, testcase or hash id.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -4,29 +4,50 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/assayhq/assay/pkg/evaljob"
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/evaluation"
+	"github.com/assayhq/assay/pkg/svcclient"
 )
 
-// ConsumerName is the durable pull consumer every runtime replica shares
-// on the EVALS work queue: a job goes to one replica at a time.
-const ConsumerName = "runtime-evals"
+// Queue is the work queue the jobs come from: the EVALS stream's durable
+// consumer that every runtime replica shares (services/runtime/internal/evalqueue
+// adapts JetStream's), so a job goes to one replica at a time.
+type Queue interface {
+	// Fetch asks for up to n jobs and waits at most wait for them; the
+	// jobs come as they arrive, and the sequence ends with the fetch. An
+	// error is a fetch that could not be made (nothing was delivered).
+	Fetch(n int, wait time.Duration) (iter.Seq[Msg], error)
+}
+
+// Msg is one delivery of a job. The consumer settles every one: Ack when
+// done, NakWithDelay to have it delivered again, Term to drop it; while it
+// holds one, InProgress at least every AckWait keeps it from another
+// worker.
+type Msg interface {
+	Subject() string
+	Data() []byte
+	Ack() error
+	NakWithDelay(delay time.Duration) error
+	InProgress() error
+	Term() error
+	// Delivered counts the deliveries of the message, this one included;
+	// 0 when unknown.
+	Delivered() int
+}
 
 // Consumer pulls jobs and runs up to Jobs at once, chosen fairly (see
 // sched): it holds up to Lookahead more jobs, heartbeating them, so a job
 // of a project that runs nothing does not wait behind another project's
 // queue.
 type Consumer struct {
-	JS   jetstream.JetStream
-	Exec *Executor
-	Jobs int
+	Queue Queue
+	Exec  *Executor
+	Jobs  int
 	// ProjectJobs caps the jobs of one project running at once in this
 	// process (0: no cap but Jobs).
 	ProjectJobs int
@@ -34,11 +55,12 @@ type Consumer struct {
 	// holds to choose from (0: first in, first out).
 	Lookahead int
 	// AckWait is how long a job may go without a heartbeat before
-	// JetStream hands it to another worker (a killed worker's jobs come
+	// the queue hands it to another worker (a killed worker's jobs come
 	// back after this long); a running job heartbeats every AckWait/3.
+	// The queue is configured with it (evalqueue.Open).
 	AckWait time.Duration
 	// MaxDeliver bounds the deliveries of a job that keeps failing; the
-	// last failure marks the run failed.
+	// last failure marks the run failed. The queue is configured with it.
 	MaxDeliver int
 	// RetryDelay is how long a transiently failed job waits before its
 	// next delivery.
@@ -52,24 +74,15 @@ type Consumer struct {
 // Run consumes until ctx ends, then drains: running jobs stop claiming,
 // finish their cells in flight and are handed back to the stream.
 func (c *Consumer) Run(ctx context.Context) error {
-	cons, err := c.JS.CreateOrUpdateConsumer(ctx, evaljob.Stream, jetstream.ConsumerConfig{
-		Durable:    ConsumerName,
-		AckPolicy:  jetstream.AckExplicitPolicy,
-		AckWait:    c.AckWait,
-		MaxDeliver: c.MaxDeliver,
-	})
-	if err != nil {
-		return fmt.Errorf("create %s consumer: %w", ConsumerName, err)
-	}
 	jobs := max(c.Jobs, 1)
 	// room counts the messages this process holds, running or waiting.
 	room := make(chan struct{}, jobs+max(c.Lookahead, 0))
-	incoming := make(chan jetstream.Msg)
+	incoming := make(chan Msg)
 	finished := make(chan *waitingJob, cap(room))
 	fetched := make(chan struct{})
 	go func() {
 		defer close(fetched)
-		c.fetch(ctx, cons, room, incoming)
+		c.fetch(ctx, room, incoming)
 	}()
 	// Jobs run on a context that outlives ctx by the drain: they see the
 	// drain through ctx (stop claiming) and are cut only after it.
@@ -95,7 +108,7 @@ loop:
 		}
 		select {
 		case msg := <-incoming:
-			job, err := evaljob.Decode(msg.Subject(), msg.Data())
+			job, err := evaluation.DecodeJob(msg.Subject(), msg.Data())
 			if err != nil {
 				c.Log.Error("undecodable evaluation job dropped", "subject", msg.Subject(), "err", err)
 				_ = msg.Term()
@@ -107,7 +120,7 @@ loop:
 			q.done(w)
 			<-room
 		case <-beat.C:
-			// Held jobs are this worker's: JetStream must not give them to
+			// Held jobs are this worker's: the queue must not give them to
 			// another worker meanwhile.
 			for _, w := range q.waiting {
 				_ = w.msg.InProgress()
@@ -134,7 +147,7 @@ loop:
 
 // fetch pulls messages while this process has room for them and passes
 // them on; it returns when ctx ends (a message fetched then goes back).
-func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, room chan struct{}, incoming chan<- jetstream.Msg) {
+func (c *Consumer) fetch(ctx context.Context, room chan struct{}, incoming chan<- Msg) {
 	for {
 		select {
 		case room <- struct{}{}:
@@ -151,7 +164,7 @@ func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, room chan
 				break more
 			}
 		}
-		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(fetchWait))
+		batch, err := c.Queue.Fetch(n, fetchWait)
 		if err != nil {
 			for range n {
 				<-room
@@ -168,7 +181,7 @@ func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, room chan
 			continue
 		}
 		got := 0
-		for msg := range batch.Messages() {
+		for msg := range batch {
 			got++
 			select {
 			case incoming <- msg:
@@ -202,8 +215,8 @@ const (
 
 // waitingJob is a fetched job: waiting for a slot, then running.
 type waitingJob struct {
-	msg jetstream.Msg
-	job evaljob.Job
+	msg Msg
+	job evaluation.Job
 }
 
 // sched chooses which held job runs next. Of the jobs whose project is
@@ -280,7 +293,7 @@ func (q *sched) done(w *waitingJob) {
 // done, nak when interrupted by the drain (another worker resumes it),
 // nak with a delay on a transient failure, and on a permanent failure or
 // the last delivery, fail the run and terminate the message.
-func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg, job evaljob.Job) {
+func (c *Consumer) handle(ctx, drain context.Context, msg Msg, job evaluation.Job) {
 	beat := max(c.AckWait/3, 100*time.Millisecond)
 	hbCtx, stopBeat := context.WithCancel(ctx)
 	go func() {
@@ -304,9 +317,9 @@ func (c *Consumer) handle(ctx, drain context.Context, msg jetstream.Msg, job eva
 	case errors.Is(err, ErrInterrupted) || (drain.Err() != nil && ctx.Err() != nil):
 		_ = msg.NakWithDelay(handBack)
 	default:
-		meta, _ := msg.Metadata()
-		last := meta == nil || (c.MaxDeliver > 0 && int(meta.NumDelivered) >= c.MaxDeliver)
-		if evalclient.Transient(err) && !errors.Is(err, errCrashed) && !last {
+		n := msg.Delivered()
+		last := n == 0 || (c.MaxDeliver > 0 && n >= c.MaxDeliver)
+		if svcclient.Transient(err) && !errors.Is(err, errCrashed) && !last {
 			log.Warn("evaluation job failed, will retry", "err", err)
 			_ = msg.NakWithDelay(c.RetryDelay)
 			return
@@ -330,7 +343,7 @@ var errCrashed = errors.New("evalrun: the job crashed")
 
 // run is Exec.Handle with a panic turned into an error: a job that
 // crashes fails its run instead of the worker.
-func (c *Consumer) run(ctx, drain context.Context, job evaljob.Job) (err error) {
+func (c *Consumer) run(ctx, drain context.Context, job evaluation.Job) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.Log.Error("evaluation job panicked", "panic", p, "stack", string(debug.Stack()))

@@ -260,8 +260,11 @@ type result struct {
 	Error      json.RawMessage `json:"error"`
 	Meta       struct {
 		Worker     string `json:"worker"`
+		Cache      string `json:"cache"`
 		ModelCalls struct {
-			Cost float64 `json:"cost"`
+			Made   int     `json:"made"`
+			Cached int     `json:"cached"`
+			Cost   float64 `json:"cost"`
 		} `json:"model_calls"`
 	} `json:"meta"`
 }

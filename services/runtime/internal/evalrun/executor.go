@@ -21,17 +21,19 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/svcclient"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
+	"github.com/assayhq/assay/services/runtime/internal/tracingclient"
 )
 
 // Metrics computes and stores a run's metrics (RunMetrics, through
 // evalmetrics): the global record, and the per-scenario records of
 // scenarioIDs (all of them when empty).
 type Metrics interface {
-	Refresh(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error
+	Refresh(ctx context.Context, sc scope.Scope, run *evaluation.Run, scenarioIDs []string) error
 }
 
 // Invoker runs one invocation in-process (invoke.Service): built-in
@@ -42,14 +44,15 @@ type Invoker interface {
 
 // Jobs publishes the process jobs a run job fans out. The runtime may
 // not publish on the EVALS stream (deployments/nats/auth.conf): the
-// registry does, through evalclient.Client.FanOut.
+// registry does, through registryclient.Client.FanOut.
 type Jobs interface {
-	FanOut(ctx context.Context, sc scope.Scope, jobs []evaljob.Job) error
+	FanOut(ctx context.Context, sc scope.Scope, jobs []evaluation.Job) error
 }
 
 // Executor runs jobs.
 type Executor struct {
-	Client    *evalclient.Client
+	Client    *registryclient.Client
+	Tracing   *tracingclient.Client // a query source's traces, cached and application root spans
 	Jobs      Jobs
 	Invoke    Invoker
 	Revisions invoke.Revisions // the revisions a step pins (their inputs schema)
@@ -66,7 +69,16 @@ type Executor struct {
 	// Waits hears that a run's cells wait on a provider's rate limit, for
 	// the run's progress (nil: not reported).
 	Waits WaitReporter
-	Log   *slog.Logger
+	// Cells lets a cell identical to one done before reuse it (nil: every
+	// cell is invoked).
+	Cells CellCache
+	// BudgetDay is the period a live run's data.budget is per: 24 h (a
+	// UTC day) unless set; periods start at the Unix epoch, so a day
+	// starts at midnight UTC.
+	BudgetDay time.Duration
+	// Now is the clock of the daily budget (nil: time.Now).
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // WaitReporter reports a run's wait on a provider's rate limit.
@@ -82,19 +94,19 @@ var ErrInterrupted = errors.New("evalrun: interrupted by shutdown")
 // stops claiming cells, finishes those it runs and returns ErrInterrupted.
 // A nil error means the job is done (including a run that was deleted,
 // closed or stopped meanwhile: nothing is left to do for it).
-func (x *Executor) Handle(ctx, drain context.Context, job evaljob.Job) error {
+func (x *Executor) Handle(ctx, drain context.Context, job evaluation.Job) error {
 	sc, err := scopeOf(job)
 	if err != nil {
 		return err
 	}
 	run, err := x.Client.Run(ctx, sc, job.RunID)
-	if errors.Is(err, evalclient.ErrNotFound) {
+	if errors.Is(err, svcclient.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if job.Kind == evaljob.KindMetrics {
+	if job.Kind == evaluation.KindMetrics {
 		return x.metrics(ctx, sc, run, job.Slice.ScenarioIDs)
 	}
 	if !run.Flags.IsActive || run.Flags.IsClosed {
@@ -102,11 +114,11 @@ func (x *Executor) Handle(ctx, drain context.Context, job evaljob.Job) error {
 	}
 	j := &jobRun{x: x, job: job, sc: sc, plan: planOf(run), drain: drain, active: true, checkedAt: time.Now()}
 	switch job.Kind {
-	case evaljob.KindRun:
+	case evaluation.KindRun:
 		return j.source(ctx)
-	case evaljob.KindWindow:
+	case evaluation.KindWindow:
 		return j.window(ctx)
-	case evaljob.KindProcess:
+	case evaluation.KindProcess:
 		return j.process(ctx)
 	}
 	return fmt.Errorf("evalrun: unknown job kind %q", job.Kind)
@@ -119,7 +131,7 @@ func (x *Executor) workerMeta() json.RawMessage {
 	return b
 }
 
-func scopeOf(job evaljob.Job) (scope.Scope, error) {
+func scopeOf(job evaluation.Job) (scope.Scope, error) {
 	p, err := uuid.Parse(job.ProjectID)
 	if err != nil {
 		return scope.Scope{}, fmt.Errorf("evalrun: job project %q: %w", job.ProjectID, err)
@@ -139,12 +151,12 @@ func scopeOf(job evaljob.Job) (scope.Scope, error) {
 // registry refuses writes to it, and that refusal must not reach the
 // consumer, which would mark the closed run failed over its closer's
 // status.
-func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error {
+func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evaluation.Run, scenarioIDs []string) error {
 	if x.Metrics == nil || run.Flags.IsClosed {
 		return nil
 	}
 	err := x.Metrics.Refresh(ctx, sc, run, scenarioIDs)
-	if errors.Is(err, evalclient.ErrClosed) {
+	if errors.Is(err, svcclient.ErrClosed) {
 		return nil
 	}
 	return err
@@ -153,7 +165,7 @@ func (x *Executor) metrics(ctx context.Context, sc scope.Scope, run *evalclient.
 // jobRun is one job's state.
 type jobRun struct {
 	x     *Executor
-	job   evaljob.Job
+	job   evaluation.Job
 	sc    scope.Scope
 	plan  *plan
 	drain context.Context
@@ -177,7 +189,7 @@ func (j *jobRun) stillActive(ctx context.Context) bool {
 	}
 	run, err := j.x.Client.Run(ctx, j.sc, j.job.RunID)
 	switch {
-	case errors.Is(err, evalclient.ErrNotFound):
+	case errors.Is(err, svcclient.ErrNotFound):
 		j.active = false
 	case err != nil:
 		// A registry hiccup is not a stop: the last answer stands.
@@ -219,18 +231,71 @@ func (j *jobRun) draining() bool { return j.drain != nil && j.drain.Err() != nil
 // settle asks the registry to recompute the run's status (metrics first,
 // so a finished run has them when its status says so).
 func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
-	if j.x.Metrics != nil && len(scenarioIDs) > 0 {
-		if err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, scenarioIDs); err != nil && j.x.Log != nil {
+	ids, compute, settle := j.metricScenarios(ctx, scenarioIDs)
+	if compute {
+		if err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, ids); err != nil && j.x.Log != nil {
 			// Metrics can be refreshed later (metrics/refresh); the run's
 			// status must not wait on them.
 			j.x.Log.Warn("evaluation metrics not computed", "run_id", j.job.RunID, "err", err)
 		}
 	}
+	if !settle {
+		return nil
+	}
 	_, err := j.x.Client.Settle(ctx, j.sc, j.job.RunID)
-	if errors.Is(err, evalclient.ErrClosed) {
+	if errors.Is(err, svcclient.ErrClosed) {
 		return nil
 	}
 	return err
+}
+
+// metricScenarios says whether the job settling scenarioIDs computes the
+// run's metrics and for which scenarios (all when ids is empty), and
+// whether it settles the run. The global record reads every cell's trace,
+// so computing it in each of a run's process jobs read the run's traces
+// once per job (ten times for 1,000 testcases in chunks of 100; most of
+// a re-run's time, docs/benchmarks.md, "The same run again"). A plain
+// run's metrics are computed once,
+// by a job that finds none of the run's scenarios pending or running, for
+// every scenario, before it settles the run: each job writes its results
+// before it reads the scenarios, so of the jobs finishing last at least
+// one sees them all done (two that both do compute the same records). A
+// job that sees scenarios still at work neither computes nor settles: its
+// settle would leave the running run running, or, had the last job's
+// results landed meanwhile, make the run a success before that job's
+// metrics are stored. Anything else keeps a refresh of the job's
+// scenarios and a settle per job, as before: a run not running yet or
+// stopped while the job ran, a scenario in errors (the run's status turns at once), human or custom
+// annotations (scenarios stay pending while the run succeeds), a queue or
+// a live run, or scenarios that could not be read.
+func (j *jobRun) metricScenarios(ctx context.Context, scenarioIDs []string) (ids []string, compute, settle bool) {
+	if j.x.Metrics == nil || len(scenarioIDs) == 0 {
+		return nil, false, true
+	}
+	run := j.plan.run
+	j.mu.Lock()
+	active := j.active
+	j.mu.Unlock()
+	if run.Flags.IsLive || run.Flags.IsQueue || len(j.plan.manual) > 0 || run.Status != evaluation.Running || !active {
+		return scenarioIDs, true, true
+	}
+	scs, err := j.x.Client.Scenarios(ctx, j.sc, j.job.RunID, nil)
+	if err != nil {
+		return scenarioIDs, true, true
+	}
+	open := false
+	for _, s := range scs {
+		switch s.Status {
+		case evaluation.Pending, evaluation.Running, evaluation.Queued:
+			open = true
+		case evaluation.Errors, evaluation.Failure:
+			return scenarioIDs, true, true
+		}
+	}
+	if open {
+		return nil, false, false
+	}
+	return nil, true, true
 }
 
 // publish fans scenario ids out as process jobs of at most Chunk each.
@@ -242,11 +307,11 @@ func (j *jobRun) publish(ctx context.Context, ids []string) error {
 	if chunk <= 0 {
 		chunk = 100
 	}
-	jobs := make([]evaljob.Job, 0, (len(ids)+chunk-1)/chunk)
+	jobs := make([]evaluation.Job, 0, (len(ids)+chunk-1)/chunk)
 	for i := 0; i < len(ids); i += chunk {
 		part := ids[i:min(i+chunk, len(ids))]
-		p := evaljob.Job{Kind: evaljob.KindProcess, ProjectID: j.job.ProjectID, UserID: j.job.UserID, RunID: j.job.RunID,
-			Slice:    evaljob.Slice{ScenarioIDs: part, StepKeys: j.job.Slice.StepKeys, RepeatIdxs: j.job.Slice.RepeatIdxs},
+		p := evaluation.Job{Kind: evaluation.KindProcess, ProjectID: j.job.ProjectID, UserID: j.job.UserID, RunID: j.job.RunID,
+			Slice:    evaluation.Slice{ScenarioIDs: part, StepKeys: j.job.Slice.StepKeys, RepeatIdxs: j.job.Slice.RepeatIdxs},
 			Statuses: j.job.Statuses, Overwrite: j.job.Overwrite}
 		if j.job.ID != "" {
 			p.ID = fmt.Sprintf("%s/process/%d", j.job.ID, i/chunk)
@@ -254,7 +319,7 @@ func (j *jobRun) publish(ctx context.Context, ids []string) error {
 		jobs = append(jobs, p)
 	}
 	err := j.x.Jobs.FanOut(ctx, j.sc, jobs)
-	if errors.Is(err, evalclient.ErrNotFound) {
+	if errors.Is(err, svcclient.ErrNotFound) {
 		return nil // the run was deleted meanwhile: nothing is left to do for it
 	}
 	if err != nil {

@@ -83,13 +83,19 @@ func TestSmallRunIsNotStarvedByAFlood(t *testing.T) {
 	queued := runs*cases - (appCalls(s.llm) - base)
 	tookCells, took, calls := smallRun()
 	floodDone := calls - base - n // the flood's cells run (or running) when the small run's were all done
+	floodAtSuccess := appCalls(s.llm) - base - n
 	t.Logf("small run of %d testcases: %.2f s alone (cells done %.2f s), %.2f s (%.1fx; cells done %.2f s) with %d runs × %d testcases of another project queued (%d cells not yet run when it was created; %d run when its cells were done, %d when it finished)",
-		n, solo.Seconds(), soloCells.Seconds(), took.Seconds(), took.Seconds()/solo.Seconds(), tookCells.Seconds(), runs, cases, queued, floodDone, appCalls(s.llm)-base-n)
+		n, solo.Seconds(), soloCells.Seconds(), took.Seconds(), took.Seconds()/solo.Seconds(), tookCells.Seconds(), runs, cases, queued, floodDone, floodAtSuccess)
 	// Served fairly, the small run's cells do not wait for the flood: most
-	// of the flood is still to run when they are done. (Its status comes
-	// later: the metrics wait for the cells' traces, which the writer
-	// stores behind the flood's.)
+	// of the flood is still to run when they are done, and still when the
+	// run is success (its metrics read over its cells' stored traces,
+	// which do not wait for the flood's). A count of the flood's cells,
+	// not a time: the machine's load moves every time, not the order. So
+	// it catches a status that waits for the flood's work, not a slow one:
+	// the small run's metrics held 10 s still passed at the CI size (the
+	// flood ran 6 cells meanwhile; docs/benchmarks.md has the times).
 	assert.Less(t, floodDone, runs*cases/2, "the small run's cells waited for %d of the flood's %d cells", floodDone, runs*cases)
+	assert.Less(t, floodAtSuccess, runs*cases/2, "the small run's status waited for %d of the flood's %d cells", floodAtSuccess, runs*cases)
 }
 
 func envInt(name string, def int) int {

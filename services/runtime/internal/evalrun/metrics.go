@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
 	"github.com/assayhq/assay/services/runtime/internal/evalmetrics"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
 )
 
 // RunMetrics computes a run's metrics with evalmetrics over its result
@@ -16,13 +17,13 @@ import (
 // record per scenario (the scenarios given, or all), and for a live run
 // one per time bucket.
 type RunMetrics struct {
-	Client   *evalclient.Client
+	Client   *registryclient.Client
 	Computer *evalmetrics.Computer
 }
 
 // Refresh implements Metrics.
-func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclient.Run, scenarioIDs []string) error {
-	results, err := m.Client.Results(ctx, sc, evalclient.ResultFilter{RunID: run.ID})
+func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evaluation.Run, scenarioIDs []string) error {
+	results, err := m.Client.Results(ctx, sc, registryclient.ResultFilter{RunID: run.ID})
 	if err != nil {
 		return err
 	}
@@ -47,18 +48,18 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 		declared[s.Key] = true
 	}
 	for _, r := range results {
-		if !declared[r.StepKey] && r.TraceID != "" {
+		if !declared[r.StepKey] && text(r.TraceID) != "" {
 			declared[r.StepKey] = true
-			steps = append(steps, evalmetrics.Step{Key: r.StepKey, Type: evalclient.TypeAnnotation, Origin: evalclient.OriginHuman})
+			steps = append(steps, evalmetrics.Step{Key: r.StepKey, Type: evaluation.TypeAnnotation, Origin: evaluation.OriginHuman})
 		}
 	}
 	withCells := map[string]bool{} // scenarios with any result, traced or not
 	for _, r := range results {
 		withCells[r.ScenarioID] = true
-		if r.TraceID == "" || (r.Status != evalclient.Success && r.Status != evalclient.Failure) {
+		if text(r.TraceID) == "" || (r.Status != evaluation.Success && r.Status != evaluation.Failure) {
 			continue // not run (yet), or refused before anything ran
 		}
-		cells = append(cells, evalmetrics.Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, TraceID: r.TraceID, Timestamp: r.Timestamp})
+		cells = append(cells, evalmetrics.Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, TraceID: *r.TraceID, Timestamp: r.Timestamp})
 	}
 	levels := evalmetrics.Global | evalmetrics.PerScenario
 	if run.Flags.IsLive {
@@ -73,7 +74,7 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 	// waited for every trace, so the inference reads them all.
 	var inferred []evalmetrics.Step
 	for _, st := range steps {
-		if st.Type == evalclient.TypeAnnotation && len(st.Outputs) == 0 && m.Computer.Spans != nil {
+		if st.Type == evaluation.TypeAnnotation && len(st.Outputs) == 0 && m.Computer.Spans != nil {
 			if schema, err := m.Computer.Infer(ctx, sc, st, cells); err == nil && schema != nil {
 				st.Outputs = schema
 				inferred = append(inferred, st)
@@ -93,30 +94,30 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evalclien
 		}
 		res.Global[ModelCallsKey] = mc
 	}
-	var out []evalclient.Metric
+	var out []evaluation.Metric
 	data := func(d evalmetrics.Data) json.RawMessage {
 		b, _ := json.Marshal(d)
 		return b
 	}
-	out = append(out, evalclient.Metric{RunID: run.ID, Status: evalclient.Success, Data: data(res.Global)})
+	out = append(out, evaluation.Metric{RunID: run.ID, Status: evaluation.Success, Data: data(res.Global)})
 	for id, d := range res.Scenarios {
 		if len(want) > 0 && !want[id] {
 			continue
 		}
-		out = append(out, evalclient.Metric{RunID: run.ID, ScenarioID: &id, Status: evalclient.Success, Data: data(d)})
+		out = append(out, evaluation.Metric{RunID: run.ID, ScenarioID: &id, Status: evaluation.Success, Data: data(d)})
 	}
 	// A scenario asked for whose cells have no trace (inputs only, or
 	// every invocation refused) still gets its record, with no data: a
 	// client that refreshes a scenario reads its record back at once.
 	for id := range want {
 		if _, done := res.Scenarios[id]; !done && withCells[id] {
-			out = append(out, evalclient.Metric{RunID: run.ID, ScenarioID: &id, Status: evalclient.Success, Data: json.RawMessage(`{}`)})
+			out = append(out, evaluation.Metric{RunID: run.ID, ScenarioID: &id, Status: evaluation.Success, Data: json.RawMessage(`{}`)})
 		}
 	}
 	for ts, d := range res.Temporal {
 		ts := ts
 		one := 1
-		out = append(out, evalclient.Metric{RunID: run.ID, Timestamp: &ts, Interval: &one, Status: evalclient.Success, Data: data(d)})
+		out = append(out, evaluation.Metric{RunID: run.ID, Timestamp: &ts, Interval: &one, Status: evaluation.Success, Data: data(d)})
 	}
 	if err := m.Client.WriteMetrics(ctx, sc, out); err != nil {
 		return fmt.Errorf("evalrun: store metrics: %w", err)

@@ -14,9 +14,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/svcclient"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
 )
 
 type fakeMetrics struct {
@@ -24,7 +25,7 @@ type fakeMetrics struct {
 	err   error
 }
 
-func (f *fakeMetrics) Refresh(context.Context, scope.Scope, *evalclient.Run, []string) error {
+func (f *fakeMetrics) Refresh(context.Context, scope.Scope, *evaluation.Run, []string) error {
 	f.calls++
 	return f.err
 }
@@ -41,16 +42,16 @@ func TestMetricsJobOnClosedRun(t *testing.T) {
 	}))
 	defer reg.Close()
 	m := &fakeMetrics{}
-	x := &Executor{Client: evalclient.New(reg.URL, "tok", reg.URL, "tok", time.Second), Metrics: m, Worker: "w"}
-	job := func(run string) evaljob.Job {
-		return evaljob.Job{Kind: evaljob.KindMetrics, ProjectID: uuid.NewString(), RunID: run}
+	x := &Executor{Client: registryclient.New(reg.URL, "tok", time.Second, 0), Metrics: m, Worker: "w"}
+	job := func(run string) evaluation.Job {
+		return evaluation.Job{Kind: evaluation.KindMetrics, ProjectID: uuid.NewString(), RunID: run}
 	}
 	ctx := context.Background()
 
 	assert.NoError(t, x.Handle(ctx, ctx, job("cccccccc-0000-0000-0000-000000000000")))
 	assert.Equal(t, 0, m.calls, "a closed run's metrics are not recomputed")
 
-	m.err = fmt.Errorf("store metrics: %w", evalclient.ErrClosed)
+	m.err = fmt.Errorf("store metrics: %w", svcclient.ErrClosed)
 	assert.NoError(t, x.Handle(ctx, ctx, job("aaaaaaaa-0000-0000-0000-000000000000")), "closed while computing")
 	assert.Equal(t, 1, m.calls)
 

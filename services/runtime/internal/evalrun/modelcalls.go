@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
 )
 
@@ -13,7 +13,7 @@ import (
 // (data.model_cache false; a revision opts out in its own data), the
 // repeat index keeps the repeats of a cell sampling the model, and waits
 // on a provider's rate limit reach the run's progress.
-func (j *jobRun) evalOptions(c evalclient.Cell) *invoke.EvalOptions {
+func (j *jobRun) evalOptions(c evaluation.Cell) *invoke.EvalOptions {
 	mc := j.plan.run.Data.ModelCache
 	o := &invoke.EvalOptions{Cache: mc == nil || *mc, Repeat: c.RepeatIdx}
 	if w := j.x.Waits; w != nil {
@@ -43,7 +43,7 @@ const ModelCallsKey = "model_calls"
 
 // modelCallTotals adds up the model calls the results' meta records;
 // false when no cell called a model.
-func modelCallTotals(results []evalclient.Result) (map[string]any, bool) {
+func modelCallTotals(results []evaluation.Result) (map[string]any, bool) {
 	var sum invoke.ModelCalls
 	for _, r := range results {
 		if len(r.Meta) == 0 {

@@ -10,10 +10,10 @@ import (
 )
 
 // modelCallsCachedAndRateAware runs on TestCachedRunReusesTraces's
-// platform, in a project of its own: the model-call cache (an identical
-// run makes no model call and gives the same outputs, marked in the trace
-// and counted in the metrics; a new repeat index calls; a run or an
-// application opting out calls), then a provider that answers 429 above
+// platform, in a project of its own: the model-call cache (a run of the
+// same calls by another revision makes no model call and gives the same
+// outputs, marked in the trace and counted in the metrics; a new repeat
+// index calls; a run or an application opting out calls), then a provider that answers 429 above
 // two requests at once (every cell succeeds, few requests are refused,
 // and the progress says the run waits on it).
 func modelCallsCachedAndRateAware(t *testing.T, s *stack) {
@@ -83,8 +83,11 @@ func modelCallsCachedAndRateAware(t *testing.T, s *stack) {
 	assert.Equal(t, 3.0, count(m, "made"))
 	assert.Equal(t, 0.0, count(m, "cached"))
 
-	// The same run again: answered from the cache, the same outputs.
-	second, two := run(steps(appRev))
+	// The same calls again, from cells of another application revision
+	// (an identical cell would be reused whole: identicalCellsReused):
+	// answered from the cache, the same outputs.
+	_, twinRev := s.workflow(t, key, "application", "app-twin", completion)
+	second, two := run(steps(twinRev))
 	assert.Equal(t, calls, appCalls(s.llm), "no model call for a run of identical calls")
 	require.Len(t, two, 3)
 	for k, c := range two {

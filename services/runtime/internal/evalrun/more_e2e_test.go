@@ -192,13 +192,16 @@ func TestCachedRunReusesTraces(t *testing.T) {
 
 	t.Run("model calls cached and rate aware", func(t *testing.T) { modelCallsCachedAndRateAware(t, s) })
 	t.Run("budget stops the run", func(t *testing.T) { budgetStopsTheRun(t, s) })
+	t.Run("identical calls in flight coalesce", func(t *testing.T) { identicalCallsInFlightCoalesce(t, s) })
+	t.Run("identical cells reused", func(t *testing.T) { identicalCellsReused(t, s) })
 }
 
 // TestHundredTestcases times a 100-testcase run of the main topology
 // (the local model as the app, three built-in evaluators) on one worker,
 // and checks it is complete: 100 scenarios, every cell a success; then
-// times the same evaluation again, whose model calls the model-call cache
-// answers. EVALRUN_E2E_TESTCASES sets another size (e.g. 1000).
+// times the same evaluation again, whose cells reuse the first run's
+// (docs/decisions/0011-cell-reuse.md): no model call, no new trace.
+// EVALRUN_E2E_TESTCASES sets another size (e.g. 1000).
 func TestHundredTestcases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing run")
@@ -238,8 +241,7 @@ func TestHundredTestcases(t *testing.T) {
 	assert.Zero(t, failed, "cells not a success")
 	t.Logf("%d testcases × (app + 3 built-in evaluators): %s from create to success", n, took.Round(10*time.Millisecond))
 
-	// The same evaluation again: every model call is answered from the
-	// model-call cache.
+	// The same evaluation again: every cell reuses the first run's.
 	calls := appCalls(s.llm)
 	start = time.Now()
 	again := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
@@ -247,6 +249,13 @@ func TestHundredTestcases(t *testing.T) {
 	require.Equal(t, "success", s.waitRun(t, key, again, 600*time.Second, "success", "errors", "failure")["status"])
 	t.Logf("the same run again: %s from create to success, %d model calls", time.Since(start).Round(10*time.Millisecond), appCalls(s.llm)-calls)
 	assert.Equal(t, calls, appCalls(s.llm), "the re-run's model calls are all answered from the cache")
+	reused := 0
+	for _, r := range s.results(t, key, again) {
+		if r.Meta.Cache == "cell" {
+			reused++
+		}
+	}
+	assert.Equal(t, n*4, reused, "every application and evaluator cell reused")
 }
 
 // TestLiveQueryEvaluators: a live run evaluates each window's invocation

@@ -5,14 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/assayhq/assay/pkg/evaljob"
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/services/runtime/internal/invoke"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
 )
 
-func testRun(repeats int, split bool) *evalclient.Run {
-	return &evalclient.Run{ID: "11111111-1111-1111-1111-111111111111", Flags: evalclient.RunFlags{IsActive: true, IsSplit: split},
-		Data: evalclient.RunData{Repeats: &repeats, Steps: []evalclient.Step{
+func testRun(repeats int, split bool) *evaluation.Run {
+	return &evaluation.Run{ID: "11111111-1111-1111-1111-111111111111", Flags: evaluation.RunFlags{IsActive: true, IsSplit: split},
+		Data: evaluation.RunData{Repeats: &repeats, Steps: []evaluation.Step{
 			{Key: "testset-x", Type: "input", Origin: "custom"},
 			{Key: "application-a", Type: "invocation", Origin: "auto"},
 			{Key: "evaluator-e", Type: "annotation", Origin: "auto"},
@@ -20,8 +20,8 @@ func testRun(repeats int, split bool) *evalclient.Run {
 		}}}
 }
 
-func cell(s, k string, r int) evalclient.Cell {
-	return evalclient.Cell{ScenarioID: s, StepKey: k, RepeatIdx: r}
+func cell(s, k string, r int) evaluation.Cell {
+	return evaluation.Cell{ScenarioID: s, StepKey: k, RepeatIdx: r}
 }
 
 // TestTargetsFollowTheTopology: the app runs at repeat 0 (every repeat
@@ -30,35 +30,35 @@ func cell(s, k string, r int) evalclient.Cell {
 // the job re-runs their status.
 func TestTargetsFollowTheTopology(t *testing.T) {
 	j := &jobRun{plan: planOf(testRun(2, false))}
-	scs := []evalclient.Scenario{{ID: "s"}}
-	todo, waiting := j.targets(scs, map[evalclient.Cell]*evalclient.Result{}, nil)
-	assert.Equal(t, []evalclient.Cell{cell("s", "application-a", 0)}, todo)
+	scs := []evaluation.Scenario{{ID: "s"}}
+	todo, waiting := j.targets(scs, map[evaluation.Cell]*evaluation.Result{}, nil)
+	assert.Equal(t, []evaluation.Cell{cell("s", "application-a", 0)}, todo)
 	assert.Equal(t, 2, waiting, "both evaluator repeats wait on the app")
 
-	done := map[evalclient.Cell]*evalclient.Result{cell("s", "application-a", 0): {Status: "success"}}
+	done := map[evaluation.Cell]*evaluation.Result{cell("s", "application-a", 0): {Status: "success"}}
 	todo, waiting = j.targets(scs, done, nil)
-	assert.Equal(t, []evalclient.Cell{cell("s", "evaluator-e", 0), cell("s", "evaluator-e", 1)}, todo)
+	assert.Equal(t, []evaluation.Cell{cell("s", "evaluator-e", 0), cell("s", "evaluator-e", 1)}, todo)
 	assert.Zero(t, waiting)
 
-	failed := map[evalclient.Cell]*evalclient.Result{cell("s", "application-a", 0): {Status: "failure"}}
+	failed := map[evaluation.Cell]*evaluation.Result{cell("s", "application-a", 0): {Status: "failure"}}
 	todo, waiting = j.targets(scs, failed, nil)
 	assert.Empty(t, todo, "evaluators of a failed app have nothing to read")
 	assert.Zero(t, waiting)
 
-	j.job = evaljob.Job{Statuses: []string{"failure"}}
+	j.job = evaluation.Job{Statuses: []string{"failure"}}
 	todo, waiting = j.targets(scs, failed, nil)
-	assert.Equal(t, []evalclient.Cell{cell("s", "application-a", 0)}, todo, "re-run of failed cells")
+	assert.Equal(t, []evaluation.Cell{cell("s", "application-a", 0)}, todo, "re-run of failed cells")
 	assert.Equal(t, 2, waiting)
-	todo, _ = j.targets(scs, failed, map[evalclient.Cell]bool{cell("s", "application-a", 0): true})
+	todo, _ = j.targets(scs, failed, map[evaluation.Cell]bool{cell("s", "application-a", 0): true})
 	assert.Empty(t, todo, "a cell runs at most once per job")
 
 	split := &jobRun{plan: planOf(testRun(2, true))}
-	todo, _ = split.targets(scs, map[evalclient.Cell]*evalclient.Result{}, nil)
-	assert.Equal(t, []evalclient.Cell{cell("s", "application-a", 0), cell("s", "application-a", 1)}, todo)
+	todo, _ = split.targets(scs, map[evaluation.Cell]*evaluation.Result{}, nil)
+	assert.Equal(t, []evaluation.Cell{cell("s", "application-a", 0), cell("s", "application-a", 1)}, todo)
 
-	held := map[evalclient.Cell]*evalclient.Result{cell("s", "application-a", 0): {Status: "running"}}
+	held := map[evaluation.Cell]*evaluation.Result{cell("s", "application-a", 0): {Status: "running"}}
 	todo, waiting = j.targets(scs, held, nil)
-	assert.Equal(t, []evalclient.Cell{cell("s", "application-a", 0)}, todo, "a running cell is offered to the claim (its lease may be over)")
+	assert.Equal(t, []evaluation.Cell{cell("s", "application-a", 0)}, todo, "a running cell is offered to the claim (its lease may be over)")
 	assert.Equal(t, 2, waiting)
 }
 
@@ -77,7 +77,7 @@ func TestDeterministicIDs(t *testing.T) {
 // TestInputsFollowTheSchema: the testcase's data with its id, kept to the
 // revision's declared inputs when it declares any.
 func TestInputsFollowTheSchema(t *testing.T) {
-	src := &source{testcase: &evalclient.Testcase{ID: "tc", Data: map[string]any{"country": "France", "correct_answer": "Paris"}}}
+	src := &source{testcase: &registryclient.Testcase{ID: "tc", Data: map[string]any{"country": "France", "correct_answer": "Paris"}}}
 	all := inputsOf(src, &invoke.Revision{})
 	assert.Equal(t, map[string]any{"country": "France", "correct_answer": "Paris", "testcase_id": "tc"}, all)
 	rev := &invoke.Revision{Data: invoke.RevisionData{Schemas: map[string]any{"inputs": map[string]any{"properties": map[string]any{"country": map[string]any{}}}}}}
@@ -85,13 +85,17 @@ func TestInputsFollowTheSchema(t *testing.T) {
 }
 
 // TestCellPanicIsTheCellsFailure: a panic while running a cell (here: no
-// revision reader at all) fails that cell instead of the worker.
+// revision reader at all, while its request is built) fails that cell
+// instead of the worker.
 func TestCellPanicIsTheCellsFailure(t *testing.T) {
 	run := testRun(1, false)
-	run.Data.Steps[1].References = map[string]evalclient.Ref{"application_revision": {ID: "0190f0a0-0000-7000-8000-000000000001"}}
+	rev := "0190f0a0-0000-7000-8000-000000000001"
+	run.Data.Steps[1].References = map[string]evaluation.Ref{"application_revision": {ID: &rev}}
 	e := &cellRun{j: &jobRun{x: &Executor{}, plan: planOf(run)}}
-	var res evalclient.Result
-	app, err := e.invokeSafely(t.Context(), cell("s", "application-a", 0), &run.Data.Steps[1], &source{}, nil, &res)
+	var res evaluation.Result
+	c := cell("s", "application-a", 0)
+	cl := e.prepare(t.Context(), c, &run.Data.Steps[1], &source{}, nil)
+	app, err := e.invokeSafely(t.Context(), c, cl, &res)
 	assert.Nil(t, app)
 	assert.ErrorContains(t, err, "crashed")
 }

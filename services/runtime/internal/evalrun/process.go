@@ -9,7 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/evaluation"
+	"github.com/assayhq/assay/pkg/svcclient"
+	"github.com/assayhq/assay/services/runtime/internal/registryclient"
+	"github.com/assayhq/assay/services/runtime/internal/tracingclient"
 )
 
 // maxClaim is how many cells one claim call names.
@@ -17,12 +20,12 @@ const maxClaim = 500
 
 // source is a scenario's item, read once per job.
 type source struct {
-	scenario   evalclient.Scenario
+	scenario   evaluation.Scenario
 	testcaseID string
-	testcase   *evalclient.Testcase
-	inputStep  *evalclient.Step
+	testcase   *registryclient.Testcase
+	inputStep  *evaluation.Step
 	traceID    string
-	root       *evalclient.Span // the source trace's root span (query, traces)
+	root       *tracingclient.Span // the source trace's root span (query, traces)
 	loaded     bool
 }
 
@@ -68,8 +71,8 @@ func (j *jobRun) process(ctx context.Context) error {
 
 	wctx, cancel := j.watch(ctx)
 	defer cancel()
-	e := &cellRun{j: j, sem: make(chan struct{}, p.batchSize()), apps: map[evalclient.Cell]appResult{}, executed: map[evalclient.Cell]bool{},
-		held: map[evalclient.Cell]bool{}, budget: newBudget(j.plan.run)}
+	e := &cellRun{j: j, sem: make(chan struct{}, p.batchSize()), apps: map[evaluation.Cell]appResult{}, executed: map[evaluation.Cell]bool{},
+		held: map[evaluation.Cell]bool{}, budget: newBudget(j.plan.run)}
 	e.out.e = e
 	lastProgress := time.Now()
 	lease := j.x.lease()
@@ -87,11 +90,11 @@ func (j *jobRun) process(ctx context.Context) error {
 		} else if over {
 			return j.settle(ctx, ids...)
 		}
-		results, err := j.x.Client.Results(ctx, j.sc, evalclient.ResultFilter{RunID: j.job.RunID, ScenarioIDs: ids})
+		results, err := j.x.Client.Results(ctx, j.sc, registryclient.ResultFilter{RunID: j.job.RunID, ScenarioIDs: ids})
 		if err != nil {
 			return err
 		}
-		byCell := make(map[evalclient.Cell]*evalclient.Result, len(results))
+		byCell := make(map[evaluation.Cell]*evaluation.Result, len(results))
 		for i := range results {
 			byCell[results[i].Of()] = &results[i]
 		}
@@ -102,12 +105,12 @@ func (j *jobRun) process(ctx context.Context) error {
 		if len(todo) == 0 && waiting == 0 {
 			break
 		}
-		var claimed []evalclient.Result
+		var claimed []evaluation.Result
 		for i := 0; i < len(todo); i += maxClaim {
-			got, err := j.x.Client.Claim(ctx, j.sc, evalclient.Claim{RunID: j.job.RunID, Worker: j.x.Worker,
+			got, err := j.x.Client.Claim(ctx, j.sc, registryclient.Claim{RunID: j.job.RunID, Worker: j.x.Worker,
 				LeaseSeconds: int(lease / time.Second), Statuses: j.job.Statuses, Overwrite: j.job.Overwrite,
 				Cells: todo[i:min(i+maxClaim, len(todo))]})
-			if errors.Is(err, evalclient.ErrClosed) {
+			if errors.Is(err, svcclient.ErrClosed) {
 				return nil
 			}
 			if err != nil {
@@ -170,7 +173,7 @@ func (e *cellRun) heartbeat(ctx context.Context, lease time.Duration) (stop func
 			for i := 0; i < len(cells); i += maxClaim {
 				part := cells[i:min(i+maxClaim, len(cells))]
 				// Fewer renewed than sent is fine: cells written meanwhile.
-				_, err := e.j.x.Client.Renew(hctx, e.j.sc, evalclient.Claim{RunID: e.j.job.RunID, Worker: e.j.x.Worker,
+				_, err := e.j.x.Client.Renew(hctx, e.j.sc, registryclient.Claim{RunID: e.j.job.RunID, Worker: e.j.x.Worker,
 					LeaseSeconds: max(int(lease/time.Second), 1), Cells: part})
 				if err != nil && hctx.Err() == nil && e.j.x.Log != nil {
 					e.j.x.Log.Warn("evaluation claims not renewed", "run_id", e.j.job.RunID, "cells", len(part), "err", err)
@@ -182,7 +185,7 @@ func (e *cellRun) heartbeat(ctx context.Context, lease time.Duration) (stop func
 }
 
 // hold records claimed cells as held until their result is written.
-func (e *cellRun) hold(claimed []evalclient.Result) {
+func (e *cellRun) hold(claimed []evaluation.Result) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, r := range claimed {
@@ -191,7 +194,7 @@ func (e *cellRun) hold(claimed []evalclient.Result) {
 }
 
 // unhold forgets cells whose result was written (or that will not run).
-func (e *cellRun) unhold(cells ...evalclient.Cell) {
+func (e *cellRun) unhold(cells ...evaluation.Cell) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, c := range cells {
@@ -199,10 +202,10 @@ func (e *cellRun) unhold(cells ...evalclient.Cell) {
 	}
 }
 
-func (e *cellRun) heldCells() []evalclient.Cell {
+func (e *cellRun) heldCells() []evaluation.Cell {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]evalclient.Cell, 0, len(e.held))
+	out := make([]evaluation.Cell, 0, len(e.held))
 	for c := range e.held {
 		out = append(out, c)
 	}
@@ -211,7 +214,7 @@ func (e *cellRun) heldCells() []evalclient.Cell {
 
 // loadSources reads each scenario's item from its input cell: testcases
 // in one batch, source trace roots one by one.
-func (j *jobRun) loadSources(ctx context.Context, srcs map[string]*source, byCell map[evalclient.Cell]*evalclient.Result) error {
+func (j *jobRun) loadSources(ctx context.Context, srcs map[string]*source, byCell map[evaluation.Cell]*evaluation.Result) error {
 	var need []string
 	for id, s := range srcs {
 		if s.loaded {
@@ -219,12 +222,12 @@ func (j *jobRun) loadSources(ctx context.Context, srcs map[string]*source, byCel
 		}
 		for i := range j.plan.inputs {
 			in := &j.plan.inputs[i]
-			r := byCell[evalclient.Cell{ScenarioID: id, StepKey: in.Key, RepeatIdx: 0}]
+			r := byCell[evaluation.Cell{ScenarioID: id, StepKey: in.Key, RepeatIdx: 0}]
 			if r == nil {
 				continue
 			}
 			s.inputStep = in
-			s.testcaseID, s.traceID = r.TestcaseID, r.TraceID
+			s.testcaseID, s.traceID = text(r.TestcaseID), text(r.TraceID)
 			break
 		}
 		if s.testcaseID != "" {
@@ -236,7 +239,7 @@ func (j *jobRun) loadSources(ctx context.Context, srcs map[string]*source, byCel
 		if err != nil {
 			return fmt.Errorf("evalrun: testcases: %w", err)
 		}
-		byID := map[string]*evalclient.Testcase{}
+		byID := map[string]*registryclient.Testcase{}
 		for i := range tcs {
 			byID[tcs[i].ID] = &tcs[i]
 		}
@@ -251,7 +254,7 @@ func (j *jobRun) loadSources(ctx context.Context, srcs map[string]*source, byCel
 			continue
 		}
 		if s.traceID != "" {
-			root, err := j.x.Client.RootSpan(ctx, j.sc, s.traceID)
+			root, err := j.x.Tracing.RootSpan(ctx, j.sc, s.traceID)
 			if err != nil {
 				return fmt.Errorf("evalrun: source trace %s: %w", s.traceID, err)
 			}
@@ -264,11 +267,11 @@ func (j *jobRun) loadSources(ctx context.Context, srcs map[string]*source, byCel
 
 // targets lists the cells to claim this pass, and how many more cells
 // wait on a cell that is running or about to run.
-func (j *jobRun) targets(scs []evalclient.Scenario, byCell map[evalclient.Cell]*evalclient.Result, executed map[evalclient.Cell]bool) ([]evalclient.Cell, int) {
+func (j *jobRun) targets(scs []evaluation.Scenario, byCell map[evaluation.Cell]*evaluation.Result, executed map[evaluation.Cell]bool) ([]evaluation.Cell, int) {
 	p, job := j.plan, j.job
 	stepOK := func(k string) bool { return len(job.Slice.StepKeys) == 0 || slices.Contains(job.Slice.StepKeys, k) }
 	repeatOK := func(r int) bool { return len(job.Slice.RepeatIdxs) == 0 || slices.Contains(job.Slice.RepeatIdxs, r) }
-	claimable := func(c evalclient.Cell) bool {
+	claimable := func(c evaluation.Cell) bool {
 		if executed[c] {
 			return false
 		}
@@ -277,19 +280,19 @@ func (j *jobRun) targets(scs []evalclient.Scenario, byCell map[evalclient.Cell]*
 			return true
 		}
 		switch r.Status {
-		case evalclient.Pending, evalclient.Running: // what the claim takes
+		case evaluation.Pending, evaluation.Running: // what the claim takes
 			return true
 		}
-		return slices.Contains(job.Statuses, r.Status)
+		return slices.Contains(job.Statuses, string(r.Status))
 	}
-	var todo []evalclient.Cell
+	var todo []evaluation.Cell
 	waiting := 0
 	for _, s := range scs {
-		queued := map[evalclient.Cell]bool{}
+		queued := map[evaluation.Cell]bool{}
 		if p.app != nil && stepOK(p.app.Key) {
-			for r := range p.repeats {
-				if (r == 0 || p.split) && repeatOK(r) {
-					c := evalclient.Cell{ScenarioID: s.ID, StepKey: p.app.Key, RepeatIdx: r}
+			for r := range p.run.StepRepeats(p.app) {
+				if repeatOK(r) {
+					c := evaluation.Cell{ScenarioID: s.ID, StepKey: p.app.Key, RepeatIdx: r}
 					if claimable(c) {
 						todo = append(todo, c)
 						queued[c] = true
@@ -306,16 +309,16 @@ func (j *jobRun) targets(scs []evalclient.Scenario, byCell map[evalclient.Cell]*
 				if !repeatOK(r) {
 					continue
 				}
-				c := evalclient.Cell{ScenarioID: s.ID, StepKey: ev.Key, RepeatIdx: r}
+				c := evaluation.Cell{ScenarioID: s.ID, StepKey: ev.Key, RepeatIdx: r}
 				if !claimable(c) {
 					continue
 				}
 				if p.app != nil {
-					dep := evalclient.Cell{ScenarioID: s.ID, StepKey: p.app.Key, RepeatIdx: p.appRepeat(r)}
+					dep := evaluation.Cell{ScenarioID: s.ID, StepKey: p.app.Key, RepeatIdx: p.appRepeat(r)}
 					d := byCell[dep]
 					switch {
-					case d != nil && d.Status == evalclient.Success && !queued[dep]:
-					case queued[dep] || (d != nil && d.Status == evalclient.Running):
+					case d != nil && d.Status == evaluation.Success && !queued[dep]:
+					case queued[dep] || (d != nil && d.Status == evaluation.Running):
 						waiting++
 						continue
 					default:
@@ -337,14 +340,14 @@ type cellRun struct {
 	sem chan struct{}
 
 	mu       sync.Mutex
-	apps     map[evalclient.Cell]appResult
-	executed map[evalclient.Cell]bool
-	held     map[evalclient.Cell]bool // claimed, result not yet written: renewed by heartbeat
+	apps     map[evaluation.Cell]appResult
+	executed map[evaluation.Cell]bool
+	held     map[evaluation.Cell]bool // claimed, result not yet written: renewed by heartbeat
 	out      resultBuffer
 	budget   *budget // nil without data.budget
 }
 
-func (e *cellRun) executedSet() map[evalclient.Cell]bool {
+func (e *cellRun) executedSet() map[evaluation.Cell]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return maps.Clone(e.executed)
@@ -352,9 +355,18 @@ func (e *cellRun) executedSet() map[evalclient.Cell]bool {
 
 // execute runs the claimed cells concurrently; exec ends when the run is
 // stopped (cells then in flight are released as pending), ctx is the
-// job's (results are written with it).
-func (e *cellRun) execute(exec, ctx context.Context, claimed []evalclient.Result, srcs map[string]*source, byCell map[evalclient.Cell]*evalclient.Result) {
-	var wg sync.WaitGroup
+// job's (results are written with it). It builds every cell's request
+// first, then looks them all up in the cell cache in one call, then runs
+// them: a re-run's pass costs one lookup, not one per cell.
+func (e *cellRun) execute(exec, ctx context.Context, claimed []evaluation.Result, srcs map[string]*source, byCell map[evaluation.Cell]*evaluation.Result) {
+	type cellJob struct {
+		c    evaluation.Cell
+		src  *source
+		step *evaluation.Step
+		call *call
+		done bool // released: not to run
+	}
+	var cells []*cellJob
 	for _, r := range claimed {
 		c := r.Of()
 		e.mu.Lock()
@@ -366,39 +378,69 @@ func (e *cellRun) execute(exec, ctx context.Context, claimed []evalclient.Result
 			e.unhold(c)
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case e.sem <- struct{}{}:
-			case <-exec.Done():
-				e.release(ctx, c, src)
-				return
-			}
-			defer func() { <-e.sem }()
-			if exec.Err() != nil || e.j.draining() || e.budget.reached() {
-				// The budget reached: the cell waits, pending, and the
-				// next pass cancels the run (overBudget).
-				e.release(ctx, c, src)
-				return
-			}
-			e.run(exec, ctx, c, step, src, byCell)
-		}()
+		cells = append(cells, &cellJob{c: c, src: src, step: step})
 	}
-	wg.Wait()
+	// each runs fn for every cell not released, under the run's batch_size
+	// semaphore, and waits for them all.
+	each := func(fn func(cj *cellJob)) {
+		var wg sync.WaitGroup
+		for _, cj := range cells {
+			if cj.done {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				select {
+				case e.sem <- struct{}{}:
+				case <-exec.Done():
+					cj.done = true
+					e.release(ctx, cj.c, cj.src)
+					return
+				}
+				defer func() { <-e.sem }()
+				if exec.Err() != nil || e.j.draining() || e.budget.reached() {
+					// The budget reached: the cell is not run, and the next
+					// pass cancels the run (overBudget).
+					cj.done = true
+					e.release(ctx, cj.c, cj.src)
+					return
+				}
+				fn(cj)
+			}()
+		}
+		wg.Wait()
+	}
+	each(func(cj *cellJob) { cj.call = e.prepare(exec, cj.c, cj.step, cj.src, byCell) })
+	if e.j.x.Cells != nil {
+		calls := make([]*call, 0, len(cells))
+		for _, cj := range cells {
+			if !cj.done {
+				calls = append(calls, cj.call)
+			}
+		}
+		e.lookup(exec, calls)
+	}
+	each(func(cj *cellJob) { e.run(exec, ctx, cj.c, cj.call, cj.src) })
 	e.out.flush(ctx)
 }
 
-// release hands a claimed cell back (pending) when the run stopped or the
-// worker drains before it ran, so a later job runs it; it is written with
-// the pass's results.
-func (e *cellRun) release(ctx context.Context, c evalclient.Cell, src *source) {
-	e.out.add(ctx, evalclient.Result{RunID: e.j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
-		Status: evalclient.Pending, Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval}, nil)
+// release hands back a claimed cell that did not run, written with the
+// pass's results: pending when the worker drains (another worker runs
+// it), cancelled when the run was stopped or reached its budget, as the
+// registry marks the stopped run's other unrun cells (Service.Cancel); a
+// start makes them pending again (Service.ReopenCells).
+func (e *cellRun) release(ctx context.Context, c evaluation.Cell, src *source) {
+	st := evaluation.Cancelled
+	if e.j.draining() {
+		st = evaluation.Pending
+	}
+	e.out.add(ctx, evaluation.Result{RunID: e.j.job.RunID, ScenarioID: c.ScenarioID, StepKey: c.StepKey, RepeatIdx: c.RepeatIdx,
+		Status: st, Timestamp: src.scenario.Timestamp, Interval: src.scenario.Interval}, nil)
 }
 
 // step finds a step by key.
-func (p *plan) step(key string) *evalclient.Step {
+func (p *plan) step(key string) *evaluation.Step {
 	for i := range p.run.Data.Steps {
 		if p.run.Data.Steps[i].Key == key {
 			return &p.run.Data.Steps[i]

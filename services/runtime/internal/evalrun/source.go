@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/assayhq/assay/services/runtime/internal/evalclient"
+	"github.com/assayhq/assay/pkg/evaluation"
 )
 
 // item is one source item of a run: a testcase or a trace.
@@ -29,8 +29,8 @@ func (j *jobRun) source(ctx context.Context) error {
 	var items []item
 	sourced := false
 	for _, s := range p.inputs {
-		if ref, ok := s.References["testset_revision"]; ok && ref.ID != "" {
-			rev, err := j.x.Client.TestsetRevision(ctx, j.sc, ref.ID)
+		if ref, ok := s.References["testset_revision"]; ok && text(ref.ID) != "" {
+			rev, err := j.x.Client.TestsetRevision(ctx, j.sc, *ref.ID)
 			if err != nil {
 				return fmt.Errorf("evalrun: testset revision of step %s: %w", s.Key, err)
 			}
@@ -39,12 +39,12 @@ func (j *jobRun) source(ctx context.Context) error {
 			}
 			sourced = true
 		}
-		if ref, ok := s.References["query_revision"]; ok && ref.ID != "" {
-			q, err := j.x.Client.QueryRevision(ctx, j.sc, ref.ID)
+		if ref, ok := s.References["query_revision"]; ok && text(ref.ID) != "" {
+			q, err := j.x.Client.QueryRevision(ctx, j.sc, *ref.ID)
 			if err != nil {
 				return fmt.Errorf("evalrun: query revision of step %s: %w", s.Key, err)
 			}
-			roots, err := j.x.Client.Traces(ctx, j.sc, q.Filtering, q.Oldest, q.Newest, q.Rate, 0)
+			roots, err := j.x.Tracing.Traces(ctx, j.sc, q.Filtering, q.Oldest, q.Newest, q.Rate, 0)
 			if err != nil {
 				return fmt.Errorf("evalrun: traces of step %s: %w", s.Key, err)
 			}
@@ -95,17 +95,20 @@ func (j *jobRun) window(ctx context.Context) error {
 		case <-time.After(min(d, j.x.WindowGrace)):
 		}
 	}
+	if over, err := j.dailyBudgetReached(ctx); err != nil || over {
+		return err // over: this window is not scored (the run's meta.pause says why)
+	}
 	var items []item
 	for _, s := range j.plan.inputs {
 		ref, ok := s.References["query_revision"]
-		if !ok || ref.ID == "" {
+		if !ok || text(ref.ID) == "" {
 			continue
 		}
-		q, err := j.x.Client.QueryRevision(ctx, j.sc, ref.ID)
+		q, err := j.x.Client.QueryRevision(ctx, j.sc, *ref.ID)
 		if err != nil {
 			return fmt.Errorf("evalrun: query revision of step %s: %w", s.Key, err)
 		}
-		roots, err := j.x.Client.Traces(ctx, j.sc, q.Filtering, &oldest, &newest, q.Rate, 0)
+		roots, err := j.x.Tracing.Traces(ctx, j.sc, q.Filtering, &oldest, &newest, q.Rate, 0)
 		if err != nil {
 			return fmt.Errorf("evalrun: traces of step %s: %w", s.Key, err)
 		}
@@ -131,13 +134,13 @@ func (j *jobRun) window(ctx context.Context) error {
 // a restart of the run.
 func (j *jobRun) mint(ctx context.Context, items []item, ts *time.Time, interval *int) ([]string, error) {
 	p := j.plan
-	status := evalclient.Pending
+	status := evaluation.Pending
 	if p.executable() {
-		status = evalclient.Running
+		status = evaluation.Running
 	}
 	seen := map[string]bool{}
-	var scenarios []evalclient.Scenario
-	var cells []evalclient.Result
+	var scenarios []evaluation.Scenario
+	var cells []evaluation.Result
 	var ids []string
 	for _, it := range items {
 		id := ScenarioID(j.job.RunID, it.key)
@@ -146,14 +149,14 @@ func (j *jobRun) mint(ctx context.Context, items []item, ts *time.Time, interval
 		}
 		seen[id] = true
 		ids = append(ids, id)
-		scenarios = append(scenarios, evalclient.Scenario{ID: id, RunID: j.job.RunID, Status: status, Timestamp: ts, Interval: interval})
+		scenarios = append(scenarios, evaluation.Scenario{ID: id, RunID: j.job.RunID, Status: status, Timestamp: ts, Interval: interval})
 		for r := range p.repeats {
 			for _, s := range p.inputs {
 				if !strings.HasPrefix(it.key, s.Key+":") {
 					continue
 				}
-				cells = append(cells, evalclient.Result{RunID: j.job.RunID, ScenarioID: id, StepKey: s.Key, RepeatIdx: r,
-					Status: evalclient.Success, TestcaseID: it.testcaseID, TraceID: it.traceID, Timestamp: ts, Interval: interval})
+				cells = append(cells, evaluation.Result{RunID: j.job.RunID, ScenarioID: id, StepKey: s.Key, RepeatIdx: r,
+					Status: evaluation.Success, TestcaseID: optional(it.testcaseID), TraceID: optional(it.traceID), Timestamp: ts, Interval: interval})
 			}
 		}
 	}

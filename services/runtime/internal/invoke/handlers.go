@@ -152,6 +152,18 @@ func (r *run) callModel(ctx context.Context, kind string, t prompt.Template, msg
 	}
 	start := time.Now()
 	key := r.cacheKey(secrets, req)
+	if key == "" {
+		return r.lookupOrCall(ctx, kind, t, msgs, secrets, req, start, "")
+	}
+	return r.coalesce(ctx, kind, t, msgs, start, key, func() (llm.Response, error) {
+		return r.lookupOrCall(ctx, kind, t, msgs, secrets, req, start, key)
+	})
+}
+
+// lookupOrCall answers the call from the model-call cache under key, else
+// calls the provider and caches a successful answer under key (no cache
+// for an empty key).
+func (r *run) lookupOrCall(ctx context.Context, kind string, t prompt.Template, msgs []prompt.Message, secrets llm.Secrets, req llm.Request, start time.Time, key string) (llm.Response, error) {
 	if key != "" {
 		res, ok, err := r.s.Cache.Lookup(ctx, r.call.Scope, key)
 		if err != nil && r.s.Log != nil {
@@ -166,7 +178,10 @@ func (r *run) callModel(ctx context.Context, kind string, t prompt.Template, msg
 		}
 	}
 	r.calls.Made++
-	var res llm.Response
+	var (
+		res llm.Response
+		err error
+	)
 	if r.call.Stream != nil {
 		res, err = r.s.LLM.ChatStream(ctx, secrets, req, func(d llm.Delta) error {
 			if d.Content == "" {

@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/assayhq/assay/pkg/errs"
-	"github.com/assayhq/assay/pkg/httpx"
+	"github.com/assayhq/assay/pkg/httpstatus"
 	"github.com/assayhq/assay/pkg/scope"
 	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/services/runtime/internal/codebox"
@@ -94,6 +95,8 @@ type Service struct {
 	// RateLimitWait is how long an evaluation cell's model call queues on
 	// a provider's 429 before it fails (llm.Request.RateLimitWait).
 	RateLimitWait time.Duration
+
+	flight singleflight.Group // identical cacheable model calls in flight (coalesce)
 }
 
 // EvalOptions are an evaluation cell's: its repeat index, whether its
@@ -344,10 +347,10 @@ func kindOf(key string) string {
 }
 
 // statusOf is the envelope status of a failure; the HTTP status follows
-// pkg/httpx's one mapping of kinds.
+// pkg/httpstatus's one mapping of kinds.
 func statusOf(err error) RunStatus {
 	e := errs.From(err)
-	code := httpx.Status(e.Kind)
+	code := httpstatus.Of(e.Kind)
 	msg := e.Msg
 	if e.Kind == errs.Internal {
 		msg = "An unexpected error occurred while running the handler."

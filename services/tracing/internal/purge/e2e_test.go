@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assayhq/assay/pkg/chx"
-	"github.com/assayhq/assay/pkg/evaljob"
+	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/platformtest"
 )
@@ -100,7 +100,7 @@ func TestDeletingAnOrganizationPurgesItsProjects(t *testing.T) {
 			out["clickhouse spans"] = int(spans)
 		}
 		for stream, subject := range map[string]string{spanstream.SpanStream: spanstream.SpanSubject(id.String()),
-			spanstream.DeadLetterStream: spanstream.DeadLetterSubject(id.String()), evaljob.Stream: evaljob.Subject(id.String())} {
+			spanstream.DeadLetterStream: spanstream.DeadLetterSubject(id.String()), evaluation.Stream: evaluation.Subject(id.String())} {
 			s, err := js.Stream(ctx, stream)
 			if errors.Is(err, jetstream.ErrStreamNotFound) {
 				continue

@@ -11,7 +11,7 @@ function loadUPlot(): Promise<UPlotCtor> {
 }
 
 /** Histogram draws a metric's histogram bins as bars. */
-export function Histogram({ title, stats, width = 360, height = 180 }: { title: string; stats: MetricStats; width?: number; height?: number }) {
+export function Histogram({ title, stats, width = 360, height = 180, format = fmt }: { title: string; stats: MetricStats; width?: number; height?: number; format?: (x: number) => string }) {
   const el = useRef<HTMLDivElement>(null);
   const [failed, setFailed] = useState<string | null>(null);
   useEffect(() => {
@@ -48,8 +48,8 @@ export function Histogram({ title, stats, width = 360, height = 180 }: { title: 
     <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
       <figcaption>
         <strong>{title}</strong> — n={stats.count ?? 0}
-        {stats.mean !== undefined && `, mean ${fmt(stats.mean)}`}
-        {stats.min !== undefined && `, min ${fmt(stats.min)}, max ${fmt(stats.max!)}`}
+        {stats.mean !== undefined && `, mean ${format(stats.mean)}`}
+        {stats.min !== undefined && `, min ${format(stats.min)}, max ${format(stats.max!)}`}
       </figcaption>
       <div ref={el} />
       {failed && <p role="alert">chart: {failed}</p>}

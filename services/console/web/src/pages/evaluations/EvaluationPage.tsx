@@ -17,6 +17,7 @@ import {
   getRun,
   globalMetrics,
   normTraceId,
+  pauseOf,
   progress,
   stopReason,
   testcases,
@@ -46,6 +47,7 @@ import {
   type Verdict,
 } from "./results";
 import { Histogram, PassRate, errorCount, fmt } from "./Chart";
+import { usd } from "../../lib/usd";
 import { LivePanel } from "./OnlineEvaluation";
 
 const TERMINAL = new Set(["success", "failure", "errors", "cancelled"]);
@@ -70,7 +72,10 @@ export interface Names {
 
 export default function EvaluationPage() {
   const { id = "" } = useParams();
-  const run = useQuery({ queryKey: ["run", id], queryFn: () => getRun(id) });
+  // A live run is read again every few seconds: its meta.pause comes and
+  // goes (its daily budget reached, then the next day) with no change of
+  // status the progress would show.
+  const run = useQuery({ queryKey: ["run", id], queryFn: () => getRun(id), refetchInterval: (q) => (q.state.data?.flags?.is_live ? 5000 : false) });
   const prog = useQuery({
     queryKey: ["run-progress", id],
     queryFn: () => progress(id),
@@ -158,7 +163,7 @@ export default function EvaluationPage() {
         <aside className="results-charts" aria-label="charts">
           <h2>Charts</h2>
           {!done && !live && <p>Charts appear when the run is over.</p>}
-          {live && !done && <SoFar started={run.data?.created_at} computed={metrics.data?.updated_at ?? metrics.data?.created_at} any={!!metrics.data} />}
+          {live && !done && <SoFar started={run.data?.created_at} computed={metrics.data?.updated_at ?? metrics.data?.created_at} any={!!metrics.data} paused={!!pauseOf(run.data)} />}
           {metrics.data && <Charts m={metrics.data} steps={steps} label={names.label} width={300} compact />}
           {done && !metrics.data && !metrics.isLoading && <p>No metrics recorded yet.</p>}
         </aside>
@@ -168,8 +173,9 @@ export default function EvaluationPage() {
 }
 
 /** SoFar says what a live run's charts cover: the traces scored from its
- * start to when its metrics were last computed, not a final figure. */
-function SoFar({ started, computed, any }: { started?: string; computed?: string; any: boolean }) {
+ * start to when its metrics were last computed, not a final figure; a
+ * paused run's charts do not move until it resumes. */
+function SoFar({ started, computed, any, paused }: { started?: string; computed?: string; any: boolean; paused: boolean }) {
   const at = (s?: string) => (s ? new Date(s).toLocaleString() : "");
   // The end of the window on the day it started reads as a time only.
   const until = (s: string) => (started && new Date(s).toDateString() === new Date(started).toDateString() ? new Date(s).toLocaleTimeString() : at(s));
@@ -177,7 +183,8 @@ function SoFar({ started, computed, any }: { started?: string; computed?: string
   return (
     <p data-testid="charts-so-far">
       <strong>So far</strong>: the traces scored {started ? `from ${at(started)} ` : ""}
-      {computed ? `to ${until(computed)}` : "until now"}. The evaluation is live: the charts refresh as each window of traces is scored.
+      {computed ? `to ${until(computed)}` : "until now"}.{" "}
+      {paused ? "The evaluation is paused: the charts stay as they are until scoring resumes." : "The evaluation is live: the charts refresh as each window of traces is scored."}
     </p>
   );
 }
@@ -459,7 +466,7 @@ export function Results({ model, names = { label: (k) => model.labels[k] ?? k },
                   })}
                   {appMetrics.map((s) => (
                     <td key={s.key} className="num">
-                      {r.scores[s.key] !== undefined ? fmt(r.scores[s.key]) : "—"}
+                      {r.scores[s.key] !== undefined ? (isCostPath(s.path) ? usd(r.scores[s.key]) : fmt(r.scores[s.key])) : "—"}
                     </td>
                   ))}
                 </tr>
@@ -545,6 +552,10 @@ function EvalCell({ row, cellKey, step, model, names, outputs }: { row: ResultRo
   );
 }
 
+/** isCostPath tells a metric in dollars: the costs an application's
+ * traces add up, read as "$0.0000015", not "1.50e-6". */
+const isCostPath = (path: string) => path.startsWith("attributes.ag.metrics.costs.");
+
 const DEFAULTS: Record<string, string> = {
   "attributes.ag.metrics.duration.cumulative": "latency (ms)",
   "attributes.ag.metrics.costs.cumulative.total": "cost",
@@ -587,7 +598,7 @@ export function Charts({ m, steps: runSteps, label, width, compact }: { m: Metri
                 return s.type === "binary" || (!s.hist?.length && s.freq?.length) ? (
                   <PassRate key={path} title={title} stats={s} errors={evaluator ? errorCount(paths) : 0} width={width} />
                 ) : (
-                  <Histogram key={path} title={title} stats={s} width={width} height={width ? 140 : undefined} />
+                  <Histogram key={path} title={title} stats={s} width={width} height={width ? 140 : undefined} format={isCostPath(path) ? usd : undefined} />
                 );
               })}
             </div>

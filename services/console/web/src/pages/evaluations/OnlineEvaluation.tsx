@@ -8,7 +8,7 @@
 import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "react-router";
-import { createOnlineEvaluation, lastScenario, queryRevision, startEvaluation, stopEvaluation, type Progress, type QueryRevision, type Run } from "../../api/evaluations";
+import { createOnlineEvaluation, lastScenario, pauseOf, queryRevision, startEvaluation, stopEvaluation, type Pause, type Progress, type QueryRevision, type Run } from "../../api/evaluations";
 import { headRevisionId, listEvaluators } from "../../api/evaluators";
 import { ErrorBox } from "../../components/ErrorBox";
 import { FilterBuilder } from "../../components/FilterBuilder";
@@ -26,12 +26,16 @@ export function NewOnlineEvaluation() {
   const [combine, setCombine] = useState<"and" | "or">("and");
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [percent, setPercent] = useState("100");
+  const [budget, setBudget] = useState("");
   const [evs, setEvs] = useState<string[]>([]);
   const [err, setErr] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const allowed = perms.can("run_evaluation") && perms.can("write");
   const rate = Number(percent) / 100;
   const rateOk = Number.isFinite(rate) && rate > 0 && rate <= 1;
+  // An empty budget is no budget; the registry takes 0 < budget ≤ 1,000,000.
+  const dollars = budget.trim() === "" ? undefined : Number(budget);
+  const budgetOk = dollars === undefined || (Number.isFinite(dollars) && dollars > 0 && dollars <= 1_000_000);
 
   const create = async () => {
     setErr(null);
@@ -50,7 +54,7 @@ export function NewOnlineEvaluation() {
     try {
       const evRevs = await Promise.all(evs.map(headRevisionId));
       if (evRevs.some((x) => !x)) throw new Error("An evaluator has no revision.");
-      const run = await createOnlineEvaluation({ name: name.trim(), filtering, rate, evaluatorRevisionIds: evRevs as string[] });
+      const run = await createOnlineEvaluation({ name: name.trim(), filtering, rate, budget: dollars, evaluatorRevisionIds: evRevs as string[] });
       await qc.invalidateQueries({ queryKey: ["runs"] });
       nav(`/evaluations/${run.id}`);
     } catch (e) {
@@ -83,6 +87,20 @@ export function NewOnlineEvaluation() {
           <input type="number" min={1} max={100} step={1} value={percent} onChange={(e) => setPercent(e.currentTarget.value)} aria-label="sampling rate" style={{ width: 70 }} />% of the
           matching traces
         </label>
+        <label>
+          Daily budget $
+          <input
+            type="number"
+            min={0}
+            step="any"
+            placeholder="none"
+            value={budget}
+            onChange={(e) => setBudget(e.currentTarget.value)}
+            aria-label="daily budget"
+            style={{ width: 90 }}
+          />{" "}
+          <span className="muted">optional: once a UTC day's scoring costs this much, no trace is scored until 00:00 UTC</span>
+        </label>
         <fieldset>
           <legend>Evaluators</legend>
           {evaluators.data?.length === 0 && <span className="muted">No evaluator yet: create one on the Evaluators page.</span>}
@@ -99,8 +117,16 @@ export function NewOnlineEvaluation() {
           ))}
         </fieldset>
         <button
-          disabled={!allowed || !name.trim() || evs.length === 0 || !rateOk || busy}
-          title={allowed ? (rateOk ? undefined : "The sampling rate is a percentage from 1 to 100.") : perms.why("run_evaluation", "create online evaluations")}
+          disabled={!allowed || !name.trim() || evs.length === 0 || !rateOk || !budgetOk || busy}
+          title={
+            !allowed
+              ? perms.why("run_evaluation", "create online evaluations")
+              : !rateOk
+                ? "The sampling rate is a percentage from 1 to 100."
+                : !budgetOk
+                  ? "The daily budget is an amount in dollars over 0 (or empty: none)."
+                  : undefined
+          }
           onClick={create}
           data-testid="start-live"
         >
@@ -112,9 +138,36 @@ export function NewOnlineEvaluation() {
   );
 }
 
-/** LiveBadge is a live run's state in the runs list. */
+/** PauseNotice says that a live run scores nothing for now, why, and
+ * when it resumes in the reader's time as well as UTC. */
+export function PauseNotice({ pause }: { pause: Pause }) {
+  const at = pause.resumesAt ? new Date(pause.resumesAt) : undefined;
+  return (
+    <p data-testid="pause-notice" role="status" className="notice" style={{ margin: "0 0 8px" }}>
+      <strong>Paused: no trace is being scored</strong> ({pause.message}).
+      {at && !Number.isNaN(at.getTime()) && (
+        <>
+          {" "}
+          Scoring resumes by itself at <span data-testid="pause-resumes" data-at={pause.resumesAt}>
+            {at.toLocaleString()}
+          </span> your time; traces that arrive until then are not scored.
+        </>
+      )}
+    </p>
+  );
+}
+
+/** LiveBadge is a live run's state in the runs list and on its page:
+ * live, paused (its daily budget reached; still live, scoring nothing
+ * until the next day) or stopped. */
 export function LiveBadge({ run }: { run: Run }) {
   if (!run.flags?.is_live) return null;
+  if (pauseOf(run))
+    return (
+      <span className="badge warn" data-testid="live-badge" title={pauseOf(run)?.message}>
+        paused (daily budget)
+      </span>
+    );
   return run.flags.is_active ? (
     <span className="badge ok" data-testid="live-badge">
       <span className="live-dot" /> live
@@ -154,8 +207,10 @@ export function LivePanel({ run, progress }: { run: Run; progress?: Progress }) 
       setBusy(false);
     }
   };
+  const pause = pauseOf(run);
   return (
     <div data-testid="live-panel" className="card" style={{ padding: 8, marginBottom: 8 }}>
+      {pause && <PauseNotice pause={pause} />}
       <p style={{ margin: 0 }}>
         <LiveBadge run={run} /> Scores <span data-testid="live-scope">{scopeOf(query.data)}</span> ·{" "}
         <strong data-testid="live-scored">
