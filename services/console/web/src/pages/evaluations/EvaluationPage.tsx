@@ -90,8 +90,6 @@ export default function EvaluationPage() {
   const step = prog.data ? Math.floor((20 * (prog.data.results.success ?? 0)) / Math.max(1, prog.data.results.expected)) : 0;
   // A live run never ends and its scenarios keep coming: read again as
   // each trace is scored.
-  const gen = prog.data ? (done ? "done" : live ? `live-${prog.data.scenarios.total}-${prog.data.results.success ?? 0}` : String(step)) : "";
-  const doc = useExport(id, gen);
   // A finished run's metrics are read once it ends. A live run's are
   // recomputed as each window of traces is scored (the runtime refreshes
   // the run's metrics when it settles a window): read them while it is
@@ -105,6 +103,12 @@ export default function EvaluationPage() {
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (done && !q.state.data ? 2000 : live && !done ? 5000 : false),
   });
+  // A run stopped by its budget or by hand is done before its metrics are
+  // stored: the export is read again once they are (its score columns are
+  // the per-scenario metrics, written with the global record).
+  const computed = metrics.data ? (metrics.data.updated_at ?? metrics.data.created_at ?? "yes") : "no";
+  const gen = prog.data ? (done ? `done-${computed}` : live ? `live-${prog.data.scenarios.total}-${prog.data.results.success ?? 0}` : String(step)) : "";
+  const doc = useExport(id, gen);
   const steps = useMemo(() => run.data?.data?.steps ?? [], [run.data]);
   const evaluators = useQuery({ queryKey: ["evaluators"], queryFn: listEvaluators });
   const apps = useQuery({ queryKey: ["apps"], queryFn: listApps });
