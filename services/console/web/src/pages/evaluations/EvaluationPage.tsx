@@ -426,7 +426,7 @@ export function Results({ model, names = { label: (k) => model.labels[k] ?? k },
                 <Th key={k} k={k} names={names} />
               ))}
               {appMetrics.map((s) => (
-                <th key={s.key}>{APP_METRICS[s.path]}</th>
+                <th key={s.key} className="num">{APP_METRICS[s.path]}</th>
               ))}
             </tr>
           </thead>
