@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/app"
@@ -195,6 +196,7 @@ func run(ctx context.Context, cfg Config) error {
 				BudgetDay:   cfg.Eval.BudgetDay,
 				Waits:       &callcache.Waits{Registry: registry},
 				Cells:       &callcache.Cells{Registry: registry, TTL: cfg.LLM.CacheTTL},
+				Phases:      phaseSeconds(srv.Metrics),
 				Log:         log,
 			},
 			Jobs: cfg.Eval.Jobs, ProjectJobs: cfg.Eval.ProjectJobs, Lookahead: cfg.Eval.Lookahead, AckWait: cfg.Eval.AckWait, MaxDeliver: cfg.Eval.MaxDeliver,
@@ -217,3 +219,17 @@ func workerName() string {
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
 }
+
+// phaseSeconds is runtime_eval_phase_seconds, the time evaluation jobs
+// spend in each phase (evalrun.Phases), registered on reg.
+func phaseSeconds(reg prometheus.Registerer) evalrun.Phases {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "runtime_eval_phase_seconds",
+		Help:    "Time evaluation jobs spent in each phase: registry reads, claims, cell lookups, cells, result writes, metrics, settles.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"phase"})
+	reg.MustRegister(h)
+	return phases{h}
+}
+
+type phases struct{ *prometheus.HistogramVec }
+
+func (p phases) Observe(phase string, d time.Duration) { p.WithLabelValues(phase).Observe(d.Seconds()) }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,13 +260,16 @@ func TestCompute(t *testing.T) {
 }
 
 // countReads counts the grouped reads, apart from the readiness probes
-// (one spec, the span name), and their largest trace count.
+// (one spec, the span name), and their largest trace count. Compute
+// reads steps side by side: the counts are under mu.
 type countReads struct {
 	evalmetrics.Analytics
+	mu                  sync.Mutex
 	reads, probes, most int
 }
 
 func (c *countReads) Groups(ctx context.Context, sc scope.Scope, specs []evalmetrics.Spec, groups map[string][]string) (map[string]evalmetrics.Group, error) {
+	c.mu.Lock()
 	if len(specs) == 1 && specs[0].Path == "span_name" {
 		c.probes++
 	} else {
@@ -278,5 +282,6 @@ func (c *countReads) Groups(ctx context.Context, sc scope.Scope, specs []evalmet
 		}
 	}
 	c.most = max(c.most, len(distinct))
+	c.mu.Unlock()
 	return c.Analytics.Groups(ctx, sc, specs, groups)
 }

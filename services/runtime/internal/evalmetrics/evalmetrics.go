@@ -28,6 +28,7 @@
 package evalmetrics
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assayhq/assay/pkg/scope"
 )
@@ -153,6 +156,8 @@ type Computer struct {
 	// MaxTraces is the most distinct traces of one read (default, and at
 	// most, the tracing service's MaxTraces).
 	MaxTraces int
+	// Parallel is how many reads run at once (default 4).
+	Parallel int
 }
 
 // DefaultSpecs are the four specs every step gets, as on the compatible
@@ -333,12 +338,11 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 		return Result{}, err
 	}
 	all := make([]map[string]Group, len(reads))
-	for i, r := range reads {
-		got, err := c.read(ctx, sc, r)
-		if err != nil {
-			return Result{}, err
-		}
-		all[i] = got
+	if err := c.each(ctx, reads, func(ctx context.Context, i int, r *stepRead) (err error) {
+		all[i], err = c.read(ctx, sc, r)
+		return err
+	}); err != nil {
+		return Result{}, err
 	}
 	for i, r := range reads {
 		for name, g := range all[i] {
@@ -364,6 +368,20 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 		}
 	}
 	return res, nil
+}
+
+// each runs fn over the reads, Parallel at a time (default 4), and
+// returns the first error. A run's steps are read side by side: each
+// read waits on its own round trip and ClickHouse query, and a re-run
+// whose cells reuse stored traces spends most of its tail on them
+// (docs/benchmarks.md, "The same run again").
+func (c *Computer) each(ctx context.Context, reads []*stepRead, fn func(ctx context.Context, i int, r *stepRead) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(cmp.Or(c.Parallel, 4))
+	for i, r := range reads {
+		g.Go(func() error { return fn(ctx, i, r) })
+	}
+	return g.Wait()
 }
 
 // read is one step's groups over all its specs, MaxSpecs per call.
@@ -507,16 +525,23 @@ func (c *Computer) waitReadable(ctx context.Context, sc scope.Scope, reads []*st
 	// run's status; a probe is cheap (no roll-up).
 	pause := max(poll/8, 10*time.Millisecond)
 	for {
-		var still []*stepRead
-		for _, r := range pending {
+		short := make([]bool, len(pending))
+		if err := c.each(ctx, pending, func(ctx context.Context, i int, r *stepRead) error {
 			if len(r.ids) == 0 {
-				continue
+				return nil
 			}
 			got, err := c.Tracing.Groups(ctx, sc, probe, map[string][]string{groupRun: r.ids})
 			if err != nil {
 				return fmt.Errorf("metrics of step %s: %w", r.step.Key, err)
 			}
-			if got[groupRun].Roots < len(r.ids) {
+			short[i] = got[groupRun].Roots < len(r.ids)
+			return nil
+		}); err != nil {
+			return err
+		}
+		var still []*stepRead
+		for i, r := range pending {
+			if short[i] {
 				still = append(still, r)
 			}
 		}

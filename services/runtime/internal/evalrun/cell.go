@@ -94,7 +94,9 @@ func (b *resultBuffer) flush(ctx context.Context) {
 		return
 	}
 	j := b.e.j
+	start := time.Now()
 	err := j.x.Client.WriteResults(ctx, j.sc, rs)
+	j.x.timed("write", start)
 	// Written or not, these cells are no longer renewed: a failed write
 	// leaves them to another job once the lease is over.
 	for _, r := range rs {

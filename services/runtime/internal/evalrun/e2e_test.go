@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -442,4 +443,46 @@ func (s *stack) saveQuery(t *testing.T, key, slug string) string {
 	rev, _ := q["revision_id"].(string)
 	require.NotEmpty(t, rev, "%v", q)
 	return rev
+}
+
+// phases reads the workers' runtime_eval_phase_seconds sums: the job time
+// spent in each phase so far, summed over the workers.
+func (s *stack) phases(t *testing.T) map[string]float64 {
+	t.Helper()
+	sums := map[string]float64{}
+	for _, w := range s.workers {
+		res, err := http.Get(w.MetricsURL + "/metrics")
+		require.NoError(t, err)
+		page, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(page), "\n") {
+			rest, ok := strings.CutPrefix(line, `runtime_eval_phase_seconds_sum{phase="`)
+			if !ok {
+				continue
+			}
+			phase, value, _ := strings.Cut(rest, `"} `)
+			v, err := strconv.ParseFloat(value, 64)
+			require.NoError(t, err, line)
+			sums[phase] += v
+		}
+	}
+	return sums
+}
+
+// phasesSince formats the job time by phase since before (phases), the
+// largest first.
+func (s *stack) phasesSince(t *testing.T, before map[string]float64) string {
+	t.Helper()
+	now := s.phases(t)
+	names := make([]string, 0, len(now))
+	for p := range now {
+		names = append(names, p)
+	}
+	sort.Slice(names, func(i, j int) bool { return now[names[i]]-before[names[i]] > now[names[j]]-before[names[j]] })
+	var parts []string
+	for _, p := range names {
+		parts = append(parts, fmt.Sprintf("%s %.2f s", p, now[p]-before[p]))
+	}
+	return strings.Join(parts, ", ")
 }

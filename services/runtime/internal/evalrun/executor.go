@@ -78,7 +78,26 @@ type Executor struct {
 	BudgetDay time.Duration
 	// Now is the clock of the daily budget (nil: time.Now).
 	Now func() time.Time
-	Log *slog.Logger
+	// Phases hears how long each phase of a job took (nil: not timed).
+	Phases Phases
+	Log    *slog.Logger
+}
+
+// Phases hears the time a job spent in one of its phases: the registry's
+// reads ("scenarios", "results", "sources"), "claim", building the cells'
+// requests ("prepare"), the cell cache's "lookup", running the cells
+// ("cells"), writing their results ("write"), "metrics" and "settle".
+// The runtime exports it as runtime_eval_phase_seconds; a job's phases
+// run one after another, except writes, which overlap the cells.
+type Phases interface {
+	Observe(phase string, d time.Duration)
+}
+
+// timed reports the time since start under phase.
+func (x *Executor) timed(phase string, start time.Time) {
+	if x.Phases != nil {
+		x.Phases.Observe(phase, time.Since(start))
+	}
 }
 
 // WaitReporter reports a run's wait on a provider's rate limit.
@@ -233,7 +252,10 @@ func (j *jobRun) draining() bool { return j.drain != nil && j.drain.Err() != nil
 func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
 	ids, compute, settle := j.metricScenarios(ctx, scenarioIDs)
 	if compute {
-		if err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, ids); err != nil && j.x.Log != nil {
+		start := time.Now()
+		err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, ids)
+		j.x.timed("metrics", start)
+		if err != nil && j.x.Log != nil {
 			// Metrics can be refreshed later (metrics/refresh); the run's
 			// status must not wait on them.
 			j.x.Log.Warn("evaluation metrics not computed", "run_id", j.job.RunID, "err", err)
@@ -242,6 +264,7 @@ func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
 	if !settle {
 		return nil
 	}
+	defer j.x.timed("settle", time.Now())
 	_, err := j.x.Client.Settle(ctx, j.sc, j.job.RunID)
 	if errors.Is(err, svcclient.ErrClosed) {
 		return nil

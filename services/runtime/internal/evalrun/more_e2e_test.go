@@ -224,10 +224,12 @@ func TestHundredTestcases(t *testing.T) {
 	_, regex := s.workflow(t, key, "evaluator", "regex", map[string]any{"uri": "agenta:builtin:auto_regex_test:v0",
 		"parameters": map[string]any{"regex_pattern": "^echo", "regex_should_match": true}})
 	start := time.Now()
+	phases := s.phases(t)
 	id := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
 		"evaluator_steps": map[string]any{em: "auto", contains: "auto", regex: "auto"}}, nil)
 	run := s.waitRun(t, key, id, 600*time.Second, "success", "errors", "failure")
 	took := time.Since(start)
+	t.Logf("job time by phase: %s", s.phasesSince(t, phases))
 	require.Equal(t, "success", run["status"])
 	assert.Equal(t, n, len(s.scenarios(t, key, id)))
 	rs := s.results(t, key, id)
@@ -244,10 +246,12 @@ func TestHundredTestcases(t *testing.T) {
 	// The same evaluation again: every cell reuses the first run's.
 	calls := appCalls(s.llm)
 	start = time.Now()
+	phases = s.phases(t)
 	again := s.evaluate(t, key, map[string]any{"testset_steps": []any{ts.revisionID}, "application_steps": []any{appRev},
 		"evaluator_steps": map[string]any{em: "auto", contains: "auto", regex: "auto"}}, nil)
 	require.Equal(t, "success", s.waitRun(t, key, again, 600*time.Second, "success", "errors", "failure")["status"])
 	t.Logf("the same run again: %s from create to success, %d model calls", time.Since(start).Round(10*time.Millisecond), appCalls(s.llm)-calls)
+	t.Logf("job time by phase: %s", s.phasesSince(t, phases))
 	assert.Equal(t, calls, appCalls(s.llm), "the re-run's model calls are all answered from the cache")
 	reused := 0
 	for _, r := range s.results(t, key, again) {

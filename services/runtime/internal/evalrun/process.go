@@ -43,7 +43,9 @@ type appResult struct {
 // that worker died); a cell is executed at most once per job.
 func (j *jobRun) process(ctx context.Context) error {
 	p := j.plan
+	start := time.Now()
 	scs, err := j.x.Client.Scenarios(ctx, j.sc, j.job.RunID, j.job.Slice.ScenarioIDs)
+	j.x.timed("scenarios", start)
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,9 @@ func (j *jobRun) process(ctx context.Context) error {
 		} else if over {
 			return j.settle(ctx, ids...)
 		}
+		start := time.Now()
 		results, err := j.x.Client.Results(ctx, j.sc, registryclient.ResultFilter{RunID: j.job.RunID, ScenarioIDs: ids})
+		j.x.timed("results", start)
 		if err != nil {
 			return err
 		}
@@ -98,7 +102,10 @@ func (j *jobRun) process(ctx context.Context) error {
 		for i := range results {
 			byCell[results[i].Of()] = &results[i]
 		}
-		if err := j.loadSources(ctx, srcs, byCell); err != nil {
+		start = time.Now()
+		err = j.loadSources(ctx, srcs, byCell)
+		j.x.timed("sources", start)
+		if err != nil {
 			return err
 		}
 		todo, waiting := j.targets(scs, byCell, e.executedSet())
@@ -106,6 +113,7 @@ func (j *jobRun) process(ctx context.Context) error {
 			break
 		}
 		var claimed []evaluation.Result
+		start = time.Now()
 		for i := 0; i < len(todo); i += maxClaim {
 			got, err := j.x.Client.Claim(ctx, j.sc, registryclient.Claim{RunID: j.job.RunID, Worker: j.x.Worker,
 				LeaseSeconds: int(lease / time.Second), Statuses: j.job.Statuses, Overwrite: j.job.Overwrite,
@@ -118,6 +126,7 @@ func (j *jobRun) process(ctx context.Context) error {
 			}
 			claimed = append(claimed, got...)
 		}
+		j.x.timed("claim", start)
 		e.hold(claimed)
 		if len(claimed) == 0 {
 			// Everything left is held by another worker or waits on a
@@ -411,18 +420,25 @@ func (e *cellRun) execute(exec, ctx context.Context, claimed []evaluation.Result
 		}
 		wg.Wait()
 	}
+	x := e.j.x
+	start := time.Now()
 	each(func(cj *cellJob) { cj.call = e.prepare(exec, cj.c, cj.step, cj.src, byCell) })
-	if e.j.x.Cells != nil {
+	x.timed("prepare", start)
+	if x.Cells != nil {
 		calls := make([]*call, 0, len(cells))
 		for _, cj := range cells {
 			if !cj.done {
 				calls = append(calls, cj.call)
 			}
 		}
+		start = time.Now()
 		e.lookup(exec, calls)
+		x.timed("lookup", start)
 	}
+	start = time.Now()
 	each(func(cj *cellJob) { e.run(exec, ctx, cj.c, cj.call, cj.src) })
 	e.out.flush(ctx)
+	x.timed("cells", start)
 }
 
 // release hands back a claimed cell that did not run, written with the
