@@ -1,8 +1,10 @@
 package evaluations_test
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
+	"strconv"
 	"testing"
 
 	"github.com/google/uuid"
@@ -45,6 +47,31 @@ func BenchmarkResultWrite(b *testing.B) {
 		if _, err := svc.UpsertResults(ctx, sc, []ev.Result{{RunID: run.ID, ScenarioID: s.ID, StepKey: "evaluator-a", Status: ev.Success}}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkResultWriteBatch is one worker writing n finished cells in one
+// call, as a pass's result buffer does (services/runtime/internal/evalrun,
+// resultBuffer), with a worker's meta and a trace id: the cost per result
+// tells what a larger write saves.
+func BenchmarkResultWriteBatch(b *testing.B) {
+	svc, sc, run, scen := benchWorld(b)
+	meta := json.RawMessage(`{"worker":"runtime-1","cache":"cell","reused":{"run_id":"` + run.ID + `","scenario_id":"` + scen[0].ID + `","step_key":"evaluator-a","repeat_idx":0}}`)
+	trace := "0123456789abcdef0123456789abcdef"
+	for _, n := range []int{50, 300} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			rs := make([]ev.Result, n)
+			for i := 0; b.Loop(); i++ {
+				for j := range rs {
+					s := scen[(i*n+j)%len(scen)]
+					rs[j] = ev.Result{RunID: run.ID, ScenarioID: s.ID, StepKey: []string{"evaluator-a", "evaluator-b", "evaluator-c"}[j%3], Status: ev.Success, TraceID: &trace, Meta: meta}
+				}
+				if _, err := svc.UpsertResults(ctx, sc, rs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/result")
+		})
 	}
 }
 

@@ -448,9 +448,15 @@ func cellsJSON(cells []ev.Cell) (string, error) {
 }
 
 // RecomputeScenarios sets each listed scenario's status from its cells in
-// one statement, writing only the rows whose status changes. It locks the
+// one statement, writing only the rows whose status changes: errors when
+// a cell failed, pending while an expected cell has no result or one not
+// done, cancelled when a cell was cancelled, else success. It locks the
 // scenarios in id order first, so two transactions recomputing
-// overlapping scenarios queue instead of deadlocking.
+// overlapping scenarios queue instead of deadlocking. Its cost is one scan
+// of the listed scenarios' cells (the statement it replaced tested every
+// scenario of the run against every cell of the run on a table without
+// statistics: 2.8 ms per written result on a run of 1,000 scenarios,
+// BenchmarkResultWriteBatch).
 func (e *Evaluations) RecomputeScenarios(ctx context.Context, p, run uuid.UUID, ids []uuid.UUID, expected []ev.Cell) error {
 	if len(ids) == 0 {
 		return nil
@@ -464,28 +470,56 @@ func (e *Evaluations) RecomputeRun(ctx context.Context, p, run uuid.UUID, expect
 }
 
 // recompute recomputes the run's scenarios ids, all of them when ids is
-// nil (sent as NULL).
+// nil (sent as NULL), in two statements: one locks the scenarios and
+// computes their statuses from one scan of their cells, grouped, with no
+// join a planner could turn into a scan per scenario (it did, on tables
+// without statistics yet: every write tested each scenario of the run
+// against every cell of the run); the other writes the few that change.
+// It runs in the caller's transaction, which holds the locks until it
+// ends.
 func (e *Evaluations) recompute(ctx context.Context, p, run uuid.UUID, ids []pgtype.UUID, expected []ev.Cell) error {
 	js, err := cellsJSON(expected)
 	if err != nil {
 		return err
 	}
-	_, err = e.pool.Exec(ctx, `WITH locked AS (
-			SELECT id FROM evaluation_scenarios WHERE project_id = $1 AND run_id = $2 AND ($3::uuid[] IS NULL OR id = ANY($3)) ORDER BY id FOR UPDATE),
-		e AS (SELECT * FROM jsonb_to_recordset($4::jsonb) AS e(k text, r int)),
+	rows, err := e.pool.Query(ctx, `WITH locked AS MATERIALIZED (
+			SELECT id, status FROM evaluation_scenarios WHERE project_id = $1 AND run_id = $2 AND ($3::uuid[] IS NULL OR id = ANY($3))
+			ORDER BY id FOR UPDATE),
+		e AS MATERIALIZED (SELECT * FROM jsonb_to_recordset($4::jsonb) AS e(k text, r int)),
+		cells AS (
+			SELECT id, status AS old, NULL::text AS status, false AS expected FROM locked
+			UNION ALL
+			SELECT x.scenario_id, NULL, x.status, EXISTS (SELECT 1 FROM e WHERE e.k = x.step_key AND e.r = x.repeat_idx)
+			FROM evaluation_results x
+			WHERE x.project_id = $1 AND x.run_id = $2 AND ($3::uuid[] IS NULL OR x.scenario_id = ANY($3))),
 		calc AS (
-			SELECT s.id, CASE
-				WHEN EXISTS (SELECT 1 FROM evaluation_results x WHERE x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id
-					AND x.status IN ('failure', 'errors')) THEN 'errors'
-				WHEN EXISTS (SELECT 1 FROM e LEFT JOIN evaluation_results x ON x.project_id = $1 AND x.run_id = $2
-					AND x.scenario_id = s.id AND x.step_key = e.k AND x.repeat_idx = e.r
-					WHERE x.id IS NULL OR x.status IN ('pending', 'queued', 'running')) THEN 'pending'
-				WHEN EXISTS (SELECT 1 FROM evaluation_results x WHERE x.project_id = $1 AND x.run_id = $2 AND x.scenario_id = s.id
-					AND x.status = 'cancelled') THEN 'cancelled'
+			SELECT id, max(old) AS old, CASE
+				WHEN bool_or(status IN ('failure', 'errors')) THEN 'errors'
+				WHEN count(*) FILTER (WHERE expected AND status NOT IN ('pending', 'queued', 'running')) < (SELECT count(*) FROM e) THEN 'pending'
+				WHEN bool_or(status = 'cancelled') THEN 'cancelled'
 				ELSE 'success' END AS st
-			FROM locked JOIN evaluation_scenarios s ON s.project_id = $1 AND s.id = locked.id)
-		UPDATE evaluation_scenarios s SET status = calc.st, updated_at = now()
-		FROM calc WHERE s.project_id = $1 AND s.id = calc.id AND s.status <> calc.st`, p, run, ids, js)
+			FROM cells GROUP BY id HAVING count(old) > 0)
+		SELECT id, st FROM calc WHERE old <> st`, p, run, ids, js)
+	if err != nil {
+		return err
+	}
+	var changed []pgtype.UUID
+	var statuses []string
+	for rows.Next() {
+		var id pgtype.UUID
+		var st string
+		if err := rows.Scan(&id, &st); err != nil {
+			rows.Close()
+			return err
+		}
+		changed, statuses = append(changed, id), append(statuses, st)
+	}
+	if err := rows.Err(); err != nil || len(changed) == 0 {
+		return err
+	}
+	_, err = e.pool.Exec(ctx, `UPDATE evaluation_scenarios s SET status = u.st, updated_at = now()
+		FROM unnest($3::uuid[], $4::text[]) AS u(id, st) WHERE s.project_id = $1 AND s.run_id = $2 AND s.id = u.id`,
+		p, run, changed, statuses)
 	return err
 }
 
