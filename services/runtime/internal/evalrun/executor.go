@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/assayhq/assay/pkg/evaluation"
 	"github.com/assayhq/assay/pkg/scope"
@@ -81,6 +82,8 @@ type Executor struct {
 	// Phases hears how long each phase of a job took (nil: not timed).
 	Phases Phases
 	Log    *slog.Logger
+
+	flight singleflight.Group // whole-run metrics computations in flight, by run id
 }
 
 // Phases hears the time a job spent in one of its phases: the registry's
@@ -253,7 +256,17 @@ func (j *jobRun) settle(ctx context.Context, scenarioIDs ...string) error {
 	ids, compute, settle := j.metricScenarios(ctx, scenarioIDs)
 	if compute {
 		start := time.Now()
-		err := j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, ids)
+		var err error
+		if ids == nil {
+			// Every job that finds the whole run done computes the same
+			// records: jobs of this worker finishing together share one
+			// computation instead of each reading every trace.
+			_, err, _ = j.x.flight.Do(j.job.RunID, func() (any, error) {
+				return nil, j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, nil)
+			})
+		} else {
+			err = j.x.Metrics.Refresh(ctx, j.sc, j.plan.run, ids)
+		}
 		j.x.timed("metrics", start)
 		if err != nil && j.x.Log != nil {
 			// Metrics can be refreshed later (metrics/refresh); the run's
