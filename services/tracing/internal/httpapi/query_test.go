@@ -314,6 +314,28 @@ func TestLongLeafStoredOnceStillFilters(t *testing.T) {
 	assert.Equal(t, messages, attrs["messages"])
 	assert.Equal(t, marked, attrs["marked"])
 	assert.Equal(t, "a\x00"+long, attrs["nul"])
+	for _, q := range []struct {
+		name string
+		cond map[string]any
+	}{
+		{"parked copy contains", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "operator": "contains", "value": "NEEDLE"}},
+		{"parked copy is", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "value": long}},
+		{"parked copy startswith", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "operator": "startswith", "value": "needle"}},
+		{"raw is", map[string]any{"field": "attributes", "key": "input.value", "operator": "eq", "value": long}},
+		{"raw contains", map[string]any{"field": "attributes", "key": "input.value", "operator": "contains", "value": "ipsum lorem"}},
+		{"NUL is", map[string]any{"field": "attributes", "key": "nul", "value": "a\x00" + long}},
+		{"list of objects is", map[string]any{"field": "attributes", "key": "messages", "value": messages}},
+		{"list element's member is", map[string]any{"field": "attributes", "key": "messages.0.content", "value": long + "haystack"}},
+		{"list element in", map[string]any{"field": "attributes", "key": "tags", "operator": "in", "value": []any{long}}},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"filtering": map[string]any{"conditions": []any{q.cond}}})
+			require.Equal(t, 200, r.status, string(r.body))
+			body := r.json(t)
+			require.Equal(t, 1.0, body["count"], string(r.body))
+			assert.Equal(t, "a000000000000001", body["spans"].([]any)[0].(map[string]any)["span_id"])
+		})
+	}
 	// A row written before long text moved to attr_values: the JSON whole,
 	// a repeat an @ pointer to the first copy's token.
 	oldJSON := `{"ag":{"type":{"trace":"invocation"}},"input":{"value":"old ` + long + `"},"output":{"value":"` + "\uffff" + `\u0000@55"}}`
@@ -370,27 +392,4 @@ func TestLongLeafStoredOnceStillFilters(t *testing.T) {
 		assert.Equal(t, []any{long}, values("attributes.input.value"))
 		assert.ElementsMatch(t, []any{long, "x"}, values("attributes.tags"))
 	})
-	for _, q := range []struct {
-		name string
-		cond map[string]any
-	}{
-		{"parked copy contains", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "operator": "contains", "value": "NEEDLE"}},
-		{"parked copy is", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "value": long}},
-		{"parked copy startswith", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "operator": "startswith", "value": "needle"}},
-		{"raw is", map[string]any{"field": "attributes", "key": "input.value", "operator": "eq", "value": long}},
-		{"raw contains", map[string]any{"field": "attributes", "key": "input.value", "operator": "contains", "value": "ipsum lorem"}},
-		{"marked is", map[string]any{"field": "attributes", "key": "marked", "value": marked}},
-		{"NUL is", map[string]any{"field": "attributes", "key": "nul", "value": "a\x00" + long}},
-		{"list of objects is", map[string]any{"field": "attributes", "key": "messages", "value": messages}},
-		{"list element's member is", map[string]any{"field": "attributes", "key": "messages.0.content", "value": long + "haystack"}},
-		{"list element in", map[string]any{"field": "attributes", "key": "tags", "operator": "in", "value": []any{long}}},
-	} {
-		t.Run(q.name, func(t *testing.T) {
-			r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"filtering": map[string]any{"conditions": []any{q.cond}}})
-			require.Equal(t, 200, r.status, string(r.body))
-			body := r.json(t)
-			require.Equal(t, 1.0, body["count"], string(r.body))
-			assert.Equal(t, "a000000000000001", body["spans"].([]any)[0].(map[string]any)["span_id"])
-		})
-	}
 }
