@@ -117,11 +117,12 @@ const LongLeaf = 256
 // keeps it), so no real text looks like a pointer.
 const PointerMark = "\uffff\x00"
 
-// jsonMark starts every pointer token of the attributes JSON: a quote, the
-// raw U+FFFF and an escaped NUL. encoding/json writes U+FFFF raw, and the
-// encoder escapes it in a real string or key that starts with PointerMark
-// (the same value), so only pointers hold these bytes. The byte after it
-// is the pointer's form:
+// jsonMark starts every pointer token of the attributes JSON, a member's
+// value: a quote, the raw U+FFFF and an escaped NUL. encoding/json writes
+// U+FFFF raw, and the encoder escapes it in a real string or key that
+// starts with PointerMark (the same value), so only pointers hold these
+// bytes after a colon (within a string they can follow an escaped quote).
+// The byte after it is the pointer's form:
 //
 //	#n  the string whose text is attr_values[n-1] (a long string leaf)
 //	[n  the list whose JSON is attr_values[n-1] (a list's leaf text is its JSON)
@@ -165,7 +166,9 @@ func ExpandAttributes(js string, values []string) string {
 		end += j // the closing quote
 		b = append(b, js[from:i]...)
 		ok := false
-		if k := skipSpace(js, end+1); k == len(js) || js[k] != ':' { // not a key
+		// A pointer is a member's value, right after its colon: not a
+		// key, and not a quote escaped inside a string.
+		if i > 0 && js[i-1] == ':' {
 			b, ok = expandPointer(b, js, i, j, end, values)
 		}
 		if !ok {
@@ -247,13 +250,6 @@ func stringToken(js string, off int) string {
 		}
 	}
 	return ""
-}
-
-func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
-		i++
-	}
-	return i
 }
 
 // unmark is text safe from being read as a pointer.

@@ -120,6 +120,7 @@ func TestLongTextStoredOnce(t *testing.T) {
 		{"msgs": []any{map[string]any{"role": "user", "content": long}, map[string]any{"role": "assistant", "content": long, "n": 3.25}}, "input": long},
 		{"nested": []any{[]any{long, 1.5}, []any{2.5}}, "same": []any{[]any{long, 1.5}, []any{2.5}}},
 		{"short": []any{"a", 1.5}, "a": []any{long}, "b": []any{long}, "c": long},
+		{"quoted": "x\"\uffff\x00#1", "in list": []any{"\"\uffff\x00[1"}, "c": long},
 	} {
 		checkEncodeAttributes(t, m)
 	}
@@ -152,7 +153,8 @@ func TestExpandAttributesReadsEveryForm(t *testing.T) {
 		{"# out of range", `{"a":` + jsonMark + `#6","b":` + jsonMark + `#0","c":` + jsonMark + `#x"}`, `{"a":` + jsonMark + `#6","b":` + jsonMark + `#0","c":` + jsonMark + `#x"}`, values},
 		{"# to a pointer to a pointer", `{"a":` + jsonMark + `#5"}`, `{"a":` + jsonMark + `#5"}`, append(slices.Clone(values), PointerMark+"5")[:5]},
 		{"[ to a text", `{"a":` + jsonMark + `[4"}`, `{"a":` + jsonMark + `[4"}`, values},
-		{"a key", `{` + jsonMark + `#1":` + jsonMark + `#4", ` + jsonMark + `@1" : 1}`, `{` + jsonMark + `#1":"short", ` + jsonMark + `@1" : 1}`, values},
+		{"a key", `{` + jsonMark + `#1":` + jsonMark + `#4",` + jsonMark + `@1":1}`, `{` + jsonMark + `#1":"short",` + jsonMark + `@1":1}`, values},
+		{"within a string", `{"a":"x\` + jsonMark + `#1","b":["\` + jsonMark + `[3"]}`, `{"a":"x\` + jsonMark + `#1","b":["\` + jsonMark + `[3"]}`, values},
 		{"unknown form", `{"a":` + jsonMark + `!1"}`, `{"a":` + jsonMark + `!1"}`, values},
 		{"cut", `{"a":` + jsonMark + `#1`, `{"a":` + jsonMark + `#1`, values},
 	} {

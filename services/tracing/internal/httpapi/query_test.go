@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/assayhq/assay/pkg/chspans"
 )
@@ -392,4 +393,36 @@ func TestLongLeafStoredOnceStillFilters(t *testing.T) {
 		assert.Equal(t, []any{long}, values("attributes.input.value"))
 		assert.ElementsMatch(t, []any{long, "x"}, values("attributes.tags"))
 	})
+}
+
+// TestOTLPLongTextRoundTrip: long text sent over OTLP (repeated, with NULs,
+// starting with U+FFFF NUL, in a list and in a map) reads back as sent,
+// from the attr_values it is stored in (docs/decisions/0012-span-text-stored-once.md).
+func TestOTLPLongTextRoundTrip(t *testing.T) {
+	s := newStack(t)
+	long := "an answer " + strings.Repeat("of some length ", 30)
+	marked := "\uffff\x00#1 " + long
+	td := otlpTraces([16]byte{0x10, 0x12}, 1, func(_ int, sp ptrace.Span) {
+		a := sp.Attributes()
+		a.PutStr("app.input", long)
+		a.PutStr("app.copy", long)
+		a.PutStr("app.marked", marked)
+		a.PutStr("app.nul", "a\x00b"+long)
+		l := a.PutEmptySlice("app.list")
+		l.AppendEmpty().SetStr(long)
+		l.AppendEmpty().SetStr("short")
+		l.AppendEmpty().SetDouble(1.5)
+		a.PutEmptyMap("app.map").PutStr("inner", long+"!")
+	})
+	r := s.do(t, "POST", "/api/otlp/v1/traces", protoBody(t, td), map[string]string{"Content-Type": "application/x-protobuf"})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	const tid = "10120000000000000000000000000000"
+	var spans []any
+	eventually(t, "the span stored", func() bool {
+		spans = s.spans(t, tid)
+		return len(spans) == 1
+	})
+	app := spans[0].(map[string]any)["attributes"].(map[string]any)["app"].(map[string]any)
+	assert.Equal(t, map[string]any{"input": long, "copy": long, "marked": marked, "nul": "a\x00b" + long,
+		"list": []any{long, "short", 1.5}, "map": map[string]any{"inner": long + "!"}}, app)
 }
