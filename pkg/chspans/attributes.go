@@ -37,7 +37,7 @@ func encodeAttributes(m map[string]any, lim *spanmodel.Limits) (js []byte, keys,
 	buf, leaves := int(attrBufHint.Load()), int(attrLeavesHint.Load())
 	sc := encScratches.Get().(*encScratch)
 	e := flatEncoder{lim: lim, buf: make([]byte, 0, max(1024, buf+buf/8)), values: make([]string, 0, max(8, leaves)),
-		keyEnds: sc.keyEnds[:0], arena: sc.arena[:0], path: sc.path[:0], long: sc.long[:0], longJSON: sc.longJSON[:0]}
+		keyEnds: sc.keyEnds[:0], arena: sc.arena[:0], path: sc.path[:0], long: sc.long[:0]}
 	if err := e.value(m); err != nil {
 		sc.put(&e)
 		return nil, nil, nil, err
@@ -62,7 +62,6 @@ func encodeAttributes(m map[string]any, lim *spanmodel.Limits) (js []byte, keys,
 type encScratch struct {
 	path, arena   []byte
 	keyEnds, long []int
-	longJSON      []struct{ idx, off int }
 }
 
 var encScratches = sync.Pool{New: func() any {
@@ -73,11 +72,11 @@ var encScratches = sync.Pool{New: func() any {
 // grew it past the hints' caps (it is then left to the collector).
 func (sc *encScratch) put(e *flatEncoder) {
 	if cap(e.arena) > maxBufHint || cap(e.keyEnds) > maxLeavesHint || cap(e.path) > maxBufHint ||
-		cap(e.long) > maxLeavesHint || cap(e.longJSON) > maxLeavesHint {
+		cap(e.long) > maxLeavesHint {
 		return
 	}
-	sc.path, sc.arena, sc.keyEnds, sc.long, sc.longJSON = e.path[:0], e.arena[:0], e.keyEnds[:0], e.long[:0], e.longJSON[:0]
-	e.path, e.arena, e.keyEnds, e.long, e.longJSON = nil, nil, nil, nil, nil
+	sc.path, sc.arena, sc.keyEnds, sc.long = e.path[:0], e.arena[:0], e.keyEnds[:0], e.long[:0]
+	e.path, e.arena, e.keyEnds, e.long = nil, nil, nil, nil
 	encScratches.Put(sc)
 }
 
@@ -100,15 +99,16 @@ type flatEncoder struct {
 	arena        []byte // the keys so far, one after another
 	keyEnds      []int  // where each key ends in arena
 	keys, values []string
-	long         []int                    // the indexes in values of the long leaves kept
-	longJSON     []struct{ idx, off int } // long strings in the JSON: value index, offset of the token
+	long         []int // the indexes in values of the long leaves kept
 	inList       int
 }
 
-// LongLeaf is the length above which a leaf's text is stored only once in
-// attr_values: a later leaf with the same text (the OpenInference
-// input.value and its copy parked under ag.unsupported.data.inputs, say)
-// stores PointerMark + the 1-based index of the first one instead.
+// LongLeaf is the length above which a leaf's text is stored only once,
+// in attr_values (docs/decisions/0012-span-text-stored-once.md): the
+// attributes JSON holds a pointer to it, and a later leaf with the same
+// text (the OpenInference input.value and its copy parked under
+// ag.unsupported.data.inputs, say) stores PointerMark + the 1-based index
+// of the first one instead.
 const LongLeaf = 256
 
 // PointerMark starts a pointer in attr_values: the noncharacter U+FFFF and
@@ -117,50 +117,123 @@ const LongLeaf = 256
 // keeps it), so no real text looks like a pointer.
 const PointerMark = "\uffff\x00"
 
-// jsonPointer starts a JSON string token that stands for an earlier long
-// string of the same attributes: the raw U+FFFF, an escaped NUL, '@', then
-// the byte offset of the first copy's token. encoding/json writes U+FFFF
-// raw, and the encoder escapes it in a real string that starts like this,
-// so only pointers contain these bytes.
+// jsonMark starts every pointer token of the attributes JSON, a member's
+// value: a quote, the raw U+FFFF and an escaped NUL. encoding/json writes
+// U+FFFF raw, and the encoder escapes it in a real string or key that
+// starts with PointerMark (the same value), so only pointers hold these
+// bytes after a colon (within a string they can follow an escaped quote).
+// The byte after it is the pointer's form:
+//
+//	#n  the string whose text is attr_values[n-1] (a long string leaf)
+//	[n  the list whose JSON is attr_values[n-1] (a list's leaf text is its JSON)
+//	@n  the string token at byte n of the JSON (an earlier copy of a long
+//	    string): written before long text moved to attr_values, still read
+//
+// Inside a list the JSON holds everything (the list's leaf text is that
+// JSON); a long list outside one is a [ pointer.
 const (
-	jsonPointerText = "\uffff\x00@"
-	jsonPointer     = "\"\uffff\\u0000@"
+	jsonMark       = "\"\uffff\\u0000"
+	jsonMarkString = '#'
+	jsonMarkList   = '['
+	jsonMarkOffset = '@'
 )
 
-// ExpandAttributes is the stored attributes JSON with every pointer to a
-// long string replaced by that string's token: the JSON as encoding/json
-// writes it.
-func ExpandAttributes(js string) string {
-	i := strings.Index(js, jsonPointer)
+// ExpandAttributes is the stored attributes JSON with every pointer replaced
+// by what it stands for, the JSON as encoding/json writes it. values is the
+// row's attr_values, where the long texts are: it may be nil for a row
+// without pointers into it (one written before they existed, or without
+// long text). A pointer that names nothing is left as it is (a string).
+func ExpandAttributes(js string, values []string) string {
+	i := strings.Index(js, jsonMark)
 	if i < 0 {
 		return js
 	}
-	var b strings.Builder
-	b.Grow(len(js) * 2)
+	n := len(js)
+	for _, v := range values {
+		if len(v) > LongLeaf {
+			n += len(v) + len(v)/8
+		}
+	}
+	b := make([]byte, 0, n)
 	from := 0
 	for i >= 0 {
 		i += from
-		j := i + len(jsonPointer)
+		j := i + len(jsonMark)
 		end := strings.IndexByte(js[j:], '"')
 		if end < 0 {
 			break
 		}
-		off, err := strconv.Atoi(js[j : j+end])
+		end += j // the closing quote
+		b = append(b, js[from:i]...)
+		ok := false
+		// A pointer is a member's value, right after its colon: not a
+		// key, and not a quote escaped inside a string.
+		if i > 0 && js[i-1] == ':' {
+			b, ok = expandPointer(b, js, i, j, end, values)
+		}
+		if !ok {
+			b = append(b, js[i:end+1]...) // not ours: as it is
+		}
+		from = end + 1
+		i = strings.Index(js[from:], jsonMark)
+	}
+	b = append(b, js[from:]...)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// expandPointer appends what the pointer token js[i:end+1] (its form at
+// js[j]) stands for to b, or says it names nothing (b unchanged).
+func expandPointer(b []byte, js string, i, j, end int, values []string) ([]byte, bool) {
+	if j == end {
+		return b, false
+	}
+	n, err := strconv.Atoi(js[j+1 : end])
+	if err != nil || n < 1 {
+		return b, false
+	}
+	switch js[j] {
+	case jsonMarkOffset:
 		tok := ""
-		if err == nil && off >= 0 && off < i {
-			tok = stringToken(js, off)
+		if n < i {
+			tok = stringToken(js, n)
 		}
 		if tok == "" {
-			b.WriteString(js[from : j+end+1]) // not ours: as it is
-		} else {
-			b.WriteString(js[from:i])
-			b.WriteString(tok)
+			return b, false
 		}
-		from = j + end + 1
-		i = strings.Index(js[from:], jsonPointer)
+		return append(b, tok...), true
+	case jsonMarkString, jsonMarkList:
+		text, ok := valueText(values, n)
+		if !ok {
+			return b, false
+		}
+		if js[j] == jsonMarkList {
+			if !strings.HasPrefix(text, "[") {
+				return b, false
+			}
+			return append(b, text...), true
+		}
+		if out, err := jsontext.AppendString(b, text); err == nil {
+			return out, true
+		}
 	}
-	b.WriteString(js[from:])
-	return b.String()
+	return b, false
+}
+
+// valueText is the text at the 1-based index n of values, through one
+// pointer (a pointer names a text, never another pointer).
+func valueText(values []string, n int) (string, bool) {
+	if n > len(values) {
+		return "", false
+	}
+	v := values[n-1]
+	if !strings.HasPrefix(v, PointerMark) {
+		return v, true
+	}
+	k, err := strconv.Atoi(v[len(PointerMark):])
+	if err != nil || k < 1 || k > len(values) || strings.HasPrefix(values[k-1], PointerMark) {
+		return "", false
+	}
+	return values[k-1], true
 }
 
 // stringToken is the JSON string token at js[off:], or "".
@@ -188,11 +261,18 @@ func unmark(text string) string {
 }
 
 func (e *flatEncoder) leaf(text string) error {
+	_, err := e.push(text)
+	return err
+}
+
+// push adds the leaf text at the current path, and says where its text is
+// kept (its own index in values, or that of its first copy).
+func (e *flatEncoder) push(text string) (int, error) {
 	text = unmark(text)
 	e.arena = append(e.arena, e.path...)
 	e.keyEnds, e.values = append(e.keyEnds, len(e.arena)), append(e.values, text)
-	e.dedupe(len(e.values) - 1)
-	return e.check(len(e.values[len(e.values)-1]))
+	i := len(e.values) - 1
+	return e.dedupe(i), e.check(len(e.values[i]))
 }
 
 // check accounts n more bytes of leaf values and says whether the
@@ -218,20 +298,48 @@ func (e *flatEncoder) tooDeep(n int) bool {
 }
 
 // dedupe turns values[i] into a pointer when it is long and an earlier
-// leaf has the same text.
-func (e *flatEncoder) dedupe(i int) {
+// leaf has the same text, and answers the index of the text: i, or the
+// earlier leaf's.
+func (e *flatEncoder) dedupe(i int) int {
 	text := e.values[i]
 	if len(text) <= LongLeaf {
-		return
+		return i
 	}
 	// A span has few long leaves: a scan (length first) beats hashing them.
 	for _, j := range e.long {
 		if e.values[j] == text {
 			e.values[i] = PointerMark + strconv.Itoa(j+1)
-			return
+			return j
 		}
 	}
 	e.long = append(e.long, i)
+	return i
+}
+
+// appendPointer writes the JSON pointer token of the given form to the
+// text at index i of values.
+func (e *flatEncoder) appendPointer(form byte, i int) {
+	e.buf = append(append(e.buf, jsonMark...), form)
+	e.buf = strconv.AppendInt(e.buf, int64(i+1), 10)
+	e.buf = append(e.buf, '"')
+}
+
+// rebase points the leaves of values from index from on that are views of
+// e.buf[start:] (numbers: see value) into text, a copy of those bytes,
+// which are about to be overwritten.
+func (e *flatEncoder) rebase(from, start int, text string) {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(e.buf)))
+	lo, hi := base+uintptr(start), base+uintptr(len(e.buf))
+	for j := from; j < len(e.values); j++ {
+		v := e.values[j]
+		if v == "" {
+			continue
+		}
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(v))); p >= lo && p < hi {
+			off := int(p - lo)
+			e.values[j] = text[off : off+len(v)]
+		}
+	}
 }
 
 // entry is one key and value of an object.
@@ -281,7 +389,12 @@ func (e *flatEncoder) value(v any) error {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			if e.buf, err = jsontext.AppendString(e.buf, k); err != nil {
+			if strings.HasPrefix(k, PointerMark) {
+				e.buf, err = appendMarked(e.buf, k)
+			} else {
+				e.buf, err = jsontext.AppendString(e.buf, k)
+			}
+			if err != nil {
 				return err
 			}
 			e.buf = append(e.buf, ':')
@@ -315,35 +428,39 @@ func (e *flatEncoder) value(v any) error {
 		if err != nil {
 			return err
 		}
-		e.values[idx] = string(e.buf[start:])
-		e.dedupe(idx)
+		text := string(e.buf[start:])
+		e.values[idx] = text
+		if e.inList > 0 || len(text) <= LongLeaf {
+			e.dedupe(idx)
+			return e.check(len(text))
+		}
+		// A long list outside a list: its text is kept in values
+		// only, the JSON points to it.
+		e.rebase(idx+1, start, text)
+		at := e.dedupe(idx)
+		e.buf = e.buf[:start]
+		e.appendPointer(jsonMarkList, at)
 		return e.check(len(e.values[idx]))
 	case string:
 		if e.lim != nil && len(t) > e.lim.MaxValueLength {
 			return errOverLimit
 		}
-		if e.inList == 0 && len(t) > LongLeaf {
-			for _, l := range e.longJSON {
-				if e.values[l.idx] == t {
-					// A repeat of a long string: the JSON says where the
-					// first copy is (ExpandAttributes puts it back).
-					e.buf = append(e.buf, jsonPointer...)
-					e.buf = strconv.AppendInt(e.buf, int64(l.off), 10)
-					e.buf = append(e.buf, '"')
-					return e.leaf(t)
-				}
-			}
-			e.longJSON = append(e.longJSON, struct{ idx, off int }{len(e.values), len(e.buf)})
+		if e.inList == 0 && len(t) > LongLeaf && !strings.HasPrefix(t, PointerMark) && utf8.ValidString(t) {
+			// A long string outside a list: its text is kept in values
+			// only, the JSON points to it (ExpandAttributes puts it
+			// back). Text that values keeps otherwise (not UTF-8, or
+			// starting like a pointer) is written in full.
+			at, err := e.push(t)
+			e.appendPointer(jsonMarkString, at)
+			return err
 		}
 		plain := false
-		if strings.HasPrefix(t, jsonPointerText) {
-			// Never looks like a pointer: U+FFFF escaped (same value).
-			b, err := jsontext.AppendString(nil, t[len("\uffff"):])
-			if err != nil {
-				return err
-			}
-			e.buf = append(append(e.buf, `"\uffff`...), b[1:]...)
-		} else if e.buf, plain, err = jsontext.AppendStringPlain(e.buf, t); err != nil {
+		if strings.HasPrefix(t, PointerMark) {
+			e.buf, err = appendMarked(e.buf, t)
+		} else {
+			e.buf, plain, err = jsontext.AppendStringPlain(e.buf, t)
+		}
+		if err != nil {
 			return err
 		}
 		if !plain && !utf8.ValidString(t) {
@@ -361,7 +478,8 @@ func (e *flatEncoder) value(v any) error {
 		if num := e.buf[start:]; bytes.IndexByte(num, 'e') < 0 {
 			// Without an exponent the JSON number is the leaf text
 			// (strconv's 'f' format): a view of it, not a new string. The
-			// buffer is only appended to, and becomes the span's JSON.
+			// buffer becomes the span's JSON; the one place that writes
+			// over its bytes (a long list) moves the views first (rebase).
 			return e.leaf(unsafe.String(unsafe.SliceData(num), len(num)))
 		}
 		return e.leaf(strconv.FormatFloat(t, 'f', -1, 64))
@@ -379,6 +497,16 @@ func (e *flatEncoder) value(v any) error {
 		return e.leaf(string(e.buf[start:]))
 	}
 	return nil
+}
+
+// appendMarked writes the JSON string of s, which starts with PointerMark,
+// with that U+FFFF escaped (the same value): it never looks like a pointer.
+func appendMarked(b []byte, s string) ([]byte, error) {
+	tok, err := jsontext.AppendString(nil, s[len("\uffff"):])
+	if err != nil {
+		return nil, err
+	}
+	return append(append(b, `"\uffff`...), tok[1:]...), nil
 }
 
 // list writes the elements of a list (its JSON) and their leaves.

@@ -1,9 +1,9 @@
 // Package chspans is the ClickHouse span table shared by its producers, the
 // writer (which inserts) and the tracing service (which reads): its
 // migrations, the encoding of a canonical span into the row that travels to
-// the writer (Encode, and the attribute columns' codec with its pointers to
-// repeated long leaves), the one insert statement, and ExpandAttributes for
-// readers, so every side agrees on the columns.
+// the writer (Encode, and the attribute columns' codec: a long text is kept
+// once, in attr_values, and pointed to), the one insert statement, and
+// ExpandAttributes for readers, so every side agrees on the columns.
 package chspans
 
 import (

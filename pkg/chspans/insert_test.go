@@ -2,8 +2,10 @@ package chspans_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
 	"github.com/assayhq/assay/pkg/genproto/spanspb"
+	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
 )
 
@@ -73,5 +76,84 @@ func TestInsertKeepsEveryValue(t *testing.T) {
 	}
 	if err := rs.Err(); err != nil || got != rows {
 		t.Fatalf("%d rows read back of %d: %v", got, rows, err)
+	}
+}
+
+// TestInsertReadsLongTextBack: attributes with long text (repeated, with
+// NULs and quotes, starting with U+FFFF, in lists) go through ClickHouse and
+// read back, expanded from attr_values, as encoding/json writes them; the
+// JSON column holds none of the long text. A row written before long text
+// moved to attr_values (its JSON whole) reads as it did.
+func TestInsertReadsLongTextBack(t *testing.T) {
+	ctx := context.Background()
+	cfg := chx.Config{URL: chtest.NewURL(t), DialTimeout: 5 * time.Second}
+	if err := chspans.Migrate(ctx, cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := chx.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	now := time.Now()
+	long := strings.Repeat("the model's answer, ", 20)
+	attrs := []map[string]any{
+		{"input": map[string]any{"value": long}, "ag": map[string]any{"data": map[string]any{"inputs": long}}, "n": 1.5},
+		{"nul": long + "\x00\"quoted\"\x00", "ff": "\uffff\x00#1 kept in full " + strings.Repeat("x", 300), "key": map[string]any{"\uffff\x00[1": long}},
+		{"msgs": []any{map[string]any{"role": "user", "content": long}, map[string]any{"role": "assistant", "content": long + "!"}},
+			"nums": []any{1.25, 2.5, 3.75, 4.125, 5.0625, 6.25, 7.5, 8.75, 9.125, 10.0625, 11.25, 12.5, 13.75, 14.125, 15.0625, 16.25, 17.5, 18.75, 19.125, 20.0625, 21.25, 22.5, 23.75, 24.125, 25.0625, 26.25, 27.5, 28.75, 29.125, 30.0625, 31.25, 32.5, 33.75}},
+		{"short": "only short text"},
+	}
+	sb := &spanspb.SpanBatch{ProjectId: uuid.NewString(), ReceivedUnixNano: now.UnixNano()}
+	want := map[string]string{}
+	for i, a := range attrs {
+		s := chspans.Proto(&spanmodel.Span{TraceID: fmt.Sprintf("%032x", 7), SpanID: fmt.Sprintf("%016x", i+1), SpanName: "s",
+			Start: now, End: now, Attributes: a}, now, "")
+		if strings.Contains(string(s.AttributesJson), "answer") {
+			t.Fatalf("span %d: long text in the JSON column: %.200s", i, s.AttributesJson)
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb.Spans = append(sb.Spans, s)
+		want[s.SpanId] = string(b)
+	}
+	// A row as written before: the whole JSON, an @ pointer to an earlier
+	// copy in it.
+	old := benchSpan(7, 100, now)
+	old.AttributesJson = []byte(`{"a":"` + long + `","b":"` + "\uffff" + `\u0000@5"}`)
+	old.AttrKeys, old.AttrValues = []string{"a", "b"}, []string{long, chspans.PointerMark + "1"}
+	sb.Spans = append(sb.Spans, old)
+	want[old.SpanId] = `{"a":"` + long + `","b":"` + long + `"}`
+	if _, err := chspans.Insert(ctx, conn, []*spanspb.SpanBatch{sb}, func(string, time.Time) time.Time { return now.Add(time.Hour) }); err != nil {
+		t.Fatal(err)
+	}
+	// As the query service reads them (services/tracing/internal/query/store.go, rowColumns).
+	rs, err := conn.Query(ctx, `SELECT span_id, attributes, if(position(attributes, '"\xEF\xBF\xBF\\u0000') > 0, attr_values, emptyArrayString())
+		FROM spans WHERE project_id = ?`, sb.ProjectId)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	got := 0
+	for rs.Next() {
+		var id, js string
+		var values []string
+		if err := rs.Scan(&id, &js, &values); err != nil {
+			t.Fatal(err)
+		}
+		expanded := chspans.ExpandAttributes(js, values)
+		var g, w any
+		if json.Unmarshal([]byte(expanded), &g) != nil || json.Unmarshal([]byte(want[id]), &w) != nil || !reflect.DeepEqual(g, w) {
+			t.Fatalf("span %s: read back %.300q\nwant %.300q", id, expanded, want[id])
+		}
+		if id == fmt.Sprintf("%016x", 4) && len(values) != 0 {
+			t.Fatalf("span %s without pointers: attr_values read: %q", id, values)
+		}
+		got++
+	}
+	if err := rs.Err(); err != nil || got != len(want) {
+		t.Fatalf("%d rows read back of %d: %v", got, len(want), err)
 	}
 }

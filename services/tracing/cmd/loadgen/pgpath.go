@@ -257,7 +257,7 @@ func pgRows(n int) []pgRow {
 		r := pgRow{
 			kind: p.SpanKind, status: p.StatusCode, name: p.SpanName,
 			start: time.UnixMicro(p.StartUnixMicro), end: time.UnixMicro(p.EndUnixMicro),
-			attributes: []byte(chspans.ExpandAttributes(string(p.AttributesJson))), spanIDHex: p.SpanId,
+			attributes: []byte(chspans.ExpandAttributes(string(p.AttributesJson), p.AttrValues)), spanIDHex: p.SpanId,
 			traceType: nonEmpty(p.TraceType), spanType: nonEmpty(p.SpanType),
 			statusMsg: nonEmpty(p.StatusMessage), session: nonEmpty(p.SessionId),
 			user: nonEmpty(p.UserId), agent: nonEmpty(p.AgentId),

@@ -244,7 +244,7 @@ func drainReadable(t *testing.T, cons jetstream.Consumer) {
 		for _, sp := range b.Spans {
 			var attrs map[string]any
 			if len(sp.AttributesJson) > 0 {
-				if err := json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil {
+				if err := json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson), sp.AttrValues)), &attrs); err != nil {
 					t.Fatalf("span %s/%s stored with attributes the reader cannot decode: %v", sp.TraceId, sp.SpanId, err)
 				}
 			}

@@ -132,7 +132,9 @@ func TestOversizedSpanIsRejectedAloneBeforeTheAnswer(t *testing.T) {
 	tid := [16]byte{0xb1, 0x9b}
 	td := otlpTraces(tid, 3, func(i int, sp ptrace.Span) {
 		if i == 1 {
-			for j := 0; j < 5; j++ { // 5 × 1 MiB of text, stored twice (JSON and leaf values)
+			// 9 × 1 MiB of text, stored once (the leaf values; the JSON
+			// points to them), in a body under the stack's 10 MiB.
+			for j := 0; j < 9; j++ {
 				sp.Attributes().PutStr(fmt.Sprintf("blob%d", j), strings.Repeat(string(rune('a'+j)), 1<<20-1))
 			}
 		}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/assayhq/assay/pkg/chspans"
 )
 
 const (
@@ -282,15 +285,21 @@ func TestFilterSeesOnlyTheLatestVersion(t *testing.T) {
 	assert.Equal(t, 0.0, count("old"))
 }
 
-// A long leaf is stored once in attr_values; a later copy is a pointer to
-// it. Filters and analytics read through the pointer.
+// A long text is stored once, in attr_values: the attributes JSON points
+// to it, a later copy is a pointer to the first (docs/decisions/0012-span-text-stored-once.md).
+// Filters, the content filter, analytics and the span and trace reads see
+// the text, for rows of this form and for a row written before it (its
+// JSON whole, a repeat an @ pointer into it).
 func TestLongLeafStoredOnceStillFilters(t *testing.T) {
 	s := newStack(t)
 	long := "needle " + strings.Repeat("lorem ipsum ", 40)
+	messages := []any{map[string]any{"role": "user", "content": long + "haystack"}, map[string]any{"role": "assistant", "content": "short"}}
+	marked := "\uffff\x00#1 " + strings.Repeat("marked ", 50)
 	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 	r := s.doJSON(t, "POST", "/api/tracing/spans/ingest", map[string]any{"spans": []any{
 		map[string]any{"trace_id": tidA, "span_id": "a000000000000001", "span_name": "root", "start_time": base.Format(time.RFC3339Nano),
-			"attributes": map[string]any{"input.value": long, "ag.data.inputs": long, "tags": []any{"x", long}, "other": "short"}},
+			"attributes": map[string]any{"input.value": long, "ag.data.inputs": long, "tags": []any{"x", long}, "other": "short",
+				"messages": messages, "marked": marked, "nul": "a\x00" + long}},
 		map[string]any{"trace_id": tidA, "span_id": "a000000000000002", "parent_id": "a000000000000001", "span_name": "child", "start_time": base.Format(time.RFC3339Nano),
 			"attributes": map[string]any{"input.value": "short", "ag.data.inputs": "short"}},
 	}})
@@ -303,6 +312,9 @@ func TestLongLeafStoredOnceStillFilters(t *testing.T) {
 	assert.Equal(t, long, attrs["input"].(map[string]any)["value"])
 	assert.Equal(t, map[string]any{"data": map[string]any{"inputs": long}}, attrs["ag"].(map[string]any)["unsupported"])
 	assert.Equal(t, []any{"x", long}, attrs["tags"])
+	assert.Equal(t, messages, attrs["messages"])
+	assert.Equal(t, marked, attrs["marked"])
+	assert.Equal(t, "a\x00"+long, attrs["nul"])
 	for _, q := range []struct {
 		name string
 		cond map[string]any
@@ -311,6 +323,10 @@ func TestLongLeafStoredOnceStillFilters(t *testing.T) {
 		{"parked copy is", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "value": long}},
 		{"parked copy startswith", map[string]any{"field": "attributes", "key": "ag.unsupported.data.inputs", "operator": "startswith", "value": "needle"}},
 		{"raw is", map[string]any{"field": "attributes", "key": "input.value", "operator": "eq", "value": long}},
+		{"raw contains", map[string]any{"field": "attributes", "key": "input.value", "operator": "contains", "value": "ipsum lorem"}},
+		{"NUL is", map[string]any{"field": "attributes", "key": "nul", "value": "a\x00" + long}},
+		{"list of objects is", map[string]any{"field": "attributes", "key": "messages", "value": messages}},
+		{"list element's member is", map[string]any{"field": "attributes", "key": "messages.0.content", "value": long + "haystack"}},
 		{"list element in", map[string]any{"field": "attributes", "key": "tags", "operator": "in", "value": []any{long}}},
 	} {
 		t.Run(q.name, func(t *testing.T) {
@@ -321,4 +337,92 @@ func TestLongLeafStoredOnceStillFilters(t *testing.T) {
 			assert.Equal(t, "a000000000000001", body["spans"].([]any)[0].(map[string]any)["span_id"])
 		})
 	}
+	// A row written before long text moved to attr_values: the JSON whole,
+	// a repeat an @ pointer to the first copy's token.
+	oldJSON := `{"ag":{"type":{"trace":"invocation"}},"input":{"value":"old ` + long + `"},"output":{"value":"` + "\uffff" + `\u0000@55"}}`
+	require.Equal(t, `"old `, oldJSON[55:60])
+	old := storedSpan(tidB, "b000000000000001", base, oldJSON)
+	old.AttrKeys = []string{"ag.type.trace", "input.value", "output.value"}
+	old.AttrValues = []string{"invocation", "old " + long, chspans.PointerMark + "2"}
+	s.store(t, s.project, old)
+	r = s.do(t, "GET", "/api/spans/"+tidB+"/b000000000000001", nil, nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	attrs = r.json(t)["span"].(map[string]any)["attributes"].(map[string]any)
+	assert.Equal(t, "old "+long, attrs["input"].(map[string]any)["value"])
+	assert.Equal(t, "old "+long, attrs["output"].(map[string]any)["value"])
+	for _, path := range []string{"/api/traces/" + tidA, "/api/tracing/traces/" + tidA, "/api/spans/?trace_ids=" + tidA} {
+		r := s.do(t, "GET", path, nil, nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		assert.Contains(t, string(r.body), long+"haystack", path)
+		assert.NotContains(t, string(r.body), "\ufffd", path)
+	}
+	for _, q := range []struct {
+		name  string
+		value string
+		want  []any
+	}{
+		{"content in a long string", "NEEDLE LOREM", []any{"a000000000000001", "b000000000000001"}},
+		{"content in a long list", "ipsum haystack", []any{"a000000000000001"}},
+		{"content in an old row", "old needle", []any{"b000000000000001"}},
+		{"content in a short string", "short", []any{"a000000000000001", "a000000000000002"}},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			r := s.doJSON(t, "POST", "/api/spans/query", map[string]any{"filtering": map[string]any{"conditions": []any{
+				map[string]any{"field": "content", "operator": "contains", "value": q.value}}}})
+			require.Equal(t, 200, r.status, string(r.body))
+			var ids []any
+			for _, sp := range r.json(t)["spans"].([]any) {
+				ids = append(ids, sp.(map[string]any)["span_id"])
+			}
+			assert.ElementsMatch(t, q.want, ids, string(r.body))
+		})
+	}
+	t.Run("analytics and groups read the long text", func(t *testing.T) {
+		specs := []any{map[string]any{"type": "categorical/single", "path": "attributes.input.value"},
+			map[string]any{"type": "categorical/multiple", "path": "attributes.tags"}}
+		r := s.doJSON(t, "POST", "/internal/analytics/groups", map[string]any{"specs": specs, "groups": map[string]any{"a": []string{tidA}}})
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		m := r.json(t)["groups"].(map[string]any)["a"].(map[string]any)["metrics"].(map[string]any)
+		values := func(spec string) []any {
+			var out []any
+			for _, f := range m[spec].(map[string]any)["freq"].([]any) {
+				out = append(out, f.(map[string]any)["value"])
+			}
+			return out
+		}
+		assert.Equal(t, []any{long}, values("attributes.input.value"))
+		assert.ElementsMatch(t, []any{long, "x"}, values("attributes.tags"))
+	})
+}
+
+// TestOTLPLongTextRoundTrip: long text sent over OTLP (repeated, with NULs,
+// starting with U+FFFF NUL, in a list and in a map) reads back as sent,
+// from the attr_values it is stored in (docs/decisions/0012-span-text-stored-once.md).
+func TestOTLPLongTextRoundTrip(t *testing.T) {
+	s := newStack(t)
+	long := "an answer " + strings.Repeat("of some length ", 30)
+	marked := "\uffff\x00#1 " + long
+	td := otlpTraces([16]byte{0x10, 0x12}, 1, func(_ int, sp ptrace.Span) {
+		a := sp.Attributes()
+		a.PutStr("app.input", long)
+		a.PutStr("app.copy", long)
+		a.PutStr("app.marked", marked)
+		a.PutStr("app.nul", "a\x00b"+long)
+		l := a.PutEmptySlice("app.list")
+		l.AppendEmpty().SetStr(long)
+		l.AppendEmpty().SetStr("short")
+		l.AppendEmpty().SetDouble(1.5)
+		a.PutEmptyMap("app.map").PutStr("inner", long+"!")
+	})
+	r := s.do(t, "POST", "/api/otlp/v1/traces", protoBody(t, td), map[string]string{"Content-Type": "application/x-protobuf"})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	const tid = "10120000000000000000000000000000"
+	var spans []any
+	eventually(t, "the span stored", func() bool {
+		spans = s.spans(t, tid)
+		return len(spans) == 1
+	})
+	app := spans[0].(map[string]any)["attributes"].(map[string]any)["app"].(map[string]any)
+	assert.Equal(t, map[string]any{"input": long, "copy": long, "marked": marked, "nul": "a\x00b" + long,
+		"list": []any{long, "short", 1.5}, "map": map[string]any{"inner": long + "!"}}, app)
 }

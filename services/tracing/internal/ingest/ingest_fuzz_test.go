@@ -98,7 +98,7 @@ func ingestAndCheck(t *testing.T, svc *ingest.Service, pub *capture, raws []span
 func requireReadable(t *testing.T, sp *spanspb.Span) {
 	t.Helper()
 	var attrs map[string]any
-	if err := json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson))), &attrs); err != nil && len(sp.AttributesJson) > 0 {
+	if err := json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson), sp.AttrValues)), &attrs); err != nil && len(sp.AttributesJson) > 0 {
 		t.Fatalf("span %s/%s stored with attributes the reader cannot decode: %v", sp.TraceId, sp.SpanId, err)
 	}
 	for i, e := range sp.Events {

@@ -62,7 +62,7 @@ func stored(t *testing.T, pub *capturePublisher) (*spanspb.Span, map[string]any)
 	require.Len(t, pub.batches[0].Spans, 1)
 	sp := pub.batches[0].Spans[0]
 	var attrs map[string]any
-	require.NoError(t, json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson))), &attrs))
+	require.NoError(t, json.Unmarshal([]byte(chspans.ExpandAttributes(string(sp.AttributesJson), sp.AttrValues)), &attrs))
 	return sp, attrs
 }
 

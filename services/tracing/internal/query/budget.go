@@ -127,9 +127,13 @@ func readFrom(ctx context.Context) *Read {
 }
 
 // rowBytes is what a row read from ClickHouse holds: its columns' text
-// and a fixed part for the rest.
+// (attr_values with its element headers) and a fixed part for the rest.
 func rowBytes(r *Row) int64 {
-	return int64(len(r.TraceID)+len(r.SpanID)+len(r.ParentID)+len(r.TraceType)+len(r.SpanType)+len(r.SpanKind)+
-		len(r.SpanName)+len(r.StatusCode)+len(r.StatusMessage)+len(r.SessionID)+len(r.UserID)+len(r.AgentID)+
-		len(r.Attributes)+len(r.Events)+len(r.Links)+len(r.Refs)+len(r.Hashes)+len(r.CreatedByID)) + 256
+	n := len(r.TraceID) + len(r.SpanID) + len(r.ParentID) + len(r.TraceType) + len(r.SpanType) + len(r.SpanKind) +
+		len(r.SpanName) + len(r.StatusCode) + len(r.StatusMessage) + len(r.SessionID) + len(r.UserID) + len(r.AgentID) +
+		len(r.Attributes) + len(r.Events) + len(r.Links) + len(r.Refs) + len(r.Hashes) + len(r.CreatedByID)
+	for _, v := range r.AttrValues {
+		n += len(v) + 16
+	}
+	return int64(n) + 256
 }

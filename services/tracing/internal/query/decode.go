@@ -46,10 +46,12 @@ func undecodable(path, text string, err error) Undecodable {
 	return Undecodable{Path: path, Reason: err.Error(), Bytes: len(text), Raw: head}
 }
 
-// decodeAttributes decodes a stored attributes JSON object. What cannot be
-// decoded is left out and returned as marks.
-func decodeAttributes(stored string) (map[string]any, []Undecodable) {
-	js := chspans.ExpandAttributes(stored)
+// decodeAttributes decodes a stored attributes JSON object, its pointers
+// resolved from values (the row's attr_values, where its long texts are:
+// chspans.ExpandAttributes). What cannot be decoded is left out and
+// returned as marks.
+func decodeAttributes(stored string, values []string) (map[string]any, []Undecodable) {
+	js := chspans.ExpandAttributes(stored, values)
 	var attrs map[string]any
 	err := json.Unmarshal([]byte(js), &attrs)
 	if err == nil {
@@ -190,7 +192,8 @@ func skipSpace(s string, i int) int {
 // marked in the attributes.
 func decodeRow(r Row) Parsed {
 	p := Parsed{Row: r}
-	attrs, marks := decodeAttributes(r.Attributes)
+	attrs, marks := decodeAttributes(r.Attributes, r.AttrValues)
+	p.AttrValues = nil // in attrs now
 	for _, c := range []struct {
 		name string
 		text *string

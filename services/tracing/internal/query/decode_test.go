@@ -28,12 +28,12 @@ func TestMembers(t *testing.T) {
 }
 
 func TestDecodeAttributes(t *testing.T) {
-	attrs, marks := decodeAttributes(`{"ag":{"type":{"span":"llm"}},"n":1}`)
+	attrs, marks := decodeAttributes(`{"ag":{"type":{"span":"llm"}},"n":1}`, nil)
 	assert.Empty(t, marks)
 	assert.Equal(t, map[string]any{"ag": map[string]any{"type": map[string]any{"span": "llm"}}, "n": 1.0}, attrs)
 
 	// The undecodable member is found two levels down; its siblings stay.
-	attrs, marks = decodeAttributes(`{"a":{"b":` + deepArray(10_001) + `,"c":2},"d":3}`)
+	attrs, marks = decodeAttributes(`{"a":{"b":`+deepArray(10_001)+`,"c":2},"d":3}`, nil)
 	assert.Equal(t, map[string]any{"a": map[string]any{"c": 2.0}, "d": 3.0}, attrs)
 	require.Len(t, marks, 1)
 	assert.Equal(t, "attributes.a.b", marks[0].Path)
@@ -43,19 +43,19 @@ func TestDecodeAttributes(t *testing.T) {
 
 	// Deeper than salvageDepth objects: the whole object at that level goes.
 	obj := strings.Repeat(`{"o":`, 12) + deepArray(10_001) + strings.Repeat("}", 12)
-	attrs, marks = decodeAttributes(obj)
+	attrs, marks = decodeAttributes(obj, nil)
 	require.Len(t, marks, 1)
 	assert.Equal(t, "attributes"+strings.Repeat(".o", salvageDepth), marks[0].Path)
 	b, err := json.Marshal(attrs)
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat(`{"o":`, salvageDepth-1)+"{}"+strings.Repeat("}", salvageDepth-1), string(b), "the root and 7 levels split")
 
-	attrs, marks = decodeAttributes(`{"ag":{"da`)
+	attrs, marks = decodeAttributes(`{"ag":{"da`, nil)
 	assert.Equal(t, map[string]any{}, attrs)
 	require.Len(t, marks, 1)
 	assert.Equal(t, Undecodable{Path: "attributes", Reason: "unexpected end of JSON input", Bytes: 10, Raw: `{"ag":{"da`}, marks[0])
 
-	attrs, marks = decodeAttributes(`null`)
+	attrs, marks = decodeAttributes(`null`, nil)
 	assert.Empty(t, marks)
 	assert.Equal(t, map[string]any{}, attrs)
 }

@@ -333,8 +333,14 @@ func (c *compiler) condition(cond Condition, path string) (string, error) {
 		if !ok || s == "" {
 			return "", invalid(path, "content contains needs a non-empty string value")
 		}
+		// A long text is kept in attr_values only, the JSON holds a
+		// pointer to it (chspans.LongLeaf): the texts longer than that
+		// are searched too (a pointer is shorter), in a lambda that reads
+		// its own array only (see elementsIn).
 		a1 := c.arg(s)
-		return "(positionCaseInsensitiveUTF8(attributes, " + a1 + ") > 0 OR positionCaseInsensitiveUTF8(events, " + c.arg(s) + ") > 0)", nil
+		a2 := c.arg(s)
+		long := fmt.Sprintf("arrayExists(x -> length(x) > %d AND positionCaseInsensitiveUTF8(x, %s) > 0, attr_values)", chspans.LongLeaf, a2)
+		return "(positionCaseInsensitiveUTF8(attributes, " + a1 + ") > 0 OR " + long + " OR positionCaseInsensitiveUTF8(events, " + c.arg(s) + ") > 0)", nil
 	}
 	col := spec.column
 	conv := func(v any) (any, error) { return v, nil }

@@ -19,18 +19,28 @@ type Row struct {
 	StatusCode, StatusMessage               string
 	SessionID, UserID, AgentID              string
 	Attributes, Events, Links, Refs, Hashes string
-	LinksSet                                uint8
-	CreatedUS                               int64
-	CreatedByID                             string
+	// AttrValues is the row's attr_values when its attributes JSON holds
+	// a pointer (chspans.ExpandAttributes reads the long texts there),
+	// else empty. decodeRow clears it.
+	AttrValues  []string
+	LinksSet    uint8
+	CreatedUS   int64
+	CreatedByID string
 	// Expires is the row's expiry day, read by the key lookups only (zero
 	// elsewhere): a delete gives it to the tombstone, which then lands in
 	// the span's partition.
 	Expires time.Time
 }
 
+// rowColumns are the columns of Row. attr_values is read only for a row
+// whose attributes JSON holds a pointer (chspans.ExpandAttributes: a quote,
+// U+FFFF, an escaped NUL), where the long texts are kept
+// (docs/decisions/0012-span-text-stored-once.md); a row without one holds
+// its whole text in the JSON, as most rows written before did.
 const rowColumns = `trace_id, span_id, parent_id, trace_type, span_type, span_kind, span_name, start_us, end_us,
-status_code, status_message, session_id, user_id, agent_id, attributes, events, links, refs, hashes, links_set,
-created_us, created_by_id`
+status_code, status_message, session_id, user_id, agent_id, attributes,
+if(position(attributes, '"\xEF\xBF\xBF\\u0000') > 0, attr_values, emptyArrayString()),
+events, links, refs, hashes, links_set, created_us, created_by_id`
 
 // live is the condition every read adds: the project, no tombstones, not
 // expired. The table is read with FINAL so only the latest version of a span
@@ -141,7 +151,7 @@ func (s *Store) spansByKeyVersioned(ctx context.Context, project, keyWhere strin
 		r := &v.row
 		if err := rows.Scan(&r.TraceID, &r.SpanID, &r.ParentID, &r.TraceType, &r.SpanType, &r.SpanKind, &r.SpanName,
 			&r.StartUS, &r.EndUS, &r.StatusCode, &r.StatusMessage, &r.SessionID, &r.UserID, &r.AgentID,
-			&r.Attributes, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID,
+			&r.Attributes, &r.AttrValues, &r.Events, &r.Links, &r.Refs, &r.Hashes, &r.LinksSet, &r.CreatedUS, &r.CreatedByID,
 			&r.Expires, &v.deleted, &v.live, &v.version); err != nil {
 			return nil, nil, s.storeErr("read spans", err)
 		}
