@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/google/uuid"
 
 	"github.com/assayhq/assay/pkg/chspans"
@@ -26,15 +27,7 @@ import (
 // length, empty ones among them.
 func TestInsertKeepsEveryValue(t *testing.T) {
 	ctx := context.Background()
-	cfg := chx.Config{URL: chtest.NewURL(t), DialTimeout: 5 * time.Second}
-	if err := chspans.Migrate(ctx, cfg, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := chx.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := migrated(t)
 	now := time.Now()
 	const rows = 300
 	sb := &spanspb.SpanBatch{ProjectId: uuid.NewString(), ReceivedUnixNano: now.UnixNano()}
@@ -86,15 +79,7 @@ func TestInsertKeepsEveryValue(t *testing.T) {
 // moved to attr_values (its JSON whole) reads as it did.
 func TestInsertReadsLongTextBack(t *testing.T) {
 	ctx := context.Background()
-	cfg := chx.Config{URL: chtest.NewURL(t), DialTimeout: 5 * time.Second}
-	if err := chspans.Migrate(ctx, cfg, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := chx.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := migrated(t)
 	now := time.Now()
 	long := strings.Repeat("the model's answer, ", 20)
 	attrs := []map[string]any{
@@ -156,4 +141,21 @@ func TestInsertReadsLongTextBack(t *testing.T) {
 	if err := rs.Err(); err != nil || got != len(want) {
 		t.Fatalf("%d rows read back of %d: %v", got, len(want), err)
 	}
+}
+
+// migrated is a connection to a fresh ClickHouse database holding the span
+// schema, closed when the test ends.
+func migrated(t *testing.T) driver.Conn {
+	t.Helper()
+	ctx := context.Background()
+	cfg := chx.Config{URL: chtest.NewURL(t), DialTimeout: 5 * time.Second}
+	if err := chspans.Migrate(ctx, cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := chx.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
