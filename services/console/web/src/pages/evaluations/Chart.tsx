@@ -24,14 +24,18 @@ export function Histogram({ title, stats, width = 360, height = 180, format = fm
         if (cancelled || !el.current) return;
         const xs = bins.map((b) => (b.edge[0] + b.edge[1]) / 2);
         const ys = bins.map((b) => b.count);
-        const w = bins.length > 1 ? Math.abs(bins[1].edge[0] - bins[0].edge[0]) : 1;
+        // A bin's width, for the margins; one bin of one value has none:
+        // its value's own scale (a cost of $0.0000015 is not drawn on 0–0.5).
+        const own = Math.abs(bins[0].edge[1] - bins[0].edge[0]);
+        const w = bins.length > 1 ? Math.abs(bins[1].edge[0] - bins[0].edge[0]) : own || Math.abs(bins[0].edge[0]) || 1;
         plot = new UPlot(
           {
             width,
             height,
             legend: { show: false },
             scales: { x: { time: false, range: () => [bins[0].edge[0] - w / 2, bins[bins.length - 1].edge[1] + w / 2] } },
-            axes: [{}, { label: "count" }],
+            // Ticks far enough apart for labels as long as "$0.0000015".
+            axes: [{ space: 90, values: (_u: unknown, splits: number[]) => splits.map((v) => format(v)) }, { label: "count" }],
             series: [{}, { label: title, fill: "rgba(60,120,220,0.5)", stroke: "rgb(60,120,220)", paths: UPlot.paths.bars!({ size: [0.9, 100] }), points: { show: false } }],
           },
           [xs, ys],
@@ -43,7 +47,7 @@ export function Histogram({ title, stats, width = 360, height = 180, format = fm
       cancelled = true;
       plot?.destroy();
     };
-  }, [stats, title, width, height]);
+  }, [stats, title, width, height, format]);
   return (
     <figure className="chart" data-testid="chart" style={{ margin: 0 }}>
       <figcaption>
