@@ -226,6 +226,31 @@ func TestCompute(t *testing.T) {
 		assert.ErrorIs(t, err, evalmetrics.ErrTooManyTraces, "the run's four traces are one group")
 	})
 
+	t.Run("earlier runs' traces are read without a probe", func(t *testing.T) {
+		earlier := make([]evalmetrics.Cell, len(cells))
+		for i, cell := range cells {
+			cell.Earlier = true
+			earlier[i] = cell
+		}
+		counted := &countReads{Analytics: c.Tracing}
+		got, err := (&evalmetrics.Computer{Tracing: counted}).Compute(ctx, tr.sc, steps, earlier, evalmetrics.AllLevels)
+		require.NoError(t, err)
+		assert.Equal(t, res, got)
+		assert.Zero(t, counted.probes, "stored traces: read at once")
+		assert.Equal(t, 2, counted.reads, "one read per step")
+
+		// One of them not stored (yet): the short read is done again
+		// after the wait, which names it when it never comes.
+		lost := evalmetrics.Cell{ScenarioID: "s5", StepKey: "evaluator-a", TraceID: traceID(99), Earlier: true}
+		counted = &countReads{Analytics: c.Tracing}
+		_, err = (&evalmetrics.Computer{Tracing: counted, Wait: 500 * time.Millisecond, Poll: 100 * time.Millisecond}).
+			Compute(ctx, tr.sc, steps, append(earlier, lost), evalmetrics.AllLevels)
+		var missing *evalmetrics.MissingError
+		require.True(t, errors.As(err, &missing), "%v", err)
+		assert.Equal(t, []evalmetrics.Cell{lost}, missing.Cells)
+		assert.NotZero(t, counted.probes, "a short read falls back to waiting")
+	})
+
 	t.Run("a trace that never arrives is named", func(t *testing.T) {
 		short := &evalmetrics.Computer{Tracing: c.Tracing, Wait: 500 * time.Millisecond, Poll: 100 * time.Millisecond}
 		lost := evalmetrics.Cell{ScenarioID: "s5", StepKey: "evaluator-a", TraceID: traceID(99)}

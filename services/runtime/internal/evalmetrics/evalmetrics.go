@@ -46,10 +46,12 @@ import (
 // Cell is one result cell whose trace the metrics read: the scenario it
 // belongs to, its step, its trace (cells without one are skipped) and,
 // for temporal (live) scenarios, the scenario's timestamp, which is its
-// time bucket.
+// time bucket. Earlier says the trace is an earlier run's (a reused
+// cell's), most likely stored long ago.
 type Cell struct {
 	ScenarioID, StepKey, TraceID string
 	Timestamp                    *time.Time
+	Earlier                      bool
 }
 
 // Step is a run step as the metrics need it: its key, type (input,
@@ -334,15 +336,34 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 	// again, and a full read (the roll-up over whole stored traces) is the
 	// costly part, most of all on a ClickHouse busy with another
 	// project's flood (docs/benchmarks.md, "Fairness between projects").
-	if err := c.waitReadable(ctx, sc, reads); err != nil {
-		return Result{}, err
+	//
+	// When every trace is an earlier run's (a re-run whose cells all
+	// reuse earlier ones), they are most likely stored: the reads go
+	// first, and only if one comes back short does Compute wait and read
+	// again.
+	earlier := len(cells) > 0
+	for _, cell := range cells {
+		earlier = earlier && cell.Earlier
 	}
 	all := make([]map[string]Group, len(reads))
-	if err := c.each(ctx, reads, func(ctx context.Context, i int, r *stepRead) (err error) {
-		all[i], err = c.read(ctx, sc, r)
-		return err
-	}); err != nil {
-		return Result{}, err
+	readAll := func() error {
+		return c.each(ctx, reads, func(ctx context.Context, i int, r *stepRead) (err error) {
+			all[i], err = c.read(ctx, sc, r)
+			return err
+		})
+	}
+	if earlier {
+		if err := readAll(); err != nil {
+			return Result{}, err
+		}
+	}
+	if !earlier || short(reads, all) {
+		if err := c.waitReadable(ctx, sc, reads); err != nil {
+			return Result{}, err
+		}
+		if err := readAll(); err != nil {
+			return Result{}, err
+		}
 	}
 	for i, r := range reads {
 		for name, g := range all[i] {
@@ -368,6 +389,18 @@ func (c *Computer) Compute(ctx context.Context, sc scope.Scope, steps []Step, ce
 		}
 	}
 	return res, nil
+}
+
+// short says whether a read's groups miss a listed trace's root.
+func short(reads []*stepRead, got []map[string]Group) bool {
+	for i, r := range reads {
+		for name, ids := range r.groups {
+			if got[i][name].Roots < len(ids) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // each runs fn over the reads, Parallel at a time (default 4), and

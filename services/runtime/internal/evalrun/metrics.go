@@ -59,7 +59,8 @@ func (m *RunMetrics) Refresh(ctx context.Context, sc scope.Scope, run *evaluatio
 		if text(r.TraceID) == "" || (r.Status != evaluation.Success && r.Status != evaluation.Failure) {
 			continue // not run (yet), or refused before anything ran
 		}
-		cells = append(cells, evalmetrics.Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, TraceID: *r.TraceID, Timestamp: r.Timestamp})
+		cells = append(cells, evalmetrics.Cell{ScenarioID: r.ScenarioID, StepKey: r.StepKey, TraceID: *r.TraceID, Timestamp: r.Timestamp,
+			Earlier: reused(r.Meta)})
 	}
 	levels := evalmetrics.Global | evalmetrics.PerScenario
 	if run.Flags.IsLive {
@@ -153,4 +154,13 @@ func merge(res *evalmetrics.Result, more evalmetrics.Result) {
 		}
 		into(res.Temporal[ts], d)
 	}
+}
+
+// reused says whether a result's meta marks a reused cell (meta.cache
+// "cell"): its trace is an earlier run's.
+func reused(meta json.RawMessage) bool {
+	var m struct {
+		Cache string `json:"cache"`
+	}
+	return json.Unmarshal(meta, &m) == nil && m.Cache == CellCacheMeta
 }
