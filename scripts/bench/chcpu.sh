@@ -14,6 +14,17 @@
 # printed with it). The server is stopped and its data removed at the end.
 # CHCPU_STOP_MERGES=1 stops merges during the inserts (SYSTEM STOP MERGES),
 # to tell the inserts' own cost from that of the merges they cause.
+# CHCPU_PROFILE=1 also prints where the server's time went (chcpu_profile):
+# user and system CPU apart (fields 14 and 15 of /proc/<pid>/stat), the
+# deltas of system.events over the inserts and over the whole run, parts,
+# the process's context switches and I/O (/proc/<pid>/status, io), and with
+# CHCPU_STRACE=1 the system calls of its threads during the inserts
+# (strace -c -f; strace slows the server, so CPU figures of such a run are
+# not comparable with others).
+# CHCPU_URL_PARAMS (e.g. "compress=lz4") is appended to the inserts' URL:
+# clickhouse-go options, or settings of the insert (any other parameter).
+# CHCPU_LOADGEN names a loadgen binary to use instead of building one (to
+# compare two builds of the insert path in one session).
 # Usage: scripts/bench/chcpu.sh [rows, default 500000] [rows per insert, default 20000 (WRITER_BATCH_ROWS)]
 # Sourced (load.sh's summary): chcpu_measure ROWS PER_INSERT sets chcpu_us
 # (µs of ClickHouse CPU per row) and chcpu_line.
@@ -25,6 +36,36 @@ chcpu_cleanup() {
   [ -z "${chcpu_pid:-}" ] || { kill "$chcpu_pid" 2>/dev/null; wait "$chcpu_pid" 2>/dev/null; }
   [ -z "${chcpu_dir:-}" ] || rm -rf "$chcpu_dir"
   chcpu_pid= chcpu_dir=
+}
+
+# chcpu_snap saves the server's counters to files prefixed $1: its CPU
+# (utime, stime in ticks), /proc status and io, system.events, parts.
+chcpu_snap() {
+  awk '{ print "utime", $14; print "stime", $15; print "minflt", $10; print "majflt", $12 }' "/proc/$pid/stat" >"$1.proc"
+  awk -F':[ \t]*' '/^(voluntary_ctxt_switches|nonvoluntary_ctxt_switches)/ { print $1, $2 } /^VmRSS/ { split($2, a, " "); print "VmRSS_kB", a[1] }' "/proc/$pid/status" >>"$1.proc"
+  tr -d ':' <"/proc/$pid/io" >>"$1.proc" 2>/dev/null || true
+  $q -q "SELECT event, value FROM system.events" >"$1.events"
+  $q -q "SELECT 'parts_active', count() FROM system.parts WHERE database = 'chcpu' AND active UNION ALL SELECT 'parts_all', count() FROM system.parts WHERE database = 'chcpu'" >"$1.parts"
+}
+
+# chcpu_profile prints the deltas between the snapshots s0 (before the
+# inserts), s1 (after them) and s2 (merges settled), per insert of the run
+# and per row where that reads better.
+chcpu_profile() {
+  local dir=$1 rows=$2
+  echo "chcpu profile: inserts | inserts and merges, per row (rows $rows)"
+  for f in proc events; do
+    awk -v r="$rows" -v tick="$tick" -F'\t| ' 'FNR == 1 { k++ }
+      { v[k, $1] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+      END { for (i = 1; i <= n; i++) { e = order[i]; d1 = v[2, e] - v[1, e]; d2 = v[3, e] - v[1, e]
+        if (d2 == 0 && d1 == 0) continue
+        if (e == "VmRSS_kB") { printf "  %-45s %14d -> %d -> %d\n", e, v[1, e], v[2, e], v[3, e]; continue }
+        if (e == "utime" || e == "stime") printf "  %-45s %14.1f %14.1f µs/row\n", e, d1 / tick / r * 1e6, d2 / tick / r * 1e6
+        else printf "  %-45s %14d %14d  (%.2f | %.2f per row)\n", e, d1, d2, d1 / r, d2 / r } }' \
+      "$dir/s0.$f" "$dir/s1.$f" "$dir/s2.$f"
+  done
+  paste "$dir/s1.parts" "$dir/s2.parts" | awk '{ print "  " $1 " after inserts: " $2 ", merges settled: " $4 }'
+  if [ -f "$dir/strace" ]; then echo "  strace -c -f during the inserts:"; head -30 "$dir/strace" | sed 's/^/    /'; fi
 }
 
 chcpu_measure() {
@@ -55,9 +96,18 @@ chcpu_measure() {
   # Idle: the server's own CPU over 5 s with nothing to do.
   w0=$(date +%s.%N); t0=$(ch0); sleep 5; t1=$(ch0); w1=$(date +%s.%N)
   idle=$(echo "($t1 - $t0) / ($w1 - $w0)" | bc -l)
+  [ -z "${CHCPU_PROFILE:-}" ] || chcpu_snap "$dir/s0"
+  local spid=
+  if [ -n "${CHCPU_STRACE:-}" ]; then
+    strace -c -f -p "$pid" -o "$dir/strace" 2>/dev/null &
+    spid=$!
+    sleep 1
+  fi
   w0=$(date +%s.%N); t0=$(ch0)
-  "$work/loadgen" -clickhouse "clickhouse://default@127.0.0.1:$port/chcpu" -raw "$rows" -raw-batch "$per" -duration 0s "${lgflags[@]}" | tee "$dir/raw.out"
+  "$work/loadgen" -clickhouse "clickhouse://default@127.0.0.1:$port/chcpu${CHCPU_URL_PARAMS:+?$CHCPU_URL_PARAMS}" -raw "$rows" -raw-batch "$per" -duration 0s "${lgflags[@]}" | tee "$dir/raw.out"
   local ti; ti=$(ch0)
+  if [ -n "$spid" ]; then kill -INT "$spid"; wait "$spid" 2>/dev/null || true; fi
+  [ -z "${CHCPU_PROFILE:-}" ] || chcpu_snap "$dir/s1"
   # Until no merge has run for 3 s (at most 120 s): the parts an insert
   # creates are merged later, and that CPU is the insert's too.
   quiet=0
@@ -68,6 +118,10 @@ chcpu_measure() {
     sleep 0.5
   done
   t1=$(ch0); w1=$(date +%s.%N)
+  if [ -n "${CHCPU_PROFILE:-}" ]; then
+    chcpu_snap "$dir/s2"
+    chcpu_profile "$dir" "$rows"
+  fi
   local parts; parts=$($q -q "SELECT count() FROM system.parts WHERE database = 'chcpu' AND table = 'spans' AND active")
   # One full merge of what was inserted: background merges rewrite each
   # row a few times over its life (parts of similar size are merged into
@@ -86,7 +140,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   cd "$(dirname "$0")/../.."
   work=$(mktemp -d)
   trap 'chcpu_cleanup; rm -rf "$work"' EXIT
-  go build -o "$work/loadgen" ./services/tracing/cmd/loadgen
+  if [ -n "${CHCPU_LOADGEN:-}" ]; then cp "$CHCPU_LOADGEN" "$work/loadgen"; else go build -o "$work/loadgen" ./services/tracing/cmd/loadgen; fi
   chcpu_measure "${1:-500000}" "${2:-20000}"
   echo "chcpu: $chcpu_line"
   echo "cores: $(nproc), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
