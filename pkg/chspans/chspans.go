@@ -175,9 +175,9 @@ func prepare(ctx context.Context, conn driver.Conn, batches []*spanspb.SpanBatch
 	// span_id; ClickHouse compares strings bytewise, as Go does): ClickHouse
 	// then finds the block already sorted and writes it as it is, where it
 	// would otherwise sort it and copy every column into the new order, a
-	// second copy of the insert in fresh memory. On the load script's rows
-	// that was a third of ClickHouse's CPU per row (docs/benchmarks.md,
-	// ClickHouse's CPU per inserted row).
+	// second copy of the insert in fresh memory. On loadgen's realistic rows
+	// that was about 30 % of ClickHouse's CPU per row (docs/benchmarks.md,
+	// ClickHouse's CPU per inserted row: where it goes).
 	slices.SortStableFunc(*rs, func(a, b row) int {
 		if c := strings.Compare(a.batch.GetProjectId(), b.batch.GetProjectId()); c != 0 {
 			return c
