@@ -23,6 +23,8 @@
 # not comparable with others).
 # CHCPU_URL_PARAMS (e.g. "compress=lz4") is appended to the inserts' URL:
 # clickhouse-go options, or settings of the insert (any other parameter).
+# CHCPU_CONFIG_SED edits the server's config.xml (a sed expression, e.g.
+# 's|</yandex>|<merge_tree>...</merge_tree></yandex>|').
 # CHCPU_LOADGEN names a loadgen binary to use instead of building one (to
 # compare two builds of the insert path in one session).
 # Usage: scripts/bench/chcpu.sh [rows, default 500000] [rows per insert, default 20000 (WRITER_BATCH_ROWS)]
@@ -39,7 +41,7 @@ chcpu_cleanup() {
 }
 
 # chcpu_snap saves the server's counters to files prefixed $1: its CPU
-# (utime, stime in ticks), /proc status and io, system.events, parts.
+# (utime, stime in ticks; the whole process, every thread), /proc status and io, system.events, parts.
 chcpu_snap() {
   awk '{ print "utime", $14; print "stime", $15; print "minflt", $10; print "majflt", $12 }' "/proc/$pid/stat" >"$1.proc"
   awk -F':[ \t]*' '/^(voluntary_ctxt_switches|nonvoluntary_ctxt_switches)/ { print $1, $2 } /^VmRSS/ { split($2, a, " "); print "VmRSS_kB", a[1] }' "/proc/$pid/status" >>"$1.proc"
@@ -49,20 +51,22 @@ chcpu_snap() {
 }
 
 # chcpu_profile prints the deltas between the snapshots s0 (before the
-# inserts), s1 (after them) and s2 (merges settled), per insert of the run
-# and per row where that reads better.
+# inserts), s1 (after them), s2 (merges settled) and s3 (after the full
+# merge, OPTIMIZE FINAL): inserts, inserts and merges, the full merge alone.
+# system.events counts the query threads only: a background merge shows in
+# the process's figures (utime, stime, minflt, io) but not in them.
 chcpu_profile() {
   local dir=$1 rows=$2
-  echo "chcpu profile: inserts | inserts and merges, per row (rows $rows)"
+  echo "chcpu profile: inserts | inserts and merges | the full merge, per row (rows $rows)"
   for f in proc events; do
     awk -v r="$rows" -v tick="$tick" -F'\t| ' 'FNR == 1 { k++ }
       { v[k, $1] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
-      END { for (i = 1; i <= n; i++) { e = order[i]; d1 = v[2, e] - v[1, e]; d2 = v[3, e] - v[1, e]
-        if (d2 == 0 && d1 == 0) continue
-        if (e == "VmRSS_kB") { printf "  %-45s %14d -> %d -> %d\n", e, v[1, e], v[2, e], v[3, e]; continue }
-        if (e == "utime" || e == "stime") printf "  %-45s %14.1f %14.1f µs/row\n", e, d1 / tick / r * 1e6, d2 / tick / r * 1e6
-        else printf "  %-45s %14d %14d  (%.2f | %.2f per row)\n", e, d1, d2, d1 / r, d2 / r } }' \
-      "$dir/s0.$f" "$dir/s1.$f" "$dir/s2.$f"
+      END { for (i = 1; i <= n; i++) { e = order[i]; d1 = v[2, e] - v[1, e]; d2 = v[3, e] - v[1, e]; d3 = v[4, e] - v[3, e]
+        if (d2 == 0 && d1 == 0 && d3 == 0) continue
+        if (e == "VmRSS_kB") { printf "  %-45s %14d -> %d -> %d -> %d\n", e, v[1, e], v[2, e], v[3, e], v[4, e]; continue }
+        if (e == "utime" || e == "stime") printf "  %-45s %14.1f %14.1f %14.1f µs/row\n", e, d1 / tick / r * 1e6, d2 / tick / r * 1e6, d3 / tick / r * 1e6
+        else printf "  %-45s %14d %14d %14d  (%.2f | %.2f | %.2f per row)\n", e, d1, d2, d3, d1 / r, d2 / r, d3 / r } }' \
+      "$dir/s0.$f" "$dir/s1.$f" "$dir/s2.$f" "$dir/s3.$f"
   done
   paste "$dir/s1.parts" "$dir/s2.parts" | awk '{ print "  " $1 " after inserts: " $2 ", merges settled: " $4 }'
   if [ -f "$dir/strace" ]; then echo "  strace -c -f during the inserts:"; head -30 "$dir/strace" | sed 's/^/    /'; fi
@@ -77,6 +81,7 @@ chcpu_measure() {
   # connection may hold: a port there was once taken when the server started.
   port=$((10000 + ($$ % 1000) * 10))
   "$(dirname "${BASH_SOURCE[0]}")/../deps.sh" clickhouse-config "$dir" "$port" "$((port + 1))"
+  [ -z "${CHCPU_CONFIG_SED:-}" ] || sed -i "$CHCPU_CONFIG_SED" "$dir/config.xml"
   "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" --config-file="$dir/config.xml" >/dev/null 2>&1 &
   pid=$!
   chcpu_pid=$pid
@@ -118,10 +123,7 @@ chcpu_measure() {
     sleep 0.5
   done
   t1=$(ch0); w1=$(date +%s.%N)
-  if [ -n "${CHCPU_PROFILE:-}" ]; then
-    chcpu_snap "$dir/s2"
-    chcpu_profile "$dir" "$rows"
-  fi
+  [ -z "${CHCPU_PROFILE:-}" ] || chcpu_snap "$dir/s2"
   local parts; parts=$($q -q "SELECT count() FROM system.parts WHERE database = 'chcpu' AND table = 'spans' AND active")
   # One full merge of what was inserted: background merges rewrite each
   # row a few times over its life (parts of similar size are merged into
@@ -130,6 +132,10 @@ chcpu_measure() {
   local m0 m1; m0=$(ch0)
   $q -q 'OPTIMIZE TABLE chcpu.spans FINAL'
   m1=$(ch0)
+  if [ -n "${CHCPU_PROFILE:-}" ]; then
+    chcpu_snap "$dir/s3"
+    chcpu_profile "$dir" "$rows"
+  fi
   chcpu_cleanup
   read -r chcpu_us chcpu_line < <(awk -v a="$t0" -v i="$ti" -v b="$t1" -v idle="$idle" -v w="$(echo "$w1 - $w0" | bc -l)" -v r="$rows" -v p="$per" -v parts="$parts" -v m="$(echo "$m1 - $m0" | bc -l)" 'BEGIN {
     c = b - a - idle * w; ci = i - a
