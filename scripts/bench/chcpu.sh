@@ -16,8 +16,9 @@
 # to tell the inserts' own cost from that of the merges they cause.
 # CHCPU_PROFILE=1 also prints where the server's time went (chcpu_profile):
 # user and system CPU apart (fields 14 and 15 of /proc/<pid>/stat), the
-# deltas of system.events over the inserts and over the whole run, parts,
-# the process's context switches and I/O (/proc/<pid>/status, io), and with
+# deltas of system.events over the inserts, the whole run and the full
+# merge, parts, page faults, RSS and I/O (/proc/<pid>/stat, status, io;
+# status's context switches are the main thread's only), and with
 # CHCPU_STRACE=1 the system calls of its threads during the inserts
 # (strace -c -f; strace slows the server, so CPU figures of such a run are
 # not comparable with others).
