@@ -115,6 +115,11 @@ start_postgres() {
 # clickhouse_config DIR TCP_PORT HTTP_PORT writes a single-node ClickHouse
 # configuration with its data under DIR (also used by scripts/bench/chcpu.sh
 # for its private server: `scripts/deps.sh clickhouse-config ...`).
+# Every merge is vertical (column by column) instead of only those of
+# 131,072 rows and more: a merge of all the columns at once holds blocks
+# of 8,192 whole span rows, about 100 MB, in fresh memory each time, and
+# a full merge of the spans cost 130 µs of CPU a row instead of 44
+# (docs/benchmarks.md, ClickHouse's CPU per inserted row: where it goes).
 clickhouse_config() {
   local dir=$1 tcp=$2 http=$3
   mkdir -p "$dir/data"
@@ -135,6 +140,7 @@ clickhouse_config() {
   <mark_cache_size>268435456</mark_cache_size>
   <max_concurrent_queries>200</max_concurrent_queries>
   <timezone>UTC</timezone>
+  <merge_tree><vertical_merge_algorithm_min_rows_to_activate>1</vertical_merge_algorithm_min_rows_to_activate></merge_tree>
 </yandex>
 XML
   cat >"$dir/users.xml" <<'XML'

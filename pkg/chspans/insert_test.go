@@ -159,3 +159,41 @@ func migrated(t *testing.T) driver.Conn {
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }
+
+// TestPrepareSendsRowsInTableOrder checks that an insert's rows leave in the
+// table's order (project_id, trace_id, span_id), so ClickHouse need not sort
+// and copy the block, and that each row keeps its own batch's version.
+func TestPrepareSendsRowsInTableOrder(t *testing.T) {
+	ctx := context.Background()
+	conn := migrated(t)
+	now := time.Now()
+	var batches []*spanspb.SpanBatch
+	version := map[string]uint64{}
+	for i, p := range []string{"p-b", "p-a", "p-c", "p-a"} {
+		sb := &spanspb.SpanBatch{ProjectId: p, ReceivedUnixNano: now.UnixNano() + int64(i)}
+		for j := 9; j >= 0; j-- {
+			s := benchSpan(j%3, j+10*i, now)
+			sb.Spans = append(sb.Spans, s)
+			version[p+s.SpanId] = uint64(sb.ReceivedUnixNano)
+		}
+		batches = append(batches, sb)
+	}
+	b, n, err := chspans.Prepare(ctx, conn, batches, func(string, time.Time) time.Time { return now.Add(time.Hour) })
+	if err != nil || n != 40 {
+		t.Fatal(n, err)
+	}
+	defer func() { _ = b.Abort() }()
+	cols := b.Columns()
+	key := func(i int) string {
+		return cols[0].Row(i, false).(string) + "/" + cols[1].Row(i, false).(string) + "/" + cols[2].Row(i, false).(string)
+	}
+	for i := range n {
+		if i > 0 && key(i-1) > key(i) {
+			t.Fatalf("row %d %s after %s", i, key(i), key(i-1))
+		}
+		p, id := cols[0].Row(i, false).(string), cols[2].Row(i, false).(string)
+		if v := cols[35].Row(i, false).(uint64); v != version[p+id] {
+			t.Fatalf("row %d (%s): version %d, want %d", i, key(i), v, version[p+id])
+		}
+	}
+}
