@@ -3,6 +3,9 @@ package tcfile
 import (
 	"bytes"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -51,9 +54,19 @@ func canonStr(o *canon.Object) string {
 	return string(canon.AppendCanonical(nil, o))
 }
 
+// dataKeys is the sorted column names of a row's data.
+func dataKeys(o *canon.Object) string {
+	var ks []string
+	for _, m := range o.Members {
+		ks = append(ks, strconv.Quote(m.Key))
+	}
+	slices.Sort(ks)
+	return strings.Join(ks, ",")
+}
+
 // FuzzReadCSV: never panics; fails only with a documented *errs.Error that
 // names the line; allocates linearly in the file; a parsed file exports and
-// re-imports with the same rows, ids and metadata.
+// re-imports with the same rows, column names, ids and metadata.
 func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("a,b\n1,2\n"))
 	f.Add([]byte("\xef\xbb\xbfa\n\"x\ny\"\n"))
@@ -89,6 +102,9 @@ func FuzzReadCSV(f *testing.F) {
 			t.Fatalf("%d rows became %d", len(rows), len(back))
 		}
 		for i := range rows {
+			if k, kb := dataKeys(rows[i].Data), dataKeys(back[i].Data); k != kb {
+				t.Fatalf("row %d: columns %s became %s", i, k, kb)
+			}
 			if back[i].SourceID != rows[i].ID.String() {
 				t.Fatalf("row %d: __id__ %q, want %s", i, back[i].SourceID, rows[i].ID)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/assayhq/assay/services/registry/internal/canon"
 	"github.com/assayhq/assay/services/registry/internal/testcases"
@@ -142,7 +143,21 @@ func writeCSV(w io.Writer, rows []testcases.Row, ids bool) error {
 	}
 
 	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
+	if strings.HasPrefix(header[0], bom) {
+		// A file starting with U+FEFF reads back with it stripped as a
+		// byte-order mark, renaming the first column; quoted, it stays.
+		if _, err := io.WriteString(w, `"`+strings.ReplaceAll(header[0], `"`, `""`)+`"`); err != nil {
+			return err
+		}
+		header[0] = ""
+		if len(header) == 1 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		} else if err := cw.Write(header); err != nil {
+			return err
+		}
+	} else if err := cw.Write(header); err != nil {
 		return err
 	}
 	rec := make([]string, len(header))
