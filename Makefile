@@ -4,7 +4,7 @@ MODULES := pkg services/gateway services/registry services/runtime services/trac
 SERVICES := gateway registry runtime tracing writer console
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 # Each fuzz target runs this long after the tests (scripts/fuzz.sh); 0 skips.
-TEST_FUZZTIME ?= 6s
+TEST_FUZZTIME ?= 4s
 
 .DEFAULT_GOAL := help
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the repository, one at a time, each for the given
 # time (default 30s), and fails when any target finds an input that breaks it.
-#   scripts/fuzz.sh 6s          the short stage `make test` runs
+#   scripts/fuzz.sh 4s          the short stage `make test` runs
 #   scripts/fuzz.sh 10m         a long local or nightly run (`make fuzz FUZZTIME=10m`)
 # Environment:
 #   FUZZ_TARGETS      regexp of target names to run (default: all)
