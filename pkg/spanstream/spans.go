@@ -5,6 +5,7 @@
 package spanstream
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,6 +26,21 @@ func SpanSubject(project string) string { return "spans." + project }
 
 // DeadLetterSubject is where the writer parks a project's unwritable batch.
 func DeadLetterSubject(project string) string { return "spans_dead." + project }
+
+// Lag is the age of the span stream's oldest batch: with work-queue
+// retention, the oldest one the writer has not yet stored and
+// acknowledged. 0 when the stream is empty.
+func Lag(ctx context.Context, js jetstream.JetStream) (time.Duration, error) {
+	s, err := js.Stream(ctx, SpanStream)
+	if err != nil {
+		return 0, err
+	}
+	st := s.CachedInfo().State
+	if st.Msgs == 0 {
+		return 0, nil
+	}
+	return max(time.Since(st.FirstTime), 0), nil
+}
 
 // StreamConfig is the span stream both tracing and the writer declare.
 //

@@ -166,6 +166,10 @@ func run(ctx context.Context, cfg Config) error {
 	h.Register(srv.Echo)
 
 	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		gate.WatchLag(ctx, func(ctx context.Context) (time.Duration, error) { return spanstream.Lag(ctx, nc.JS) }, srv.Metrics, log)
+		return nil
+	})
 	g.Go(func() error { return srv.Run(ctx, cfg.Addr) })
 	g.Go(func() error { return srv.RunMetrics(ctx, cfg.MetricsAddr) })
 	if cfg.OTLP.HTTPAddr != "" || cfg.OTLP.GRPCAddr != "" {

@@ -34,16 +34,25 @@
 // admitted when nothing else is in flight, so one larger than the bound
 // still passes alone (the body limits bound it).
 //
+// The stream behind ingest can be bounded by age too (Config.MaxLag):
+// while the writer's oldest unstored batch is older than that, every new
+// request is refused with 429 (tracing.backlog_behind), so what is accepted
+// stays fresh instead of queueing behind minutes of backlog.
+//
 // The JetStream side has its own bound: the stream's byte limit with
 // DiscardNew refuses a publish with 429 when the writer falls behind by
 // more than TRACING_STREAM_MAX_BYTES (ingest.NATSPublisher).
 package admit
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/assayhq/assay/pkg/errs"
 )
@@ -67,6 +76,10 @@ type Config struct {
 	// half) and grows back by one request per bound's worth of quick
 	// answers, never past MaxBytes.
 	TargetLatency time.Duration `split_words:"true" default:"2s" desc:"longest an admitted ingest request should take to answer; slower answers shrink the bytes admitted at once (below TRACING_ADMIT_MAX_BYTES), quick ones grow it back, so overload is answered with refusals rather than time-outs; 0 keeps the bound fixed"`
+	// The bytes in flight bound tracing; they do not bound the stream
+	// behind it, which grows while the writer drains less than ingest
+	// accepts. MaxLag trades a burst's buffering for fresh reads.
+	MaxLag time.Duration `split_words:"true" desc:"longest the oldest span batch the writer has not stored yet may wait in the span stream before new ingest requests are refused with 429 and Retry-After (tracing.backlog_behind), so what is accepted becomes readable within about this time plus one write; empty or 0 (the default) accepts bursts into the stream up to TRACING_STREAM_MAX_BYTES whatever their age. Needs TRACING_ADMIT_MAX_BYTES"`
 }
 
 // firstBytes is the most an HTTP request reserves before its first read:
@@ -96,8 +109,11 @@ type Gate struct {
 	// their share meanwhile. Entries older than that are dropped.
 	refusedAt map[string]time.Time
 
-	// Refused counts the refusals since start, by status (503, 429).
-	Full, OverShare atomic.Int64
+	// lag is the span stream's age in nanoseconds, as WatchLag last saw it.
+	lag atomic.Int64
+
+	// Refused counts the refusals since start, by cause.
+	Full, OverShare, Behind atomic.Int64
 }
 
 // New returns a gate for cfg (nil when cfg.MaxBytes is 0: no bound).
@@ -125,6 +141,9 @@ func (c Config) Validate() error {
 	if c.TargetLatency < 0 {
 		return fmt.Errorf("TRACING_ADMIT_TARGET_LATENCY must not be negative")
 	}
+	if c.MaxLag < 0 || c.MaxLag > 0 && c.MaxBytes == 0 {
+		return fmt.Errorf("TRACING_ADMIT_MAX_LAG must not be negative, and needs TRACING_ADMIT_MAX_BYTES above 0")
+	}
 	if c.BodyGrace < 0 || c.BodyMinRate < 0 {
 		return fmt.Errorf("TRACING_ADMIT_BODY_GRACE and TRACING_ADMIT_BODY_MIN_RATE must not be negative")
 	}
@@ -139,6 +158,11 @@ var (
 	ErrOverShare = errs.New(errs.TooManyRequests, "tracing.project_over_share",
 		"this project holds more than its share of tracing's ingest bytes (TRACING_ADMIT_PROJECT_SHARE); slow down and retry after the Retry-After delay")
 )
+
+// ErrBehind is the 429 of every ingest request while the span stream's
+// oldest batch is older than Config.MaxLag.
+var ErrBehind = errs.New(errs.TooManyRequests, "tracing.backlog_behind",
+	"the spans accepted so far wait longer than TRACING_ADMIT_MAX_LAG to be stored; slow down and retry after the Retry-After delay")
 
 // ErrSlowBody is the 408 of a body that arrives slower than
 // TRACING_ADMIT_BODY_MIN_RATE.
@@ -175,6 +199,10 @@ func (g *Gate) Acquire(tenant string, n int64) (release func(), err error) {
 func (g *Gate) hold(tenant string, n int64) (*Hold, error) {
 	if n < 0 {
 		n = g.cfg.UnknownSize
+	}
+	if g.cfg.MaxLag > 0 && time.Duration(g.lag.Load()) > g.cfg.MaxLag {
+		g.Behind.Add(1)
+		return nil, ErrBehind
 	}
 	h := &Hold{g: g, tenant: tenant}
 	if err := h.Grow(n); err != nil {
@@ -293,4 +321,41 @@ func (g *Gate) InFlight() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.total
+}
+
+// WatchLag keeps the span stream's age, as lag answers it, for the
+// admission of new requests (Config.MaxLag), and exports it as the gauge
+// tracing_ingest_backlog_lag_seconds on reg; it polls a few times within
+// MaxLag (every MaxLag/4, between 100 ms and 1 s) until ctx ends. A probe
+// that fails leaves the age at 0: a stream that cannot be asked refuses
+// publishes itself (503), and an unknown age refuses nothing. Without
+// MaxLag, or on a nil Gate, it returns at once.
+func (g *Gate) WatchLag(ctx context.Context, lag func(context.Context) (time.Duration, error), reg prometheus.Registerer, log *slog.Logger) {
+	if g == nil || g.cfg.MaxLag <= 0 {
+		return
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tracing_ingest_backlog_lag_seconds",
+		Help: "age of the span stream's oldest batch not yet stored, as ingest admission last saw it (TRACING_ADMIT_MAX_LAG)"},
+		func() float64 { return time.Duration(g.lag.Load()).Seconds() }))
+	every := min(max(g.cfg.MaxLag/4, 100*time.Millisecond), time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, every)
+		d, err := lag(pctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			log.Debug("span stream age unknown", "err", err)
+			d = 0
+		}
+		g.lag.Store(int64(d))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
