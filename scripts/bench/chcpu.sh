@@ -26,6 +26,8 @@
 # clickhouse-go options, or settings of the insert (any other parameter).
 # CHCPU_CONFIG_SED edits the server's config.xml (a sed expression, e.g.
 # 's|</yandex>|<merge_tree>...</merge_tree></yandex>|').
+# CHCPU_MALLOC_CONF replaces the server's jemalloc options that deps.sh
+# sets (MALLOC_CONF in its server.env; empty: jemalloc's defaults).
 # CHCPU_LOADGEN names a loadgen binary to use instead of building one (to
 # compare two builds of the insert path in one session).
 # Usage: scripts/bench/chcpu.sh [rows, default 500000] [rows per insert, default 20000 (WRITER_BATCH_ROWS)]
@@ -83,7 +85,8 @@ chcpu_measure() {
   port=$((10000 + ($$ % 1000) * 10))
   "$(dirname "${BASH_SOURCE[0]}")/../deps.sh" clickhouse-config "$dir" "$port" "$((port + 1))"
   [ -z "${CHCPU_CONFIG_SED:-}" ] || sed -i "$CHCPU_CONFIG_SED" "$dir/config.xml"
-  "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" --config-file="$dir/config.xml" >/dev/null 2>&1 &
+  [ -z "${CHCPU_MALLOC_CONF+set}" ] || printf 'MALLOC_CONF=%s\n' "$CHCPU_MALLOC_CONF" >"$dir/server.env"
+  env $(cat "$dir/server.env") "$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)" --config-file="$dir/config.xml" >/dev/null 2>&1 &
   pid=$!
   chcpu_pid=$pid
   local q="clickhouse-client --port $port"
