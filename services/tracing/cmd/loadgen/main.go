@@ -230,7 +230,7 @@ func main() {
 	}
 	fmt.Printf("distinct spans stored %d (missing %d)\n", distinct, int64(want)-int64(distinct))
 	fmt.Printf("spans sent %d, accepted %d (rejected by partial success %d), stored %d\n", sent.Load(), want, rejected.Load(), stored)
-	fmt.Printf("ingest: %.0f spans/s offered over %.1fs\n", float64(want)/sendTime.Seconds(), sendTime.Seconds())
+	fmt.Printf("ingest: %.0f spans/s accepted of %.0f/s sent over %.1fs\n", float64(want)/sendTime.Seconds(), float64(sent.Load())/sendTime.Seconds(), sendTime.Seconds())
 	fmt.Printf("end-to-end: %.0f spans/s (accepted → all visible in ClickHouse after %.1fs)\n", float64(stored)/total.Seconds(), total.Seconds())
 	fmt.Printf("ingest latency (request of %d spans): p50 %s p99 %s (n=%d)\n", *batch, pct(lat, 50), pct(lat, 99), len(lat))
 	fmt.Printf("freshness (202 → visible through GET /traces/{id}): p50 %s p99 %s (n=%d of %d probes)\n", pct(fresh, 50), pct(fresh, 99), len(fresh), probes.Load())
@@ -238,7 +238,7 @@ func main() {
 	if sampler != nil {
 		extra = " " + reportSustain(samples, freshAt, fresh, sendTime, *sampleEvery)
 	}
-	fmt.Printf("summary %s offered=%.0f e2e=%.0f accepted=%d missing=%d dup_unmerged=%d p50=%s p99=%s fresh_p50=%s fresh_p99=%s fresh_n=%d/%d%s\n",
+	fmt.Printf("summary %s accepted_rate=%.0f e2e=%.0f accepted=%d missing=%d dup_unmerged=%d p50=%s p99=%s fresh_p50=%s fresh_p99=%s fresh_n=%d/%d%s\n",
 		*label, float64(want)/sendTime.Seconds(), float64(stored)/total.Seconds(), want, int64(want)-int64(distinct), int64(stored)-int64(distinct),
 		ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(fresh, 50)), ms(pct(fresh, 99)), len(fresh), probes.Load(), extra)
 	if *raw > 0 {
