@@ -3,6 +3,11 @@ SHELL := /bin/bash
 MODULES := pkg services/gateway services/registry services/runtime services/tracing services/writer services/console deployments/helm cli
 SERVICES := gateway registry runtime tracing writer console
 TEST_FLAGS ?= -race -count=1 -timeout 15m
+# go test starts the packages in the order given, two at a time on two
+# cores: the modules with the longest test packages (the console's browser
+# tests, the evaluation runs, the tracing and gateway end-to-end tests) go
+# first, so the run does not end on one of them alone.
+TEST_MODULES := services/console services/runtime services/tracing services/gateway services/registry pkg services/writer deployments/helm cli
 # Each fuzz target runs this long after the tests (scripts/fuzz.sh); 0 skips.
 TEST_FUZZTIME ?= 4s
 
@@ -25,7 +30,7 @@ test-deps: ## deps-up, installing also what only the tests need (ZooKeeper and a
 
 test: test-deps openapi-lint console ## install the test-only packages, start the dependencies, lint the OpenAPI document, build the console and run its Vitest tests, run go test -race over every module (the console's e2e tests in Chromium among them), then every fuzz target for TEST_FUZZTIME
 	@scripts/console.sh test
-	@eval "$$(scripts/deps.sh env)" && go test $(TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(MODULES)))
+	@eval "$$(scripts/deps.sh env)" && go test $(TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(TEST_MODULES)))
 	@if [ "$(TEST_FUZZTIME)" != 0 ]; then eval "$$(scripts/deps.sh env)" && scripts/fuzz.sh $(TEST_FUZZTIME); fi
 
 console: ## build the web console (npm ci && npm run build in services/console/web) into web/dist, which the console service embeds
