@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -17,17 +16,10 @@ import (
 
 	"github.com/assayhq/assay/pkg/chspans"
 	"github.com/assayhq/assay/pkg/chx"
-	"github.com/assayhq/assay/pkg/httpx"
-	"github.com/assayhq/assay/pkg/natsx"
-	"github.com/assayhq/assay/pkg/spanmodel"
 	"github.com/assayhq/assay/pkg/spanstream"
 	"github.com/assayhq/assay/pkg/testutil/chtest"
-	"github.com/assayhq/assay/pkg/testutil/natstest"
 	"github.com/assayhq/assay/pkg/testutil/writertest"
 	"github.com/assayhq/assay/services/tracing/internal/admit"
-	"github.com/assayhq/assay/services/tracing/internal/httpapi"
-	"github.com/assayhq/assay/services/tracing/internal/ingest"
-	"github.com/assayhq/assay/services/tracing/internal/query"
 )
 
 // TestBacklogBehindRefusesUntilTheWriterCatchesUp: with
@@ -40,25 +32,9 @@ import (
 func TestBacklogBehindRefusesUntilTheWriterCatchesUp(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ns := natstest.New(t)
-	conn, err := natsx.Connect(natsx.Config{URL: ns.URL(), PublishTimeout: 5 * time.Second}, "test", log)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Drain() })
-	_, err = conn.EnsureStream(ctx, spanstream.StreamConfig(1<<30, time.Minute))
-	require.NoError(t, err)
-	chURL := chtest.NewURL(t)
-	chCfg := chx.Config{URL: chURL, DialTimeout: 5 * time.Second}
-	require.NoError(t, chspans.Migrate(ctx, chCfg, log))
-	ch, err := chx.Open(ctx, chCfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { ch.Close() })
-
-	prices, _ := spanmodel.LoadPrices("")
-	svc := ingest.NewService(ingest.NATSPublisher{P: natsx.NewPublisher(conn, natsx.Config{PublishTimeout: 5 * time.Second})}, &spanmodel.Normalizer{Prices: prices})
-	h := &httpapi.Handler{Ingest: svc, Query: query.NewService(query.NewStore(ch, 10*time.Second), 1000),
-		Limits: ingest.Limits{MaxBody: 10 << 20, MaxDecompressed: 10 << 20}, Log: log}
 	const maxLag = time.Second
 	gate := admit.New(admit.Config{MaxBytes: 8 << 20, ProjectShare: 1, MaxLag: maxLag})
+	hs, conn, natsURL := ingestStack(t, gate)
 	reg := prometheus.NewRegistry()
 	wctx, stop := context.WithCancel(ctx)
 	watched := make(chan struct{})
@@ -67,12 +43,12 @@ func TestBacklogBehindRefusesUntilTheWriterCatchesUp(t *testing.T) {
 		gate.WatchLag(wctx, func(ctx context.Context) (time.Duration, error) { return spanstream.Lag(ctx, conn.JS) }, reg, log)
 	}()
 	t.Cleanup(func() { stop(); <-watched })
-	srv := httpx.NewServer(httpx.Config{}, log, "tracing")
-	srv.Echo.Use(httpx.RequireInternal(token))
-	srv.Echo.Use(gate.Middleware())
-	h.Register(srv.Echo)
-	hs := httptest.NewServer(srv.Echo)
-	t.Cleanup(hs.Close)
+	chURL := chtest.NewURL(t)
+	chCfg := chx.Config{URL: chURL, DialTimeout: 5 * time.Second}
+	require.NoError(t, chspans.Migrate(ctx, chCfg, log))
+	ch, err := chx.Open(ctx, chCfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { ch.Close() })
 
 	project := "0190f0a0-0000-7000-8000-00000000aa01"
 	type answer struct {
@@ -123,7 +99,7 @@ func TestBacklogBehindRefusesUntilTheWriterCatchesUp(t *testing.T) {
 	assert.Greater(t, lagGauge(t, reg), maxLag.Seconds(), "the gauge shows the age")
 	assert.Zero(t, gate.InFlight(), "a refusal holds nothing")
 
-	writertest.Start(t, ns.URL(), chURL)
+	writertest.Start(t, natsURL, chURL)
 	waitFor(http.StatusOK, 60*time.Second)
 
 	stored := map[string]bool{}

@@ -38,6 +38,14 @@ var trickleConfig = admit.Config{MaxBytes: 1 << 20, ProjectShare: 0.5, UnknownSi
 // gate; nothing here reads ClickHouse.
 func ingestServer(t *testing.T, gate *admit.Gate) *httptest.Server {
 	t.Helper()
+	hs, _, _ := ingestStack(t, gate)
+	return hs
+}
+
+// ingestStack is ingestServer with its NATS: the connection ingest
+// publishes on, and the server's URL (for a writer).
+func ingestStack(t *testing.T, gate *admit.Gate) (*httptest.Server, *natsx.Conn, string) {
+	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ns := natstest.New(t)
@@ -56,7 +64,7 @@ func ingestServer(t *testing.T, gate *admit.Gate) *httptest.Server {
 	h.Register(srv.Echo)
 	hs := httptest.NewServer(srv.Echo)
 	t.Cleanup(hs.Close)
-	return hs
+	return hs, conn, ns.URL()
 }
 
 // trickle opens a native ingest request of project that announces an
