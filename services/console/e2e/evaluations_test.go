@@ -212,6 +212,15 @@ func checkBudgetStop(t *testing.T, env *Env, ctx context.Context, key string) {
 	if text := pageText(t, ctx); !tableCost || strings.Contains(text, "e-6") {
 		t.Fatalf("a cost in the results table does not read $0.0000015, or a cost reads in scientific notation; page:\n%s", text)
 	}
+	// Its scenarios after the first were cancelled, not finished: the
+	// progress line counts them apart.
+	prog, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="progress"] p').innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(prog, " cancelled") || strings.Contains(prog, "4/4 finished") {
+		t.Errorf("the budget-stopped run's progress reads %q; want its cancelled scenarios counted as cancelled, not finished", prog)
+	}
 	saveScreenshot(t, ctx, "budget-stopped")
 }
 

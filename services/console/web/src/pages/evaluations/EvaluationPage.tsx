@@ -254,21 +254,27 @@ async function testcasesInBatches(ids: string[]) {
  * scenarios errored is not drawn in success's green. */
 const BAR: Record<string, string> = { failure: "#c33", errors: "#d98a00", cancelled: "#999" };
 
-/** scenariosOver counts the scenarios that are over, with errors or not
- * (a scenario that errored is finished, not still to do). */
-function scenariosOver(p: Progress): number {
-  return (p.scenarios.success ?? 0) + (p.scenarios.errors ?? 0) + (p.scenarios.failure ?? 0) + (p.scenarios.cancelled ?? 0);
+/** scenariosFinished counts the scenarios that ran to their end, with
+ * errors or not (a scenario that errored is finished, not still to do);
+ * a cancelled one never finished, and the bar says so apart. */
+function scenariosFinished(p: Progress): number {
+  return (p.scenarios.success ?? 0) + (p.scenarios.errors ?? 0) + (p.scenarios.failure ?? 0);
 }
 
 export function ProgressBar({ p }: { p: Progress }) {
   const expected = p.results.expected || 0;
-  const finished = (p.results.success ?? 0) + (p.results.failure ?? 0) + (p.results.errors ?? 0) + (p.results.cancelled ?? 0);
-  const rate = expected ? Math.min(1, finished / expected) : 0;
+  const ran = (p.results.success ?? 0) + (p.results.failure ?? 0) + (p.results.errors ?? 0);
+  const cancelled = p.results.cancelled ?? 0;
+  // The bar fills with what is over, cancelled cells included (a
+  // cancelled run's bar is full and grey).
+  const rate = expected ? Math.min(1, (ran + cancelled) / expected) : 0;
   return (
     <div data-testid="progress">
       <p>
-        Status <strong className={`status-${p.status}`} data-testid="run-status">{p.status}</strong> · scenarios {scenariosOver(p)}/{p.scenarios.total} finished
-        {p.scenarios.errors ? `, ${p.scenarios.errors} with errors` : ""} · cells {finished}/{expected}
+        Status <strong className={`status-${p.status}`} data-testid="run-status">{p.status}</strong> · scenarios {scenariosFinished(p)}/{p.scenarios.total} finished
+        {p.scenarios.errors ? `, ${p.scenarios.errors} with errors` : ""}
+        {p.scenarios.cancelled ? `, ${p.scenarios.cancelled} cancelled` : ""} · cells {ran}/{expected}
+        {cancelled ? `, ${cancelled} cancelled` : ""}
       </p>
       <div style={{ width: 480, height: 10, background: "#eee" }} role="progressbar" aria-valuenow={Math.round(rate * 100)} aria-valuemin={0} aria-valuemax={100}>
         <div data-testid="progress-fill" style={{ width: `${rate * 100}%`, height: "100%", background: BAR[p.status] ?? "#4a4" }} />
